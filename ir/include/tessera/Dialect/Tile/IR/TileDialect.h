@@ -1,0 +1,38 @@
+//===- TileDialect.h - tessera tile dialect ---------------------*- C++ -*-===//
+//
+// The `tile` dialect (namespace mlir::tessera::tile): its dialect class, enums
+// (PaddingKind, ReduceKind) and operations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_DIALECT_TILE_IR_TILEDIALECT_H
+#define TESSERA_DIALECT_TILE_IR_TILEDIALECT_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "tessera/Dialect/Tile/IR/TileDialect.h.inc"
+#include "tessera/Dialect/Tile/IR/TileEnums.h.inc"
+
+#define GET_OP_CLASSES
+#include "tessera/Dialect/Tile/IR/TileOps.h.inc"
+
+namespace mlir {
+class DialectRegistry;
+namespace tessera::tile {
+
+/// Adds the tile dialect to `registry`.
+void registerTileDialect(DialectRegistry &registry);
+
+/// Returns true if every dimension of `type` is static and a power of two.
+bool isTileShape(ShapedType type);
+
+} // namespace tessera::tile
+} // namespace mlir
+
+#endif // TESSERA_DIALECT_TILE_IR_TILEDIALECT_H

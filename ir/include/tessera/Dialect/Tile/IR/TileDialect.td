@@ -1,0 +1,44 @@
+//===- TileDialect.td - tessera tile dialect definition ----*- tablegen -*-===//
+//
+// The `tile` dialect: tile-level operations of tessera kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_DIALECT_TILE_IR_TILEDIALECT_TD
+#define TESSERA_DIALECT_TILE_IR_TILEDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Tile_Dialect : Dialect {
+  let name = "tile";
+  let cppNamespace = "::mlir::tessera::tile";
+  let summary = "Tile-level operations of tessera kernels";
+  let description = [{
+    A tessera kernel is a `func.func` carrying the unit attribute `tile.kernel`.
+    Its tile values are builtin ranked, static-shaped tensors whose dimensions
+    are powers of two (`tensor<64x64xf32>`); its scalars are builtin scalars;
+    its global tensors (kernel parameters) are dynamically shaped, strided
+    memrefs of rank 1 to 4. Elementwise math, casts, selects and constants use
+    the upstream `arith` and `math` dialects directly on tensors; loops use
+    `scf.for` with tensor `iter_args`. This dialect adds what those dialects
+    lack: program ids, masked tile loads and stores, layout-changing ops
+    (broadcast, reshape, transpose, reduce, iota) and matrix multiply-accumulate.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let extraClassDeclaration = [{
+    /// Name of the unit attribute that marks a `func.func` as a tile kernel.
+    static constexpr ::llvm::StringLiteral getKernelAttrName() {
+      return ::llvm::StringLiteral("tile.kernel");
+    }
+    /// Name of the i32 function attribute holding the threads per program
+    /// (set by `tile-lower-to-loops` for the gpu target).
+    static constexpr ::llvm::StringLiteral getBlockSizeAttrName() {
+      return ::llvm::StringLiteral("tile.block_size");
+    }
+  }];
+}
+
+class Tile_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tile_Dialect, mnemonic, traits>;
+
+#endif // TESSERA_DIALECT_TILE_IR_TILEDIALECT_TD

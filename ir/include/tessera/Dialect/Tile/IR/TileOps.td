@@ -1,0 +1,275 @@
+//===- TileOps.td - tessera tile dialect operations --------*- tablegen -*-===//
+//
+// IR semantics of tile kernels (these rules hold for every op below and for
+// the upstream arith/math/scf ops used on tile values):
+//
+//  * Tile values are ranked, static-shaped tensors; every dimension is a power
+//    of two. Elements are ordered row-major wherever a linear order matters
+//    (reshape, iota, the mapping of elements to threads).
+//  * Broadcasting is explicit: elementwise ops require operands of one shape;
+//    size-1 dimensions are expanded only by `tile.broadcast`, scalars only by
+//    `tile.splat`.
+//  * Global memory is accessed only by `tile.load` and `tile.store`, one tile
+//    at a time. Tile index `i` along a dimension of tile size `S` addresses the
+//    elements `[i*S, i*S + S)`. Elements outside the memref's bounds (below 0
+//    or at/after `memref.dim`) are never accessed: a load yields its padding
+//    value (zero, -inf or +inf) for them, a store does not write them.
+//  * 16-bit floats (f16, bf16) are storage types: arithmetic, comparisons and
+//    math functions on them are computed in f32 and rounded back to the 16-bit
+//    type per operation.
+//  * Reductions and `tile.mma` accumulate in f32 for floating-point operands
+//    (f16, bf16, f32) and in the operand type for integers; the reduction
+//    order is unspecified.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_DIALECT_TILE_IR_TILEOPS_TD
+#define TESSERA_DIALECT_TILE_IR_TILEOPS_TD
+
+include "tessera/Dialect/Tile/IR/TileDialect.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Tile_PaddingKind : I32EnumAttr<"PaddingKind",
+    "value read by tile.load for out-of-bounds elements", [
+      I32EnumAttrCase<"zero", 0>,
+      I32EnumAttrCase<"neg_inf", 1>,
+      I32EnumAttrCase<"pos_inf", 2>
+    ]> {
+  let cppNamespace = "::mlir::tessera::tile";
+}
+
+def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "tile.reduce combiner", [
+      I32EnumAttrCase<"sum", 0>,
+      I32EnumAttrCase<"max", 1>,
+      I32EnumAttrCase<"min", 2>
+    ]> {
+  let cppNamespace = "::mlir::tessera::tile";
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Tile_GridDimAttr : ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>;
+
+defvar Tile_Tensor = AnyStaticShapeTensor;
+defvar Tile_GlobalMemRef = AnyStridedMemRef;
+
+//===----------------------------------------------------------------------===//
+// Program ids
+//===----------------------------------------------------------------------===//
+
+def Tile_ProgramIdOp : Tile_Op<"program_id", [Pure]> {
+  let summary = "index of this program along a grid axis";
+  let description = [{
+    Returns the index of the running program (a CTA on the gpu target) along
+    grid axis `dim` (0, 1 or 2).
+
+    ```mlir
+    %pid = tile.program_id 0
+    ```
+  }];
+  let arguments = (ins Tile_GridDimAttr:$dim);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$dim attr-dict";
+}
+
+def Tile_NumProgramsOp : Tile_Op<"num_programs", [Pure]> {
+  let summary = "number of programs along a grid axis";
+  let description = [{
+    Returns the number of programs of the launch grid along axis `dim`
+    (0, 1 or 2).
+
+    ```mlir
+    %n = tile.num_programs 1
+    ```
+  }];
+  let arguments = (ins Tile_GridDimAttr:$dim);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$dim attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Global memory
+//===----------------------------------------------------------------------===//
+
+def Tile_LoadOp : Tile_Op<"load"> {
+  let summary = "masked load of one tile from a global tensor";
+  let description = [{
+    Loads the tile with tile indices `indices` (one i32 per memref dimension)
+    from `source`: the result element at tile coordinates `c` is the source
+    element at `indices[d] * tileDim[d] + c[d]`. Elements outside the bounds of
+    `source` read as `padding`: `zero` (the default), `neg_inf` or `pos_inf`
+    (for integer element types the infinities are the minimum and maximum
+    values). The tile's rank and element type equal those of `source`.
+
+    ```mlir
+    %t = tile.load %src[%i, %j] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
+    %m = tile.load %src[%i, %j] padding = neg_inf : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Arg<Tile_GlobalMemRef, "global tensor", [MemRead]>:$source,
+                       Variadic<I32>:$indices,
+                       DefaultValuedAttr<Tile_PaddingKind,
+                                         "::mlir::tessera::tile::PaddingKind::zero">:$padding);
+  let results = (outs Tile_Tensor:$result);
+  let assemblyFormat = [{
+    $source `[` $indices `]` (`padding` `=` $padding^)? attr-dict
+    `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_StoreOp : Tile_Op<"store"> {
+  let summary = "masked store of one tile into a global tensor";
+  let description = [{
+    Stores `value` as the tile with tile indices `indices` of `dest`: the
+    element at tile coordinates `c` goes to `indices[d] * tileDim[d] + c[d]`.
+    Elements that fall outside the bounds of `dest` are not written. The
+    tile's rank and element type equal those of `dest`.
+
+    ```mlir
+    tile.store %t, %dst[%i, %j] : tensor<64x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+    ```
+  }];
+  let arguments = (ins Tile_Tensor:$value,
+                       Arg<Tile_GlobalMemRef, "global tensor", [MemWrite]>:$dest,
+                       Variadic<I32>:$indices);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $indices `]` attr-dict `:` type($value) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tile construction and layout
+//===----------------------------------------------------------------------===//
+
+def Tile_SplatOp : Tile_Op<"splat", [Pure]> {
+  let summary = "tile filled with one scalar";
+  let description = [{
+    Returns a tile whose elements all equal `input`; the scalar type equals the
+    tile's element type.
+
+    ```mlir
+    %t = tile.splat %s : f32 -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[AnySignlessInteger, AnyFloat, Index]>:$input);
+  let results = (outs Tile_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
+  let summary = "expand size-1 dimensions of a tile";
+  let description = [{
+    Returns a tile of the result shape in which every size-1 dimension of
+    `input` is repeated. Ranks and element types are equal; each input
+    dimension equals the result dimension or is 1.
+
+    ```mlir
+    %b = tile.broadcast %row : tensor<1x64xf32> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tensor:$input);
+  let results = (outs Tile_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_ReshapeOp : Tile_Op<"reshape", [Pure]> {
+  let summary = "reinterpret a tile with another shape";
+  let description = [{
+    Returns the elements of `input`, in row-major order, arranged in the
+    result shape. Element count and element type are unchanged.
+
+    ```mlir
+    %r = tile.reshape %t : tensor<64x64xf32> -> tensor<4096xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tensor:$input);
+  let results = (outs Tile_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_TransposeOp : Tile_Op<"transpose", [Pure]> {
+  let summary = "transpose a rank-2 tile";
+  let description = [{
+    Returns the transpose of a rank-2 tile: `result[i, j] = input[j, i]`.
+
+    ```mlir
+    %t = tile.transpose %x : tensor<64x32xf32> -> tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tensor:$input);
+  let results = (outs Tile_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
+  let summary = "reduce a tile along one axis";
+  let description = [{
+    Combines the elements of `input` along dimension `axis` with `kind`
+    (`sum`, `max` or `min`). The result keeps the reduced axis with size 1 and
+    has the input's element type. f16 and bf16 inputs are accumulated in f32
+    and rounded once at the end; integer inputs accumulate in their own type.
+
+    ```mlir
+    %s = tile.reduce %x {kind = sum, axis = 1} : tensor<64x64xf32> -> tensor<64x1xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tensor:$input, Tile_ReduceKind:$kind,
+                       ConfinedAttr<I32Attr, [IntNonNegative]>:$axis);
+  let results = (outs Tile_Tensor:$result);
+  let assemblyFormat = [{
+    $input ` ` `{` `kind` `=` $kind `,` `axis` `=` $axis `}` attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
+  let summary = "tile of consecutive integers";
+  let description = [{
+    Returns the rank-1 i32 tile `[0, 1, ..., N-1]`.
+
+    ```mlir
+    %r = tile.iota : tensor<128xi32>
+    ```
+  }];
+  let results = (outs 1DTensorOf<[I32]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_MmaOp : Tile_Op<"mma", [Pure]> {
+  let summary = "matrix multiply-accumulate of tiles";
+  let description = [{
+    Returns `acc + a * b` where `a` is MxK, `b` is KxN and `acc` and the result
+    are MxN f32. `a` and `b` have one element type, f16, bf16 or f32; products
+    are summed in f32.
+
+    ```mlir
+    %d = tile.mma %a, %b, %c : tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tensor:$a, Tile_Tensor:$b, Tile_Tensor:$acc);
+  let results = (outs Tile_Tensor:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TESSERA_DIALECT_TILE_IR_TILEOPS_TD

@@ -1,0 +1,81 @@
+//===- Passes.td - tessera tile dialect passes -------------*- tablegen -*-===//
+
+#ifndef TESSERA_DIALECT_TILE_TRANSFORMS_PASSES_TD
+#define TESSERA_DIALECT_TILE_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
+  let summary = "Lower tile kernels to per-thread scalar loops over private buffers";
+  let description = [{
+    Rewrites every `func.func` carrying `tile.kernel` so that no tensor values
+    and no tile ops remain: only func, scf, arith, math (on scalars), memref
+    and, for the gpu target, nvvm ops.
+
+    Thread mapping: a tile of P elements (row-major) is spread over the
+    program's T threads (T = `block-size` on gpu, 1 on cpu). Each thread owns
+    n = max(1, P/T) elements in C = n/v chunks of v = min(`vector-width`, n)
+    contiguous elements: thread t owns linear indices (c*T + t)*v + j. When
+    P < T, thread t owns element t mod P (replicated; only threads t < P store
+    to global memory).
+
+    Each tile value lives in a per-thread buffer `memref<n x T>` allocated by
+    `memref.alloca` in the entry block. Elementwise ops run per element on
+    scalars (16-bit floats computed in f32); `tile.load`/`tile.store` become
+    bounds-checked `memref.load`/`memref.store` under `scf.if`;
+    layout-changing ops (broadcast, transpose, reduce, mma, reshape when the
+    mapping changes) exchange data through a scratch buffer (shared memory
+    `memref.global` in address space 3 on gpu, limited to 48 KiB; an entry
+    block alloca on cpu) between barriers (`nvvm.barrier0` on gpu). Loops
+    carrying tiles are rebuilt with the tiles in private buffers.
+
+    Program ids come from `nvvm.read.ptx.sreg.ctaid/nctaid` on gpu; on cpu the
+    kernel gets six trailing i32 arguments (pid0, pid1, pid2, nprog0, nprog1,
+    nprog2). On gpu the function gets `tile.block_size = T : i32`.
+
+    Before rewriting, the pass checks that each kernel only uses supported
+    ops, element types (i1, i8, i16, i32, i64, f16, bf16, f32, f64) and
+    power-of-two static tile shapes, and reports an error otherwise.
+
+    On gpu, code for a value is fully unrolled (constant buffer indices) when
+    n <= `unroll-limit`, so that SROA promotes the buffers to registers.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Code generation target: cpu or gpu">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
+           "Threads per program on the gpu target (the cpu target uses 1)">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"4",
+           "Maximum contiguous elements per thread access">,
+    Option<"unrollLimit", "unroll-limit", "int64_t", /*default=*/"64",
+           "Fully unroll per-thread element loops of at most this many "
+           "elements (gpu target)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::NVVM::NVVMDialect"
+  ];
+}
+
+def TileMathToNVVM : Pass<"tile-math-to-nvvm"> {
+  let summary = "Rewrite scalar f32 math ops into forms NVPTX selects without libdevice";
+  let description = [{
+    Replaces scalar f32 `math` ops that the NVPTX backend cannot select (they
+    would become libm calls) by sequences built from PTX approximate
+    instructions, called through `llvm.call_intrinsic` (for example
+    exp(x) = ex2.approx(x * log2(e))). Ops that NVPTX selects directly
+    (sqrt, fma, abs, floor, ...) are left alone. Run it before
+    `convert-math-to-llvm`. Vector or f64 operands of the rewritten ops are
+    rejected with an error; f16/bf16 ones are computed in f32.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect"
+  ];
+}
+
+#endif // TESSERA_DIALECT_TILE_TRANSFORMS_PASSES_TD

@@ -1,0 +1,204 @@
+//===- TileDialect.cpp - tessera tile dialect -----------------------------===//
+//
+// Dialect registration, enum definitions and the verifiers of the tile ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessera/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::tessera::tile;
+
+#include "tessera/Dialect/Tile/IR/TileDialect.cpp.inc"
+#include "tessera/Dialect/Tile/IR/TileEnums.cpp.inc"
+
+void TileDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "tessera/Dialect/Tile/IR/TileOps.cpp.inc"
+      >();
+}
+
+void mlir::tessera::tile::registerTileDialect(DialectRegistry &registry) {
+  registry.insert<TileDialect>();
+}
+
+bool mlir::tessera::tile::isTileShape(ShapedType type) {
+  if (!type.hasStaticShape())
+    return false;
+  return llvm::all_of(type.getShape(), [](int64_t d) {
+    return d > 0 && llvm::isPowerOf2_64(static_cast<uint64_t>(d));
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Verifier helpers
+//===----------------------------------------------------------------------===//
+
+/// Checks that `type` is a valid tile: static power-of-two dimensions.
+static LogicalResult verifyTile(Operation *op, RankedTensorType type,
+                                StringRef what) {
+  if (!isTileShape(type))
+    return op->emitOpError() << what << " " << type
+                             << " must have static power-of-two dimensions";
+  return success();
+}
+
+/// Shared rules of tile.load and tile.store.
+static LogicalResult verifyGlobalAccess(Operation *op, MemRefType memref,
+                                        RankedTensorType tile,
+                                        size_t numIndices) {
+  int64_t rank = memref.getRank();
+  if (rank < 1 || rank > 4)
+    return op->emitOpError() << "global tensor must have rank 1 to 4, got "
+                             << rank;
+  if (static_cast<int64_t>(numIndices) != rank)
+    return op->emitOpError() << "expected " << rank
+                             << " tile indices (one per memref dimension), got "
+                             << numIndices;
+  if (tile.getRank() != rank)
+    return op->emitOpError() << "tile rank " << tile.getRank()
+                             << " does not match memref rank " << rank;
+  if (tile.getElementType() != memref.getElementType())
+    return op->emitOpError()
+           << "tile element type " << tile.getElementType()
+           << " does not match memref element type "
+           << memref.getElementType();
+  return verifyTile(op, tile, "tile");
+}
+
+//===----------------------------------------------------------------------===//
+// Op verifiers
+//===----------------------------------------------------------------------===//
+
+LogicalResult LoadOp::verify() {
+  return verifyGlobalAccess(*this, getSource().getType(), getType(),
+                            getIndices().size());
+}
+
+LogicalResult StoreOp::verify() {
+  return verifyGlobalAccess(*this, getDest().getType(), getValue().getType(),
+                            getIndices().size());
+}
+
+LogicalResult SplatOp::verify() {
+  if (getInput().getType() != getType().getElementType())
+    return emitOpError() << "scalar type " << getInput().getType()
+                         << " does not match tile element type "
+                         << getType().getElementType();
+  return verifyTile(*this, getType(), "result");
+}
+
+LogicalResult BroadcastOp::verify() {
+  RankedTensorType src = getInput().getType(), dst = getType();
+  if (failed(verifyTile(*this, src, "operand")) ||
+      failed(verifyTile(*this, dst, "result")))
+    return failure();
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError("operand and result element types differ");
+  if (src.getRank() != dst.getRank())
+    return emitOpError() << "operand rank " << src.getRank()
+                         << " differs from result rank " << dst.getRank()
+                         << " (broadcasting never adds dimensions)";
+  for (auto [d, pair] :
+       llvm::enumerate(llvm::zip(src.getShape(), dst.getShape()))) {
+    auto [s, r] = pair;
+    if (s != r && s != 1)
+      return emitOpError() << "operand dimension " << d << " (" << s
+                           << ") must be 1 or equal the result dimension ("
+                           << r << ")";
+  }
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType src = getInput().getType(), dst = getType();
+  if (failed(verifyTile(*this, src, "operand")) ||
+      failed(verifyTile(*this, dst, "result")))
+    return failure();
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError("operand and result element types differ");
+  if (src.getNumElements() != dst.getNumElements())
+    return emitOpError() << "operand has " << src.getNumElements()
+                         << " elements but result has " << dst.getNumElements();
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  RankedTensorType src = getInput().getType(), dst = getType();
+  if (failed(verifyTile(*this, src, "operand")) ||
+      failed(verifyTile(*this, dst, "result")))
+    return failure();
+  if (src.getRank() != 2 || dst.getRank() != 2)
+    return emitOpError("operand and result must have rank 2");
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError("operand and result element types differ");
+  if (src.getDimSize(0) != dst.getDimSize(1) ||
+      src.getDimSize(1) != dst.getDimSize(0))
+    return emitOpError() << "result type " << dst
+                         << " is not the transpose of " << src;
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  RankedTensorType src = getInput().getType(), dst = getType();
+  if (failed(verifyTile(*this, src, "operand")) ||
+      failed(verifyTile(*this, dst, "result")))
+    return failure();
+  int64_t axis = getAxis();
+  if (axis >= src.getRank())
+    return emitOpError() << "axis " << axis << " out of range for rank "
+                         << src.getRank();
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError("operand and result element types differ");
+  SmallVector<int64_t> expected(src.getShape());
+  expected[axis] = 1;
+  if (dst.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result shape must equal the operand shape with "
+                            "dimension "
+                         << axis << " set to 1";
+  return success();
+}
+
+LogicalResult IotaOp::verify() { return verifyTile(*this, getType(), "result"); }
+
+LogicalResult MmaOp::verify() {
+  RankedTensorType a = getA().getType(), b = getB().getType(),
+                   acc = getAcc().getType();
+  for (auto [t, name] : {std::pair{a, "lhs"}, {b, "rhs"}, {acc, "accumulator"}}) {
+    if (failed(verifyTile(*this, t, name)))
+      return failure();
+    if (t.getRank() != 2)
+      return emitOpError() << name << " must have rank 2";
+  }
+  Type elt = a.getElementType();
+  if (!elt.isF16() && !elt.isBF16() && !elt.isF32())
+    return emitOpError() << "operand element type must be f16, bf16 or f32, got "
+                         << elt;
+  if (b.getElementType() != elt)
+    return emitOpError("lhs and rhs element types differ");
+  if (!acc.getElementType().isF32())
+    return emitOpError("accumulator element type must be f32");
+  if (getType() != acc)
+    return emitOpError("result type must equal the accumulator type");
+  if (a.getDimSize(1) != b.getDimSize(0))
+    return emitOpError() << "K mismatch: lhs is " << a.getDimSize(0) << "x"
+                         << a.getDimSize(1) << " but rhs is "
+                         << b.getDimSize(0) << "x" << b.getDimSize(1);
+  if (a.getDimSize(0) != acc.getDimSize(0))
+    return emitOpError() << "M mismatch: lhs has " << a.getDimSize(0)
+                         << " rows but accumulator has " << acc.getDimSize(0);
+  if (b.getDimSize(1) != acc.getDimSize(1))
+    return emitOpError() << "N mismatch: rhs has " << b.getDimSize(1)
+                         << " columns but accumulator has "
+                         << acc.getDimSize(1);
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "tessera/Dialect/Tile/IR/TileOps.cpp.inc"

@@ -1,0 +1,271 @@
+// RUN: tessera-opt %s -split-input-file -verify-diagnostics
+
+func.func @program_id_dim(%x: i32) {
+  // expected-error @+1 {{attribute 'dim' failed to satisfy constraint}}
+  %0 = tile.program_id 3
+  return
+}
+
+// -----
+
+func.func @num_programs_dim() {
+  // expected-error @+1 {{attribute 'dim' failed to satisfy constraint}}
+  %0 = tile.num_programs -1
+  return
+}
+
+// -----
+
+func.func @load_num_indices(%src: memref<?x?xf32, strided<[?, ?], offset: ?>>, %i: i32) {
+  // expected-error @+1 {{expected 2 tile indices (one per memref dimension), got 1}}
+  %0 = tile.load %src[%i] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @load_rank(%src: memref<?x?xf32, strided<[?, ?], offset: ?>>, %i: i32) {
+  // expected-error @+1 {{tile rank 1 does not match memref rank 2}}
+  %0 = tile.load %src[%i, %i] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @load_memref_rank(%src: memref<?x?x?x?x?xf32>, %i: i32) {
+  // expected-error @+1 {{global tensor must have rank 1 to 4, got 5}}
+  %0 = tile.load %src[%i, %i, %i, %i, %i] : memref<?x?x?x?x?xf32> -> tensor<2x2x2x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @load_element_type(%src: memref<?xf32>, %i: i32) {
+  // expected-error @+1 {{tile element type 'f16' does not match memref element type 'f32'}}
+  %0 = tile.load %src[%i] : memref<?xf32> -> tensor<64xf16>
+  return
+}
+
+// -----
+
+func.func @load_pow2(%src: memref<?xf32>, %i: i32) {
+  // expected-error @+1 {{tile 'tensor<48xf32>' must have static power-of-two dimensions}}
+  %0 = tile.load %src[%i] : memref<?xf32> -> tensor<48xf32>
+  return
+}
+
+// -----
+
+func.func @load_index_type(%src: memref<?xf32>, %i: index) {
+  // expected-error @+1 {{operand #1 must be variadic of 32-bit signless integer}}
+  %0 = "tile.load"(%src, %i) : (memref<?xf32>, index) -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @store_num_indices(%v: tensor<64x64xf32>, %dst: memref<?x?xf32>, %i: i32) {
+  // expected-error @+1 {{expected 2 tile indices (one per memref dimension), got 3}}
+  tile.store %v, %dst[%i, %i, %i] : tensor<64x64xf32>, memref<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @store_rank(%v: tensor<64xf32>, %dst: memref<?x?xf32>, %i: i32) {
+  // expected-error @+1 {{tile rank 1 does not match memref rank 2}}
+  tile.store %v, %dst[%i, %i] : tensor<64xf32>, memref<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @store_element_type(%v: tensor<64xi32>, %dst: memref<?xf32>, %i: i32) {
+  // expected-error @+1 {{tile element type 'i32' does not match memref element type 'f32'}}
+  tile.store %v, %dst[%i] : tensor<64xi32>, memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @store_pow2(%v: tensor<3x64xf32>, %dst: memref<?x?xf32>, %i: i32) {
+  // expected-error @+1 {{must have static power-of-two dimensions}}
+  tile.store %v, %dst[%i, %i] : tensor<3x64xf32>, memref<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @splat_type(%s: f16) {
+  // expected-error @+1 {{scalar type 'f16' does not match tile element type 'f32'}}
+  %0 = tile.splat %s : f16 -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @splat_pow2(%s: f32) {
+  // expected-error @+1 {{result 'tensor<6xf32>' must have static power-of-two dimensions}}
+  %0 = tile.splat %s : f32 -> tensor<6xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_rank(%x: tensor<64xf32>) {
+  // expected-error @+1 {{operand rank 1 differs from result rank 2}}
+  %0 = tile.broadcast %x : tensor<64xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_dim(%x: tensor<2x64xf32>) {
+  // expected-error @+1 {{operand dimension 0 (2) must be 1 or equal the result dimension (64)}}
+  %0 = tile.broadcast %x : tensor<2x64xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_type(%x: tensor<1x64xf32>) {
+  // expected-error @+1 {{operand and result element types differ}}
+  %0 = tile.broadcast %x : tensor<1x64xf32> -> tensor<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<64x64xf32>) {
+  // expected-error @+1 {{operand has 4096 elements but result has 2048}}
+  %0 = tile.reshape %x : tensor<64x64xf32> -> tensor<2048xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_type(%x: tensor<64x64xf32>) {
+  // expected-error @+1 {{operand and result element types differ}}
+  %0 = tile.reshape %x : tensor<64x64xf32> -> tensor<4096xi32>
+  return
+}
+
+// -----
+
+func.func @transpose_rank(%x: tensor<64xf32>) {
+  // expected-error @+1 {{operand and result must have rank 2}}
+  %0 = tile.transpose %x : tensor<64xf32> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_shape(%x: tensor<64x32xf32>) {
+  // expected-error @+1 {{result type 'tensor<64x32xf32>' is not the transpose of 'tensor<64x32xf32>'}}
+  %0 = tile.transpose %x : tensor<64x32xf32> -> tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axis(%x: tensor<64x64xf32>) {
+  // expected-error @+1 {{axis 2 out of range for rank 2}}
+  %0 = tile.reduce %x {kind = sum, axis = 2} : tensor<64x64xf32> -> tensor<64x1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_shape(%x: tensor<64x64xf32>) {
+  // expected-error @+1 {{result shape must equal the operand shape with dimension 1 set to 1}}
+  %0 = tile.reduce %x {kind = max, axis = 1} : tensor<64x64xf32> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_type(%x: tensor<64x64xf16>) {
+  // expected-error @+1 {{operand and result element types differ}}
+  %0 = tile.reduce %x {kind = sum, axis = 0} : tensor<64x64xf16> -> tensor<1x64xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_kind(%x: tensor<64x64xf32>) {
+  // expected-error @+1 {{expected}}
+  %0 = tile.reduce %x {kind = prod, axis = 0} : tensor<64x64xf32> -> tensor<1x64xf32>
+  return
+}
+
+// -----
+
+func.func @iota_type() {
+  // expected-error @+1 {{result #0 must be 1D tensor of 32-bit signless integer values}}
+  %0 = tile.iota : tensor<128xf32>
+  return
+}
+
+// -----
+
+func.func @iota_pow2() {
+  // expected-error @+1 {{must have static power-of-two dimensions}}
+  %0 = tile.iota : tensor<100xi32>
+  return
+}
+
+// -----
+
+func.func @mma_k(%a: tensor<64x32xf16>, %b: tensor<16x64xf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{K mismatch: lhs is 64x32 but rhs is 16x64}}
+  %0 = tile.mma %a, %b, %c : tensor<64x32xf16>, tensor<16x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_m(%a: tensor<32x32xf16>, %b: tensor<32x64xf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{M mismatch: lhs has 32 rows but accumulator has 64}}
+  %0 = tile.mma %a, %b, %c : tensor<32x32xf16>, tensor<32x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_n(%a: tensor<64x32xf16>, %b: tensor<32x32xf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{N mismatch: rhs has 32 columns but accumulator has 64}}
+  %0 = tile.mma %a, %b, %c : tensor<64x32xf16>, tensor<32x32xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_elt(%a: tensor<64x32xi8>, %b: tensor<32x64xi8>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{operand element type must be f16, bf16 or f32, got 'i8'}}
+  %0 = tile.mma %a, %b, %c : tensor<64x32xi8>, tensor<32x64xi8>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_mixed(%a: tensor<64x32xf16>, %b: tensor<32x64xbf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{lhs and rhs element types differ}}
+  %0 = tile.mma %a, %b, %c : tensor<64x32xf16>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_acc(%a: tensor<64x32xf16>, %b: tensor<32x64xf16>, %c: tensor<64x64xf16>) {
+  // expected-error @+1 {{accumulator element type must be f32}}
+  %0 = tile.mma %a, %b, %c : tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @mma_rank(%a: tensor<64xf32>, %b: tensor<32x64xf32>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{lhs must have rank 2}}
+  %0 = tile.mma %a, %b, %c : tensor<64xf32>, tensor<32x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return
+}

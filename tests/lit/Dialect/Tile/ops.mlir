@@ -1,0 +1,69 @@
+// RUN: tessera-opt %s | tessera-opt | FileCheck %s
+// RUN: tessera-opt %s --mlir-print-op-generic | tessera-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @ids
+func.func @ids() -> (i32, i32) attributes {tile.kernel} {
+  // CHECK: %{{.*}} = tile.program_id 2
+  %0 = tile.program_id 2
+  // CHECK: %{{.*}} = tile.num_programs 0
+  %1 = tile.num_programs 0
+  return %0, %1 : i32, i32
+}
+
+// CHECK-LABEL: func.func @load_store
+func.func @load_store(%src: memref<?x?xf32, strided<[?, ?], offset: ?>>,
+                      %dst: memref<?x?xf32, strided<[?, ?], offset: ?>>,
+                      %i: i32, %j: i32) attributes {tile.kernel} {
+  // CHECK: %[[A:.*]] = tile.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
+  %a = tile.load %src[%i, %j] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
+  // CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}] padding = neg_inf : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
+  %b = tile.load %src[%i, %j] padding = neg_inf : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
+  // CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}] padding = pos_inf :
+  %c = tile.load %src[%i, %j] padding = pos_inf : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
+  // CHECK: tile.store %[[A]], %{{.*}}[%{{.*}}, %{{.*}}] : tensor<64x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+  tile.store %a, %dst[%i, %j] : tensor<64x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+  return
+}
+
+// CHECK-LABEL: func.func @load_rank1
+func.func @load_rank1(%src: memref<?xf16, strided<[?], offset: ?>>, %i: i32) -> tensor<256xf16> {
+  // CHECK: tile.load %{{.*}}[%{{.*}}] : memref<?xf16, strided<[?], offset: ?>> -> tensor<256xf16>
+  %a = tile.load %src[%i] : memref<?xf16, strided<[?], offset: ?>> -> tensor<256xf16>
+  return %a : tensor<256xf16>
+}
+
+// CHECK-LABEL: func.func @layout
+func.func @layout(%s: f32, %row: tensor<1x64xf32>, %x: tensor<64x32xf32>) {
+  // CHECK: tile.splat %{{.*}} : f32 -> tensor<64x64xf32>
+  %0 = tile.splat %s : f32 -> tensor<64x64xf32>
+  // CHECK: tile.broadcast %{{.*}} : tensor<1x64xf32> -> tensor<64x64xf32>
+  %1 = tile.broadcast %row : tensor<1x64xf32> -> tensor<64x64xf32>
+  // CHECK: tile.reshape %{{.*}} : tensor<64x64xf32> -> tensor<4096xf32>
+  %2 = tile.reshape %1 : tensor<64x64xf32> -> tensor<4096xf32>
+  // CHECK: tile.transpose %{{.*}} : tensor<64x32xf32> -> tensor<32x64xf32>
+  %3 = tile.transpose %x : tensor<64x32xf32> -> tensor<32x64xf32>
+  // CHECK: tile.iota : tensor<128xi32>
+  %4 = tile.iota : tensor<128xi32>
+  return
+}
+
+// CHECK-LABEL: func.func @reduce
+func.func @reduce(%x: tensor<64x64xf32>, %h: tensor<16x32xbf16>, %n: tensor<8xi32>) {
+  // CHECK: tile.reduce %{{.*}} {kind = sum, axis = 1} : tensor<64x64xf32> -> tensor<64x1xf32>
+  %0 = tile.reduce %x {kind = sum, axis = 1} : tensor<64x64xf32> -> tensor<64x1xf32>
+  // CHECK: tile.reduce %{{.*}} {kind = max, axis = 0} : tensor<16x32xbf16> -> tensor<1x32xbf16>
+  %1 = tile.reduce %h {kind = max, axis = 0} : tensor<16x32xbf16> -> tensor<1x32xbf16>
+  // CHECK: tile.reduce %{{.*}} {kind = min, axis = 0} : tensor<8xi32> -> tensor<1xi32>
+  %2 = tile.reduce %n {kind = min, axis = 0} : tensor<8xi32> -> tensor<1xi32>
+  return
+}
+
+// CHECK-LABEL: func.func @mma
+func.func @mma(%a: tensor<64x32xf16>, %b: tensor<32x16xf16>, %c: tensor<64x16xf32>,
+               %a32: tensor<16x16xf32>, %c32: tensor<16x16xf32>) {
+  // CHECK: tile.mma %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x32xf16>, tensor<32x16xf16>, tensor<64x16xf32> -> tensor<64x16xf32>
+  %0 = tile.mma %a, %b, %c : tensor<64x32xf16>, tensor<32x16xf16>, tensor<64x16xf32> -> tensor<64x16xf32>
+  // CHECK: tile.mma %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+  %1 = tile.mma %a32, %a32, %c32 : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+  return
+}

@@ -1,0 +1,22 @@
+# lit configuration of tessera's FileCheck tests (tile dialect and passes).
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "tessera"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = getattr(config, "tessera_lit_obj", config.test_source_root)
+
+llvm_config.use_default_substitutions()  # FileCheck, not, count from llvm_tools_dir
+
+tool_dirs = [config.tessera_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(
+    [ToolSubst("tessera-opt", unresolved="fatal"),
+     ToolSubst("mlir-translate", unresolved="fatal"),
+     ToolSubst("llc", unresolved="fatal")],
+    tool_dirs)
