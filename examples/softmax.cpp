@@ -1,0 +1,35 @@
+// softmax.cpp: row-wise softmax of a 1000 x 1000 matrix, one 1 x 1024 row tile per program.
+//
+// Shows reductions with broadcasting and how a ragged row is handled: the padded columns are
+// masked to -inf before the max and the exponentials, so they contribute nothing.
+#include <tessera/tessera.h>
+
+#include <cmath>
+#include <cstdio>
+
+int main() {
+  const int64_t rows = 1000, cols = 1000;
+  tessera::Tensor<float, 2> x({rows, cols}), y({rows, cols});
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) x(r, c) = std::sin(0.01f * static_cast<float>(r * cols + c));
+
+  using namespace tessera;
+  auto softmax = tessera::kernel("softmax", [](auto out, auto in) {
+    auto t = in.load_like(out);                                        // f32 [1 1024], zero-padded
+    auto valid = tessera::iota<1024>() < tessera::dim<1>(in);          // i1 [1024]
+    auto masked = tessera::select(valid, t, tessera::full<tessera::DType::f32, 1024>(tessera::c<-1e30>));
+    auto e = tessera::exp(masked - tessera::max<1>(masked));
+    return out.store(e / tessera::sum<1>(e));
+  });
+  softmax.launch(y.partition<1, 1024>(), x);
+
+  double worst = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = -1e30, s = 0;
+    for (int64_t c = 0; c < cols; ++c) m = std::max<double>(m, x(r, c));
+    for (int64_t c = 0; c < cols; ++c) s += std::exp(x(r, c) - m);
+    for (int64_t c = 0; c < cols; ++c) worst = std::max(worst, std::abs(y(r, c) - std::exp(x(r, c) - m) / s));
+  }
+  std::printf("softmax %lldx%lld: max abs error %.3g\n", static_cast<long long>(rows), static_cast<long long>(cols), worst);
+  return worst < 1e-5 ? 0 : 1;
+}

@@ -1,0 +1,181 @@
+// kernel.h: defining and launching tile kernels.
+//
+//   auto add = tessera::kernel("add", [](auto out, auto x, auto y) {
+//     return out.store(x.load_like(out) + y.load_like(out));
+//   });
+//   add.launch(z.partition<128>(), x, y);   // z: output, x and y: read-only inputs
+//
+// launch() maps each host argument to a placeholder type (a Partition to an output, a Tensor to a
+// read-only input, a number to a scalar), instantiates the lambda with them to record the kernel's
+// AST at compile time (kernel_ast.h) and hands that constant text plus the run-time sizes, strides
+// and pointers to the library, which compiles once per specialization and target, then runs the
+// grid synchronously. The lambda body is never executed on the host.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tessera/dsl.h"
+#include "tessera/errors.h"
+#include "tessera/tensor.h"
+
+namespace tessera {
+
+// Where a kernel runs (or, for compile-only use, what it is compiled for).
+enum class Target { cpu, sm_90, sm_100a };
+
+// What compile() produced for one kernel and target.
+struct CompiledArtifact {
+  std::string target;      // "cpu", "sm_90", "sm_100a"
+  std::string ptx;         // GPU targets only
+  std::vector<char> cubin; // GPU targets only
+  bool from_disk_cache = false;
+};
+
+// Counters of the process-wide kernel caches, for tests and benchmarks.
+struct CacheStats {
+  int64_t compiles = 0;       // kernels compiled by the MLIR pipeline in this process
+  int64_t memory_hits = 0;    // launches/compiles served by the in-process cache
+  int64_t disk_hits = 0;      // compiles served by the on-disk cache
+  int64_t disk_corrupt = 0;   // corrupt disk entries dropped and recompiled
+};
+CacheStats cache_stats();
+// The target launches use: TESSERA_TARGET if set (cpu, sm_90, sm_100a), else the GPU if one is
+// present, else cpu.
+Target default_target();
+
+namespace detail {
+
+// One kernel argument as the library sees it.
+struct ArgDesc {
+  enum class Kind : uint8_t { out, in, scalar };
+  Kind kind = Kind::in;
+  DType dtype = DType::f32;
+  int rank = 0;
+  std::array<int64_t, 4> shape{};
+  std::array<int64_t, 4> strides{};
+  std::array<int64_t, 4> tile{};
+  void* data = nullptr;
+  std::shared_ptr<Storage> storage;   // kept alive for the duration of the launch
+  std::array<std::byte, 8> scalar{};  // the value of a scalar argument
+};
+
+struct LaunchRequest {
+  std::string_view kernel;  // the user's name for the kernel
+  std::string_view ast;     // the serialized AST (docs/ast-format.md)
+  std::span<const ArgDesc> args;
+};
+
+void launch(const LaunchRequest& request, Target target);
+CompiledArtifact compile(const LaunchRequest& request, Target target);
+
+template <int I, class A>
+struct param_for;
+template <int I, class T, int Rank, int... Tile>
+struct param_for<I, Partition<T, Rank, Tile...>> {
+  using type = OutParam<I, dtype_v<T>, Rank, Tile...>;
+};
+template <int I, class T, int Rank>
+struct param_for<I, Tensor<T, Rank>> {
+  using type = InParam<I, dtype_v<T>, Rank>;
+};
+template <int I, class T>
+  requires(std::is_arithmetic_v<T> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
+struct param_for<I, T> {
+  using type = ScalarParam<I, dtype_v<T>>;
+};
+
+template <class T, int Rank>
+ArgDesc tensor_arg(ArgDesc::Kind kind, const Tensor<T, Rank>& t) {
+  ArgDesc a;
+  a.kind = kind;
+  a.dtype = dtype_v<T>;
+  a.rank = Rank;
+  for (int d = 0; d < Rank; ++d) {
+    a.shape[d] = t.shape(d);
+    a.strides[d] = t.strides()[d];
+  }
+  a.data = const_cast<T*>(t.data());
+  a.storage = t.storage();
+  return a;
+}
+template <class T, int Rank, int... Tile>
+ArgDesc to_arg(const Partition<T, Rank, Tile...>& p) {
+  ArgDesc a = tensor_arg(ArgDesc::Kind::out, p.tensor());
+  for (int d = 0; d < Rank; ++d) a.tile[d] = p.tile[d];
+  return a;
+}
+template <class T, int Rank>
+ArgDesc to_arg(const Tensor<T, Rank>& t) {
+  return tensor_arg(ArgDesc::Kind::in, t);
+}
+template <class T>
+  requires(std::is_arithmetic_v<T> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
+ArgDesc to_arg(const T& v) {
+  ArgDesc a;
+  a.kind = ArgDesc::Kind::scalar;
+  a.dtype = dtype_v<T>;
+  static_assert(sizeof(T) <= 8);
+  std::memcpy(a.scalar.data(), &v, sizeof(T));
+  return a;
+}
+
+}  // namespace detail
+
+template <class Fn>
+class Kernel {
+  static_assert(std::is_empty_v<Fn>, "tessera: a kernel lambda must not capture anything");
+
+ public:
+  Kernel(std::string name, Fn) : name_(std::move(name)) {}
+  const std::string& name() const { return name_; }
+
+  // Runs the kernel over the grid of its output partitions and returns when it has finished.
+  template <class... Args>
+  void launch(Args&&... args) const {
+    launch_on(default_target(), std::forward<Args>(args)...);
+  }
+  template <class... Args>
+  void launch_on(Target target, Args&&... args) const {
+    auto descs = make_args(args...);
+    detail::launch({name_, ast<Args...>(), descs}, target);
+  }
+  // Compiles for `target` without running (no GPU needed for sm_90 / sm_100a).
+  template <class... Args>
+  CompiledArtifact compile(Target target, Args&&... args) const {
+    auto descs = make_args(args...);
+    return detail::compile({name_, ast<Args...>(), descs}, target);
+  }
+  // The kernel's serialized AST for these argument types: a compile-time constant.
+  template <class... Args>
+  static constexpr std::string_view ast() {
+    return ast_impl<Args...>(std::index_sequence_for<Args...>{});
+  }
+
+ private:
+  template <class... Args, std::size_t... I>
+  static constexpr std::string_view ast_impl(std::index_sequence<I...>) {
+    return detail::kernel_ast<Fn, typename detail::param_for<int(I), std::remove_cvref_t<Args>>::type...>::view();
+  }
+  template <class... Args>
+  static std::array<detail::ArgDesc, sizeof...(Args)> make_args(const Args&... args) {
+    return {detail::to_arg(args)...};
+  }
+
+  std::string name_;
+};
+
+// Defines a kernel named `name` (used in error messages, dumps and the cache) from a generic lambda.
+template <class Fn>
+Kernel<Fn> kernel(std::string name, Fn fn) {
+  return Kernel<Fn>(std::move(name), fn);
+}
+
+}  // namespace tessera

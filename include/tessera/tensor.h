@@ -1,0 +1,132 @@
+// tensor.h: host tensors and output partitions.
+//
+// Tensor<T, Rank> is a move-only handle to a dense, row-major array of T (float, half, bfloat16,
+// int32_t or bool) with run-time sizes. Copies are explicit (clone()) so that two handles never
+// name the same memory by accident: the launcher relies on that to prove outputs are exclusive.
+// t.partition<Tile...>() splits t into disjoint, exhaustive tiles of static shape Tile (the last
+// tiles overhang ragged edges; the library masks them) and borrows t exclusively for a launch.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessera/detail/storage.h"
+#include "tessera/dtype.h"
+#include "tessera/errors.h"
+
+namespace tessera {
+
+template <class T, int Rank, int... Tile>
+class Partition;
+
+template <class T, int Rank>
+class Tensor {
+  static_assert(Rank >= 1 && Rank <= 4, "tessera: tensors have rank 1 to 4");
+
+ public:
+  using value_type = T;
+  static constexpr int rank = Rank;
+  static constexpr DType dtype = dtype_v<T>;
+
+  // A zero-filled tensor of the given sizes.
+  explicit Tensor(std::array<int64_t, Rank> shape) : shape_(shape) {
+    int64_t n = 1;
+    for (int d = Rank - 1; d >= 0; --d) {
+      if (shape_[d] < 0) throw Error("tessera::Tensor: negative size " + std::to_string(shape_[d]));
+      strides_[d] = n;
+      n *= shape_[d];
+    }
+    numel_ = n;
+    storage_ = std::make_shared<detail::Storage>(static_cast<std::size_t>(n) * sizeof(T));
+  }
+  // A tensor holding `values` (row-major); values.size() must equal the element count.
+  Tensor(std::array<int64_t, Rank> shape, std::span<const T> values) : Tensor(shape) {
+    if (static_cast<int64_t>(values.size()) != numel_)
+      throw Error("tessera::Tensor: " + std::to_string(values.size()) + " values given for " +
+                  std::to_string(numel_) + " elements");
+    std::copy(values.begin(), values.end(), data());
+  }
+
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(Tensor&&) noexcept = default;
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+
+  // A deep copy with its own storage.
+  Tensor clone() const {
+    Tensor copy(shape_);
+    std::copy(data(), data() + numel_, copy.data());
+    return copy;
+  }
+
+  const std::array<int64_t, Rank>& shape() const { return shape_; }
+  int64_t shape(int d) const { return shape_[d]; }
+  const std::array<int64_t, Rank>& strides() const { return strides_; }
+  int64_t numel() const { return numel_; }
+
+  T* data() { return reinterpret_cast<T*>(storage_->host()); }
+  const T* data() const { return reinterpret_cast<const T*>(storage_->host()); }
+  std::vector<T> to_vector() const { return std::vector<T>(data(), data() + numel_); }
+
+  template <class... I>
+  T& operator()(I... idx) {
+    static_assert(sizeof...(I) == Rank, "tessera: one index per dimension");
+    return data()[offset({static_cast<int64_t>(idx)...})];
+  }
+  template <class... I>
+  const T& operator()(I... idx) const {
+    static_assert(sizeof...(I) == Rank, "tessera: one index per dimension");
+    return data()[offset({static_cast<int64_t>(idx)...})];
+  }
+
+  // Borrows this tensor exclusively as a kernel output split into Tile-shaped tiles.
+  template <int... Tile>
+  Partition<T, Rank, Tile...> partition() & {
+    static_assert(sizeof...(Tile) == Rank, "tessera: the partition's tile must have one size per tensor dimension");
+    return Partition<T, Rank, Tile...>(*this);
+  }
+  template <int... Tile>
+  void partition() && = delete;  // a temporary cannot be borrowed: keep the tensor in a variable
+
+  // For the launcher.
+  const std::shared_ptr<detail::Storage>& storage() const { return storage_; }
+
+ private:
+  int64_t offset(std::array<int64_t, Rank> idx) const {
+    int64_t o = 0;
+    for (int d = 0; d < Rank; ++d) o += idx[d] * strides_[d];
+    return o;
+  }
+
+  std::array<int64_t, Rank> shape_{};
+  std::array<int64_t, Rank> strides_{};
+  int64_t numel_ = 0;
+  std::shared_ptr<detail::Storage> storage_;
+};
+
+// An exclusive borrow of a tensor as a kernel output, tiled into Tile-shaped pieces. The grid of a
+// launch is ceil(shape[d] / Tile[d]) along each axis d.
+template <class T, int Rank, int... Tile>
+class Partition {
+ public:
+  using value_type = T;
+  static constexpr int rank = Rank;
+  static constexpr std::array<int64_t, Rank> tile{Tile...};
+
+  explicit Partition(Tensor<T, Rank>& t) : tensor_(&t) {}
+  Tensor<T, Rank>& tensor() const { return *tensor_; }
+  std::array<int64_t, Rank> grid() const {
+    std::array<int64_t, Rank> g{};
+    for (int d = 0; d < Rank; ++d) g[d] = (tensor_->shape(d) + tile[d] - 1) / tile[d];
+    return g;
+  }
+
+ private:
+  Tensor<T, Rank>* tensor_;
+};
+
+}  // namespace tessera

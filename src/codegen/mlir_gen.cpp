@@ -1,0 +1,382 @@
+// mlir_gen.cpp: AST -> tile dialect. One MlirGen class with one emit function per node kind.
+//
+// Every AST expression carries its result type, so emission is a direct walk: rank-0 expressions
+// become scalars, the rest become static tensors (tile values). Identical subtrees are emitted
+// once per region scope (all expressions are pure), which also keeps a loop that is read through
+// several (result ...) nodes a single scf.for. Loads of "own" tiles and stores use the program ids.
+#include "codegen/mlir_gen.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cstring>
+#include <unordered_map>
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "tessera/Dialect/Tile/IR/TileDialect.h"
+#include "tessera/errors.h"
+
+namespace tessera::detail {
+namespace tile = mlir::tessera::tile;
+using mlir::Type;
+using mlir::Value;
+
+std::string kernel_symbol(std::string_view kernel_name) {
+  std::string s = "tessera_";
+  for (char c : kernel_name) s += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  return s;
+}
+
+namespace {
+
+class MlirGen {
+ public:
+  MlirGen(mlir::MLIRContext& ctx, std::string_view kernel, const KernelAst& ast)
+      : ctx_(ctx), b_(&ctx), loc_(mlir::NameLoc::get(b_.getStringAttr(kernel))), kernel_(kernel), ast_(ast) {}
+
+  mlir::OwningOpRef<mlir::ModuleOp> run() {
+    mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc_);
+    b_.setInsertionPointToEnd(module->getBody());
+    llvm::SmallVector<Type> arg_types;
+    for (const ParamInfo& p : ast_.params) arg_types.push_back(param_type(p));
+    auto fn = mlir::func::FuncOp::create(b_, loc_, kernel_symbol(kernel_), b_.getFunctionType(arg_types, {}));
+    fn->setAttr("tile.kernel", b_.getUnitAttr());
+    mlir::Block* entry = fn.addEntryBlock();
+    b_.setInsertionPointToStart(entry);
+    args_.assign(entry->args_begin(), entry->args_end());
+    scopes_.emplace_back();
+    for (const Sexp& stmt : llvm::ArrayRef(ast_.body->items).drop_front()) emit_stmt(stmt);
+    mlir::func::ReturnOp::create(b_, loc_);
+    if (mlir::failed(mlir::verify(*module)))
+      fail("the generated tile IR does not verify (a front-end bug; run with TESSERA_DUMP_DIR to see it)");
+    return module;
+  }
+
+ private:
+  [[noreturn]] void fail(std::string_view what) const {
+    throw Error(fmt::format("tessera: kernel '{}': {}", kernel_, what));
+  }
+
+  Type elem_type(DType d) {
+    switch (d) {
+      case DType::f32: return b_.getF32Type();
+      case DType::f16: return b_.getF16Type();
+      case DType::bf16: return b_.getBF16Type();
+      case DType::i32: return b_.getI32Type();
+      case DType::i1: return b_.getI1Type();
+    }
+    fail("unknown dtype");
+  }
+  Type param_type(const ParamInfo& p) {
+    Type e = elem_type(p.dtype);
+    if (p.kind == ParamInfo::Kind::scalar) return e;
+    llvm::SmallVector<int64_t> dyn(p.rank, mlir::ShapedType::kDynamic);
+    auto layout = mlir::StridedLayoutAttr::get(&ctx_, mlir::ShapedType::kDynamic, dyn);
+    return mlir::MemRefType::get(dyn, e, layout);
+  }
+  // "DTYPE [DIMS]" at items[i], items[i+1] -> scalar or tensor type.
+  Type node_type(const Sexp& n, std::size_t i = 1) {
+    Type e = elem_type(parse_dtype(kernel_, n[i].atom));
+    const Sexp& dims = n[i + 1];
+    if (!dims.is_list || dims.bracket != '[') fail(fmt::format("malformed AST: expected a shape in '{}'", n.text));
+    if (dims.items.empty()) return e;
+    llvm::SmallVector<int64_t> shape;
+    for (const Sexp& d : dims.items) shape.push_back(d.as_int());
+    return mlir::RankedTensorType::get(shape, e);
+  }
+  const ParamInfo& param(const Sexp& n, ParamInfo::Kind kind) {
+    int64_t p = n.as_int();
+    if (p < 0 || p >= static_cast<int64_t>(ast_.params.size()) || ast_.params[p].kind != kind)
+      fail(fmt::format("malformed AST: parameter {} has the wrong kind", p));
+    return ast_.params[p];
+  }
+  Value program_ids_value(int d) {
+    return tile::ProgramIdOp::create(b_, loc_, b_.getI32Type(), static_cast<uint32_t>(d));
+  }
+  llvm::SmallVector<Value> own_indices(int rank) {
+    llvm::SmallVector<Value> idx;
+    for (int d = 0; d < rank; ++d) idx.push_back(program_ids_value(d));
+    return idx;
+  }
+
+  void emit_stmt(const Sexp& s) {
+    if (s.head() != "store") fail(fmt::format("malformed AST: unknown statement '{}'", s.text));
+    int64_t p = s[1].as_int();
+    const ParamInfo& out = param(s[1], ParamInfo::Kind::out);
+    Value v = emit(s[2]);
+    tile::StoreOp::create(b_, loc_, v, args_[p], own_indices(out.rank));
+  }
+
+  Value lookup(std::string_view text) {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      if (auto f = it->find(text); f != it->end()) return f->second;
+    return {};
+  }
+
+  Value emit(const Sexp& n) {
+    if (Value v = lookup(n.text)) return v;
+    Value v = emit_uncached(n);
+    scopes_.back()[n.text] = v;
+    return v;
+  }
+
+  static bool is_float(Type t) { return mlir::isa<mlir::FloatType>(mlir::getElementTypeOrSelf(t)); }
+
+  Value emit_uncached(const Sexp& n) {
+    std::string_view op = n.head();
+    if (op.empty()) fail(fmt::format("malformed AST: '{}' is not an expression", n.text));
+    Type ty = node_type(n);
+    if (op == "load") {
+      int64_t p = n[3].as_int();
+      const ParamInfo& in = param(n[3], ParamInfo::Kind::in);
+      llvm::SmallVector<Value> idx;
+      for (std::size_t i = 4; i < n.items.size(); ++i) idx.push_back(emit(n[i]));
+      if (static_cast<int>(idx.size()) != in.rank) fail("malformed AST: load needs one index per dimension");
+      return tile::LoadOp::create(b_, loc_, ty, args_[p], idx);
+    }
+    if (op == "load_like") {
+      int64_t p = n[3].as_int();
+      param(n[3], ParamInfo::Kind::in);
+      const ParamInfo& out = param(n[4], ParamInfo::Kind::out);
+      return tile::LoadOp::create(b_, loc_, ty, args_[p], own_indices(out.rank));
+    }
+    if (op == "own") {
+      int64_t q = n[3].as_int();
+      const ParamInfo& out = param(n[3], ParamInfo::Kind::out);
+      return tile::LoadOp::create(b_, loc_, ty, args_[q], own_indices(out.rank));
+    }
+    if (op == "arg") {
+      param(n[3], ParamInfo::Kind::scalar);
+      return args_[n[3].as_int()];
+    }
+    if (op == "dim") {
+      int64_t p = n[3].as_int();
+      if (p < 0 || p >= static_cast<int64_t>(args_.size()) || ast_.params[p].kind == ParamInfo::Kind::scalar)
+        fail("malformed AST: dim of a non-tensor");
+      Value d = mlir::memref::DimOp::create(b_, loc_, args_[p], n[4].as_int());
+      return mlir::arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), d);
+    }
+    if (op == "program_id") return program_ids_value(static_cast<int>(n[3].as_int()));
+    if (op == "num_programs")
+      return tile::NumProgramsOp::create(b_, loc_, b_.getI32Type(), static_cast<uint32_t>(n[3].as_int()));
+    if (op == "const") return emit_const(ty, n[3].atom);
+    if (op == "iota") return tile::IotaOp::create(b_, loc_, ty);
+    if (op == "cast") return emit_cast(ty, emit(n[3]));
+    if (op == "broadcast") return emit_broadcast(ty, emit(n[3]));
+    if (op == "reshape") return tile::ReshapeOp::create(b_, loc_, ty, emit(n[3]));
+    if (op == "transpose") return tile::TransposeOp::create(b_, loc_, ty, emit(n[3]));
+    if (op == "reduce") return emit_reduce(ty, n[3].atom, n[4].as_int(), emit(n[5]));
+    if (op == "mma") return tile::MmaOp::create(b_, loc_, ty, emit(n[3]), emit(n[4]), emit(n[5]));
+    if (op == "select") return mlir::arith::SelectOp::create(b_, loc_, emit(n[3]), emit(n[4]), emit(n[5]));
+    if (op == "for") return emit_for(n);
+    if (op == "result") {
+      Value loop_first = emit(n[4]);  // the loop's result 0 (memoized loop)
+      auto loop = mlir::cast<mlir::scf::ForOp>(loop_first.getDefiningOp());
+      int64_t k = n[3].as_int();
+      if (k < 0 || k >= static_cast<int64_t>(loop.getNumResults())) fail("malformed AST: bad loop result index");
+      return loop.getResult(k);
+    }
+    if (op == "iv" || op == "carried") {
+      int64_t id = n[3].as_int();
+      if (id < 0 || id >= static_cast<int64_t>(loops_.size())) fail("malformed AST: loop variable outside its loop");
+      mlir::scf::ForOp loop = loops_[id];
+      if (op == "iv") return loop_ivs_[id];
+      int64_t k = n[4].as_int();
+      if (k < 0 || k >= static_cast<int64_t>(loop.getRegionIterArgs().size())) fail("malformed AST: bad carried index");
+      return loop.getRegionIterArgs()[k];
+    }
+    if (n.items.size() == 4) return emit_unary(op, ty, emit(n[3]));
+    if (n.items.size() == 5) return emit_binary(op, ty, emit(n[3]), emit(n[4]));
+    fail(fmt::format("malformed AST: unknown expression '{}'", op));
+  }
+
+  Value emit_const(Type ty, std::string_view hex) {
+    if (hex.size() != 18 || !hex.starts_with("0x")) fail(fmt::format("malformed AST: bad constant '{}'", hex));
+    uint64_t bits = std::stoull(std::string(hex.substr(2)), nullptr, 16);
+    double v = std::bit_cast<double>(bits);
+    Type e = mlir::getElementTypeOrSelf(ty);
+    mlir::TypedAttr scalar;
+    if (auto ft = mlir::dyn_cast<mlir::FloatType>(e)) {
+      scalar = b_.getFloatAttr(ft, v);
+    } else if (e.isInteger(1)) {
+      scalar = b_.getIntegerAttr(e, v != 0.0 ? 1 : 0);
+    } else {
+      scalar = b_.getIntegerAttr(e, static_cast<int64_t>(v));
+    }
+    if (auto tt = mlir::dyn_cast<mlir::RankedTensorType>(ty))
+      return mlir::arith::ConstantOp::create(b_, loc_, mlir::DenseElementsAttr::get(tt, scalar));
+    return mlir::arith::ConstantOp::create(b_, loc_, scalar);
+  }
+
+  Value emit_cast(Type to, Value x) {
+    Type from_e = mlir::getElementTypeOrSelf(x.getType());
+    Type to_e = mlir::getElementTypeOrSelf(to);
+    if (from_e == to_e) return x;
+    auto same_shape = [&](Type e) -> Type {
+      if (auto tt = mlir::dyn_cast<mlir::RankedTensorType>(to)) return tt.clone(e);
+      return e;
+    };
+    bool ff = mlir::isa<mlir::FloatType>(from_e), tf = mlir::isa<mlir::FloatType>(to_e);
+    if (to_e.isInteger(1)) {  // x != 0
+      Value zero = emit_zero(x.getType());
+      if (ff) return mlir::arith::CmpFOp::create(b_, loc_, mlir::arith::CmpFPredicate::UNE, x, zero);
+      return mlir::arith::CmpIOp::create(b_, loc_, mlir::arith::CmpIPredicate::ne, x, zero);
+    }
+    if (ff && tf) {
+      unsigned fw = from_e.getIntOrFloatBitWidth(), tw = to_e.getIntOrFloatBitWidth();
+      if (fw == tw) {  // f16 <-> bf16 through f32
+        Value wide = mlir::arith::ExtFOp::create(b_, loc_, same_shape(b_.getF32Type()), x);
+        return mlir::arith::TruncFOp::create(b_, loc_, to, wide);
+      }
+      if (fw < tw) return mlir::arith::ExtFOp::create(b_, loc_, to, x);
+      return mlir::arith::TruncFOp::create(b_, loc_, to, x);
+    }
+    if (!ff && tf) {
+      if (from_e.isInteger(1)) return mlir::arith::UIToFPOp::create(b_, loc_, to, x);
+      return mlir::arith::SIToFPOp::create(b_, loc_, to, x);
+    }
+    if (ff && !tf) return mlir::arith::FPToSIOp::create(b_, loc_, to, x);
+    // int -> int: only i1 -> i32 here.
+    return mlir::arith::ExtUIOp::create(b_, loc_, to, x);
+  }
+
+  Value emit_zero(Type ty) {
+    Type e = mlir::getElementTypeOrSelf(ty);
+    mlir::TypedAttr z = mlir::isa<mlir::FloatType>(e) ? mlir::TypedAttr(b_.getFloatAttr(e, 0.0))
+                                                       : mlir::TypedAttr(b_.getIntegerAttr(e, 0));
+    if (auto tt = mlir::dyn_cast<mlir::RankedTensorType>(ty))
+      return mlir::arith::ConstantOp::create(b_, loc_, mlir::DenseElementsAttr::get(tt, z));
+    return mlir::arith::ConstantOp::create(b_, loc_, z);
+  }
+
+  Value emit_broadcast(Type ty, Value x) {
+    auto rt = mlir::dyn_cast<mlir::RankedTensorType>(ty);
+    if (!rt) return x;  // rank 0 to rank 0
+    auto xt = mlir::dyn_cast<mlir::RankedTensorType>(x.getType());
+    if (!xt) return tile::SplatOp::create(b_, loc_, ty, x);
+    if (xt.getShape() == rt.getShape()) return x;
+    if (xt.getRank() < rt.getRank()) {  // align trailing dims: prepend ones
+      llvm::SmallVector<int64_t> shape(rt.getRank() - xt.getRank(), 1);
+      shape.append(xt.getShape().begin(), xt.getShape().end());
+      x = tile::ReshapeOp::create(b_, loc_, xt.clone(shape), x);
+    }
+    return tile::BroadcastOp::create(b_, loc_, ty, x);
+  }
+
+  Value emit_reduce(Type ty, std::string_view kind, int64_t axis, Value x) {
+    tile::ReduceKind k;
+    if (kind == "sum") k = tile::ReduceKind::sum;
+    else if (kind == "max") k = tile::ReduceKind::max;
+    else if (kind == "min") k = tile::ReduceKind::min;
+    else fail(fmt::format("malformed AST: unknown reduction '{}'", kind));
+    return tile::ReduceOp::create(b_, loc_, ty, x, k, static_cast<uint32_t>(axis));
+  }
+
+  Value emit_for(const Sexp& n) {
+    // (for TYPE ID N (INIT*) (YIELD*))
+    int64_t id = n[3].as_int();
+    if (id != static_cast<int64_t>(loops_.size())) fail("malformed AST: loop id does not match its nesting depth");
+    Value count = emit(n[4]);
+    llvm::SmallVector<Value> inits;
+    for (const Sexp& i : n[5].items) inits.push_back(emit(i));
+    Value lb = mlir::arith::ConstantIndexOp::create(b_, loc_, 0);
+    Value ub = mlir::arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), count);
+    Value step = mlir::arith::ConstantIndexOp::create(b_, loc_, 1);
+    auto loop = mlir::scf::ForOp::create(b_, loc_, lb, ub, step, inits);
+    mlir::OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(loop.getBody());
+    loops_.push_back(loop);
+    loop_ivs_.push_back(mlir::arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), loop.getInductionVar()));
+    scopes_.emplace_back();
+    llvm::SmallVector<Value> yields;
+    for (const Sexp& y : n[6].items) yields.push_back(emit(y));
+    if (yields.size() != inits.size()) fail("malformed AST: a loop yields a different number of values than it carries");
+    // scf.for built with inits already has an implicit yield only when there are no iter_args.
+    if (!loop.getBody()->empty() && mlir::isa<mlir::scf::YieldOp>(loop.getBody()->back()))
+      loop.getBody()->back().erase();
+    mlir::scf::YieldOp::create(b_, loc_, yields);
+    scopes_.pop_back();
+    loops_.pop_back();
+    loop_ivs_.pop_back();
+    if (loop.getNumResults() == 0) fail("malformed AST: a loop must carry at least one value");
+    return loop.getResult(0);
+  }
+
+  Value emit_unary(std::string_view op, Type ty, Value x) {
+    bool f = is_float(ty);
+    if (op == "neg") {
+      if (f) return mlir::arith::NegFOp::create(b_, loc_, x);
+      return mlir::arith::SubIOp::create(b_, loc_, emit_zero(ty), x);
+    }
+    if (op == "not") {
+      mlir::TypedAttr one = b_.getIntegerAttr(b_.getI1Type(), 1);
+      Value ones = mlir::isa<mlir::RankedTensorType>(ty)
+                       ? Value(mlir::arith::ConstantOp::create(
+                             b_, loc_, mlir::DenseElementsAttr::get(mlir::cast<mlir::RankedTensorType>(ty), one)))
+                       : Value(mlir::arith::ConstantOp::create(b_, loc_, one));
+      return mlir::arith::XOrIOp::create(b_, loc_, x, ones);
+    }
+    if (op == "abs") {
+      if (f) return mlir::math::AbsFOp::create(b_, loc_, x);
+      return mlir::math::AbsIOp::create(b_, loc_, x);
+    }
+    if (!f) fail(fmt::format("'{}' needs a floating-point tile", op));
+    if (op == "exp") return mlir::math::ExpOp::create(b_, loc_, x);
+    if (op == "exp2") return mlir::math::Exp2Op::create(b_, loc_, x);
+    if (op == "log") return mlir::math::LogOp::create(b_, loc_, x);
+    if (op == "sqrt") return mlir::math::SqrtOp::create(b_, loc_, x);
+    if (op == "rsqrt") return mlir::math::RsqrtOp::create(b_, loc_, x);
+    if (op == "tanh") return mlir::math::TanhOp::create(b_, loc_, x);
+    fail(fmt::format("malformed AST: unknown unary op '{}'", op));
+  }
+
+  Value emit_binary(std::string_view op, Type ty, Value x, Value y) {
+    bool f = is_float(x.getType());
+    using namespace mlir::arith;
+    if (op == "add") return f ? Value(AddFOp::create(b_, loc_, x, y)) : Value(AddIOp::create(b_, loc_, x, y));
+    if (op == "sub") return f ? Value(SubFOp::create(b_, loc_, x, y)) : Value(SubIOp::create(b_, loc_, x, y));
+    if (op == "mul") return f ? Value(MulFOp::create(b_, loc_, x, y)) : Value(MulIOp::create(b_, loc_, x, y));
+    if (op == "div") return f ? Value(DivFOp::create(b_, loc_, x, y)) : Value(DivSIOp::create(b_, loc_, x, y));
+    if (op == "max") return f ? Value(MaximumFOp::create(b_, loc_, x, y)) : Value(MaxSIOp::create(b_, loc_, x, y));
+    if (op == "min") return f ? Value(MinimumFOp::create(b_, loc_, x, y)) : Value(MinSIOp::create(b_, loc_, x, y));
+    if (op == "and") return AndIOp::create(b_, loc_, x, y);
+    if (op == "or") return OrIOp::create(b_, loc_, x, y);
+    static const std::pair<std::string_view, std::pair<CmpFPredicate, CmpIPredicate>> cmps[] = {
+        {"eq", {CmpFPredicate::OEQ, CmpIPredicate::eq}}, {"ne", {CmpFPredicate::UNE, CmpIPredicate::ne}},
+        {"lt", {CmpFPredicate::OLT, CmpIPredicate::slt}}, {"le", {CmpFPredicate::OLE, CmpIPredicate::sle}},
+        {"gt", {CmpFPredicate::OGT, CmpIPredicate::sgt}}, {"ge", {CmpFPredicate::OGE, CmpIPredicate::sge}}};
+    for (const auto& [name, preds] : cmps) {
+      if (op != name) continue;
+      if (f) return CmpFOp::create(b_, loc_, preds.first, x, y);
+      return CmpIOp::create(b_, loc_, preds.second, x, y);
+    }
+    (void)ty;
+    fail(fmt::format("malformed AST: unknown binary op '{}'", op));
+  }
+
+  mlir::MLIRContext& ctx_;
+  mlir::OpBuilder b_;
+  mlir::Location loc_;
+  std::string_view kernel_;
+  const KernelAst& ast_;
+  llvm::SmallVector<Value> args_;
+  std::vector<std::unordered_map<std::string_view, Value>> scopes_;
+  llvm::SmallVector<mlir::scf::ForOp> loops_;
+  llvm::SmallVector<Value> loop_ivs_;
+};
+
+}  // namespace
+
+mlir::OwningOpRef<mlir::ModuleOp> generate_tile_ir(mlir::MLIRContext& ctx, std::string_view kernel_name,
+                                                   const KernelAst& ast) {
+  return MlirGen(ctx, kernel_name, ast).run();
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,323 @@
+// pipeline.cpp: runs the compiler stages declared in pipeline.h.
+//
+// One MLIRContext per compile (no threading inside it: machines are small and kernels are small).
+// Diagnostics are collected and turned into tessera::Error; passes verify their input first, so
+// LLVM never sees IR it could abort on. The LLVM targets used are initialised once per process.
+#include "compiler/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "codegen/mlir_gen.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+#include "tessera/Dialect/Tile/IR/TileDialect.h"
+#include "tessera/Dialect/Tile/Transforms/Passes.h"
+#include "tessera/errors.h"
+
+namespace tessera::detail {
+namespace {
+
+void initialize_llvm_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+    mlir::registerSCFToControlFlowPass();
+    mlir::registerArithToLLVMConversionPass();
+    mlir::registerConvertMathToLLVMPass();
+    mlir::registerConvertMathToLibmPass();
+    mlir::registerConvertControlFlowToLLVMPass();
+    mlir::registerFinalizeMemRefToLLVMConversionPass();
+    mlir::registerConvertFuncToLLVMPass();
+    mlir::registerConvertIndexToLLVMPass();
+    mlir::registerReconcileUnrealizedCastsPass();
+    mlir::memref::registerExpandStridedMetadataPass();
+    mlir::registerCanonicalizerPass();
+    mlir::registerCSEPass();
+    mlir::tessera::tile::registerTilePasses();
+  });
+}
+
+// Writes one stage of one kernel to TESSERA_DUMP_DIR, if set.
+class Dumper {
+ public:
+  Dumper(std::string symbol, std::string target) : symbol_(std::move(symbol)), target_(std::move(target)) {
+    if (const char* d = std::getenv("TESSERA_DUMP_DIR"); d && *d) dir_ = d;
+  }
+  bool enabled() const { return !dir_.empty(); }
+  void write(std::string_view stage, std::string_view text) const {
+    if (!enabled()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    std::ofstream out(std::filesystem::path(dir_) / fmt::format("{}.{}.{}", symbol_, target_, stage), std::ios::binary);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  }
+  template <class T>
+  void write_ir(std::string_view stage, T& ir) const {
+    if (!enabled()) return;
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    ir.print(os);
+    write(stage, s);
+  }
+
+ private:
+  std::string symbol_, target_, dir_;
+};
+
+mlir::DialectRegistry make_registry() {
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::func::FuncDialect, mlir::arith::ArithDialect, mlir::math::MathDialect,
+                  mlir::scf::SCFDialect, mlir::memref::MemRefDialect, mlir::index::IndexDialect,
+                  mlir::cf::ControlFlowDialect, mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect,
+                  mlir::tessera::tile::TileDialect>();
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+  mlir::registerNVVMDialectTranslation(registry);
+  return registry;
+}
+
+// Collects diagnostics so a failure can be reported as one tessera::Error.
+class DiagnosticCollector {
+ public:
+  explicit DiagnosticCollector(mlir::MLIRContext& ctx)
+      : handler_(&ctx, [this](mlir::Diagnostic& d) {
+          messages_ += (messages_.empty() ? "" : "\n") + d.str();
+          return mlir::success();
+        }) {}
+  const std::string& messages() const { return messages_; }
+
+ private:
+  std::string messages_;
+  mlir::ScopedDiagnosticHandler handler_;
+};
+
+// Runs a textual pass pipeline on the module; a failure becomes a tessera::Error.
+void run_passes(std::string_view kernel, mlir::ModuleOp module, const std::string& pipeline,
+                std::string_view target, DiagnosticCollector& diags) {
+  mlir::PassManager pm(module->getName());
+  if (mlir::failed(mlir::parsePassPipeline(pipeline, pm)))
+    throw Error(fmt::format("tessera: kernel '{}': internal error: bad pass pipeline '{}'", kernel, pipeline));
+  if (mlir::failed(pm.run(module)))
+    throw Error(fmt::format("tessera: kernel '{}': the compiler rejected the kernel for target {}:\n{}", kernel,
+                            target, diags.messages()));
+}
+
+// tile IR -> loops (stage "loops.mlir") -> LLVM dialect (stage "llvm-dialect.mlir").
+void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target,
+                           const Dumper& dump, DiagnosticCollector& diags) {
+  bool cpu = target == "cpu";
+  std::string to_loops =
+      cpu ? "builtin.module(tile-lower-to-loops{target=cpu},canonicalize,cse)"
+          : fmt::format("builtin.module(tile-lower-to-loops{{target=gpu block-size={}}},canonicalize,cse,"
+                        "tile-math-to-nvvm)",
+                        kGpuBlockSize);
+  run_passes(kernel, module, to_loops, target, diags);
+  dump.write_ir("loops.mlir", module);
+  std::string to_llvm = fmt::format(
+      "builtin.module(convert-scf-to-cf,convert-math-to-llvm,{}expand-strided-metadata,convert-arith-to-llvm,"
+      "convert-index-to-llvm,convert-cf-to-llvm,finalize-memref-to-llvm,convert-func-to-llvm,"
+      "reconcile-unrealized-casts)",
+      cpu ? "convert-math-to-libm," : "");
+  run_passes(kernel, module, to_llvm, target, diags);
+  dump.write_ir("llvm-dialect.mlir", module);
+}
+
+std::unique_ptr<llvm::Module> translate(std::string_view kernel, mlir::ModuleOp module, llvm::LLVMContext& llctx,
+                                        DiagnosticCollector& diags) {
+  std::unique_ptr<llvm::Module> m = mlir::translateModuleToLLVMIR(module, llctx);
+  if (!m) throw Error(fmt::format("tessera: kernel '{}': translation to LLVM IR failed:\n{}", kernel, diags.messages()));
+  return m;
+}
+
+void optimize(llvm::Module& m, llvm::TargetMachine* tm, llvm::OptimizationLevel level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(m, mam);
+}
+
+// Adds `void <symbol>_packed(ptr argv)` that loads each parameter of <symbol> from argv[i].
+void add_packed_wrapper(llvm::Module& m, const std::string& symbol) {
+  llvm::Function* f = m.getFunction(symbol);
+  if (!f) throw Error(fmt::format("tessera: internal error: kernel function '{}' not found in LLVM IR", symbol));
+  llvm::LLVMContext& c = m.getContext();
+  auto* ptr = llvm::PointerType::getUnqual(c);
+  auto* wrapper_ty = llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr}, false);
+  auto* w = llvm::Function::Create(wrapper_ty, llvm::Function::ExternalLinkage, symbol + "_packed", m);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", w));
+  llvm::SmallVector<llvm::Value*> args;
+  for (llvm::Argument& a : f->args()) {
+    llvm::Value* slot = b.CreateConstGEP1_64(ptr, w->getArg(0), a.getArgNo());
+    llvm::Value* p = b.CreateLoad(ptr, slot);
+    args.push_back(b.CreateLoad(a.getType(), p));
+  }
+  b.CreateCall(f, args);
+  b.CreateRetVoid();
+}
+
+class JitCpuKernel : public CpuKernel {
+ public:
+  JitCpuKernel(std::unique_ptr<llvm::orc::LLJIT> jit, void (*fn)(void**)) : jit_(std::move(jit)), fn_(fn) {}
+  void run(void** argv) const override { fn_(argv); }
+
+ private:
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  void (*fn_)(void**);
+};
+
+std::string to_string(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return s;
+}
+
+}  // namespace
+
+std::string llvm_version() { return LLVM_VERSION_STRING; }
+
+std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast) {
+  initialize_llvm_once();
+  std::string symbol = kernel_symbol(kernel);
+  Dumper dump(symbol, "cpu");
+  dump.write("ast.txt", ast.text);
+  mlir::MLIRContext ctx(make_registry(), mlir::MLIRContext::Threading::DISABLED);
+  ctx.loadAllAvailableDialects();
+  DiagnosticCollector diags(ctx);
+  auto module = generate_tile_ir(ctx, kernel, ast);
+  dump.write_ir("tile.mlir", *module);
+  lower_to_llvm_dialect(kernel, *module, "cpu", dump, diags);
+
+  auto llctx = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> m = translate(kernel, *module, *llctx, diags);
+  add_packed_wrapper(*m, symbol);
+
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) throw Error("tessera: cannot detect the host target: " + llvm::toString(jtmb.takeError()));
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = jtmb->createTargetMachine();
+  if (!tm) throw Error("tessera: cannot create the host target machine: " + llvm::toString(tm.takeError()));
+  m->setDataLayout((*tm)->createDataLayout());
+  m->setTargetTriple((*tm)->getTargetTriple());
+  optimize(*m, tm->get(), llvm::OptimizationLevel::O2);
+  if (llvm::verifyModule(*m, &llvm::errs()))
+    throw Error(fmt::format("tessera: kernel '{}': internal error: invalid LLVM IR", kernel));
+  dump.write("ll", to_string(*m));
+
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+  if (!jit) throw Error("tessera: cannot create the CPU JIT: " + llvm::toString(jit.takeError()));
+  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess((*jit)->getDataLayout().getGlobalPrefix());
+  if (!gen) throw Error("tessera: CPU JIT: " + llvm::toString(gen.takeError()));
+  (*jit)->getMainJITDylib().addGenerator(std::move(*gen));
+  if (auto err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(llctx))))
+    throw Error("tessera: CPU JIT: " + llvm::toString(std::move(err)));
+  auto sym = (*jit)->lookup(symbol + "_packed");
+  if (!sym) throw Error("tessera: CPU JIT: " + llvm::toString(sym.takeError()));
+  auto fn = sym->toPtr<void (*)(void**)>();
+  return std::make_unique<JitCpuKernel>(std::move(*jit), fn);
+}
+
+GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch) {
+  if (arch != "sm_90" && arch != "sm_100a")
+    throw Error(fmt::format("tessera: kernel '{}': unsupported GPU target '{}' (expected sm_90 or sm_100a)", kernel, arch));
+  initialize_llvm_once();
+  GpuCode code;
+  code.arch = std::string(arch);
+  code.block_size = kGpuBlockSize;
+  code.symbol = kernel_symbol(kernel);
+  Dumper dump(code.symbol, code.arch);
+  dump.write("ast.txt", ast.text);
+  mlir::MLIRContext ctx(make_registry(), mlir::MLIRContext::Threading::DISABLED);
+  ctx.loadAllAvailableDialects();
+  DiagnosticCollector diags(ctx);
+  auto module = generate_tile_ir(ctx, kernel, ast);
+  dump.write_ir("tile.mlir", *module);
+  lower_to_llvm_dialect(kernel, *module, "gpu", dump, diags);
+  // Mark the entry point: a PTX .entry with the block size as .maxntid.
+  auto fn = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(code.symbol);
+  if (!fn) throw Error(fmt::format("tessera: kernel '{}': internal error: lowered kernel not found", kernel));
+  mlir::OpBuilder b(&ctx);
+  fn->setAttr(mlir::NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  fn->setAttr(mlir::NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({code.block_size, 1, 1}));
+
+  llvm::LLVMContext llctx;
+  std::unique_ptr<llvm::Module> m = translate(kernel, *module, llctx, diags);
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target) throw Error("tessera: NVPTX target unavailable: " + err);
+  // PTX ISA pinned at 9.0: the CUDA 13.0 driver and nvJitLink reject 9.1.
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, code.arch, "+ptx90", llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (!tm) throw Error(fmt::format("tessera: cannot create an NVPTX target machine for {}", code.arch));
+  m->setDataLayout(tm->createDataLayout());
+  m->setTargetTriple(triple);
+  optimize(*m, tm.get(), llvm::OptimizationLevel::O3);
+  if (llvm::verifyModule(*m, &llvm::errs()))
+    throw Error(fmt::format("tessera: kernel '{}': internal error: invalid LLVM IR", kernel));
+  dump.write("ll", to_string(*m));
+  llvm::SmallString<0> ptx;
+  {
+    llvm::raw_svector_ostream os(ptx);
+    llvm::legacy::PassManager pm;
+    if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+      throw Error("tessera: the NVPTX target cannot emit PTX");
+    pm.run(*m);
+  }
+  code.ptx = std::string(ptx.str());
+  dump.write("ptx", code.ptx);
+  return code;
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,46 @@
+// pipeline.h: the compiler's stages, from a kernel's serialized AST to runnable code.
+//
+//   to_tile_ir  -> tile-lower-to-loops -> to LLVM dialect -> LLVM IR -> (cpu) ORC JIT
+//                                                                    -> (gpu) NVPTX PTX -> cubin
+// The interface hides MLIR and LLVM types so the launcher (and everything users include) never
+// sees them. When TESSERA_DUMP_DIR is set every stage is written there as <symbol>.<target>.<stage>.
+// Invalid kernels and targets are rejected with tessera::Error before LLVM could abort.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frontend/ast.h"
+
+namespace tessera::detail {
+
+// A kernel JIT-compiled for the host. run() calls it once for one program; argv holds one pointer
+// per flattened parameter (see kernel_abi.h) followed by pid0..2 and nprog0..2 (int32).
+class CpuKernel {
+ public:
+  virtual ~CpuKernel() = default;
+  virtual void run(void** argv) const = 0;
+};
+
+struct GpuCode {
+  std::string arch;          // "sm_90", "sm_100a"
+  std::string ptx;
+  std::vector<char> cubin;   // empty if only PTX was requested
+  int block_size = 128;      // threads per program
+  std::string symbol;        // the PTX entry name
+};
+
+// Threads per program on GPU targets.
+inline constexpr int kGpuBlockSize = 128;
+
+std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast);
+// Lowers to PTX for `arch`; the caller turns it into a cubin (nvJitLink) so that the cache sits
+// between the two.
+GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch);
+// The LLVM version string, for cache keys.
+std::string llvm_version();
+
+}  // namespace tessera::detail

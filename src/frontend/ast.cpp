@@ -1,0 +1,143 @@
+// ast.cpp: S-expression parser for the serialized kernel AST.
+//
+// The text comes from our own compile-time serializer, so errors here mean a version mismatch or a
+// bug; they are still reported as tessera::Error (never a crash) with the offending position.
+#include "frontend/ast.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "tessera/errors.h"
+
+namespace tessera::detail {
+namespace {
+
+class Parser {
+ public:
+  Parser(std::string_view kernel, std::string_view text) : kernel_(kernel), text_(text) {}
+
+  Sexp parse() {
+    Sexp s = node();
+    skip_spaces();
+    if (pos_ != text_.size()) fail("trailing text");
+    return s;
+  }
+
+ private:
+  [[noreturn]] void fail(std::string_view what) const {
+    throw Error(fmt::format("tessera: kernel '{}': malformed AST ({} at offset {})", kernel_, what, pos_));
+  }
+  void skip_spaces() {
+    while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
+  }
+  Sexp node() {
+    skip_spaces();
+    if (pos_ >= text_.size()) fail("unexpected end");
+    std::size_t start = pos_;
+    char c = text_[pos_];
+    if (c == '(' || c == '[') {
+      char close = c == '(' ? ')' : ']';
+      Sexp s;
+      s.is_list = true;
+      s.bracket = c;
+      ++pos_;
+      for (;;) {
+        skip_spaces();
+        if (pos_ >= text_.size()) fail("unclosed list");
+        if (text_[pos_] == close) {
+          ++pos_;
+          break;
+        }
+        if (text_[pos_] == ')' || text_[pos_] == ']') fail("mismatched bracket");
+        s.items.push_back(node());
+      }
+      s.text = text_.substr(start, pos_ - start);
+      return s;
+    }
+    if (c == ')' || c == ']') fail("unexpected closing bracket");
+    while (pos_ < text_.size() && text_[pos_] != ' ' && text_[pos_] != '(' && text_[pos_] != ')' &&
+           text_[pos_] != '[' && text_[pos_] != ']')
+      ++pos_;
+    Sexp s;
+    s.atom = text_.substr(start, pos_ - start);
+    s.text = s.atom;
+    return s;
+  }
+
+  std::string_view kernel_;
+  std::string_view text_;
+  std::size_t pos_ = 0;
+};
+
+[[noreturn]] void bad(std::string_view kernel, std::string_view what) {
+  throw Error(fmt::format("tessera: kernel '{}': malformed AST ({})", kernel, what));
+}
+
+}  // namespace
+
+const Sexp& Sexp::operator[](std::size_t i) const {
+  if (!is_list || i >= items.size())
+    throw Error(fmt::format("tessera: malformed AST: node '{}' has no item {}", text, i));
+  return items[i];
+}
+
+std::string_view Sexp::head() const {
+  if (!is_list || items.empty() || items[0].is_list) return {};
+  return items[0].atom;
+}
+
+int64_t Sexp::as_int() const {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(atom.data(), atom.data() + atom.size(), v);
+  if (is_list || ec != std::errc() || p != atom.data() + atom.size())
+    throw Error(fmt::format("tessera: malformed AST: expected an integer, got '{}'", text));
+  return v;
+}
+
+DType parse_dtype(std::string_view kernel, std::string_view name) {
+  if (name == "f32") return DType::f32;
+  if (name == "f16") return DType::f16;
+  if (name == "bf16") return DType::bf16;
+  if (name == "i32") return DType::i32;
+  if (name == "i1") return DType::i1;
+  bad(kernel, fmt::format("unknown dtype '{}'", name));
+}
+
+KernelAst parse_ast(std::string_view kernel, std::string_view text) {
+  KernelAst ast;
+  ast.text = text;
+  ast.root = Parser(kernel, text).parse();
+  const Sexp& r = ast.root;
+  if (r.head() != "kernel" || r.items.size() != 3 || r[1].head() != "params" || r[2].head() != "body")
+    bad(kernel, "expected (kernel (params ...) (body ...))");
+  const Sexp& params = r[1];
+  for (std::size_t i = 1; i < params.items.size(); ++i) {
+    const Sexp& p = params[i];
+    ParamInfo info{};
+    std::string_view kind = p.head();
+    if (kind == "out" && p.items.size() == 4 && p[3].is_list && p[3].bracket == '[') {
+      info.kind = ParamInfo::Kind::out;
+      info.dtype = parse_dtype(kernel, p[1].atom);
+      info.rank = static_cast<int>(p[2].as_int());
+      for (const Sexp& d : p[3].items) info.tile.push_back(d.as_int());
+      if (static_cast<int>(info.tile.size()) != info.rank) bad(kernel, "output tile rank");
+    } else if (kind == "in" && p.items.size() == 3) {
+      info.kind = ParamInfo::Kind::in;
+      info.dtype = parse_dtype(kernel, p[1].atom);
+      info.rank = static_cast<int>(p[2].as_int());
+    } else if (kind == "scalar" && p.items.size() == 2) {
+      info.kind = ParamInfo::Kind::scalar;
+      info.dtype = parse_dtype(kernel, p[1].atom);
+    } else {
+      bad(kernel, fmt::format("bad parameter '{}'", p.text));
+    }
+    if (info.kind != ParamInfo::Kind::scalar && (info.rank < 1 || info.rank > 4))
+      bad(kernel, "tensor rank must be 1..4");
+    ast.params.push_back(std::move(info));
+  }
+  ast.body = &r[2];
+  return ast;
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,71 @@
+// test_errors.cpp: misuse that C++ cannot reject at compile time fails at launch with a
+// tessera::Error naming the kernel, the parameter and what was expected.
+#include <catch2/catch.hpp>
+#include <tessera/tessera.h>
+
+#include <cstdlib>
+
+using namespace tessera;
+using Catch::Matchers::Contains;
+
+namespace {
+auto add_kernel() {
+  return kernel("err_add", [](auto out, auto x, auto y) { return out.store(x.load_like(out) + y.load_like(out)); });
+}
+}  // namespace
+
+TEST_CASE("an output that aliases an input is rejected", "[errors]") {
+  Tensor<float, 1> x({100}), y({100});
+  auto add = add_kernel();
+  CHECK_THROWS_WITH(add.launch_on(Target::cpu, x.partition<128>(), x, y),
+                    Contains("kernel 'err_add'") && Contains("output parameter 0 aliases input parameter 1"));
+}
+
+TEST_CASE("the same tensor as two outputs is rejected", "[errors]") {
+  Tensor<float, 1> x({100}), z({100});
+  auto two = kernel("err_two_outputs", [](auto o1, auto o2, auto a) {
+    return seq(o1.store(a.load_like(o1)), o2.store(a.load_like(o2)));
+  });
+  CHECK_THROWS_WITH(two.launch_on(Target::cpu, z.partition<128>(), z.partition<128>(), x),
+                    Contains("output parameter 0 aliases output parameter 1"));
+}
+
+TEST_CASE("an input loaded like an output must have its shape", "[errors]") {
+  Tensor<float, 1> x({100}), y({99}), z({100});
+  auto add = add_kernel();
+  CHECK_THROWS_WITH(add.launch_on(Target::cpu, z.partition<128>(), x, y),
+                    Contains("kernel 'err_add'") && Contains("input parameter 2 has shape [99]") &&
+                        Contains("output parameter 0 of shape [100]"));
+}
+
+TEST_CASE("outputs must agree on the grid", "[errors]") {
+  Tensor<float, 1> x({1000}), z1({1000}), z2({500});
+  auto two = kernel("err_grids", [](auto o1, auto o2, auto a) {
+    return seq(o1.store(load<128>(a, program_id<0>())), o2.store(load<128>(a, program_id<0>())));
+  });
+  CHECK_THROWS_WITH(two.launch_on(Target::cpu, z1.partition<128>(), z2.partition<128>(), x),
+                    Contains("output parameter 1 has grid [4 1 1] but output parameter 0 has grid [8 1 1]"));
+}
+
+TEST_CASE("a bad TESSERA_TARGET is reported, not ignored", "[errors]") {
+  ::setenv("TESSERA_TARGET", "sm_75", 1);
+  CHECK_THROWS_WITH(default_target(), Contains("TESSERA_TARGET='sm_75'"));
+  ::unsetenv("TESSERA_TARGET");
+}
+
+TEST_CASE("a tensor in use by a launch cannot be borrowed again", "[errors][borrow]") {
+  Tensor<float, 1> x({100}), z({100});
+  z.storage()->writers.fetch_add(1);  // as if another launch were writing z right now
+  auto copy = kernel("err_copy", [](auto out, auto a) { return out.store(a.load_like(out)); });
+  CHECK_THROWS_WITH(copy.launch_on(Target::cpu, z.partition<128>(), x), Contains("output parameter 0 is in use"));
+  z.storage()->writers.fetch_sub(1);
+  copy.launch_on(Target::cpu, z.partition<128>(), x);  // and works once released
+  CHECK(z.storage()->writers.load() == 0);
+  CHECK(x.storage()->readers.load() == 0);
+}
+
+TEST_CASE("tensor construction errors", "[errors]") {
+  std::vector<float> v(3);
+  CHECK_THROWS_WITH((Tensor<float, 1>({4}, std::span<const float>(v))), Contains("3 values given for 4 elements"));
+  CHECK_THROWS_WITH((Tensor<float, 2>({-1, 2})), Contains("negative size"));
+}

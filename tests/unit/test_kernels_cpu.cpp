@@ -1,0 +1,292 @@
+// test_kernels_cpu.cpp: kernels run on the CPU target and compared with host references.
+//
+// Covers every op of the tile language and every dtype, with ragged sizes (1-D lengths 1, 127,
+// 128, 129, 1000, 1000001 over 128-wide tiles; 2-D 2000 x 1000 over 64 x 64 and over a tile that
+// divides neither dimension). Tolerances: f32 exact for + - * and min/max, 1e-6 relative for
+// transcendental math; f16 and bf16 results are compared after rounding the f32 reference to the
+// same type (1 ulp).
+#include <catch2/catch.hpp>
+#include <tessera/tessera.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+using namespace tessera;
+
+namespace {
+
+template <class T, int R>
+Tensor<T, R> random_tensor(std::array<int64_t, R> shape, float lo, float hi, unsigned seed) {
+  Tensor<T, R> t(shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = static_cast<T>(dist(rng));
+  return t;
+}
+
+template <class T>
+float f(T v) {
+  return static_cast<float>(v);
+}
+
+bool close(float got, float want, float rel, float abs_tol = 1e-6f) {
+  return std::abs(got - want) <= abs_tol + rel * std::abs(want);
+}
+
+}  // namespace
+
+TEST_CASE("1-D add over ragged lengths, f32", "[cpu][elementwise]") {
+  auto add = kernel("add", [](auto out, auto x, auto y) { return out.store(x.load_like(out) + y.load_like(out)); });
+  for (int64_t n : {1, 127, 128, 129, 1000, 1000001}) {
+    auto x = random_tensor<float, 1>({n}, -10, 10, 1);
+    auto y = random_tensor<float, 1>({n}, -10, 10, 2);
+    Tensor<float, 1> z({n});
+    add.launch_on(Target::cpu, z.partition<128>(), x, y);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) bad += z(i) != x(i) + y(i);
+    INFO("n = " << n);
+    CHECK(bad == 0);
+  }
+}
+
+TEMPLATE_TEST_CASE("1-D add for every dtype", "[cpu][elementwise][dtype]", half, bfloat16, int32_t) {
+  auto add = kernel("add_typed", [](auto out, auto x, auto y) { return out.store(x.load_like(out) + y.load_like(out)); });
+  for (int64_t n : {1, 129, 1000}) {
+    auto x = random_tensor<TestType, 1>({n}, -50, 50, 3);
+    auto y = random_tensor<TestType, 1>({n}, -50, 50, 4);
+    Tensor<TestType, 1> z({n});
+    add.launch_on(Target::cpu, z.partition<128>(), x, y);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) bad += f(z(i)) != f(static_cast<TestType>(f(x(i)) + f(y(i))));
+    INFO("n = " << n);
+    CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("2-D add, 2000 x 1000, divisible and ragged tiles", "[cpu][elementwise]") {
+  auto add = kernel("add2d", [](auto out, auto x, auto y) { return out.store(x.load_like(out) + y.load_like(out)); });
+  auto x = random_tensor<float, 2>({2000, 1000}, -1, 1, 5);
+  auto y = random_tensor<float, 2>({2000, 1000}, -1, 1, 6);
+  Tensor<float, 2> z({2000, 1000}), w({2000, 1000});
+  add.launch_on(Target::cpu, z.partition<64, 64>(), x, y);
+  add.launch_on(Target::cpu, w.partition<128, 256>(), x, y);  // divides neither 2000 nor 1000... 1000/256, 2000/128
+  int64_t bad = 0;
+  for (int64_t i = 0; i < 2000; ++i)
+    for (int64_t j = 0; j < 1000; ++j) {
+      bad += z(i, j) != x(i, j) + y(i, j);
+      bad += w(i, j) != x(i, j) + y(i, j);
+    }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("unary math, f32", "[cpu][math]") {
+  const int64_t n = 1000;
+  auto x = random_tensor<float, 1>({n}, 0.1f, 4.0f, 7);
+  Tensor<float, 1> z({n});
+  auto check = [&](auto k, std::function<float(float)> ref, float rel) {
+    k.launch_on(Target::cpu, z.partition<128>(), x);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) bad += !close(z(i), ref(x(i)), rel);
+    INFO(k.name());
+    CHECK(bad == 0);
+  };
+  check(kernel("exp", [](auto o, auto a) { return o.store(exp(a.load_like(o))); }), [](float v) { return std::exp(v); }, 1e-6f);
+  check(kernel("exp2", [](auto o, auto a) { return o.store(exp2(a.load_like(o))); }), [](float v) { return std::exp2(v); }, 1e-6f);
+  check(kernel("log", [](auto o, auto a) { return o.store(log(a.load_like(o))); }), [](float v) { return std::log(v); }, 1e-6f);
+  check(kernel("sqrt", [](auto o, auto a) { return o.store(sqrt(a.load_like(o))); }), [](float v) { return std::sqrt(v); }, 1e-6f);
+  check(kernel("rsqrt", [](auto o, auto a) { return o.store(rsqrt(a.load_like(o))); }), [](float v) { return 1 / std::sqrt(v); }, 1e-6f);
+  check(kernel("tanh", [](auto o, auto a) { return o.store(tanh(a.load_like(o))); }), [](float v) { return std::tanh(v); }, 1e-6f);
+  check(kernel("abs_neg", [](auto o, auto a) { return o.store(abs(-a.load_like(o))); }), [](float v) { return v; }, 0);
+}
+
+TEST_CASE("binary ops, comparisons, select and logic", "[cpu][elementwise]") {
+  const int64_t n = 777;
+  auto x = random_tensor<float, 1>({n}, -4, 4, 8);
+  auto y = random_tensor<float, 1>({n}, 0.5f, 4, 9);
+  Tensor<float, 1> z({n});
+  auto k2 = kernel("binops2", [](auto o, auto a, auto b) {
+    auto p = a.load_like(o);
+    auto q = b.load_like(o);
+    auto big = (p > q) || (p <= -q);
+    return o.store(select(big && !(p == q), maximum(p, q) - minimum(p, q) * p / q, p * q - p));
+  });
+  k2.launch_on(Target::cpu, z.partition<128>(), x, y);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    float p = x(i), q = y(i);
+    bool big = (p > q) || (p <= -q);
+    float want = (big && !(p == q)) ? std::max(p, q) - std::min(p, q) * p / q : p * q - p;
+    bad += !close(z(i), want, 1e-6f);
+  }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("casts between dtypes", "[cpu][cast][dtype]") {
+  const int64_t n = 300;
+  auto x = random_tensor<float, 1>({n}, -100, 100, 10);
+  Tensor<bfloat16, 1> b({n});
+  Tensor<half, 1> h({n});
+  Tensor<int32_t, 1> i({n});
+  Tensor<float, 1> back({n});
+  kernel("to_bf16", [](auto o, auto a) { return o.store(cast<DType::bf16>(a.load_like(o))); })
+      .launch_on(Target::cpu, b.partition<128>(), x);
+  kernel("to_f16", [](auto o, auto a) { return o.store(cast<DType::f16>(a.load_like(o))); })
+      .launch_on(Target::cpu, h.partition<128>(), x);
+  kernel("to_i32", [](auto o, auto a) { return o.store(cast<DType::i32>(a.load_like(o))); })
+      .launch_on(Target::cpu, i.partition<128>(), x);
+  kernel("i32_bool_to_f32", [](auto o, auto a) {
+    auto v = a.load_like(o);
+    return o.store(cast<DType::f32>(v) + cast<DType::f32>(v > 0));
+  }).launch_on(Target::cpu, back.partition<128>(), i);
+  int64_t bad = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    bad += f(b(k)) != f(bfloat16(x(k)));
+    bad += f(h(k)) != f(half(x(k)));
+    bad += i(k) != static_cast<int32_t>(x(k));
+    bad += back(k) != static_cast<float>(i(k)) + (i(k) > 0 ? 1.f : 0.f);
+  }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("broadcasting rows, columns, scalars and scalar parameters", "[cpu][broadcast]") {
+  const int64_t m = 200, n = 100;
+  auto x = random_tensor<float, 2>({m, n}, -1, 1, 11);
+  Tensor<float, 2> z({m, n});
+  // out = x * rowmax + colsum * s + 2
+  auto k = kernel("bcast", [](auto o, auto a, auto s) {
+    auto t = a.load_like(o);                      // [64 32]
+    return o.store(t * max<1>(t) + sum<0>(t) * s + c<2.0>);
+  });
+  k.launch_on(Target::cpu, z.partition<64, 32>(), x, 0.5f);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      // reductions are over the tile (padding counts as 0), as the kernel says
+      int64_t i0 = i / 64 * 64, j0 = j / 32 * 32;
+      float rmax = -1e30f, csum = 0;
+      for (int64_t jj = j0; jj < j0 + 32; ++jj) rmax = std::max(rmax, jj < n ? x(i, jj) : 0.f);
+      for (int64_t ii = i0; ii < i0 + 64; ++ii) csum += ii < m ? x(ii, j) : 0.f;
+      bad += !close(z(i, j), x(i, j) * rmax + csum * 0.5f + 2, 1e-5f, 1e-5f);
+    }
+  CHECK(bad == 0);
+}
+
+TEMPLATE_TEST_CASE("row reductions sum, max, min accumulate in f32", "[cpu][reduce][dtype]", float, half, bfloat16) {
+  const int64_t rows = 100, cols = 256;
+  auto x = random_tensor<TestType, 2>({rows, cols}, -3, 3, 12);
+  Tensor<float, 2> s({rows, 1}), mx({rows, 1}), mn({rows, 1});
+  auto k = kernel("reductions", [](auto os, auto omax, auto omin, auto a) {
+    auto t = cast<DType::f32>(load<4, 256>(a, program_id<0>(), program_id<1>()));
+    return seq(os.store(sum<1>(t)), omax.store(max<1>(t)), omin.store(min<1>(t)));
+  });
+  k.launch_on(Target::cpu, s.partition<4, 1>(), mx.partition<4, 1>(), mn.partition<4, 1>(), x);
+  int64_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    float hi = -1e30f, lo = 1e30f;
+    for (int64_t c = 0; c < cols; ++c) {
+      sum += f(x(r, c));
+      hi = std::max(hi, f(x(r, c)));
+      lo = std::min(lo, f(x(r, c)));
+    }
+    bad += !close(s(r, 0), static_cast<float>(sum), 1e-5f, 1e-4f) + (mx(r, 0) != hi) + (mn(r, 0) != lo);
+  }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("iota, program ids, reshape and transpose", "[cpu][shape]") {
+  Tensor<int32_t, 1> ids({1000});
+  kernel("iota", [](auto o) {
+    return o.store(iota<128>() + program_id<0>() * c<128.0> + num_programs<0>() * c<0.0>);
+  }).launch_on(Target::cpu, ids.partition<128>());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < 1000; ++i) bad += ids(i) != i;
+  CHECK(bad == 0);
+
+  auto x = random_tensor<float, 2>({100, 60}, -1, 1, 13);
+  Tensor<float, 2> t({60, 100});
+  // Transpose a 100 x 60 matrix: the program owning output tile (i, j) loads input tile (j, i).
+  kernel("transpose", [](auto o, auto a) {
+    return o.store(transpose(load<32, 16>(a, program_id<1>(), program_id<0>())));
+  }).launch_on(Target::cpu, t.partition<16, 32>(), x);
+  for (int64_t i = 0; i < 60; ++i)
+    for (int64_t j = 0; j < 100; ++j) bad += t(i, j) != x(j, i);
+  CHECK(bad == 0);
+
+  Tensor<float, 1> flat({6000});
+  kernel("flatten", [](auto o, auto a) {
+    return o.store(reshape<512>(load<1, 512>(a, program_id<0>() * c<0.0>, program_id<0>())));
+  }).launch_on(Target::cpu, flat.partition<512>(), Tensor<float, 2>({1, 6000}, std::span<const float>(std::vector<float>(6000, 1.5f))));
+  for (int64_t i = 0; i < 6000; ++i) bad += flat(i) != 1.5f;
+  CHECK(bad == 0);
+}
+
+TEST_CASE("matrix multiply with a K loop and mma", "[cpu][mma][loop]") {
+  const int64_t m = 100, n = 70, kk = 90;  // ragged in M, N and K: padding zeros keep it exact
+  auto a = random_tensor<half, 2>({m, kk}, -1, 1, 14);
+  auto b = random_tensor<half, 2>({kk, n}, -1, 1, 15);
+  Tensor<float, 2> cmat({m, n});
+  auto gemm = kernel("gemm", [](auto o, auto x, auto y) {
+    auto ktiles = (dim<1>(x) + c<31.0>) / c<32.0>;
+    auto acc = for_range(
+        ktiles,
+        [=](auto k, auto acc) {
+          return mma(load<32, 32>(x, program_id<0>(), k), load<32, 32>(y, k, program_id<1>()), acc);
+        },
+        full<DType::f32, 32, 32>(c<0.0>));
+    return o.store(acc);
+  });
+  gemm.launch_on(Target::cpu, cmat.partition<32, 32>(), a, b);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < kk; ++k) want += f(a(i, k)) * f(b(k, j));
+      bad += !close(cmat(i, j), static_cast<float>(want), 1e-5f, 1e-5f);
+    }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("a loop carrying two tiles: online max and sum of exponentials", "[cpu][loop]") {
+  const int64_t rows = 64, cols = 1000;
+  auto x = random_tensor<float, 2>({rows, cols}, -5, 5, 16);
+  Tensor<float, 2> lse({rows, 1});
+  // log-sum-exp of each row, 128 columns at a time, carrying (running max, running sum).
+  auto k = kernel("logsumexp", [](auto o, auto a) {
+    auto n = (dim<1>(a) + c<127.0>) / c<128.0>;
+    auto r = for_range(
+        n,
+        [=](auto j, auto m, auto s) {
+          auto cols = iota<128>() + j * c<128.0>;
+          auto t = select(cols < dim<1>(a), load<1, 128>(a, program_id<0>(), j), full<DType::f32, 1, 128>(c<-1e30>));
+          auto m2 = maximum(m, max<1>(t));
+          return carry(m2, s * exp(m - m2) + sum<1>(exp(t - m2)));
+        },
+        full<DType::f32, 1, 1>(c<-1e30>), full<DType::f32, 1, 1>(c<0.0>));
+    return o.store(get<0>(r) + log(get<1>(r)));
+  });
+  k.launch_on(Target::cpu, lse.partition<1, 1>(), x);
+  int64_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    double mx = -1e30, s = 0;
+    for (int64_t c2 = 0; c2 < cols; ++c2) mx = std::max<double>(mx, x(r, c2));
+    for (int64_t c2 = 0; c2 < cols; ++c2) s += std::exp(x(r, c2) - mx);
+    bad += !close(lse(r, 0), static_cast<float>(mx + std::log(s)), 1e-5f);
+  }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("scalar parameters: scale and add", "[cpu][scalar]") {
+  const int64_t n = 1029;
+  auto x = random_tensor<float, 1>({n}, -1, 1, 17);
+  auto y = random_tensor<float, 1>({n}, -1, 1, 18);
+  Tensor<float, 1> z({n});
+  auto axpy = kernel("axpy", [](auto o, auto alpha, auto a, auto b) {
+    return o.store(alpha * a.load_like(o) + b.load_like(o));
+  });
+  axpy.launch_on(Target::cpu, z.partition<256>(), 3.0f, x, y);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) bad += !close(z(i), 3.0f * x(i) + y(i), 1e-6f);
+  CHECK(bad == 0);
+}
