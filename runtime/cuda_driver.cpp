@@ -1,0 +1,285 @@
+// CudaDriver: dlopen("libcuda.so.1"), dlsym every function of cuda_functions.def, cuInit, and
+// retain device 0's primary context. The driver object is created once and deliberately never
+// destroyed (modules and buffers in static caches may still be released during exit). When the
+// toolkit's cuda.h is present at build time (TESSERA_HAVE_CUDA_H) the signatures and constants
+// are checked against it.
+#include "cuda_driver.h"
+
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include <dlfcn.h>
+
+#include <fmt/format.h>
+
+#include "errors.h"
+
+namespace tessera {
+
+struct CudaDriverLoader {
+  std::unique_ptr<CudaDriver> driver;
+  std::string reason;  // why driver is null
+
+  CudaDriverLoader() {
+    try {
+      load();
+    } catch (const std::exception& e) {
+      driver.reset();
+      reason = e.what();
+    } catch (...) {
+      driver.reset();
+      reason = "unknown error while loading libcuda";
+    }
+  }
+
+  void load() {
+    auto d = std::unique_ptr<CudaDriver>(new CudaDriver());
+    std::string tried;
+    for (const char* name : {"libcuda.so.1", "libcuda.so"}) {
+      d->library_ = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (d->library_) break;
+      const char* why = ::dlerror();
+      tried += fmt::format("\n  {}", why ? why : fmt::format("{}: not found", name));
+    }
+    if (!d->library_) {
+      reason = "cannot load the CUDA driver library:" + tried;
+      return;
+    }
+#define CUDA_FN(ret, name, args)                                                 \
+  d->name = reinterpret_cast<ret(*) args>(::dlsym(d->library_, #name));         \
+  if (!d->name) {                                                                \
+    reason = "the CUDA driver library has no " #name " (driver too old?)";       \
+    return;                                                                      \
+  }
+#include "cuda_functions.def"
+#undef CUDA_FN
+    if (CUresult r = d->cuInit(0); r != kCudaSuccess) {
+      reason = fmt::format("cuInit failed: {}", d->error_text(r));
+      return;
+    }
+    d->cuDriverGetVersion(&d->driver_version_);
+    if (CUresult r = d->cuDeviceGetCount(&d->device_count_); r != kCudaSuccess) {
+      reason = fmt::format("cuDeviceGetCount failed: {}", d->error_text(r));
+      return;
+    }
+    if (d->device_count_ == 0) {
+      reason = "the CUDA driver reports no device";
+      return;
+    }
+    d->check(d->cuDeviceGet(&d->device_, 0), "cuDeviceGet(0)");
+    int major = 0, minor = 0;
+    d->check(d->cuDeviceGetAttribute(&major, kAttrComputeCapabilityMajor, d->device_),
+             "cuDeviceGetAttribute(compute capability major)");
+    d->check(d->cuDeviceGetAttribute(&minor, kAttrComputeCapabilityMinor, d->device_),
+             "cuDeviceGetAttribute(compute capability minor)");
+    d->compute_capability_ = major * 10 + minor;
+    char name[256] = {};
+    d->check(d->cuDeviceGetName(name, sizeof name - 1, d->device_), "cuDeviceGetName");
+    d->device_name_ = name;
+    d->check(d->cuDevicePrimaryCtxRetain(&d->context_, d->device_), "cuDevicePrimaryCtxRetain");
+    d->make_current();
+    driver = std::move(d);
+  }
+};
+
+namespace {
+
+CudaDriverLoader& loader() {
+  // Never destroyed: see the file comment.
+  static CudaDriverLoader* instance = new CudaDriverLoader();
+  return *instance;
+}
+
+std::string describe(const CudaDriver* driver, CUresult result) {
+  if (driver) return driver->error_text(result);
+  return fmt::format("CUDA error {}", result);
+}
+
+}  // namespace
+
+CudaDriver* CudaDriver::get_if_available() { return loader().driver.get(); }
+
+CudaDriver& CudaDriver::get() {
+  if (CudaDriver* driver = get_if_available()) return *driver;
+  throw Error("no CUDA GPU is available: " + unavailable_reason());
+}
+
+std::string CudaDriver::unavailable_reason() { return loader().reason; }
+
+std::string CudaDriver::error_text(CUresult result) const {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (cuGetErrorName(result, &name) != kCudaSuccess || !name) name = nullptr;
+  if (cuGetErrorString(result, &text) != kCudaSuccess || !text) text = nullptr;
+  if (!name) return fmt::format("CUDA error {} (unknown to this driver)", result);
+  return fmt::format("{} ({})", name, text ? text : "no description");
+}
+
+void CudaDriver::check(CUresult result, std::string_view what) const {
+  if (result != kCudaSuccess) throw Error(fmt::format("{} failed: {}", what, error_text(result)));
+}
+
+void CudaDriver::make_current() const { check(cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
+
+std::string CudaDriver::arch() const { return fmt::format("sm_{}", compute_capability_); }
+
+void check(CUresult result, std::string_view what) {
+  if (result != kCudaSuccess)
+    throw Error(fmt::format("{} failed: {}", what, describe(CudaDriver::get_if_available(), result)));
+}
+
+bool gpu_available() { return CudaDriver::get_if_available() != nullptr; }
+
+int device_compute_capability() { return CudaDriver::get().compute_capability(); }
+
+// --- DeviceModule ---------------------------------------------------------------------------
+
+DeviceModule::DeviceModule(CudaDriver& driver, std::span<const char> cubin) : driver_(&driver) {
+  if (cubin.empty()) throw Error("DeviceModule: the cubin is empty");
+  driver.make_current();
+  driver.check(driver.cuModuleLoadData(&module_, cubin.data()), "cuModuleLoadData");
+}
+
+DeviceModule::~DeviceModule() { reset(); }
+
+DeviceModule::DeviceModule(DeviceModule&& other) noexcept
+    : driver_(other.driver_), module_(std::exchange(other.module_, nullptr)) {}
+
+DeviceModule& DeviceModule::operator=(DeviceModule&& other) noexcept {
+  if (this != &other) {
+    reset();
+    driver_ = other.driver_;
+    module_ = std::exchange(other.module_, nullptr);
+  }
+  return *this;
+}
+
+void DeviceModule::reset() noexcept {
+  if (!module_) return;
+  driver_->cuCtxSetCurrent(driver_->context());
+  driver_->cuModuleUnload(module_);  // nothing useful to do with an error in a destructor
+  module_ = nullptr;
+}
+
+CUfunction DeviceModule::function(const std::string& name) const {
+  if (!module_) throw Error("DeviceModule::function: the module was moved from");
+  CUfunction function = nullptr;
+  driver_->make_current();
+  driver_->check(driver_->cuModuleGetFunction(&function, module_, name.c_str()),
+                 fmt::format("cuModuleGetFunction(\"{}\")", name));
+  return function;
+}
+
+// --- DeviceBuffer ---------------------------------------------------------------------------
+
+DeviceBuffer::DeviceBuffer(CudaDriver& driver, std::size_t bytes) : driver_(&driver) {
+  if (bytes == 0) return;
+  driver.make_current();
+  CUdeviceptr ptr = 0;
+  driver.check(driver.cuMemAlloc_v2(&ptr, bytes), fmt::format("cuMemAlloc({} bytes)", bytes));
+  ptr_ = ptr;
+  size_ = bytes;
+}
+
+DeviceBuffer::~DeviceBuffer() { reset(); }
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : driver_(other.driver_),
+      ptr_(std::exchange(other.ptr_, 0)),
+      size_(std::exchange(other.size_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    reset();
+    driver_ = other.driver_;
+    ptr_ = std::exchange(other.ptr_, 0);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+void DeviceBuffer::reset() noexcept {
+  if (!ptr_) return;
+  driver_->cuCtxSetCurrent(driver_->context());
+  driver_->cuMemFree_v2(ptr_);
+  ptr_ = 0;
+  size_ = 0;
+}
+
+namespace {
+void check_range(std::size_t size, std::size_t bytes, std::size_t offset, const char* what) {
+  if (offset > size || bytes > size - offset)
+    throw Error(fmt::format("DeviceBuffer::{}: {} bytes at offset {} do not fit in {} bytes", what,
+                            bytes, offset, size));
+}
+}  // namespace
+
+void DeviceBuffer::upload(const void* host, std::size_t bytes, std::size_t offset) {
+  check_range(size_, bytes, offset, "upload");
+  if (bytes == 0) return;
+  driver_->make_current();
+  driver_->check(driver_->cuMemcpyHtoD_v2(ptr_ + offset, host, bytes), "cuMemcpyHtoD");
+}
+
+void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) const {
+  check_range(size_, bytes, offset, "download");
+  if (bytes == 0) return;
+  driver_->make_current();
+  driver_->check(driver_->cuMemcpyDtoH_v2(host, ptr_ + offset, bytes), "cuMemcpyDtoH");
+}
+
+void DeviceBuffer::fill(unsigned char value) {
+  if (size_ == 0) return;
+  driver_->make_current();
+  driver_->check(driver_->cuMemsetD8_v2(ptr_, value, size_), "cuMemsetD8");
+}
+
+// --- launch ---------------------------------------------------------------------------------
+
+void launch(CUfunction function, std::array<unsigned, 3> grid, std::array<unsigned, 3> block,
+            unsigned shared_bytes, CUstream stream, void** params) {
+  CudaDriver& driver = CudaDriver::get();
+  if (!function) throw Error("launch: the kernel function is null");
+  for (unsigned d : grid)
+    if (d == 0) throw Error(fmt::format("launch: grid ({}, {}, {}) has a zero dimension", grid[0], grid[1], grid[2]));
+  for (unsigned d : block)
+    if (d == 0) throw Error(fmt::format("launch: block ({}, {}, {}) has a zero dimension", block[0], block[1], block[2]));
+  driver.make_current();
+  constexpr unsigned kDefaultSharedLimit = 48 * 1024;
+  if (shared_bytes > kDefaultSharedLimit)
+    driver.check(driver.cuFuncSetAttribute(function, kFuncAttrMaxDynamicSharedSizeBytes,
+                                           static_cast<int>(shared_bytes)),
+                 fmt::format("cuFuncSetAttribute(max dynamic shared memory = {} bytes)", shared_bytes));
+  driver.check(driver.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1],
+                                     block[2], shared_bytes, stream, params, nullptr),
+               fmt::format("cuLaunchKernel(grid {}x{}x{}, block {}x{}x{}, {} bytes shared)", grid[0],
+                           grid[1], grid[2], block[0], block[1], block[2], shared_bytes));
+}
+
+}  // namespace tessera
+
+#ifdef TESSERA_HAVE_CUDA_H
+// Check the hand-written table and constants against the toolkit's cuda.h.
+#include <cuda.h>
+
+#include "abi_check.h"
+namespace tessera {
+namespace {
+#define CUDA_FN(ret, name, args)                                                        \
+  static_assert(abi_check::same_abi<ret(*) args, decltype(&::name)>, #name              \
+                " in cuda_functions.def differs from cuda.h");
+#include "cuda_functions.def"
+#undef CUDA_FN
+static_assert(sizeof(CUdeviceptr) == sizeof(::CUdeviceptr) && sizeof(CUdevice) == sizeof(::CUdevice));
+static_assert(kCudaSuccess == ::CUDA_SUCCESS);
+static_assert(kCudaErrorOutOfMemory == ::CUDA_ERROR_OUT_OF_MEMORY);
+static_assert(kAttrComputeCapabilityMajor == ::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+static_assert(kAttrComputeCapabilityMinor == ::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+static_assert(kAttrMaxSharedMemoryPerBlockOptin ==
+              ::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+static_assert(kFuncAttrMaxDynamicSharedSizeBytes ==
+              ::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+}  // namespace
+}  // namespace tessera
+#endif

@@ -1,0 +1,256 @@
+// nvJitLink loaded through dlopen. The entry points are looked up by their versioned names from
+// CUDA 13's nvJitLink.h (__nvJitLinkCreate_13_0, ...), falling back to the plain names; the
+// signatures below are written out here and, when the toolkit header is around at build time
+// (TESSERA_HAVE_NVJITLINK_H), checked against it by static_assert.
+#include "nvjitlink.h"
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <type_traits>
+
+#include <dlfcn.h>
+
+#include <fmt/format.h>
+
+#include "errors.h"
+
+namespace tessera {
+
+namespace {
+
+struct LinkState;
+using LinkHandle = LinkState*;
+using LinkResult = int;
+constexpr LinkResult kSuccess = 0;
+constexpr int kInputPtx = 2;  // NVJITLINK_INPUT_PTX
+
+// name, signature: the entry points we use.
+#define TESSERA_NVJITLINK_FUNCTIONS(X)                                          \
+  X(nvJitLinkCreate, LinkResult (*)(LinkHandle*, std::uint32_t, const char* const*)) \
+  X(nvJitLinkDestroy, LinkResult (*)(LinkHandle*))                              \
+  X(nvJitLinkAddData, LinkResult (*)(LinkHandle, int, const void*, size_t, const char*)) \
+  X(nvJitLinkComplete, LinkResult (*)(LinkHandle))                              \
+  X(nvJitLinkGetLinkedCubinSize, LinkResult (*)(LinkHandle, size_t*))           \
+  X(nvJitLinkGetLinkedCubin, LinkResult (*)(LinkHandle, void*))                 \
+  X(nvJitLinkGetErrorLogSize, LinkResult (*)(LinkHandle, size_t*))              \
+  X(nvJitLinkGetErrorLog, LinkResult (*)(LinkHandle, char*))                    \
+  X(nvJitLinkGetInfoLogSize, LinkResult (*)(LinkHandle, size_t*))               \
+  X(nvJitLinkGetInfoLog, LinkResult (*)(LinkHandle, char*))                     \
+  X(nvJitLinkVersion, LinkResult (*)(unsigned*, unsigned*))
+
+struct Library {
+  void* handle = nullptr;
+  std::string error;  // why it did not load
+#define TESSERA_DECLARE(name, type) std::type_identity_t<type> name = nullptr;
+  TESSERA_NVJITLINK_FUNCTIONS(TESSERA_DECLARE)
+#undef TESSERA_DECLARE
+};
+
+Library load_library() {
+  Library lib;
+  std::vector<std::string> candidates = {"libnvJitLink.so.13", "libnvJitLink.so"};
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* root = std::getenv(var); root && *root) {
+      candidates.push_back(fmt::format("{}/lib64/libnvJitLink.so.13", root));
+      candidates.push_back(fmt::format("{}/lib64/libnvJitLink.so", root));
+    }
+  candidates.push_back("/usr/local/cuda/lib64/libnvJitLink.so.13");
+  candidates.push_back("/usr/local/cuda/lib64/libnvJitLink.so");
+  std::string tried;
+  for (const auto& name : candidates) {
+    lib.handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib.handle) break;
+    const char* why = ::dlerror();
+    tried += fmt::format("\n  {}", why ? why : name + ": not found");
+  }
+  if (!lib.handle) {
+    lib.error = "cannot load libnvJitLink:" + tried;
+    return lib;
+  }
+  auto lookup = [&](const char* name) -> void* {
+    if (void* p = ::dlsym(lib.handle, fmt::format("__{}_13_0", name).c_str())) return p;
+    return ::dlsym(lib.handle, name);
+  };
+#define TESSERA_LOOKUP(name, type)                                           \
+  lib.name = reinterpret_cast<type>(lookup(#name));                          \
+  if (!lib.name) {                                                           \
+    lib.error = "libnvJitLink has no entry point " #name;                    \
+    return lib;                                                              \
+  }
+  TESSERA_NVJITLINK_FUNCTIONS(TESSERA_LOOKUP)
+#undef TESSERA_LOOKUP
+  return lib;
+}
+
+// Loaded once per process and never unloaded (the handle stays valid for static destructors).
+const Library& library() {
+  static const Library lib = load_library();
+  return lib;
+}
+
+const Library& require_library() {
+  const Library& lib = library();
+  if (!lib.error.empty()) throw Error("nvJitLink is not available: " + lib.error);
+  return lib;
+}
+
+const char* result_name(LinkResult r) {
+  static constexpr const char* names[] = {
+      "NVJITLINK_SUCCESS",
+      "NVJITLINK_ERROR_UNRECOGNIZED_OPTION",
+      "NVJITLINK_ERROR_MISSING_ARCH",
+      "NVJITLINK_ERROR_INVALID_INPUT",
+      "NVJITLINK_ERROR_PTX_COMPILE",
+      "NVJITLINK_ERROR_NVVM_COMPILE",
+      "NVJITLINK_ERROR_INTERNAL",
+      "NVJITLINK_ERROR_THREADPOOL",
+      "NVJITLINK_ERROR_UNRECOGNIZED_INPUT",
+      "NVJITLINK_ERROR_FINALIZE",
+      "NVJITLINK_ERROR_NULL_INPUT",
+      "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS",
+      "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE",
+      "NVJITLINK_ERROR_ARCH_MISMATCH",
+      "NVJITLINK_ERROR_OUTDATED_LIBRARY",
+      "NVJITLINK_ERROR_MISSING_FATBIN",
+      "NVJITLINK_ERROR_UNRECOGNIZED_ARCH",
+      "NVJITLINK_ERROR_UNSUPPORTED_ARCH",
+      "NVJITLINK_ERROR_LTO_NOT_ENABLED",
+  };
+  if (r >= 0 && r < static_cast<int>(std::size(names))) return names[r];
+  return "NVJITLINK_ERROR_UNKNOWN";
+}
+
+std::string read_log(const Library& lib, LinkHandle h, bool error_log) {
+  size_t size = 0;
+  auto size_fn = error_log ? lib.nvJitLinkGetErrorLogSize : lib.nvJitLinkGetInfoLogSize;
+  auto log_fn = error_log ? lib.nvJitLinkGetErrorLog : lib.nvJitLinkGetInfoLog;
+  if (size_fn(h, &size) != kSuccess || size == 0) return "";
+  std::string log(size, '\0');
+  if (log_fn(h, log.data()) != kSuccess) return "";
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
+// "sm_" + digits, optionally followed by 'a' or 'f'.
+bool valid_arch(std::string_view arch) {
+  if (arch.size() < 4 || arch.substr(0, 3) != "sm_") return false;
+  std::string_view rest = arch.substr(3);
+  if (rest.back() == 'a' || rest.back() == 'f') rest.remove_suffix(1);
+  if (rest.empty()) return false;
+  for (char c : rest)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
+struct HandleGuard {
+  const Library& lib;
+  LinkHandle h = nullptr;
+  ~HandleGuard() {
+    if (h) lib.nvJitLinkDestroy(&h);
+  }
+};
+
+}  // namespace
+
+bool nvjitlink_available() { return library().error.empty(); }
+
+std::string nvjitlink_load_error() { return library().error; }
+
+std::string nvjitlink_version() {
+  const Library& lib = require_library();
+  unsigned major = 0, minor = 0;
+  if (LinkResult r = lib.nvJitLinkVersion(&major, &minor); r != kSuccess)
+    throw Error(fmt::format("nvJitLinkVersion failed: {}", result_name(r)));
+  return fmt::format("{}.{}", major, minor);
+}
+
+CubinResult ptx_to_cubin(std::string_view ptx, std::string_view arch,
+                         std::span<const std::string> extra_options) {
+  const Library& lib = require_library();
+  if (!valid_arch(arch))
+    throw Error(fmt::format("ptx_to_cubin: '{}' is not a GPU architecture like sm_90 or sm_100a",
+                            arch));
+  auto start = std::chrono::steady_clock::now();
+
+  std::vector<std::string> options = {fmt::format("-arch={}", arch), "-O3"};
+  options.insert(options.end(), extra_options.begin(), extra_options.end());
+  std::vector<const char*> argv;
+  for (const auto& option : options) argv.push_back(option.c_str());
+
+  HandleGuard guard{lib};
+  if (LinkResult r = lib.nvJitLinkCreate(&guard.h, static_cast<std::uint32_t>(argv.size()),
+                                         argv.data());
+      r != kSuccess) {
+    guard.h = nullptr;
+    throw Error(fmt::format("nvJitLink rejected the options [{}]: {}", fmt::join(options, " "),
+                            result_name(r)));
+  }
+  auto fail = [&](std::string_view step, LinkResult r) {
+    std::string log = read_log(lib, guard.h, /*error_log=*/true);
+    std::string hint;
+    if (log.find("Unsupported .version") != std::string::npos) {
+      std::string version = "?";
+      try {
+        version = nvjitlink_version();
+      } catch (const Error&) {
+      }
+      hint = fmt::format(
+          "\n(the PTX asks for a newer PTX ISA than this nvJitLink {} supports: lower the PTX "
+          ".version or use a newer CUDA toolkit)",
+          version);
+    }
+    return Error(fmt::format("nvJitLink failed to compile PTX for -arch={} ({}: {}):\n{}{}", arch,
+                             step, result_name(r), log.empty() ? "(no error log)" : log, hint));
+  };
+
+  std::string text(ptx);  // keeps a terminating NUL behind the data
+  if (LinkResult r = lib.nvJitLinkAddData(guard.h, kInputPtx, text.data(), text.size(), "tessera.ptx");
+      r != kSuccess)
+    throw fail("nvJitLinkAddData", r);
+  if (LinkResult r = lib.nvJitLinkComplete(guard.h); r != kSuccess) throw fail("nvJitLinkComplete", r);
+
+  CubinResult result;
+  size_t size = 0;
+  if (LinkResult r = lib.nvJitLinkGetLinkedCubinSize(guard.h, &size); r != kSuccess)
+    throw fail("nvJitLinkGetLinkedCubinSize", r);
+  result.cubin.resize(size);
+  if (LinkResult r = lib.nvJitLinkGetLinkedCubin(guard.h, result.cubin.data()); r != kSuccess)
+    throw fail("nvJitLinkGetLinkedCubin", r);
+  result.info_log = read_log(lib, guard.h, /*error_log=*/false);
+  result.millis =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace tessera
+
+#ifdef TESSERA_HAVE_NVJITLINK_H
+// Check the hand-written signatures against the toolkit's header.
+#define NVJITLINK_NO_INLINE
+#include <nvJitLink.h>
+
+#include "abi_check.h"
+namespace tessera {
+namespace {
+#define TESSERA_CHECK(name, type)                                                         \
+  static_assert(abi_check::same_abi<type, decltype(&::TESSERA_VERSIONED_##name)>, #name \
+                " differs from nvJitLink.h");
+#define TESSERA_VERSIONED_nvJitLinkCreate __nvJitLinkCreate_13_0
+#define TESSERA_VERSIONED_nvJitLinkDestroy __nvJitLinkDestroy_13_0
+#define TESSERA_VERSIONED_nvJitLinkAddData __nvJitLinkAddData_13_0
+#define TESSERA_VERSIONED_nvJitLinkComplete __nvJitLinkComplete_13_0
+#define TESSERA_VERSIONED_nvJitLinkGetLinkedCubinSize __nvJitLinkGetLinkedCubinSize_13_0
+#define TESSERA_VERSIONED_nvJitLinkGetLinkedCubin __nvJitLinkGetLinkedCubin_13_0
+#define TESSERA_VERSIONED_nvJitLinkGetErrorLogSize __nvJitLinkGetErrorLogSize_13_0
+#define TESSERA_VERSIONED_nvJitLinkGetErrorLog __nvJitLinkGetErrorLog_13_0
+#define TESSERA_VERSIONED_nvJitLinkGetInfoLogSize __nvJitLinkGetInfoLogSize_13_0
+#define TESSERA_VERSIONED_nvJitLinkGetInfoLog __nvJitLinkGetInfoLog_13_0
+#define TESSERA_VERSIONED_nvJitLinkVersion nvJitLinkVersion
+TESSERA_NVJITLINK_FUNCTIONS(TESSERA_CHECK)
+static_assert(NVJITLINK_INPUT_PTX == kInputPtx && NVJITLINK_SUCCESS == kSuccess);
+#undef TESSERA_CHECK
+}  // namespace
+}  // namespace tessera
+#endif
