@@ -142,7 +142,7 @@ TEST_CASE("device modules report bad images and missing kernels", "[gpu]") {
                   tessera::Error);
 }
 
-TEST_CASE("device buffers copy, check ranges and fail cleanly when out of memory", "[gpu]") {
+TEST_CASE("device buffers copy and check ranges and fail cleanly when out of memory", "[gpu]") {
   SKIP_WITHOUT_GPU();
   std::vector<float> host(1000);
   for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i) * 0.5f;
