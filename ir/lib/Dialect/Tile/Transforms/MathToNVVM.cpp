@@ -1,4 +1,22 @@
+//===- MathToNVVM.cpp - libdevice-free lowering of scalar math ops --------===//
+//
+// Implements `tile-math-to-nvvm`. The NVPTX backend has no instructions for
+// most transcendental functions: `llvm.exp.f32`, `llvm.log.f32`, `llvm.sin.f32`,
+// ... fail instruction selection (checked with llc -mcpu=sm_90 -mattr=+ptx90;
+// only exp2, sqrt, fabs, floor/ceil/trunc/round(even)/rint, fma, min/max,
+// copysign and powi select). This pass rewrites the scalar math ops that
+// `convert-math-to-llvm` would turn into such intrinsics (or not convert at
+// all) into arithmetic around the PTX approximate instructions ex2, lg2, sin,
+// cos and rsqrt, called with `llvm.call_intrinsic`.
+//
+//===----------------------------------------------------------------------===//
+
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <numbers>
 
 #define DEBUG_TYPE "tile-math-to-nvvm"
 
@@ -8,9 +26,262 @@ namespace mlir::tessera::tile {
 } // namespace mlir::tessera::tile
 
 using namespace mlir;
+
 namespace {
-struct TileMathToNVVMPass : tessera::tile::impl::TileMathToNVVMBase<TileMathToNVVMPass> {
-  using TileMathToNVVMBase::TileMathToNVVMBase;
-  void runOnOperation() override {}
+
+/// Builds f32 scalar arithmetic at one insertion point.
+struct F32Builder {
+  OpBuilder &b;
+  Location loc;
+
+  Type f32() { return b.getF32Type(); }
+  Value c(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value neg(Value x) { return arith::NegFOp::create(b, loc, x); }
+  Value abs(Value x) { return math::AbsFOp::create(b, loc, x); }
+  Value sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
+  Value floor(Value x) { return math::FloorOp::create(b, loc, x); }
+  Value copysign(Value mag, Value sign) {
+    return math::CopySignOp::create(b, loc, mag, sign);
+  }
+  Value cmp(arith::CmpFPredicate p, Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, p, x, y);
+  }
+  Value select(Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, cond, x, y);
+  }
+  Value intrinsic(StringRef name, Value x) {
+    return LLVM::CallIntrinsicOp::create(b, loc, f32(), b.getStringAttr(name),
+                                         ValueRange{x})
+        .getResult(0);
+  }
+  /// Horner evaluation of sum(coeffs[i] * x^i).
+  Value poly(Value x, ArrayRef<double> coeffs) {
+    Value r = c(coeffs.back());
+    for (double k : llvm::reverse(coeffs.drop_back()))
+      r = add(mul(r, x), c(k));
+    return r;
+  }
+
+  // PTX approximate instructions.
+  Value ex2(Value x) { return intrinsic("llvm.nvvm.ex2.approx.f", x); }
+  Value lg2(Value x) { return intrinsic("llvm.nvvm.lg2.approx.f", x); }
+  Value sinApprox(Value x) { return intrinsic("llvm.nvvm.sin.approx.f", x); }
+  Value cosApprox(Value x) { return intrinsic("llvm.nvvm.cos.approx.f", x); }
+  Value rsqrtApprox(Value x) {
+    return intrinsic("llvm.nvvm.rsqrt.approx.f", x);
+  }
+
+  // Composite functions.
+  Value exp(Value x) { return ex2(mul(x, c(std::numbers::log2e))); }
+  Value log(Value x) { return mul(lg2(x), c(std::numbers::ln2)); }
+
+  /// expm1 with Kahan's correction: (u - 1) * x / log(u), u = exp(x).
+  Value expm1(Value x) {
+    using P = arith::CmpFPredicate;
+    Value u = exp(x);
+    Value um1 = sub(u, c(1.0));
+    Value r = div(mul(um1, x), log(u));
+    r = select(cmp(P::OEQ, u, c(1.0)), x, r);
+    r = select(cmp(P::OEQ, um1, c(-1.0)), c(-1.0), r);
+    return select(cmp(P::OEQ, u, c(INFINITY)), u, r);
+  }
+
+  /// log1p with Kahan's correction: log(u) * x / (u - 1), u = 1 + x.
+  Value log1p(Value x) {
+    using P = arith::CmpFPredicate;
+    Value u = add(x, c(1.0));
+    Value r = div(mul(log(u), x), sub(u, c(1.0)));
+    r = select(cmp(P::OEQ, u, c(1.0)), x, r);
+    return select(cmp(P::OEQ, u, c(INFINITY)), u, r);
+  }
+
+  /// tanh: odd Taylor polynomial below |x| = 0.55, 1 - 2/(exp(2|x|) + 1)
+  /// above (both accurate to a few ulp of f32).
+  Value tanh(Value x) {
+    Value a = abs(x);
+    Value big = sub(c(1.0), div(c(2.0), add(exp(mul(a, c(2.0))), c(1.0))));
+    Value x2 = mul(x, x);
+    Value small = mul(
+        x, poly(x2, {1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835,
+                     -1382.0 / 155925, 21844.0 / 6081075,
+                     -929569.0 / 638512875}));
+    Value isSmall = cmp(arith::CmpFPredicate::OLT, a, c(0.55));
+    return select(isSmall, small, copysign(big, x));
+  }
+
+  /// erf: Maclaurin series below |x| = 0.5, Abramowitz-Stegun 7.1.26 above
+  /// (absolute error below 1.5e-7).
+  Value erf(Value x) {
+    Value a = abs(x);
+    Value x2 = mul(x, x);
+    double s = 2.0 / std::sqrt(std::numbers::pi);
+    Value small = mul(x, poly(x2, {s, -s / 3, s / 10, -s / 42, s / 216,
+                                   -s / 1320, s / 9360}));
+    Value t = div(c(1.0), add(c(1.0), mul(a, c(0.3275911))));
+    Value p = mul(t, poly(t, {0.254829592, -0.284496736, 1.421413741,
+                              -1.453152027, 1.061405429}));
+    Value big = sub(c(1.0), mul(p, exp(neg(x2))));
+    Value isSmall = cmp(arith::CmpFPredicate::OLT, a, c(0.5));
+    return select(isSmall, small, copysign(big, x));
+  }
+
+  /// pow(x, y) = 2^(y * log2|x|), negated for x < 0 and odd integer y, NaN
+  /// for x < 0 and non-integer y; pow(x, 0) = pow(1, y) = 1.
+  Value pow(Value x, Value y) {
+    using P = arith::CmpFPredicate;
+    Value r = ex2(mul(y, lg2(abs(x))));
+    Value yInt = cmp(P::OEQ, floor(y), y);
+    Value half = mul(y, c(0.5));
+    Value yOdd = arith::AndIOp::create(b, loc, yInt,
+                                       cmp(P::ONE, floor(half), half));
+    Value negResult =
+        select(yInt, select(yOdd, neg(r), r), c(std::nan("")));
+    r = select(cmp(P::OLT, x, c(0.0)), negResult, r);
+    Value one = arith::OrIOp::create(b, loc, cmp(P::OEQ, y, c(0.0)),
+                                     cmp(P::OEQ, x, c(1.0)));
+    return select(one, c(1.0), r);
+  }
 };
+
+/// Returns the f32 replacement values of `op` (one per result), or nullopt if
+/// the op is left to convert-math-to-llvm.
+std::optional<SmallVector<Value>> expand(Operation *op, F32Builder &f,
+                                         ArrayRef<Value> in) {
+  using Result = std::optional<SmallVector<Value>>;
+  auto one = [](Value v) -> Result { return SmallVector<Value>{v}; };
+  return TypeSwitch<Operation *, Result>(op)
+      .Case([&](math::ExpOp) { return one(f.exp(in[0])); })
+      .Case([&](math::Exp2Op) { return one(f.ex2(in[0])); })
+      .Case([&](math::ExpM1Op) { return one(f.expm1(in[0])); })
+      .Case([&](math::LogOp) { return one(f.log(in[0])); })
+      .Case([&](math::Log2Op) { return one(f.lg2(in[0])); })
+      .Case([&](math::Log10Op) {
+        return one(f.mul(f.lg2(in[0]), f.c(std::numbers::ln2 /
+                                           std::numbers::ln10)));
+      })
+      .Case([&](math::Log1pOp) { return one(f.log1p(in[0])); })
+      .Case([&](math::RsqrtOp) { return one(f.rsqrtApprox(in[0])); })
+      .Case([&](math::TanhOp) { return one(f.tanh(in[0])); })
+      .Case([&](math::SinOp) { return one(f.sinApprox(in[0])); })
+      .Case([&](math::CosOp) { return one(f.cosApprox(in[0])); })
+      .Case([&](math::SincosOp) {
+        return Result(SmallVector<Value>{f.sinApprox(in[0]),
+                                         f.cosApprox(in[0])});
+      })
+      .Case([&](math::TanOp) {
+        return one(f.div(f.sinApprox(in[0]), f.cosApprox(in[0])));
+      })
+      .Case([&](math::PowFOp) { return one(f.pow(in[0], in[1])); })
+      .Case([&](math::SinhOp) {
+        Value e = f.expm1(in[0]); // sinh = (e + e / (e + 1)) / 2
+        return one(f.mul(f.add(e, f.div(e, f.add(e, f.c(1.0)))), f.c(0.5)));
+      })
+      .Case([&](math::CoshOp) {
+        Value u = f.exp(f.abs(in[0]));
+        return one(f.mul(f.add(u, f.div(f.c(1.0), u)), f.c(0.5)));
+      })
+      .Case([&](math::ErfOp) { return one(f.erf(in[0])); })
+      .Case([&](math::ErfcOp) { return one(f.sub(f.c(1.0), f.erf(in[0]))); })
+      .Case([&](math::AsinhOp) {
+        // asinh|x| = log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), sign of x.
+        Value a = f.abs(in[0]);
+        Value x2 = f.mul(a, a);
+        Value r = f.log1p(
+            f.add(a, f.div(x2, f.add(f.c(1.0), f.sqrt(f.add(x2, f.c(1.0)))))));
+        return one(f.copysign(r, in[0]));
+      })
+      .Case([&](math::AcoshOp) {
+        Value x = in[0];
+        return one(
+            f.log(f.add(x, f.sqrt(f.sub(f.mul(x, x), f.c(1.0))))));
+      })
+      .Case([&](math::AtanhOp) {
+        Value x = in[0]; // atanh = log1p(2x / (1 - x)) / 2
+        return one(f.mul(
+            f.log1p(f.div(f.mul(x, f.c(2.0)), f.sub(f.c(1.0), x))), f.c(0.5)));
+      })
+      .Case([&](math::CbrtOp) {
+        Value a = f.abs(in[0]);
+        Value r = f.ex2(f.mul(f.lg2(a), f.c(1.0 / 3)));
+        return one(f.copysign(r, in[0]));
+      })
+      .Default([](Operation *) -> Result { return std::nullopt; });
+}
+
+/// Math ops with neither an NVPTX instruction nor an expansion here.
+bool isUnsupported(Operation *op) {
+  return isa<math::AtanOp, math::Atan2Op, math::AsinOp, math::AcosOp>(op);
+}
+
+struct TileMathToNVVMPass
+    : mlir::tessera::tile::impl::TileMathToNVVMBase<TileMathToNVVMPass> {
+  using TileMathToNVVMBase::TileMathToNVVMBase;
+
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      if (isa_and_nonnull<math::MathDialect>(op->getDialect()))
+        ops.push_back(op);
+    });
+    bool failed = false;
+    for (Operation *op : ops) {
+      if (mlir::failed(rewrite(op)))
+        failed = true;
+    }
+    if (failed)
+      signalPassFailure();
+  }
+
+  LogicalResult rewrite(Operation *op) {
+    Type type = op->getResult(0).getType();
+    OpBuilder b(op);
+    F32Builder f{b, op->getLoc()};
+    bool unsupported = isUnsupported(op);
+    // Probe with a throwaway builder position: expand() only creates ops for
+    // the ops it handles, so decide first from the op kind.
+    bool handled = unsupported || isExpanded(op);
+    if (!handled)
+      return success();
+    if (!type.isF32() && !type.isF16() && !type.isBF16())
+      return op->emitOpError()
+             << "on " << type
+             << " is not supported by the gpu target: only scalar f32, f16 "
+                "and bf16 have a lowering without libdevice";
+    if (unsupported)
+      return op->emitOpError("has no lowering without libdevice on the gpu "
+                             "target");
+    SmallVector<Value> in;
+    for (Value v : op->getOperands())
+      in.push_back(v.getType() == f.f32() ? v
+                                          : arith::ExtFOp::create(
+                                                b, op->getLoc(), f.f32(), v)
+                                                .getResult());
+    std::optional<SmallVector<Value>> out = expand(op, f, in);
+    assert(out && "isExpanded and expand disagree");
+    for (auto [result, v] : llvm::zip(op->getResults(), *out)) {
+      Value r = v;
+      if (result.getType() != f.f32())
+        r = arith::TruncFOp::create(b, op->getLoc(), result.getType(), v);
+      result.replaceAllUsesWith(r);
+    }
+    op->erase();
+    return success();
+  }
+
+  static bool isExpanded(Operation *op) {
+    return isa<math::ExpOp, math::Exp2Op, math::ExpM1Op, math::LogOp,
+               math::Log2Op, math::Log10Op, math::Log1pOp, math::RsqrtOp,
+               math::TanhOp, math::SinOp, math::CosOp, math::SincosOp,
+               math::TanOp, math::PowFOp, math::SinhOp, math::CoshOp,
+               math::ErfOp, math::ErfcOp, math::AsinhOp, math::AcoshOp,
+               math::AtanhOp, math::CbrtOp>(op);
+  }
+};
+
 } // namespace
