@@ -69,7 +69,7 @@ struct F32Builder {
   }
 
   // PTX approximate instructions.
-  Value ex2(Value x) { return intrinsic("llvm.nvvm.ex2.approx.f", x); }
+  Value ex2(Value x) { return intrinsic("llvm.nvvm.ex2.approx.f32", x); }
   Value lg2(Value x) { return intrinsic("llvm.nvvm.lg2.approx.f", x); }
   Value sinApprox(Value x) { return intrinsic("llvm.nvvm.sin.approx.f", x); }
   Value cosApprox(Value x) { return intrinsic("llvm.nvvm.cos.approx.f", x); }
