@@ -1,0 +1,119 @@
+// tessera/expr/expr_base.h: what every tile expression node is, and constants.
+//
+// A node is an empty literal type deriving from detail::ExprBase whose *type* encodes its whole
+// subtree: static members `dtype` (DType) and `shape` (a Shape<...> type), children stored as
+// template arguments, and `template <class Ctx> static constexpr void write(text_sink&)` writing
+// its text in docs/ast-format.md (see text_sink in fixed_string.h). Ctx is a type_list of the tags
+// of the enclosing loops (see loop_expr.h). text_v<Node, Ctx> is a node's text as a fixed_string.
+//
+// Also defines the untyped literal c<V> (ConstLit<V>: it takes the dtype and shape of the other
+// operand of the op it is used in), the typed splat constant Const<D, S, V> and full<D, Dims...>(c<V>).
+// Assumes dtype.h, shape.h and fixed_string.h.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <type_traits>
+
+#include "tessera/dtype.h"
+#include "tessera/expr/fixed_string.h"
+#include "tessera/shape.h"
+
+namespace tessera::detail {
+
+struct ExprBase {};
+
+template <class T>
+concept Expr = std::is_base_of_v<ExprBase, T> && requires {
+  { T::dtype } -> std::convertible_to<DType>;
+  typename T::shape;
+};
+
+template <class... Ts> struct type_list {};
+
+// ---- text of types ----------------------------------------------------------------------------
+
+template <DType D>
+constexpr auto dtype_text() {
+  if constexpr (D == DType::f32) return fixed_string("f32");
+  else if constexpr (D == DType::f16) return fixed_string("f16");
+  else if constexpr (D == DType::bf16) return fixed_string("bf16");
+  else if constexpr (D == DType::i32) return fixed_string("i32");
+  else return fixed_string("i1");
+}
+
+template <class S> struct shape_text;
+template <int... Ds>
+struct shape_text<Shape<Ds...>> { static constexpr auto value = bracket<'[', ']'>(int_text_v<Ds>...); };
+
+// "f32 [64 64]", "i32 []"
+template <DType D, class S>
+inline constexpr auto type_text_v = concat(dtype_text<D>(), " ", shape_text<S>::value);
+
+template <class E>
+inline constexpr auto etype_text_v = type_text_v<E::dtype, typename E::shape>;
+
+// The serialized text of node N inside the loops listed in Ctx (a fixed_string).
+template <class N, class Ctx = type_list<>>
+inline constexpr auto text_v = make_text<N, Ctx>();
+
+// ---- constants --------------------------------------------------------------------------------
+
+template <double V>
+struct ConstLit {};
+
+template <class T> inline constexpr bool is_const_lit_v = false;
+template <double V> inline constexpr bool is_const_lit_v<ConstLit<V>> = true;
+
+template <class T>
+concept ConstLiteral = is_const_lit_v<T>;
+
+// An expression, or a c<V> literal that will take its dtype and shape from the context.
+template <class T>
+concept Operand = Expr<T> || ConstLiteral<T>;
+
+constexpr bool representable(double v, DType d) {
+  if (d == DType::i1) return v == 0.0 || v == 1.0;
+  if (d == DType::i32)
+    return v >= -2147483648.0 && v <= 2147483647.0 && v == static_cast<double>(static_cast<std::int64_t>(v));
+  return true;
+}
+
+// (const TYPE 0xHEX): V splatted over shape S, dtype D.
+template <DType D, class S, double V>
+struct Const : ExprBase {
+  static_assert(representable(V, D),
+                "tessera: constant is not representable in the dtype it takes (i32 needs an integer, "
+                "i1 needs 0 or 1)");
+  static constexpr DType dtype = D;
+  using shape = S;
+  template <class Ctx>
+  static constexpr void write(text_sink& s) { s.list("const", etype_text_v<Const>, hex_text_v<V>); }
+};
+
+// T itself if it is an expression; a c<V> literal becomes Const<D, S, V>.
+template <class T, DType D, class S> struct to_expr { using type = T; };
+template <double V, DType D, class S> struct to_expr<ConstLit<V>, D, S> { using type = Const<D, S, V>; };
+template <class T, DType D, class S>
+using to_expr_t = typename to_expr<T, D, S>::type;
+
+template <double V>
+constexpr ConstLit<-V> operator-(ConstLit<V>) { return {}; }
+
+}  // namespace tessera::detail
+
+namespace tessera {
+
+// c<V>: an untyped constant (any arithmetic V; stored as a double). In a binary op, select, store
+// or loop yield it takes the dtype and shape of the other operand: `x * c<2>`, `out.store(c<0>)`.
+template <auto V>
+  requires std::is_arithmetic_v<decltype(V)>
+inline constexpr detail::ConstLit<static_cast<double>(V)> c{};
+
+// full<D, Dims...>(c<V>): a tile of dtype D and shape [Dims...] filled with V.
+template <DType D, int... Dims, double V>
+constexpr auto full(detail::ConstLit<V>) {
+  return detail::Const<D, tile_shape_t<Dims...>, V>{};
+}
+
+}  // namespace tessera

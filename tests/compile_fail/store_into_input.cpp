@@ -1,0 +1,23 @@
+// Storing into an input tensor is rejected: inputs are read-only.
+// expect: tessera: cannot store into an input tensor: inputs are read-only
+//
+// Built twice by tests/compile_fail/CMakeLists.txt: with -DTESSERA_SHOULD_FAIL the kernel below
+// must be rejected with the static_assert message matched by the "expect" regex; without it, the
+// valid counterpart must compile.
+#include "tessera/dsl.h"
+
+using namespace tessera;
+using detail::InParam;
+using detail::OutParam;
+
+constexpr auto kernel = [](auto out, auto x) {
+#ifdef TESSERA_SHOULD_FAIL
+  return x.store(x.load_like(out) * c<2>);
+#else
+  return out.store(x.load_like(out) * c<2>);
+#endif
+};
+
+using Ast = detail::kernel_ast<decltype(kernel), OutParam<0, DType::f32, 1, 128>,
+                               InParam<1, DType::f32, 1>>;
+static_assert(Ast::view().starts_with("(kernel (params"));
