@@ -14,6 +14,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Iterators.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CastInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
@@ -436,18 +437,21 @@ void KernelLowering::forEachOwned(
   int64_t t = opts.threads, v = layout.vec;
   // Linear index of this thread's first element: t * v.
   Value threadBase;
-  if (needLinear)
-    threadBase = opts.gpu ? b.createOrFold<arith::MulIOp>(loc, getThreadId(),
-                                                          cidx(b, loc, v))
-                          : cidx(b, loc, 0);
-  if (opts.gpu && layout.perThread <= opts.unrollLimit) {
+  if (needLinear && opts.gpu)
+    threadBase =
+        b.createOrFold<arith::MulIOp>(loc, getThreadId(), cidx(b, loc, v));
+  // One chunk, or a gpu value small enough to unroll: constant indices.
+  if (layout.chunks == 1 ||
+      (opts.gpu && layout.perThread <= opts.unrollLimit)) {
     for (int64_t c = 0; c < layout.chunks; ++c)
       for (int64_t j = 0; j < v; ++j) {
+        Value k = cidx(b, loc, c * v + j);
         Value linear;
         if (needLinear)
-          linear = b.createOrFold<arith::AddIOp>(loc, threadBase,
-                                                 cidx(b, loc, c * t * v + j));
-        body(b, cidx(b, loc, c * v + j), linear);
+          linear = opts.gpu ? b.createOrFold<arith::AddIOp>(
+                                  loc, threadBase, cidx(b, loc, c * t * v + j))
+                            : k;
+        body(b, k, linear);
       }
     return;
   }
@@ -456,8 +460,9 @@ void KernelLowering::forEachOwned(
       ValueRange(),
       [&](OpBuilder &lb, Location loc, Value c, ValueRange) {
         Value kBase = lb.createOrFold<arith::MulIOp>(loc, c, cidx(lb, loc, v));
-        Value lBase;
-        if (needLinear)
+        // On cpu (one thread) the linear index is the private index.
+        Value lBase = kBase;
+        if (needLinear && opts.gpu)
           lBase = lb.createOrFold<arith::AddIOp>(
               loc, lb.createOrFold<arith::MulIOp>(loc, c, cidx(lb, loc, t * v)),
               threadBase);
@@ -465,8 +470,9 @@ void KernelLowering::forEachOwned(
           Value k = lb.createOrFold<arith::AddIOp>(loc, kBase, cidx(lb, loc, j));
           Value linear;
           if (needLinear)
-            linear =
-                lb.createOrFold<arith::AddIOp>(loc, lBase, cidx(lb, loc, j));
+            linear = opts.gpu ? lb.createOrFold<arith::AddIOp>(
+                                    loc, lBase, cidx(lb, loc, j))
+                              : k;
           body(lb, k, linear);
         }
         scf::YieldOp::create(lb, loc);
@@ -481,8 +487,10 @@ SmallVector<Value> KernelLowering::delinearize(OpBuilder &b, Location loc,
   for (int64_t d = shape.size() - 1; d >= 0; --d) {
     Value shifted = b.createOrFold<arith::ShRUIOp>(loc, linear,
                                                    cidx(b, loc, shift));
-    coords[d] = b.createOrFold<arith::AndIOp>(loc, shifted,
-                                              cidx(b, loc, shape[d] - 1));
+    // linear < numElements, so the outermost coordinate needs no mask.
+    coords[d] = d == 0 ? shifted
+                       : b.createOrFold<arith::AndIOp>(
+                             loc, shifted, cidx(b, loc, shape[d] - 1));
     shift += llvm::Log2_64(shape[d]);
   }
   return coords;
@@ -1129,10 +1137,10 @@ LogicalResult KernelLowering::run() {
     op->dropAllReferences();
   for (Operation *op : toErase)
     op->erase();
-  // Constants left behind by folded index arithmetic.
-  func.walk([](arith::ConstantOp cst) {
-    if (cst->use_empty())
-      cst->erase();
+  // Unused index arithmetic and constants (users first, hence the reverse walk).
+  func.walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {
+    if (isOpTriviallyDead(op))
+      op->erase();
   });
 
   if (opts.gpu)

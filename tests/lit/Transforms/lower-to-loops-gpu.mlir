@@ -1,0 +1,74 @@
+// RUN: tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu block-size=4 vector-width=2" | FileCheck %s
+// RUN: tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu block-size=4 vector-width=2 unroll-limit=1" | FileCheck %s --check-prefix=LOOPS
+
+
+
+// 16 elements over 4 threads: 4 per thread in 2 chunks of 2, thread t owns
+// linear indices (c*4 + t)*2 + j; fully unrolled with constant private indices.
+// CHECK-LABEL: func.func @add
+// CHECK-SAME: (%[[A:.*]]: memref<?xf32, strided<[?], offset: ?>>)
+// CHECK-SAME: attributes {tile.block_size = 4 : i32, tile.kernel}
+// CHECK-DAG: %[[PID:.*]] = nvvm.read.ptx.sreg.ctaid.x : i32
+// CHECK-DAG: %[[TID32:.*]] = nvvm.read.ptx.sreg.tid.x range <i32, 0, 4> : i32
+// CHECK-DAG: %[[TID:.*]] = arith.index_cast %[[TID32]] : i32 to index
+// CHECK-DAG: %[[BUF:.*]] = memref.alloca() : memref<4xf32>
+// CHECK: %[[T2:.*]] = arith.muli %[[TID]], %{{.*}} : index
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %[[BUF]][%{{.*}}] : memref<4xf32>
+// CHECK: %[[L1:.*]] = arith.addi %[[T2]], %{{.*}} : index
+// CHECK: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: %[[L2:.*]] = arith.addi %[[T2]], %[[C8]] : index
+// CHECK: %[[K3:.*]] = arith.constant 3 : index
+// CHECK: %[[L3:.*]] = arith.addi %[[T2]], %{{.*}} : index
+// CHECK: memref.store %{{.*}}, %[[BUF]][%[[K3]]] : memref<4xf32>
+// CHECK-NOT: scf.for
+// CHECK: math.exp %{{.*}} : f32
+// CHECK: return
+// LOOPS-LABEL: func.func @add
+// LOOPS: scf.for
+func.func @add(%a: memref<?xf32, strided<[?], offset: ?>>) attributes {tile.kernel} {
+  %pid = tile.program_id 0
+  %x = tile.load %a[%pid] : memref<?xf32, strided<[?], offset: ?>> -> tensor<16xf32>
+  %y = math.exp %x : tensor<16xf32>
+  tile.store %y, %a[%pid] : tensor<16xf32>, memref<?xf32, strided<[?], offset: ?>>
+  return
+}
+
+// -----
+
+// Fewer elements than threads: thread t holds element t mod 2; only threads
+// 0 and 1 store.
+// CHECK-LABEL: func.func @replicated
+// CHECK: %[[TID32:.*]] = nvvm.read.ptx.sreg.tid.x
+// CHECK: %[[TID:.*]] = arith.index_cast %[[TID32]] : i32 to index
+// CHECK: %[[L:.*]] = arith.andi %[[TID]], %{{.*}} : index
+// CHECK: %[[FIRST:.*]] = arith.cmpi ult, %[[TID]], %{{.*}} : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : index
+// CHECK: %[[OK:.*]] = arith.andi %[[FIRST]], %[[IN]] : i1
+// CHECK: scf.if %[[OK]] {
+// CHECK: memref.store
+func.func @replicated(%a: memref<?xf32, strided<[?], offset: ?>>) attributes {tile.kernel} {
+  %n = tile.num_programs 1
+  %x = tile.load %a[%n] : memref<?xf32, strided<[?], offset: ?>> -> tensor<2xf32>
+  tile.store %x, %a[%n] : tensor<2xf32>, memref<?xf32, strided<[?], offset: ?>>
+  return
+}
+
+// -----
+
+// Layout changes go through a shared-memory global between barriers.
+// CHECK: memref.global "private" @__tile_scratch_bcast : memref<32xi8, 3> = uninitialized {alignment = 16 : i64}
+// CHECK-LABEL: func.func @bcast
+// CHECK: %[[G:.*]] = memref.get_global @__tile_scratch_bcast : memref<32xi8, 3>
+// CHECK: %[[V:.*]] = memref.view %[[G]][%{{.*}}][] : memref<32xi8, 3> to memref<8xf32, 3>
+// CHECK: memref.store %{{.*}}, %[[V]][%{{.*}}] : memref<8xf32, 3>
+// CHECK: nvvm.barrier0
+// CHECK: memref.load %[[V]][%{{.*}}] : memref<8xf32, 3>
+// CHECK: nvvm.barrier0
+func.func @bcast(%a: memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<1x8xf32>
+  %b = tile.broadcast %x : tensor<1x8xf32> -> tensor<8x8xf32>
+  tile.store %b, %a[%c0, %c0] : tensor<8x8xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+  return
+}
