@@ -12,11 +12,15 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = getattr(config, "tessera_lit_obj", config.test_source_root)
 
-llvm_config.use_default_substitutions()  # FileCheck, not, count from llvm_tools_dir
+llvm_config.use_default_substitutions()
+# LLVM tools (FileCheck, not, count, ...) are also found through PATH.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.tessera_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
     [ToolSubst("tessera-opt", unresolved="fatal"),
      ToolSubst("mlir-translate", unresolved="fatal"),
-     ToolSubst("llc", unresolved="fatal")],
+     ToolSubst("llc", unresolved="fatal"),
+     ToolSubst("FileCheck", unresolved="fatal"),
+     ToolSubst("not", unresolved="fatal")],
     tool_dirs)

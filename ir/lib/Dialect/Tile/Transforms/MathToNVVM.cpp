@@ -63,8 +63,10 @@ struct F32Builder {
   /// Horner evaluation of sum(coeffs[i] * x^i).
   Value poly(Value x, ArrayRef<double> coeffs) {
     Value r = c(coeffs.back());
-    for (double k : llvm::reverse(coeffs.drop_back()))
-      r = add(mul(r, x), c(k));
+    for (double k : llvm::reverse(coeffs.drop_back())) {
+      Value m = mul(r, x);
+      r = add(m, c(k));
+    }
     return r;
   }
 
@@ -77,75 +79,154 @@ struct F32Builder {
     return intrinsic("llvm.nvvm.rsqrt.approx.f", x);
   }
 
-  // Composite functions.
-  Value exp(Value x) { return ex2(mul(x, c(std::numbers::log2e))); }
-  Value log(Value x) { return mul(lg2(x), c(std::numbers::ln2)); }
+  // Composite functions. Every operand is computed in its own statement so
+  // that the emitted order does not depend on the compiler's argument
+  // evaluation order.
+  Value exp(Value x) {
+    Value log2e = c(std::numbers::log2e);
+    return ex2(mul(x, log2e));
+  }
+  Value log(Value x) {
+    Value l = lg2(x);
+    Value ln2 = c(std::numbers::ln2);
+    return mul(l, ln2);
+  }
+  Value scaledLg2(Value x, double scale) {
+    Value l = lg2(x);
+    Value k = c(scale);
+    return mul(l, k);
+  }
 
   /// expm1 with Kahan's correction: (u - 1) * x / log(u), u = exp(x).
   Value expm1(Value x) {
     using P = arith::CmpFPredicate;
+    Value one = c(1.0), minusOne = c(-1.0), inf = c(INFINITY);
     Value u = exp(x);
-    Value um1 = sub(u, c(1.0));
-    Value r = div(mul(um1, x), log(u));
-    r = select(cmp(P::OEQ, u, c(1.0)), x, r);
-    r = select(cmp(P::OEQ, um1, c(-1.0)), c(-1.0), r);
-    return select(cmp(P::OEQ, u, c(INFINITY)), u, r);
+    Value um1 = sub(u, one);
+    Value num = mul(um1, x);
+    Value r = div(num, log(u));
+    r = select(cmp(P::OEQ, u, one), x, r);
+    r = select(cmp(P::OEQ, um1, minusOne), minusOne, r);
+    return select(cmp(P::OEQ, u, inf), u, r);
   }
 
   /// log1p with Kahan's correction: log(u) * x / (u - 1), u = 1 + x.
   Value log1p(Value x) {
     using P = arith::CmpFPredicate;
-    Value u = add(x, c(1.0));
-    Value r = div(mul(log(u), x), sub(u, c(1.0)));
-    r = select(cmp(P::OEQ, u, c(1.0)), x, r);
-    return select(cmp(P::OEQ, u, c(INFINITY)), u, r);
+    Value one = c(1.0), inf = c(INFINITY);
+    Value u = add(x, one);
+    Value num = mul(log(u), x);
+    Value r = div(num, sub(u, one));
+    r = select(cmp(P::OEQ, u, one), x, r);
+    return select(cmp(P::OEQ, u, inf), u, r);
   }
 
   /// tanh: odd Taylor polynomial below |x| = 0.55, 1 - 2/(exp(2|x|) + 1)
   /// above (both accurate to a few ulp of f32).
   Value tanh(Value x) {
+    Value one = c(1.0), two = c(2.0);
     Value a = abs(x);
-    Value big = sub(c(1.0), div(c(2.0), add(exp(mul(a, c(2.0))), c(1.0))));
+    Value e = exp(mul(a, two));
+    Value big = sub(one, div(two, add(e, one)));
     Value x2 = mul(x, x);
-    Value small = mul(
-        x, poly(x2, {1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835,
-                     -1382.0 / 155925, 21844.0 / 6081075,
-                     -929569.0 / 638512875}));
+    Value p = poly(x2, {1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835,
+                        -1382.0 / 155925, 21844.0 / 6081075,
+                        -929569.0 / 638512875});
+    Value small = mul(x, p);
     Value isSmall = cmp(arith::CmpFPredicate::OLT, a, c(0.55));
-    return select(isSmall, small, copysign(big, x));
+    Value signedBig = copysign(big, x);
+    return select(isSmall, small, signedBig);
   }
 
   /// erf: Maclaurin series below |x| = 0.5, Abramowitz-Stegun 7.1.26 above
   /// (absolute error below 1.5e-7).
   Value erf(Value x) {
+    Value one = c(1.0);
     Value a = abs(x);
     Value x2 = mul(x, x);
     double s = 2.0 / std::sqrt(std::numbers::pi);
-    Value small = mul(x, poly(x2, {s, -s / 3, s / 10, -s / 42, s / 216,
-                                   -s / 1320, s / 9360}));
-    Value t = div(c(1.0), add(c(1.0), mul(a, c(0.3275911))));
-    Value p = mul(t, poly(t, {0.254829592, -0.284496736, 1.421413741,
-                              -1.453152027, 1.061405429}));
-    Value big = sub(c(1.0), mul(p, exp(neg(x2))));
+    Value series = poly(x2, {s, -s / 3, s / 10, -s / 42, s / 216, -s / 1320,
+                             s / 9360});
+    Value small = mul(x, series);
+    Value t = div(one, add(one, mul(a, c(0.3275911))));
+    Value q = poly(t, {0.254829592, -0.284496736, 1.421413741, -1.453152027,
+                       1.061405429});
+    Value p = mul(t, q);
+    Value e = exp(neg(x2));
+    Value big = sub(one, mul(p, e));
     Value isSmall = cmp(arith::CmpFPredicate::OLT, a, c(0.5));
-    return select(isSmall, small, copysign(big, x));
+    Value signedBig = copysign(big, x);
+    return select(isSmall, small, signedBig);
   }
 
   /// pow(x, y) = 2^(y * log2|x|), negated for x < 0 and odd integer y, NaN
   /// for x < 0 and non-integer y; pow(x, 0) = pow(1, y) = 1.
   Value pow(Value x, Value y) {
     using P = arith::CmpFPredicate;
-    Value r = ex2(mul(y, lg2(abs(x))));
+    Value zero = c(0.0), one = c(1.0), half = c(0.5), nan = c(std::nan(""));
+    Value l = lg2(abs(x));
+    Value r = ex2(mul(y, l));
     Value yInt = cmp(P::OEQ, floor(y), y);
-    Value half = mul(y, c(0.5));
-    Value yOdd = arith::AndIOp::create(b, loc, yInt,
-                                       cmp(P::ONE, floor(half), half));
-    Value negResult =
-        select(yInt, select(yOdd, neg(r), r), c(std::nan("")));
-    r = select(cmp(P::OLT, x, c(0.0)), negResult, r);
-    Value one = arith::OrIOp::create(b, loc, cmp(P::OEQ, y, c(0.0)),
-                                     cmp(P::OEQ, x, c(1.0)));
-    return select(one, c(1.0), r);
+    Value yHalf = mul(y, half);
+    Value yHalfFrac = cmp(P::ONE, floor(yHalf), yHalf);
+    Value yOdd = arith::AndIOp::create(b, loc, yInt, yHalfFrac);
+    Value negR = neg(r);
+    Value negResult = select(yInt, select(yOdd, negR, r), nan);
+    r = select(cmp(P::OLT, x, zero), negResult, r);
+    Value yZero = cmp(P::OEQ, y, zero);
+    Value xOne = cmp(P::OEQ, x, one);
+    Value isOne = arith::OrIOp::create(b, loc, yZero, xOne);
+    return select(isOne, one, r);
+  }
+
+  Value tan(Value x) {
+    Value s = sinApprox(x);
+    Value co = cosApprox(x);
+    return div(s, co);
+  }
+  /// sinh = (e + e / (e + 1)) / 2 with e = expm1(x).
+  Value sinh(Value x) {
+    Value one = c(1.0), half = c(0.5);
+    Value e = expm1(x);
+    Value q = div(e, add(e, one));
+    return mul(add(e, q), half);
+  }
+  /// cosh = (u + 1/u) / 2 with u = exp(|x|).
+  Value cosh(Value x) {
+    Value one = c(1.0), half = c(0.5);
+    Value u = exp(abs(x));
+    Value inv = div(one, u);
+    return mul(add(u, inv), half);
+  }
+  /// asinh|x| = log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), with the sign of x.
+  Value asinh(Value x) {
+    Value one = c(1.0);
+    Value a = abs(x);
+    Value x2 = mul(a, a);
+    Value root = sqrt(add(x2, one));
+    Value q = div(x2, add(one, root));
+    Value r = log1p(add(a, q));
+    return copysign(r, x);
+  }
+  /// acosh = log(x + sqrt(x^2 - 1)).
+  Value acosh(Value x) {
+    Value one = c(1.0);
+    Value root = sqrt(sub(mul(x, x), one));
+    return log(add(x, root));
+  }
+  /// atanh = log1p(2x / (1 - x)) / 2.
+  Value atanh(Value x) {
+    Value one = c(1.0), two = c(2.0), half = c(0.5);
+    Value num = mul(x, two);
+    Value q = div(num, sub(one, x));
+    return mul(log1p(q), half);
+  }
+  /// cbrt = sign(x) * 2^(log2|x| / 3).
+  Value cbrt(Value x) {
+    Value third = c(1.0 / 3);
+    Value l = lg2(abs(x));
+    Value r = ex2(mul(l, third));
+    return copysign(r, x);
   }
 };
 
@@ -162,8 +243,7 @@ std::optional<SmallVector<Value>> expand(Operation *op, F32Builder &f,
       .Case([&](math::LogOp) { return one(f.log(in[0])); })
       .Case([&](math::Log2Op) { return one(f.lg2(in[0])); })
       .Case([&](math::Log10Op) {
-        return one(f.mul(f.lg2(in[0]), f.c(std::numbers::ln2 /
-                                           std::numbers::ln10)));
+        return one(f.scaledLg2(in[0], std::numbers::ln2 / std::numbers::ln10));
       })
       .Case([&](math::Log1pOp) { return one(f.log1p(in[0])); })
       .Case([&](math::RsqrtOp) { return one(f.rsqrtApprox(in[0])); })
@@ -171,46 +251,23 @@ std::optional<SmallVector<Value>> expand(Operation *op, F32Builder &f,
       .Case([&](math::SinOp) { return one(f.sinApprox(in[0])); })
       .Case([&](math::CosOp) { return one(f.cosApprox(in[0])); })
       .Case([&](math::SincosOp) {
-        return Result(SmallVector<Value>{f.sinApprox(in[0]),
-                                         f.cosApprox(in[0])});
+        Value s = f.sinApprox(in[0]);
+        Value co = f.cosApprox(in[0]);
+        return Result(SmallVector<Value>{s, co});
       })
-      .Case([&](math::TanOp) {
-        return one(f.div(f.sinApprox(in[0]), f.cosApprox(in[0])));
-      })
+      .Case([&](math::TanOp) { return one(f.tan(in[0])); })
       .Case([&](math::PowFOp) { return one(f.pow(in[0], in[1])); })
-      .Case([&](math::SinhOp) {
-        Value e = f.expm1(in[0]); // sinh = (e + e / (e + 1)) / 2
-        return one(f.mul(f.add(e, f.div(e, f.add(e, f.c(1.0)))), f.c(0.5)));
-      })
-      .Case([&](math::CoshOp) {
-        Value u = f.exp(f.abs(in[0]));
-        return one(f.mul(f.add(u, f.div(f.c(1.0), u)), f.c(0.5)));
-      })
+      .Case([&](math::SinhOp) { return one(f.sinh(in[0])); })
+      .Case([&](math::CoshOp) { return one(f.cosh(in[0])); })
       .Case([&](math::ErfOp) { return one(f.erf(in[0])); })
-      .Case([&](math::ErfcOp) { return one(f.sub(f.c(1.0), f.erf(in[0]))); })
-      .Case([&](math::AsinhOp) {
-        // asinh|x| = log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), sign of x.
-        Value a = f.abs(in[0]);
-        Value x2 = f.mul(a, a);
-        Value r = f.log1p(
-            f.add(a, f.div(x2, f.add(f.c(1.0), f.sqrt(f.add(x2, f.c(1.0)))))));
-        return one(f.copysign(r, in[0]));
+      .Case([&](math::ErfcOp) {
+        Value unit = f.c(1.0);
+        return one(f.sub(unit, f.erf(in[0])));
       })
-      .Case([&](math::AcoshOp) {
-        Value x = in[0];
-        return one(
-            f.log(f.add(x, f.sqrt(f.sub(f.mul(x, x), f.c(1.0))))));
-      })
-      .Case([&](math::AtanhOp) {
-        Value x = in[0]; // atanh = log1p(2x / (1 - x)) / 2
-        return one(f.mul(
-            f.log1p(f.div(f.mul(x, f.c(2.0)), f.sub(f.c(1.0), x))), f.c(0.5)));
-      })
-      .Case([&](math::CbrtOp) {
-        Value a = f.abs(in[0]);
-        Value r = f.ex2(f.mul(f.lg2(a), f.c(1.0 / 3)));
-        return one(f.copysign(r, in[0]));
-      })
+      .Case([&](math::AsinhOp) { return one(f.asinh(in[0])); })
+      .Case([&](math::AcoshOp) { return one(f.acosh(in[0])); })
+      .Case([&](math::AtanhOp) { return one(f.atanh(in[0])); })
+      .Case([&](math::CbrtOp) { return one(f.cbrt(in[0])); })
       .Default([](Operation *) -> Result { return std::nullopt; });
 }
 
@@ -243,8 +300,6 @@ struct TileMathToNVVMPass
     OpBuilder b(op);
     F32Builder f{b, op->getLoc()};
     bool unsupported = isUnsupported(op);
-    // Probe with a throwaway builder position: expand() only creates ops for
-    // the ops it handles, so decide first from the op kind.
     bool handled = unsupported || isExpanded(op);
     if (!handled)
       return success();

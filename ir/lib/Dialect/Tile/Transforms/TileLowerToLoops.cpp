@@ -147,7 +147,8 @@ LogicalResult verifyTileKernel(func::FuncOp func, const LoweringOptions &opts,
 
   scratchBytes = 0;
   Operation *largest = nullptr;
-  WalkResult result = func.getBody().walk([&](Operation *op) -> WalkResult {
+  WalkResult result = func.getBody().walk<WalkOrder::PreOrder>(
+      [&](Operation *op) -> WalkResult {
     for (Type t : op->getOperandTypes())
       if (failed(verifyTileType(op, t)))
         return WalkResult::interrupt();

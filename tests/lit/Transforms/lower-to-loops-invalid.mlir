@@ -1,0 +1,89 @@
+// RUN: tessera-opt %s -split-input-file -tile-lower-to-loops=target=gpu -verify-diagnostics
+// RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops=target=xpu 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu block-size=96" 2>&1 | FileCheck %s --check-prefix=BLOCK
+
+// TARGET: tile-lower-to-loops: target must be 'cpu' or 'gpu', got 'xpu'
+// BLOCK: block-size and vector-width must be positive powers of two
+
+func.func @non_pow2() attributes {tile.kernel} {
+  // expected-error @+1 {{uses tile type 'tensor<3xf32>', but tile-lower-to-loops needs tiles of rank >= 1 with static power-of-two dimensions}}
+  %0 = arith.constant dense<1.0> : tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @rank0() attributes {tile.kernel} {
+  // expected-error @+1 {{uses tile type 'tensor<f32>'}}
+  %0 = arith.constant dense<1.0> : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @element_type() attributes {tile.kernel} {
+  // expected-error @+1 {{uses tile element type 'index', but tile-lower-to-loops supports i1, i8, i16, i32, i64, f16, bf16, f32 and f64}}
+  %0 = arith.constant dense<1> : tensor<4xindex>
+  return
+}
+
+// -----
+
+func.func @non_splat() attributes {tile.kernel} {
+  // expected-error @+1 {{tile constants must be splat dense attributes}}
+  %0 = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @unknown_op() attributes {tile.kernel} {
+  // expected-error @+1 {{'llvm.mlir.zero' op is not supported inside a tile kernel}}
+  %0 = llvm.mlir.zero : !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tile_in_while(%n: i1) attributes {tile.kernel} {
+  %0 = arith.constant dense<1.0> : tensor<4xf32>
+  // expected-error @+1 {{'scf.while' op cannot take or produce tiles inside a tile kernel}}
+  %1 = scf.while (%arg = %0) : (tensor<4xf32>) -> tensor<4xf32> {
+    scf.condition(%n) %arg : tensor<4xf32>
+  } do {
+  ^bb0(%arg: tensor<4xf32>):
+    scf.yield %arg : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tile kernel arguments must be scalars or memrefs, got 'tensor<4xf32>'}}
+func.func @tensor_arg(%t: tensor<4xf32>) attributes {tile.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tile kernels cannot return tiles, got 'tensor<4xf32>'}}
+func.func @tensor_result() -> tensor<4xf32> attributes {tile.kernel} {
+  %0 = arith.constant dense<1.0> : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{tile kernel 'decl' has no body}}
+func.func private @decl() attributes {tile.kernel}
+
+// -----
+
+func.func @shared_memory(%a: memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<128x128xf32>
+  // expected-error @+1 {{'tile.transpose' op needs 65536 bytes of shared memory scratch, more than the 49152 bytes (48 KiB) of static shared memory}}
+  %t = tile.transpose %x : tensor<128x128xf32> -> tensor<128x128xf32>
+  tile.store %t, %a[%c0, %c0] : tensor<128x128xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+  return
+}
