@@ -102,7 +102,7 @@ ArgDesc tensor_arg(ArgDesc::Kind kind, const Tensor<T, Rank>& t) {
     a.shape[d] = t.shape(d);
     a.strides[d] = t.strides()[d];
   }
-  a.data = const_cast<T*>(t.data());
+  a.data = t.storage()->host_raw();  // the launcher makes the right copy current
   a.storage = t.storage();
   return a;
 }

@@ -59,7 +59,8 @@ class Tensor {
   // A deep copy with its own storage.
   Tensor clone() const {
     Tensor copy(shape_);
-    std::copy(data(), data() + numel_, copy.data());
+    const T* src = data();
+    std::copy(src, src + numel_, copy.data());
     return copy;
   }
 
@@ -68,9 +69,14 @@ class Tensor {
   const std::array<int64_t, Rank>& strides() const { return strides_; }
   int64_t numel() const { return numel_; }
 
-  T* data() { return reinterpret_cast<T*>(storage_->host()); }
-  const T* data() const { return reinterpret_cast<const T*>(storage_->host()); }
-  std::vector<T> to_vector() const { return std::vector<T>(data(), data() + numel_); }
+  // Host access. If a GPU kernel wrote the tensor last, its contents are copied back first;
+  // mutable access makes the device copy stale (it is uploaded again by the next GPU launch).
+  T* data() { return reinterpret_cast<T*>(storage_->host_for_write()); }
+  const T* data() const { return reinterpret_cast<const T*>(storage_->host_for_read()); }
+  std::vector<T> to_vector() const {
+    const T* p = data();
+    return std::vector<T>(p, p + numel_);
+  }
 
   template <class... I>
   T& operator()(I... idx) {

@@ -18,8 +18,10 @@
 #include <unordered_map>
 
 #include "cache_key.h"
+#include "codegen/mlir_gen.h"
 #include "compiler/pipeline.h"
 #include "cuda_driver.h"
+#include "device_memory.h"
 #include "disk_cache.h"
 #include "frontend/ast.h"
 #include "nvjitlink.h"
@@ -68,6 +70,7 @@ struct Compiled {
   std::unique_ptr<CpuKernel> cpu;
   GpuCode gpu;
   bool from_disk_cache = false;
+  mutable LoadedKernel loaded;  // the cubin in the GPU's context, loaded at the first GPU launch
 };
 
 // The process-wide cache of compiled kernels (the one explicit global of the library).
@@ -268,17 +271,20 @@ class Borrows {
 
 // The flattened parameter list of a lowered kernel: per tensor (allocated ptr, aligned ptr,
 // offset, sizes[rank], strides[rank]) as MLIR's memref descriptor; per scalar its value.
-std::vector<int64_t> flatten_args(std::span<const ArgDesc> args) {
+// `pointers` (if given) replaces each tensor's host pointer, e.g. by its device address.
+std::vector<int64_t> flatten_args(std::span<const ArgDesc> args, std::span<const int64_t> pointers = {}) {
   std::vector<int64_t> slots;
-  for (const ArgDesc& a : args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgDesc& a = args[i];
     if (a.kind == Kind::scalar) {
       int64_t v = 0;
       std::memcpy(&v, a.scalar.data(), sizeof(v));
       slots.push_back(v);
       continue;
     }
-    slots.push_back(reinterpret_cast<int64_t>(a.data));
-    slots.push_back(reinterpret_cast<int64_t>(a.data));
+    int64_t p = pointers.empty() ? reinterpret_cast<int64_t>(a.data) : pointers[i];
+    slots.push_back(p);
+    slots.push_back(p);
     slots.push_back(0);
     for (int d = 0; d < a.rank; ++d) slots.push_back(a.shape[d]);
     for (int d = 0; d < a.rank; ++d) slots.push_back(a.strides[d]);
@@ -287,6 +293,11 @@ std::vector<int64_t> flatten_args(std::span<const ArgDesc> args) {
 }
 
 void run_cpu(const CpuKernel& k, std::span<const ArgDesc> args, const Grid& grid) {
+  // Make the host copies current (a GPU launch may have written them last).
+  for (const ArgDesc& a : args) {
+    if (a.kind == Kind::out) a.storage->host_for_write();
+    if (a.kind == Kind::in) a.storage->host_for_read();
+  }
   const std::vector<int64_t> base = flatten_args(args);
   const int64_t programs = grid.count();
   if (programs == 0) return;
@@ -316,6 +327,27 @@ void run_cpu(const CpuKernel& k, std::span<const ArgDesc> args, const Grid& grid
   for (auto& t : threads) t.join();
 }
 
+void run_gpu(std::string_view kernel, const Compiled& c, std::span<const ArgDesc> args, const Grid& grid) {
+  CudaDriver* driver = CudaDriver::get_if_available();
+  if (!driver)
+    fail(kernel, fmt::format("cannot run on {}: no usable GPU ({}); use TESSERA_TARGET=cpu",
+                             c.gpu.arch, CudaDriver::unavailable_reason()));
+  if (driver->arch() != c.gpu.arch)
+    fail(kernel, fmt::format("compiled for {} but the GPU is {}", c.gpu.arch, driver->arch()));
+  if (grid.count() == 0) return;
+  std::vector<int64_t> device_ptrs(args.size(), 0);
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (args[i].kind != Kind::scalar)
+      device_ptrs[i] = static_cast<int64_t>(ensure_on_device(*driver, *args[i].storage));
+  std::vector<int64_t> slots = flatten_args(args, device_ptrs);
+  std::vector<void*> params;
+  for (auto& s : slots) params.push_back(&s);
+  CUfunction fn = c.loaded.function(*driver, c.gpu.cubin, c.gpu.symbol);
+  launch_and_wait(*driver, kernel, fn, grid.dims, c.gpu.block_size, params.data());
+  for (const ArgDesc& a : args)
+    if (a.kind == Kind::out) mark_written_on_device(*a.storage);
+}
+
 }  // namespace
 
 void launch(const LaunchRequest& r, Target target) {
@@ -323,8 +355,7 @@ void launch(const LaunchRequest& r, Target target) {
   Grid grid = check_args(r.kernel, compiled->ast, r.args);
   Borrows borrows(r.kernel, r.args);
   if (target == Target::cpu) return run_cpu(*compiled->cpu, r.args, grid);
-  fail(r.kernel, fmt::format("running on {} is not available in this build yet; use TESSERA_TARGET=cpu",
-                             target_str(target)));
+  run_gpu(r.kernel, *compiled, r.args, grid);
 }
 
 CompiledArtifact compile(const LaunchRequest& r, Target target) {

@@ -94,7 +94,7 @@ class Dumper {
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
   }
   template <class T>
-  void write_ir(std::string_view stage, T& ir) const {
+  void write_ir(std::string_view stage, T&& ir) const {
     if (!enabled()) return;
     std::string s;
     llvm::raw_string_ostream os(s);
@@ -139,6 +139,7 @@ void run_passes(std::string_view kernel, mlir::ModuleOp module, const std::strin
   mlir::PassManager pm(module->getName());
   if (mlir::failed(mlir::parsePassPipeline(pipeline, pm)))
     throw Error(fmt::format("tessera: kernel '{}': internal error: bad pass pipeline '{}'", kernel, pipeline));
+  if (const char* p = std::getenv("TESSERA_PRINT_IR"); p && *p == '1') pm.enableIRPrinting();
   if (mlir::failed(pm.run(module)))
     throw Error(fmt::format("tessera: kernel '{}': the compiler rejected the kernel for target {}:\n{}", kernel,
                             target, diags.messages()));
@@ -149,16 +150,16 @@ void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::
                            const Dumper& dump, DiagnosticCollector& diags) {
   bool cpu = target == "cpu";
   std::string to_loops =
-      cpu ? "builtin.module(tile-lower-to-loops{target=cpu},canonicalize,cse)"
-          : fmt::format("builtin.module(tile-lower-to-loops{{target=gpu block-size={}}},canonicalize,cse,"
-                        "tile-math-to-nvvm)",
+      cpu ? "tile-lower-to-loops{target=cpu},canonicalize,cse"
+          : fmt::format("tile-lower-to-loops{{target=gpu block-size={}}},canonicalize,cse,"
+                        "tile-math-to-nvvm",
                         kGpuBlockSize);
   run_passes(kernel, module, to_loops, target, diags);
   dump.write_ir("loops.mlir", module);
   std::string to_llvm = fmt::format(
-      "builtin.module(convert-scf-to-cf,convert-math-to-llvm,{}expand-strided-metadata,convert-arith-to-llvm,"
+      "convert-scf-to-cf,convert-math-to-llvm,{}expand-strided-metadata,convert-arith-to-llvm,"
       "convert-index-to-llvm,convert-cf-to-llvm,finalize-memref-to-llvm,convert-func-to-llvm,"
-      "reconcile-unrealized-casts)",
+      "reconcile-unrealized-casts",
       cpu ? "convert-math-to-libm," : "");
   run_passes(kernel, module, to_llvm, target, diags);
   dump.write_ir("llvm-dialect.mlir", module);

@@ -56,7 +56,7 @@ TEMPLATE_TEST_CASE("1-D add for every dtype", "[cpu][elementwise][dtype]", half,
     auto x = random_tensor<TestType, 1>({n}, -50, 50, 3);
     auto y = random_tensor<TestType, 1>({n}, -50, 50, 4);
     Tensor<TestType, 1> z({n});
-    add.launch_on(Target::cpu, z.partition<128>(), x, y);
+    add.launch_on(Target::cpu, z.template partition<128>(), x, y);
     int64_t bad = 0;
     for (int64_t i = 0; i < n; ++i) bad += f(z(i)) != f(static_cast<TestType>(f(x(i)) + f(y(i))));
     INFO("n = " << n);
@@ -137,7 +137,7 @@ TEST_CASE("casts between dtypes", "[cpu][cast][dtype]") {
       .launch_on(Target::cpu, i.partition<128>(), x);
   kernel("i32_bool_to_f32", [](auto o, auto a) {
     auto v = a.load_like(o);
-    return o.store(cast<DType::f32>(v) + cast<DType::f32>(v > 0));
+    return o.store(cast<DType::f32>(v) + cast<DType::f32>(v > c<0.0>));
   }).launch_on(Target::cpu, back.partition<128>(), i);
   int64_t bad = 0;
   for (int64_t k = 0; k < n; ++k) {
@@ -180,7 +180,7 @@ TEMPLATE_TEST_CASE("row reductions sum, max, min accumulate in f32", "[cpu][redu
     auto t = cast<DType::f32>(load<4, 256>(a, program_id<0>(), program_id<1>()));
     return seq(os.store(sum<1>(t)), omax.store(max<1>(t)), omin.store(min<1>(t)));
   });
-  k.launch_on(Target::cpu, s.partition<4, 1>(), mx.partition<4, 1>(), mn.partition<4, 1>(), x);
+  k.launch_on(Target::cpu, s.template partition<4, 1>(), mx.template partition<4, 1>(), mn.template partition<4, 1>(), x);
   int64_t bad = 0;
   for (int64_t r = 0; r < rows; ++r) {
     double sum = 0;
