@@ -47,6 +47,8 @@ struct CacheStats {
   int64_t disk_corrupt = 0;   // corrupt disk entries dropped and recompiled
 };
 CacheStats cache_stats();
+// Whether a usable CUDA GPU (driver and device) is present. Never throws.
+bool gpu_available();
 // The target launches use: TESSERA_TARGET if set (cpu, sm_90, sm_100a), else the GPU if one is
 // present, else cpu.
 Target default_target();

@@ -1,4 +1,4 @@
-// test_kernels_cpu.cpp: kernels run on the CPU target and compared with host references.
+// test_kernels.cpp: kernels run on the CPU target and on the GPU, compared with host references.
 //
 // Covers every op of the tile language and every dtype, with ragged sizes (1-D lengths 1, 127,
 // 128, 129, 1000, 1000001 over 128-wide tiles; 2-D 2000 x 1000 over 64 x 64 and over a tile that
@@ -13,6 +13,17 @@
 #include <random>
 
 using namespace tessera;
+
+// Registers `fn` twice: on the CPU target ([cpu]) and on the GPU ([gpu], skipped without one).
+#define TESSERA_TARGET_TEST_CASE(name, tags, fn)                      \
+  TEST_CASE(name " (cpu)", "[cpu]" tags) { fn(Target::cpu); }         \
+  TEST_CASE(name " (gpu)", "[gpu]" tags) {                           \
+    if (!gpu_available()) {                                           \
+      WARN("no GPU on this machine: skipped");                        \
+      return;                                                         \
+    }                                                                 \
+    fn(Target::sm_90);                                                \
+  }
 
 namespace {
 
@@ -36,13 +47,13 @@ bool close(float got, float want, float rel, float abs_tol = 1e-6f) {
 
 }  // namespace
 
-TEST_CASE("1-D add over ragged lengths, f32", "[cpu][elementwise]") {
+static void body_1(Target target) {
   auto add = kernel("add", [](auto out, auto x, auto y) { return out.store(x.load_like(out) + y.load_like(out)); });
   for (int64_t n : {1, 127, 128, 129, 1000, 1000001}) {
     auto x = random_tensor<float, 1>({n}, -10, 10, 1);
     auto y = random_tensor<float, 1>({n}, -10, 10, 2);
     Tensor<float, 1> z({n});
-    add.launch_on(Target::cpu, z.partition<128>(), x, y);
+    add.launch_on(target, z.partition<128>(), x, y);
     int64_t bad = 0;
     for (int64_t i = 0; i < n; ++i) bad += z(i) != x(i) + y(i);
     INFO("n = " << n);
@@ -50,13 +61,14 @@ TEST_CASE("1-D add over ragged lengths, f32", "[cpu][elementwise]") {
   }
 }
 
-TEMPLATE_TEST_CASE("1-D add for every dtype", "[cpu][elementwise][dtype]", half, bfloat16, int32_t) {
+template <class TestType>
+static void body_2_t(Target target) {
   auto add = kernel("add_typed", [](auto out, auto x, auto y) { return out.store(x.load_like(out) + y.load_like(out)); });
   for (int64_t n : {1, 129, 1000}) {
     auto x = random_tensor<TestType, 1>({n}, -50, 50, 3);
     auto y = random_tensor<TestType, 1>({n}, -50, 50, 4);
     Tensor<TestType, 1> z({n});
-    add.launch_on(Target::cpu, z.template partition<128>(), x, y);
+    add.launch_on(target, z.template partition<128>(), x, y);
     int64_t bad = 0;
     for (int64_t i = 0; i < n; ++i) bad += f(z(i)) != f(static_cast<TestType>(f(x(i)) + f(y(i))));
     INFO("n = " << n);
@@ -64,13 +76,13 @@ TEMPLATE_TEST_CASE("1-D add for every dtype", "[cpu][elementwise][dtype]", half,
   }
 }
 
-TEST_CASE("2-D add, 2000 x 1000, divisible and ragged tiles", "[cpu][elementwise]") {
+static void body_3(Target target) {
   auto add = kernel("add2d", [](auto out, auto x, auto y) { return out.store(x.load_like(out) + y.load_like(out)); });
   auto x = random_tensor<float, 2>({2000, 1000}, -1, 1, 5);
   auto y = random_tensor<float, 2>({2000, 1000}, -1, 1, 6);
   Tensor<float, 2> z({2000, 1000}), w({2000, 1000});
-  add.launch_on(Target::cpu, z.partition<64, 64>(), x, y);
-  add.launch_on(Target::cpu, w.partition<128, 256>(), x, y);  // divides neither 2000 nor 1000... 1000/256, 2000/128
+  add.launch_on(target, z.partition<64, 64>(), x, y);
+  add.launch_on(target, w.partition<128, 256>(), x, y);  // divides neither 2000 nor 1000... 1000/256, 2000/128
   int64_t bad = 0;
   for (int64_t i = 0; i < 2000; ++i)
     for (int64_t j = 0; j < 1000; ++j) {
@@ -80,12 +92,12 @@ TEST_CASE("2-D add, 2000 x 1000, divisible and ragged tiles", "[cpu][elementwise
   CHECK(bad == 0);
 }
 
-TEST_CASE("unary math, f32", "[cpu][math]") {
+static void body_4(Target target) {
   const int64_t n = 1000;
   auto x = random_tensor<float, 1>({n}, 0.1f, 4.0f, 7);
   Tensor<float, 1> z({n});
   auto check = [&](auto k, std::function<float(float)> ref, float rel) {
-    k.launch_on(Target::cpu, z.partition<128>(), x);
+    k.launch_on(target, z.partition<128>(), x);
     int64_t bad = 0;
     for (int64_t i = 0; i < n; ++i) bad += !close(z(i), ref(x(i)), rel);
     INFO(k.name());
@@ -100,7 +112,7 @@ TEST_CASE("unary math, f32", "[cpu][math]") {
   check(kernel("abs_neg", [](auto o, auto a) { return o.store(abs(-a.load_like(o))); }), [](float v) { return v; }, 0);
 }
 
-TEST_CASE("binary ops, comparisons, select and logic", "[cpu][elementwise]") {
+static void body_5(Target target) {
   const int64_t n = 777;
   auto x = random_tensor<float, 1>({n}, -4, 4, 8);
   auto y = random_tensor<float, 1>({n}, 0.5f, 4, 9);
@@ -111,7 +123,7 @@ TEST_CASE("binary ops, comparisons, select and logic", "[cpu][elementwise]") {
     auto big = (p > q) || (p <= -q);
     return o.store(select(big && !(p == q), maximum(p, q) - minimum(p, q) * p / q, p * q - p));
   });
-  k2.launch_on(Target::cpu, z.partition<128>(), x, y);
+  k2.launch_on(target, z.partition<128>(), x, y);
   int64_t bad = 0;
   for (int64_t i = 0; i < n; ++i) {
     float p = x(i), q = y(i);
@@ -122,7 +134,7 @@ TEST_CASE("binary ops, comparisons, select and logic", "[cpu][elementwise]") {
   CHECK(bad == 0);
 }
 
-TEST_CASE("casts between dtypes", "[cpu][cast][dtype]") {
+static void body_6(Target target) {
   const int64_t n = 300;
   auto x = random_tensor<float, 1>({n}, -100, 100, 10);
   Tensor<bfloat16, 1> b({n});
@@ -130,15 +142,15 @@ TEST_CASE("casts between dtypes", "[cpu][cast][dtype]") {
   Tensor<int32_t, 1> i({n});
   Tensor<float, 1> back({n});
   kernel("to_bf16", [](auto o, auto a) { return o.store(cast<DType::bf16>(a.load_like(o))); })
-      .launch_on(Target::cpu, b.partition<128>(), x);
+      .launch_on(target, b.partition<128>(), x);
   kernel("to_f16", [](auto o, auto a) { return o.store(cast<DType::f16>(a.load_like(o))); })
-      .launch_on(Target::cpu, h.partition<128>(), x);
+      .launch_on(target, h.partition<128>(), x);
   kernel("to_i32", [](auto o, auto a) { return o.store(cast<DType::i32>(a.load_like(o))); })
-      .launch_on(Target::cpu, i.partition<128>(), x);
+      .launch_on(target, i.partition<128>(), x);
   kernel("i32_bool_to_f32", [](auto o, auto a) {
     auto v = a.load_like(o);
     return o.store(cast<DType::f32>(v) + cast<DType::f32>(v > c<0.0>));
-  }).launch_on(Target::cpu, back.partition<128>(), i);
+  }).launch_on(target, back.partition<128>(), i);
   int64_t bad = 0;
   for (int64_t k = 0; k < n; ++k) {
     bad += f(b(k)) != f(bfloat16(x(k)));
@@ -149,7 +161,7 @@ TEST_CASE("casts between dtypes", "[cpu][cast][dtype]") {
   CHECK(bad == 0);
 }
 
-TEST_CASE("broadcasting rows, columns, scalars and scalar parameters", "[cpu][broadcast]") {
+static void body_7(Target target) {
   const int64_t m = 200, n = 100;
   auto x = random_tensor<float, 2>({m, n}, -1, 1, 11);
   Tensor<float, 2> z({m, n});
@@ -158,7 +170,7 @@ TEST_CASE("broadcasting rows, columns, scalars and scalar parameters", "[cpu][br
     auto t = a.load_like(o);                      // [64 32]
     return o.store(t * max<1>(t) + sum<0>(t) * s + c<2.0>);
   });
-  k.launch_on(Target::cpu, z.partition<64, 32>(), x, 0.5f);
+  k.launch_on(target, z.partition<64, 32>(), x, 0.5f);
   int64_t bad = 0;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
@@ -172,7 +184,8 @@ TEST_CASE("broadcasting rows, columns, scalars and scalar parameters", "[cpu][br
   CHECK(bad == 0);
 }
 
-TEMPLATE_TEST_CASE("row reductions sum, max, min accumulate in f32", "[cpu][reduce][dtype]", float, half, bfloat16) {
+template <class TestType>
+static void body_8_t(Target target) {
   const int64_t rows = 100, cols = 256;
   auto x = random_tensor<TestType, 2>({rows, cols}, -3, 3, 12);
   Tensor<float, 2> s({rows, 1}), mx({rows, 1}), mn({rows, 1});
@@ -180,7 +193,7 @@ TEMPLATE_TEST_CASE("row reductions sum, max, min accumulate in f32", "[cpu][redu
     auto t = cast<DType::f32>(load<4, 256>(a, program_id<0>(), program_id<1>()));
     return seq(os.store(sum<1>(t)), omax.store(max<1>(t)), omin.store(min<1>(t)));
   });
-  k.launch_on(Target::cpu, s.template partition<4, 1>(), mx.template partition<4, 1>(), mn.template partition<4, 1>(), x);
+  k.launch_on(target, s.template partition<4, 1>(), mx.template partition<4, 1>(), mn.template partition<4, 1>(), x);
   int64_t bad = 0;
   for (int64_t r = 0; r < rows; ++r) {
     double sum = 0;
@@ -195,11 +208,11 @@ TEMPLATE_TEST_CASE("row reductions sum, max, min accumulate in f32", "[cpu][redu
   CHECK(bad == 0);
 }
 
-TEST_CASE("iota, program ids, reshape and transpose", "[cpu][shape]") {
+static void body_9(Target target) {
   Tensor<int32_t, 1> ids({1000});
   kernel("iota", [](auto o) {
     return o.store(iota<128>() + program_id<0>() * c<128.0> + num_programs<0>() * c<0.0>);
-  }).launch_on(Target::cpu, ids.partition<128>());
+  }).launch_on(target, ids.partition<128>());
   int64_t bad = 0;
   for (int64_t i = 0; i < 1000; ++i) bad += ids(i) != i;
   CHECK(bad == 0);
@@ -209,7 +222,7 @@ TEST_CASE("iota, program ids, reshape and transpose", "[cpu][shape]") {
   // Transpose a 100 x 60 matrix: the program owning output tile (i, j) loads input tile (j, i).
   kernel("transpose", [](auto o, auto a) {
     return o.store(transpose(load<32, 16>(a, program_id<1>(), program_id<0>())));
-  }).launch_on(Target::cpu, t.partition<16, 32>(), x);
+  }).launch_on(target, t.partition<16, 32>(), x);
   for (int64_t i = 0; i < 60; ++i)
     for (int64_t j = 0; j < 100; ++j) bad += t(i, j) != x(j, i);
   CHECK(bad == 0);
@@ -217,12 +230,12 @@ TEST_CASE("iota, program ids, reshape and transpose", "[cpu][shape]") {
   Tensor<float, 1> flat({6000});
   kernel("flatten", [](auto o, auto a) {
     return o.store(reshape<512>(load<1, 512>(a, program_id<0>() * c<0.0>, program_id<0>())));
-  }).launch_on(Target::cpu, flat.partition<512>(), Tensor<float, 2>({1, 6000}, std::span<const float>(std::vector<float>(6000, 1.5f))));
+  }).launch_on(target, flat.partition<512>(), Tensor<float, 2>({1, 6000}, std::span<const float>(std::vector<float>(6000, 1.5f))));
   for (int64_t i = 0; i < 6000; ++i) bad += flat(i) != 1.5f;
   CHECK(bad == 0);
 }
 
-TEST_CASE("matrix multiply with a K loop and mma", "[cpu][mma][loop]") {
+static void body_10(Target target) {
   const int64_t m = 100, n = 70, kk = 90;  // ragged in M, N and K: padding zeros keep it exact
   auto a = random_tensor<half, 2>({m, kk}, -1, 1, 14);
   auto b = random_tensor<half, 2>({kk, n}, -1, 1, 15);
@@ -237,7 +250,7 @@ TEST_CASE("matrix multiply with a K loop and mma", "[cpu][mma][loop]") {
         full<DType::f32, 32, 32>(c<0.0>));
     return o.store(acc);
   });
-  gemm.launch_on(Target::cpu, cmat.partition<32, 32>(), a, b);
+  gemm.launch_on(target, cmat.partition<32, 32>(), a, b);
   int64_t bad = 0;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
@@ -248,7 +261,7 @@ TEST_CASE("matrix multiply with a K loop and mma", "[cpu][mma][loop]") {
   CHECK(bad == 0);
 }
 
-TEST_CASE("a loop carrying two tiles: online max and sum of exponentials", "[cpu][loop]") {
+static void body_11(Target target) {
   const int64_t rows = 64, cols = 1000;
   auto x = random_tensor<float, 2>({rows, cols}, -5, 5, 16);
   Tensor<float, 2> lse({rows, 1});
@@ -266,7 +279,7 @@ TEST_CASE("a loop carrying two tiles: online max and sum of exponentials", "[cpu
         full<DType::f32, 1, 1>(c<-1e30>), full<DType::f32, 1, 1>(c<0.0>));
     return o.store(get<0>(r) + log(get<1>(r)));
   });
-  k.launch_on(Target::cpu, lse.partition<1, 1>(), x);
+  k.launch_on(target, lse.partition<1, 1>(), x);
   int64_t bad = 0;
   for (int64_t r = 0; r < rows; ++r) {
     double mx = -1e30, s = 0;
@@ -277,7 +290,7 @@ TEST_CASE("a loop carrying two tiles: online max and sum of exponentials", "[cpu
   CHECK(bad == 0);
 }
 
-TEST_CASE("scalar parameters: scale and add", "[cpu][scalar]") {
+static void body_12(Target target) {
   const int64_t n = 1029;
   auto x = random_tensor<float, 1>({n}, -1, 1, 17);
   auto y = random_tensor<float, 1>({n}, -1, 1, 18);
@@ -285,8 +298,32 @@ TEST_CASE("scalar parameters: scale and add", "[cpu][scalar]") {
   auto axpy = kernel("axpy", [](auto o, auto alpha, auto a, auto b) {
     return o.store(alpha * a.load_like(o) + b.load_like(o));
   });
-  axpy.launch_on(Target::cpu, z.partition<256>(), 3.0f, x, y);
+  axpy.launch_on(target, z.partition<256>(), 3.0f, x, y);
   int64_t bad = 0;
   for (int64_t i = 0; i < n; ++i) bad += !close(z(i), 3.0f * x(i) + y(i), 1e-6f);
   CHECK(bad == 0);
 }
+
+// Every kernel test runs on the CPU target and, tagged [gpu], on the GPU when one is present.
+TESSERA_TARGET_TEST_CASE("1-D add over ragged lengths, f32", "[elementwise]", body_1)
+static void body_2(Target target) {
+  body_2_t<half>(target);
+  body_2_t<bfloat16>(target);
+  body_2_t<int32_t>(target);
+}
+TESSERA_TARGET_TEST_CASE("1-D add for every dtype", "[elementwise][dtype]", body_2)
+TESSERA_TARGET_TEST_CASE("2-D add, 2000 x 1000, divisible and ragged tiles", "[elementwise]", body_3)
+TESSERA_TARGET_TEST_CASE("unary math, f32", "[math]", body_4)
+TESSERA_TARGET_TEST_CASE("binary ops, comparisons, select and logic", "[elementwise]", body_5)
+TESSERA_TARGET_TEST_CASE("casts between dtypes", "[cast][dtype]", body_6)
+TESSERA_TARGET_TEST_CASE("broadcasting rows, columns, scalars and scalar parameters", "[broadcast]", body_7)
+static void body_8(Target target) {
+  body_8_t<float>(target);
+  body_8_t<half>(target);
+  body_8_t<bfloat16>(target);
+}
+TESSERA_TARGET_TEST_CASE("row reductions sum, max, min accumulate in f32", "[reduce][dtype]", body_8)
+TESSERA_TARGET_TEST_CASE("iota, program ids, reshape and transpose", "[shape]", body_9)
+TESSERA_TARGET_TEST_CASE("matrix multiply with a K loop and mma", "[mma][loop]", body_10)
+TESSERA_TARGET_TEST_CASE("a loop carrying two tiles: online max and sum of exponentials", "[loop]", body_11)
+TESSERA_TARGET_TEST_CASE("scalar parameters: scale and add", "[scalar]", body_12)
