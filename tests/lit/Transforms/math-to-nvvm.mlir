@@ -1,11 +1,17 @@
 // RUN: tessera-opt %s -tile-math-to-nvvm | FileCheck %s
 
+// exp(x) = ex2(t) * (1 + e*ln2), t = x*log2(e) and e its rounding error.
 // CHECK-LABEL: func.func @exp
 // CHECK-SAME: (%[[X:.*]]: f32)
 // CHECK: %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
-// CHECK: %[[S:.*]] = arith.mulf %[[X]], %[[LOG2E]] : f32
-// CHECK: %[[R:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[S]]) : (f32) -> f32
-// CHECK: return %[[R]]
+// CHECK: %[[T:.*]] = arith.mulf %[[X]], %[[LOG2E]] : f32
+// CHECK: %[[R:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[T]]) : (f32) -> f32
+// CHECK: %[[NT:.*]] = arith.negf %[[T]] : f32
+// CHECK: %[[E:.*]] = math.fma %[[X]], %[[LOG2E]], %[[NT]] : f32
+// CHECK: %[[C:.*]] = math.fma %[[R]], %{{.*}}, %[[R]] : f32
+// CHECK: %[[OK:.*]] = arith.cmpf olt, %{{.*}}, %{{.*}} : f32
+// CHECK: %[[RES:.*]] = arith.select %[[OK]], %[[C]], %[[R]] : f32
+// CHECK: return %[[RES]]
 func.func @exp(%x: f32) -> f32 {
   %0 = math.exp %x : f32
   return %0 : f32
@@ -19,11 +25,20 @@ func.func @exp2(%x: f32) -> f32 {
   return %0 : f32
 }
 
+// log: lg2.approx * ln2, except near 1 (0.6 < x < 1.6) where a series in
+// s = (x - 1) / (x + 1) keeps the relative error small.
 // CHECK-LABEL: func.func @log
 // CHECK-SAME: (%[[X:.*]]: f32)
+// CHECK: %[[NUM:.*]] = arith.subf %[[X]], %{{.*}} : f32
+// CHECK: %[[DEN:.*]] = arith.addf %[[X]], %{{.*}} : f32
+// CHECK: %[[S:.*]] = arith.divf %[[NUM]], %[[DEN]] : f32
+// CHECK: arith.mulf %[[S]], %[[S]] : f32
+// CHECK: %[[SERIES:.*]] = arith.mulf %[[S]], %{{.*}} : f32
 // CHECK: %[[L:.*]] = llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"(%[[X]]) : (f32) -> f32
 // CHECK: %[[LN2:.*]] = arith.constant 0.693147182 : f32
-// CHECK: %[[R:.*]] = arith.mulf %[[L]], %[[LN2]] : f32
+// CHECK: %[[FAR:.*]] = arith.mulf %[[L]], %[[LN2]] : f32
+// CHECK: %[[NEAR:.*]] = arith.andi
+// CHECK: %[[R:.*]] = arith.select %[[NEAR]], %[[SERIES]], %[[FAR]] : f32
 // CHECK: return %[[R]]
 func.func @log(%x: f32) -> f32 {
   %0 = math.log %x : f32
@@ -40,11 +55,14 @@ func.func @log2_log10(%x: f32) -> (f32, f32) {
   return %0, %1 : f32, f32
 }
 
+// sin uses a polynomial below |x| = 0.5, sin.approx above; tan = sin / cos.
 // CHECK-LABEL: func.func @rsqrt_sin_cos_tan
 // CHECK: llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.f"
 // CHECK: llvm.call_intrinsic "llvm.nvvm.sin.approx.f"
+// CHECK: arith.select
 // CHECK: llvm.call_intrinsic "llvm.nvvm.cos.approx.f"
-// CHECK: %[[S:.*]] = llvm.call_intrinsic "llvm.nvvm.sin.approx.f"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.sin.approx.f"
+// CHECK: %[[S:.*]] = arith.select
 // CHECK: %[[C:.*]] = llvm.call_intrinsic "llvm.nvvm.cos.approx.f"
 // CHECK: arith.divf %[[S]], %[[C]] : f32
 func.func @rsqrt_sin_cos_tan(%x: f32) -> (f32, f32, f32, f32) {
@@ -73,7 +91,8 @@ func.func @tanh(%x: f32) -> f32 {
 // CHECK-LABEL: func.func @exp_f16
 // CHECK-SAME: (%[[X:.*]]: f16)
 // CHECK: %[[E:.*]] = arith.extf %[[X]] : f16 to f32
-// CHECK: %[[R:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK: %[[R:.*]] = arith.select
 // CHECK: %[[T:.*]] = arith.truncf %[[R]] : f32 to f16
 // CHECK: return %[[T]]
 func.func @exp_f16(%x: f16) -> f16 {
