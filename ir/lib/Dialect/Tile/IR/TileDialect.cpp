@@ -55,20 +55,19 @@ static LogicalResult verifyGlobalAccess(Operation *op, MemRefType memref,
                                         size_t numIndices) {
   int64_t rank = memref.getRank();
   if (rank < 1 || rank > 4)
-    return op->emitOpError() << "global tensor must have rank 1 to 4, got "
-                             << rank;
+    return op->emitOpError()
+           << "global tensor must have rank 1 to 4, got " << rank;
   if (static_cast<int64_t>(numIndices) != rank)
-    return op->emitOpError() << "expected " << rank
-                             << " tile indices (one per memref dimension), got "
-                             << numIndices;
+    return op->emitOpError()
+           << "expected " << rank
+           << " tile indices (one per memref dimension), got " << numIndices;
   if (tile.getRank() != rank)
     return op->emitOpError() << "tile rank " << tile.getRank()
                              << " does not match memref rank " << rank;
   if (tile.getElementType() != memref.getElementType())
     return op->emitOpError()
            << "tile element type " << tile.getElementType()
-           << " does not match memref element type "
-           << memref.getElementType();
+           << " does not match memref element type " << memref.getElementType();
   return verifyTile(op, tile, "tile");
 }
 
@@ -110,8 +109,8 @@ LogicalResult BroadcastOp::verify() {
     auto [s, r] = pair;
     if (s != r && s != 1)
       return emitOpError() << "operand dimension " << d << " (" << s
-                           << ") must be 1 or equal the result dimension ("
-                           << r << ")";
+                           << ") must be 1 or equal the result dimension (" << r
+                           << ")";
   }
   return success();
 }
@@ -140,8 +139,8 @@ LogicalResult TransposeOp::verify() {
     return emitOpError("operand and result element types differ");
   if (src.getDimSize(0) != dst.getDimSize(1) ||
       src.getDimSize(1) != dst.getDimSize(0))
-    return emitOpError() << "result type " << dst
-                         << " is not the transpose of " << src;
+    return emitOpError() << "result type " << dst << " is not the transpose of "
+                         << src;
   return success();
 }
 
@@ -165,12 +164,15 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
-LogicalResult IotaOp::verify() { return verifyTile(*this, getType(), "result"); }
+LogicalResult IotaOp::verify() {
+  return verifyTile(*this, getType(), "result");
+}
 
 LogicalResult MmaOp::verify() {
   RankedTensorType a = getA().getType(), b = getB().getType(),
                    acc = getAcc().getType();
-  for (auto [t, name] : {std::pair{a, "lhs"}, {b, "rhs"}, {acc, "accumulator"}}) {
+  for (auto [t, name] :
+       {std::pair{a, "lhs"}, {b, "rhs"}, {acc, "accumulator"}}) {
     if (failed(verifyTile(*this, t, name)))
       return failure();
     if (t.getRank() != 2)
@@ -178,8 +180,8 @@ LogicalResult MmaOp::verify() {
   }
   Type elt = a.getElementType();
   if (!elt.isF16() && !elt.isBF16() && !elt.isF32())
-    return emitOpError() << "operand element type must be f16, bf16 or f32, got "
-                         << elt;
+    return emitOpError()
+           << "operand element type must be f16, bf16 or f32, got " << elt;
   if (b.getElementType() != elt)
     return emitOpError("lhs and rhs element types differ");
   if (!acc.getElementType().isF32())
@@ -188,8 +190,8 @@ LogicalResult MmaOp::verify() {
     return emitOpError("result type must equal the accumulator type");
   if (a.getDimSize(1) != b.getDimSize(0))
     return emitOpError() << "K mismatch: lhs is " << a.getDimSize(0) << "x"
-                         << a.getDimSize(1) << " but rhs is "
-                         << b.getDimSize(0) << "x" << b.getDimSize(1);
+                         << a.getDimSize(1) << " but rhs is " << b.getDimSize(0)
+                         << "x" << b.getDimSize(1);
   if (a.getDimSize(0) != acc.getDimSize(0))
     return emitOpError() << "M mismatch: lhs has " << a.getDimSize(0)
                          << " rows but accumulator has " << acc.getDimSize(0);

@@ -1,7 +1,8 @@
 //===- MathToNVVM.cpp - libdevice-free lowering of scalar math ops --------===//
 //
 // Implements `tile-math-to-nvvm`. The NVPTX backend has no instructions for
-// most transcendental functions: `llvm.exp.f32`, `llvm.log.f32`, `llvm.sin.f32`,
+// most transcendental functions: `llvm.exp.f32`, `llvm.log.f32`,
+// `llvm.sin.f32`,
 // ... fail instruction selection (checked with llc -mcpu=sm_90 -mattr=+ptx90;
 // only exp2, sqrt, fabs, floor/ceil/trunc/round(even)/rint, fma, min/max,
 // copysign and powi select). This pass rewrites the scalar math ops that
@@ -182,9 +183,9 @@ struct F32Builder {
     Value e = exp(mul(a, two));
     Value big = sub(one, div(two, add(e, one)));
     Value x2 = mul(x, x);
-    Value p = poly(x2, {1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835,
-                        -1382.0 / 155925, 21844.0 / 6081075,
-                        -929569.0 / 638512875});
+    Value p =
+        poly(x2, {1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835,
+                  -1382.0 / 155925, 21844.0 / 6081075, -929569.0 / 638512875});
     Value small = mul(x, p);
     Value isSmall = cmp(arith::CmpFPredicate::OLT, a, c(0.55));
     Value signedBig = copysign(big, x);
@@ -198,12 +199,12 @@ struct F32Builder {
     Value a = abs(x);
     Value x2 = mul(x, x);
     double s = 2.0 / std::sqrt(std::numbers::pi);
-    Value series = poly(x2, {s, -s / 3, s / 10, -s / 42, s / 216, -s / 1320,
-                             s / 9360});
+    Value series =
+        poly(x2, {s, -s / 3, s / 10, -s / 42, s / 216, -s / 1320, s / 9360});
     Value small = mul(x, series);
     Value t = div(one, add(one, mul(a, c(0.3275911))));
-    Value q = poly(t, {0.254829592, -0.284496736, 1.421413741, -1.453152027,
-                       1.061405429});
+    Value q = poly(
+        t, {0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429});
     Value p = mul(t, q);
     Value e = exp(neg(x2));
     Value big = sub(one, mul(p, e));
@@ -382,10 +383,10 @@ struct TileMathToNVVMPass
                              "target");
     SmallVector<Value> in;
     for (Value v : op->getOperands())
-      in.push_back(v.getType() == f.f32() ? v
-                                          : arith::ExtFOp::create(
-                                                b, op->getLoc(), f.f32(), v)
-                                                .getResult());
+      in.push_back(
+          v.getType() == f.f32()
+              ? v
+              : arith::ExtFOp::create(b, op->getLoc(), f.f32(), v).getResult());
     std::optional<SmallVector<Value>> out = expand(op, f, in);
     assert(out && "isExpanded and expand disagree");
     for (auto [result, v] : llvm::zip(op->getResults(), *out)) {

@@ -61,8 +61,8 @@ bool isFloat16Or(Type t) { return isa<Float16Type, BFloat16Type>(t); }
 
 bool isSupportedElementType(Type t) {
   if (auto it = dyn_cast<IntegerType>(t))
-    return it.isSignless() && llvm::is_contained({1u, 8u, 16u, 32u, 64u},
-                                                 it.getWidth());
+    return it.isSignless() &&
+           llvm::is_contained({1u, 8u, 16u, 32u, 64u}, it.getWidth());
   return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(t);
 }
 
@@ -72,7 +72,8 @@ Type scratchElementType(Type t) {
 }
 
 int64_t scratchElementBytes(Type t) {
-  return std::max<int64_t>(1, scratchElementType(t).getIntOrFloatBitWidth() / 8);
+  return std::max<int64_t>(1,
+                           scratchElementType(t).getIntOrFloatBitWidth() / 8);
 }
 
 bool hasTensorType(TypeRange types) {
@@ -80,7 +81,8 @@ bool hasTensorType(TypeRange types) {
 }
 
 bool touchesTensors(Operation *op) {
-  if (hasTensorType(op->getOperandTypes()) || hasTensorType(op->getResultTypes()))
+  if (hasTensorType(op->getOperandTypes()) ||
+      hasTensorType(op->getResultTypes()))
     return true;
   for (Region &region : op->getRegions())
     for (Block &block : region)
@@ -149,86 +151,86 @@ LogicalResult verifyTileKernel(func::FuncOp func, const LoweringOptions &opts,
   Operation *largest = nullptr;
   WalkResult result = func.getBody().walk<WalkOrder::PreOrder>(
       [&](Operation *op) -> WalkResult {
-    for (Type t : op->getOperandTypes())
-      if (failed(verifyTileType(op, t)))
-        return WalkResult::interrupt();
-    for (Type t : op->getResultTypes())
-      if (failed(verifyTileType(op, t)))
-        return WalkResult::interrupt();
+        for (Type t : op->getOperandTypes())
+          if (failed(verifyTileType(op, t)))
+            return WalkResult::interrupt();
+        for (Type t : op->getResultTypes())
+          if (failed(verifyTileType(op, t)))
+            return WalkResult::interrupt();
 
-    Dialect *dialect = op->getDialect();
-    StringRef ns = dialect ? dialect->getNamespace() : StringRef();
-    bool tensors = touchesTensors(op);
+        Dialect *dialect = op->getDialect();
+        StringRef ns = dialect ? dialect->getNamespace() : StringRef();
+        bool tensors = touchesTensors(op);
 
-    if (isa_and_nonnull<TileDialect>(dialect)) {
-      int64_t bytes = scratchBytesOf(op);
-      if (bytes > scratchBytes) {
-        scratchBytes = bytes;
-        largest = op;
-      }
-      return WalkResult::advance();
-    }
-    if (isa<scf::ForOp, scf::IfOp>(op))
-      return WalkResult::advance();
-    if (isa<scf::YieldOp>(op)) {
-      if (tensors && !isa<scf::ForOp, scf::IfOp>(op->getParentOp())) {
-        op->emitOpError("yields tiles from a '")
-            << op->getParentOp()->getName()
-            << "', which tile-lower-to-loops does not support";
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    }
-    if (ns == "arith" || ns == "math") {
-      if (!tensors)
-        return WalkResult::advance();
-      if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
-        auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
-        if (!dense || !dense.isSplat()) {
-          op->emitOpError("tile constants must be splat dense attributes");
+        if (isa_and_nonnull<TileDialect>(dialect)) {
+          int64_t bytes = scratchBytesOf(op);
+          if (bytes > scratchBytes) {
+            scratchBytes = bytes;
+            largest = op;
+          }
+          return WalkResult::advance();
+        }
+        if (isa<scf::ForOp, scf::IfOp>(op))
+          return WalkResult::advance();
+        if (isa<scf::YieldOp>(op)) {
+          if (tensors && !isa<scf::ForOp, scf::IfOp>(op->getParentOp())) {
+            op->emitOpError("yields tiles from a '")
+                << op->getParentOp()->getName()
+                << "', which tile-lower-to-loops does not support";
+            return WalkResult::interrupt();
+          }
+          return WalkResult::advance();
+        }
+        if (ns == "arith" || ns == "math") {
+          if (!tensors)
+            return WalkResult::advance();
+          if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+            auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+            if (!dense || !dense.isSplat()) {
+              op->emitOpError("tile constants must be splat dense attributes");
+              return WalkResult::interrupt();
+            }
+            return WalkResult::advance();
+          }
+          if (op->getNumRegions() != 0) {
+            op->emitOpError("with regions cannot take tiles");
+            return WalkResult::interrupt();
+          }
+          std::optional<ArrayRef<int64_t>> shape;
+          for (Type t : llvm::concat<const Type>(op->getOperandTypes(),
+                                                 op->getResultTypes())) {
+            auto tensor = dyn_cast<RankedTensorType>(t);
+            if (!tensor)
+              continue;
+            if (!shape) {
+              shape = tensor.getShape();
+            } else if (*shape != tensor.getShape()) {
+              op->emitOpError(
+                  "elementwise operands and results must have one "
+                  "shape; broadcast explicitly with tile.broadcast");
+              return WalkResult::interrupt();
+            }
+          }
+          if (op->getNumResults() == 0 ||
+              !llvm::all_of(op->getResultTypes(),
+                            [](Type t) { return isa<TensorType>(t); })) {
+            op->emitOpError("mixes tile and scalar results");
+            return WalkResult::interrupt();
+          }
+          return WalkResult::advance();
+        }
+        if (tensors) {
+          op->emitOpError("cannot take or produce tiles inside a tile kernel");
+          return WalkResult::interrupt();
+        }
+        static constexpr StringLiteral allowed[] = {
+            "func", "scf", "arith", "math", "memref", "cf", "index", "ub"};
+        if (!llvm::is_contained(allowed, ns)) {
+          op->emitOpError("is not supported inside a tile kernel");
           return WalkResult::interrupt();
         }
         return WalkResult::advance();
-      }
-      if (op->getNumRegions() != 0) {
-        op->emitOpError("with regions cannot take tiles");
-        return WalkResult::interrupt();
-      }
-      std::optional<ArrayRef<int64_t>> shape;
-      for (Type t : llvm::concat<const Type>(op->getOperandTypes(),
-                                             op->getResultTypes())) {
-        auto tensor = dyn_cast<RankedTensorType>(t);
-        if (!tensor)
-          continue;
-        if (!shape) {
-          shape = tensor.getShape();
-        } else if (*shape != tensor.getShape()) {
-          op->emitOpError("elementwise operands and results must have one "
-                          "shape; broadcast explicitly with tile.broadcast");
-          return WalkResult::interrupt();
-        }
-      }
-      if (op->getNumResults() == 0 ||
-          !llvm::all_of(op->getResultTypes(),
-                        [](Type t) { return isa<TensorType>(t); })) {
-        op->emitOpError("mixes tile and scalar results");
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    }
-    if (tensors) {
-      op->emitOpError("cannot take or produce tiles inside a tile kernel");
-      return WalkResult::interrupt();
-    }
-    static constexpr StringLiteral allowed[] = {"func", "scf",   "arith",
-                                                "math", "memref", "cf",
-                                                "index", "ub"};
-    if (!llvm::is_contained(allowed, ns)) {
-      op->emitOpError("is not supported inside a tile kernel");
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
+      });
   if (result.wasInterrupted())
     return failure();
 
@@ -236,7 +238,8 @@ LogicalResult verifyTileKernel(func::FuncOp func, const LoweringOptions &opts,
     return largest->emitOpError()
            << "needs " << scratchBytes
            << " bytes of shared memory scratch, more than the "
-           << kMaxStaticSharedBytes << " bytes (48 KiB) of static shared memory";
+           << kMaxStaticSharedBytes
+           << " bytes (48 KiB) of static shared memory";
   return success();
 }
 
@@ -346,7 +349,8 @@ void KernelLowering::setUpProgramIds() {
     SmallVector<unsigned> indices(6, n);
     SmallVector<Type> types(6, i32);
     SmallVector<Location> locs(6, loc);
-    SmallVector<DictionaryAttr> attrs(6, DictionaryAttr::get(func.getContext()));
+    SmallVector<DictionaryAttr> attrs(6,
+                                      DictionaryAttr::get(func.getContext()));
     (void)func.insertArguments(indices, types, attrs, locs);
     for (int d = 0; d < 3; ++d) {
       programIds[d] = func.getArgument(n + d);
@@ -387,8 +391,8 @@ Value KernelLowering::getThreadId() {
     threadId = cidx(entry, loc, 0);
     return threadId;
   }
-  auto range = LLVM::ConstantRangeAttr::get(func.getContext(), 32, 0,
-                                            opts.threads);
+  auto range =
+      LLVM::ConstantRangeAttr::get(func.getContext(), 32, 0, opts.threads);
   Value tid = NVVM::ThreadIdXOp::create(entry, loc, entry.getI32Type(), range);
   threadId = arith::IndexCastOp::create(entry, loc, entry.getIndexType(), tid);
   return threadId;
@@ -458,8 +462,7 @@ void KernelLowering::forEachOwned(
   }
   scf::ForOp::create(
       b, loc, cidx(b, loc, 0), cidx(b, loc, layout.chunks), cidx(b, loc, 1),
-      ValueRange(),
-      [&](OpBuilder &lb, Location loc, Value c, ValueRange) {
+      ValueRange(), [&](OpBuilder &lb, Location loc, Value c, ValueRange) {
         Value kBase = lb.createOrFold<arith::MulIOp>(loc, c, cidx(lb, loc, v));
         // On cpu (one thread) the linear index is the private index.
         Value lBase = kBase;
@@ -468,11 +471,12 @@ void KernelLowering::forEachOwned(
               loc, lb.createOrFold<arith::MulIOp>(loc, c, cidx(lb, loc, t * v)),
               threadBase);
         for (int64_t j = 0; j < v; ++j) {
-          Value k = lb.createOrFold<arith::AddIOp>(loc, kBase, cidx(lb, loc, j));
+          Value k =
+              lb.createOrFold<arith::AddIOp>(loc, kBase, cidx(lb, loc, j));
           Value linear;
           if (needLinear)
-            linear = opts.gpu ? lb.createOrFold<arith::AddIOp>(
-                                    loc, lBase, cidx(lb, loc, j))
+            linear = opts.gpu ? lb.createOrFold<arith::AddIOp>(loc, lBase,
+                                                               cidx(lb, loc, j))
                               : k;
           body(lb, k, linear);
         }
@@ -486,8 +490,8 @@ SmallVector<Value> KernelLowering::delinearize(OpBuilder &b, Location loc,
   SmallVector<Value> coords(shape.size());
   int64_t shift = 0;
   for (int64_t d = shape.size() - 1; d >= 0; --d) {
-    Value shifted = b.createOrFold<arith::ShRUIOp>(loc, linear,
-                                                   cidx(b, loc, shift));
+    Value shifted =
+        b.createOrFold<arith::ShRUIOp>(loc, linear, cidx(b, loc, shift));
     // linear < numElements, so the outermost coordinate needs no mask.
     coords[d] = d == 0 ? shifted
                        : b.createOrFold<arith::AndIOp>(
@@ -531,8 +535,7 @@ Value KernelLowering::writeToScratch(OpBuilder &b, Location loc, Value tile,
                                      int64_t byteOffset) {
   auto type = cast<RankedTensorType>(tile.getType());
   Type elt = type.getElementType();
-  Value view =
-      getScratchView(b, loc, elt, type.getNumElements(), byteOffset);
+  Value view = getScratchView(b, loc, elt, type.getNumElements(), byteOffset);
   Value src = bufferOf(tile);
   forEachOwned(b, loc, getLayout(type), /*needLinear=*/true,
                [&](OpBuilder &b, Value k, Value l) {
@@ -590,32 +593,30 @@ void KernelLowering::lowerLoad(LoadOp op) {
   }
   Value pad = paddingValue(b, loc, type.getElementType(), op.getPadding());
   Value dst = newBuffer(type);
-  forEachOwned(b, loc, getLayout(type), /*needLinear=*/true,
-               [&](OpBuilder &b, Value k, Value l) {
-                 SmallVector<Value> coords = delinearize(b, loc, l, shape);
-                 SmallVector<Value> global;
-                 Value inBounds;
-                 for (auto [d, c] : llvm::enumerate(coords)) {
-                   global.push_back(
-                       b.createOrFold<arith::AddIOp>(loc, base[d], c));
-                   // Unsigned compare: negative indices are out of bounds too.
-                   Value ok = arith::CmpIOp::create(
-                       b, loc, arith::CmpIPredicate::ult, global.back(),
-                       dims[d]);
-                   inBounds = inBounds ? arith::AndIOp::create(b, loc,
-                                                               inBounds, ok)
-                                       : ok;
-                 }
-                 auto ifOp = scf::IfOp::create(
-                     b, loc, TypeRange{type.getElementType()}, inBounds,
-                     /*withElseRegion=*/true);
-                 OpBuilder tb = ifOp.getThenBodyBuilder();
-                 Value v = memref::LoadOp::create(tb, loc, src, global);
-                 scf::YieldOp::create(tb, loc, v);
-                 OpBuilder eb = ifOp.getElseBodyBuilder();
-                 scf::YieldOp::create(eb, loc, pad);
-                 memref::StoreOp::create(b, loc, ifOp.getResult(0), dst, k);
-               });
+  forEachOwned(
+      b, loc, getLayout(type), /*needLinear=*/true,
+      [&](OpBuilder &b, Value k, Value l) {
+        SmallVector<Value> coords = delinearize(b, loc, l, shape);
+        SmallVector<Value> global;
+        Value inBounds;
+        for (auto [d, c] : llvm::enumerate(coords)) {
+          global.push_back(b.createOrFold<arith::AddIOp>(loc, base[d], c));
+          // Unsigned compare: negative indices are out of bounds too.
+          Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           global.back(), dims[d]);
+          inBounds =
+              inBounds ? arith::AndIOp::create(b, loc, inBounds, ok) : ok;
+        }
+        auto ifOp = scf::IfOp::create(b, loc, TypeRange{type.getElementType()},
+                                      inBounds,
+                                      /*withElseRegion=*/true);
+        OpBuilder tb = ifOp.getThenBodyBuilder();
+        Value v = memref::LoadOp::create(tb, loc, src, global);
+        scf::YieldOp::create(tb, loc, v);
+        OpBuilder eb = ifOp.getElseBodyBuilder();
+        scf::YieldOp::create(eb, loc, pad);
+        memref::StoreOp::create(b, loc, ifOp.getResult(0), dst, k);
+      });
   buffers[op.getResult()] = dst;
 }
 
@@ -634,30 +635,28 @@ void KernelLowering::lowerStore(StoreOp op) {
         b.createOrFold<arith::MulIOp>(loc, i, cidx(b, loc, shape[d])));
   }
   Value src = bufferOf(op.getValue());
-  forEachOwned(b, loc, layout, /*needLinear=*/true,
-               [&](OpBuilder &b, Value k, Value l) {
-                 SmallVector<Value> coords = delinearize(b, loc, l, shape);
-                 SmallVector<Value> global;
-                 Value cond;
-                 // Replicated tiles: only the first P threads store.
-                 if (layout.replicated)
-                   cond = arith::CmpIOp::create(
-                       b, loc, arith::CmpIPredicate::ult, getThreadId(),
-                       cidx(b, loc, layout.numElements));
-                 for (auto [d, c] : llvm::enumerate(coords)) {
-                   global.push_back(
-                       b.createOrFold<arith::AddIOp>(loc, base[d], c));
-                   Value ok = arith::CmpIOp::create(
-                       b, loc, arith::CmpIPredicate::ult, global.back(),
-                       dims[d]);
-                   cond = cond ? arith::AndIOp::create(b, loc, cond, ok) : ok;
-                 }
-                 Value v = memref::LoadOp::create(b, loc, src, k);
-                 auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond,
-                                               /*withElseRegion=*/false);
-                 OpBuilder tb = ifOp.getThenBodyBuilder();
-                 memref::StoreOp::create(tb, loc, v, dst, global);
-               });
+  forEachOwned(
+      b, loc, layout, /*needLinear=*/true, [&](OpBuilder &b, Value k, Value l) {
+        SmallVector<Value> coords = delinearize(b, loc, l, shape);
+        SmallVector<Value> global;
+        Value cond;
+        // Replicated tiles: only the first P threads store.
+        if (layout.replicated)
+          cond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       getThreadId(),
+                                       cidx(b, loc, layout.numElements));
+        for (auto [d, c] : llvm::enumerate(coords)) {
+          global.push_back(b.createOrFold<arith::AddIOp>(loc, base[d], c));
+          Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           global.back(), dims[d]);
+          cond = cond ? arith::AndIOp::create(b, loc, cond, ok) : ok;
+        }
+        Value v = memref::LoadOp::create(b, loc, src, k);
+        auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond,
+                                      /*withElseRegion=*/false);
+        OpBuilder tb = ifOp.getThenBodyBuilder();
+        memref::StoreOp::create(tb, loc, v, dst, global);
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -682,8 +681,8 @@ void KernelLowering::lowerIota(IotaOp op) {
   Value dst = newBuffer(type);
   forEachOwned(b, loc, getLayout(type), /*needLinear=*/true,
                [&](OpBuilder &b, Value k, Value l) {
-                 Value v = arith::IndexCastOp::create(
-                     b, loc, type.getElementType(), l);
+                 Value v = arith::IndexCastOp::create(b, loc,
+                                                      type.getElementType(), l);
                  memref::StoreOp::create(b, loc, v, dst, k);
                });
   buffers[op.getResult()] = dst;
@@ -719,16 +718,16 @@ void KernelLowering::lowerTranspose(TransposeOp op) {
   Value view = writeToScratch(b, loc, op.getInput(), 0);
   barrier(b, loc);
   Value dst = newBuffer(type);
-  forEachOwned(b, loc, getLayout(type), /*needLinear=*/true,
-               [&](OpBuilder &b, Value k, Value l) {
-                 SmallVector<Value> rc = delinearize(b, loc, l, type.getShape());
-                 // result[i, j] = input[j, i]; the input is (R1 x R0).
-                 Value src = linearize(b, loc, {rc[1], rc[0]},
-                                       {type.getDimSize(1), type.getDimSize(0)});
-                 Value v =
-                     readScratch(b, loc, view, src, type.getElementType());
-                 memref::StoreOp::create(b, loc, v, dst, k);
-               });
+  forEachOwned(
+      b, loc, getLayout(type), /*needLinear=*/true,
+      [&](OpBuilder &b, Value k, Value l) {
+        SmallVector<Value> rc = delinearize(b, loc, l, type.getShape());
+        // result[i, j] = input[j, i]; the input is (R1 x R0).
+        Value src = linearize(b, loc, {rc[1], rc[0]},
+                              {type.getDimSize(1), type.getDimSize(0)});
+        Value v = readScratch(b, loc, view, src, type.getElementType());
+        memref::StoreOp::create(b, loc, v, dst, k);
+      });
   barrier(b, loc);
   buffers[op.getResult()] = dst;
 }
@@ -791,7 +790,8 @@ void KernelLowering::lowerReduce(ReduceOp op) {
   forEachOwned(
       b, loc, getLayout(type), /*needLinear=*/true,
       [&](OpBuilder &b, Value k, Value l) {
-        // Result l = outer*inner + in; source = outer*size*inner + r*inner + in.
+        // Result l = outer*inner + in; source = outer*size*inner + r*inner +
+        // in.
         Value outer = b.createOrFold<arith::ShRUIOp>(
             loc, l, cidx(b, loc, llvm::Log2_64(inner)));
         Value in =
@@ -801,18 +801,18 @@ void KernelLowering::lowerReduce(ReduceOp op) {
             b.createOrFold<arith::MulIOp>(loc, outer,
                                           cidx(b, loc, size * inner)),
             in);
-        Value acc = extendTo(b, loc, readScratch(b, loc, view, base, elt),
-                             accType);
+        Value acc =
+            extendTo(b, loc, readScratch(b, loc, view, base, elt), accType);
         if (size > 1) {
           auto loop = scf::ForOp::create(
               b, loc, cidx(b, loc, 1), cidx(b, loc, size), cidx(b, loc, 1),
               ValueRange{acc},
               [&](OpBuilder &lb, Location loc, Value r, ValueRange iter) {
-                Value offset =
-                    lb.createOrFold<arith::MulIOp>(loc, r, cidx(lb, loc, inner));
+                Value offset = lb.createOrFold<arith::MulIOp>(
+                    loc, r, cidx(lb, loc, inner));
                 Value idx = lb.createOrFold<arith::AddIOp>(loc, base, offset);
-                Value x = extendTo(lb, loc, readScratch(lb, loc, view, idx, elt),
-                                   accType);
+                Value x = extendTo(
+                    lb, loc, readScratch(lb, loc, view, idx, elt), accType);
                 scf::YieldOp::create(
                     lb, loc, combine(lb, loc, op.getKind(), iter[0], x));
               });
@@ -855,17 +855,16 @@ void KernelLowering::lowerMma(MmaOp op) {
               Value ai = lb.createOrFold<arith::AddIOp>(loc, rowBase, kk);
               Value bi = lb.createOrFold<arith::AddIOp>(
                   loc,
-                  lb.createOrFold<arith::MulIOp>(loc, kk,
-                                                 cidx(lb, loc, nSize)),
+                  lb.createOrFold<arith::MulIOp>(loc, kk, cidx(lb, loc, nSize)),
                   n);
-              Value av = extendTo(lb, loc, readScratch(lb, loc, aView, ai, elt),
-                                  f32);
-              Value bv = extendTo(lb, loc, readScratch(lb, loc, bView, bi, elt),
-                                  f32);
+              Value av =
+                  extendTo(lb, loc, readScratch(lb, loc, aView, ai, elt), f32);
+              Value bv =
+                  extendTo(lb, loc, readScratch(lb, loc, bView, bi, elt), f32);
               Value prod = arith::MulFOp::create(lb, loc, av, bv);
-              scf::YieldOp::create(lb, loc,
-                                   arith::AddFOp::create(lb, loc, iter[0], prod)
-                                       .getResult());
+              scf::YieldOp::create(
+                  lb, loc,
+                  arith::AddFOp::create(lb, loc, iter[0], prod).getResult());
             });
         memref::StoreOp::create(b, loc, loop.getResult(0), dst, k);
       });
@@ -888,11 +887,10 @@ void KernelLowering::lowerElementwise(Operation *op) {
   };
   // 16-bit float arithmetic, compares and math run in f32; casts and
   // selects move values unchanged.
-  bool promote =
-      !isa<CastOpInterface, arith::SelectOp>(op) &&
-      llvm::any_of(llvm::concat<const Type>(op->getOperandTypes(),
-                                            op->getResultTypes()),
-                   [&](Type t) { return isFloat16Or(eltOf(t)); });
+  bool promote = !isa<CastOpInterface, arith::SelectOp>(op) &&
+                 llvm::any_of(llvm::concat<const Type>(op->getOperandTypes(),
+                                                       op->getResultTypes()),
+                              [&](Type t) { return isFloat16Or(eltOf(t)); });
 
   SmallVector<Value> results;
   for (Value r : op->getResults())
@@ -912,7 +910,8 @@ void KernelLowering::lowerElementwise(Operation *op) {
                    mapping.map(operand, v);
                  }
                  Operation *scalar = b.clone(*op, mapping);
-                 for (auto [i, result] : llvm::enumerate(scalar->getResults())) {
+                 for (auto [i, result] :
+                      llvm::enumerate(scalar->getResults())) {
                    Type elt = eltOf(op->getResult(i).getType());
                    bool narrow = promote && isFloat16Or(elt);
                    result.setType(narrow ? f32 : elt);
@@ -1000,10 +999,9 @@ void KernelLowering::lowerFor(scf::ForOp op) {
   lowerBlock(*op.getBody());
 
   // Rebuild the loop with only the scalar iter_args.
-  auto newFor =
-      scf::ForOp::create(b, loc, op.getLowerBound(), op.getUpperBound(),
-                         op.getStep(), scalarInits, nullptr,
-                         op.getUnsignedCmp());
+  auto newFor = scf::ForOp::create(b, loc, op.getLowerBound(),
+                                   op.getUpperBound(), op.getStep(),
+                                   scalarInits, nullptr, op.getUnsignedCmp());
   newFor->setDiscardableAttrs(op->getDiscardableAttrDictionary());
   Block *newBody = newFor.getBody();
   while (!newBody->empty())
@@ -1049,8 +1047,8 @@ void KernelLowering::lowerIf(scf::IfOp op) {
   lowerBlock(*op.elseBlock());
 
   OpBuilder b(op);
-  auto newIf = scf::IfOp::create(b, op.getLoc(), scalarTypes,
-                                 op.getCondition(), /*addThenBlock=*/false,
+  auto newIf = scf::IfOp::create(b, op.getLoc(), scalarTypes, op.getCondition(),
+                                 /*addThenBlock=*/false,
                                  /*addElseBlock=*/false);
   newIf->setDiscardableAttrs(op->getDiscardableAttrDictionary());
   newIf.getThenRegion().takeBody(op.getThenRegion());
@@ -1138,7 +1136,8 @@ LogicalResult KernelLowering::run() {
     op->dropAllReferences();
   for (Operation *op : toErase)
     op->erase();
-  // Unused index arithmetic and constants (users first, hence the reverse walk).
+  // Unused index arithmetic and constants (users first, hence the reverse
+  // walk).
   func.walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {
     if (isOpTriviallyDead(op))
       op->erase();

@@ -1,8 +1,8 @@
 //===- Passes.h - tessera tile dialect passes -------------------*- C++ -*-===//
 //
-// Passes of the tile dialect:
-//   tile-lower-to-loops  createTileLowerToLoops(const TileLowerToLoopsOptions &)
-//   tile-math-to-nvvm    createTileMathToNVVM()
+// Passes of the tile dialect (flag: creation function):
+//   tile-lower-to-loops: createTileLowerToLoops(TileLowerToLoopsOptions)
+//   tile-math-to-nvvm:   createTileMathToNVVM()
 // registerTilePasses() registers their command-line flags.
 //
 //===----------------------------------------------------------------------===//
