@@ -48,14 +48,27 @@ CUfunction LoadedKernel::function(CudaDriver& driver, std::span<const char> cubi
 }
 
 void launch_and_wait(CudaDriver& driver, std::string_view kernel, CUfunction fn, std::array<int64_t, 3> grid,
-                     int block, void** params) {
+                     int block, void** params, double* gpu_ms) {
   if (grid[0] > 0x7fffffff || grid[1] > 65535 || grid[2] > 65535)
     throw Error(fmt::format("tessera: kernel '{}': grid [{} {} {}] exceeds the GPU's limits (2^31-1, 65535, 65535)",
                             kernel, grid[0], grid[1], grid[2]));
   driver.make_current();
+  std::array<CUevent, 2> events{};
+  if (gpu_ms) {
+    for (CUevent& e : events) driver.check(driver.cuEventCreate(&e, 0), "cuEventCreate");
+    driver.check(driver.cuEventRecord(events[0], nullptr), "cuEventRecord");
+  }
   launch(fn, {static_cast<unsigned>(grid[0]), static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2])},
          {static_cast<unsigned>(block), 1, 1}, 0, nullptr, params);
-  driver.check(driver.cuCtxSynchronize(), fmt::format("kernel '{}': running", kernel));
+  if (gpu_ms) driver.check(driver.cuEventRecord(events[1], nullptr), "cuEventRecord");
+  CUresult done = driver.cuCtxSynchronize();
+  if (gpu_ms) {
+    float ms = 0;
+    if (done == kCudaSuccess) driver.check(driver.cuEventElapsedTime_v2(&ms, events[0], events[1]), "cuEventElapsedTime");
+    for (CUevent e : events) driver.cuEventDestroy_v2(e);
+    *gpu_ms = ms;
+  }
+  driver.check(done, fmt::format("kernel '{}': running", kernel));
 }
 
 }  // namespace tessera::detail

@@ -33,8 +33,9 @@ class LoadedKernel {
 };
 
 // Launches `fn` over `grid` programs of `block` threads with the flattened parameters `params`
-// (one pointer per parameter) and waits for it; CUDA errors name the kernel.
+// (one pointer per parameter) and waits for it; CUDA errors name the kernel. If gpu_ms is given,
+// it receives the kernel's time on the GPU, measured with events recorded around the launch.
 void launch_and_wait(CudaDriver& driver, std::string_view kernel, CUfunction fn, std::array<int64_t, 3> grid,
-                     int block, void** params);
+                     int block, void** params, double* gpu_ms = nullptr);
 
 }  // namespace tessera::detail

@@ -73,6 +73,7 @@ struct LaunchRequest {
   std::string_view kernel;  // the user's name for the kernel
   std::string_view ast;     // the serialized AST (docs/ast-format.md)
   std::span<const ArgDesc> args;
+  double* elapsed_ms = nullptr;  // if set: receives the kernel's run time (GPU events / host clock)
 };
 
 void launch(const LaunchRequest& request, Target target);
@@ -148,6 +149,15 @@ class Kernel {
   void launch_on(Target target, Args&&... args) const {
     auto descs = make_args(args...);
     detail::launch({name_, ast<Args...>(), descs}, target);
+  }
+  // Like launch_on, and returns how long the kernel ran in milliseconds: on a GPU measured with
+  // events recorded around the kernel alone, on the CPU target by the host clock.
+  template <class... Args>
+  double launch_timed(Target target, Args&&... args) const {
+    auto descs = make_args(args...);
+    double ms = 0;
+    detail::launch({name_, ast<Args...>(), descs, &ms}, target);
+    return ms;
   }
   // Compiles for `target` without running (no GPU needed for sm_90 / sm_100a).
   template <class... Args>

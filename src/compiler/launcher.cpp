@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <cstdlib>
 #include <future>
@@ -327,7 +328,8 @@ void run_cpu(const CpuKernel& k, std::span<const ArgDesc> args, const Grid& grid
   for (auto& t : threads) t.join();
 }
 
-void run_gpu(std::string_view kernel, const Compiled& c, std::span<const ArgDesc> args, const Grid& grid) {
+void run_gpu(std::string_view kernel, const Compiled& c, std::span<const ArgDesc> args, const Grid& grid,
+             double* elapsed_ms) {
   CudaDriver* driver = CudaDriver::get_if_available();
   if (!driver)
     fail(kernel, fmt::format("cannot run on {}: no usable GPU ({}); use TESSERA_TARGET=cpu",
@@ -343,7 +345,7 @@ void run_gpu(std::string_view kernel, const Compiled& c, std::span<const ArgDesc
   std::vector<void*> params;
   for (auto& s : slots) params.push_back(&s);
   CUfunction fn = c.loaded.function(*driver, c.gpu.cubin, c.gpu.symbol);
-  launch_and_wait(*driver, kernel, fn, grid.dims, c.gpu.block_size, params.data());
+  launch_and_wait(*driver, kernel, fn, grid.dims, c.gpu.block_size, params.data(), elapsed_ms);
   for (const ArgDesc& a : args)
     if (a.kind == Kind::out) mark_written_on_device(*a.storage);
 }
@@ -354,8 +356,14 @@ void launch(const LaunchRequest& r, Target target) {
   auto compiled = KernelCache::get().lookup_or_compile(r.kernel, r.ast, target);
   Grid grid = check_args(r.kernel, compiled->ast, r.args);
   Borrows borrows(r.kernel, r.args);
-  if (target == Target::cpu) return run_cpu(*compiled->cpu, r.args, grid);
-  run_gpu(r.kernel, *compiled, r.args, grid);
+  if (target == Target::cpu) {
+    auto t0 = std::chrono::steady_clock::now();
+    run_cpu(*compiled->cpu, r.args, grid);
+    if (r.elapsed_ms)
+      *r.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return;
+  }
+  run_gpu(r.kernel, *compiled, r.args, grid, r.elapsed_ms);
 }
 
 CompiledArtifact compile(const LaunchRequest& r, Target target) {

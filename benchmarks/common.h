@@ -1,0 +1,70 @@
+// common.h: shared helpers of the GPU benchmarks.
+//
+// Every benchmark validates its result against a host reference before timing, then times the
+// kernel with GPU events (Kernel::launch_timed) after warm-up and prints one JSON line per case:
+//   {"bench": ..., "case": ..., "dtype": ..., "bytes": ..., "ms": median, "tbps": ...}
+// Inputs are filled on the device by a tessera kernel (no multi-GiB host loops); bytes count each
+// byte read and written once. Assumes a GPU (skips with a message otherwise).
+#pragma once
+
+#include <tessera/tessera.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+inline bool have_gpu() {
+  if (tessera::gpu_available()) return true;
+  std::printf("{\"skipped\": \"no GPU on this machine\"}\n");
+  return false;
+}
+
+// Median of `iters` timed launches after `warmup` untimed ones.
+template <class Launch>
+double median_ms(Launch&& launch, int warmup = 5, int iters = 30) {
+  for (int i = 0; i < warmup; ++i) launch();
+  std::vector<double> t;
+  for (int i = 0; i < iters; ++i) t.push_back(launch());
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+inline void report(const std::string& bench, const std::string& name, const std::string& dtype, double bytes,
+                   double ms, double max_err) {
+  std::printf("{\"bench\": \"%s\", \"case\": \"%s\", \"dtype\": \"%s\", \"bytes\": %.0f, \"ms\": %.4f, \"tbps\": %.3f, "
+              "\"max_err\": %.3g}\n",
+              bench.c_str(), name.c_str(), dtype.c_str(), bytes, ms, bytes / (ms * 1e-3) / 1e12, max_err);
+  std::fflush(stdout);
+}
+
+// Fills a tensor on the device with values in [-1, 1): a hash of the element index.
+template <class T, int R>
+void fill_device(tessera::Tensor<T, R>& t, int seed) {
+  using namespace tessera;
+  auto fill = kernel("bench_fill", [](auto o, auto s) {
+    auto i = iota<1024>() + program_id<0>() * c<1024> + s;
+    auto h = i * c<7919> + c<104729>;
+    auto m = h - (h / c<2048>) * c<2048>;  // in (-2048, 2048)
+    return o.store(cast<dtype_v<T>>(cast<DType::f32>(m) * c<0.00048828125>));
+  });
+  if constexpr (R == 1) {
+    fill.launch(t.template partition<1024>(), seed);
+  } else {
+    // Fill the flat view: the benchmarks' 2-D tensors are contiguous.
+    static_assert(R == 2);
+    auto fill2 = kernel("bench_fill2", [](auto o, auto s) {
+      auto i = iota<1024>() + program_id<1>() * c<1024> + program_id<0>() * c<7> + s;
+      auto h = i * c<7919> + c<104729>;
+      auto m = h - (h / c<2048>) * c<2048>;
+      return o.store(cast<dtype_v<T>>(reshape<1, 1024>(cast<DType::f32>(m) * c<0.00048828125>)));
+    });
+    fill2.launch(t.template partition<1, 1024>(), seed);
+  }
+}
+
+inline const char* dtype_str(tessera::DType d) { return tessera::dtype_name(d).data(); }
+
+}  // namespace bench

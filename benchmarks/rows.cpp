@@ -1,0 +1,131 @@
+// rows.cpp: row-wise kernels on a 32768 x 8192 bf16 matrix, one row per program (issue 3
+// family 2): row sum, row max, softmax, RMSNorm, LayerNorm. Bytes count each byte read and
+// written once (the matrix, the output, the weights).
+#include <cmath>
+
+#include "common.h"
+
+using namespace tessera;
+
+namespace {
+
+constexpr int64_t R = 32768, C = 8192;
+
+float f(bfloat16 v) { return static_cast<float>(v); }
+
+struct RowRef {
+  double sum = 0, max = -1e30, mean = 0, var = 0, sumsq = 0, sumexp = 0;
+};
+RowRef row_stats(const bfloat16* row) {
+  RowRef r;
+  for (int64_t c = 0; c < C; ++c) {
+    double v = f(row[c]);
+    r.sum += v;
+    r.sumsq += v * v;
+    r.max = std::max(r.max, v);
+  }
+  r.mean = r.sum / C;
+  for (int64_t c = 0; c < C; ++c) r.sumexp += std::exp(f(row[c]) - r.max);
+  for (int64_t c = 0; c < C; ++c) r.var += (f(row[c]) - r.mean) * (f(row[c]) - r.mean);
+  r.var /= C;
+  return r;
+}
+
+}  // namespace
+
+int main() {
+  if (!bench::have_gpu()) return 0;
+  Tensor<bfloat16, 2> x({R, C}), y({R, C});
+  Tensor<bfloat16, 1> w({C}), b({C});
+  Tensor<float, 2> rsum({R, 1}), rmax({R, 1});
+  bench::fill_device(x, 3);
+  bench::fill_device(w, 4);
+  bench::fill_device(b, 5);
+  const double mat = double(R) * C * 2;
+
+  auto sum_k = kernel("row_sum", [](auto o, auto a) {
+    return o.store(sum<1>(cast<DType::f32>(load<1, 8192>(a, program_id<0>(), c<0>))));
+  });
+  auto max_k = kernel("row_max", [](auto o, auto a) {
+    return o.store(max<1>(cast<DType::f32>(load<1, 8192>(a, program_id<0>(), c<0>))));
+  });
+  auto softmax_k = kernel("softmax", [](auto o, auto a) {
+    auto t = cast<DType::f32>(a.load_like(o));
+    auto e = exp(t - max<1>(t));
+    return o.store(cast<DType::bf16>(e / sum<1>(e)));
+  });
+  auto rms_k = kernel("rmsnorm", [](auto o, auto a, auto wt) {
+    auto t = cast<DType::f32>(a.load_like(o));
+    auto inv = rsqrt(sum<1>(t * t) * c<1.0 / 8192> + c<1e-6>);
+    return o.store(cast<DType::bf16>(t * inv * cast<DType::f32>(load<8192>(wt, c<0>))));
+  });
+  auto ln_k = kernel("layernorm", [](auto o, auto a, auto wt, auto bs) {
+    auto t = cast<DType::f32>(a.load_like(o));
+    auto mean = sum<1>(t) * c<1.0 / 8192>;
+    auto d = t - mean;
+    auto inv = rsqrt(sum<1>(d * d) * c<1.0 / 8192> + c<1e-5>);
+    return o.store(cast<DType::bf16>(d * inv * cast<DType::f32>(load<8192>(wt, c<0>)) +
+                                     cast<DType::f32>(load<8192>(bs, c<0>))));
+  });
+
+  // Validation on sampled rows, then timing.
+  auto check_rows = [&](const char* name, auto&& err_of_row) {
+    const bfloat16* px = x.data();
+    double worst = 0;
+    for (int64_t r = 0; r < R; r += 997) worst = std::max(worst, err_of_row(px + r * C, r, row_stats(px + r * C)));
+    if (worst > 2e-2) std::printf("{\"error\": \"%s: wrong result, max error %g\"}\n", name, worst);
+    return worst;
+  };
+  {
+    auto launch = [&] { return sum_k.launch_timed(Target::sm_90, rsum.partition<1, 1>(), x); };
+    launch();
+    const float* ps = rsum.data();
+    double err = check_rows("row_sum", [&](const bfloat16*, int64_t r, RowRef s) {
+      return std::abs(ps[r] - s.sum) / (1 + std::abs(s.sum));
+    });
+    bench::report("rows", "row_sum", "bf16", mat + R * 4, bench::median_ms(launch), err);
+  }
+  {
+    auto launch = [&] { return max_k.launch_timed(Target::sm_90, rmax.partition<1, 1>(), x); };
+    launch();
+    const float* pm = rmax.data();
+    double err = check_rows("row_max", [&](const bfloat16*, int64_t r, RowRef s) { return std::abs(pm[r] - s.max); });
+    bench::report("rows", "row_max", "bf16", mat + R * 4, bench::median_ms(launch), err);
+  }
+  auto check_matrix = [&](const char* name, auto&& want) {
+    const bfloat16* py = y.data();
+    return check_rows(name, [&](const bfloat16* row, int64_t r, RowRef s) {
+      double e = 0;
+      for (int64_t c = 0; c < C; c += 7) e = std::max(e, std::abs(f(py[r * C + c]) - want(row, c, s)) / (1 + std::abs(want(row, c, s))));
+      return e;
+    });
+  };
+  {
+    auto launch = [&] { return softmax_k.launch_timed(Target::sm_90, y.partition<1, 8192>(), x); };
+    launch();
+    double err = check_matrix("softmax", [](const bfloat16* row, int64_t c, RowRef s) {
+      return std::exp(f(row[c]) - s.max) / s.sumexp;
+    });
+    bench::report("rows", "softmax", "bf16", 2 * mat, bench::median_ms(launch), err);
+  }
+  {
+    auto launch = [&] { return rms_k.launch_timed(Target::sm_90, y.partition<1, 8192>(), x, w); };
+    launch();
+    const bfloat16* pw = w.data();
+    double err = check_matrix("rmsnorm", [&](const bfloat16* row, int64_t c, RowRef s) {
+      return f(row[c]) / std::sqrt(s.sumsq / C + 1e-6) * f(pw[c]);
+    });
+    bench::report("rows", "rmsnorm", "bf16", 2 * mat + C * 2, bench::median_ms(launch), err);
+  }
+  {
+    auto launch = [&] { return ln_k.launch_timed(Target::sm_90, y.partition<1, 8192>(), x, w, b); };
+    launch();
+    const bfloat16* pw = w.data();
+    const bfloat16* pb = b.data();
+    double err = check_matrix("layernorm", [&](const bfloat16* row, int64_t c, RowRef s) {
+      return (f(row[c]) - s.mean) / std::sqrt(s.var + 1e-5) * f(pw[c]) + f(pb[c]);
+    });
+    bench::report("rows", "layernorm", "bf16", 2 * mat + 2 * C * 2, bench::median_ms(launch), err);
+  }
+  return 0;
+}
