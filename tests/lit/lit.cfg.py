@@ -21,6 +21,14 @@ llvm_config.add_tool_substitutions(
     [ToolSubst("tessera-opt", unresolved="fatal"),
      ToolSubst("mlir-translate", unresolved="fatal"),
      ToolSubst("llc", unresolved="fatal"),
+     ToolSubst("mlir-runner", unresolved="fatal"),
      ToolSubst("FileCheck", unresolved="fatal"),
      ToolSubst("not", unresolved="fatal")],
     tool_dirs)
+
+# Runtime support libraries for mlir-runner (printMemrefF32, ...).
+llvm_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
+config.substitutions.append(
+    ("%mlir_runner_utils", os.path.join(llvm_lib_dir, "libmlir_runner_utils.so")))
+config.substitutions.append(
+    ("%mlir_c_runner_utils", os.path.join(llvm_lib_dir, "libmlir_c_runner_utils.so")))
