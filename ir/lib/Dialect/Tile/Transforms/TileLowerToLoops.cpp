@@ -408,13 +408,13 @@ Value KernelLowering::getScratchView(OpBuilder &b, Location loc, Type elt,
                                     MemRefLayoutAttrInterface(), space);
     if (opts.gpu) {
       auto module = func->getParentOfType<ModuleOp>();
-      OpBuilder mb(module.getContext());
-      mb.setInsertionPoint(func);
+      SymbolTable symbols(module);
+      OpBuilder mb(module.getContext()); // no insertion point: detached op
       auto global = memref::GlobalOp::create(
           mb, func.getLoc(), ("__tile_scratch_" + func.getSymName()).str(),
           mb.getStringAttr("private"), baseType, mb.getUnitAttr(),
           /*constant=*/false, mb.getI64IntegerAttr(16));
-      SymbolTable(module).insert(global); // renames on a clash
+      symbols.insert(global, Block::iterator(func)); // renames on a clash
       scratchBase = memref::GetGlobalOp::create(entry, func.getLoc(), baseType,
                                                 global.getSymName());
     } else {
