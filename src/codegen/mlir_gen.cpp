@@ -45,9 +45,12 @@ class MlirGen {
     mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc_);
     b_.setInsertionPointToEnd(module->getBody());
     llvm::SmallVector<Type> arg_types;
-    for (const ParamInfo& p : ast_.params) arg_types.push_back(param_type(p));
+    for (std::size_t i = 0; i < ast_.params.size(); ++i) arg_types.push_back(param_type(ast_.params[i], layout(i)));
     auto fn = mlir::func::FuncOp::create(b_, loc_, kernel_symbol(kernel_), b_.getFunctionType(arg_types, {}));
     fn->setAttr("tile.kernel", b_.getUnitAttr());
+    // Tensors whose base and row strides are 16-byte aligned say so, for vector accesses.
+    for (std::size_t i = 0; i < ast_.params.size(); ++i)
+      if (layout(i) == 'a') fn.setArgAttr(static_cast<unsigned>(i), "tile.align", b_.getI64IntegerAttr(16));
     mlir::Block* entry = fn.addEntryBlock();
     b_.setInsertionPointToStart(entry);
     args_.assign(entry->args_begin(), entry->args_end());
@@ -74,12 +77,16 @@ class MlirGen {
     }
     fail("unknown dtype");
   }
-  Type param_type(const ParamInfo& p) {
+  char layout(std::size_t i) const { return i < ast_.layouts.size() ? ast_.layouts[i] : 's'; }
+  // A strided memref; contiguous rows ('a', 'c') get a static innermost stride of 1.
+  Type param_type(const ParamInfo& p, char layout) {
     Type e = elem_type(p.dtype);
     if (p.kind == ParamInfo::Kind::scalar) return e;
     llvm::SmallVector<int64_t> dyn(p.rank, mlir::ShapedType::kDynamic);
-    auto layout = mlir::StridedLayoutAttr::get(&ctx_, mlir::ShapedType::kDynamic, dyn);
-    return mlir::MemRefType::get(dyn, e, layout);
+    llvm::SmallVector<int64_t> strides = dyn;
+    if (layout == 'a' || layout == 'c') strides.back() = 1;
+    auto strided = mlir::StridedLayoutAttr::get(&ctx_, mlir::ShapedType::kDynamic, strides);
+    return mlir::MemRefType::get(dyn, e, strided);
   }
   // "DTYPE [DIMS]" at items[i], items[i+1] -> scalar or tensor type.
   Type node_type(const Sexp& n, std::size_t i = 1) {

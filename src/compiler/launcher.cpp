@@ -82,8 +82,9 @@ class KernelCache {
     return cache;
   }
 
-  std::shared_ptr<const Compiled> lookup_or_compile(std::string_view kernel, std::string_view ast, Target target) {
-    std::string key = fmt::format("{}\n{}\n{}", target_str(target), kernel, ast);
+  std::shared_ptr<const Compiled> lookup_or_compile(std::string_view kernel, std::string_view ast,
+                                                    const std::string& layouts, Target target) {
+    std::string key = fmt::format("{}\n{}\n{}\n{}", target_str(target), kernel, layouts, ast);
     std::shared_future<std::shared_ptr<const Compiled>> future;
     std::promise<std::shared_ptr<const Compiled>> promise;
     bool owner = false;
@@ -101,7 +102,7 @@ class KernelCache {
     }
     if (!owner) return future.get();  // rethrows the compile error, if any
     try {
-      auto compiled = compile(kernel, ast, target);
+      auto compiled = compile(kernel, ast, layouts, target);
       promise.set_value(compiled);
     } catch (...) {
       promise.set_exception(std::current_exception());
@@ -117,10 +118,12 @@ class KernelCache {
   }
 
  private:
-  std::shared_ptr<const Compiled> compile(std::string_view kernel, std::string_view ast_text, Target target) {
+  std::shared_ptr<const Compiled> compile(std::string_view kernel, std::string_view ast_text,
+                                          const std::string& layouts, Target target) {
     auto c = std::make_shared<Compiled>();
     c->text = std::make_unique<std::string>(ast_text);
     c->ast = parse_ast(kernel, *c->text);
+    c->ast.layouts = layouts;
     if (target == Target::cpu) {
       c->cpu = compile_cpu(kernel, c->ast);
       std::lock_guard lock(mutex_);
@@ -129,7 +132,7 @@ class KernelCache {
     }
     std::string arch = target_str(target);
     std::string key = make_cache_key({"tessera", TESSERA_VERSION_STRING, "llvm", llvm_version(), "nvjitlink",
-                                      nvjitlink_version(), arch, kernel, ast_text});
+                                      nvjitlink_version(), arch, kernel, layouts, ast_text});
     DiskCache disk(DiskCache::default_dir());
     auto cubin = disk.load(key, "cubin");
     auto ptx = cubin ? disk.load(key, "ptx") : std::nullopt;
@@ -165,6 +168,26 @@ class KernelCache {
 
 [[noreturn]] void fail(std::string_view kernel, const std::string& what) {
   throw Error(fmt::format("tessera: kernel '{}': {}", kernel, what));
+}
+
+// The layout letter of each argument (see KernelAst::layouts). Device and host allocations are
+// at least 64-byte aligned and tensors start at their allocation.
+std::string layouts_of(std::span<const ArgDesc> args) {
+  std::string s;
+  for (const ArgDesc& a : args) {
+    if (a.kind == Kind::scalar) {
+      s += '-';
+      continue;
+    }
+    if (a.strides[a.rank - 1] != 1) {
+      s += 's';
+      continue;
+    }
+    bool aligned = reinterpret_cast<uintptr_t>(a.data) % 16 == 0;
+    for (int d = 0; d + 1 < a.rank; ++d) aligned = aligned && (a.strides[d] * dtype_size(a.dtype)) % 16 == 0;
+    s += aligned ? 'a' : 'c';
+  }
+  return s;
 }
 
 // Collects (input P, output Q) pairs from (load_like TYPE P Q) nodes.
@@ -353,7 +376,7 @@ void run_gpu(std::string_view kernel, const Compiled& c, std::span<const ArgDesc
 }  // namespace
 
 void launch(const LaunchRequest& r, Target target) {
-  auto compiled = KernelCache::get().lookup_or_compile(r.kernel, r.ast, target);
+  auto compiled = KernelCache::get().lookup_or_compile(r.kernel, r.ast, layouts_of(r.args), target);
   Grid grid = check_args(r.kernel, compiled->ast, r.args);
   Borrows borrows(r.kernel, r.args);
   if (target == Target::cpu) {
@@ -367,7 +390,7 @@ void launch(const LaunchRequest& r, Target target) {
 }
 
 CompiledArtifact compile(const LaunchRequest& r, Target target) {
-  auto compiled = KernelCache::get().lookup_or_compile(r.kernel, r.ast, target);
+  auto compiled = KernelCache::get().lookup_or_compile(r.kernel, r.ast, layouts_of(r.args), target);
   check_args(r.kernel, compiled->ast, r.args);
   CompiledArtifact a;
   a.target = target_str(target);

@@ -38,6 +38,10 @@ struct KernelAst {
   Sexp root;
   std::vector<ParamInfo> params;
   const Sexp* body = nullptr;  // the (body ...) list
+  // Launch-time specialization, one letter per parameter (part of every cache key):
+  // 'a' contiguous rows, 16-byte aligned base and row strides; 'c' contiguous rows; 's' strided;
+  // '-' scalar. Empty means all 's'.
+  std::string layouts;
 };
 
 // Parses and checks the outline; throws tessera::Error naming `kernel` on malformed text.
