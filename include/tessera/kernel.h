@@ -37,6 +37,9 @@ struct CompiledArtifact {
   std::string ptx;         // GPU targets only
   std::vector<char> cubin; // GPU targets only
   bool from_disk_cache = false;
+  // Compile time by stage in milliseconds, of the compile that produced it (empty when it was
+  // loaded from the disk cache).
+  std::vector<std::pair<std::string, double>> stage_ms;
 };
 
 // Counters of the process-wide kernel caches, for tests and benchmarks.
@@ -47,6 +50,9 @@ struct CacheStats {
   int64_t disk_corrupt = 0;   // corrupt disk entries dropped and recompiled
 };
 CacheStats cache_stats();
+// Drops every compiled kernel from the in-process cache (the disk cache is kept). Kernels in
+// use by a launch in flight stay alive until it ends.
+void clear_memory_cache();
 // Whether a usable CUDA GPU (driver and device) is present. Never throws.
 bool gpu_available();
 // The target launches use: TESSERA_TARGET if set (cpu, sm_90, sm_100a), else the GPU if one is

@@ -64,6 +64,17 @@ std::string target_str(Target t) {
   return "?";
 }
 
+// Writes the cubin next to the other stages when TESSERA_DUMP_DIR is set (see pipeline.h).
+void dump_cubin(const GpuCode& code) {
+  const char* dir = std::getenv("TESSERA_DUMP_DIR");
+  if (!dir || !*dir) return;
+  std::string path = fmt::format("{}/{}.{}.cubin", dir, code.symbol, code.arch);
+  if (FILE* f = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(code.cubin.data(), 1, code.cubin.size(), f);
+    std::fclose(f);
+  }
+}
+
 // Everything compiled for one (kernel, AST, target).
 struct Compiled {
   KernelAst ast;                      // parsed once; views into `text`
@@ -116,6 +127,10 @@ class KernelCache {
     std::lock_guard lock(mutex_);
     return stats_;
   }
+  void clear() {
+    std::lock_guard lock(mutex_);
+    entries_.clear();
+  }
 
  private:
   std::shared_ptr<const Compiled> compile(std::string_view kernel, std::string_view ast_text,
@@ -152,8 +167,12 @@ class KernelCache {
       return c;
     }
     c->gpu = compile_ptx(kernel, c->ast, arch);
+    auto t0 = std::chrono::steady_clock::now();
     CubinResult linked = ptx_to_cubin(c->gpu.ptx, arch);
     c->gpu.cubin = std::move(linked.cubin);
+    c->gpu.stage_ms.emplace_back("cubin",
+                                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    dump_cubin(c->gpu);
     disk.store(key, "ptx", std::span<const char>(c->gpu.ptx.data(), c->gpu.ptx.size()));
     disk.store(key, "cubin", std::span<const char>(c->gpu.cubin.data(), c->gpu.cubin.size()));
     std::lock_guard lock(mutex_);
@@ -397,12 +416,14 @@ CompiledArtifact compile(const LaunchRequest& r, Target target) {
   a.ptx = compiled->gpu.ptx;
   a.cubin = compiled->gpu.cubin;
   a.from_disk_cache = compiled->from_disk_cache;
+  a.stage_ms = compiled->gpu.stage_ms;
   return a;
 }
 
 }  // namespace detail
 
 CacheStats cache_stats() { return detail::KernelCache::get().stats(); }
+void clear_memory_cache() { detail::KernelCache::get().clear(); }
 
 Target default_target() {
   if (const char* t = std::getenv("TESSERA_TARGET"); t && *t) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -118,6 +119,21 @@ mlir::DialectRegistry make_registry() {
   return registry;
 }
 
+// Records the wall time of consecutive stages.
+class StageClock {
+ public:
+  explicit StageClock(std::vector<std::pair<std::string, double>>* out) : out_(out) {}
+  void mark(std::string stage) {
+    auto now = std::chrono::steady_clock::now();
+    if (out_) out_->emplace_back(std::move(stage), std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  std::vector<std::pair<std::string, double>>* out_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 // Collects diagnostics so a failure can be reported as one tessera::Error.
 class DiagnosticCollector {
  public:
@@ -147,7 +163,7 @@ void run_passes(std::string_view kernel, mlir::ModuleOp module, const std::strin
 
 // tile IR -> loops (stage "loops.mlir") -> LLVM dialect (stage "llvm-dialect.mlir").
 void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target,
-                           const Dumper& dump, DiagnosticCollector& diags) {
+                           const Dumper& dump, DiagnosticCollector& diags, StageClock& clock) {
   bool cpu = target == "cpu";
   std::string to_loops =
       cpu ? "tile-lower-to-loops{target=cpu},canonicalize,cse"
@@ -155,6 +171,7 @@ void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::
                         "tile-math-to-nvvm",
                         kGpuBlockSize);
   run_passes(kernel, module, to_loops, target, diags);
+  clock.mark("loops");
   dump.write_ir("loops.mlir", module);
   std::string to_llvm = fmt::format(
       "convert-scf-to-cf,convert-math-to-llvm,{}expand-strided-metadata,convert-arith-to-llvm,"
@@ -162,6 +179,7 @@ void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::
       "reconcile-unrealized-casts",
       cpu ? "convert-math-to-libm," : "");
   run_passes(kernel, module, to_llvm, target, diags);
+  clock.mark("llvm-dialect");
   dump.write_ir("llvm-dialect.mlir", module);
 }
 
@@ -231,13 +249,14 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
   initialize_llvm_once();
   std::string symbol = kernel_symbol(kernel);
   Dumper dump(symbol, "cpu");
+  StageClock clock(nullptr);
   dump.write("ast.txt", ast.text);
   mlir::MLIRContext ctx(make_registry(), mlir::MLIRContext::Threading::DISABLED);
   ctx.loadAllAvailableDialects();
   DiagnosticCollector diags(ctx);
   auto module = generate_tile_ir(ctx, kernel, ast);
   dump.write_ir("tile.mlir", *module);
-  lower_to_llvm_dialect(kernel, *module, "cpu", dump, diags);
+  lower_to_llvm_dialect(kernel, *module, "cpu", dump, diags, clock);
 
   auto llctx = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> m = translate(kernel, *module, *llctx, diags);
@@ -277,13 +296,16 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   code.block_size = kGpuBlockSize;
   code.symbol = kernel_symbol(kernel);
   Dumper dump(code.symbol, code.arch);
+  StageClock clock(&code.stage_ms);
   dump.write("ast.txt", ast.text);
   mlir::MLIRContext ctx(make_registry(), mlir::MLIRContext::Threading::DISABLED);
   ctx.loadAllAvailableDialects();
   DiagnosticCollector diags(ctx);
+  clock.mark("context");
   auto module = generate_tile_ir(ctx, kernel, ast);
+  clock.mark("tile-ir");
   dump.write_ir("tile.mlir", *module);
-  lower_to_llvm_dialect(kernel, *module, "gpu", dump, diags);
+  lower_to_llvm_dialect(kernel, *module, "gpu", dump, diags, clock);
   // Mark the entry point: a PTX .entry with the block size as .maxntid.
   auto fn = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(code.symbol);
   if (!fn) throw Error(fmt::format("tessera: kernel '{}': internal error: lowered kernel not found", kernel));
@@ -293,6 +315,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
 
   llvm::LLVMContext llctx;
   std::unique_ptr<llvm::Module> m = translate(kernel, *module, llctx, diags);
+  clock.mark("llvm-ir");
   llvm::Triple triple("nvptx64-nvidia-cuda");
   std::string err;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
@@ -307,6 +330,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   optimize(*m, tm.get(), llvm::OptimizationLevel::O3);
   if (llvm::verifyModule(*m, &llvm::errs()))
     throw Error(fmt::format("tessera: kernel '{}': internal error: invalid LLVM IR", kernel));
+  clock.mark("llvm-opt");
   dump.write("ll", to_string(*m));
   llvm::SmallString<0> ptx;
   {
@@ -317,6 +341,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
     pm.run(*m);
   }
   code.ptx = std::string(ptx.str());
+  clock.mark("ptx");
   dump.write("ptx", code.ptx);
   return code;
 }

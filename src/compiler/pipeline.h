@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "frontend/ast.h"
@@ -31,6 +32,9 @@ struct GpuCode {
   std::vector<char> cubin;   // empty if only PTX was requested
   int block_size = 128;      // threads per program
   std::string symbol;        // the PTX entry name
+  // Wall time of each stage in milliseconds, in order ("context", "tile-ir", "loops", "llvm-dialect",
+  // "llvm-ir", "llvm-opt", "ptx"; the launcher adds "cubin").
+  std::vector<std::pair<std::string, double>> stage_ms;
 };
 
 // Threads per program on GPU targets.

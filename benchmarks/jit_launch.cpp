@@ -1,0 +1,128 @@
+// jit_launch.cpp: what JIT compilation and launching cost (issue 3, item 6).
+//
+//  - cold compile of an elementwise kernel, AST -> cubin, by stage (median of 12 distinct kernels;
+//    the first compile of the process, which initialises LLVM and the driver, is reported apart);
+//  - a warm start from the disk cache (in-process cache dropped, cubin read and verified);
+//  - host overhead of a synchronous launch over a raw cuLaunchKernel + synchronize of the same
+//    cubin (median per launch over 2000 launches of a one-program kernel).
+// Prints JSON lines. Compiles need no GPU; the launch part is skipped without one.
+#include <tessera/tessera.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "cuda_driver.h"
+
+using namespace tessera;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <int I>
+auto elementwise_kernel() {
+  return kernel("jit_axpb_" + std::to_string(I), [](auto o, auto a, auto b) {
+    return o.store(a.load_like(o) * c<I + 1> + b.load_like(o));
+  });
+}
+
+template <int... I>
+void cold_compiles(std::integer_sequence<int, I...>) {
+  Tensor<float, 1> x({4096}), y({4096}), z({4096});
+  std::vector<double> totals;
+  std::map<std::string, std::vector<double>> stages;
+  auto one = [&](auto k, bool first) {
+    auto t0 = Clock::now();
+    CompiledArtifact a = k.compile(Target::sm_90, z.partition<1024>(), x, y);
+    double total = ms_since(t0);
+    if (first) {
+      std::printf("{\"bench\": \"jit\", \"case\": \"first_compile_in_process\", \"ms\": %.2f}\n", total);
+      return;
+    }
+    totals.push_back(total);
+    for (auto& [name, ms] : a.stage_ms) stages[name].push_back(ms);
+  };
+  one(elementwise_kernel<100>(), true);
+  (one(elementwise_kernel<I>(), false), ...);
+  std::printf("{\"bench\": \"jit\", \"case\": \"cold_compile_elementwise\", \"ms\": %.2f, \"target_ms\": 150, \"stages\": {", median(totals));
+  bool comma = false;
+  for (auto& [name, v] : stages) {
+    std::printf("%s\"%s\": %.2f", comma ? ", " : "", name.c_str(), median(v));
+    comma = true;
+  }
+  std::printf("}}\n");
+
+  // Warm start: drop the in-process cache, so the next compile is served from disk.
+  std::vector<double> warm;
+  for (int i = 0; i < 12; ++i) {
+    clear_memory_cache();
+    auto t0 = Clock::now();
+    CompiledArtifact a = elementwise_kernel<1>().compile(Target::sm_90, z.partition<1024>(), x, y);
+    warm.push_back(ms_since(t0));
+    if (!a.from_disk_cache) std::printf("{\"error\": \"expected a disk cache hit\"}\n");
+  }
+  std::printf("{\"bench\": \"jit\", \"case\": \"disk_cache_load\", \"ms\": %.3f, \"target_ms\": 2}\n", median(warm));
+}
+
+void launch_overhead() {
+  if (!gpu_available()) {
+    std::printf("{\"bench\": \"launch\", \"skipped\": \"no GPU\"}\n");
+    return;
+  }
+  Tensor<float, 1> x({128}), z({128});
+  auto k = kernel("launch_probe", [](auto o, auto a) { return o.store(a.load_like(o) + c<1>); });
+  const int n = 2000;
+  k.launch_on(Target::sm_90, z.partition<128>(), x);
+  std::vector<double> ours;
+  for (int i = 0; i < n; ++i) {
+    auto t0 = Clock::now();
+    k.launch_on(Target::sm_90, z.partition<128>(), x);
+    ours.push_back(ms_since(t0) * 1000);
+  }
+  // The same cubin through the raw driver API.
+  CompiledArtifact art = k.compile(Target::sm_90, z.partition<128>(), x);
+  CudaDriver& d = CudaDriver::get();
+  DeviceModule module(d, art.cubin);
+  CUfunction fn = module.function("tessera_launch_probe");
+  DeviceBuffer bx(d, 512), bz(d, 512);
+  int64_t slots[] = {int64_t(bz.ptr()), int64_t(bz.ptr()), 0, 128, 1, int64_t(bx.ptr()), int64_t(bx.ptr()), 0, 128, 1};
+  void* params[10];
+  for (int i = 0; i < 10; ++i) params[i] = &slots[i];
+  std::vector<double> raw;
+  for (int i = 0; i < n; ++i) {
+    auto t0 = Clock::now();
+    d.check(d.cuLaunchKernel(fn, 1, 1, 1, 128, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel");
+    d.check(d.cuCtxSynchronize(), "cuCtxSynchronize");
+    raw.push_back(ms_since(t0) * 1000);
+  }
+  double a = median(ours), b = median(raw);
+  std::printf("{\"bench\": \"launch\", \"case\": \"sync_launch\", \"tessera_us\": %.2f, \"raw_cuLaunchKernel_us\": %.2f, "
+              "\"overhead_us\": %.2f, \"target_overhead_us\": 5}\n",
+              a, b, a - b);
+}
+
+}  // namespace
+
+int main() {
+  auto dir = std::filesystem::temp_directory_path() / ("tessera-jit-bench-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ::setenv("TESSERA_CACHE_DIR", dir.c_str(), 1);
+  cold_compiles(std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12>{});
+  launch_overhead();
+  std::filesystem::remove_all(dir);
+  return 0;
+}

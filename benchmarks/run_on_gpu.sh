@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# run_on_gpu.sh: the whole GPU session in one command, on the GPU machine, from the repo root,
+# with the bundle made by `../shared/tools/device-bundle` in .device/ (see benchmarks/README.md).
+# Writes logs and JSON under $OUT (default ./out).
+set -uo pipefail
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+here=$PWD
+bash .device/unpack.sh > /dev/null && export LD_LIBRARY_PATH=/tmp/bundle/lib:${LD_LIBRARY_PATH:-}
+export TESSERA_CACHE_DIR=/tmp/tessera-cache
+bin=/tmp/bundle/bin
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+step() { echo "== $*"; }
+if [ -x $bin/example_vector_add ]; then
+  step examples; ($bin/example_vector_add; $bin/example_softmax) 2>&1 | tee "$OUT/examples.log"
+fi
+if [ -x $bin/tessera_unit_tests ]; then
+  step "unit tests on the GPU"
+  $bin/tessera_unit_tests "[gpu]" > "$OUT/gpu_tests.log" 2>&1; tail -3 "$OUT/gpu_tests.log"
+  if [ "${SANITIZE:-1}" = 1 ]; then
+    step memcheck
+    timeout 300 compute-sanitizer --tool memcheck --report-api-errors no $bin/tessera_unit_tests "*(gpu)" > "$OUT/memcheck.log" 2>&1; tail -2 "$OUT/memcheck.log"
+    step racecheck
+    timeout 300 compute-sanitizer --tool racecheck $bin/tessera_unit_tests "*(gpu)" > "$OUT/racecheck.log" 2>&1; tail -2 "$OUT/racecheck.log"
+  fi
+fi
+step benchmarks
+: > "$OUT/tessera.jsonl"
+for b in bench_elementwise bench_rows bench_transpose bench_jit_launch; do
+  [ -x $bin/$b ] && $bin/$b 2>&1 | tee -a "$OUT/tessera.jsonl"
+done
+if [ "${BASELINES:-1}" = 1 ]; then
+  step "PyTorch baselines (same run)"
+  python3 "$here/benchmarks/torch_baselines.py" ${BASELINE_FAMILIES:-} 2>"$OUT/torch.err" | tee "$OUT/torch.jsonl"
+  step ratios
+  python3 "$here/benchmarks/compare.py" "$OUT/tessera.jsonl" "$OUT/torch.jsonl" | tee "$OUT/ratios.jsonl"
+fi
