@@ -7,6 +7,7 @@
 // tiles overhang ragged edges; the library masks them) and borrows t exclusively for a launch.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -89,6 +90,21 @@ class Tensor {
     return data()[offset({static_cast<int64_t>(idx)...})];
   }
 
+  // Sets every element to `value` (on the host; a GPU launch uploads it when it needs it).
+  void fill(T value) {
+    T* p = data();
+    std::fill(p, p + numel_, value);
+  }
+
+  // The same elements with new sizes (same element count, row-major); consumes this handle so
+  // that one handle owns the storage: auto m = std::move(v).template reshape<2>({rows, cols}).
+  template <int NewRank>
+  Tensor<T, NewRank> reshape(std::array<int64_t, NewRank> shape) && {
+    Tensor<T, NewRank> out(shape, storage_, numel_);
+    storage_.reset();
+    return out;
+  }
+
   // Borrows this tensor exclusively as a kernel output split into Tile-shaped tiles.
   template <int... Tile>
   Partition<T, Rank, Tile...> partition() & {
@@ -102,6 +118,23 @@ class Tensor {
   const std::shared_ptr<detail::Storage>& storage() const { return storage_; }
 
  private:
+  template <class, int>
+  friend class Tensor;
+  Tensor(std::array<int64_t, Rank> shape, std::shared_ptr<detail::Storage> storage, int64_t expected_numel)
+      : shape_(shape) {
+    int64_t n = 1;
+    for (int d = Rank - 1; d >= 0; --d) {
+      if (shape_[d] < 0) throw Error("tessera::Tensor::reshape: negative size " + std::to_string(shape_[d]));
+      strides_[d] = n;
+      n *= shape_[d];
+    }
+    if (n != expected_numel)
+      throw Error("tessera::Tensor::reshape: " + std::to_string(expected_numel) + " elements cannot have " +
+                  std::to_string(n));
+    numel_ = n;
+    storage_ = std::move(storage);
+  }
+
   int64_t offset(std::array<int64_t, Rank> idx) const {
     int64_t o = 0;
     for (int d = 0; d < Rank; ++d) o += idx[d] * strides_[d];

@@ -69,3 +69,14 @@ TEST_CASE("tensor construction errors", "[errors]") {
   CHECK_THROWS_WITH((Tensor<float, 1>({4}, std::span<const float>(v))), Contains("3 values given for 4 elements"));
   CHECK_THROWS_WITH((Tensor<float, 2>({-1, 2})), Contains("negative size"));
 }
+
+TEST_CASE("fill and reshape keep one owner of the storage", "[tensor]") {
+  Tensor<float, 1> v({6});
+  v.fill(2.5f);
+  auto m = std::move(v).reshape<2>({2, 3});
+  CHECK(m.shape(0) == 2);
+  CHECK(m.strides()[0] == 3);
+  CHECK(m(1, 2) == 2.5f);
+  CHECK(v.storage() == nullptr);
+  CHECK_THROWS_WITH(std::move(m).reshape<1>({7}), Contains("6 elements cannot have 7"));
+}
