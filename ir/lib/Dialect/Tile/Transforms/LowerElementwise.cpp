@@ -1,0 +1,65 @@
+//===- LowerElementwise.cpp - arith/math ops on tiles -------------------===//
+//
+// Lowers elementwise arith and math ops on tiles: the op is cloned on
+// scalars once per owned element; 16-bit float arithmetic, comparisons and
+// math run in f32 and are rounded back per op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelLowering.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/CastInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::tessera;
+using namespace mlir::tessera::tile;
+
+void KernelLowering::lowerElementwise(Operation *op) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  auto shapeType = cast<RankedTensorType>(op->getResult(0).getType());
+  Type f32 = b.getF32Type();
+  auto eltOf = [](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    return tensor ? tensor.getElementType() : t;
+  };
+  // 16-bit float arithmetic, compares and math run in f32; casts and
+  // selects move values unchanged.
+  bool promote = !isa<CastOpInterface, arith::SelectOp>(op) &&
+                 llvm::any_of(llvm::concat<const Type>(op->getOperandTypes(),
+                                                       op->getResultTypes()),
+                              [&](Type t) { return isFloat16Or(eltOf(t)); });
+
+  SmallVector<Value> results;
+  for (Value r : op->getResults())
+    results.push_back(newBuffer(cast<RankedTensorType>(r.getType())));
+
+  forEachOwned(b, loc, getLayout(shapeType), /*needLinear=*/false,
+               [&](OpBuilder &b, Value k, Value) {
+                 IRMapping mapping;
+                 for (Value operand : op->getOperands()) {
+                   if (mapping.contains(operand))
+                     continue;
+                   Value v = operand;
+                   if (isa<TensorType>(operand.getType()))
+                     v = memref::LoadOp::create(b, loc, bufferOf(operand), k);
+                   if (promote && isFloat16Or(v.getType()))
+                     v = arith::ExtFOp::create(b, loc, f32, v);
+                   mapping.map(operand, v);
+                 }
+                 Operation *scalar = b.clone(*op, mapping);
+                 for (auto [i, result] :
+                      llvm::enumerate(scalar->getResults())) {
+                   Type elt = eltOf(op->getResult(i).getType());
+                   bool narrow = promote && isFloat16Or(elt);
+                   result.setType(narrow ? f32 : elt);
+                   Value v = result;
+                   if (narrow)
+                     v = arith::TruncFOp::create(b, loc, elt, v);
+                   memref::StoreOp::create(b, loc, v, results[i], k);
+                 }
+               });
+  for (auto [r, buf] : llvm::zip(op->getResults(), results))
+    buffers[r] = buf;
+}

@@ -1,0 +1,131 @@
+//===- LowerLayoutOps.cpp - tiles built or rearranged -------------------===//
+//
+// Lowers the tile ops that build tiles or move elements between threads:
+// splat and splat constants (fill), iota, broadcast, transpose and mma. The
+// latter three exchange elements through the scratch buffer between
+// barriers; reshape needs no code (same element count, same map).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelLowering.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::tessera;
+using namespace mlir::tessera::tile;
+
+void KernelLowering::lowerFill(Operation *op, Value scalar) {
+  OpBuilder b(op);
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  Value dst = newBuffer(type);
+  forEachOwned(b, op->getLoc(), getLayout(type), /*needLinear=*/false,
+               [&](OpBuilder &b, Value k, Value) {
+                 memref::StoreOp::create(b, op->getLoc(), scalar, dst, k);
+               });
+  buffers[op->getResult(0)] = dst;
+}
+
+void KernelLowering::lowerIota(IotaOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  RankedTensorType type = op.getType();
+  Value dst = newBuffer(type);
+  forEachOwned(b, loc, getLayout(type), /*needLinear=*/true,
+               [&](OpBuilder &b, Value k, Value l) {
+                 Value v = arith::IndexCastOp::create(b, loc,
+                                                      type.getElementType(), l);
+                 memref::StoreOp::create(b, loc, v, dst, k);
+               });
+  buffers[op.getResult()] = dst;
+}
+
+void KernelLowering::lowerBroadcast(BroadcastOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  RankedTensorType srcType = op.getInput().getType(), type = op.getType();
+  Value view = writeToScratch(b, loc, op.getInput(), 0);
+  barrier(b, loc);
+  Value dst = newBuffer(type);
+  forEachOwned(b, loc, getLayout(type), /*needLinear=*/true,
+               [&](OpBuilder &b, Value k, Value l) {
+                 SmallVector<Value> coords =
+                     delinearize(b, loc, l, type.getShape());
+                 for (auto [d, size] : llvm::enumerate(srcType.getShape()))
+                   if (size == 1)
+                     coords[d] = cidx(b, loc, 0);
+                 Value src = linearize(b, loc, coords, srcType.getShape());
+                 Value v =
+                     readScratch(b, loc, view, src, type.getElementType());
+                 memref::StoreOp::create(b, loc, v, dst, k);
+               });
+  barrier(b, loc);
+  buffers[op.getResult()] = dst;
+}
+
+void KernelLowering::lowerTranspose(TransposeOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  RankedTensorType type = op.getType();
+  Value view = writeToScratch(b, loc, op.getInput(), 0);
+  barrier(b, loc);
+  Value dst = newBuffer(type);
+  forEachOwned(
+      b, loc, getLayout(type), /*needLinear=*/true,
+      [&](OpBuilder &b, Value k, Value l) {
+        SmallVector<Value> rc = delinearize(b, loc, l, type.getShape());
+        // result[i, j] = input[j, i]; the input is (R1 x R0).
+        Value src = linearize(b, loc, {rc[1], rc[0]},
+                              {type.getDimSize(1), type.getDimSize(0)});
+        Value v = readScratch(b, loc, view, src, type.getElementType());
+        memref::StoreOp::create(b, loc, v, dst, k);
+      });
+  barrier(b, loc);
+  buffers[op.getResult()] = dst;
+}
+
+void KernelLowering::lowerMma(MmaOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  RankedTensorType aType = op.getA().getType(), type = op.getType();
+  Type elt = aType.getElementType(), f32 = b.getF32Type();
+  int64_t kSize = aType.getDimSize(1), nSize = type.getDimSize(1);
+  int64_t aBytes = aType.getNumElements() * scratchElementBytes(elt);
+  Value aView = writeToScratch(b, loc, op.getA(), 0);
+  Value bView = writeToScratch(b, loc, op.getB(), aBytes);
+  barrier(b, loc);
+  Value acc = bufferOf(op.getAcc());
+  Value dst = newBuffer(type);
+  forEachOwned(
+      b, loc, getLayout(type), /*needLinear=*/true,
+      [&](OpBuilder &b, Value k, Value l) {
+        Value m = b.createOrFold<arith::ShRUIOp>(
+            loc, l, cidx(b, loc, llvm::Log2_64(nSize)));
+        Value n =
+            b.createOrFold<arith::AndIOp>(loc, l, cidx(b, loc, nSize - 1));
+        Value rowBase =
+            b.createOrFold<arith::MulIOp>(loc, m, cidx(b, loc, kSize));
+        Value init = memref::LoadOp::create(b, loc, acc, k);
+        auto loop = scf::ForOp::create(
+            b, loc, cidx(b, loc, 0), cidx(b, loc, kSize), cidx(b, loc, 1),
+            ValueRange{init},
+            [&](OpBuilder &lb, Location loc, Value kk, ValueRange iter) {
+              Value ai = lb.createOrFold<arith::AddIOp>(loc, rowBase, kk);
+              Value bi = lb.createOrFold<arith::AddIOp>(
+                  loc,
+                  lb.createOrFold<arith::MulIOp>(loc, kk, cidx(lb, loc, nSize)),
+                  n);
+              Value av =
+                  extendTo(lb, loc, readScratch(lb, loc, aView, ai, elt), f32);
+              Value bv =
+                  extendTo(lb, loc, readScratch(lb, loc, bView, bi, elt), f32);
+              Value prod = arith::MulFOp::create(lb, loc, av, bv);
+              scf::YieldOp::create(
+                  lb, loc,
+                  arith::AddFOp::create(lb, loc, iter[0], prod).getResult());
+            });
+        memref::StoreOp::create(b, loc, loop.getResult(0), dst, k);
+      });
+  barrier(b, loc);
+  buffers[op.getResult()] = dst;
+}
