@@ -4,6 +4,8 @@
 // masked to -inf before the max and the exponentials, so they contribute nothing.
 #include <tessera/tessera.h>
 
+#include "example_kernels.h"
+
 #include <cmath>
 #include <cstdio>
 
@@ -13,14 +15,7 @@ int main() {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) x(r, c) = std::sin(0.01f * static_cast<float>(r * cols + c));
 
-  using namespace tessera;
-  auto softmax = tessera::kernel("softmax", [](auto out, auto in) {
-    auto t = in.load_like(out);                                        // f32 [1 1024], zero-padded
-    auto valid = tessera::iota<1024>() < tessera::dim<1>(in);          // i1 [1024]
-    auto masked = tessera::select(valid, t, tessera::full<tessera::DType::f32, 1024>(tessera::c<-1e30>));
-    auto e = tessera::exp(masked - tessera::max<1>(masked));
-    return out.store(e / tessera::sum<1>(e));
-  });
+  auto softmax = examples::softmax();
   softmax.launch(y.partition<1, 1024>(), x);
 
   double worst = 0;

@@ -4,6 +4,8 @@
 // checks every element against a host loop. Exits non-zero on a mismatch.
 #include <tessera/tessera.h>
 
+#include "example_kernels.h"
+
 #include <chrono>
 #include <cstdio>
 #include <vector>
@@ -16,9 +18,7 @@ int main() {
     y(i) = 1.0f - static_cast<float>(i % 7);
   }
 
-  auto add = tessera::kernel("vector_add", [](auto out, auto a, auto b) {
-    return out.store(a.load_like(out) + b.load_like(out));
-  });
+  auto add = examples::vector_add();
 
   auto t0 = std::chrono::steady_clock::now();
   add.launch(z.partition<128>(), x, y);  // first launch compiles (JIT), then runs

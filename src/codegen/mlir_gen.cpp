@@ -316,6 +316,27 @@ class MlirGen {
     return loop.getResult(0);
   }
 
+  // Integer division that never traps: padded lanes of ragged tiles divide by zero, and the CPU
+  // target would fault. x / 0 yields x (an unspecified value) and INT_MIN / -1 wraps to INT_MIN.
+  Value emit_safe_divsi(Value x, Value y) {
+    using namespace mlir::arith;
+    Type ty = y.getType();
+    auto splat = [&](int64_t v) -> Value {
+      mlir::TypedAttr a = b_.getIntegerAttr(mlir::getElementTypeOrSelf(ty), v);
+      if (auto tt = mlir::dyn_cast<mlir::RankedTensorType>(ty))
+        return ConstantOp::create(b_, loc_, mlir::DenseElementsAttr::get(tt, a));
+      return ConstantOp::create(b_, loc_, a);
+    };
+    unsigned bits = mlir::getElementTypeOrSelf(ty).getIntOrFloatBitWidth();
+    Value zero_div = CmpIOp::create(b_, loc_, CmpIPredicate::eq, y, splat(0));
+    Value overflow = AndIOp::create(b_, loc_, CmpIOp::create(b_, loc_, CmpIPredicate::eq, y, splat(-1)),
+                                    CmpIOp::create(b_, loc_, CmpIPredicate::eq, x,
+                                                   splat(llvm::APInt::getSignedMinValue(bits).getSExtValue())));
+    Value bad = OrIOp::create(b_, loc_, zero_div, overflow);
+    Value safe = SelectOp::create(b_, loc_, bad, splat(1), y);
+    return DivSIOp::create(b_, loc_, x, safe);
+  }
+
   Value emit_unary(std::string_view op, Type ty, Value x) {
     bool f = is_float(ty);
     if (op == "neg") {
@@ -350,7 +371,7 @@ class MlirGen {
     if (op == "add") return f ? Value(AddFOp::create(b_, loc_, x, y)) : Value(AddIOp::create(b_, loc_, x, y));
     if (op == "sub") return f ? Value(SubFOp::create(b_, loc_, x, y)) : Value(SubIOp::create(b_, loc_, x, y));
     if (op == "mul") return f ? Value(MulFOp::create(b_, loc_, x, y)) : Value(MulIOp::create(b_, loc_, x, y));
-    if (op == "div") return f ? Value(DivFOp::create(b_, loc_, x, y)) : Value(DivSIOp::create(b_, loc_, x, y));
+    if (op == "div") return f ? Value(DivFOp::create(b_, loc_, x, y)) : emit_safe_divsi(x, y);
     if (op == "max") return f ? Value(MaximumFOp::create(b_, loc_, x, y)) : Value(MaxSIOp::create(b_, loc_, x, y));
     if (op == "min") return f ? Value(MinimumFOp::create(b_, loc_, x, y)) : Value(MinSIOp::create(b_, loc_, x, y));
     if (op == "and") return AndIOp::create(b_, loc_, x, y);

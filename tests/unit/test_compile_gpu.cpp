@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
+#include "example_kernels.h"
+
 using namespace tessera;
 
 namespace {
@@ -19,6 +21,13 @@ void check_compiles(const K& k, A&&... args) {
   }
 }
 }  // namespace
+
+TEST_CASE("the examples' kernels compile to PTX and cubins for sm_90 and sm_100a", "[compile][ptx]") {
+  Tensor<float, 1> x({1000}), y({1000}), z({1000});
+  check_compiles(examples::vector_add(), z.partition<128>(), x, y);
+  Tensor<float, 2> m({10, 1000}), s({10, 1000});
+  check_compiles(examples::softmax(), s.partition<1, 1024>(), m);
+}
 
 TEST_CASE("kernels compile to PTX and cubins for sm_90 and sm_100a", "[compile][ptx]") {
   Tensor<float, 1> x({1000}), y({1000}), z({1000});

@@ -304,6 +304,62 @@ static void body_12(Target target) {
   CHECK(bad == 0);
 }
 
+static void body_ints_bools(Target target) {
+  const int64_t n = 1000;
+  auto xf = random_tensor<float, 1>({n}, -1000, 1000, 19);
+  Tensor<int32_t, 1> x({n}), y({n}), z({n});
+  for (int64_t i = 0; i < n; ++i) {
+    x(i) = static_cast<int32_t>(xf(i));
+    y(i) = static_cast<int32_t>(i % 13) + 1;  // never zero: a divisor
+  }
+  kernel("int_ops", [](auto o, auto a, auto b) {
+    auto p = a.load_like(o);
+    auto q = b.load_like(o);
+    return o.store(maximum(p - q * q, -p) / q + minimum(p, q) * c<3> - abs(p));
+  }).launch_on(target, z.partition<128>(), x, y);
+  Tensor<bool, 1> flags({n});
+  kernel("bool_out", [](auto o, auto a, auto b) {
+    auto p = a.load_like(o);
+    return o.store((p > b.load_like(o)) && !(p == c<0>));
+  }).launch_on(target, flags.partition<256>(), x, y);
+  Tensor<float, 1> from_bool({n});
+  kernel("bool_in", [](auto o, auto f) { auto b = cast<DType::f32>(f.load_like(o));
+    return o.store(select(f.load_like(o), b * c<0> + c<1.5>, b * c<0> - c<2.0>) + b); })
+      .launch_on(target, from_bool.partition<128>(), flags);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    int32_t p = x(i), q = y(i);
+    bad += z(i) != std::max(p - q * q, -p) / q + std::min(p, q) * 3 - std::abs(p);
+    bool f = (p > q) && !(p == 0);
+    bad += flags(i) != f;
+    bad += from_bool(i) != (f ? 1.5f : -2.0f) + (f ? 1.f : 0.f);
+  }
+  CHECK(bad == 0);
+}
+
+template <class TestType>
+static void body_half_math_t(Target target) {
+  const int64_t n = 500;
+  auto x = random_tensor<TestType, 1>({n}, 0.25f, 3.0f, 20);
+  Tensor<TestType, 1> z({n});
+  kernel("half_math", [](auto o, auto a) {
+    auto p = a.load_like(o);
+    return o.store(exp(p) * c<0.1> + sqrt(p) - tanh(p) + log(p) / (p + c<1>));
+  }).launch_on(target, z.template partition<128>(), x);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    // 16-bit math is computed in f32 per op and rounded per op: compare with 1% + 1 ulp slack.
+    float p = f(x(i));
+    float want = std::exp(p) * 0.1f + std::sqrt(p) - std::tanh(p) + std::log(p) / (p + 1);
+    bad += !close(f(z(i)), want, 2e-2f, 2e-2f);
+  }
+  CHECK(bad == 0);
+}
+static void body_half_math(Target target) {
+  body_half_math_t<half>(target);
+  body_half_math_t<bfloat16>(target);
+}
+
 // Every kernel test runs on the CPU target and, tagged [gpu], on the GPU when one is present.
 TESSERA_TARGET_TEST_CASE("1-D add over ragged lengths, f32", "[elementwise]", body_1)
 static void body_2(Target target) {
@@ -327,3 +383,5 @@ TESSERA_TARGET_TEST_CASE("iota, program ids, reshape and transpose", "[shape]", 
 TESSERA_TARGET_TEST_CASE("matrix multiply with a K loop and mma", "[mma][loop]", body_10)
 TESSERA_TARGET_TEST_CASE("a loop carrying two tiles: online max and sum of exponentials", "[loop]", body_11)
 TESSERA_TARGET_TEST_CASE("scalar parameters: scale and add", "[scalar]", body_12)
+TESSERA_TARGET_TEST_CASE("i32 arithmetic and i1 tensors in and out", "[elementwise][dtype]", body_ints_bools)
+TESSERA_TARGET_TEST_CASE("f16 and bf16 math, computed in f32", "[math][dtype]", body_half_math)
