@@ -263,6 +263,8 @@ void launch(CUfunction function, std::array<unsigned, 3> grid, std::array<unsign
 // Check the hand-written table and constants against the toolkit's cuda.h.
 #include <cuda.h>
 
+#include <cstddef>
+
 #include "abi_check.h"
 namespace tessera {
 namespace {
@@ -274,6 +276,19 @@ namespace {
 static_assert(sizeof(CUdeviceptr) == sizeof(::CUdeviceptr) && sizeof(CUdevice) == sizeof(::CUdevice));
 static_assert(kCudaSuccess == ::CUDA_SUCCESS);
 static_assert(kCudaErrorOutOfMemory == ::CUDA_ERROR_OUT_OF_MEMORY);
+static_assert(kCudaErrorNotReady == ::CUDA_ERROR_NOT_READY);
+static_assert(kStreamNonBlocking == ::CU_STREAM_NON_BLOCKING);
+static_assert(kEventDisableTiming == ::CU_EVENT_DISABLE_TIMING);
+static_assert(kPointerAttributeContext == ::CU_POINTER_ATTRIBUTE_CONTEXT);
+static_assert(kPointerAttributeMemoryType == ::CU_POINTER_ATTRIBUTE_MEMORY_TYPE);
+static_assert(sizeof(KernelNodeParams) == sizeof(::CUDA_KERNEL_NODE_PARAMS_v2));
+static_assert(offsetof(KernelNodeParams, grid_x) == offsetof(::CUDA_KERNEL_NODE_PARAMS_v2, gridDimX));
+static_assert(offsetof(KernelNodeParams, block_z) == offsetof(::CUDA_KERNEL_NODE_PARAMS_v2, blockDimZ));
+static_assert(offsetof(KernelNodeParams, shared_bytes) == offsetof(::CUDA_KERNEL_NODE_PARAMS_v2, sharedMemBytes));
+static_assert(offsetof(KernelNodeParams, kernel_params) == offsetof(::CUDA_KERNEL_NODE_PARAMS_v2, kernelParams));
+static_assert(offsetof(KernelNodeParams, extra) == offsetof(::CUDA_KERNEL_NODE_PARAMS_v2, extra));
+static_assert(offsetof(KernelNodeParams, kernel) == offsetof(::CUDA_KERNEL_NODE_PARAMS_v2, kern));
+static_assert(offsetof(KernelNodeParams, context) == offsetof(::CUDA_KERNEL_NODE_PARAMS_v2, ctx));
 static_assert(kAttrComputeCapabilityMajor == ::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
 static_assert(kAttrComputeCapabilityMinor == ::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
 static_assert(kAttrMaxSharedMemoryPerBlockOptin ==

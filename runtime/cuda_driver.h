@@ -18,6 +18,9 @@ struct CUmod_st;
 struct CUfunc_st;
 struct CUstream_st;
 struct CUevent_st;
+struct CUgraph_st;
+struct CUgraphNode_st;
+struct CUgraphExec_st;
 
 namespace tessera {
 
@@ -31,10 +34,31 @@ using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 using CUstream = CUstream_st*;
 using CUevent = CUevent_st*;
+using CUgraph = CUgraph_st*;
+using CUgraphNode = CUgraphNode_st*;
+using CUgraphExec = CUgraphExec_st*;
+using CUpointer_attribute = int;
+
+// cuda.h's CUDA_KERNEL_NODE_PARAMS_v2 (checked in cuda_driver.cpp): one kernel node of a graph.
+struct KernelNodeParams {
+  CUfunction func = nullptr;
+  unsigned grid_x = 1, grid_y = 1, grid_z = 1;
+  unsigned block_x = 1, block_y = 1, block_z = 1;
+  unsigned shared_bytes = 0;
+  void** kernel_params = nullptr;  // one pointer per parameter; the values are copied by the call
+  void** extra = nullptr;
+  void* kernel = nullptr;          // CUkernel, unused (func is set)
+  CUcontext context = nullptr;     // unused (func is set)
+};
 
 // The few enumerator values tessera needs (checked against cuda.h in cuda_driver.cpp).
 inline constexpr CUresult kCudaSuccess = 0;
 inline constexpr CUresult kCudaErrorOutOfMemory = 2;
+inline constexpr CUresult kCudaErrorNotReady = 600;
+inline constexpr unsigned kStreamNonBlocking = 1;     // CU_STREAM_NON_BLOCKING
+inline constexpr unsigned kEventDisableTiming = 2;    // CU_EVENT_DISABLE_TIMING
+inline constexpr CUpointer_attribute kPointerAttributeContext = 1;     // CU_POINTER_ATTRIBUTE_CONTEXT
+inline constexpr CUpointer_attribute kPointerAttributeMemoryType = 2;  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
 inline constexpr CUdevice_attribute kAttrComputeCapabilityMajor = 75;
 inline constexpr CUdevice_attribute kAttrComputeCapabilityMinor = 76;
 inline constexpr CUdevice_attribute kAttrMaxSharedMemoryPerBlockOptin = 97;

@@ -1,24 +1,50 @@
-// device_memory.h: device copies of tensor storage, and running a cubin kernel over a grid.
+// device_memory.h: device copies of tensor storage, and cubins loaded for launching.
 //
-// A Storage gets a DeviceMirror (a DeviceBuffer of the same size) on its first GPU launch and
-// keeps it until the Storage dies. ensure_on_device() makes the device copy current (uploading the
-// host copy when it is newer); mark_written_on_device() records that a kernel wrote it, so the next
-// host access downloads it. Uses device 0 and its primary context (cuda_driver.h); synchronous.
+// A Storage (include/tessera/detail/storage.h) gets a BufferMirror (a DeviceBuffer of the same
+// size) on its first GPU launch and keeps it until the Storage's memory is freed; a tensor wrapped
+// from foreign device memory has a ForeignMirror, which frees nothing and calls the owner's
+// release callback instead. Which copy is current, uploads and downloads are the library's
+// business (src/runtime_glue/). Uses device 0 and its primary context (cuda_driver.h).
 #pragma once
 
 #include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "cuda_driver.h"
 #include "tessera/detail/storage.h"
 
 namespace tessera::detail {
 
-// The device address of `s`, with the device copy made current.
-CUdeviceptr ensure_on_device(CudaDriver& driver, Storage& s);
-void mark_written_on_device(Storage& s);
+// Device memory of our own.
+class BufferMirror final : public DeviceMirror {
+ public:
+  BufferMirror(CudaDriver& driver, std::size_t bytes) : buffer_(driver, bytes == 0 ? 1 : bytes) {}
+  std::uint64_t address() const override { return buffer_.ptr(); }
+
+ private:
+  DeviceBuffer buffer_;
+};
+
+// Device memory someone else owns; `release` (if any) is called on destruction.
+class ForeignMirror final : public DeviceMirror {
+ public:
+  ForeignMirror(CUdeviceptr address, std::function<void()> release)
+      : address_(address), release_(std::move(release)) {}
+  ~ForeignMirror() override {
+    if (release_) release_();
+  }
+  std::uint64_t address() const override { return address_; }
+
+ private:
+  CUdeviceptr address_;
+  std::function<void()> release_;
+};
 
 // A cubin loaded into the current context, with its entry point; loaded on first use.
 class LoadedKernel {
@@ -32,10 +58,7 @@ class LoadedKernel {
   CUfunction function_ = nullptr;
 };
 
-// Launches `fn` over `grid` programs of `block` threads with the flattened parameters `params`
-// (one pointer per parameter) and waits for it; CUDA errors name the kernel. If gpu_ms is given,
-// it receives the kernel's time on the GPU, measured with events recorded around the launch.
-void launch_and_wait(CudaDriver& driver, std::string_view kernel, CUfunction fn, std::array<int64_t, 3> grid,
-                     int block, void** params, double* gpu_ms = nullptr);
+// Checks that a grid fits the GPU's limits (2^31-1, 65535, 65535); throws naming `kernel`.
+void check_grid(std::string_view kernel, std::array<int64_t, 3> grid);
 
 }  // namespace tessera::detail

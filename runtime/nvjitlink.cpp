@@ -25,6 +25,7 @@ using LinkHandle = LinkState*;
 using LinkResult = int;
 constexpr LinkResult kSuccess = 0;
 constexpr int kInputPtx = 2;  // NVJITLINK_INPUT_PTX
+constexpr int kInputCubin = 1;  // NVJITLINK_INPUT_CUBIN
 
 // name, signature: the entry points we use.
 #define TESSERA_NVJITLINK_FUNCTIONS(X)                                          \
@@ -168,6 +169,12 @@ std::string nvjitlink_version() {
 
 CubinResult ptx_to_cubin(std::string_view ptx, std::string_view arch,
                          std::span<const std::string> extra_options) {
+  LinkInput input{LinkInput::Kind::ptx, ptx, "tessera.ptx"};
+  return link_to_cubin(std::span<const LinkInput>(&input, 1), arch, extra_options);
+}
+
+CubinResult link_to_cubin(std::span<const LinkInput> inputs, std::string_view arch,
+                          std::span<const std::string> extra_options) {
   const Library& lib = require_library();
   if (!valid_arch(arch))
     throw Error(fmt::format("ptx_to_cubin: '{}' is not a GPU architecture like sm_90 or sm_100a",
@@ -205,10 +212,13 @@ CubinResult ptx_to_cubin(std::string_view ptx, std::string_view arch,
                              step, result_name(r), log.empty() ? "(no error log)" : log, hint));
   };
 
-  std::string text(ptx);  // keeps a terminating NUL behind the data
-  if (LinkResult r = lib.nvJitLinkAddData(guard.h, kInputPtx, text.data(), text.size(), "tessera.ptx");
-      r != kSuccess)
-    throw fail("nvJitLinkAddData", r);
+  for (const LinkInput& in : inputs) {
+    std::string text(in.data);  // keeps a terminating NUL behind the data
+    int kind = in.kind == LinkInput::Kind::ptx ? kInputPtx : kInputCubin;
+    if (LinkResult r = lib.nvJitLinkAddData(guard.h, kind, text.data(), text.size(), in.name.c_str());
+        r != kSuccess)
+      throw fail(fmt::format("nvJitLinkAddData({})", in.name), r);
+  }
   if (LinkResult r = lib.nvJitLinkComplete(guard.h); r != kSuccess) throw fail("nvJitLinkComplete", r);
 
   CubinResult result;
@@ -249,7 +259,7 @@ namespace {
 #define TESSERA_VERSIONED_nvJitLinkGetInfoLog __nvJitLinkGetInfoLog_13_0
 #define TESSERA_VERSIONED_nvJitLinkVersion nvJitLinkVersion
 TESSERA_NVJITLINK_FUNCTIONS(TESSERA_CHECK)
-static_assert(NVJITLINK_INPUT_PTX == kInputPtx && NVJITLINK_SUCCESS == kSuccess);
+static_assert(NVJITLINK_INPUT_PTX == kInputPtx && NVJITLINK_INPUT_CUBIN == kInputCubin && NVJITLINK_SUCCESS == kSuccess);
 #undef TESSERA_CHECK
 }  // namespace
 }  // namespace tessera

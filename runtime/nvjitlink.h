@@ -31,4 +31,17 @@ std::string nvjitlink_version();
 CubinResult ptx_to_cubin(std::string_view ptx, std::string_view arch,
                          std::span<const std::string> extra_options = {});
 
+// One input of a link: PTX text or a cubin (ELF), named `name` in error logs.
+struct LinkInput {
+  enum class Kind { ptx, cubin };
+  Kind kind = Kind::ptx;
+  std::string_view data;
+  std::string name = "input.ptx";
+};
+
+// Links several inputs into one cubin for `arch` (e.g. a kernel's PTX and the PTX of device
+// functions it calls, compiled as relocatable code); otherwise like ptx_to_cubin.
+CubinResult link_to_cubin(std::span<const LinkInput> inputs, std::string_view arch,
+                          std::span<const std::string> extra_options = {});
+
 }  // namespace tessera

@@ -5,11 +5,18 @@
 //   });
 //   add.launch(z.partition<128>(), x, y);   // z: output, x and y: read-only inputs
 //
-// launch() maps each host argument to a placeholder type (a Partition to an output, a Tensor to a
-// read-only input, a number to a scalar), instantiates the lambda with them to record the kernel's
-// AST at compile time (kernel_ast.h) and hands that constant text plus the run-time sizes, strides
-// and pointers to the library, which compiles once per specialization and target, then runs the
-// grid synchronously. The lambda body is never executed on the host.
+// launch() maps each host argument to a placeholder type (a Partition or OwnedPartition to an
+// output, a Tensor to a read-only input, a number or a tessera::Scalar to a scalar), instantiates
+// the lambda with them to record the kernel's AST at compile time (kernel_ast.h) and hands that
+// constant text plus the run-time sizes, strides and storages to the library, which compiles once
+// per specialization and target, orders the launch after the work in flight on its tensors and
+// runs the grid. launch() waits for it; launch_async() returns a LaunchHandle (launch.h). The
+// lambda body is never executed on the host.
+//
+//   add.launch(z.partition<128>(), x, y);                      // synchronous
+//   auto h = add.launch_async(z.partition<128>(), x, y);       // asynchronous, h.wait()
+//   add.launch({.target = Target::cpu, .stream = s}, ...);     // with LaunchOptions
+//   Tensor<float, 1> r = add.launch(std::move(t).partition<128>(), x, y);  // t moved in and back
 #pragma once
 
 #include <array>
@@ -18,18 +25,17 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "tessera/dsl.h"
 #include "tessera/errors.h"
+#include "tessera/launch.h"
 #include "tessera/tensor.h"
 
 namespace tessera {
-
-// Where a kernel runs (or, for compile-only use, what it is compiled for).
-enum class Target { cpu, sm_90, sm_100a };
 
 // What compile() produced for one kernel and target.
 struct CompiledArtifact {
@@ -70,9 +76,9 @@ struct ArgDesc {
   std::array<int64_t, 4> shape{};
   std::array<int64_t, 4> strides{};
   std::array<int64_t, 4> tile{};
-  void* data = nullptr;
-  std::shared_ptr<Storage> storage;   // kept alive for the duration of the launch
-  std::array<std::byte, 8> scalar{};  // the value of a scalar argument
+  std::shared_ptr<Storage> storage;     // the tensor's memory (outputs and inputs)
+  std::array<std::byte, 8> scalar{};    // the value of a scalar argument
+  std::shared_ptr<ScalarCell> cell;     // a tessera::Scalar: read at submission and at each replay
 };
 
 struct LaunchRequest {
@@ -80,16 +86,36 @@ struct LaunchRequest {
   std::string_view ast;     // the serialized AST (docs/ast-format.md)
   std::span<const ArgDesc> args;
   double* elapsed_ms = nullptr;  // if set: receives the kernel's run time (GPU events / host clock)
+  const LaunchOptions* options = nullptr;
+  bool wait = true;  // a synchronous launch: returns when the kernel has finished
 };
 
+// Submits the launch after the work its tensors are in use by; returns its completion, already
+// waited for if request.wait (then errors are thrown here). While a graph is being captured on
+// this thread the launch is recorded into it instead and nullptr is returned.
+CompletionPtr submit(const LaunchRequest& request, Target target);
+// submit() with wait = true.
 void launch(const LaunchRequest& request, Target target);
 CompiledArtifact compile(const LaunchRequest& request, Target target);
+
+template <class... A>
+inline constexpr bool leads_with_options = false;
+template <class A0, class... A>
+inline constexpr bool leads_with_options<A0, A...> = std::is_same_v<std::remove_cvref_t<A0>, LaunchOptions>;
 
 template <int I, class A>
 struct param_for;
 template <int I, class T, int Rank, int... Tile>
 struct param_for<I, Partition<T, Rank, Tile...>> {
   using type = OutParam<I, dtype_v<T>, Rank, Tile...>;
+};
+template <int I, class T, int Rank, int... Tile>
+struct param_for<I, OwnedPartition<T, Rank, Tile...>> {
+  using type = OutParam<I, dtype_v<T>, Rank, Tile...>;
+};
+template <int I, class T>
+struct param_for<I, Scalar<T>> {
+  using type = ScalarParam<I, dtype_v<T>>;
 };
 template <int I, class T, int Rank>
 struct param_for<I, Tensor<T, Rank>> {
@@ -111,8 +137,8 @@ ArgDesc tensor_arg(ArgDesc::Kind kind, const Tensor<T, Rank>& t) {
     a.shape[d] = t.shape(d);
     a.strides[d] = t.strides()[d];
   }
-  a.data = t.storage()->host_raw();  // the launcher makes the right copy current
   a.storage = t.storage();
+  if (!a.storage) throw Error("tessera: a moved-from tensor was passed to a launch");
   return a;
 }
 template <class T, int Rank, int... Tile>
@@ -121,10 +147,59 @@ ArgDesc to_arg(const Partition<T, Rank, Tile...>& p) {
   for (int d = 0; d < Rank; ++d) a.tile[d] = p.tile[d];
   return a;
 }
+template <class T, int Rank, int... Tile>
+ArgDesc to_arg(const OwnedPartition<T, Rank, Tile...>& p) {
+  ArgDesc a = tensor_arg(ArgDesc::Kind::out, p.tensor());
+  for (int d = 0; d < Rank; ++d) a.tile[d] = p.tile[d];
+  return a;
+}
 template <class T, int Rank>
 ArgDesc to_arg(const Tensor<T, Rank>& t) {
   return tensor_arg(ArgDesc::Kind::in, t);
 }
+template <class T>
+ArgDesc to_arg(const Scalar<T>& s) {
+  ArgDesc a;
+  a.kind = ArgDesc::Kind::scalar;
+  a.dtype = dtype_v<T>;
+  T v = s.get();
+  std::memcpy(a.scalar.data(), &v, sizeof(T));
+  a.cell = s.cell();
+  return a;
+}
+
+// The outputs a launch owns (OwnedPartition arguments), as a tuple of Tensors.
+template <class A>
+inline constexpr bool is_owned_partition = false;
+template <class T, int Rank, int... Tile>
+inline constexpr bool is_owned_partition<OwnedPartition<T, Rank, Tile...>> = true;
+
+template <class A>
+auto owned_tuple(A&& a) {
+  if constexpr (is_owned_partition<std::remove_cvref_t<A>>) {
+    static_assert(!std::is_lvalue_reference_v<A>,
+                  "tessera: pass a named OwnedPartition with std::move: the launch takes the tensor");
+    return std::tuple(std::move(a).take());
+  } else {
+    return std::tuple<>();
+  }
+}
+template <class Tuple>
+struct result_of_tuple {
+  using type = Tuple;
+};
+template <>
+struct result_of_tuple<std::tuple<>> {
+  using type = void;
+};
+template <class T>
+struct result_of_tuple<std::tuple<T>> {
+  using type = T;
+};
+// What a launch with these arguments gives back: void, one Tensor, or a tuple of Tensors.
+template <class... Args>
+using owned_result_t =
+    typename result_of_tuple<decltype(std::tuple_cat(owned_tuple(std::declval<Args>())...))>::type;
 template <class T>
   requires(std::is_arithmetic_v<T> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
 ArgDesc to_arg(const T& v) {
@@ -146,23 +221,44 @@ class Kernel {
   Kernel(std::string name, Fn) : name_(std::move(name)) {}
   const std::string& name() const { return name_; }
 
-  // Runs the kernel over the grid of its output partitions and returns when it has finished.
+  // Runs the kernel over the grid of its output partitions and returns when it has finished
+  // (after the work in flight on its tensors). Returns the outputs moved in, if any.
   template <class... Args>
-  void launch(Args&&... args) const {
-    launch_on(default_target(), std::forward<Args>(args)...);
+    requires(!detail::leads_with_options<Args...>)
+  detail::owned_result_t<Args...> launch(Args&&... args) const {
+    return submit(LaunchOptions{}, true, nullptr, std::forward<Args>(args)...).get();
   }
   template <class... Args>
-  void launch_on(Target target, Args&&... args) const {
-    auto descs = make_args(args...);
-    detail::launch({name_, ast<Args...>(), descs}, target);
+  detail::owned_result_t<Args...> launch(const LaunchOptions& options, Args&&... args) const {
+    return submit(options, true, nullptr, std::forward<Args>(args)...).get();
+  }
+  template <class... Args>
+  detail::owned_result_t<Args...> launch_on(Target target, Args&&... args) const {
+    LaunchOptions options;
+    options.target = target;
+    return submit(options, true, nullptr, std::forward<Args>(args)...).get();
+  }
+  // Submits the kernel and returns at once; the handle waits for it (launch.h). The outputs are
+  // borrowed exclusively (or owned, when moved in) and the inputs shared until it has finished.
+  template <class... Args>
+    requires(!detail::leads_with_options<Args...>)
+  LaunchHandle<detail::owned_result_t<Args...>> launch_async(Args&&... args) const {
+    return submit(LaunchOptions{}, false, nullptr, std::forward<Args>(args)...);
+  }
+  template <class... Args>
+  LaunchHandle<detail::owned_result_t<Args...>> launch_async(const LaunchOptions& options, Args&&... args) const {
+    return submit(options, false, nullptr, std::forward<Args>(args)...);
   }
   // Like launch_on, and returns how long the kernel ran in milliseconds: on a GPU measured with
   // events recorded around the kernel alone, on the CPU target by the host clock.
   template <class... Args>
   double launch_timed(Target target, Args&&... args) const {
-    auto descs = make_args(args...);
+    static_assert(std::is_void_v<detail::owned_result_t<Args...>>,
+                  "tessera: launch_timed takes borrowed outputs (t.partition<...>())");
+    LaunchOptions options;
+    options.target = target;
     double ms = 0;
-    detail::launch({name_, ast<Args...>(), descs, &ms}, target);
+    submit(options, true, &ms, std::forward<Args>(args)...).get();
     return ms;
   }
   // Compiles for `target` without running (no GPU needed for sm_90 / sm_100a).
@@ -185,6 +281,23 @@ class Kernel {
   template <class... Args>
   static std::array<detail::ArgDesc, sizeof...(Args)> make_args(const Args&... args) {
     return {detail::to_arg(args)...};
+  }
+  template <class... Args>
+  LaunchHandle<detail::owned_result_t<Args...>> submit(const LaunchOptions& options, bool wait, double* ms,
+                                                       Args&&... args) const {
+    auto descs = make_args(args...);
+    Target target = options.target ? *options.target : default_target();
+    detail::CompletionPtr done = detail::submit({name_, ast<Args...>(), descs, ms, &options, wait}, target);
+    using R = detail::owned_result_t<Args...>;
+    if constexpr (std::is_void_v<R>) {
+      return LaunchHandle<R>(std::move(done));
+    } else {
+      auto owned = std::tuple_cat(detail::owned_tuple(std::forward<Args>(args))...);
+      if constexpr (std::tuple_size_v<decltype(owned)> == 1)
+        return LaunchHandle<R>(std::move(done), std::move(std::get<0>(owned)));
+      else
+        return LaunchHandle<R>(std::move(done), std::move(owned));
+    }
   }
 
   std::string name_;

@@ -1,16 +1,21 @@
 // tensor.h: host tensors and output partitions.
 //
-// Tensor<T, Rank> is a move-only handle to a dense, row-major array of T (float, half, bfloat16,
-// int32_t or bool) with run-time sizes. Copies are explicit (clone()) so that two handles never
-// name the same memory by accident: the launcher relies on that to prove outputs are exclusive.
-// t.partition<Tile...>() splits t into disjoint, exhaustive tiles of static shape Tile (the last
-// tiles overhang ragged edges; the library masks them) and borrows t exclusively for a launch.
+// Tensor<T, Rank> is a move-only handle to an array of T (float, half, bfloat16, int32_t or bool)
+// with run-time sizes, row-major unless wrapped from foreign memory with other strides. Copies
+// are explicit (clone()) so that two handles never name the same memory by accident: the launcher
+// relies on that to prove outputs are exclusive. t.partition<Tile...>() splits t into disjoint,
+// exhaustive tiles of static shape Tile (the last tiles overhang ragged edges; the library masks
+// them) and borrows t exclusively for a launch; std::move(t).partition<Tile...>() moves t into the
+// launch instead, which gives it back when it is done (LaunchHandle::get, or the return value of a
+// synchronous launch). Host access waits for launches in flight that use the tensor (launch.h).
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,6 +28,14 @@ namespace tessera {
 
 template <class T, int Rank, int... Tile>
 class Partition;
+template <class T, int Rank, int... Tile>
+class OwnedPartition;
+
+namespace detail {
+// A Storage for `bytes` bytes of foreign device memory at `device_ptr` (libtessera); `release`
+// (if any) is called once no tensor and no work in flight uses it.
+std::shared_ptr<Storage> foreign_device_storage(void* device_ptr, std::size_t bytes, std::function<void()> release);
+}  // namespace detail
 
 template <class T, int Rank>
 class Tensor {
@@ -57,11 +70,44 @@ class Tensor {
   Tensor(const Tensor&) = delete;
   Tensor& operator=(const Tensor&) = delete;
 
-  // A deep copy with its own storage.
+  // Wraps device memory allocated by someone else (PyTorch, cudaMalloc, cuBLAS workspaces): no
+  // copy is made and tessera does not own it. `strides` are in elements (default: row-major);
+  // they must be non-negative. `release`, if given, is called when the last tensor and the last
+  // work in flight using the memory are gone (e.g. to drop a reference to the owning framework's
+  // tensor). Host access downloads into a host copy made on demand. Needs a GPU to be used.
+  static Tensor from_device(void* device_ptr, std::array<int64_t, Rank> shape,
+                            std::optional<std::array<int64_t, Rank>> strides = std::nullopt,
+                            std::function<void()> release = nullptr) {
+    std::array<int64_t, Rank> st{};
+    int64_t extent = 1, n = 1;
+    for (int d = Rank - 1; d >= 0; --d) {
+      if (shape[d] < 0) throw Error("tessera::Tensor::from_device: negative size " + std::to_string(shape[d]));
+      st[d] = strides ? (*strides)[d] : n;
+      if (st[d] < 0) throw Error("tessera::Tensor::from_device: negative stride " + std::to_string(st[d]));
+      n *= shape[d];
+    }
+    for (int d = 0; d < Rank; ++d) extent += (shape[d] - 1) * st[d];
+    if (n == 0) extent = 0;
+    if (!device_ptr && n != 0) throw Error("tessera::Tensor::from_device: null device pointer");
+    auto storage = detail::foreign_device_storage(device_ptr, static_cast<std::size_t>(extent) * sizeof(T),
+                                                  std::move(release));
+    return Tensor(shape, st, n, std::move(storage));
+  }
+
+  // A deep copy with its own (row-major) storage.
   Tensor clone() const {
     Tensor copy(shape_);
     const T* src = data();
-    std::copy(src, src + numel_, copy.data());
+    T* dst = copy.data();
+    if (contiguous()) {
+      std::copy(src, src + numel_, dst);
+    } else {
+      std::array<int64_t, Rank> idx{};
+      for (int64_t i = 0; i < numel_; ++i) {
+        dst[i] = src[offset(idx)];
+        for (int d = Rank - 1; d >= 0 && ++idx[d] == shape_[d]; --d) idx[d] = 0;
+      }
+    }
     return copy;
   }
 
@@ -69,13 +115,30 @@ class Tensor {
   int64_t shape(int d) const { return shape_[d]; }
   const std::array<int64_t, Rank>& strides() const { return strides_; }
   int64_t numel() const { return numel_; }
+  // Whether the elements are dense and row-major (always, unless wrapped with other strides).
+  bool contiguous() const {
+    int64_t n = 1;
+    for (int d = Rank - 1; d >= 0; --d) {
+      if (shape_[d] != 1 && strides_[d] != n) return false;
+      n *= shape_[d];
+    }
+    return true;
+  }
 
-  // Host access. If a GPU kernel wrote the tensor last, its contents are copied back first;
-  // mutable access makes the device copy stale (it is uploaded again by the next GPU launch).
+  // Host access. Waits for launches in flight that write the tensor (mutable access: that use it
+  // at all), or throws tessera::Error in strict mode. If a GPU kernel wrote the tensor last, its
+  // contents are copied back first; mutable access makes the device copy stale (it is uploaded
+  // again by the next GPU launch). The pointer stays valid until the next launch that uses the
+  // tensor: keep host access and launches apart. data() and to_vector() follow the strides.
   T* data() { return reinterpret_cast<T*>(storage_->host_for_write()); }
   const T* data() const { return reinterpret_cast<const T*>(storage_->host_for_read()); }
   std::vector<T> to_vector() const {
-    const T* p = data();
+    if (contiguous()) {
+      const T* p = data();
+      return std::vector<T>(p, p + numel_);
+    }
+    Tensor dense = clone();
+    const T* p = dense.data();
     return std::vector<T>(p, p + numel_);
   }
 
@@ -93,13 +156,22 @@ class Tensor {
   // Sets every element to `value` (on the host; a GPU launch uploads it when it needs it).
   void fill(T value) {
     T* p = data();
-    std::fill(p, p + numel_, value);
+    if (contiguous()) {
+      std::fill(p, p + numel_, value);
+      return;
+    }
+    std::array<int64_t, Rank> idx{};
+    for (int64_t i = 0; i < numel_; ++i) {
+      p[offset(idx)] = value;
+      for (int d = Rank - 1; d >= 0 && ++idx[d] == shape_[d]; --d) idx[d] = 0;
+    }
   }
 
   // The same elements with new sizes (same element count, row-major); consumes this handle so
   // that one handle owns the storage: auto m = std::move(v).template reshape<2>({rows, cols}).
   template <int NewRank>
   Tensor<T, NewRank> reshape(std::array<int64_t, NewRank> shape) && {
+    if (!contiguous()) throw Error("tessera::Tensor::reshape: the tensor is not contiguous (clone() it first)");
     Tensor<T, NewRank> out(shape, storage_, numel_);
     storage_.reset();
     return out;
@@ -111,8 +183,13 @@ class Tensor {
     static_assert(sizeof...(Tile) == Rank, "tessera: the partition's tile must have one size per tensor dimension");
     return Partition<T, Rank, Tile...>(*this);
   }
+  // Moves this tensor into a launch as an output split into Tile-shaped tiles; the launch gives it
+  // back when it is done: auto h = k.launch_async(std::move(z).partition<128>(), x); z = std::move(h).get();
   template <int... Tile>
-  void partition() && = delete;  // a temporary cannot be borrowed: keep the tensor in a variable
+  OwnedPartition<T, Rank, Tile...> partition() && {
+    static_assert(sizeof...(Tile) == Rank, "tessera: the partition's tile must have one size per tensor dimension");
+    return OwnedPartition<T, Rank, Tile...>(std::move(*this));
+  }
 
   // For the launcher.
   const std::shared_ptr<detail::Storage>& storage() const { return storage_; }
@@ -120,6 +197,9 @@ class Tensor {
  private:
   template <class, int>
   friend class Tensor;
+  Tensor(std::array<int64_t, Rank> shape, std::array<int64_t, Rank> strides, int64_t numel,
+         std::shared_ptr<detail::Storage> storage)
+      : shape_(shape), strides_(strides), numel_(numel), storage_(std::move(storage)) {}
   Tensor(std::array<int64_t, Rank> shape, std::shared_ptr<detail::Storage> storage, int64_t expected_numel)
       : shape_(shape) {
     int64_t n = 1;
@@ -166,6 +246,22 @@ class Partition {
 
  private:
   Tensor<T, Rank>* tensor_;
+};
+
+// An output moved into a launch: like Partition, but the launch owns the tensor until it is done.
+template <class T, int Rank, int... Tile>
+class OwnedPartition {
+ public:
+  using value_type = T;
+  static constexpr int rank = Rank;
+  static constexpr std::array<int64_t, Rank> tile{Tile...};
+
+  explicit OwnedPartition(Tensor<T, Rank>&& t) : tensor_(std::move(t)) {}
+  const Tensor<T, Rank>& tensor() const { return tensor_; }
+  Tensor<T, Rank> take() && { return std::move(tensor_); }
+
+ private:
+  Tensor<T, Rank> tensor_;
 };
 
 }  // namespace tessera

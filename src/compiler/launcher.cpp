@@ -1,11 +1,14 @@
-// launcher.cpp: detail::launch and detail::compile, the library side of Kernel::launch/compile.
+// launcher.cpp: detail::submit and detail::compile, the library side of Kernel::launch/compile.
 //
-// A launch (1) checks the arguments against the kernel's AST (kinds, dtypes, ranks, shapes of
-// tiles loaded "like" an output, grid agreement between outputs, aliasing of outputs with anything
-// else, borrows already held), (2) finds the compiled kernel in the process cache (single flight:
-// concurrent first launches compile once) or compiles it, consulting the disk cache for cubins,
-// and (3) runs the grid and returns when every program has finished; the borrows it took are
-// released then. Everything here is plain C++: MLIR and LLVM stay behind pipeline.h.
+// A launch (1) finds the compiled kernel in the process cache (single flight: concurrent first
+// launches compile once) or compiles it, consulting the disk cache for cubins, (2) checks the
+// arguments against the kernel's AST (kinds, dtypes, ranks, shapes of tiles loaded "like" an
+// output, grid agreement between outputs, aliasing of outputs with anything else), and (3) hands
+// a KernelWork to submit_work (runtime_glue/execution.h), which orders it after the work in
+// flight on its tensors and runs the grid on a host thread or enqueues it on a GPU stream; a
+// synchronous launch then waits. While a graph is captured on this thread the launch is recorded
+// into it instead (runtime_glue/graph.cpp). Everything here is plain C++: MLIR and LLVM stay
+// behind pipeline.h.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -20,12 +23,15 @@
 
 #include "cache_key.h"
 #include "codegen/mlir_gen.h"
+#include "compiler/kernels.h"
 #include "compiler/pipeline.h"
 #include "cuda_driver.h"
 #include "device_memory.h"
 #include "disk_cache.h"
 #include "frontend/ast.h"
 #include "nvjitlink.h"
+#include "runtime_glue/execution.h"
+#include "runtime_glue/graph_capture.h"
 #include "tessera/kernel.h"
 #include "tessera/version.h"
 
@@ -55,6 +61,8 @@ std::string shape_str(const ArgDesc& a) {
   return fmt::format("[{}]", fmt::join(a.shape.begin(), a.shape.begin() + a.rank, " "));
 }
 
+}  // namespace
+
 std::string target_str(Target t) {
   switch (t) {
     case Target::cpu: return "cpu";
@@ -63,6 +71,9 @@ std::string target_str(Target t) {
   }
   return "?";
 }
+bool is_gpu(Target t) { return t != Target::cpu; }
+
+namespace {
 
 // Writes the cubin next to the other stages when TESSERA_DUMP_DIR is set (see pipeline.h).
 void dump_cubin(const GpuCode& code) {
@@ -75,22 +86,14 @@ void dump_cubin(const GpuCode& code) {
   }
 }
 
-// Everything compiled for one (kernel, AST, target).
-struct Compiled {
-  KernelAst ast;                      // parsed once; views into `text`
-  std::unique_ptr<std::string> text;  // owns the AST text the views point into
-  std::unique_ptr<CpuKernel> cpu;
-  GpuCode gpu;
-  bool from_disk_cache = false;
-  mutable LoadedKernel loaded;  // the cubin in the GPU's context, loaded at the first GPU launch
-};
-
-// The process-wide cache of compiled kernels (the one explicit global of the library).
+// The process-wide cache of compiled kernels. Never destroyed: work in flight at exit may still
+// run its code (the exit drain in runtime_glue/streams.cpp waits for it after the statics made
+// later are gone).
 class KernelCache {
  public:
   static KernelCache& get() {
-    static KernelCache cache;
-    return cache;
+    static KernelCache* cache = new KernelCache();
+    return *cache;
   }
 
   std::shared_ptr<const Compiled> lookup_or_compile(std::string_view kernel, std::string_view ast,
@@ -185,13 +188,10 @@ class KernelCache {
   CacheStats stats_;
 };
 
-[[noreturn]] void fail(std::string_view kernel, const std::string& what) {
-  throw Error(fmt::format("tessera: kernel '{}': {}", kernel, what));
-}
-
-// The layout letter of each argument (see KernelAst::layouts). Device and host allocations are
-// at least 64-byte aligned and tensors start at their allocation.
-std::string layouts_of(std::span<const ArgDesc> args) {
+// The layout letter of each argument (see KernelAst::layouts). Our device and host allocations
+// are at least 64-byte aligned and tensors start at their allocation; foreign device memory is
+// checked (on GPU targets).
+std::string layouts_of(std::span<const ArgDesc> args, Target target) {
   std::string s;
   for (const ArgDesc& a : args) {
     if (a.kind == Kind::scalar) {
@@ -202,7 +202,8 @@ std::string layouts_of(std::span<const ArgDesc> args) {
       s += 's';
       continue;
     }
-    bool aligned = reinterpret_cast<uintptr_t>(a.data) % 16 == 0;
+    bool aligned = true;
+    if (is_gpu(target) && a.storage->foreign_device()) aligned = a.storage->mirror->address() % 16 == 0;
     for (int d = 0; d + 1 < a.rank; ++d) aligned = aligned && (a.strides[d] * dtype_size(a.dtype)) % 16 == 0;
     s += aligned ? 'a' : 'c';
   }
@@ -216,12 +217,17 @@ void collect_load_like(const Sexp& n, std::vector<std::pair<int64_t, int64_t>>& 
   for (const Sexp& c : n.items) collect_load_like(c, out);
 }
 
-struct Grid {
-  std::array<int64_t, 3> dims{1, 1, 1};
-  int64_t count() const { return dims[0] * dims[1] * dims[2]; }
-};
+}  // namespace
 
-// Checks the arguments against the kernel; returns the launch grid.
+[[noreturn]] void fail(std::string_view kernel, const std::string& what) {
+  throw Error(fmt::format("tessera: kernel '{}': {}", kernel, what));
+}
+
+std::shared_ptr<const Compiled> lookup_or_compile(std::string_view kernel, std::string_view ast,
+                                                  std::span<const ArgDesc> args, Target target) {
+  return KernelCache::get().lookup_or_compile(kernel, ast, layouts_of(args, target), target);
+}
+
 Grid check_args(std::string_view kernel, const KernelAst& ast, std::span<const ArgDesc> args) {
   if (args.size() != ast.params.size())
     fail(kernel, fmt::format("expected {} arguments, got {}", ast.params.size(), args.size()));
@@ -274,48 +280,8 @@ Grid check_args(std::string_view kernel, const KernelAst& ast, std::span<const A
   return grid;
 }
 
-// Holds the launch's borrows: outputs exclusively, inputs shared. Released on destruction.
-class Borrows {
- public:
-  Borrows(std::string_view kernel, std::span<const ArgDesc> args) {
-    try {
-      for (std::size_t i = 0; i < args.size(); ++i) {
-        const ArgDesc& a = args[i];
-        if (a.kind == Kind::scalar) continue;
-        Storage& s = *a.storage;
-        if (a.kind == Kind::out) {
-          int expected = 0;
-          if (s.readers.load() != 0 || !s.writers.compare_exchange_strong(expected, 1))
-            fail(kernel, fmt::format("output parameter {} is in use by another launch in flight", i));
-          taken_.push_back({&s, true});
-        } else {
-          s.readers.fetch_add(1);
-          if (s.writers.load() != 0) {
-            s.readers.fetch_sub(1);
-            fail(kernel, fmt::format("input parameter {} is being written by another launch in flight", i));
-          }
-          taken_.push_back({&s, false});
-        }
-      }
-    } catch (...) {
-      release();
-      throw;
-    }
-  }
-  ~Borrows() { release(); }
-
- private:
-  void release() {
-    for (auto [s, write] : taken_) (write ? s->writers : s->readers).fetch_sub(1);
-    taken_.clear();
-  }
-  std::vector<std::pair<Storage*, bool>> taken_;
-};
-
-// The flattened parameter list of a lowered kernel: per tensor (allocated ptr, aligned ptr,
-// offset, sizes[rank], strides[rank]) as MLIR's memref descriptor; per scalar its value.
-// `pointers` (if given) replaces each tensor's host pointer, e.g. by its device address.
-std::vector<int64_t> flatten_args(std::span<const ArgDesc> args, std::span<const int64_t> pointers = {}) {
+// The flattened parameter list (see kernels.h).
+std::vector<int64_t> flatten_args(std::span<const ArgDesc> args, std::span<const int64_t> pointers) {
   std::vector<int64_t> slots;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ArgDesc& a = args[i];
@@ -325,7 +291,7 @@ std::vector<int64_t> flatten_args(std::span<const ArgDesc> args, std::span<const
       slots.push_back(v);
       continue;
     }
-    int64_t p = pointers.empty() ? reinterpret_cast<int64_t>(a.data) : pointers[i];
+    int64_t p = pointers[i];
     slots.push_back(p);
     slots.push_back(p);
     slots.push_back(0);
@@ -335,19 +301,13 @@ std::vector<int64_t> flatten_args(std::span<const ArgDesc> args, std::span<const
   return slots;
 }
 
-void run_cpu(const CpuKernel& k, std::span<const ArgDesc> args, const Grid& grid) {
-  // Make the host copies current (a GPU launch may have written them last).
-  for (const ArgDesc& a : args) {
-    if (a.kind == Kind::out) a.storage->host_for_write();
-    if (a.kind == Kind::in) a.storage->host_for_read();
-  }
-  const std::vector<int64_t> base = flatten_args(args);
+void run_programs(const CpuKernel& k, std::span<const int64_t> base, const Grid& grid) {
   const int64_t programs = grid.count();
   if (programs == 0) return;
   unsigned workers = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 16));
   if (programs < 64) workers = 1;
   auto work = [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> slots = base;
+    std::vector<int64_t> slots(base.begin(), base.end());
     std::array<int32_t, 6> ids{0, 0, 0, static_cast<int32_t>(grid.dims[0]), static_cast<int32_t>(grid.dims[1]),
                                static_cast<int32_t>(grid.dims[2])};
     std::vector<void*> argv;
@@ -370,46 +330,107 @@ void run_cpu(const CpuKernel& k, std::span<const ArgDesc> args, const Grid& grid
   for (auto& t : threads) t.join();
 }
 
-void run_gpu(std::string_view kernel, const Compiled& c, std::span<const ArgDesc> args, const Grid& grid,
-             double* elapsed_ms) {
-  CudaDriver* driver = CudaDriver::get_if_available();
-  if (!driver)
-    fail(kernel, fmt::format("cannot run on {}: no usable GPU ({}); use TESSERA_TARGET=cpu",
-                             c.gpu.arch, CudaDriver::unavailable_reason()));
-  if (driver->arch() != c.gpu.arch)
-    fail(kernel, fmt::format("compiled for {} but the GPU is {}", c.gpu.arch, driver->arch()));
-  if (grid.count() == 0) return;
-  std::vector<int64_t> device_ptrs(args.size(), 0);
-  for (std::size_t i = 0; i < args.size(); ++i)
-    if (args[i].kind != Kind::scalar)
-      device_ptrs[i] = static_cast<int64_t>(ensure_on_device(*driver, *args[i].storage));
-  std::vector<int64_t> slots = flatten_args(args, device_ptrs);
-  std::vector<void*> params;
-  for (auto& s : slots) params.push_back(&s);
-  CUfunction fn = c.loaded.function(*driver, c.gpu.cubin, c.gpu.symbol);
-  launch_and_wait(*driver, kernel, fn, grid.dims, c.gpu.block_size, params.data(), elapsed_ms);
-  for (const ArgDesc& a : args)
-    if (a.kind == Kind::out) mark_written_on_device(*a.storage);
-}
+namespace {
+
+// One launch of a compiled tessera kernel, for submit_work.
+class KernelWork final : public Work {
+ public:
+  KernelWork(std::string_view kernel, std::shared_ptr<const Compiled> compiled, std::span<const ArgDesc> args,
+             const Grid& grid, double* elapsed_ms)
+      : kernel_(kernel), compiled_(std::move(compiled)), args_(args), grid_(grid), elapsed_ms_(elapsed_ms) {}
+  ~KernelWork() override {
+    for (CUevent e : timing_)
+      if (e) CudaDriver::get().cuEventDestroy_v2(e);
+  }
+
+  std::function<void()> cpu_task() override {
+    std::vector<int64_t> pointers(args_.size(), 0);
+    for (std::size_t i = 0; i < args_.size(); ++i)
+      if (args_[i].kind != Kind::scalar) pointers[i] = reinterpret_cast<int64_t>(args_[i].storage->host_raw());
+    return [compiled = compiled_, slots = flatten_args(args_, pointers), grid = grid_, ms = elapsed_ms_] {
+      auto t0 = std::chrono::steady_clock::now();
+      run_programs(*compiled->cpu, slots, grid);
+      if (ms) *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+  }
+
+  void enqueue_gpu(CudaDriver& driver, CUstream stream) override {
+    if (driver.arch() != compiled_->gpu.arch)
+      fail(kernel_, fmt::format("compiled for {} but the GPU is {}", compiled_->gpu.arch, driver.arch()));
+    if (elapsed_ms_) *elapsed_ms_ = 0;
+    if (grid_.count() == 0) return;
+    check_grid(kernel_, grid_.dims);
+    std::vector<int64_t> pointers(args_.size(), 0);
+    for (std::size_t i = 0; i < args_.size(); ++i)
+      if (args_[i].kind != Kind::scalar)
+        pointers[i] = static_cast<int64_t>(device_address(driver, *args_[i].storage));
+    std::vector<int64_t> slots = flatten_args(args_, pointers);
+    std::vector<void*> params;
+    params.reserve(slots.size());
+    for (auto& s : slots) params.push_back(&s);
+    CUfunction fn = compiled_->loaded.function(driver, compiled_->gpu.cubin, compiled_->gpu.symbol);
+    if (elapsed_ms_) {
+      for (CUevent& e : timing_) driver.check(driver.cuEventCreate(&e, 0), "cuEventCreate");
+      driver.check(driver.cuEventRecord(timing_[0], stream), "cuEventRecord");
+    }
+    tessera::launch(fn, {static_cast<unsigned>(grid_.dims[0]), static_cast<unsigned>(grid_.dims[1]),
+                static_cast<unsigned>(grid_.dims[2])},
+           {static_cast<unsigned>(compiled_->gpu.block_size), 1, 1}, 0, stream, params.data());
+    if (elapsed_ms_) driver.check(driver.cuEventRecord(timing_[1], stream), "cuEventRecord");
+  }
+
+  std::shared_ptr<const void> keep_alive() const override { return compiled_; }
+
+  // After the launch has been waited for: the GPU time between the timing events.
+  void read_gpu_time(CudaDriver& driver) {
+    if (!elapsed_ms_ || !timing_[0]) return;
+    float ms = 0;
+    driver.check(driver.cuEventElapsedTime_v2(&ms, timing_[0], timing_[1]), "cuEventElapsedTime");
+    *elapsed_ms_ = ms;
+  }
+
+ private:
+  std::string_view kernel_;
+  std::shared_ptr<const Compiled> compiled_;
+  std::span<const ArgDesc> args_;
+  Grid grid_;
+  double* elapsed_ms_;
+  std::array<CUevent, 2> timing_{};
+};
 
 }  // namespace
 
-void launch(const LaunchRequest& r, Target target) {
-  auto compiled = KernelCache::get().lookup_or_compile(r.kernel, r.ast, layouts_of(r.args), target);
-  Grid grid = check_args(r.kernel, compiled->ast, r.args);
-  Borrows borrows(r.kernel, r.args);
-  if (target == Target::cpu) {
-    auto t0 = std::chrono::steady_clock::now();
-    run_cpu(*compiled->cpu, r.args, grid);
-    if (r.elapsed_ms)
-      *r.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    return;
+CompletionPtr submit(const LaunchRequest& r, Target target) {
+  if (GraphCapture* capture = current_capture()) {
+    capture->record_kernel(r, target);
+    return nullptr;
   }
-  run_gpu(r.kernel, *compiled, r.args, grid, r.elapsed_ms);
+  auto compiled = lookup_or_compile(r.kernel, r.ast, r.args, target);
+  Grid grid = check_args(r.kernel, compiled->ast, r.args);
+  Submission sub;
+  sub.label = fmt::format("kernel '{}'", r.kernel);
+  sub.gpu = is_gpu(target);
+  sub.options = r.options;
+  sub.wait = r.wait || r.elapsed_ms;
+  for (const ArgDesc& a : r.args)
+    if (a.kind != Kind::scalar) sub.uses.push_back({a.storage.get(), a.kind == Kind::out});
+  if (sub.gpu && !CudaDriver::get_if_available())
+    fail(r.kernel, fmt::format("cannot run on {}: no usable GPU ({}); use TESSERA_TARGET=cpu", target_str(target),
+                               CudaDriver::unavailable_reason()));
+  KernelWork work(r.kernel, std::move(compiled), r.args, grid, r.elapsed_ms);
+  CompletionPtr done = submit_work(sub, work);
+  if (sub.gpu && r.elapsed_ms) work.read_gpu_time(CudaDriver::get());
+  return done;
+}
+
+void launch(const LaunchRequest& r, Target target) {
+  LaunchRequest sync = r;
+  sync.wait = true;
+  submit(sync, target);
 }
 
 CompiledArtifact compile(const LaunchRequest& r, Target target) {
-  auto compiled = KernelCache::get().lookup_or_compile(r.kernel, r.ast, layouts_of(r.args), target);
+  auto compiled = lookup_or_compile(r.kernel, r.ast, r.args, target);
   check_args(r.kernel, compiled->ast, r.args);
   CompiledArtifact a;
   a.target = target_str(target);

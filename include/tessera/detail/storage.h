@@ -1,69 +1,116 @@
-// detail/storage.h: the reference-counted memory behind a tessera::Tensor.
+// detail/storage.h: the reference-counted memory behind a tessera::Tensor, and what uses it.
 //
-// A Storage owns one 64-byte-aligned host allocation, optionally a device copy (a DeviceMirror
-// made by the runtime on the first GPU launch), and counts the launches that currently borrow it:
-// any number of readers, or one writer. Which copy is current is tracked with two valid bits:
-// host access through host_for_read/host_for_write downloads a newer device copy first, and a host
-// write makes the device copy stale (the next launch uploads it). Tensors are move-only handles to
-// a Storage; launches hold a shared reference for as long as a kernel may touch the memory, so
-// destroying a Tensor never frees memory early. Not copyable; not synchronized (one host thread
-// touches a tensor at a time; launches hold borrows).
+// A Storage owns a 64-byte-aligned host allocation and, once a GPU launch needs it, a device copy
+// (a DeviceMirror made by the runtime), or wraps foreign device memory (Tensor::from_device). Which
+// copy is current is tracked with two valid bits. Tensors are move-only handles to a Storage.
+//
+// Every launch that uses a Storage records itself in the storage's tracker, under `mutex`:
+//   writer   the completion of the last launch that writes it (an output), or null;
+//   readers  the completions of launches that read it since that writer, at most one per queue
+//            (a later completion on an in-order queue implies the earlier ones).
+// A new launch is ordered after `writer` for each tensor it reads, and after `writer` and every
+// reader for each tensor it writes: readers share, a writer is exclusive. Host access
+// (host_for_read / host_for_write, behind Tensor::data() and friends) waits for the same
+// completions, or throws in strict mode. The memory is freed when the Storage dies, and if a
+// launch still uses it then, only once that launch has completed (see ~Storage).
+//
+// The definitions of the out-of-line members live in libtessera (src/runtime_glue/).
 #pragma once
 
 #include <atomic>
 #include <cstddef>
-#include <cstring>
+#include <cstdint>
 #include <memory>
-#include <new>
+#include <mutex>
+#include <string>
+#include <vector>
 
 namespace tessera::detail {
 
-// The device copy of a Storage; implemented by the runtime (runtime/device_memory.cpp).
+// The end of one piece of work: a kernel launch, a graph replay, an upload, or a borrow by code
+// outside tessera. CPU work completes on a host thread, GPU work at an event. Implemented by
+// libtessera; shared by everything that has to wait for the work.
+class Completion {
+ public:
+  virtual ~Completion() = default;
+  // Whether the work has finished (successfully or not). Never blocks, never throws.
+  virtual bool done() const = 0;
+  // Blocks until the work has finished; throws tessera::Error if it failed.
+  virtual void wait() const = 0;
+  // True while the work has not even been submitted (an open foreign borrow): nothing can be
+  // ordered after it yet, so conflicting uses are rejected instead of waited for.
+  virtual bool open() const { return false; }
+
+  std::uint64_t queue = 0;     // the in-order queue it completes on (0: none, e.g. an inline run)
+  std::uint64_t order = 0;     // global submission order (later submissions have larger numbers)
+  void* cuda_event = nullptr;  // GPU work: the CUevent recorded after it, for stream waits
+  bool strict = false;         // host access to its tensors throws instead of waiting while in flight
+  std::string label;           // what it is, for messages: "kernel 'add'", "graph replay", ...
+};
+using CompletionPtr = std::shared_ptr<const Completion>;
+
+// The device copy of a Storage; implemented by the runtime (device memory of our own, or foreign).
 class DeviceMirror {
  public:
   virtual ~DeviceMirror() = default;
-  virtual void download(void* host, std::size_t bytes) = 0;
+  // The CUdeviceptr of the first byte.
+  virtual std::uint64_t address() const = 0;
 };
 
 class Storage {
  public:
-  explicit Storage(std::size_t bytes)
-      : bytes_(bytes),
-        host_(static_cast<std::byte*>(::operator new(bytes == 0 ? 1 : bytes, std::align_val_t{64}))) {
-    std::memset(host_, 0, bytes == 0 ? 1 : bytes);
-  }
-  ~Storage() { ::operator delete(host_, std::align_val_t{64}); }
+  // `bytes` of zero-filled host memory.
+  explicit Storage(std::size_t bytes);
+  // Foreign device memory of `bytes` bytes, current on the device; the host copy is allocated on
+  // first host access.
+  Storage(std::size_t bytes, std::unique_ptr<DeviceMirror> foreign);
+  // Frees the memory at once if no launch uses it any more; otherwise hands it to the runtime,
+  // which frees it when the last of those launches has completed. Never blocks.
+  ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
   std::size_t bytes() const { return bytes_; }
-  // The host copy, made current first.
+  // Host access by the user. Reading waits for the last writer; writing waits for the writer and
+  // every reader (in strict mode, or for a strict launch, throws tessera::Error instead of
+  // waiting). Then the host copy is made current (downloaded if a GPU kernel wrote it last);
+  // writing makes the device copy stale. The fast path (nothing in flight, host copy current) is
+  // one atomic load: element-wise host loops stay cheap.
   std::byte* host_for_read() {
-    if (!host_valid) {
-      mirror->download(host_, bytes_);
-      host_valid = true;
-    }
-    return host_;
+    if (host_read_ok.load(std::memory_order_acquire)) return host_;
+    return host_for_read_slow();
   }
   std::byte* host_for_write() {
-    host_for_read();
-    device_valid = false;
-    return host_;
+    if (host_write_ok.load(std::memory_order_acquire)) return host_;
+    return host_for_write_slow();
   }
-  // The host allocation as it is (for the launcher, which manages the valid bits itself).
-  std::byte* host_raw() const { return host_; }
 
-  std::unique_ptr<DeviceMirror> mirror;  // null until the first GPU launch
+  // Whether the device memory was given by the user (Tensor::from_device): its address need not
+  // be aligned. Fixed at construction.
+  bool foreign_device() const { return foreign_; }
+
+  // For the runtime, under `mutex`: the host allocation, made on first use.
+  std::byte* host_raw();
+
+  std::mutex mutex;
+  std::unique_ptr<DeviceMirror> mirror;  // null until the first GPU launch (or foreign)
   bool host_valid = true;                // the host copy holds the current contents
   bool device_valid = false;             // the device copy holds the current contents
-
-  // Borrow accounting, used by the launcher (see runtime/borrow_tracker).
-  std::atomic<int> readers{0};
-  std::atomic<int> writers{0};
+  CompletionPtr writer;                  // see the file comment
+  std::vector<CompletionPtr> readers;
+  CompletionPtr device_ready;            // the GPU work that last uploaded the device copy
+  // Set by host access once nothing is in flight (and, for writes, the device copy is stale);
+  // cleared under `mutex` by every launch that registers a use that host access must wait for.
+  std::atomic<bool> host_read_ok{false};
+  std::atomic<bool> host_write_ok{false};
 
  private:
+  std::byte* host_for_read_slow();
+  std::byte* host_for_write_slow();
+
   std::size_t bytes_;
-  std::byte* host_;
+  std::byte* host_ = nullptr;
+  bool foreign_ = false;
 };
 
 }  // namespace tessera::detail

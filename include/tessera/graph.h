@@ -1,0 +1,91 @@
+// graph.h: capture a sequence of launches once, replay it many times.
+//
+//   tessera::Scalar<int32_t> pos(0);
+//   tessera::Graph g;                          // for default_target(), or Graph(Target::cpu)
+//   {
+//     auto recording = g.capture();            // launches on this thread are recorded, not run
+//     step.launch(h.partition<128>(), x, pos);
+//     head.launch(y.partition<128>(), h);
+//   }
+//   for (int t = 0; t < n; ++t) {
+//     pos.set(t);                              // read at every replay: no re-capture
+//     g.replay();                              // or auto done = g.replay_async();
+//   }
+//   g.rebind(x, x2);                           // same shape and strides: no re-capture
+//
+// A replay is one piece of work under the rules of launch.h: it reads every tensor the recorded
+// launches read and writes every tensor they write, so it is ordered after the work in flight on
+// them, and host access and later launches wait for it. Inside, the launches keep their recorded
+// order wherever they share a tensor (independent ones may overlap on a GPU). On a GPU the graph
+// is a CUDA graph of kernel nodes built at the first replay; changed scalars and rebound tensors
+// patch the nodes' parameters (cuGraphExecKernelNodeSetParams). On the CPU target a replay runs
+// the recorded launches in order.
+//
+// The graph does not keep its tensors alive: a replay after a bound tensor was destroyed throws
+// tessera::Error naming the launch and parameter (rebind it first). A bound tensor that was moved
+// to another Tensor handle stays bound: the binding follows the memory, not the variable.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "tessera/kernel.h"
+#include "tessera/launch.h"
+#include "tessera/tensor.h"
+
+namespace tessera {
+
+namespace detail {
+class GraphImpl;
+// Rebinds every use of `bound` to `replacement` (shape, strides and dtype checked). libtessera.
+void rebind(GraphImpl& g, const std::shared_ptr<Storage>& bound, const std::shared_ptr<Storage>& replacement,
+            DType dtype, int rank, const int64_t* shape, const int64_t* strides);
+}  // namespace detail
+
+class Graph {
+ public:
+  explicit Graph(Target target = default_target());
+  Graph(Graph&&) noexcept;
+  Graph& operator=(Graph&&) noexcept;
+  ~Graph();
+
+  // Records the launches made on this thread while the returned object lives (or until end()),
+  // instead of running them: launch() returns at once, launch_async() returns a ready handle.
+  // Tensors and Scalars are bound by identity, numbers by value. A graph is captured once.
+  class Capture {
+   public:
+    Capture(Capture&&) noexcept;
+    Capture& operator=(Capture&&) = delete;
+    ~Capture();
+    void end();
+
+   private:
+    friend class Graph;
+    explicit Capture(std::shared_ptr<detail::GraphImpl> g);
+    std::shared_ptr<detail::GraphImpl> g_;
+  };
+  [[nodiscard]] Capture capture();
+
+  Target target() const;
+  // The number of recorded launches.
+  std::size_t size() const;
+
+  // Runs the recorded launches and waits for them.
+  void replay(const LaunchOptions& options = {});
+  // Submits a replay and returns at once (options.target must be empty or the graph's target).
+  LaunchHandle<> replay_async(const LaunchOptions& options = {});
+
+  // Binds `replacement` wherever `bound` is bound, for the following replays. They must have the
+  // same shape and strides; a tensor written by the graph must stay distinct from the other
+  // tensors of the same launch.
+  template <class T, int Rank>
+  void rebind(const Tensor<T, Rank>& bound, Tensor<T, Rank>& replacement) {
+    detail::rebind(*impl_, bound.storage(), replacement.storage(), dtype_v<T>, Rank, replacement.shape().data(),
+                   replacement.strides().data());
+  }
+
+ private:
+  std::shared_ptr<detail::GraphImpl> impl_;
+};
+
+}  // namespace tessera

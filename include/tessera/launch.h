@@ -1,0 +1,209 @@
+// launch.h: how work is scheduled: targets, streams, events, launch options, launch handles and
+// graph-updatable scalars. The rules (docs/execution-model.md):
+//
+//  - A launch reads its inputs (shared) and writes its outputs (exclusive). A launch that uses a
+//    tensor still in use by earlier work is ordered after that work automatically: after the last
+//    writer of each tensor it reads, after the last writer and every reader of each tensor it
+//    writes. No host synchronisation is needed between launches.
+//  - Host access to a tensor (Tensor::data(), operator(), to_vector, fill, ...) waits for the work
+//    that uses it, or throws tessera::Error in strict mode (set_strict_host_access, or
+//    LaunchOptions::strict_host_access for one launch).
+//  - Memory is never freed while work still uses it: a Tensor, a LaunchHandle or the library may
+//    be destroyed at any time; the free is deferred until the work has completed.
+//
+//   auto h = k.launch_async(z.partition<128>(), x, y);  // z borrowed exclusively, x and y shared
+//   auto w = k2.launch_async(v.partition<128>(), z);     // ordered after h (reads z)
+//   w.wait();                                            // or let the handles go: they wait
+//   Tensor<float, 1> r = k.launch_async(std::move(t).partition<128>(), x).get();  // t moved in, back out
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "tessera/detail/storage.h"
+#include "tessera/dtype.h"
+
+namespace tessera {
+
+// Where a kernel runs (or, for compile-only use, what it is compiled for).
+enum class Target { cpu, sm_90, sm_100a };
+
+namespace detail {
+class StreamImpl;
+}  // namespace detail
+
+// An in-order queue of work: a CUstream on the GPU, a worker thread on the CPU target (both made
+// on first use). Work on one stream runs in submission order; work on different streams may
+// overlap. Launches without a stream use a pool of four streams: a launch that depends on work in
+// flight on a pool stream goes to that stream (a chain stays on one stream), independent launches
+// rotate over the pool. Copies share the stream.
+class Stream {
+ public:
+  // No stream: launches given this choose one from the pool.
+  Stream() = default;
+  // A new stream of tessera's own.
+  static Stream create();
+  // A foreign CUstream (e.g. PyTorch's current stream): tessera launches on it, orders its work
+  // with events and never destroys it. The CUDA context must be device 0's primary context.
+  static Stream from_cuda(void* cu_stream);
+
+  explicit operator bool() const { return impl_ != nullptr; }
+  // Waits until all work submitted to this stream has finished.
+  void synchronize() const;
+  // The CUstream (made on first use). Throws without a GPU.
+  void* cuda_stream() const;
+
+  const std::shared_ptr<detail::StreamImpl>& impl() const { return impl_; }
+
+ private:
+  explicit Stream(std::shared_ptr<detail::StreamImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::StreamImpl> impl_;
+};
+
+// The completion of a launch or replay, for ordering other work after it (LaunchOptions::after)
+// or waiting on the host. An empty Event is always ready.
+class Event {
+ public:
+  Event() = default;
+  explicit Event(detail::CompletionPtr c) : c_(std::move(c)) {}
+  bool ready() const { return !c_ || c_->done(); }
+  // Blocks until the work has finished; throws tessera::Error if it failed.
+  void wait() const {
+    if (c_) c_->wait();
+  }
+  const detail::CompletionPtr& completion() const { return c_; }
+
+ private:
+  detail::CompletionPtr c_;
+};
+
+struct LaunchOptions {
+  std::optional<Target> target;    // default: default_target()
+  Stream stream;                   // default: the pool
+  std::vector<Event> after;        // work to order after besides what the tensors imply
+  bool strict_host_access = false; // host access to this launch's tensors in flight throws
+};
+
+// Process-wide strict host access: host access to a tensor in use by work in flight throws
+// tessera::Error (naming the work) instead of waiting. Off by default.
+void set_strict_host_access(bool strict);
+bool strict_host_access();
+
+// Waits until all work submitted so far in this process has finished (every stream).
+void synchronize();
+
+namespace detail {
+// Waits, swallowing errors: for destructors.
+void wait_quietly(const CompletionPtr& c) noexcept;
+// How many dead tensors' memory is waiting for work in flight before it is freed (for tests).
+std::size_t retired_count();
+}  // namespace detail
+
+// The handle of an asynchronous launch or graph replay. It shares the work's completion and, for
+// outputs passed by value (std::move(t).partition<...>()), owns those tensors until the work is
+// done: get() waits and gives them back. Destroying a handle waits for the work (errors are then
+// dropped: call wait() to see them). Result is void, one Tensor, or a std::tuple of Tensors.
+template <class Result = void>
+class [[nodiscard]] LaunchHandle {
+  using Held = std::conditional_t<std::is_void_v<Result>, std::monostate, std::optional<Result>>;
+
+ public:
+  LaunchHandle() = default;
+  explicit LaunchHandle(detail::CompletionPtr done) requires std::is_void_v<Result> : done_(std::move(done)) {}
+  template <class R = Result>
+    requires(!std::is_void_v<R>)
+  LaunchHandle(detail::CompletionPtr done, R result) : done_(std::move(done)), result_(std::move(result)) {}
+
+  LaunchHandle(LaunchHandle&&) noexcept = default;
+  LaunchHandle& operator=(LaunchHandle&& other) noexcept {
+    if (this != &other) {
+      detail::wait_quietly(done_);
+      done_ = std::move(other.done_);
+      result_ = std::move(other.result_);
+    }
+    return *this;
+  }
+  LaunchHandle(const LaunchHandle&) = delete;
+  LaunchHandle& operator=(const LaunchHandle&) = delete;
+  ~LaunchHandle() { detail::wait_quietly(done_); }
+
+  // Whether the work has finished. Never blocks.
+  bool ready() const { return !done_ || done_->done(); }
+  // Blocks until the work has finished; throws tessera::Error if it failed.
+  void wait() const {
+    if (done_) done_->wait();
+  }
+  // For LaunchOptions::after.
+  Event event() const { return Event(done_); }
+
+  // Waits, then returns the outputs this launch owned.
+  Result get() && {
+    wait();
+    if constexpr (!std::is_void_v<Result>) {
+      Result r = std::move(*result_);
+      result_.reset();
+      done_.reset();
+      return r;
+    } else {
+      done_.reset();
+    }
+  }
+  // Lets the work run on without waiting for it and returns the owned outputs at once. Safe: the
+  // tensors stay tracked, so host access to them waits for (or, strict, rejects) the work in
+  // flight, and nothing is freed before it ends; but errors of the work are not reported.
+  Result detach() && {
+    done_.reset();
+    if constexpr (!std::is_void_v<Result>) {
+      Result r = std::move(*result_);
+      result_.reset();
+      return r;
+    }
+  }
+
+ private:
+  detail::CompletionPtr done_;
+  [[no_unique_address]] Held result_{};
+};
+
+namespace detail {
+// The shared value of a Scalar.
+struct ScalarCell {
+  std::atomic<std::uint64_t> bits{0};
+};
+}  // namespace detail
+
+// A scalar kernel argument whose value can change without re-capturing a graph: a launch reads its
+// value when it is submitted, a graph replay reads it at every replay (e.g. a decode position).
+// Copies share the value.
+template <class T>
+  requires(std::is_arithmetic_v<T> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)
+class Scalar {
+  static_assert(sizeof(T) <= 8);
+
+ public:
+  explicit Scalar(T value = T{}) : cell_(std::make_shared<detail::ScalarCell>()) { set(value); }
+  void set(T value) {
+    std::uint64_t b = 0;
+    std::memcpy(&b, &value, sizeof(T));
+    cell_->bits.store(b, std::memory_order_relaxed);
+  }
+  T get() const {
+    std::uint64_t b = cell_->bits.load(std::memory_order_relaxed);
+    T v;
+    std::memcpy(&v, &b, sizeof(T));
+    return v;
+  }
+  const std::shared_ptr<detail::ScalarCell>& cell() const { return cell_; }
+
+ private:
+  std::shared_ptr<detail::ScalarCell> cell_;
+};
+
+}  // namespace tessera

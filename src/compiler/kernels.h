@@ -1,0 +1,55 @@
+// kernels.h: compiled tessera kernels and their arguments, shared by launches (launcher.cpp) and
+// graphs (runtime_glue/graph.cpp). Internal to libtessera.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/pipeline.h"
+#include "device_memory.h"
+#include "frontend/ast.h"
+#include "tessera/kernel.h"
+
+namespace tessera::detail {
+
+// Everything compiled for one (kernel, AST, layouts, target).
+struct Compiled {
+  KernelAst ast;                      // parsed once; views into `text`
+  std::unique_ptr<std::string> text;  // owns the AST text the views point into
+  std::unique_ptr<CpuKernel> cpu;
+  GpuCode gpu;
+  bool from_disk_cache = false;
+  mutable LoadedKernel loaded;  // the cubin in the GPU's context, loaded at the first GPU launch
+};
+
+// The process cache (single flight: concurrent first launches compile once).
+std::shared_ptr<const Compiled> lookup_or_compile(std::string_view kernel, std::string_view ast,
+                                                  std::span<const ArgDesc> args, Target target);
+
+struct Grid {
+  std::array<int64_t, 3> dims{1, 1, 1};
+  int64_t count() const { return dims[0] * dims[1] * dims[2]; }
+};
+
+// Checks the arguments against the kernel (kinds, dtypes, ranks, shapes of tiles loaded like an
+// output, grid agreement, aliasing); returns the launch grid. Throws tessera::Error.
+Grid check_args(std::string_view kernel, const KernelAst& ast, std::span<const ArgDesc> args);
+
+// The flattened parameter list of a lowered kernel: per tensor (allocated ptr, aligned ptr,
+// offset, sizes[rank], strides[rank]) as MLIR's memref descriptor; per scalar its value.
+// pointers[i] is tensor argument i's address (host or device).
+std::vector<int64_t> flatten_args(std::span<const ArgDesc> args, std::span<const int64_t> pointers);
+
+// Runs every program of `grid` on host threads (the CPU target).
+void run_programs(const CpuKernel& k, std::span<const int64_t> slots, const Grid& grid);
+
+std::string target_str(Target t);
+bool is_gpu(Target t);
+[[noreturn]] void fail(std::string_view kernel, const std::string& what);
+
+}  // namespace tessera::detail

@@ -1,0 +1,118 @@
+// completion.cpp: HostCompletion, EventCompletion with its event pool, ForeignCompletion.
+#include <fmt/format.h>
+
+#include "execution.h"
+#include "tessera/errors.h"
+
+namespace tessera::detail {
+
+std::uint64_t next_order() {
+  static std::atomic<std::uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+// --- HostCompletion ------------------------------------------------------------------------
+
+void HostCompletion::wait() const {
+  if (!done()) {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return done_.load(std::memory_order_acquire); });
+  }
+  if (error_) std::rethrow_exception(error_);
+}
+
+void HostCompletion::finish(std::exception_ptr error) {
+  {
+    std::lock_guard lock(mutex_);
+    error_ = std::move(error);
+    done_.store(true, std::memory_order_release);
+  }
+  cv_.notify_all();
+}
+
+// --- events ----------------------------------------------------------------------------------
+
+namespace {
+
+struct EventPool {
+  std::mutex mutex;
+  std::vector<CUevent> free;
+};
+
+EventPool& event_pool() {
+  static EventPool* pool = new EventPool();  // never destroyed: completions may outlive statics
+  return *pool;
+}
+
+}  // namespace
+
+CUevent acquire_event(CudaDriver& driver) {
+  EventPool& pool = event_pool();
+  {
+    std::lock_guard lock(pool.mutex);
+    if (!pool.free.empty()) {
+      CUevent e = pool.free.back();
+      pool.free.pop_back();
+      return e;
+    }
+  }
+  CUevent e = nullptr;
+  driver.check(driver.cuEventCreate(&e, kEventDisableTiming), "cuEventCreate");
+  return e;
+}
+
+void release_event(CUevent event) noexcept {
+  if (!event) return;
+  EventPool& pool = event_pool();
+  std::lock_guard lock(pool.mutex);
+  pool.free.push_back(event);
+}
+
+EventCompletion::EventCompletion(CUevent event, std::shared_ptr<const void> keep_alive)
+    : event_(event), keep_alive_(std::move(keep_alive)) {
+  cuda_event = event;
+}
+
+EventCompletion::~EventCompletion() { release_event(event_); }
+
+bool EventCompletion::done() const {
+  if (done_.load(std::memory_order_acquire)) return true;
+  CudaDriver* driver = CudaDriver::get_if_available();
+  if (!driver) return true;
+  CUresult r = driver->cuEventQuery(event_);
+  if (r == kCudaErrorNotReady) return false;
+  done_.store(true, std::memory_order_release);  // reached, or failed (wait() reports it)
+  return true;
+}
+
+void EventCompletion::wait() const {
+  CudaDriver& driver = CudaDriver::get();
+  driver.make_current();
+  CUresult r = driver.cuEventSynchronize(event_);
+  done_.store(true, std::memory_order_release);
+  driver.check(r, fmt::format("{}: running", label));
+}
+
+// --- ForeignCompletion ------------------------------------------------------------------------
+
+bool ForeignCompletion::done() const {
+  if (open()) return false;
+  return !after_ || after_->done();
+}
+
+void ForeignCompletion::wait() const {
+  if (open())
+    throw Error(fmt::format("tessera: waiting for {}, which has not ended (end() it first)", label));
+  if (after_) after_->wait();
+}
+
+void ForeignCompletion::end(CompletionPtr after) {
+  if (after) {
+    cuda_event = after->cuda_event;  // published by the release below
+    queue = after->queue;
+  }
+  after_ = std::move(after);
+  open_.store(false, std::memory_order_release);
+}
+
+}  // namespace tessera::detail

@@ -1,0 +1,426 @@
+// graph.cpp: tessera::Graph. Capture records launches (tessera and unsafe kernels) as nodes with
+// their arguments; tensors are held weakly and Scalars by their shared cell. A replay materializes
+// the bindings (throwing if a tensor is gone), reads the scalars and submits one piece of work
+// (runtime_glue/execution.h) that uses every bound tensor. On the CPU target that work runs the
+// nodes in order; on a GPU it launches a CUDA graph built at the first replay from explicit kernel
+// nodes, with an edge wherever two nodes share a tensor and one of them writes it, and patches the
+// parameters of nodes whose scalars or bindings changed (cuGraphExecKernelNodeSetParams). A rebind
+// that changes which nodes share tensors rebuilds the CUDA graph at the next replay instead.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <thread>
+
+#include "compiler/kernels.h"
+#include "execution.h"
+#include "graph_capture.h"
+#include "tessera/graph.h"
+#include "unsafe_kernels.h"
+
+namespace tessera::detail {
+namespace {
+
+using Kind = ArgDesc::Kind;
+
+// The CUDA graph and its executable; kept alive by replays in flight.
+struct CudaGraph {
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  std::vector<std::shared_ptr<const void>> kernels;  // the modules its nodes launch
+  ~CudaGraph() {
+    CudaDriver* d = CudaDriver::get_if_available();
+    if (!d) return;
+    d->cuCtxSetCurrent(d->context());
+    if (exec) d->cuGraphExecDestroy(exec);
+    if (graph) d->cuGraphDestroy(graph);
+  }
+};
+
+struct Node {
+  std::string kernel;
+  std::shared_ptr<const Compiled> compiled;      // a tessera kernel, or
+  std::shared_ptr<const UnsafeCompiled> unsafe;  // an unsafe one
+  Grid grid;
+  std::array<unsigned, 3> block{1, 1, 1};
+  unsigned shared_bytes = 0;
+  std::vector<ArgDesc> args;  // storage left null: see storages
+  std::vector<std::weak_ptr<Storage>> storages;
+  CUgraphNode cuda_node = nullptr;  // null for an empty grid
+  std::vector<int64_t> slots;       // the parameters the CUDA node has
+};
+
+thread_local std::weak_ptr<GraphImpl> t_capture;
+thread_local bool t_capturing = false;
+
+}  // namespace
+
+class GraphImpl final : public GraphCapture, public std::enable_shared_from_this<GraphImpl> {
+ public:
+  explicit GraphImpl(Target t) : target(t) {}
+
+  void record_kernel(const LaunchRequest& r, Target t) override {
+    check_target(r.options, t, r.kernel);
+    Node n;
+    n.kernel = std::string(r.kernel);
+    n.compiled = lookup_or_compile(r.kernel, r.ast, r.args, target);
+    n.grid = check_args(r.kernel, n.compiled->ast, r.args);
+    if (is_gpu(target)) {
+      n.block = {static_cast<unsigned>(n.compiled->gpu.block_size), 1, 1};
+      check_grid(r.kernel, n.grid.dims);
+    }
+    add(std::move(n), r.args);
+  }
+
+  void record_unsafe(const UnsafeLaunchRequest& r, Target t) override {
+    check_target(r.options, t, r.spec->name);
+    if (!is_gpu(target))
+      throw Error(fmt::format("tessera: unsafe kernel '{}' cannot be recorded into a graph for the CPU target",
+                              r.spec->name));
+    Node n;
+    n.kernel = r.spec->name;
+    n.unsafe = unsafe_lookup_or_compile(*r.spec, target);
+    n.grid.dims = {r.grid.blocks.x, r.grid.blocks.y, r.grid.blocks.z};
+    n.block = {r.grid.threads.x, r.grid.threads.y, r.grid.threads.z};
+    n.shared_bytes = r.grid.shared_bytes;
+    add(std::move(n), r.args);
+  }
+
+  CompletionPtr replay(const LaunchOptions& options, bool wait);
+  void rebind(const std::shared_ptr<Storage>& bound, const std::shared_ptr<Storage>& replacement, DType dtype,
+              int rank, const int64_t* shape, const int64_t* strides);
+
+  const Target target;
+  std::mutex mutex;
+  std::vector<Node> nodes;
+  bool capturing = false;
+  bool captured = false;
+  std::shared_ptr<CudaGraph> cuda;  // built at the first GPU replay
+  bool cuda_stale = false;          // a rebind changed which nodes share tensors: rebuild
+
+ private:
+  void check_target(const LaunchOptions* options, Target t, std::string_view kernel) const {
+    if (options && options->target && t != target)
+      throw Error(fmt::format("tessera: kernel '{}' launched for {} while capturing a graph for {}", kernel,
+                              target_str(t), target_str(target)));
+    if (options && !options->after.empty())
+      throw Error(fmt::format("tessera: kernel '{}': LaunchOptions::after cannot be recorded into a graph "
+                              "(order the replay instead)",
+                              kernel));
+  }
+  void add(Node n, std::span<const ArgDesc> args) {
+    for (const ArgDesc& a : args) {
+      ArgDesc copy = a;
+      n.storages.emplace_back(a.storage);
+      copy.storage.reset();
+      n.args.push_back(std::move(copy));
+    }
+    std::lock_guard lock(mutex);
+    nodes.push_back(std::move(n));
+  }
+};
+
+namespace {
+
+// Each (node, tensor argument) numbered by the first (node, argument) bound to the same memory:
+// equal signatures mean the same edges.
+std::vector<std::size_t> sharing_signature(const std::vector<Node>& nodes) {
+  std::vector<std::size_t> sig;
+  std::map<const Storage*, std::size_t> first;
+  for (const Node& n : nodes)
+    for (std::size_t j = 0; j < n.args.size(); ++j) {
+      if (n.args[j].kind == Kind::scalar) continue;
+      auto sp = n.storages[j].lock();
+      auto [it, inserted] = first.emplace(sp.get(), sig.size());
+      sig.push_back(it->second);
+    }
+  return sig;
+}
+
+// A replay: the materialized arguments of every node.
+class GraphWork final : public Work {
+ public:
+  GraphWork(GraphImpl& g, std::vector<std::vector<ArgDesc>> args) : g_(g), args_(std::move(args)) {}
+
+  std::function<void()> cpu_task() override {
+    struct Step {
+      std::shared_ptr<const Compiled> compiled;
+      std::vector<int64_t> slots;
+      Grid grid;
+    };
+    std::vector<Step> steps;
+    for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
+      const auto& args = args_[i];
+      std::vector<int64_t> pointers(args.size(), 0);
+      for (std::size_t j = 0; j < args.size(); ++j)
+        if (args[j].kind != Kind::scalar) pointers[j] = reinterpret_cast<int64_t>(args[j].storage->host_raw());
+      steps.push_back({g_.nodes[i].compiled, flatten_args(args, pointers), g_.nodes[i].grid});
+    }
+    return [steps = std::move(steps)] {
+      for (const Step& s : steps) run_programs(*s.compiled->cpu, s.slots, s.grid);
+    };
+  }
+
+  void enqueue_gpu(CudaDriver& driver, CUstream stream) override {
+    if (!g_.cuda || g_.cuda_stale) build(driver);
+    for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
+      Node& n = g_.nodes[i];
+      if (!n.cuda_node) continue;
+      std::vector<int64_t> slots = slots_of(driver, i);
+      if (slots == n.slots) continue;
+      n.slots = std::move(slots);
+      KernelNodeParams p = params_of(driver, n);
+      driver.check(driver.cuGraphExecKernelNodeSetParams_v2(g_.cuda->exec, n.cuda_node, &p),
+                   fmt::format("cuGraphExecKernelNodeSetParams (kernel '{}')", n.kernel));
+    }
+    driver.check(driver.cuGraphLaunch(g_.cuda->exec, stream), "cuGraphLaunch");
+  }
+
+  std::shared_ptr<const void> keep_alive() const override { return g_.cuda; }
+
+ private:
+  std::vector<int64_t> slots_of(CudaDriver& driver, std::size_t i) {
+    const auto& args = args_[i];
+    std::vector<int64_t> addresses(args.size(), 0);
+    for (std::size_t j = 0; j < args.size(); ++j)
+      if (args[j].kind != Kind::scalar) addresses[j] = static_cast<int64_t>(device_address(driver, *args[j].storage));
+    return g_.nodes[i].compiled ? flatten_args(args, addresses) : unsafe_slots(args, addresses);
+  }
+
+  static CUfunction function_of(CudaDriver& driver, const Node& n) {
+    if (n.compiled) {
+      if (driver.arch() != n.compiled->gpu.arch)
+        fail(n.kernel, fmt::format("compiled for {} but the GPU is {}", n.compiled->gpu.arch, driver.arch()));
+      return n.compiled->loaded.function(driver, n.compiled->gpu.cubin, n.compiled->gpu.symbol);
+    }
+    return n.unsafe->loaded.function(driver, n.unsafe->cubin, n.unsafe->symbol);
+  }
+
+  KernelNodeParams params_of(CudaDriver& driver, Node& n) {
+    params_.clear();
+    for (int64_t& s : n.slots) params_.push_back(&s);
+    KernelNodeParams p;
+    p.func = function_of(driver, n);
+    p.grid_x = static_cast<unsigned>(n.grid.dims[0]);
+    p.grid_y = static_cast<unsigned>(n.grid.dims[1]);
+    p.grid_z = static_cast<unsigned>(n.grid.dims[2]);
+    p.block_x = n.block[0];
+    p.block_y = n.block[1];
+    p.block_z = n.block[2];
+    p.shared_bytes = n.shared_bytes;
+    p.kernel_params = params_.data();
+    return p;
+  }
+
+  void build(CudaDriver& driver) {
+    auto cuda = std::make_shared<CudaGraph>();
+    driver.check(driver.cuGraphCreate(&cuda->graph, 0), "cuGraphCreate");
+    struct Hazard {
+      CUgraphNode writer = nullptr;
+      std::vector<CUgraphNode> readers;
+    };
+    std::map<const Storage*, Hazard> hazards;
+    for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
+      Node& n = g_.nodes[i];
+      n.cuda_node = nullptr;
+      cuda->kernels.push_back(n.compiled ? std::shared_ptr<const void>(n.compiled)
+                                         : std::shared_ptr<const void>(n.unsafe));
+      if (n.grid.count() == 0) continue;
+      std::vector<CUgraphNode> deps;
+      const auto& args = args_[i];
+      for (const ArgDesc& a : args) {
+        if (a.kind == Kind::scalar) continue;
+        Hazard& h = hazards[a.storage.get()];
+        if (h.writer) deps.push_back(h.writer);
+        if (a.kind == Kind::out) deps.insert(deps.end(), h.readers.begin(), h.readers.end());
+      }
+      std::sort(deps.begin(), deps.end());
+      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+      n.slots = slots_of(driver, i);
+      KernelNodeParams p = params_of(driver, n);
+      if (n.shared_bytes > 48 * 1024)
+        driver.check(driver.cuFuncSetAttribute(p.func, kFuncAttrMaxDynamicSharedSizeBytes,
+                                               static_cast<int>(n.shared_bytes)),
+                     "cuFuncSetAttribute(max dynamic shared memory)");
+      driver.check(driver.cuGraphAddKernelNode_v2(&n.cuda_node, cuda->graph, deps.data(), deps.size(), &p),
+                   fmt::format("cuGraphAddKernelNode (kernel '{}')", n.kernel));
+      for (const ArgDesc& a : args) {
+        if (a.kind == Kind::scalar) continue;
+        Hazard& h = hazards[a.storage.get()];
+        if (a.kind == Kind::out) {
+          h.writer = n.cuda_node;
+          h.readers.clear();
+        } else {
+          h.readers.push_back(n.cuda_node);
+        }
+      }
+    }
+    driver.check(driver.cuGraphInstantiateWithFlags(&cuda->exec, cuda->graph, 0), "cuGraphInstantiate");
+    g_.cuda = std::move(cuda);
+    g_.cuda_stale = false;
+  }
+
+  GraphImpl& g_;
+  std::vector<std::vector<ArgDesc>> args_;
+  std::vector<void*> params_;
+};
+
+}  // namespace
+
+CompletionPtr GraphImpl::replay(const LaunchOptions& options, bool wait) {
+  if (options.target && *options.target != target)
+    throw Error(fmt::format("tessera: a graph for {} cannot be replayed on {}", target_str(target),
+                            target_str(*options.target)));
+  std::lock_guard lock(mutex);
+  if (capturing) throw Error("tessera: a graph cannot be replayed while it is being captured");
+  Submission sub;
+  sub.label = fmt::format("graph replay ({} launches)", nodes.size());
+  sub.gpu = is_gpu(target);
+  sub.options = &options;
+  sub.wait = wait;
+  if (sub.gpu && !CudaDriver::get_if_available())
+    throw Error(fmt::format("tessera: cannot replay a graph on {}: no usable GPU ({})", target_str(target),
+                            CudaDriver::unavailable_reason()));
+  std::vector<std::vector<ArgDesc>> args(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    args[i] = nodes[i].args;
+    for (std::size_t j = 0; j < args[i].size(); ++j) {
+      ArgDesc& a = args[i][j];
+      if (a.kind == Kind::scalar) {
+        if (a.cell) {
+          std::uint64_t bits = a.cell->bits.load(std::memory_order_relaxed);
+          std::memcpy(a.scalar.data(), &bits, sizeof(bits));
+        }
+        continue;
+      }
+      a.storage = nodes[i].storages[j].lock();
+      if (!a.storage)
+        throw Error(fmt::format("tessera: graph replay: the tensor bound to parameter {} of launch {} (kernel '{}') "
+                                "no longer exists; rebind it or capture again",
+                                j, i, nodes[i].kernel));
+      sub.uses.push_back({a.storage.get(), a.kind == Kind::out});
+    }
+  }
+  if (nodes.empty()) return nullptr;
+  GraphWork work(*this, std::move(args));
+  return submit_work(sub, work);
+}
+
+void GraphImpl::rebind(const std::shared_ptr<Storage>& bound, const std::shared_ptr<Storage>& replacement,
+                       DType dtype, int rank, const int64_t* shape, const int64_t* strides) {
+  if (!bound || !replacement) throw Error("tessera::Graph::rebind: a moved-from tensor was given");
+  std::lock_guard lock(mutex);
+  if (capturing) throw Error("tessera::Graph::rebind: the graph is being captured");
+  auto before = sharing_signature(nodes);
+  std::vector<std::pair<std::size_t, std::size_t>> changed;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    Node& n = nodes[i];
+    for (std::size_t j = 0; j < n.args.size(); ++j) {
+      const ArgDesc& a = n.args[j];
+      if (a.kind == Kind::scalar || n.storages[j].owner_before(bound) || bound.owner_before(n.storages[j])) continue;
+      if (a.dtype != dtype || a.rank != rank || !std::equal(shape, shape + rank, a.shape.begin()) ||
+          !std::equal(strides, strides + rank, a.strides.begin()))
+        throw Error(fmt::format("tessera::Graph::rebind: parameter {} of launch {} (kernel '{}') was captured with "
+                                "another shape or strides",
+                                j, i, n.kernel));
+      changed.emplace_back(i, j);
+    }
+  }
+  if (changed.empty()) throw Error("tessera::Graph::rebind: the tensor is not bound in this graph");
+  // An output must stay distinct from the launch's other tensors.
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    std::vector<const Storage*> now(n.args.size(), nullptr);
+    bool touched = false;
+    for (std::size_t k = 0; k < n.args.size(); ++k) {
+      if (n.args[k].kind == Kind::scalar) continue;
+      bool is_changed = std::find(changed.begin(), changed.end(), std::pair{i, k}) != changed.end();
+      touched = touched || is_changed;
+      now[k] = is_changed ? replacement.get() : n.storages[k].lock().get();
+    }
+    if (!touched) continue;
+    for (std::size_t j = 0; j < now.size(); ++j)
+      for (std::size_t k = j + 1; k < now.size(); ++k)
+        if (now[j] && now[j] == now[k] && (n.args[j].kind == Kind::out || n.args[k].kind == Kind::out))
+          throw Error(fmt::format("tessera::Graph::rebind: launch {} (kernel '{}') would use one tensor as "
+                                  "parameters {} and {}, and one of them is an output",
+                                  i, n.kernel, j, k));
+  }
+  // A layout specialization (16-byte alignment of foreign device memory) must still hold.
+  for (auto [i, j] : changed) {
+    const Node& n = nodes[i];
+    if (n.compiled && is_gpu(target) && replacement->foreign_device() && !n.compiled->ast.layouts.empty() &&
+        n.compiled->ast.layouts[j] == 'a' && replacement->mirror->address() % 16 != 0)
+      throw Error(fmt::format("tessera::Graph::rebind: launch {} (kernel '{}') was compiled for 16-byte aligned "
+                              "memory in parameter {}; the replacement is not aligned: capture again",
+                              i, n.kernel, j));
+  }
+  for (auto [i, j] : changed) nodes[i].storages[j] = replacement;
+  if (sharing_signature(nodes) != before) cuda_stale = true;
+}
+
+GraphCapture* current_capture() {
+  if (!t_capturing) return nullptr;
+  auto g = t_capture.lock();
+  if (!g || !g->capturing) return nullptr;
+  return g.get();  // kept alive by the Capture object on this thread
+}
+
+void rebind(GraphImpl& g, const std::shared_ptr<Storage>& bound, const std::shared_ptr<Storage>& replacement,
+            DType dtype, int rank, const int64_t* shape, const int64_t* strides) {
+  g.rebind(bound, replacement, dtype, rank, shape, strides);
+}
+
+}  // namespace tessera::detail
+
+namespace tessera {
+
+Graph::Graph(Target target) : impl_(std::make_shared<detail::GraphImpl>(target)) {}
+Graph::Graph(Graph&&) noexcept = default;
+Graph& Graph::operator=(Graph&&) noexcept = default;
+Graph::~Graph() = default;
+
+Graph::Capture::Capture(std::shared_ptr<detail::GraphImpl> g) : g_(std::move(g)) {}
+Graph::Capture::Capture(Capture&& other) noexcept : g_(std::move(other.g_)) {}
+Graph::Capture::~Capture() { end(); }
+
+void Graph::Capture::end() {
+  if (!g_) return;
+  {
+    std::lock_guard lock(g_->mutex);
+    g_->capturing = false;
+    g_->captured = true;
+  }
+  if (detail::t_capture.lock() == g_) {
+    detail::t_capture.reset();
+    detail::t_capturing = false;
+  }
+  g_.reset();
+}
+
+Graph::Capture Graph::capture() {
+  if (!impl_) throw Error("tessera::Graph::capture: the graph was moved from");
+  if (detail::current_capture()) throw Error("tessera::Graph::capture: this thread is already capturing a graph");
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->captured || impl_->capturing)
+      throw Error("tessera::Graph::capture: a graph is captured once; make a new Graph");
+    impl_->capturing = true;
+  }
+  detail::t_capture = impl_;
+  detail::t_capturing = true;
+  return Capture(impl_);
+}
+
+Target Graph::target() const { return impl_->target; }
+
+std::size_t Graph::size() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->nodes.size();
+}
+
+void Graph::replay(const LaunchOptions& options) { impl_->replay(options, true); }
+
+LaunchHandle<> Graph::replay_async(const LaunchOptions& options) { return LaunchHandle<>(impl_->replay(options, false)); }
+
+}  // namespace tessera

@@ -1,0 +1,197 @@
+// storage.cpp: Storage's out-of-line members (host access, destruction), foreign device
+// storages, and the retirement of memory that work in flight still uses.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <new>
+
+#include "device_memory.h"
+#include "execution.h"
+#include "tessera/errors.h"
+#include "tessera/tensor.h"
+
+namespace tessera::detail {
+namespace {
+
+std::byte* allocate_host(std::size_t bytes) {
+  auto* p = static_cast<std::byte*>(::operator new(bytes == 0 ? 1 : bytes, std::align_val_t{64}));
+  std::memset(p, 0, bytes == 0 ? 1 : bytes);
+  return p;
+}
+void free_host(std::byte* p) {
+  if (p) ::operator delete(p, std::align_val_t{64});
+}
+
+// Memory of dead Storages that work in flight still uses. Never destroyed (the exit drain in
+// streams.cpp empties it after every static that could retire memory is gone).
+struct Retired {
+  struct Entry {
+    std::byte* host;
+    std::unique_ptr<DeviceMirror> mirror;
+    std::vector<CompletionPtr> pending;
+  };
+  std::mutex mutex;
+  std::vector<Entry> entries;
+  std::atomic<std::size_t> count{0};
+};
+Retired& retired() {
+  static Retired* r = new Retired();
+  return *r;
+}
+
+// What host access must wait for; throws instead in strict mode or for an open foreign borrow.
+CompletionPtr blocking_use(Storage& s, bool write, std::string_view what) {
+  CompletionPtr pending;
+  if (s.writer && !s.writer->done()) pending = s.writer;
+  if (!pending && write)
+    for (const CompletionPtr& r : s.readers)
+      if (!r->done()) {
+        pending = r;
+        break;
+      }
+  if (!pending) return nullptr;
+  if (pending->open())
+    throw Error(fmt::format("tessera: host {} of a tensor borrowed by {}, which has not ended", what, pending->label));
+  if (tessera::strict_host_access() || pending->strict)
+    throw Error(fmt::format("tessera: host {} of a tensor in use by {} in flight (strict host access: wait for it "
+                            "first)",
+                            what, pending->label));
+  return pending;
+}
+
+}  // namespace
+
+Storage::Storage(std::size_t bytes) : bytes_(bytes), host_(allocate_host(bytes)) {
+  host_read_ok.store(true, std::memory_order_relaxed);  // nothing in flight, no device copy yet
+  host_write_ok.store(true, std::memory_order_relaxed);
+}
+
+Storage::Storage(std::size_t bytes, std::unique_ptr<DeviceMirror> foreign)
+    : mirror(std::move(foreign)), host_valid(false), device_valid(true), bytes_(bytes), foreign_(true) {}
+
+Storage::~Storage() {
+  std::vector<CompletionPtr> pending;
+  auto keep = [&](const CompletionPtr& c) {
+    if (c && !c->done()) pending.push_back(c);
+  };
+  keep(writer);
+  for (const CompletionPtr& r : readers) keep(r);
+  keep(device_ready);
+  if (pending.empty()) {
+    free_host(host_);
+    mirror.reset();
+    return;
+  }
+  retire(host_, std::move(mirror), std::move(pending));
+}
+
+std::byte* Storage::host_raw() {
+  if (!host_) host_ = allocate_host(bytes_);
+  return host_;
+}
+
+std::byte* Storage::host_for_read_slow() {
+  for (;;) {
+    CompletionPtr pending;
+    {
+      std::lock_guard lock(mutex);
+      pending = blocking_use(*this, false, "read");
+      if (!pending) {
+        host_raw();
+        if (!host_valid) {
+          download(*this);
+          host_valid = true;
+        }
+        host_read_ok.store(true, std::memory_order_release);
+        return host_;
+      }
+    }
+    wait_quietly(pending);  // errors are the launch's to report (handles, synchronous launches)
+  }
+}
+
+std::byte* Storage::host_for_write_slow() {
+  for (;;) {
+    CompletionPtr pending;
+    {
+      std::lock_guard lock(mutex);
+      pending = blocking_use(*this, true, "write");
+      if (!pending) {
+        host_raw();
+        if (!host_valid) {
+          download(*this);
+          host_valid = true;
+        }
+        device_valid = false;
+        device_ready.reset();
+        writer.reset();
+        readers.clear();
+        host_read_ok.store(true, std::memory_order_release);
+        host_write_ok.store(true, std::memory_order_release);
+        return host_;
+      }
+    }
+    wait_quietly(pending);
+  }
+}
+
+void download(Storage& s) {
+  if (!s.mirror) return;  // never on a device: the host copy is current
+  CudaDriver& d = CudaDriver::get();
+  d.make_current();
+  if (s.bytes())
+    d.check(d.cuMemcpyDtoH_v2(s.host_raw(), s.mirror->address(), s.bytes()), "cuMemcpyDtoH (tensor download)");
+}
+
+CUdeviceptr device_address(CudaDriver& driver, Storage& s) {
+  if (!s.mirror) {
+    s.mirror = std::make_unique<BufferMirror>(driver, s.bytes());
+    s.device_valid = false;
+  }
+  return s.mirror->address();
+}
+
+std::shared_ptr<Storage> foreign_device_storage(void* device_ptr, std::size_t bytes, std::function<void()> release) {
+  auto mirror = std::make_unique<ForeignMirror>(reinterpret_cast<CUdeviceptr>(device_ptr), std::move(release));
+  return std::make_shared<Storage>(bytes, std::move(mirror));
+}
+
+void retire(std::byte* host, std::unique_ptr<DeviceMirror> mirror, std::vector<CompletionPtr> pending) {
+  Retired& r = retired();
+  std::lock_guard lock(r.mutex);
+  r.entries.push_back({host, std::move(mirror), std::move(pending)});
+  r.count.store(r.entries.size(), std::memory_order_release);
+}
+
+void sweep_retired(bool wait_all) {
+  Retired& r = retired();
+  if (!wait_all && r.count.load(std::memory_order_acquire) == 0) return;
+  std::vector<Retired::Entry> free_now;
+  {
+    std::lock_guard lock(r.mutex);
+    auto done = [&](const Retired::Entry& e) {
+      for (const CompletionPtr& c : e.pending)
+        if (!c->done()) return false;
+      return true;
+    };
+    for (std::size_t i = 0; i < r.entries.size();) {
+      if (wait_all || done(r.entries[i])) {
+        free_now.push_back(std::move(r.entries[i]));
+        r.entries[i] = std::move(r.entries.back());
+        r.entries.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    r.count.store(r.entries.size(), std::memory_order_release);
+  }
+  for (Retired::Entry& e : free_now) {
+    for (const CompletionPtr& c : e.pending) wait_quietly(c);
+    free_host(e.host);
+    e.mirror.reset();
+  }
+}
+
+std::size_t retired_count() { return retired().count.load(std::memory_order_acquire); }
+
+}  // namespace tessera::detail

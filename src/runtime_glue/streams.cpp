@@ -1,0 +1,244 @@
+// streams.cpp: StreamImpl (a CPU worker thread and a CUstream, made on first use), the pool of
+// four, the registry of live streams behind tessera::synchronize(), the public Stream functions,
+// and the process-exit drain: before the library's statics go, every stream is waited for and the
+// retired memory freed, so no work in flight ever outlives what it uses.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <future>
+#include <unordered_set>
+
+#include "execution.h"
+#include "tessera/errors.h"
+
+namespace tessera::detail {
+namespace {
+
+std::uint64_t next_stream_id() {
+  static std::atomic<std::uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+// Every live StreamImpl, for synchronize(), and the pool. Never destroyed (streams may be
+// destroyed by user statics after ours); the exit drain below empties it.
+class Streams {
+ public:
+  static Streams& get() {
+    static Streams* streams = new Streams();
+    return *streams;
+  }
+
+  void add(StreamImpl* s) {
+    std::lock_guard lock(mutex_);
+    live_.insert(s);
+  }
+  void remove(StreamImpl* s) {
+    std::lock_guard lock(mutex_);
+    live_.erase(s);
+  }
+  void synchronize_all() {
+    // Synchronizing a stream must not hold mutex_ (a stream's tasks may make or drop streams).
+    std::vector<StreamImpl*> all;
+    {
+      std::lock_guard lock(mutex_);
+      all.assign(live_.begin(), live_.end());
+    }
+    for (StreamImpl* s : all) s->synchronize();
+  }
+
+  StreamImpl& pool(std::size_t i) {
+    std::lock_guard lock(pool_mutex_);
+    if (!pool_[i]) {
+      pool_[i] = std::make_unique<StreamImpl>(true, nullptr);
+      pool_ptr_[i].store(pool_[i].get(), std::memory_order_release);
+      pool_id_[i].store(pool_[i]->id(), std::memory_order_release);
+    }
+    return *pool_[i];
+  }
+  std::size_t next_round_robin() { return round_robin_.fetch_add(1, std::memory_order_relaxed) % pool_.size(); }
+  // The pool stream with this id, if any (no lock: an id is published after its stream).
+  StreamImpl* pool_by_id(std::uint64_t id) {
+    for (std::size_t i = 0; i < pool_.size(); ++i)
+      if (pool_id_[i].load(std::memory_order_acquire) == id) return pool_ptr_[i].load(std::memory_order_acquire);
+    return nullptr;
+  }
+  // At exit: joins the pool's workers.
+  void drop_pool() {
+    std::array<std::unique_ptr<StreamImpl>, 4> old;
+    {
+      std::lock_guard lock(pool_mutex_);
+      for (std::size_t i = 0; i < pool_.size(); ++i) {
+        pool_id_[i].store(0, std::memory_order_release);
+        pool_ptr_[i].store(nullptr, std::memory_order_release);
+        old[i] = std::move(pool_[i]);
+      }
+    }
+  }
+
+ private:
+  Streams() = default;
+  std::mutex mutex_;
+  std::unordered_set<StreamImpl*> live_;
+  std::mutex pool_mutex_;
+  std::array<std::unique_ptr<StreamImpl>, 4> pool_;
+  std::array<std::atomic<std::uint64_t>, 4> pool_id_{};
+  std::array<std::atomic<StreamImpl*>, 4> pool_ptr_{};
+  std::atomic<std::size_t> round_robin_{0};
+};
+
+// Process exit: constructed when libtessera is loaded, so destroyed after every static made later
+// (the user's included): lets all work in flight finish, then frees the memory that waited for it.
+struct ExitDrain {
+  ~ExitDrain() {
+    try {
+      Streams::get().synchronize_all();
+      sweep_retired(/*wait_all=*/true);
+      Streams::get().drop_pool();
+    } catch (...) {
+    }
+  }
+};
+ExitDrain exit_drain;
+
+}  // namespace
+
+StreamImpl::StreamImpl(bool pooled, CUstream foreign)
+    : id_(next_stream_id()), pooled_(pooled), cuda_(foreign), foreign_(foreign != nullptr) {
+  Streams::get().add(this);
+}
+
+StreamImpl::~StreamImpl() {
+  Streams::get().remove(this);
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (worker_.joinable()) worker_.join();  // runs what was posted first
+  if (cuda_ && !foreign_) {
+    if (CudaDriver* d = CudaDriver::get_if_available()) {
+      d->cuCtxSetCurrent(d->context());
+      d->cuStreamSynchronize(cuda_);
+      d->cuStreamDestroy_v2(cuda_);
+    }
+  }
+}
+
+void StreamImpl::post(std::function<void()> task) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stop_) throw Error("tessera: work posted to a stream that is being destroyed");
+    tasks_.push_back(std::move(task));
+    if (!started_) {
+      started_ = true;
+      worker_ = std::thread([this] { worker_loop(); });
+    }
+  }
+  cv_.notify_one();
+}
+
+void StreamImpl::worker_loop() {
+  std::vector<std::function<void()>> batch;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;  // stopped and drained
+      batch.swap(tasks_);
+    }
+    for (auto& task : batch) task();  // tasks catch their own exceptions
+    batch.clear();
+  }
+}
+
+CUstream StreamImpl::cuda(CudaDriver& driver) {
+  std::lock_guard lock(mutex_);
+  if (!cuda_) {
+    driver.make_current();
+    driver.check(driver.cuStreamCreate(&cuda_, kStreamNonBlocking), "cuStreamCreate");
+  }
+  return cuda_;
+}
+
+void StreamImpl::synchronize() {
+  bool has_worker;
+  CUstream s;
+  {
+    std::lock_guard lock(mutex_);
+    has_worker = started_ && !stop_;
+    s = cuda_;
+  }
+  if (has_worker) {
+    std::promise<void> reached;
+    auto f = reached.get_future();
+    post([&reached] { reached.set_value(); });
+    f.wait();
+  }
+  if (s) {
+    CudaDriver& d = CudaDriver::get();
+    d.make_current();
+    d.check(d.cuStreamSynchronize(s), "cuStreamSynchronize");
+  }
+}
+
+StreamImpl& pool_stream_for(std::span<const CompletionPtr> deps) {
+  Streams& streams = Streams::get();
+  std::uint64_t best_order = 0;
+  StreamImpl* best = nullptr;
+  for (const CompletionPtr& d : deps) {
+    if (d->order <= best_order || d->queue == 0) continue;
+    if (StreamImpl* s = streams.pool_by_id(d->queue)) {
+      best = s;
+      best_order = d->order;
+    }
+  }
+  return best ? *best : streams.pool(streams.next_round_robin());
+}
+
+void synchronize_streams() { Streams::get().synchronize_all(); }
+
+}  // namespace tessera::detail
+
+namespace tessera {
+
+namespace {
+std::atomic<bool> strict_flag{false};
+}  // namespace
+
+Stream Stream::create() { return Stream(std::make_shared<detail::StreamImpl>(false, nullptr)); }
+
+Stream Stream::from_cuda(void* cu_stream) {
+  if (!cu_stream)
+    throw Error("tessera::Stream::from_cuda: the legacy default stream (null) cannot be used; pass a created stream");
+  return Stream(std::make_shared<detail::StreamImpl>(false, static_cast<CUstream>(cu_stream)));
+}
+
+void Stream::synchronize() const {
+  if (impl_) impl_->synchronize();
+}
+
+void* Stream::cuda_stream() const {
+  if (!impl_) throw Error("tessera::Stream::cuda_stream: an empty Stream names no stream");
+  return impl_->cuda(CudaDriver::get());
+}
+
+void set_strict_host_access(bool strict) { strict_flag.store(strict, std::memory_order_relaxed); }
+bool strict_host_access() { return strict_flag.load(std::memory_order_relaxed); }
+
+void synchronize() {
+  detail::synchronize_streams();
+  detail::sweep_retired();
+}
+
+namespace detail {
+void wait_quietly(const CompletionPtr& c) noexcept {
+  if (!c) return;
+  try {
+    c->wait();
+  } catch (...) {
+  }
+}
+}  // namespace detail
+
+}  // namespace tessera
