@@ -55,6 +55,8 @@ class Stream {
   static Stream from_cuda(void* cu_stream);
 
   explicit operator bool() const { return impl_ != nullptr; }
+  // A number unique in the process (0 for no stream): the queue of the completions of its work.
+  std::uint64_t id() const;
   // Waits until all work submitted to this stream has finished.
   void synchronize() const;
   // The CUstream (made on first use). Throws without a GPU.

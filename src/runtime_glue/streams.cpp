@@ -214,6 +214,8 @@ Stream Stream::from_cuda(void* cu_stream) {
   return Stream(std::make_shared<detail::StreamImpl>(false, static_cast<CUstream>(cu_stream)));
 }
 
+std::uint64_t Stream::id() const { return impl_ ? impl_->id() : 0; }
+
 void Stream::synchronize() const {
   if (impl_) impl_->synchronize();
 }
