@@ -161,8 +161,8 @@ class KernelCache {
     if (cubin && ptx) {
       c->gpu.arch = arch;
       c->gpu.symbol = kernel_symbol(kernel);
-      c->gpu.block_size = kGpuBlockSize;
       c->gpu.ptx.assign(ptx->begin(), ptx->end());
+      c->gpu.block_size = block_size_of_ptx(c->gpu.ptx);  // chosen per kernel at compile time
       c->gpu.cubin = std::move(*cubin);
       c->from_disk_cache = true;
       std::lock_guard lock(mutex_);

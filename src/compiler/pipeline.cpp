@@ -38,6 +38,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -72,6 +73,7 @@ void initialize_llvm_once() {
     mlir::registerFinalizeMemRefToLLVMConversionPass();
     mlir::registerConvertFuncToLLVMPass();
     mlir::registerConvertIndexToLLVMPass();
+    mlir::registerConvertVectorToLLVMPass();
     mlir::registerReconcileUnrealizedCastsPass();
     mlir::memref::registerExpandStridedMetadataPass();
     mlir::registerCanonicalizerPass();
@@ -112,7 +114,7 @@ mlir::DialectRegistry make_registry() {
   registry.insert<mlir::func::FuncDialect, mlir::arith::ArithDialect, mlir::math::MathDialect,
                   mlir::scf::SCFDialect, mlir::memref::MemRefDialect, mlir::index::IndexDialect,
                   mlir::cf::ControlFlowDialect, mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect,
-                  mlir::tessera::tile::TileDialect>();
+                  mlir::vector::VectorDialect, mlir::tessera::tile::TileDialect>();
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
   mlir::registerNVVMDialectTranslation(registry);
@@ -162,21 +164,20 @@ void run_passes(std::string_view kernel, mlir::ModuleOp module, const std::strin
 }
 
 // tile IR -> loops (stage "loops.mlir") -> LLVM dialect (stage "llvm-dialect.mlir").
+// On GPU targets the lowering chooses the block size per kernel (block-size=0: about 16 elements of
+// the largest tile per thread, between 32 and 512 threads) and records it as tile.block_size.
 void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target,
                            const Dumper& dump, DiagnosticCollector& diags, StageClock& clock) {
   bool cpu = target == "cpu";
-  std::string to_loops =
-      cpu ? "tile-lower-to-loops{target=cpu},canonicalize,cse"
-          : fmt::format("tile-lower-to-loops{{target=gpu block-size={}}},canonicalize,cse,"
-                        "tile-math-to-nvvm",
-                        kGpuBlockSize);
+  std::string to_loops = cpu ? "tile-lower-to-loops{target=cpu},canonicalize,cse"
+                             : "tile-lower-to-loops{target=gpu block-size=0},canonicalize,cse,tile-math-to-nvvm";
   run_passes(kernel, module, to_loops, target, diags);
   clock.mark("loops");
   dump.write_ir("loops.mlir", module);
   std::string to_llvm = fmt::format(
       "convert-scf-to-cf,convert-math-to-llvm,{}expand-strided-metadata,convert-arith-to-llvm,"
-      "convert-index-to-llvm,convert-cf-to-llvm,finalize-memref-to-llvm,convert-func-to-llvm,"
-      "reconcile-unrealized-casts",
+      "convert-index-to-llvm,convert-cf-to-llvm,convert-vector-to-llvm,finalize-memref-to-llvm,"
+      "convert-func-to-llvm,reconcile-unrealized-casts",
       cpu ? "convert-math-to-libm," : "");
   run_passes(kernel, module, to_llvm, target, diags);
   clock.mark("llvm-dialect");
@@ -245,6 +246,17 @@ std::string to_string(const llvm::Module& m) {
 
 std::string llvm_version() { return LLVM_VERSION_STRING; }
 
+int block_size_of_ptx(std::string_view ptx) {
+  constexpr std::string_view directive = ".maxntid";
+  std::size_t i = ptx.find(directive);
+  if (i == std::string_view::npos) return kGpuBlockSize;
+  i += directive.size();
+  while (i < ptx.size() && (ptx[i] == ' ' || ptx[i] == '\t')) ++i;
+  int threads = 0;
+  for (; i < ptx.size() && ptx[i] >= '0' && ptx[i] <= '9' && threads <= 1024; ++i) threads = threads * 10 + (ptx[i] - '0');
+  return threads > 0 && threads <= 1024 ? threads : kGpuBlockSize;
+}
+
 std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast) {
   initialize_llvm_once();
   std::string symbol = kernel_symbol(kernel);
@@ -293,7 +305,6 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   initialize_llvm_once();
   GpuCode code;
   code.arch = std::string(arch);
-  code.block_size = kGpuBlockSize;
   code.symbol = kernel_symbol(kernel);
   Dumper dump(code.symbol, code.arch);
   StageClock clock(&code.stage_ms);
@@ -306,9 +317,12 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   clock.mark("tile-ir");
   dump.write_ir("tile.mlir", *module);
   lower_to_llvm_dialect(kernel, *module, "gpu", dump, diags, clock);
-  // Mark the entry point: a PTX .entry with the block size as .maxntid.
+  // Mark the entry point: a PTX .entry with the block size the lowering chose as .maxntid.
   auto fn = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(code.symbol);
   if (!fn) throw Error(fmt::format("tessera: kernel '{}': internal error: lowered kernel not found", kernel));
+  auto threads = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tessera::tile::TileDialect::getBlockSizeAttrName());
+  if (!threads) throw Error(fmt::format("tessera: kernel '{}': internal error: no block size", kernel));
+  code.block_size = static_cast<int>(threads.getInt());
   mlir::OpBuilder b(&ctx);
   fn->setAttr(mlir::NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
   fn->setAttr(mlir::NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({code.block_size, 1, 1}));

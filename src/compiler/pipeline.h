@@ -37,8 +37,13 @@ struct GpuCode {
   std::vector<std::pair<std::string, double>> stage_ms;
 };
 
-// Threads per program on GPU targets.
+// Threads per program on GPU targets before per-kernel block sizes (kept for code that has no
+// PTX at hand; compile_ptx chooses the block size per kernel).
 inline constexpr int kGpuBlockSize = 128;
+
+// The block size of a kernel compiled by compile_ptx, read back from its PTX (`.maxntid T, 1, 1`),
+// e.g. for a cubin loaded from the disk cache; kGpuBlockSize if the directive is missing.
+int block_size_of_ptx(std::string_view ptx);
 
 std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast);
 // Lowers to PTX for `arch`; the caller turns it into a cubin (nvJitLink) so that the cache sits

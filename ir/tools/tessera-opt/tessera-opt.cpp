@@ -22,7 +22,7 @@ int main(int argc, char **argv) {
                   mlir::math::MathDialect, mlir::scf::SCFDialect,
                   mlir::memref::MemRefDialect, mlir::LLVM::LLVMDialect,
                   mlir::NVVM::NVVMDialect, mlir::index::IndexDialect,
-                  mlir::cf::ControlFlowDialect>();
+                  mlir::cf::ControlFlowDialect, mlir::vector::VectorDialect>();
 
   mlir::tessera::tile::registerTilePasses();
   // Upstream passes used by tessera's pipelines and lit tests.
@@ -36,6 +36,7 @@ int main(int argc, char **argv) {
   mlir::registerFinalizeMemRefToLLVMConversionPass();
   mlir::registerConvertFuncToLLVMPass();
   mlir::registerConvertIndexToLLVMPass();
+  mlir::registerConvertVectorToLLVMPass();
   mlir::registerConvertNVVMToLLVMPass();
   mlir::registerReconcileUnrealizedCastsPass();
 

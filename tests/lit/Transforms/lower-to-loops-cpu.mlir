@@ -84,20 +84,30 @@ func.func @chunks(%a: memref<?xf32, strided<[?], offset: ?>>) attributes {tile.k
 
 // -----
 
-// Reductions and broadcasts go through the scratch buffer (an entry-block
-// alloca on cpu, viewed with the element type); f16 accumulates in f32.
+// With one thread, a row reduction combines each row in registers (a tree
+// per row, f16 accumulated in f32) into per-row totals, and a broadcast reads
+// the private buffer of its input: no scratch buffer.
 // CHECK-LABEL: func.func @reduce_broadcast
-// CHECK: %[[SCRATCH:.*]] = memref.alloca() {alignment = 16 : i64} : memref<16xi8>
-// CHECK: %[[V:.*]] = memref.view %[[SCRATCH]][%{{.*}}][] : memref<16xi8> to memref<8xf16>
-// CHECK: %[[FIRST:.*]] = memref.load %[[V]]
-// CHECK: %[[F32:.*]] = arith.extf %[[FIRST]] : f16 to f32
-// CHECK: %[[ACC:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[IT:.*]] = %[[F32]]) -> (f32) {
-// CHECK: %[[E:.*]] = arith.extf
-// CHECK: %[[M:.*]] = arith.maximumf %[[IT]], %[[E]] : f32
-// CHECK: scf.yield %[[M]] : f32
-// CHECK: arith.truncf %[[ACC]] : f32 to f16
-// CHECK: memref.view %[[SCRATCH]][%{{.*}}][] : memref<16xi8> to memref<2xf16>
-// CHECK-NOT: nvvm.barrier0
+// CHECK-NOT: alignment = 16
+// CHECK-DAG: %[[IN:.*]] = memref.alloca() : memref<8xf16>
+// CHECK-DAG: %[[RED:.*]] = memref.alloca() : memref<2xf16>
+// CHECK-DAG: %[[TOT:.*]] = memref.alloca() : memref<2xf32>
+// CHECK-DAG: %[[OUT:.*]] = memref.alloca() : memref<8xf16>
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: %[[K:.*]] = arith.muli %[[ROW]], %{{.*}} : index
+// CHECK: %[[X0:.*]] = memref.load %[[IN]][%[[K]]] : memref<8xf16>
+// CHECK: arith.extf %[[X0]] : f16 to f32
+// CHECK: arith.maximumf
+// CHECK: arith.maximumf
+// CHECK: %[[M:.*]] = arith.maximumf
+// CHECK: memref.store %[[M]], %[[TOT]][%[[ROW]]] : memref<2xf32>
+// CHECK: %[[T0:.*]] = memref.load %[[TOT]]
+// CHECK: %[[R0:.*]] = arith.truncf %[[T0]] : f32 to f16
+// CHECK: memref.store %[[R0]], %[[RED]]
+// CHECK: scf.for
+// CHECK: %[[B:.*]] = memref.load %[[RED]][%{{.*}}] : memref<2xf16>
+// CHECK: memref.store %[[B]], %[[OUT]]
+// CHECK-NOT: memref.view
 // CHECK: return
 func.func @reduce_broadcast(%a: memref<?x?xf16, strided<[?, ?], offset: ?>>) attributes {tile.kernel} {
   %c0 = arith.constant 0 : i32

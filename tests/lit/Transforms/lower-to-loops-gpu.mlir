@@ -5,6 +5,9 @@
 
 // 16 elements over 4 threads: 4 per thread in 2 chunks of 2, thread t owns
 // linear indices (c*4 + t)*2 + j; fully unrolled with constant private indices.
+// The memref has no static unit stride: each chunk is checked once (its last
+// index against the bound), then loaded with unconditional scalar loads, or
+// element by element under scf.if on a ragged edge.
 // CHECK-LABEL: func.func @add
 // CHECK-SAME: (%[[A:.*]]: memref<?xf32, strided<[?], offset: ?>>)
 // CHECK-SAME: attributes {tile.block_size = 4 : i32, tile.kernel}
@@ -12,16 +15,26 @@
 // CHECK-DAG: %[[TID32:.*]] = nvvm.read.ptx.sreg.tid.x range <i32, 0, 4> : i32
 // CHECK-DAG: %[[TID:.*]] = arith.index_cast %[[TID32]] : i32 to index
 // CHECK-DAG: %[[BUF:.*]] = memref.alloca() : memref<4xf32>
+// CHECK: %[[DIM:.*]] = memref.dim %[[A]]
 // CHECK: %[[T2:.*]] = arith.muli %[[TID]], %{{.*}} : index
-// CHECK: scf.if
-// CHECK: memref.store %{{.*}}, %[[BUF]][%{{.*}}] : memref<4xf32>
-// CHECK: %[[L1:.*]] = arith.addi %[[T2]], %{{.*}} : index
+// CHECK: %[[G0:.*]] = arith.addi %{{.*}}, %[[T2]] : index
+// CHECK: %[[LAST:.*]] = arith.addi %[[G0]], %{{.*}} : index
+// CHECK: %[[OK:.*]] = arith.cmpi ult, %[[LAST]], %[[DIM]] : index
+// CHECK: scf.if %[[OK]] {
+// CHECK-NEXT: %[[X0:.*]] = memref.load %[[A]][%[[G0]]]
+// CHECK-NEXT: memref.store %[[X0]], %[[BUF]][%{{.*}}] : memref<4xf32>
+// CHECK: memref.load %[[A]]
+// CHECK: } else {
+// CHECK: scf.if %{{.*}} -> (f32) {
+// CHECK: scf.if %{{.*}} -> (f32) {
+// CHECK: }
 // CHECK: %[[C8:.*]] = arith.constant 8 : index
-// CHECK: %[[L2:.*]] = arith.addi %[[T2]], %[[C8]] : index
+// CHECK: arith.addi %[[T2]], %[[C8]] : index
+// CHECK: scf.if
 // CHECK: %[[K3:.*]] = arith.constant 3 : index
-// CHECK: %[[L3:.*]] = arith.addi %[[T2]], %{{.*}} : index
 // CHECK: memref.store %{{.*}}, %[[BUF]][%[[K3]]] : memref<4xf32>
 // CHECK-NOT: scf.for
+// CHECK-NOT: vector.
 // CHECK: math.exp %{{.*}} : f32
 // CHECK: return
 // LOOPS-LABEL: func.func @add
@@ -56,7 +69,9 @@ func.func @replicated(%a: memref<?xf32, strided<[?], offset: ?>>) attributes {ti
 
 // -----
 
-// Layout changes go through a shared-memory global between barriers.
+// Broadcasts whose elements come from other threads go through a
+// shared-memory global between barriers: an 8x1 column over 4 threads holds
+// rows 2t and 2t+1 in thread t, but result chunk c (row c) is needed by all.
 // CHECK: memref.global "private" @__tile_scratch_bcast : memref<32xi8, 3> = uninitialized {alignment = 16 : i64}
 // CHECK-LABEL: func.func @bcast
 // CHECK: %[[G:.*]] = memref.get_global @__tile_scratch_bcast : memref<32xi8, 3>
@@ -66,6 +81,26 @@ func.func @replicated(%a: memref<?xf32, strided<[?], offset: ?>>) attributes {ti
 // CHECK: memref.load %[[V]][%{{.*}}] : memref<8xf32, 3>
 // CHECK: nvvm.barrier0
 func.func @bcast(%a: memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<8x1xf32>
+  %b = tile.broadcast %x : tensor<8x1xf32> -> tensor<8x8xf32>
+  tile.store %b, %a[%c0, %c0] : tensor<8x8xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+  return
+}
+
+// -----
+
+// A row broadcast whose source elements stay in their threads: a 1x8 row over
+// 4 threads gives thread t columns 2t and 2t+1, which is all that its chunks
+// of the 8x8 result need. Copied within the thread: no scratch, no barrier.
+// CHECK-LABEL: func.func @bcast_local
+// CHECK-DAG: %[[IN:.*]] = memref.alloca() : memref<2xf32>
+// CHECK-DAG: %[[OUT:.*]] = memref.alloca() : memref<16xf32>
+// CHECK-COUNT-16: memref.load %[[IN]][%{{.*}}] : memref<2xf32>
+// CHECK-NOT: nvvm.barrier0
+// CHECK-NOT: memref.get_global
+// CHECK: return
+func.func @bcast_local(%a: memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {tile.kernel} {
   %c0 = arith.constant 0 : i32
   %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<1x8xf32>
   %b = tile.broadcast %x : tensor<1x8xf32> -> tensor<8x8xf32>

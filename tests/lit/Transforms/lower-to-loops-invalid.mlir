@@ -1,9 +1,11 @@
 // RUN: tessera-opt %s -split-input-file -tile-lower-to-loops=target=gpu -verify-diagnostics
 // RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops=target=xpu 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu block-size=96" 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu block-size=2048" 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu vector-bytes=12" 2>&1 | FileCheck %s --check-prefix=BLOCK
 
 // TARGET: tile-lower-to-loops: target must be 'cpu' or 'gpu', got 'xpu'
-// BLOCK: block-size and vector-width must be positive powers of two
+// BLOCK: block-size must be 0 or a power of two up to 1024, vector-width and vector-bytes positive powers of two
 
 func.func @non_pow2() attributes {tile.kernel} {
   // expected-error @+1 {{uses tile type 'tensor<3xf32>', but tile-lower-to-loops needs tiles of rank >= 1 with static power-of-two dimensions}}
@@ -85,5 +87,49 @@ func.func @shared_memory(%a: memref<?x?xf32, strided<[?, ?], offset: ?>>) attrib
   // expected-error @+1 {{'tile.transpose' op needs 65536 bytes of shared memory scratch, more than the 49152 bytes (48 KiB) of static shared memory}}
   %t = tile.transpose %x : tensor<128x128xf32> -> tensor<128x128xf32>
   tile.store %t, %a[%c0, %c0] : tensor<128x128xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: 'tile.align' must be a positive power-of-two integer on a memref argument, got 12 : i64}}
+func.func @align_not_pow2(%a: memref<?xf32, strided<[1], offset: ?>> {tile.align = 12 : i64}) attributes {tile.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 1: 'tile.align' must be a positive power-of-two integer on a memref argument, got 16 : i64}}
+func.func @align_on_scalar(%a: memref<?xf32, strided<[1], offset: ?>>, %s: f32 {tile.align = 16 : i64}) attributes {tile.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: 'tile.align' must be a positive power-of-two integer on a memref argument, got "16"}}
+func.func @align_not_integer(%a: memref<?xf32, strided<[1], offset: ?>> {tile.align = "16"}) attributes {tile.kernel} {
+  return
+}
+
+// -----
+
+// A row reduction keeps its scratch small (one partial per warp and row),
+// but a transpose of a 128x128 tile does not fit.
+func.func @shared_memory_reduce_ok(%a: memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<128x128xf32>
+  %r = tile.reduce %x {kind = sum, axis = 1} : tensor<128x128xf32> -> tensor<128x1xf32>
+  tile.store %r, %a[%c0, %c0] : tensor<128x1xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+  return
+}
+
+// -----
+
+func.func @shared_memory_reduce_columns(%a: memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<128x128xf32>
+  // expected-error @+1 {{'tile.reduce' op needs 65536 bytes of shared memory scratch}}
+  %r = tile.reduce %x {kind = sum, axis = 0} : tensor<128x128xf32> -> tensor<1x128xf32>
+  tile.store %r, %a[%c0, %c0] : tensor<1x128xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
   return
 }

@@ -3,8 +3,8 @@
 // `KernelLowering` rewrites one verified `tile.kernel` function in place: each
 // tile SSA value gets a per-thread private buffer (see ThreadMapping.h) and
 // each op is replaced by per-thread code on those buffers. Its members are
-// implemented by concern: ThreadMapping.cpp (ids, buffers, element loops,
-// scratch), LowerLoadStore.cpp, LowerReduce.cpp, LowerLayoutOps.cpp,
+// implemented by concern: LoweringSupport.cpp (ids, buffers, element loops,
+// shuffles, scratch), LowerLoadStore.cpp, LowerReduce.cpp, LowerLayoutOps.cpp,
 // LowerElementwise.cpp, LowerControlFlow.cpp; TileLowerToLoops.cpp holds the
 // pass, the kernel verifier and the op dispatch.
 //
@@ -23,6 +23,10 @@
 #include "llvm/ADT/SmallVector.h"
 
 namespace mlir::tessera::tile {
+
+/// Argument attribute of a kernel memref: its base address and row strides
+/// are multiples of this many bytes (set by the launcher).
+constexpr StringLiteral kAlignAttrName = "tile.align";
 
 //===----------------------------------------------------------------------===//
 // Type helpers shared by the lowering files
@@ -54,22 +58,23 @@ Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value acc, Value x);
 
 class KernelLowering {
 public:
+  /// `opts` has the kernel's vector width; `scratch` is planScratch's.
   KernelLowering(func::FuncOp func, const LoweringOptions &opts,
-                 int64_t scratchBytes)
-      : func(func), opts(opts), scratchBytes(scratchBytes),
+                 ScratchPlan scratch)
+      : func(func), opts(opts), scratch(std::move(scratch)),
         entry(func.getContext()) {}
 
   LogicalResult run();
 
 private:
-  // Setup (ThreadMapping.cpp).
+  // Setup (LoweringSupport.cpp).
   void setUpProgramIds();
   Value getProgramId(bool count, unsigned dim);
   Value getThreadId();
   Value getScratchView(OpBuilder &b, Location loc, Type elt, int64_t count,
                        int64_t byteOffset);
 
-  // Helpers (ThreadMapping.cpp).
+  // Helpers (LoweringSupport.cpp).
   Layout getLayout(RankedTensorType type) const {
     return tile::getLayout(opts, type);
   }
@@ -78,9 +83,20 @@ private:
   Value cidx(OpBuilder &b, Location loc, int64_t v) const {
     return arith::ConstantIndexOp::create(b, loc, v);
   }
+  /// Calls `body` for each element this thread owns in `layout` with its
+  /// private index k and (if `needLinear`) its linear index l; constants when
+  /// the layout is unrolled, else inside a loop over chunks.
   void forEachOwned(OpBuilder &b, Location loc, const Layout &layout,
                     bool needLinear,
                     function_ref<void(OpBuilder &, Value k, Value l)> body);
+  /// Calls `body` for each chunk this thread owns in a non-replicated
+  /// `layout`, with the private index k0 and linear index l0 of its first
+  /// element.
+  void forEachChunk(OpBuilder &b, Location loc, const Layout &layout,
+                    bool needLinear,
+                    function_ref<void(OpBuilder &, Value k0, Value l0)> body);
+  /// `a + c` folded when possible.
+  Value addConst(OpBuilder &b, Location loc, Value a, int64_t c) const;
   SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
                                  ArrayRef<int64_t> shape) const;
   Value linearize(OpBuilder &b, Location loc, ArrayRef<Value> coords,
@@ -88,6 +104,9 @@ private:
   void copyBuffer(OpBuilder &b, Location loc, RankedTensorType type, Value src,
                   Value dst);
   void barrier(OpBuilder &b, Location loc);
+  /// The value of `v` in the thread whose id is this thread's xor `offset`
+  /// (gpu; all threads of the warp must execute it).
+  Value shuffleXor(OpBuilder &b, Location loc, Value v, int64_t offset);
   Value writeToScratch(OpBuilder &b, Location loc, Value tile,
                        int64_t byteOffset);
   Value readScratch(OpBuilder &b, Location loc, Value view, Value index,
@@ -99,6 +118,31 @@ private:
   // LowerLoadStore.cpp.
   void lowerLoad(LoadOp op);
   void lowerStore(StoreOp op);
+  /// Elements per vector access of runs of `segment` contiguous elements of
+  /// `memref` (1: scalar accesses).
+  int64_t vectorAccessWidth(Value memref, int64_t segment);
+  /// The global index of a tile's first element, per dimension; appends the
+  /// memref's sizes to `dims`.
+  SmallVector<Value> tileOrigin(OpBuilder &b, Location loc, Value memref,
+                                ValueRange indices, ArrayRef<int64_t> shape,
+                                SmallVectorImpl<Value> &dims);
+  SmallVector<Value> globalCoords(OpBuilder &b, Location loc,
+                                  ArrayRef<Value> base, Value linear,
+                                  ArrayRef<int64_t> shape);
+  /// True if the `width` elements from `global` along the last dimension are
+  /// all within `dims`.
+  Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> global,
+                 ArrayRef<Value> dims, int64_t width);
+  /// Per chunk of a non-replicated layout: `segment(k, global, width)` for
+  /// each run of the chunk within a row if the whole chunk is in bounds, else
+  /// `element(k, l)` for each of its elements.
+  void forEachCheckedChunk(
+      OpBuilder &b, Location loc, const Layout &layout, ArrayRef<int64_t> shape,
+      ArrayRef<Value> base, ArrayRef<Value> dims,
+      function_ref<void(OpBuilder &, Value k, ArrayRef<Value> global,
+                        int64_t width)>
+          segment,
+      function_ref<void(OpBuilder &, Value k, Value l)> element);
   // LowerLayoutOps.cpp.
   void lowerFill(Operation *op, Value scalar);
   void lowerIota(IotaOp op);
@@ -107,6 +151,9 @@ private:
   void lowerMma(MmaOp op);
   // LowerReduce.cpp.
   void lowerReduce(ReduceOp op);
+  void lowerRowReduce(ReduceOp op, const RowReducePlan &plan);
+  Value combineOwned(OpBuilder &b, Location loc, ReduceKind kind, Value buffer,
+                     Value start, int64_t count, Type accType);
   // LowerElementwise.cpp.
   void lowerElementwise(Operation *op);
   // LowerControlFlow.cpp.
@@ -117,7 +164,7 @@ private:
 
   func::FuncOp func;
   LoweringOptions opts;
-  int64_t scratchBytes;
+  ScratchPlan scratch;
   /// Inserts at the start of the entry block (allocas, thread/program ids).
   OpBuilder entry;
   Value threadId;

@@ -1,14 +1,18 @@
 //===- LowerLayoutOps.cpp - tiles built or rearranged -------------------===//
 //
 // Lowers the tile ops that build tiles or move elements between threads:
-// splat and splat constants (fill), iota, broadcast, transpose and mma. The
-// latter three exchange elements through the scratch buffer between
-// barriers; reshape needs no code (same element count, same map).
+// splat and splat constants (fill), iota, broadcast, transpose and mma.
+// Broadcasts whose result elements come from the same thread (identical
+// shapes, a single input element, one thread, or a matching map: see
+// planLocalBroadcast) copy within the thread's registers; the others, and
+// transpose and mma, exchange elements through the scratch buffer between
+// barriers. Reshape needs no code (same element count, same map).
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelLowering.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -44,19 +48,50 @@ void KernelLowering::lowerBroadcast(BroadcastOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   RankedTensorType srcType = op.getInput().getType(), type = op.getType();
+  Value src = bufferOf(op.getInput());
+  // The input linear index of result element l: its coordinates with the
+  // broadcast dimensions set to 0.
+  auto sourceLinear = [&](OpBuilder &b, Value l) {
+    SmallVector<Value> coords = delinearize(b, loc, l, type.getShape());
+    for (auto [d, size] : llvm::enumerate(srcType.getShape()))
+      if (size == 1)
+        coords[d] = cidx(b, loc, 0);
+    return linearize(b, loc, coords, srcType.getShape());
+  };
+
+  if (std::optional<LocalBroadcastPlan> plan = planLocalBroadcast(opts, op)) {
+    if (plan->kind == LocalBroadcastPlan::Identity) {
+      buffers[op.getResult()] = src;
+      return;
+    }
+    Value dst = newBuffer(type);
+    Value splat;
+    if (plan->kind == LocalBroadcastPlan::Splat)
+      splat = memref::LoadOp::create(b, loc, src, cidx(b, loc, 0));
+    bool sameThread = plan->kind == LocalBroadcastPlan::SameThread;
+    forEachOwned(
+        b, loc, getLayout(type), /*needLinear=*/sameThread,
+        [&](OpBuilder &b, Value k, Value l) {
+          Value v = splat;
+          if (sameThread) // one thread: private index = linear index
+            v = memref::LoadOp::create(b, loc, src, sourceLinear(b, l));
+          else if (plan->kind == LocalBroadcastPlan::Table)
+            v = memref::LoadOp::create(
+                b, loc, src,
+                cidx(b, loc, plan->sourceIndex[*getConstantIntValue(k)]));
+          memref::StoreOp::create(b, loc, v, dst, k);
+        });
+    buffers[op.getResult()] = dst;
+    return;
+  }
+
   Value view = writeToScratch(b, loc, op.getInput(), 0);
   barrier(b, loc);
   Value dst = newBuffer(type);
   forEachOwned(b, loc, getLayout(type), /*needLinear=*/true,
                [&](OpBuilder &b, Value k, Value l) {
-                 SmallVector<Value> coords =
-                     delinearize(b, loc, l, type.getShape());
-                 for (auto [d, size] : llvm::enumerate(srcType.getShape()))
-                   if (size == 1)
-                     coords[d] = cidx(b, loc, 0);
-                 Value src = linearize(b, loc, coords, srcType.getShape());
-                 Value v =
-                     readScratch(b, loc, view, src, type.getElementType());
+                 Value v = readScratch(b, loc, view, sourceLinear(b, l),
+                                       type.getElementType());
                  memref::StoreOp::create(b, loc, v, dst, k);
                });
   barrier(b, loc);

@@ -1,12 +1,20 @@
 //===- LowerLoadStore.cpp - tile.load and tile.store --------------------===//
 //
 // Lowers tile.load and tile.store to bounds-checked accesses of the global
-// memref: each owned element is read (or written) under an scf.if on its
-// coordinates; out-of-bounds loads yield the padding value.
+// memref. Each chunk of v contiguous elements a thread owns is checked once:
+// if it is wholly in bounds, its elements are accessed unconditionally, as
+// `vector.load`/`vector.store` of up to `vector-bytes` when the memref has a
+// static unit inner stride and its argument carries `tile.align` (so every
+// access is aligned to its size), else as scalars; a chunk on a ragged edge
+// falls back to one scf.if per element, out-of-bounds loads yielding the
+// padding value. Replicated tiles (fewer elements than threads) and chunks of
+// one element always take the per-element path.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelLowering.h"
+
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::tessera;
@@ -35,45 +43,153 @@ Value paddingValue(OpBuilder &b, Location loc, Type elt, PaddingKind kind) {
 
 } // namespace
 
-void KernelLowering::lowerLoad(LoadOp op) {
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  RankedTensorType type = op.getType();
-  ArrayRef<int64_t> shape = type.getShape();
-  Value src = op.getSource();
-  SmallVector<Value> dims, base;
-  for (auto [d, index] : llvm::enumerate(op.getIndices())) {
-    dims.push_back(memref::DimOp::create(b, loc, src, d));
+int64_t KernelLowering::vectorAccessWidth(Value memref, int64_t segment) {
+  auto type = cast<MemRefType>(memref.getType());
+  Type elt = type.getElementType();
+  if (elt.isInteger(1)) // i1 is not stored as packed bits: keep it scalar
+    return 1;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+    return 1;
+  auto arg = dyn_cast<BlockArgument>(memref);
+  if (!arg || arg.getOwner() != &func.getBody().front())
+    return 1;
+  auto align =
+      func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), kAlignAttrName);
+  if (!align)
+    return 1;
+  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  int64_t width =
+      std::min({segment, opts.vectorBytes / bytes, align.getInt() / bytes});
+  return width >= 2 ? width : 1;
+}
+
+SmallVector<Value> KernelLowering::tileOrigin(OpBuilder &b, Location loc,
+                                              Value memref, ValueRange indices,
+                                              ArrayRef<int64_t> shape,
+                                              SmallVectorImpl<Value> &dims) {
+  SmallVector<Value> base;
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    dims.push_back(memref::DimOp::create(b, loc, memref, d));
     Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
     base.push_back(
         b.createOrFold<arith::MulIOp>(loc, i, cidx(b, loc, shape[d])));
   }
-  Value pad = paddingValue(b, loc, type.getElementType(), op.getPadding());
-  Value dst = newBuffer(type);
-  forEachOwned(
-      b, loc, getLayout(type), /*needLinear=*/true,
-      [&](OpBuilder &b, Value k, Value l) {
-        SmallVector<Value> coords = delinearize(b, loc, l, shape);
-        SmallVector<Value> global;
-        Value inBounds;
-        for (auto [d, c] : llvm::enumerate(coords)) {
-          global.push_back(b.createOrFold<arith::AddIOp>(loc, base[d], c));
-          // Unsigned compare: negative indices are out of bounds too.
-          Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           global.back(), dims[d]);
-          inBounds =
-              inBounds ? arith::AndIOp::create(b, loc, inBounds, ok) : ok;
+  return base;
+}
+
+SmallVector<Value> KernelLowering::globalCoords(OpBuilder &b, Location loc,
+                                                ArrayRef<Value> base,
+                                                Value linear,
+                                                ArrayRef<int64_t> shape) {
+  SmallVector<Value> global;
+  for (auto [d, c] : llvm::enumerate(delinearize(b, loc, linear, shape)))
+    global.push_back(b.createOrFold<arith::AddIOp>(loc, base[d], c));
+  return global;
+}
+
+Value KernelLowering::inBounds(OpBuilder &b, Location loc,
+                               ArrayRef<Value> global, ArrayRef<Value> dims,
+                               int64_t width) {
+  // Unsigned compares: negative indices are out of bounds too. The last
+  // index of a run of `width` elements is checked alone: the run starts at a
+  // multiple of `width` of a tile whose origin is a multiple of its size
+  // (>= width), so with a negative origin the run's last index is negative.
+  Value cond;
+  for (auto [d, g] : llvm::enumerate(global)) {
+    Value last = d + 1 == global.size() ? addConst(b, loc, g, width - 1) : g;
+    Value ok =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, last, dims[d]);
+    cond = cond ? arith::AndIOp::create(b, loc, cond, ok) : ok;
+  }
+  return cond;
+}
+
+void KernelLowering::forEachCheckedChunk(
+    OpBuilder &b, Location loc, const Layout &layout, ArrayRef<int64_t> shape,
+    ArrayRef<Value> base, ArrayRef<Value> dims,
+    function_ref<void(OpBuilder &, Value, ArrayRef<Value>, int64_t)> segment,
+    function_ref<void(OpBuilder &, Value, Value)> element) {
+  // A chunk lies in one row, or holds whole rows: `width` contiguous elements
+  // per row segment.
+  int64_t width = std::min(layout.vec, shape.back());
+  forEachChunk(
+      b, loc, layout, /*needLinear=*/true,
+      [&](OpBuilder &b, Value k0, Value l0) {
+        SmallVector<SmallVector<Value>> globals;
+        Value cond;
+        for (int64_t i = 0; i < layout.vec; i += width) {
+          globals.push_back(
+              globalCoords(b, loc, base, addConst(b, loc, l0, i), shape));
+          Value ok = inBounds(b, loc, globals.back(), dims, width);
+          cond = cond ? arith::AndIOp::create(b, loc, cond, ok) : ok;
         }
-        auto ifOp = scf::IfOp::create(b, loc, TypeRange{type.getElementType()},
-                                      inBounds,
+        auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond,
                                       /*withElseRegion=*/true);
         OpBuilder tb = ifOp.getThenBodyBuilder();
-        Value v = memref::LoadOp::create(tb, loc, src, global);
-        scf::YieldOp::create(tb, loc, v);
+        for (auto [i, global] : llvm::enumerate(globals))
+          segment(tb, addConst(tb, loc, k0, i * width), global, width);
         OpBuilder eb = ifOp.getElseBodyBuilder();
-        scf::YieldOp::create(eb, loc, pad);
-        memref::StoreOp::create(b, loc, ifOp.getResult(0), dst, k);
+        for (int64_t j = 0; j < layout.vec; ++j)
+          element(eb, addConst(eb, loc, k0, j), addConst(eb, loc, l0, j));
       });
+}
+
+void KernelLowering::lowerLoad(LoadOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  RankedTensorType type = op.getType();
+  Type elt = type.getElementType();
+  ArrayRef<int64_t> shape = type.getShape();
+  Layout layout = getLayout(type);
+  Value src = op.getSource();
+  SmallVector<Value> dims;
+  SmallVector<Value> base =
+      tileOrigin(b, loc, src, op.getIndices(), shape, dims);
+  Value pad = paddingValue(b, loc, elt, op.getPadding());
+  Value dst = newBuffer(type);
+  // One element under its own bounds check.
+  auto element = [&](OpBuilder &b, Value k, Value l) {
+    SmallVector<Value> global = globalCoords(b, loc, base, l, shape);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{elt},
+                                  inBounds(b, loc, global, dims, 1),
+                                  /*withElseRegion=*/true);
+    OpBuilder tb = ifOp.getThenBodyBuilder();
+    Value v = memref::LoadOp::create(tb, loc, src, global);
+    scf::YieldOp::create(tb, loc, v);
+    OpBuilder eb = ifOp.getElseBodyBuilder();
+    scf::YieldOp::create(eb, loc, pad);
+    memref::StoreOp::create(b, loc, ifOp.getResult(0), dst, k);
+  };
+  if (layout.replicated || layout.vec == 1) {
+    forEachOwned(b, loc, layout, /*needLinear=*/true, element);
+    buffers[op.getResult()] = dst;
+    return;
+  }
+  int64_t vw = vectorAccessWidth(src, std::min(layout.vec, shape.back()));
+  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  // A segment wholly in bounds: unconditional accesses.
+  auto segment = [&](OpBuilder &b, Value k, ArrayRef<Value> global,
+                     int64_t width) {
+    SmallVector<Value> index(global);
+    for (int64_t off = 0; off < width; off += vw) {
+      index.back() = addConst(b, loc, global.back(), off);
+      if (vw == 1) {
+        Value v = memref::LoadOp::create(b, loc, src, index);
+        memref::StoreOp::create(b, loc, v, dst, addConst(b, loc, k, off));
+        continue;
+      }
+      Value vec = vector::LoadOp::create(
+          b, loc, VectorType::get({vw}, elt), src, index,
+          /*nontemporal=*/false, llvm::MaybeAlign(vw * bytes));
+      for (int64_t e = 0; e < vw; ++e) {
+        Value v = vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{e});
+        memref::StoreOp::create(b, loc, v, dst, addConst(b, loc, k, off + e));
+      }
+    }
+  };
+  forEachCheckedChunk(b, loc, layout, shape, base, dims, segment, element);
   buffers[op.getResult()] = dst;
 }
 
@@ -81,37 +197,56 @@ void KernelLowering::lowerStore(StoreOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   RankedTensorType type = op.getValue().getType();
+  Type elt = type.getElementType();
   ArrayRef<int64_t> shape = type.getShape();
   Value dst = op.getDest();
   Layout layout = getLayout(type);
-  SmallVector<Value> dims, base;
-  for (auto [d, index] : llvm::enumerate(op.getIndices())) {
-    dims.push_back(memref::DimOp::create(b, loc, dst, d));
-    Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
-    base.push_back(
-        b.createOrFold<arith::MulIOp>(loc, i, cidx(b, loc, shape[d])));
-  }
+  SmallVector<Value> dims;
+  SmallVector<Value> base =
+      tileOrigin(b, loc, dst, op.getIndices(), shape, dims);
   Value src = bufferOf(op.getValue());
-  forEachOwned(
-      b, loc, layout, /*needLinear=*/true, [&](OpBuilder &b, Value k, Value l) {
-        SmallVector<Value> coords = delinearize(b, loc, l, shape);
-        SmallVector<Value> global;
-        Value cond;
-        // Replicated tiles: only the first P threads store.
-        if (layout.replicated)
-          cond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                       getThreadId(),
-                                       cidx(b, loc, layout.numElements));
-        for (auto [d, c] : llvm::enumerate(coords)) {
-          global.push_back(b.createOrFold<arith::AddIOp>(loc, base[d], c));
-          Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           global.back(), dims[d]);
-          cond = cond ? arith::AndIOp::create(b, loc, cond, ok) : ok;
-        }
-        Value v = memref::LoadOp::create(b, loc, src, k);
-        auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond,
-                                      /*withElseRegion=*/false);
-        OpBuilder tb = ifOp.getThenBodyBuilder();
-        memref::StoreOp::create(tb, loc, v, dst, global);
-      });
+  // One element under its own bounds check.
+  auto element = [&](OpBuilder &b, Value k, Value l) {
+    SmallVector<Value> global = globalCoords(b, loc, base, l, shape);
+    // Replicated tiles: only the first P threads store.
+    Value first;
+    if (layout.replicated)
+      first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                    getThreadId(),
+                                    cidx(b, loc, layout.numElements));
+    Value cond = inBounds(b, loc, global, dims, 1);
+    if (first)
+      cond = arith::AndIOp::create(b, loc, first, cond);
+    Value v = memref::LoadOp::create(b, loc, src, k);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond,
+                                  /*withElseRegion=*/false);
+    OpBuilder tb = ifOp.getThenBodyBuilder();
+    memref::StoreOp::create(tb, loc, v, dst, global);
+  };
+  if (layout.replicated || layout.vec == 1) {
+    forEachOwned(b, loc, layout, /*needLinear=*/true, element);
+    return;
+  }
+  int64_t vw = vectorAccessWidth(dst, std::min(layout.vec, shape.back()));
+  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  auto segment = [&](OpBuilder &b, Value k, ArrayRef<Value> global,
+                     int64_t width) {
+    SmallVector<Value> index(global);
+    for (int64_t off = 0; off < width; off += vw) {
+      index.back() = addConst(b, loc, global.back(), off);
+      SmallVector<Value> values;
+      for (int64_t e = 0; e < vw; ++e)
+        values.push_back(
+            memref::LoadOp::create(b, loc, src, addConst(b, loc, k, off + e)));
+      if (vw == 1) {
+        memref::StoreOp::create(b, loc, values[0], dst, index);
+        continue;
+      }
+      Value vec = vector::FromElementsOp::create(
+          b, loc, VectorType::get({vw}, elt), values);
+      vector::StoreOp::create(b, loc, vec, dst, index, /*nontemporal=*/false,
+                              llvm::MaybeAlign(vw * bytes));
+    }
+  };
+  forEachCheckedChunk(b, loc, layout, shape, base, dims, segment, element);
 }

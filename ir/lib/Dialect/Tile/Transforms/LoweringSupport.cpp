@@ -1,10 +1,11 @@
-//===- ThreadMapping.cpp - thread map, buffers, scratch -----------------===//
+//===- LoweringSupport.cpp - per-thread building blocks ------------------===//
 //
-// The element <-> thread map of tile-lower-to-loops and the per-thread state
-// built on it: thread and program ids, private buffers (entry-block allocas
-// promoted to registers by SROA when indexed by constants), the loops over a
-// thread's owned elements, and the scratch buffer (shared memory on gpu)
-// through which layout-changing ops exchange elements between barriers.
+// The per-thread building blocks of KernelLowering, on top of the map of
+// ThreadMapping.h: thread and program ids, private buffers (entry-block
+// allocas promoted to registers by SROA when indexed by constants), the loops
+// over a thread's chunks and elements, warp shuffles, and the scratch buffer
+// (shared memory on gpu) through which layout-changing ops exchange elements
+// between barriers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,16 +18,6 @@
 using namespace mlir;
 using namespace mlir::tessera;
 using namespace mlir::tessera::tile;
-
-Layout mlir::tessera::tile::getLayout(const LoweringOptions &opts,
-                                      RankedTensorType type) {
-  int64_t p = type.getNumElements(), t = opts.threads;
-  if (p < t)
-    return {p, 1, 1, 1, true};
-  int64_t n = p / t;
-  int64_t v = std::min(opts.vectorWidth, n);
-  return {p, n, v, n / v, false};
-}
 
 Value KernelLowering::newBuffer(RankedTensorType type) {
   Layout layout = getLayout(type);
@@ -104,7 +95,7 @@ Value KernelLowering::getScratchView(OpBuilder &b, Location loc, Type elt,
   if (opts.gpu)
     space = entry.getI64IntegerAttr(3);
   if (!scratchBase) {
-    auto baseType = MemRefType::get({scratchBytes}, entry.getI8Type(),
+    auto baseType = MemRefType::get({scratch.totalBytes}, entry.getI8Type(),
                                     MemRefLayoutAttrInterface(), space);
     if (opts.gpu) {
       auto module = func->getParentOfType<ModuleOp>();
@@ -128,60 +119,66 @@ Value KernelLowering::getScratchView(OpBuilder &b, Location loc, Type elt,
                                 cidx(b, loc, byteOffset), ValueRange());
 }
 
+Value KernelLowering::addConst(OpBuilder &b, Location loc, Value a,
+                               int64_t c) const {
+  if (c == 0)
+    return a;
+  return b.createOrFold<arith::AddIOp>(loc, a, cidx(b, loc, c));
+}
+
+void KernelLowering::forEachChunk(
+    OpBuilder &b, Location loc, const Layout &layout, bool needLinear,
+    function_ref<void(OpBuilder &, Value, Value)> body) {
+  assert(!layout.replicated && "replicated layouts have no chunks");
+  int64_t t = opts.threads, v = layout.vec;
+  // Linear index of this thread's first element: tid * v.
+  Value threadBase;
+  if (needLinear && opts.gpu)
+    threadBase =
+        b.createOrFold<arith::MulIOp>(loc, getThreadId(), cidx(b, loc, v));
+  // One chunk, or a gpu value small enough to unroll: constant indices.
+  if (isUnrolled(opts, layout)) {
+    for (int64_t c = 0; c < layout.chunks; ++c) {
+      Value k0 = cidx(b, loc, c * v);
+      Value l0;
+      if (needLinear)
+        // On cpu (one thread) the linear index is the private index.
+        l0 = opts.gpu ? addConst(b, loc, threadBase, c * t * v) : k0;
+      body(b, k0, l0);
+    }
+    return;
+  }
+  scf::ForOp::create(
+      b, loc, cidx(b, loc, 0), cidx(b, loc, layout.chunks), cidx(b, loc, 1),
+      ValueRange(), [&](OpBuilder &lb, Location loc, Value c, ValueRange) {
+        Value k0 = lb.createOrFold<arith::MulIOp>(loc, c, cidx(lb, loc, v));
+        Value l0 = k0;
+        if (needLinear && opts.gpu)
+          l0 = lb.createOrFold<arith::AddIOp>(
+              loc, lb.createOrFold<arith::MulIOp>(loc, c, cidx(lb, loc, t * v)),
+              threadBase);
+        body(lb, k0, l0);
+        scf::YieldOp::create(lb, loc);
+      });
+}
+
 void KernelLowering::forEachOwned(
     OpBuilder &b, Location loc, const Layout &layout, bool needLinear,
     function_ref<void(OpBuilder &, Value, Value)> body) {
   if (layout.replicated) {
     Value linear;
     if (needLinear)
-      linear = arith::AndIOp::create(b, loc, getThreadId(),
-                                     cidx(b, loc, layout.numElements - 1));
+      linear = b.createOrFold<arith::AndIOp>(
+          loc, getThreadId(), cidx(b, loc, layout.numElements - 1));
     body(b, cidx(b, loc, 0), linear);
     return;
   }
-  int64_t t = opts.threads, v = layout.vec;
-  // Linear index of this thread's first element: t * v.
-  Value threadBase;
-  if (needLinear && opts.gpu)
-    threadBase =
-        b.createOrFold<arith::MulIOp>(loc, getThreadId(), cidx(b, loc, v));
-  // One chunk, or a gpu value small enough to unroll: constant indices.
-  if (layout.chunks == 1 ||
-      (opts.gpu && layout.perThread <= opts.unrollLimit)) {
-    for (int64_t c = 0; c < layout.chunks; ++c)
-      for (int64_t j = 0; j < v; ++j) {
-        Value k = cidx(b, loc, c * v + j);
-        Value linear;
-        if (needLinear)
-          linear = opts.gpu ? b.createOrFold<arith::AddIOp>(
-                                  loc, threadBase, cidx(b, loc, c * t * v + j))
-                            : k;
-        body(b, k, linear);
-      }
-    return;
-  }
-  scf::ForOp::create(
-      b, loc, cidx(b, loc, 0), cidx(b, loc, layout.chunks), cidx(b, loc, 1),
-      ValueRange(), [&](OpBuilder &lb, Location loc, Value c, ValueRange) {
-        Value kBase = lb.createOrFold<arith::MulIOp>(loc, c, cidx(lb, loc, v));
-        // On cpu (one thread) the linear index is the private index.
-        Value lBase = kBase;
-        if (needLinear && opts.gpu)
-          lBase = lb.createOrFold<arith::AddIOp>(
-              loc, lb.createOrFold<arith::MulIOp>(loc, c, cidx(lb, loc, t * v)),
-              threadBase);
-        for (int64_t j = 0; j < v; ++j) {
-          Value k =
-              lb.createOrFold<arith::AddIOp>(loc, kBase, cidx(lb, loc, j));
-          Value linear;
-          if (needLinear)
-            linear = opts.gpu ? lb.createOrFold<arith::AddIOp>(loc, lBase,
-                                                               cidx(lb, loc, j))
-                              : k;
-          body(lb, k, linear);
-        }
-        scf::YieldOp::create(lb, loc);
-      });
+  forEachChunk(b, loc, layout, needLinear,
+               [&](OpBuilder &b, Value k0, Value l0) {
+                 for (int64_t j = 0; j < layout.vec; ++j)
+                   body(b, addConst(b, loc, k0, j),
+                        needLinear ? addConst(b, loc, l0, j) : Value());
+               });
 }
 
 SmallVector<Value> KernelLowering::delinearize(OpBuilder &b, Location loc,
@@ -231,6 +228,45 @@ void KernelLowering::barrier(OpBuilder &b, Location loc) {
     NVVM::Barrier0Op::create(b, loc);
 }
 
+Value KernelLowering::shuffleXor(OpBuilder &b, Location loc, Value v,
+                                 int64_t offset) {
+  assert(opts.gpu && offset < opts.warpSize() && "shuffle outside a warp");
+  Type i32 = b.getI32Type();
+  auto i32Const = [&](int64_t x) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(x));
+  };
+  // All lanes of the warp take part (fewer when the program is smaller).
+  Value mask = i32Const(opts.threads >= kWarpSize
+                            ? -1
+                            : static_cast<int32_t>((1u << opts.threads) - 1));
+  Value lane = i32Const(offset);
+  Value clamp = i32Const(kWarpSize - 1);
+  auto shfl = [&](Value x) -> Value {
+    return NVVM::ShflOp::create(b, loc, x.getType(), mask, x, lane, clamp,
+                                NVVM::ShflKind::bfly, UnitAttr());
+  };
+  Type type = v.getType();
+  if (type.isF32() || type.isInteger(32))
+    return shfl(v);
+  if (type.getIntOrFloatBitWidth() < 32) {
+    // i1, i8, i16 (accumulators of 16-bit floats are f32).
+    Value wide = arith::ExtUIOp::create(b, loc, i32, v);
+    return arith::TruncIOp::create(b, loc, type, shfl(wide));
+  }
+  // 64-bit values: two 32-bit halves.
+  Type i64 = b.getI64Type();
+  Value bits = type.isF64() ? arith::BitcastOp::create(b, loc, i64, v) : v;
+  Value c32 = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32));
+  Value lo = arith::TruncIOp::create(b, loc, i32, bits);
+  Value hi = arith::TruncIOp::create(b, loc, i32,
+                                     arith::ShRUIOp::create(b, loc, bits, c32));
+  lo = arith::ExtUIOp::create(b, loc, i64, shfl(lo));
+  hi = arith::ExtUIOp::create(b, loc, i64, shfl(hi));
+  Value joined =
+      arith::OrIOp::create(b, loc, lo, arith::ShLIOp::create(b, loc, hi, c32));
+  return type.isF64() ? arith::BitcastOp::create(b, loc, type, joined) : joined;
+}
+
 Value KernelLowering::writeToScratch(OpBuilder &b, Location loc, Value tile,
                                      int64_t byteOffset) {
   auto type = cast<RankedTensorType>(tile.getType());
@@ -253,39 +289,4 @@ Value KernelLowering::readScratch(OpBuilder &b, Location loc, Value view,
   if (elt.isInteger(1))
     v = arith::TruncIOp::create(b, loc, elt, v);
   return v;
-}
-
-//===----------------------------------------------------------------------===//
-// Type helpers
-//===----------------------------------------------------------------------===//
-
-bool mlir::tessera::tile::isSupportedElementType(Type t) {
-  if (auto it = dyn_cast<IntegerType>(t))
-    return it.isSignless() &&
-           llvm::is_contained({1u, 8u, 16u, 32u, 64u}, it.getWidth());
-  return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(t);
-}
-
-Type mlir::tessera::tile::scratchElementType(Type t) {
-  return t.isInteger(1) ? IntegerType::get(t.getContext(), 8) : t;
-}
-
-int64_t mlir::tessera::tile::scratchElementBytes(Type t) {
-  return std::max<int64_t>(1,
-                           scratchElementType(t).getIntOrFloatBitWidth() / 8);
-}
-
-bool mlir::tessera::tile::hasTensorType(TypeRange types) {
-  return llvm::any_of(types, [](Type t) { return isa<TensorType>(t); });
-}
-
-bool mlir::tessera::tile::touchesTensors(Operation *op) {
-  if (hasTensorType(op->getOperandTypes()) ||
-      hasTensorType(op->getResultTypes()))
-    return true;
-  for (Region &region : op->getRegions())
-    for (Block &block : region)
-      if (hasTensorType(block.getArgumentTypes()))
-        return true;
-  return false;
 }

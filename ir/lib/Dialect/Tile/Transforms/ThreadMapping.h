@@ -1,19 +1,33 @@
 //===- ThreadMapping.h - element <-> thread map of tile-lower-to-loops ----===//
 //
-// The lowering parameters of `tile-lower-to-loops` and the map from the
-// elements of a tile to the threads of a program. A tile of P elements
-// (row-major) is spread over T threads: thread t owns n = P/T elements in C
-// chunks of v contiguous elements, element (c, j) being linear index
-// (c*T + t)*v + j, kept at private index c*v + j. When P < T, thread t owns
-// element t mod P (replicated) at private index 0. The map depends only on P
-// (and the kernel-wide T and V), so values of one element count share it.
+// The lowering parameters of `tile-lower-to-loops`, the map from the elements
+// of a tile to the threads of a program, and the static plans built on it.
+//
+// A tile of P elements (row-major) is spread over T threads: thread t owns
+// n = P/T elements in C chunks of v contiguous elements, element (c, j) being
+// linear index (c*T + t)*v + j, kept at private index c*v + j. When P < T,
+// thread t owns element t mod P (replicated) at private index 0. The map
+// depends only on P and the kernel-wide T and V (v = min(V, n)), so every
+// value of one element count shares it (reshape and elementwise ops mixing
+// dtypes need no data movement). V is chosen per kernel so that a chunk of the
+// narrowest element type is `vector-bytes` wide.
+//
+// The plans decide, from the map alone, which ops can avoid the scratch
+// buffer (thread-local broadcasts, row reductions by warp shuffles) and where
+// in the scratch buffer each op exchanges its data; the kernel verifier and
+// the lowering both use them.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TESSERA_LIB_DIALECT_TILE_TRANSFORMS_THREADMAPPING_H
 #define TESSERA_LIB_DIALECT_TILE_TRANSFORMS_THREADMAPPING_H
 
+#include "tessera/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
 #include <optional>
@@ -22,13 +36,24 @@ namespace mlir::tessera::tile {
 
 /// Static shared memory available to a CTA without opt-in.
 constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+/// Threads of a warp on the gpu target.
+constexpr int64_t kWarpSize = 32;
+/// Bounds of the block size chosen per kernel (block-size=0).
+constexpr int64_t kMinAutoBlockSize = 32;
+constexpr int64_t kMaxAutoBlockSize = 512;
 
-/// Lowering parameters derived from the pass options.
+/// Lowering parameters derived from the pass options (and, for vectorWidth,
+/// from the kernel: see chooseVectorWidth).
 struct LoweringOptions {
   bool gpu = false;
-  int64_t threads = 1;     // T
-  int64_t vectorWidth = 4; // V
+  int64_t threads = 1;      // T
+  int64_t vectorWidth = 4;  // V: elements per chunk (at most)
+  int64_t vectorBytes = 16; // widest global access in bytes
   int64_t unrollLimit = 64;
+
+  /// Threads that execute a shuffle together: a warp, or the whole program
+  /// when it has fewer threads.
+  int64_t warpSize() const { return std::min(threads, kWarpSize); }
 };
 
 /// How the P elements of a tile are spread over the T threads of a program.
@@ -41,10 +66,81 @@ struct Layout {
   int64_t vec;         // v
   int64_t chunks;      // C
   bool replicated;
+  int64_t threads; // T
+
+  /// Linear index of the element thread `t` keeps at private index `k`.
+  int64_t linearOf(int64_t t, int64_t k) const;
+  /// Private index at which thread `t` keeps linear element `l`, if it owns
+  /// it.
+  std::optional<int64_t> privateIndexOf(int64_t t, int64_t l) const;
 };
 
 /// The layout of a tile of `type` under `opts`.
 Layout getLayout(const LoweringOptions &opts, RankedTensorType type);
+
+/// Whether code over a thread's elements of `layout` is fully unrolled (with
+/// constant private indices) rather than a loop over chunks.
+bool isUnrolled(const LoweringOptions &opts, const Layout &layout);
+
+/// The block size chosen for `func` with block-size=0: about 16 elements of
+/// its largest tile per thread, T = clamp(Pmax / 16, 32, 512), a power of two
+/// (a 1 x 8192 row gets 512 threads, a 2048-element tile 128).
+int64_t chooseBlockSize(func::FuncOp func);
+
+/// The kernel-wide chunk width V: `vectorBytes` of the narrowest element type
+/// (i1 excluded) of any tile in `func`, capped by `opts.vectorWidth`.
+int64_t chooseVectorWidth(const LoweringOptions &opts, func::FuncOp func);
+
+/// A tile.broadcast whose result elements all come from input elements held by
+/// the same thread: no scratch, no barrier.
+struct LocalBroadcastPlan {
+  enum Kind {
+    Identity,   // same shape: the input buffer is the result
+    Splat,      // one input element: every result element is input[0]
+    SameThread, // T == 1: the input private index is the input linear index
+    Table,      // unrolled: result[k] = input[sourceIndex[k]]
+  } kind;
+  SmallVector<int64_t> sourceIndex;
+};
+std::optional<LocalBroadcastPlan> planLocalBroadcast(const LoweringOptions &,
+                                                     BroadcastOp op);
+
+/// A tile.reduce along an axis after which all dimensions are 1: the input is
+/// R rows of L contiguous elements. Each row is owned by an aligned
+/// group of g threads, each owning s = L/g of its elements, so each thread
+/// combines its own elements into `numPartials` partials (partial p combines
+/// private elements [p*s, p*s + s)), then the group combines them by xor
+/// shuffles; groups wider than a warp, and results owned by threads without
+/// the row total, go through `rows * warpsPerRow` scratch slots.
+struct RowReducePlan {
+  int64_t rowLength;   // L
+  int64_t rows;        // R
+  int64_t group;       // g
+  int64_t perPartial;  // s
+  int64_t numPartials; // n / s
+  int64_t warpsPerRow; // max(1, g / warp size)
+  /// When no scratch is needed: for each result private index, the partial
+  /// that holds its row total after the shuffles (identity when the result
+  /// code is a loop).
+  SmallVector<int64_t> partialOfResult;
+  bool exchangeFree = false;
+  int64_t scratchBytes = 0;
+};
+std::optional<RowReducePlan> planRowReduce(const LoweringOptions &opts,
+                                           ReduceOp op);
+
+/// Where the ops of a kernel exchange data in the scratch buffer. Ops without
+/// an entry use the shared region at offset 0 and end with a barrier (so the
+/// next op may overwrite it); ops with a private offset run once per program
+/// (not inside a loop), own their region and need no trailing barrier.
+struct ScratchPlan {
+  int64_t totalBytes = 0;
+  DenseMap<Operation *, int64_t> privateOffset;
+};
+/// Plans the scratch of `func`; fails, with an error on the largest user,
+/// when the gpu target would need more than 48 KiB.
+FailureOr<ScratchPlan> planScratch(const LoweringOptions &opts,
+                                   func::FuncOp func);
 
 } // namespace mlir::tessera::tile
 

@@ -55,27 +55,27 @@ LogicalResult verifyTileType(Operation *op, Type type) {
   return success();
 }
 
-/// Scratch bytes a layout-changing op needs (0 for other ops).
-int64_t scratchBytesOf(Operation *op) {
-  auto bytesOf = [](Value v) {
-    auto t = cast<RankedTensorType>(v.getType());
-    return t.getNumElements() * scratchElementBytes(t.getElementType());
-  };
-  if (auto b = dyn_cast<BroadcastOp>(op))
-    return bytesOf(b.getInput());
-  if (auto t = dyn_cast<TransposeOp>(op))
-    return bytesOf(t.getInput());
-  if (auto r = dyn_cast<ReduceOp>(op))
-    return bytesOf(r.getInput());
-  if (auto m = dyn_cast<MmaOp>(op))
-    return bytesOf(m.getA()) + bytesOf(m.getB());
-  return 0;
+/// Checks the `tile.align` argument attributes of `func`.
+LogicalResult verifyAlignAttrs(func::FuncOp func) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    Attribute attr = func.getArgAttr(i, kAlignAttrName);
+    if (!attr)
+      continue;
+    auto align = dyn_cast<IntegerAttr>(attr);
+    if (!align || !isa<MemRefType>(func.getArgument(i).getType()) ||
+        align.getInt() <= 0 ||
+        !llvm::isPowerOf2_64(static_cast<uint64_t>(align.getInt())))
+      return func.emitError("argument ")
+             << i << ": '" << kAlignAttrName
+             << "' must be a positive power-of-two integer on a memref "
+                "argument, got "
+             << attr;
+  }
+  return success();
 }
 
 /// Rejects, with a diagnostic, everything in `func` the lowering cannot handle.
-/// On success sets `scratchBytes` to the scratch buffer size the kernel needs.
-LogicalResult verifyTileKernel(func::FuncOp func, const LoweringOptions &opts,
-                               int64_t &scratchBytes) {
+LogicalResult verifyTileKernel(func::FuncOp func) {
   if (func.isExternal())
     return func.emitError("tile kernel '")
            << func.getSymName() << "' has no body";
@@ -87,9 +87,9 @@ LogicalResult verifyTileKernel(func::FuncOp func, const LoweringOptions &opts,
   for (Type t : func.getResultTypes())
     if (isa<TensorType>(t))
       return func.emitError("tile kernels cannot return tiles, got ") << t;
+  if (failed(verifyAlignAttrs(func)))
+    return failure();
 
-  scratchBytes = 0;
-  Operation *largest = nullptr;
   WalkResult result = func.getBody().walk<WalkOrder::PreOrder>(
       [&](Operation *op) -> WalkResult {
         for (Type t : op->getOperandTypes())
@@ -103,14 +103,8 @@ LogicalResult verifyTileKernel(func::FuncOp func, const LoweringOptions &opts,
         StringRef ns = dialect ? dialect->getNamespace() : StringRef();
         bool tensors = touchesTensors(op);
 
-        if (isa_and_nonnull<TileDialect>(dialect)) {
-          int64_t bytes = scratchBytesOf(op);
-          if (bytes > scratchBytes) {
-            scratchBytes = bytes;
-            largest = op;
-          }
+        if (isa_and_nonnull<TileDialect>(dialect))
           return WalkResult::advance();
-        }
         if (isa<scf::ForOp, scf::IfOp>(op))
           return WalkResult::advance();
         if (isa<scf::YieldOp>(op)) {
@@ -172,16 +166,20 @@ LogicalResult verifyTileKernel(func::FuncOp func, const LoweringOptions &opts,
         }
         return WalkResult::advance();
       });
-  if (result.wasInterrupted())
-    return failure();
+  return failure(result.wasInterrupted());
+}
 
-  if (opts.gpu && scratchBytes > kMaxStaticSharedBytes)
-    return largest->emitOpError()
-           << "needs " << scratchBytes
-           << " bytes of shared memory scratch, more than the "
-           << kMaxStaticSharedBytes
-           << " bytes (48 KiB) of static shared memory";
-  return success();
+/// Verifies and lowers one kernel.
+LogicalResult lowerKernel(func::FuncOp func, LoweringOptions opts) {
+  if (failed(verifyTileKernel(func)))
+    return failure();
+  if (opts.gpu && opts.threads == 0)
+    opts.threads = chooseBlockSize(func);
+  opts.vectorWidth = chooseVectorWidth(opts, func);
+  FailureOr<ScratchPlan> scratch = planScratch(opts, func);
+  if (failed(scratch))
+    return failure();
+  return KernelLowering(func, opts, std::move(*scratch)).run();
 }
 
 } // namespace
@@ -303,13 +301,16 @@ struct TileLowerToLoopsPass
     auto isPow2 = [](int64_t v) {
       return v > 0 && llvm::isPowerOf2_64(static_cast<uint64_t>(v));
     };
-    if (!isPow2(blockSize) || !isPow2(vectorWidth) || unrollLimit < 0) {
-      module.emitError("tile-lower-to-loops: block-size and vector-width must "
-                       "be positive powers of two and unroll-limit >= 0");
+    if ((blockSize != 0 && !isPow2(blockSize)) || blockSize > 1024 ||
+        !isPow2(vectorWidth) || !isPow2(vectorBytes) || unrollLimit < 0) {
+      module.emitError("tile-lower-to-loops: block-size must be 0 or a power "
+                       "of two up to 1024, vector-width and vector-bytes "
+                       "positive powers of two and unroll-limit >= 0");
       return signalPassFailure();
     }
     opts.threads = opts.gpu ? blockSize : 1;
     opts.vectorWidth = vectorWidth;
+    opts.vectorBytes = vectorBytes;
     opts.unrollLimit = unrollLimit;
 
     SmallVector<func::FuncOp> kernels;
@@ -318,12 +319,9 @@ struct TileLowerToLoopsPass
         kernels.push_back(f);
     });
     bool failed = false;
-    for (func::FuncOp kernel : kernels) {
-      int64_t scratchBytes = 0;
-      if (mlir::failed(verifyTileKernel(kernel, opts, scratchBytes)) ||
-          mlir::failed(KernelLowering(kernel, opts, scratchBytes).run()))
+    for (func::FuncOp kernel : kernels)
+      if (mlir::failed(lowerKernel(kernel, opts)))
         failed = true;
-    }
     if (failed)
       signalPassFailure();
   }

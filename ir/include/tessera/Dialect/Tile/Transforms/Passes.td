@@ -9,24 +9,44 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
   let summary = "Lower tile kernels to per-thread scalar loops over private buffers";
   let description = [{
     Rewrites every `func.func` carrying `tile.kernel` so that no tensor values
-    and no tile ops remain: only func, scf, arith, math (on scalars), memref
-    and, for the gpu target, nvvm ops.
+    and no tile ops remain: only func, scf, arith, math (on scalars), memref,
+    vector (global accesses) and, for the gpu target, nvvm ops.
 
     Thread mapping: a tile of P elements (row-major) is spread over the
-    program's T threads (T = `block-size` on gpu, 1 on cpu). Each thread owns
-    n = max(1, P/T) elements in C = n/v chunks of v = min(`vector-width`, n)
-    contiguous elements: thread t owns linear indices (c*T + t)*v + j. When
-    P < T, thread t owns element t mod P (replicated; only threads t < P store
-    to global memory).
+    program's T threads (T = `block-size` on gpu, 1 on cpu; with
+    `block-size=0`, T is chosen per kernel from its largest tile, Pmax
+    elements: T = clamp(Pmax/16, 32, 512)). Each thread owns
+    n = max(1, P/T) elements in C = n/v chunks of v = min(V, n) contiguous
+    elements: thread t owns linear indices (c*T + t)*v + j. When P < T,
+    thread t owns element t mod P (replicated; only threads t < P store to
+    global memory). V is chosen per kernel: `vector-bytes` divided by the size
+    of the narrowest element type of the kernel's tiles (i1 aside), at most
+    `vector-width`; so the map depends only on P and all values of one shape
+    share it, whatever their dtypes (e.g. bf16 load, f32 math, bf16 store).
 
     Each tile value lives in a per-thread buffer `memref<n x T>` allocated by
     `memref.alloca` in the entry block. Elementwise ops run per element on
-    scalars (16-bit floats computed in f32); `tile.load`/`tile.store` become
-    bounds-checked `memref.load`/`memref.store` under `scf.if`;
-    layout-changing ops (broadcast, transpose, reduce, mma, reshape when the
-    mapping changes) exchange data through a scratch buffer (shared memory
-    `memref.global` in address space 3 on gpu, limited to 48 KiB; an entry
-    block alloca on cpu) between barriers (`nvvm.barrier0` on gpu). Loops
+    scalars (16-bit floats computed in f32).
+
+    `tile.load`/`tile.store` check bounds once per chunk: a chunk wholly in
+    bounds is accessed unconditionally, a chunk on a ragged edge element by
+    element under `scf.if`. Memref arguments with a static unit inner stride
+    and the argument attribute `tile.align = A : i64` (the address of element
+    0 and every row stride are multiples of A bytes) get `vector.load` /
+    `vector.store` of min(v, row length, `vector-bytes`, A) bytes with that
+    alignment; other memrefs (and i1) get scalar accesses.
+
+    `tile.reduce` along an axis followed only by size-1 dimensions (rows of L
+    contiguous elements, owned by g = clamp(L/v, 1, T) aligned threads):
+    each thread combines its elements of a row in registers, the g threads
+    combine by `nvvm.shfl.sync bfly`; rows wider than a warp, and results
+    held by other threads, exchange one partial per warp and row through
+    shared memory (one barrier). Other reductions, broadcasts whose results
+    come from other threads, transpose and mma exchange data through a
+    scratch buffer (shared memory `memref.global` in address space 3 on gpu,
+    limited to 48 KiB; an entry block alloca on cpu) between barriers
+    (`nvvm.barrier0` on gpu). Broadcasts of a single element or of a tile
+    whose elements stay in their threads are copied within the thread. Loops
     carrying tiles are rebuilt with the tiles in private buffers.
 
     Program ids come from `nvvm.read.ptx.sreg.ctaid/nctaid` on gpu; on cpu the
@@ -34,8 +54,9 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     nprog2). On gpu the function gets `tile.block_size = T : i32`.
 
     Before rewriting, the pass checks that each kernel only uses supported
-    ops, element types (i1, i8, i16, i32, i64, f16, bf16, f32, f64) and
-    power-of-two static tile shapes, and reports an error otherwise.
+    ops, element types (i1, i8, i16, i32, i64, f16, bf16, f32, f64),
+    power-of-two static tile shapes and valid `tile.align` attributes, and
+    reports an error otherwise.
 
     On gpu, code for a value is fully unrolled (constant buffer indices) when
     n <= `unroll-limit`, so that SROA promotes the buffers to registers.
@@ -44,9 +65,13 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
            "Code generation target: cpu or gpu">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
-           "Threads per program on the gpu target (the cpu target uses 1)">,
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"4",
-           "Maximum contiguous elements per thread access">,
+           "Threads per program on the gpu target, 0: chosen per kernel "
+           "(the cpu target uses 1)">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "Maximum contiguous elements per thread chunk">,
+    Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"16",
+           "Bytes of a chunk of the kernel's narrowest element type, and of "
+           "the widest global vector access">,
     Option<"unrollLimit", "unroll-limit", "int64_t", /*default=*/"64",
            "Fully unroll per-thread element loops of at most this many "
            "elements (gpu target)">
@@ -57,6 +82,7 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::func::FuncDialect",
+    "::mlir::vector::VectorDialect",
     "::mlir::NVVM::NVVMDialect"
   ];
 }

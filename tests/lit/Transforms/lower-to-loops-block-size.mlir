@@ -1,0 +1,49 @@
+// RUN: tessera-opt %s -tile-lower-to-loops="target=gpu block-size=0" | FileCheck %s
+
+// With block-size=0 each kernel gets T = clamp(Pmax / 16, 32, 512) threads,
+// Pmax the element count of its largest tile: about 16 elements per thread.
+
+// A 1x8192 row: 512 threads (16 elements each).
+// CHECK-LABEL: func.func @row8192
+// CHECK-SAME: tile.block_size = 512 : i32
+// CHECK-DAG: nvvm.read.ptx.sreg.tid.x range <i32, 0, 512> : i32
+// CHECK-DAG: memref.alloca() : memref<16xbf16>
+func.func @row8192(%a: memref<?x?xbf16, strided<[?, 1], offset: ?>>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %a[%c0, %c0] : memref<?x?xbf16, strided<[?, 1], offset: ?>> -> tensor<1x8192xbf16>
+  tile.store %x, %a[%c0, %c0] : tensor<1x8192xbf16>, memref<?x?xbf16, strided<[?, 1], offset: ?>>
+  return
+}
+
+// A 2048-element tile: 128 threads. The largest tile counts, here the
+// result of a broadcast.
+// CHECK-LABEL: func.func @tile2048
+// CHECK-SAME: tile.block_size = 128 : i32
+func.func @tile2048(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<1x64xf32>
+  %b = tile.broadcast %x : tensor<1x64xf32> -> tensor<32x64xf32>
+  tile.store %b, %a[%c0, %c0] : tensor<32x64xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
+
+// Small tiles: at least a warp.
+// CHECK-LABEL: func.func @small
+// CHECK-SAME: tile.block_size = 32 : i32
+func.func @small(%a: memref<?xf32, strided<[1], offset: ?>>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %a[%c0] : memref<?xf32, strided<[1], offset: ?>> -> tensor<16xf32>
+  tile.store %x, %a[%c0] : tensor<16xf32>, memref<?xf32, strided<[1], offset: ?>>
+  return
+}
+
+// Large tiles: at most 512 threads (64 elements each here).
+// CHECK-LABEL: func.func @large
+// CHECK-SAME: tile.block_size = 512 : i32
+// CHECK: memref.alloca() : memref<64xf32>
+func.func @large(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<128x256xf32>
+  tile.store %x, %a[%c0, %c0] : tensor<128x256xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
