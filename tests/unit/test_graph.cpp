@@ -1,0 +1,213 @@
+// test_graph.cpp: capturing launches into a tessera::Graph and replaying them (graph.h).
+//
+// Covers: capture records without running; replay runs in order and sees new input contents;
+// Scalars and rebound tensors are picked up without re-capture (on a GPU: node parameters
+// patched, or the CUDA graph rebuilt when a rebind changes which launches share a tensor); a
+// replay is ordered with launches and host access like any launch; failure cases: replay after a
+// bound tensor was destroyed, rebind to another shape or into an aliasing output, capturing twice
+// or nested, replay while capturing, a launch for another target inside the capture.
+#include "execution_helpers.h"
+
+using namespace tessera;
+using namespace exec_test;
+using Catch::Matchers::Contains;
+
+namespace {
+
+auto axpb_kernel() {
+  return kernel("graph_axpb", [](auto out, auto x, auto a, auto b) { return out.store(x.load_like(out) * a + b); });
+}
+
+}  // namespace
+
+static void capture_and_replay(Target t) {
+  const int64_t n = 3000;
+  auto x = iota_tensor(n);
+  Tensor<float, 1> y({n}), z({n});
+  Graph g(t);
+  {
+    auto recording = g.capture();
+    add_one_kernel().launch(y.partition<128>(), x);  // y = x + 1
+    add_kernel().launch(z.partition<256>(), y, x);   // z = y + x
+    auto h = add_one_kernel().launch_async(y.partition<128>(), z);  // y = z + 1 (after the read of y)
+    CHECK(h.ready());  // nothing ran
+  }
+  CHECK(g.size() == 3);
+  CHECK(std::as_const(z)(5) == 0.0f);  // capture does not run anything
+  g.replay();
+  CHECK(std::as_const(z)(5) == 11.0f);
+  CHECK(std::as_const(y)(5) == 12.0f);
+  x.fill(1.0f);  // replays read the current contents
+  auto h = g.replay_async();
+  h.wait();
+  CHECK(std::as_const(z)(n - 1) == 3.0f);
+  CHECK(std::as_const(y)(n - 1) == 4.0f);
+}
+TESSERA_TARGET_TEST_CASE("a captured graph replays its launches in order, on the current contents", "[graph]",
+                         capture_and_replay)
+
+static void scalars_update_without_recapture(Target t) {
+  const int64_t n = 1000;
+  auto x = iota_tensor(n);
+  Tensor<float, 1> y({n});
+  Scalar<float> a(2.0f);
+  Graph g(t);
+  {
+    auto recording = g.capture();
+    axpb_kernel().launch(y.partition<128>(), x, a, 0.5f);  // a by cell, 0.5 by value
+  }
+  g.replay();
+  CHECK(std::as_const(y)(3) == 6.5f);
+  for (int step = 0; step < 5; ++step) {
+    a.set(static_cast<float>(step));
+    g.replay();
+    CHECK(std::as_const(y)(10) == static_cast<float>(10 * step) + 0.5f);
+  }
+  // Outside a graph a Scalar is read when the launch is submitted.
+  a.set(-1.0f);
+  axpb_kernel().launch(on(t), y.partition<128>(), x, a, 0.0f);
+  CHECK(std::as_const(y)(4) == -4.0f);
+}
+TESSERA_TARGET_TEST_CASE("Scalars bound at capture are read at every replay", "[graph]",
+                         scalars_update_without_recapture)
+
+static void rebind_tensors(Target t) {
+  const int64_t n = 700;
+  auto x = iota_tensor(n), x2 = iota_tensor(n, 100);
+  Tensor<float, 1> y({n}), y2({n});
+  Graph g(t);
+  {
+    auto recording = g.capture();
+    add_one_kernel().launch(y.partition<128>(), x);
+  }
+  g.replay();
+  CHECK(std::as_const(y)(0) == 1.0f);
+  g.rebind(x, x2);
+  g.replay();
+  CHECK(std::as_const(y)(0) == 101.0f);
+  g.rebind(y, y2);  // an output
+  g.replay();
+  CHECK(std::as_const(y2)(1) == 102.0f);
+  CHECK(std::as_const(y)(1) == 102.0f);  // unchanged since
+}
+TESSERA_TARGET_TEST_CASE("rebinding a tensor changes what the next replays use", "[graph]", rebind_tensors)
+
+static void rebind_changes_sharing(Target t) {
+  const int64_t n = 512;
+  auto x = iota_tensor(n);
+  Tensor<float, 1> a({n}), b({n}), c2({n});
+  Graph g(t);
+  {
+    auto recording = g.capture();
+    add_one_kernel().launch(a.partition<128>(), x);   // writes a
+    add_one_kernel().launch(c2.partition<128>(), b);  // reads b: independent of the first
+  }
+  g.replay();
+  CHECK(std::as_const(c2)(0) == 1.0f);
+  g.rebind(b, a);  // now the second reads what the first writes: must be ordered after it
+  for (int i = 0; i < 3; ++i) {
+    x.fill(static_cast<float>(10 * i));
+    g.replay();
+    CHECK(std::as_const(c2)(n - 1) == static_cast<float>(10 * i + 2));
+  }
+}
+TESSERA_TARGET_TEST_CASE("a rebind that makes two launches share a tensor orders them", "[graph]",
+                         rebind_changes_sharing)
+
+static void replay_is_ordered_like_a_launch(Target t) {
+  const int64_t n = 1024;
+  auto x = iota_tensor(n);
+  Tensor<float, 1> src({n}), y({n});
+  Graph g(t);
+  {
+    auto recording = g.capture();
+    add_one_kernel().launch(y.partition<128>(), src);
+  }
+  // A launch writing src in flight, then the replay (reads src), then host access to y.
+  auto w = slow_copy_kernel().launch_async(on(t), src.partition<128>(), x, slow_iterations(t) / 8);
+  auto r = g.replay_async();
+  CHECK(std::as_const(y)(7) == 8.0f);
+  CHECK(w.ready());
+  CHECK(r.ready());
+}
+TESSERA_TARGET_TEST_CASE("a replay is ordered after the work in flight on its tensors", "[graph]",
+                         replay_is_ordered_like_a_launch)
+
+static void moved_binding_follows_memory(Target t) {
+  auto x = iota_tensor(200);
+  Tensor<float, 1> y({200});
+  Graph g(t);
+  {
+    auto recording = g.capture();
+    add_one_kernel().launch(y.partition<128>(), x);
+  }
+  Tensor<float, 1> moved = std::move(y);  // the binding follows the memory, not the variable
+  g.replay();
+  CHECK(std::as_const(moved)(199) == 200.0f);
+  { Tensor<float, 1> gone = std::move(moved); }  // the last handle goes: the binding is dead
+  CHECK_THROWS_WITH(g.replay(), Contains("parameter 0 of launch 0 (kernel 'exec_add_one') no longer exists"));
+  Tensor<float, 1> fresh({200});
+  CHECK_THROWS_WITH(g.rebind(fresh, fresh), Contains("not bound in this graph"));
+}
+TESSERA_TARGET_TEST_CASE("replay after a bound tensor moved away and was destroyed", "[graph][errors]",
+                         moved_binding_follows_memory)
+
+static void graph_errors(Target t) {
+  auto x = iota_tensor(100);
+  Tensor<float, 1> y({100}), z({100}), other({50});
+  Graph g(t);
+  {
+    auto recording = g.capture();
+    CHECK_THROWS_WITH(g.capture(), Contains("already capturing"));
+    CHECK_THROWS_WITH(g.replay(), Contains("while it is being captured"));
+    add_kernel().launch(y.partition<128>(), x, z);
+    // Misuse inside a capture is still reported at once.
+    CHECK_THROWS_WITH(add_kernel().launch(y.partition<128>(), y, z), Contains("aliases"));
+  }
+  CHECK_THROWS_WITH(g.capture(), Contains("captured once"));
+  CHECK_THROWS_WITH(g.rebind(x, other), Contains("another shape or strides"));
+  CHECK_THROWS_WITH(g.rebind(z, y), Contains("one of them is an output"));  // y written, would be read too
+  Target other_target = t == Target::cpu ? Target::sm_90 : Target::cpu;
+  LaunchOptions wrong = on(other_target);
+  CHECK_THROWS_WITH(g.replay(wrong), Contains("cannot be replayed on"));
+  Graph g2(t);
+  {
+    auto recording = g2.capture();
+    CHECK_THROWS_WITH(add_one_kernel().launch(wrong, y.partition<128>(), x), Contains("while capturing a graph for"));
+  }
+  CHECK(g2.size() == 0);
+  g2.replay();  // an empty graph replays as nothing
+}
+TESSERA_TARGET_TEST_CASE("graph misuse is reported", "[graph][errors]", graph_errors)
+
+static void owned_outputs_in_capture(Target t) {
+  auto x = iota_tensor(300);
+  Graph g(t);
+  Tensor<float, 1> kept({300});
+  {
+    auto recording = g.capture();
+    kept = add_one_kernel().launch(std::move(kept).partition<128>(), x);  // given back at once
+  }
+  g.replay();
+  CHECK(std::as_const(kept)(299) == 300.0f);
+}
+TESSERA_TARGET_TEST_CASE("outputs moved into a captured launch come back at once and stay bound", "[graph]",
+                         owned_outputs_in_capture)
+
+TEST_CASE("captures on two threads do not see each other", "[cpu][graph]") {
+  auto x = iota_tensor(400);
+  Tensor<float, 1> y1({400}), y2({400});
+  Graph g1(Target::cpu), g2(Target::cpu);
+  auto body = [&](Graph& g, Tensor<float, 1>& y) {
+    auto recording = g.capture();
+    for (int i = 0; i < 10; ++i) add_one_kernel().launch(y.partition<128>(), x);
+  };
+  std::thread a([&] { body(g1, y1); }), b([&] { body(g2, y2); });
+  a.join();
+  b.join();
+  CHECK(g1.size() == 10);
+  CHECK(g2.size() == 10);
+  // Launches on this thread were never captured.
+  add_one_kernel().launch_on(Target::cpu, y1.partition<128>(), x);
+  CHECK(std::as_const(y1)(0) == 1.0f);
+}
