@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <utility>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -24,6 +25,8 @@ struct Compiled {
   std::unique_ptr<CpuKernel> cpu;
   GpuCode gpu;
   bool from_disk_cache = false;
+  std::vector<std::pair<int64_t, int64_t>> load_likes;  // (input, output) of each load_like node
+  std::shared_ptr<const std::string> label;              // "kernel 'name'", for messages
   mutable LoadedKernel loaded;  // the cubin in the GPU's context, loaded at the first GPU launch
 };
 
@@ -38,7 +41,7 @@ struct Grid {
 
 // Checks the arguments against the kernel (kinds, dtypes, ranks, shapes of tiles loaded like an
 // output, grid agreement, aliasing); returns the launch grid. Throws tessera::Error.
-Grid check_args(std::string_view kernel, const KernelAst& ast, std::span<const ArgDesc> args);
+Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<const ArgDesc> args);
 
 // The flattened parameter list of a lowered kernel: per tensor (allocated ptr, aligned ptr,
 // offset, sizes[rank], strides[rank]) as MLIR's memref descriptor; per scalar its value.

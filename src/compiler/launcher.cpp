@@ -86,6 +86,8 @@ void dump_cubin(const GpuCode& code) {
   }
 }
 
+void collect_load_like(const Sexp& n, std::vector<std::pair<int64_t, int64_t>>& out);
+
 // The process-wide cache of compiled kernels. Never destroyed: work in flight at exit may still
 // run its code (the exit drain in runtime_glue/streams.cpp waits for it after the statics made
 // later are gone).
@@ -98,6 +100,17 @@ class KernelCache {
 
   std::shared_ptr<const Compiled> lookup_or_compile(std::string_view kernel, std::string_view ast,
                                                     const std::string& layouts, Target target) {
+    // Fast path: the AST text of a Kernel<Fn> instantiation is a constant with a fixed address, so
+    // (address, size, name, layouts, target) finds a compiled kernel without hashing the text.
+    const FastKeyView fast{ast.data(), ast.size(), kernel, layouts, target};
+    {
+      std::lock_guard lock(mutex_);
+      auto it = fast_.find(fast);
+      if (it != fast_.end()) {
+        stats_.memory_hits++;
+        return it->second;
+      }
+    }
     std::string key = fmt::format("{}\n{}\n{}\n{}", target_str(target), kernel, layouts, ast);
     std::shared_future<std::shared_ptr<const Compiled>> future;
     std::promise<std::shared_ptr<const Compiled>> promise;
@@ -118,6 +131,8 @@ class KernelCache {
     try {
       auto compiled = compile(kernel, ast, layouts, target);
       promise.set_value(compiled);
+      std::lock_guard lock(mutex_);
+      fast_.emplace(FastKey{ast.data(), ast.size(), std::string(kernel), layouts, target}, compiled);
     } catch (...) {
       promise.set_exception(std::current_exception());
       std::lock_guard lock(mutex_);
@@ -133,15 +148,55 @@ class KernelCache {
   void clear() {
     std::lock_guard lock(mutex_);
     entries_.clear();
+    fast_.clear();
   }
 
  private:
+  struct FastKeyView {
+    const char* ast;
+    std::size_t ast_size;
+    std::string_view kernel;
+    std::string_view layouts;
+    Target target;
+    bool operator==(const FastKeyView&) const = default;
+  };
+  struct FastKey {
+    const char* ast;
+    std::size_t ast_size;
+    std::string kernel;
+    std::string layouts;
+    Target target;
+    FastKeyView view() const { return {ast, ast_size, kernel, layouts, target}; }
+  };
+  static FastKeyView view_of(const FastKeyView& k) { return k; }
+  static FastKeyView view_of(const FastKey& k) { return k.view(); }
+  struct FastHash {
+    using is_transparent = void;
+    template <class K>
+    std::size_t operator()(const K& key) const {
+      FastKeyView k = view_of(key);
+      std::size_t h = std::hash<const void*>()(k.ast) ^ (k.ast_size * 0x9e3779b97f4a7c15ull);
+      h ^= std::hash<std::string_view>()(k.kernel) + 0x9e3779b9 + (h << 6) + (h >> 2);
+      h ^= std::hash<std::string_view>()(k.layouts) + 0x9e3779b9 + (h << 6) + (h >> 2);
+      return h ^ static_cast<std::size_t>(k.target);
+    }
+  };
+  struct FastEq {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return view_of(a) == view_of(b);
+    }
+  };
+
   std::shared_ptr<const Compiled> compile(std::string_view kernel, std::string_view ast_text,
                                           const std::string& layouts, Target target) {
     auto c = std::make_shared<Compiled>();
     c->text = std::make_unique<std::string>(ast_text);
     c->ast = parse_ast(kernel, *c->text);
     c->ast.layouts = layouts;
+    c->label = std::make_shared<const std::string>(fmt::format("kernel '{}'", kernel));
+    collect_load_like(*c->ast.body, c->load_likes);
     if (target == Target::cpu) {
       c->cpu = compile_cpu(kernel, c->ast);
       std::lock_guard lock(mutex_);
@@ -185,6 +240,7 @@ class KernelCache {
 
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_future<std::shared_ptr<const Compiled>>> entries_;
+  std::unordered_map<FastKey, std::shared_ptr<const Compiled>, FastHash, FastEq> fast_;
   CacheStats stats_;
 };
 
@@ -228,7 +284,8 @@ std::shared_ptr<const Compiled> lookup_or_compile(std::string_view kernel, std::
   return KernelCache::get().lookup_or_compile(kernel, ast, layouts_of(args, target), target);
 }
 
-Grid check_args(std::string_view kernel, const KernelAst& ast, std::span<const ArgDesc> args) {
+Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<const ArgDesc> args) {
+  const KernelAst& ast = compiled.ast;
   if (args.size() != ast.params.size())
     fail(kernel, fmt::format("expected {} arguments, got {}", ast.params.size(), args.size()));
   Grid grid;
@@ -267,9 +324,7 @@ Grid check_args(std::string_view kernel, const KernelAst& ast, std::span<const A
                                i, kind_name(args[j].kind), j));
     }
   }
-  std::vector<std::pair<int64_t, int64_t>> likes;
-  collect_load_like(*ast.body, likes);
-  for (auto [p, q] : likes) {
+  for (auto [p, q] : compiled.load_likes) {
     const ArgDesc& in = args[p];
     const ArgDesc& out = args[q];
     if (in.rank != out.rank || !std::equal(in.shape.begin(), in.shape.begin() + in.rank, out.shape.begin()))
@@ -304,7 +359,8 @@ std::vector<int64_t> flatten_args(std::span<const ArgDesc> args, std::span<const
 void run_programs(const CpuKernel& k, std::span<const int64_t> base, const Grid& grid) {
   const int64_t programs = grid.count();
   if (programs == 0) return;
-  unsigned workers = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 16));
+  static const unsigned cores = std::thread::hardware_concurrency();  // reads sysfs: once
+  unsigned workers = std::max(1u, std::min<unsigned>(cores, 16));
   if (programs < 64) workers = 1;
   auto work = [&](int64_t begin, int64_t end) {
     std::vector<int64_t> slots(base.begin(), base.end());
@@ -406,9 +462,9 @@ CompletionPtr submit(const LaunchRequest& r, Target target) {
     return nullptr;
   }
   auto compiled = lookup_or_compile(r.kernel, r.ast, r.args, target);
-  Grid grid = check_args(r.kernel, compiled->ast, r.args);
+  Grid grid = check_args(r.kernel, *compiled, r.args);
   Submission sub;
-  sub.label = fmt::format("kernel '{}'", r.kernel);
+  sub.label = compiled->label;
   sub.gpu = is_gpu(target);
   sub.options = r.options;
   sub.wait = r.wait || r.elapsed_ms;
@@ -431,7 +487,7 @@ void launch(const LaunchRequest& r, Target target) {
 
 CompiledArtifact compile(const LaunchRequest& r, Target target) {
   auto compiled = lookup_or_compile(r.kernel, r.ast, r.args, target);
-  check_args(r.kernel, compiled->ast, r.args);
+  check_args(r.kernel, *compiled, r.args);
   CompiledArtifact a;
   a.target = target_str(target);
   a.ptx = compiled->gpu.ptx;

@@ -90,7 +90,7 @@ void EventCompletion::wait() const {
   driver.make_current();
   CUresult r = driver.cuEventSynchronize(event_);
   done_.store(true, std::memory_order_release);
-  driver.check(r, fmt::format("{}: running", label));
+  driver.check(r, fmt::format("{}: running", what()));
 }
 
 // --- ForeignCompletion ------------------------------------------------------------------------
@@ -102,7 +102,7 @@ bool ForeignCompletion::done() const {
 
 void ForeignCompletion::wait() const {
   if (open())
-    throw Error(fmt::format("tessera: waiting for {}, which has not ended (end() it first)", label));
+    throw Error(fmt::format("tessera: waiting for {}, which has not ended (end() it first)", what()));
   if (after_) after_->wait();
 }
 

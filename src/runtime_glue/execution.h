@@ -144,7 +144,7 @@ class Work {
 };
 
 struct Submission {
-  std::string label;  // "kernel 'add'"
+  std::shared_ptr<const std::string> label;  // "kernel 'add'"
   bool gpu = false;
   std::vector<Use> uses;  // may name a storage twice (a write wins)
   const LaunchOptions* options = nullptr;

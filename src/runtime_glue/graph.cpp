@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <thread>
 
 #include "compiler/kernels.h"
@@ -44,18 +43,32 @@ struct Node {
   Grid grid;
   std::array<unsigned, 3> block{1, 1, 1};
   unsigned shared_bytes = 0;
-  std::vector<ArgDesc> args;  // storage left null: see storages
-  std::vector<std::weak_ptr<Storage>> storages;
-  CUgraphNode cuda_node = nullptr;  // null for an empty grid
-  std::vector<int64_t> slots;       // the parameters the CUDA node has
+  std::vector<ArgDesc> args;  // storage left null (see storages); scalars: the values last used
+  std::vector<std::weak_ptr<Storage>> storages;  // per argument: what it is bound to
+  std::vector<int> binding;                      // per argument: index into bindings (-1: scalar)
+  bool has_cells = false;                        // some scalar is a tessera::Scalar
+  bool dirty = true;                             // its parameters changed since the CUDA node got them
+  CUgraphNode cuda_node = nullptr;               // null for an empty grid
+  std::vector<int64_t> slots;                    // the parameters the CUDA node has
+};
+
+// A tensor the graph uses, once however many launches use it.
+struct Binding {
+  std::weak_ptr<Storage> storage;
+  bool write = false;
+  std::size_t node = 0, arg = 0;  // its first use, for messages
 };
 
 thread_local std::weak_ptr<GraphImpl> t_capture;
 thread_local bool t_capturing = false;
 
+bool same_owner(const std::weak_ptr<Storage>& a, const std::weak_ptr<Storage>& b) {
+  return !a.owner_before(b) && !b.owner_before(a);
+}
+
 }  // namespace
 
-class GraphImpl final : public GraphCapture, public std::enable_shared_from_this<GraphImpl> {
+class GraphImpl final : public GraphCapture {
  public:
   explicit GraphImpl(Target t) : target(t) {}
 
@@ -64,7 +77,7 @@ class GraphImpl final : public GraphCapture, public std::enable_shared_from_this
     Node n;
     n.kernel = std::string(r.kernel);
     n.compiled = lookup_or_compile(r.kernel, r.ast, r.args, target);
-    n.grid = check_args(r.kernel, n.compiled->ast, r.args);
+    n.grid = check_args(r.kernel, *n.compiled, r.args);
     if (is_gpu(target)) {
       n.block = {static_cast<unsigned>(n.compiled->gpu.block_size), 1, 1};
       check_grid(r.kernel, n.grid.dims);
@@ -86,6 +99,27 @@ class GraphImpl final : public GraphCapture, public std::enable_shared_from_this
     add(std::move(n), r.args);
   }
 
+  // Numbers the distinct tensors (after capture and after a rebind); returns, per (node, tensor
+  // argument), its binding: equal results mean the same sharing between launches.
+  std::vector<int> index_bindings() {
+    bindings.clear();
+    std::vector<int> signature;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      Node& n = nodes[i];
+      n.binding.assign(n.args.size(), -1);
+      for (std::size_t j = 0; j < n.args.size(); ++j) {
+        if (n.args[j].kind == Kind::scalar) continue;
+        std::size_t b = 0;
+        while (b < bindings.size() && !same_owner(bindings[b].storage, n.storages[j])) ++b;
+        if (b == bindings.size()) bindings.push_back({n.storages[j], false, i, j});
+        bindings[b].write = bindings[b].write || n.args[j].kind == Kind::out;
+        n.binding[j] = static_cast<int>(b);
+        signature.push_back(static_cast<int>(b));
+      }
+    }
+    return signature;
+  }
+
   CompletionPtr replay(const LaunchOptions& options, bool wait);
   void rebind(const std::shared_ptr<Storage>& bound, const std::shared_ptr<Storage>& replacement, DType dtype,
               int rank, const int64_t* shape, const int64_t* strides);
@@ -93,10 +127,13 @@ class GraphImpl final : public GraphCapture, public std::enable_shared_from_this
   const Target target;
   std::mutex mutex;
   std::vector<Node> nodes;
+  std::vector<Binding> bindings;
   bool capturing = false;
   bool captured = false;
   std::shared_ptr<CudaGraph> cuda;  // built at the first GPU replay
   bool cuda_stale = false;          // a rebind changed which nodes share tensors: rebuild
+  bool all_dirty = true;            // a rebind changed addresses: every node's parameters
+  std::shared_ptr<const std::string> label;
 
  private:
   void check_target(const LaunchOptions* options, Target t, std::string_view kernel) const {
@@ -113,6 +150,7 @@ class GraphImpl final : public GraphCapture, public std::enable_shared_from_this
       ArgDesc copy = a;
       n.storages.emplace_back(a.storage);
       copy.storage.reset();
+      n.has_cells = n.has_cells || copy.cell != nullptr;
       n.args.push_back(std::move(copy));
     }
     std::lock_guard lock(mutex);
@@ -122,25 +160,10 @@ class GraphImpl final : public GraphCapture, public std::enable_shared_from_this
 
 namespace {
 
-// Each (node, tensor argument) numbered by the first (node, argument) bound to the same memory:
-// equal signatures mean the same edges.
-std::vector<std::size_t> sharing_signature(const std::vector<Node>& nodes) {
-  std::vector<std::size_t> sig;
-  std::map<const Storage*, std::size_t> first;
-  for (const Node& n : nodes)
-    for (std::size_t j = 0; j < n.args.size(); ++j) {
-      if (n.args[j].kind == Kind::scalar) continue;
-      auto sp = n.storages[j].lock();
-      auto [it, inserted] = first.emplace(sp.get(), sig.size());
-      sig.push_back(it->second);
-    }
-  return sig;
-}
-
-// A replay: the materialized arguments of every node.
+// A replay, with the graph's tensors held for its submission.
 class GraphWork final : public Work {
  public:
-  GraphWork(GraphImpl& g, std::vector<std::vector<ArgDesc>> args) : g_(g), args_(std::move(args)) {}
+  GraphWork(GraphImpl& g, std::vector<std::shared_ptr<Storage>> bound) : g_(g), bound_(std::move(bound)) {}
 
   std::function<void()> cpu_task() override {
     struct Step {
@@ -148,13 +171,15 @@ class GraphWork final : public Work {
       std::vector<int64_t> slots;
       Grid grid;
     };
+    std::vector<int64_t> hosts(bound_.size());
+    for (std::size_t b = 0; b < bound_.size(); ++b) hosts[b] = reinterpret_cast<int64_t>(bound_[b]->host_raw());
     std::vector<Step> steps;
-    for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
-      const auto& args = args_[i];
-      std::vector<int64_t> pointers(args.size(), 0);
-      for (std::size_t j = 0; j < args.size(); ++j)
-        if (args[j].kind != Kind::scalar) pointers[j] = reinterpret_cast<int64_t>(args[j].storage->host_raw());
-      steps.push_back({g_.nodes[i].compiled, flatten_args(args, pointers), g_.nodes[i].grid});
+    steps.reserve(g_.nodes.size());
+    for (const Node& n : g_.nodes) {
+      std::vector<int64_t> pointers(n.args.size(), 0);
+      for (std::size_t j = 0; j < n.args.size(); ++j)
+        if (n.binding[j] >= 0) pointers[j] = hosts[n.binding[j]];
+      steps.push_back({n.compiled, flatten_args(n.args, pointers), n.grid});
     }
     return [steps = std::move(steps)] {
       for (const Step& s : steps) run_programs(*s.compiled->cpu, s.slots, s.grid);
@@ -162,29 +187,35 @@ class GraphWork final : public Work {
   }
 
   void enqueue_gpu(CudaDriver& driver, CUstream stream) override {
-    if (!g_.cuda || g_.cuda_stale) build(driver);
-    for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
-      Node& n = g_.nodes[i];
-      if (!n.cuda_node) continue;
-      std::vector<int64_t> slots = slots_of(driver, i);
-      if (slots == n.slots) continue;
-      n.slots = std::move(slots);
-      KernelNodeParams p = params_of(driver, n);
-      driver.check(driver.cuGraphExecKernelNodeSetParams_v2(g_.cuda->exec, n.cuda_node, &p),
-                   fmt::format("cuGraphExecKernelNodeSetParams (kernel '{}')", n.kernel));
+    addresses_.resize(bound_.size());
+    for (std::size_t b = 0; b < bound_.size(); ++b)
+      addresses_[b] = static_cast<int64_t>(device_address(driver, *bound_[b]));
+    if (!g_.cuda || g_.cuda_stale) {
+      build(driver);
+    } else {
+      for (Node& n : g_.nodes) {
+        if (!n.cuda_node || !(n.dirty || g_.all_dirty)) continue;
+        std::vector<int64_t> slots = slots_of(n);
+        n.dirty = false;
+        if (slots == n.slots) continue;
+        n.slots = std::move(slots);
+        KernelNodeParams p = params_of(driver, n);
+        driver.check(driver.cuGraphExecKernelNodeSetParams_v2(g_.cuda->exec, n.cuda_node, &p),
+                     fmt::format("cuGraphExecKernelNodeSetParams (kernel '{}')", n.kernel));
+      }
     }
+    g_.all_dirty = false;
     driver.check(driver.cuGraphLaunch(g_.cuda->exec, stream), "cuGraphLaunch");
   }
 
   std::shared_ptr<const void> keep_alive() const override { return g_.cuda; }
 
  private:
-  std::vector<int64_t> slots_of(CudaDriver& driver, std::size_t i) {
-    const auto& args = args_[i];
-    std::vector<int64_t> addresses(args.size(), 0);
-    for (std::size_t j = 0; j < args.size(); ++j)
-      if (args[j].kind != Kind::scalar) addresses[j] = static_cast<int64_t>(device_address(driver, *args[j].storage));
-    return g_.nodes[i].compiled ? flatten_args(args, addresses) : unsafe_slots(args, addresses);
+  std::vector<int64_t> slots_of(const Node& n) {
+    std::vector<int64_t> pointers(n.args.size(), 0);
+    for (std::size_t j = 0; j < n.args.size(); ++j)
+      if (n.binding[j] >= 0) pointers[j] = addresses_[n.binding[j]];
+    return n.compiled ? flatten_args(n.args, pointers) : unsafe_slots(n.args, pointers);
   }
 
   static CUfunction function_of(CudaDriver& driver, const Node& n) {
@@ -212,6 +243,7 @@ class GraphWork final : public Work {
     return p;
   }
 
+  // Explicit kernel nodes, with an edge wherever two launches share a tensor and one writes it.
   void build(CudaDriver& driver) {
     auto cuda = std::make_shared<CudaGraph>();
     driver.check(driver.cuGraphCreate(&cuda->graph, 0), "cuGraphCreate");
@@ -219,24 +251,23 @@ class GraphWork final : public Work {
       CUgraphNode writer = nullptr;
       std::vector<CUgraphNode> readers;
     };
-    std::map<const Storage*, Hazard> hazards;
-    for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
-      Node& n = g_.nodes[i];
+    std::vector<Hazard> hazards(bound_.size());
+    for (Node& n : g_.nodes) {
       n.cuda_node = nullptr;
+      n.dirty = false;
       cuda->kernels.push_back(n.compiled ? std::shared_ptr<const void>(n.compiled)
                                          : std::shared_ptr<const void>(n.unsafe));
       if (n.grid.count() == 0) continue;
       std::vector<CUgraphNode> deps;
-      const auto& args = args_[i];
-      for (const ArgDesc& a : args) {
-        if (a.kind == Kind::scalar) continue;
-        Hazard& h = hazards[a.storage.get()];
+      for (std::size_t j = 0; j < n.args.size(); ++j) {
+        if (n.binding[j] < 0) continue;
+        Hazard& h = hazards[n.binding[j]];
         if (h.writer) deps.push_back(h.writer);
-        if (a.kind == Kind::out) deps.insert(deps.end(), h.readers.begin(), h.readers.end());
+        if (n.args[j].kind == Kind::out) deps.insert(deps.end(), h.readers.begin(), h.readers.end());
       }
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-      n.slots = slots_of(driver, i);
+      n.slots = slots_of(n);
       KernelNodeParams p = params_of(driver, n);
       if (n.shared_bytes > 48 * 1024)
         driver.check(driver.cuFuncSetAttribute(p.func, kFuncAttrMaxDynamicSharedSizeBytes,
@@ -244,10 +275,10 @@ class GraphWork final : public Work {
                      "cuFuncSetAttribute(max dynamic shared memory)");
       driver.check(driver.cuGraphAddKernelNode_v2(&n.cuda_node, cuda->graph, deps.data(), deps.size(), &p),
                    fmt::format("cuGraphAddKernelNode (kernel '{}')", n.kernel));
-      for (const ArgDesc& a : args) {
-        if (a.kind == Kind::scalar) continue;
-        Hazard& h = hazards[a.storage.get()];
-        if (a.kind == Kind::out) {
+      for (std::size_t j = 0; j < n.args.size(); ++j) {
+        if (n.binding[j] < 0) continue;
+        Hazard& h = hazards[n.binding[j]];
+        if (n.args[j].kind == Kind::out) {
           h.writer = n.cuda_node;
           h.readers.clear();
         } else {
@@ -261,7 +292,8 @@ class GraphWork final : public Work {
   }
 
   GraphImpl& g_;
-  std::vector<std::vector<ArgDesc>> args_;
+  std::vector<std::shared_ptr<Storage>> bound_;
+  std::vector<int64_t> addresses_;
   std::vector<void*> params_;
 };
 
@@ -273,36 +305,37 @@ CompletionPtr GraphImpl::replay(const LaunchOptions& options, bool wait) {
                             target_str(*options.target)));
   std::lock_guard lock(mutex);
   if (capturing) throw Error("tessera: a graph cannot be replayed while it is being captured");
+  if (nodes.empty()) return nullptr;
+  if (is_gpu(target) && !CudaDriver::get_if_available())
+    throw Error(fmt::format("tessera: cannot replay a graph on {}: no usable GPU ({})", target_str(target),
+                            CudaDriver::unavailable_reason()));
   Submission sub;
-  sub.label = fmt::format("graph replay ({} launches)", nodes.size());
+  if (!label) label = std::make_shared<const std::string>(fmt::format("graph replay ({} launches)", nodes.size()));
+  sub.label = label;
   sub.gpu = is_gpu(target);
   sub.options = &options;
   sub.wait = wait;
-  if (sub.gpu && !CudaDriver::get_if_available())
-    throw Error(fmt::format("tessera: cannot replay a graph on {}: no usable GPU ({})", target_str(target),
-                            CudaDriver::unavailable_reason()));
-  std::vector<std::vector<ArgDesc>> args(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    args[i] = nodes[i].args;
-    for (std::size_t j = 0; j < args[i].size(); ++j) {
-      ArgDesc& a = args[i][j];
-      if (a.kind == Kind::scalar) {
-        if (a.cell) {
-          std::uint64_t bits = a.cell->bits.load(std::memory_order_relaxed);
-          std::memcpy(a.scalar.data(), &bits, sizeof(bits));
-        }
-        continue;
-      }
-      a.storage = nodes[i].storages[j].lock();
-      if (!a.storage)
-        throw Error(fmt::format("tessera: graph replay: the tensor bound to parameter {} of launch {} (kernel '{}') "
-                                "no longer exists; rebind it or capture again",
-                                j, i, nodes[i].kernel));
-      sub.uses.push_back({a.storage.get(), a.kind == Kind::out});
+  std::vector<std::shared_ptr<Storage>> bound(bindings.size());
+  for (std::size_t b = 0; b < bindings.size(); ++b) {
+    bound[b] = bindings[b].storage.lock();
+    if (!bound[b])
+      throw Error(fmt::format("tessera: graph replay: the tensor bound to parameter {} of launch {} (kernel '{}') "
+                              "no longer exists; rebind it or capture again",
+                              bindings[b].arg, bindings[b].node, nodes[bindings[b].node].kernel));
+    sub.uses.push_back({bound[b].get(), bindings[b].write});
+  }
+  for (Node& n : nodes) {
+    if (!n.has_cells) continue;
+    for (ArgDesc& a : n.args) {
+      if (!a.cell) continue;
+      std::uint64_t bits = a.cell->bits.load(std::memory_order_relaxed), old = 0;
+      std::memcpy(&old, a.scalar.data(), sizeof(old));
+      if (bits == old) continue;
+      std::memcpy(a.scalar.data(), &bits, sizeof(bits));
+      n.dirty = true;
     }
   }
-  if (nodes.empty()) return nullptr;
-  GraphWork work(*this, std::move(args));
+  GraphWork work(*this, std::move(bound));
   return submit_work(sub, work);
 }
 
@@ -311,13 +344,13 @@ void GraphImpl::rebind(const std::shared_ptr<Storage>& bound, const std::shared_
   if (!bound || !replacement) throw Error("tessera::Graph::rebind: a moved-from tensor was given");
   std::lock_guard lock(mutex);
   if (capturing) throw Error("tessera::Graph::rebind: the graph is being captured");
-  auto before = sharing_signature(nodes);
+  std::weak_ptr<Storage> old = bound;
   std::vector<std::pair<std::size_t, std::size_t>> changed;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     Node& n = nodes[i];
     for (std::size_t j = 0; j < n.args.size(); ++j) {
       const ArgDesc& a = n.args[j];
-      if (a.kind == Kind::scalar || n.storages[j].owner_before(bound) || bound.owner_before(n.storages[j])) continue;
+      if (a.kind == Kind::scalar || !same_owner(n.storages[j], old)) continue;
       if (a.dtype != dtype || a.rank != rank || !std::equal(shape, shape + rank, a.shape.begin()) ||
           !std::equal(strides, strides + rank, a.strides.begin()))
         throw Error(fmt::format("tessera::Graph::rebind: parameter {} of launch {} (kernel '{}') was captured with "
@@ -355,8 +388,10 @@ void GraphImpl::rebind(const std::shared_ptr<Storage>& bound, const std::shared_
                               "memory in parameter {}; the replacement is not aligned: capture again",
                               i, n.kernel, j));
   }
+  std::vector<int> before = index_bindings();
   for (auto [i, j] : changed) nodes[i].storages[j] = replacement;
-  if (sharing_signature(nodes) != before) cuda_stale = true;
+  if (index_bindings() != before) cuda_stale = true;
+  all_dirty = true;
 }
 
 GraphCapture* current_capture() {
@@ -390,6 +425,7 @@ void Graph::Capture::end() {
     std::lock_guard lock(g_->mutex);
     g_->capturing = false;
     g_->captured = true;
+    g_->index_bindings();
   }
   if (detail::t_capture.lock() == g_) {
     detail::t_capture.reset();

@@ -28,7 +28,8 @@ std::shared_ptr<ForeignBorrowState> begin_foreign_borrow(std::shared_ptr<Storage
   state->stream = stream.impl();
   auto c = std::make_shared<ForeignCompletion>();
   c->order = next_order();
-  c->label = fmt::format("a foreign {} borrow ({})", write ? "exclusive" : "shared", device ? "device" : "host");
+  c->label = std::make_shared<const std::string>(
+      fmt::format("a foreign {} borrow ({})", write ? "exclusive" : "shared", device ? "device" : "host"));
   Storage& s = *storage;
   std::lock_guard lock(s.mutex);
   std::vector<CompletionPtr> deps;
@@ -36,7 +37,7 @@ std::shared_ptr<ForeignBorrowState> begin_foreign_borrow(std::shared_ptr<Storage
     if (!d) return;
     if (d->open())
       throw Error(fmt::format("tessera: cannot take {}: the tensor is already borrowed by {}, which has not ended",
-                              c->label, d->label));
+                              c->what(), d->what()));
     deps.push_back(d);
   };
   add(s.writer);

@@ -51,11 +51,11 @@ CompletionPtr blocking_use(Storage& s, bool write, std::string_view what) {
       }
   if (!pending) return nullptr;
   if (pending->open())
-    throw Error(fmt::format("tessera: host {} of a tensor borrowed by {}, which has not ended", what, pending->label));
+    throw Error(fmt::format("tessera: host {} of a tensor borrowed by {}, which has not ended", what, pending->what()));
   if (tessera::strict_host_access() || pending->strict)
     throw Error(fmt::format("tessera: host {} of a tensor in use by {} in flight (strict host access: wait for it "
                             "first)",
-                            what, pending->label));
+                            what, pending->what()));
   return pending;
 }
 

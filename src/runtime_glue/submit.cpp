@@ -16,23 +16,26 @@
 namespace tessera::detail {
 namespace {
 
-std::vector<Use> merged(std::vector<Use> uses) {
+// Sorted by address, one entry per storage (a write wins).
+std::vector<Use> merged(const std::vector<Use>& given) {
+  std::vector<Use> uses(given);
   std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) { return a.storage < b.storage; });
-  std::vector<Use> out;
+  std::size_t n = 0;
   for (const Use& u : uses) {
-    if (!out.empty() && out.back().storage == u.storage)
-      out.back().write = out.back().write || u.write;
+    if (n > 0 && uses[n - 1].storage == u.storage)
+      uses[n - 1].write = uses[n - 1].write || u.write;
     else
-      out.push_back(u);
+      uses[n++] = u;
   }
-  return out;
+  uses.resize(n);
+  return uses;
 }
 
-void add_dependency(std::vector<CompletionPtr>& deps, const CompletionPtr& c, const std::string& label) {
+void add_dependency(std::vector<CompletionPtr>& deps, const CompletionPtr& c, const Submission& sub) {
   if (!c) return;
   if (c->open())
     throw Error(fmt::format("tessera: {} uses a tensor borrowed by {}, which has not ended: end the borrow first",
-                            label, c->label));
+                            *sub.label, c->what()));
   deps.push_back(c);
 }
 
@@ -63,13 +66,14 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
   for (const Use& u : uses) locks.emplace_back(u.storage->mutex);
 
   std::vector<CompletionPtr> deps;
+  deps.reserve(uses.size() + 2 + (options ? options->after.size() : 0));
   if (options)
-    for (const Event& e : options->after) add_dependency(deps, e.completion(), sub.label);
+    for (const Event& e : options->after) add_dependency(deps, e.completion(), sub);
   for (const Use& u : uses) {
     Storage& s = *u.storage;
-    add_dependency(deps, s.writer, sub.label);
+    add_dependency(deps, s.writer, sub);
     if (u.write)
-      for (const CompletionPtr& r : s.readers) add_dependency(deps, r, sub.label);
+      for (const CompletionPtr& r : s.readers) add_dependency(deps, r, sub);
     if (sub.gpu && s.device_ready) deps.push_back(s.device_ready);
   }
 

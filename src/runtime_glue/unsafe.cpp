@@ -49,6 +49,7 @@ std::shared_ptr<const UnsafeCompiled> compile(const UnsafeKernelSpec& spec, cons
                                               const std::string& key) {
   auto c = std::make_shared<UnsafeCompiled>();
   c->arch = arch;
+  c->label = std::make_shared<const std::string>(fmt::format("unsafe kernel '{}'", spec.name));
   DiskCache disk(DiskCache::default_dir());
   auto cubin = disk.load(key, "cubin");
   auto ptx = cubin ? disk.load(key, "ptx") : std::nullopt;
@@ -199,7 +200,7 @@ CompletionPtr submit_unsafe(const UnsafeLaunchRequest& r, Target target) {
     fail(r.spec->name, fmt::format("cannot run on {}: no usable GPU ({})", target_str(target),
                                    CudaDriver::unavailable_reason()));
   Submission sub;
-  sub.label = fmt::format("unsafe kernel '{}'", r.spec->name);
+  sub.label = compiled->label;
   sub.gpu = true;
   sub.options = r.options;
   sub.wait = r.wait;

@@ -18,6 +18,7 @@ struct UnsafeCompiled {
   std::vector<char> cubin;  // linked
   std::string symbol;       // the entry's (lowered) name
   bool from_disk_cache = false;
+  std::shared_ptr<const std::string> label;  // "unsafe kernel 'name'"
   mutable LoadedKernel loaded;
 };
 

@@ -30,7 +30,7 @@ namespace exec_test {
 
 class Gate final : public tessera::detail::Completion {
  public:
-  Gate() { label = "a test gate"; }
+  Gate() { label = std::make_shared<const std::string>("a test gate"); }
   bool done() const override {
     std::lock_guard lock(mutex_);
     return open_;

@@ -45,7 +45,13 @@ class Completion {
   std::uint64_t order = 0;     // global submission order (later submissions have larger numbers)
   void* cuda_event = nullptr;  // GPU work: the CUevent recorded after it, for stream waits
   bool strict = false;         // host access to its tensors throws instead of waiting while in flight
-  std::string label;           // what it is, for messages: "kernel 'add'", "graph replay", ...
+  // What it is, for messages: "kernel 'add'", "graph replay (3 launches)", ... (shared, so that
+  // a launch costs no string copy).
+  std::shared_ptr<const std::string> label;
+  const std::string& what() const {
+    static const std::string unnamed = "work";
+    return label ? *label : unnamed;
+  }
 };
 using CompletionPtr = std::shared_ptr<const Completion>;
 
