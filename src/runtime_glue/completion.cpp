@@ -78,7 +78,8 @@ EventCompletion::~EventCompletion() { release_event(event_); }
 bool EventCompletion::done() const {
   if (done_.load(std::memory_order_acquire)) return true;
   CudaDriver* driver = CudaDriver::get_if_available();
-  if (!driver) return true;
+  if (!driver || gpu_shut_down()) return true;
+  driver->cuCtxSetCurrent(driver->context());
   CUresult r = driver->cuEventQuery(event_);
   if (r == kCudaErrorNotReady) return false;
   done_.store(true, std::memory_order_release);  // reached, or failed (wait() reports it)

@@ -120,6 +120,12 @@ class StreamImpl {
 StreamImpl& pool_stream_for(std::span<const CompletionPtr> deps);
 // Waits for every stream (synchronize()).
 void synchronize_streams();
+// Called before the first GPU work: registers, after libcuda's own exit handlers, one that waits
+// for all work before they run (exit handlers run in reverse order).
+void prepare_gpu_exit();
+// True once that handler has run: the driver may be shutting down, so tessera makes no more
+// driver calls that could block or fail (work has finished by then).
+bool gpu_shut_down();
 
 // --- submission (submit.cpp) --------------------------------------------------------------
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <future>
 #include <unordered_set>
 
@@ -87,8 +88,11 @@ class Streams {
   std::atomic<std::size_t> round_robin_{0};
 };
 
+std::atomic<bool> gpu_exit_done{false};
+
 // Process exit: constructed when libtessera is loaded, so destroyed after every static made later
 // (the user's included): lets all work in flight finish, then frees the memory that waited for it.
+// With a GPU in use, prepare_gpu_exit() has drained once already, before libcuda's exit handlers.
 struct ExitDrain {
   ~ExitDrain() {
     try {
@@ -116,7 +120,7 @@ StreamImpl::~StreamImpl() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();  // runs what was posted first
-  if (cuda_ && !foreign_) {
+  if (cuda_ && !foreign_ && !gpu_shut_down()) {
     if (CudaDriver* d = CudaDriver::get_if_available()) {
       d->cuCtxSetCurrent(d->context());
       d->cuStreamSynchronize(cuda_);
@@ -175,12 +179,28 @@ void StreamImpl::synchronize() {
     post([&reached] { reached.set_value(); });
     f.wait();
   }
-  if (s) {
+  if (s && !gpu_shut_down()) {
     CudaDriver& d = CudaDriver::get();
     d.make_current();
     d.check(d.cuStreamSynchronize(s), "cuStreamSynchronize");
   }
 }
+
+void prepare_gpu_exit() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::atexit([] {
+      try {
+        Streams::get().synchronize_all();
+        sweep_retired(/*wait_all=*/true);
+      } catch (...) {
+      }
+      gpu_exit_done.store(true, std::memory_order_release);
+    });
+  });
+}
+
+bool gpu_shut_down() { return gpu_exit_done.load(std::memory_order_acquire); }
 
 StreamImpl& pool_stream_for(std::span<const CompletionPtr> deps) {
   Streams& streams = Streams::get();

@@ -126,6 +126,7 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
     done = c;
   } else {
     CudaDriver& driver = CudaDriver::get();
+    prepare_gpu_exit();
     driver.make_current();
     CUstream stream = queue->cuda(driver);
     for (const CompletionPtr& d : deps) {
