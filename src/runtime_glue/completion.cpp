@@ -108,11 +108,7 @@ void ForeignCompletion::wait() const {
 }
 
 void ForeignCompletion::end(CompletionPtr after) {
-  if (after) {
-    cuda_event = after->cuda_event;  // published by the release below
-    queue = after->queue;
-  }
-  after_ = std::move(after);
+  after_ = std::move(after);  // published by the release below
   open_.store(false, std::memory_order_release);
 }
 

@@ -72,6 +72,7 @@ class ForeignCompletion final : public Completion {
   bool done() const override;
   void wait() const override;
   bool open() const override { return open_.load(std::memory_order_acquire); }
+  CompletionPtr resolved(const CompletionPtr& self) const override { return open() ? self : after_; }
   // The foreign work has been submitted: `after` completes when it does (null: it has finished).
   void end(CompletionPtr after);
 

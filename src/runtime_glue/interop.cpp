@@ -38,7 +38,7 @@ std::shared_ptr<ForeignBorrowState> begin_foreign_borrow(std::shared_ptr<Storage
     if (d->open())
       throw Error(fmt::format("tessera: cannot take {}: the tensor is already borrowed by {}, which has not ended",
                               c->what(), d->what()));
-    deps.push_back(d);
+    if (CompletionPtr r = d->resolved(d)) deps.push_back(std::move(r));
   };
   add(s.writer);
   if (write)
@@ -47,7 +47,7 @@ std::shared_ptr<ForeignBorrowState> begin_foreign_borrow(std::shared_ptr<Storage
     CudaDriver& driver = CudaDriver::get();
     driver.make_current();
     CUstream cs = state->stream->cuda(driver);
-    if (s.device_ready) deps.push_back(s.device_ready);
+    add(s.device_ready);
     for (const CompletionPtr& d : deps) {
       if (d->queue == state->stream->id()) continue;
       if (d->cuda_event)

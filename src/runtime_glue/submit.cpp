@@ -36,7 +36,7 @@ void add_dependency(std::vector<CompletionPtr>& deps, const CompletionPtr& c, co
   if (c->open())
     throw Error(fmt::format("tessera: {} uses a tensor borrowed by {}, which has not ended: end the borrow first",
                             *sub.label, c->what()));
-  deps.push_back(c);
+  if (CompletionPtr r = c->resolved(c)) deps.push_back(std::move(r));
 }
 
 }  // namespace
@@ -74,7 +74,7 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
     add_dependency(deps, s.writer, sub);
     if (u.write)
       for (const CompletionPtr& r : s.readers) add_dependency(deps, r, sub);
-    if (sub.gpu && s.device_ready) deps.push_back(s.device_ready);
+    if (sub.gpu && s.device_ready) add_dependency(deps, s.device_ready, sub);
   }
 
   StreamImpl* queue = options && options->stream ? options->stream.impl().get() : nullptr;

@@ -40,6 +40,12 @@ class Completion {
   // True while the work has not even been submitted (an open foreign borrow): nothing can be
   // ordered after it yet, so conflicting uses are rejected instead of waited for.
   virtual bool open() const { return false; }
+  // What to order after instead of this completion (`self`): itself, or for an ended foreign
+  // borrow the completion of the foreign work (null if it has finished). The fields below never
+  // change once the completion is published.
+  virtual std::shared_ptr<const Completion> resolved(const std::shared_ptr<const Completion>& self) const {
+    return self;
+  }
 
   std::uint64_t queue = 0;     // the in-order queue it completes on (0: none, e.g. an inline run)
   std::uint64_t order = 0;     // global submission order (later submissions have larger numbers)
