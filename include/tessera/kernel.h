@@ -288,6 +288,7 @@ class Kernel {
     auto descs = make_args(args...);
     Target target = options.target ? *options.target : default_target();
     detail::CompletionPtr done = detail::submit({name_, ast<Args...>(), descs, ms, &options, wait}, target);
+    if (wait) done.reset();  // finished (errors were thrown): the handle need not wait again
     using R = detail::owned_result_t<Args...>;
     if constexpr (std::is_void_v<R>) {
       return LaunchHandle<R>(std::move(done));

@@ -97,6 +97,7 @@ std::byte* Storage::host_for_read_slow() {
       std::lock_guard lock(mutex);
       pending = blocking_use(*this, false, "read");
       if (!pending) {
+        if (writer && !writer->open()) writer.reset();  // done: it orders nothing any more
         host_raw();
         if (!host_valid) {
           download(*this);
