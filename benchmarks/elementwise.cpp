@@ -8,7 +8,9 @@ using namespace tessera;
 
 namespace {
 
-constexpr int kTile = 2048;  // elements per program
+// Elements per program: 8 KiB of each input per program, whatever the dtype.
+template <class T>
+constexpr int kTile = 8192 / sizeof(T);
 
 template <class T>
 float f(T v) {
@@ -20,7 +22,7 @@ void run_case(const char* name, const K& k, int64_t n, int arrays_in, Ref ref) {
   Tensor<T, 1> x({n}), y({n}), z({n});
   bench::fill_device(x, 1);
   bench::fill_device(y, 2);
-  auto launch = [&] { return k.launch_timed(Target::sm_90, z.template partition<kTile>(), x, y); };
+  auto launch = [&] { return k.launch_timed(Target::sm_90, z.template partition<kTile<T>>(), x, y); };
   launch();
   // Validate a sample of the output against the host reference (downloads once).
   const T* px = x.data();

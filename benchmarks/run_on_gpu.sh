@@ -14,9 +14,9 @@ step() { echo "== $*"; }
 if [ -x $bin/example_vector_add ]; then
   step examples; ($bin/example_vector_add; $bin/example_softmax) 2>&1 | tee "$OUT/examples.log"
 fi
-if [ -x $bin/tessera_unit_tests ]; then
+if [ -x $bin/tessera_unit_tests ] && [ "${TESTS:-1}" = 1 ]; then
   step "unit tests on the GPU"
-  $bin/tessera_unit_tests "[gpu]" > "$OUT/gpu_tests.log" 2>&1; tail -3 "$OUT/gpu_tests.log"
+  timeout 180 $bin/tessera_unit_tests "[gpu]" > "$OUT/gpu_tests.log" 2>&1; echo "rc=$?"; grep -E -A8 "FAILED|failed" "$OUT/gpu_tests.log" | head -60; tail -3 "$OUT/gpu_tests.log"
   if [ "${SANITIZE:-1}" = 1 ]; then
     step memcheck
     timeout 300 compute-sanitizer --tool memcheck --report-api-errors no $bin/tessera_unit_tests "*(gpu)" > "$OUT/memcheck.log" 2>&1; tail -2 "$OUT/memcheck.log"
@@ -24,14 +24,15 @@ if [ -x $bin/tessera_unit_tests ]; then
     timeout 300 compute-sanitizer --tool racecheck $bin/tessera_unit_tests "*(gpu)" > "$OUT/racecheck.log" 2>&1; tail -2 "$OUT/racecheck.log"
   fi
 fi
+[ "${BENCH:-1}" = 1 ] || exit 0
 step benchmarks
 : > "$OUT/tessera.jsonl"
-for b in bench_elementwise bench_rows bench_transpose bench_jit_launch; do
-  [ -x $bin/$b ] && $bin/$b 2>&1 | tee -a "$OUT/tessera.jsonl"
+for b in bench_elementwise bench_rows bench_transpose bench_jit_launch bench_pipeline_overhead; do
+  [ -x $bin/$b ] && timeout 200 $bin/$b 2>&1 | tee -a "$OUT/tessera.jsonl"
 done
 if [ "${BASELINES:-1}" = 1 ]; then
   step "PyTorch baselines (same run)"
-  python3 "$here/benchmarks/torch_baselines.py" ${BASELINE_FAMILIES:-} 2>"$OUT/torch.err" | tee "$OUT/torch.jsonl"
+  timeout 400 python3 "$here/benchmarks/torch_baselines.py" ${BASELINE_FAMILIES:-} 2>"$OUT/torch.err" | tee "$OUT/torch.jsonl"
   step ratios
   python3 "$here/benchmarks/compare.py" "$OUT/tessera.jsonl" "$OUT/torch.jsonl" | tee "$OUT/ratios.jsonl"
 fi
