@@ -110,6 +110,8 @@ TEST_CASE("foreign device memory is read and written by tessera kernels without 
   std::vector<float> interleaved(2 * n, -1.0f);
   for (int64_t i = 0; i < n; ++i) interleaved[2 * i] = static_cast<float>(3 * i);
   strided_buf.upload(std::span<const float>(interleaved));
+  // Those copies ran on the legacy default stream; tessera's streams do not synchronize with it.
+  d.check(d.cuCtxSynchronize(), "cuCtxSynchronize");
   std::atomic<int> released{0};
   {
     auto in = Tensor<float, 1>::from_device(reinterpret_cast<void*>(in_buf.ptr()), {n}, std::nullopt,
