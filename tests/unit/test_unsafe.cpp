@@ -132,7 +132,8 @@ TEST_CASE("an unsafe scatter with atomics, ordered with tessera kernels by its b
   add_one_kernel().launch(on(t), hist2.partition<64>(), hist);
   std::vector<double> want(bins, 0.0);
   for (int i = 0; i < n; ++i) want[(i * 7) % bins] += i + 1.0;
-  for (int b = 0; b < bins; ++b) CHECK(std::as_const(hist2)(b) == Approx(want[b] + 1).epsilon(1e-4)  // f32 atomics, any order);
+  // f32 atomics add in any order.
+  for (int b = 0; b < bins; ++b) CHECK(std::as_const(hist2)(b) == Approx(want[b] + 1).epsilon(1e-4));
   CHECK(w.ready());
   CHECK(s.ready());
 }
