@@ -169,8 +169,11 @@ void run_passes(std::string_view kernel, mlir::ModuleOp module, const std::strin
 void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target,
                            const Dumper& dump, DiagnosticCollector& diags, StageClock& clock) {
   bool cpu = target == "cpu";
-  std::string to_loops = cpu ? "tile-lower-to-loops{target=cpu},canonicalize,cse"
-                             : "tile-lower-to-loops{target=gpu block-size=0},canonicalize,cse,tile-math-to-nvvm";
+  // tile-hoist-loads issues loads from read-only arguments before the reductions (and barriers) that
+  // precede their first use.
+  std::string to_loops = cpu ? "tile-hoist-loads,tile-lower-to-loops{target=cpu},canonicalize,cse"
+                             : "tile-hoist-loads,tile-lower-to-loops{target=gpu block-size=0},canonicalize,cse,"
+                               "tile-math-to-nvvm";
   run_passes(kernel, module, to_loops, target, diags);
   clock.mark("loops");
   dump.write_ir("loops.mlir", module);

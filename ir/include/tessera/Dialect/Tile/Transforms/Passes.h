@@ -3,6 +3,7 @@
 // Passes of the tile dialect (flag: creation function):
 //   tile-lower-to-loops: createTileLowerToLoops(TileLowerToLoopsOptions)
 //   tile-math-to-nvvm:   createTileMathToNVVM()
+//   tile-hoist-loads:    createTileHoistLoads()
 // registerTilePasses() registers their command-line flags.
 //
 //===----------------------------------------------------------------------===//

@@ -87,6 +87,28 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
   ];
 }
 
+def TileHoistLoads : Pass<"tile-hoist-loads", "::mlir::ModuleOp"> {
+  let summary = "Issue tile loads from read-only kernel arguments as early as possible";
+  let description = [{
+    In every `func.func` carrying `tile.kernel`, moves each `tile.load` whose
+    source is a read-only memref argument (an entry block argument that no
+    `tile.store` of the function writes) up within its block, to just after
+    the last op of that block that defines one of its operands (program ids,
+    constants, ...), or to the start of the block. Loads are processed in
+    program order and never move above a load hoisted before them in the same
+    block, so hoisted loads keep their relative order.
+
+    Outputs never alias inputs (the launcher guarantees it), so such a load
+    reads the same values wherever it runs. On gpu this issues, e.g., a
+    normalization's weight load before the row reduction and its barrier
+    instead of after them, so its latency overlaps the reduction.
+
+    Loads stay in their block (a load in an `scf.for` body is only moved
+    within the body); loads from memrefs that some `tile.store` writes, or
+    that are not kernel arguments, and all other ops are left alone.
+  }];
+}
+
 def TileMathToNVVM : Pass<"tile-math-to-nvvm"> {
   let summary = "Rewrite scalar f32 math ops into forms NVPTX selects without libdevice";
   let description = [{
