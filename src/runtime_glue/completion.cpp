@@ -1,4 +1,4 @@
-// completion.cpp: HostCompletion, EventCompletion with its event pool, ForeignCompletion.
+// completion.cpp: HostCompletion, StreamCompletion and the event pool, ForeignCompletion.
 #include <fmt/format.h>
 
 #include "execution.h"
@@ -68,30 +68,49 @@ void release_event(CUevent event) noexcept {
   pool.free.push_back(event);
 }
 
-EventCompletion::EventCompletion(CUevent event, std::shared_ptr<const void> keep_alive)
-    : event_(event), keep_alive_(std::move(keep_alive)) {
-  cuda_event = event;
+StreamCompletion::StreamCompletion(std::shared_ptr<StreamImpl> stream, std::uint64_t seq,
+                                   std::shared_ptr<const void> keep_alive)
+    : stream_(std::move(stream)), seq_(seq), keep_alive_(std::move(keep_alive)) {
+  queue = stream_->gpu_queue();
 }
 
-EventCompletion::~EventCompletion() { release_event(event_); }
-
-bool EventCompletion::done() const {
+bool StreamCompletion::done() const {
   if (done_.load(std::memory_order_acquire)) return true;
+  if (stream_->reached(seq_) || gpu_shut_down()) {
+    done_.store(true, std::memory_order_release);
+    return true;
+  }
   CudaDriver* driver = CudaDriver::get_if_available();
-  if (!driver || gpu_shut_down()) return true;
-  driver->cuCtxSetCurrent(driver->context());
-  CUresult r = driver->cuEventQuery(event_);
-  if (r == kCudaErrorNotReady) return false;
+  if (!driver) return true;
+  try {
+    auto mark = stream_->mark_covering(*driver, seq_);
+    driver->cuCtxSetCurrent(driver->context());
+    CUresult r = driver->cuEventQuery(mark->event);
+    if (r == kCudaErrorNotReady) return false;
+    if (r == kCudaSuccess) stream_->note_reached(mark->seq);
+  } catch (...) {
+    // Could not record an event: the context is broken; wait() reports it.
+  }
   done_.store(true, std::memory_order_release);  // reached, or failed (wait() reports it)
   return true;
 }
 
-void EventCompletion::wait() const {
+void StreamCompletion::wait() const {
+  if (stream_->reached(seq_) || gpu_shut_down()) return;
   CudaDriver& driver = CudaDriver::get();
+  auto mark = stream_->mark_covering(driver, seq_);
   driver.make_current();
-  CUresult r = driver.cuEventSynchronize(event_);
+  CUresult r = driver.cuEventSynchronize(mark->event);
   done_.store(true, std::memory_order_release);
   driver.check(r, fmt::format("{}: running", what()));
+  stream_->note_reached(mark->seq);
+}
+
+void* StreamCompletion::cuda_event(std::shared_ptr<const void>& hold) const {
+  if (stream_->reached(seq_)) return nullptr;  // nothing to wait for
+  auto mark = stream_->mark_covering(CudaDriver::get(), seq_);
+  hold = mark;
+  return mark->event;
 }
 
 // --- ForeignCompletion ------------------------------------------------------------------------

@@ -1,10 +1,14 @@
 // execution.h: the machinery behind launch.h, shared by kernel launches, graph replays, unsafe
 // CUDA kernels and foreign borrows. Internal to libtessera.
 //
-//   completions  HostCompletion (work on a host thread), EventCompletion (a CUevent recorded after
-//                GPU work), ForeignCompletion (a borrow by foreign code, open until it ends);
+//   completions  HostCompletion (work on a host thread), StreamCompletion (a point of a GPU
+//                stream's timeline), ForeignCompletion (a borrow by foreign code, open until it ends);
 //   queues       StreamImpl: a CPU worker thread and/or a CUstream, both made on first use; the
 //                pool of four; every live stream registered for synchronize();
+//   timelines    GPU submissions on a stream are numbered; an event is recorded only when someone
+//                must wait for or test a point (a host wait, a wait from another stream, a poll),
+//                and then covers every submission before it. A chain of launches on one stream
+//                costs no event at all;
 //   submission   submit_work(): lock the storages used (in address order), collect the work they
 //                are in flight with, pick a stream, make the right copy current, enqueue, record
 //                the new completion in each storage's tracker (detail/storage.h);
@@ -13,6 +17,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -46,24 +51,38 @@ class HostCompletion final : public Completion {
   std::exception_ptr error_;
 };
 
-// GPU work: complete when the event recorded after it has been reached. Keeps `keep_alive` (the
-// compiled kernel or graph) until it is destroyed; returns its event to the pool then.
-class EventCompletion final : public Completion {
- public:
-  EventCompletion(CUevent event, std::shared_ptr<const void> keep_alive);
-  ~EventCompletion() override;
-  bool done() const override;
-  void wait() const override;
-
- private:
-  CUevent event_;
-  std::shared_ptr<const void> keep_alive_;
-  mutable std::atomic<bool> done_{false};
-};
-
 // An event of the process-wide pool (created with timing disabled).
 CUevent acquire_event(CudaDriver& driver);
 void release_event(CUevent event) noexcept;
+
+class StreamImpl;
+
+// An event recorded on a stream once every submission numbered up to `seq` was enqueued; back to
+// the pool when the last holder lets go.
+struct Mark {
+  std::uint64_t seq = 0;
+  CUevent event = nullptr;
+  Mark(std::uint64_t s, CUevent e) : seq(s), event(e) {}
+  ~Mark() { release_event(event); }
+  Mark(const Mark&) = delete;
+  Mark& operator=(const Mark&) = delete;
+};
+
+// GPU work: submission `seq` of `stream`. Keeps the stream and `keep_alive` (the compiled kernel
+// or graph) until it is destroyed.
+class StreamCompletion final : public Completion {
+ public:
+  StreamCompletion(std::shared_ptr<StreamImpl> stream, std::uint64_t seq, std::shared_ptr<const void> keep_alive);
+  bool done() const override;
+  void wait() const override;
+  void* cuda_event(std::shared_ptr<const void>& hold) const override;
+
+ private:
+  std::shared_ptr<StreamImpl> stream_;
+  std::uint64_t seq_;
+  std::shared_ptr<const void> keep_alive_;
+  mutable std::atomic<bool> done_{false};
+};
 
 // A borrow of a tensor by code outside tessera (interop.h): open until end(), then complete when
 // the foreign work is (at an event recorded on its stream, or at once for host code).
@@ -83,16 +102,19 @@ class ForeignCompletion final : public Completion {
 
 // --- queues (streams.cpp) ----------------------------------------------------------------
 
-class StreamImpl {
+class StreamImpl : public std::enable_shared_from_this<StreamImpl> {
  public:
   // A stream of tessera's own; `pooled` for the pool's. With `foreign`, the GPU side is that
-  // CUstream (never destroyed).
-  StreamImpl(bool pooled, CUstream foreign);
+  // CUstream (never destroyed). Registered for synchronize().
+  static std::shared_ptr<StreamImpl> make(bool pooled, CUstream foreign);
   ~StreamImpl();  // waits for the work submitted to it
   StreamImpl(const StreamImpl&) = delete;
   StreamImpl& operator=(const StreamImpl&) = delete;
 
   std::uint64_t id() const { return id_; }
+  // The queue numbers of completions (see Completion::queue): its CPU worker, its GPU stream.
+  std::uint64_t cpu_queue() const { return 2 * id_; }
+  std::uint64_t gpu_queue() const { return 2 * id_ + 1; }
   bool pooled() const { return pooled_; }
   // Runs `task` on this stream's worker thread after the tasks posted before it.
   void post(std::function<void()> task);
@@ -101,7 +123,18 @@ class StreamImpl {
   // Waits for everything submitted so far (CPU tasks and GPU work).
   void synchronize();
 
+  // The GPU timeline. Held while enqueueing GPU work, so that numbers follow enqueue order.
+  std::unique_lock<std::mutex> lock_gpu() { return std::unique_lock<std::mutex>(gpu_mutex_); }
+  // Under lock_gpu(), after enqueueing a submission: its number.
+  std::uint64_t note_submitted() { return ++submitted_; }
+  // An event reached once submission `seq` is done: the first mark at or after it, or one
+  // recorded now. Not under lock_gpu().
+  std::shared_ptr<const Mark> mark_covering(CudaDriver& driver, std::uint64_t seq);
+  bool reached(std::uint64_t seq) const { return completed_.load(std::memory_order_acquire) >= seq; }
+  void note_reached(std::uint64_t seq);
+
  private:
+  StreamImpl(bool pooled, CUstream foreign);
   void worker_loop();
 
   const std::uint64_t id_;
@@ -114,11 +147,15 @@ class StreamImpl {
   std::thread worker_;
   CUstream cuda_ = nullptr;
   bool foreign_ = false;
+  std::mutex gpu_mutex_;  // below the storage locks; never held while taking another stream's
+  std::uint64_t submitted_ = 0;
+  std::deque<std::shared_ptr<const Mark>> marks_;  // ascending seq
+  std::atomic<std::uint64_t> completed_{0};        // every submission up to it has finished
 };
 
 // The pool stream for work that depends on `deps`: the stream of the latest dependency that is on
 // a pool stream, else the next one round robin.
-StreamImpl& pool_stream_for(std::span<const CompletionPtr> deps);
+std::shared_ptr<StreamImpl> pool_stream_for(std::span<const CompletionPtr> deps);
 // Waits for every stream (synchronize()).
 void synchronize_streams();
 // Called before the first GPU work: registers, after libcuda's own exit handlers, one that waits

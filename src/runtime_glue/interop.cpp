@@ -49,9 +49,10 @@ std::shared_ptr<ForeignBorrowState> begin_foreign_borrow(std::shared_ptr<Storage
     CUstream cs = state->stream->cuda(driver);
     add(s.device_ready);
     for (const CompletionPtr& d : deps) {
-      if (d->queue == state->stream->id()) continue;
-      if (d->cuda_event)
-        driver.check(driver.cuStreamWaitEvent(cs, static_cast<CUevent>(d->cuda_event), 0), "cuStreamWaitEvent");
+      if (d->queue == state->stream->gpu_queue()) continue;
+      std::shared_ptr<const void> hold;
+      if (void* e = d->cuda_event(hold))
+        driver.check(driver.cuStreamWaitEvent(cs, static_cast<CUevent>(e), 0), "cuStreamWaitEvent");
       else
         wait_quietly(d);
     }
@@ -81,18 +82,13 @@ void end_foreign_borrow(ForeignBorrowState& state) {
   state.ended = true;
   CompletionPtr after;
   if (state.stream) {
-    CudaDriver& driver = CudaDriver::get();
-    driver.make_current();
-    CUstream cs = state.stream->cuda(driver);
-    CUevent event = acquire_event(driver);
-    CUresult r = driver.cuEventRecord(event, cs);
-    if (r != kCudaSuccess) {
-      release_event(event);
-      state.completion->end(nullptr);  // cannot order after it: treat it as finished
-      driver.check(r, "cuEventRecord (end of a foreign borrow)");
+    // The foreign work was enqueued on the stream before now: a point of its timeline after it.
+    std::uint64_t seq;
+    {
+      auto timeline = state.stream->lock_gpu();
+      seq = state.stream->note_submitted();
     }
-    auto e = std::make_shared<EventCompletion>(event, nullptr);
-    e->queue = state.stream->id();
+    auto e = std::make_shared<StreamCompletion>(state.stream, seq, nullptr);
     e->order = next_order();
     e->label = state.completion->label;
     after = std::move(e);

@@ -8,7 +8,7 @@
 #include <array>
 #include <cstdlib>
 #include <future>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "execution.h"
 #include "tessera/errors.h"
@@ -30,9 +30,9 @@ class Streams {
     return *streams;
   }
 
-  void add(StreamImpl* s) {
+  void add(const std::shared_ptr<StreamImpl>& s) {
     std::lock_guard lock(mutex_);
-    live_.insert(s);
+    live_[s.get()] = s;
   }
   void remove(StreamImpl* s) {
     std::lock_guard lock(mutex_);
@@ -40,22 +40,23 @@ class Streams {
   }
   void synchronize_all() {
     // Synchronizing a stream must not hold mutex_ (a stream's tasks may make or drop streams).
-    std::vector<StreamImpl*> all;
+    std::vector<std::shared_ptr<StreamImpl>> all;
     {
       std::lock_guard lock(mutex_);
-      all.assign(live_.begin(), live_.end());
+      for (auto& [raw, weak] : live_)
+        if (auto s = weak.lock()) all.push_back(std::move(s));
     }
-    for (StreamImpl* s : all) s->synchronize();
+    for (auto& s : all) s->synchronize();
   }
 
-  StreamImpl& pool(std::size_t i) {
+  std::shared_ptr<StreamImpl> pool(std::size_t i) {
     std::lock_guard lock(pool_mutex_);
     if (!pool_[i]) {
-      pool_[i] = std::make_unique<StreamImpl>(true, nullptr);
+      pool_[i] = StreamImpl::make(true, nullptr);
       pool_ptr_[i].store(pool_[i].get(), std::memory_order_release);
       pool_id_[i].store(pool_[i]->id(), std::memory_order_release);
     }
-    return *pool_[i];
+    return pool_[i];
   }
   std::size_t next_round_robin() { return round_robin_.fetch_add(1, std::memory_order_relaxed) % pool_.size(); }
   // The pool stream with this id, if any (no lock: an id is published after its stream).
@@ -64,9 +65,9 @@ class Streams {
       if (pool_id_[i].load(std::memory_order_acquire) == id) return pool_ptr_[i].load(std::memory_order_acquire);
     return nullptr;
   }
-  // At exit: joins the pool's workers.
+  // At exit: joins the pool's workers (unless work in flight still holds a pool stream).
   void drop_pool() {
-    std::array<std::unique_ptr<StreamImpl>, 4> old;
+    std::array<std::shared_ptr<StreamImpl>, 4> old;
     {
       std::lock_guard lock(pool_mutex_);
       for (std::size_t i = 0; i < pool_.size(); ++i) {
@@ -80,9 +81,9 @@ class Streams {
  private:
   Streams() = default;
   std::mutex mutex_;
-  std::unordered_set<StreamImpl*> live_;
+  std::unordered_map<StreamImpl*, std::weak_ptr<StreamImpl>> live_;
   std::mutex pool_mutex_;
-  std::array<std::unique_ptr<StreamImpl>, 4> pool_;
+  std::array<std::shared_ptr<StreamImpl>, 4> pool_;
   std::array<std::atomic<std::uint64_t>, 4> pool_id_{};
   std::array<std::atomic<StreamImpl*>, 4> pool_ptr_{};
   std::atomic<std::size_t> round_robin_{0};
@@ -108,8 +109,12 @@ ExitDrain exit_drain;
 }  // namespace
 
 StreamImpl::StreamImpl(bool pooled, CUstream foreign)
-    : id_(next_stream_id()), pooled_(pooled), cuda_(foreign), foreign_(foreign != nullptr) {
-  Streams::get().add(this);
+    : id_(next_stream_id()), pooled_(pooled), cuda_(foreign), foreign_(foreign != nullptr) {}
+
+std::shared_ptr<StreamImpl> StreamImpl::make(bool pooled, CUstream foreign) {
+  std::shared_ptr<StreamImpl> s(new StreamImpl(pooled, foreign));
+  Streams::get().add(s);
+  return s;
 }
 
 StreamImpl::~StreamImpl() {
@@ -119,7 +124,14 @@ StreamImpl::~StreamImpl() {
     stop_ = true;
   }
   cv_.notify_all();
-  if (worker_.joinable()) worker_.join();  // runs what was posted first
+  if (worker_.joinable()) {
+    // The last reference may go on the worker itself (a task held the last GPU completion of this
+    // stream): it finishes its queue and exits on its own then.
+    if (worker_.get_id() == std::this_thread::get_id())
+      worker_.detach();
+    else
+      worker_.join();  // runs what was posted first
+  }
   if (cuda_ && !foreign_ && !gpu_shut_down()) {
     if (CudaDriver* d = CudaDriver::get_if_available()) {
       d->cuCtxSetCurrent(d->context());
@@ -168,10 +180,15 @@ CUstream StreamImpl::cuda(CudaDriver& driver) {
 void StreamImpl::synchronize() {
   bool has_worker;
   CUstream s;
+  std::uint64_t upto;
   {
     std::lock_guard lock(mutex_);
     has_worker = started_ && !stop_;
     s = cuda_;
+  }
+  {
+    std::lock_guard lock(gpu_mutex_);
+    upto = submitted_;
   }
   if (has_worker) {
     std::promise<void> reached;
@@ -183,6 +200,31 @@ void StreamImpl::synchronize() {
     CudaDriver& d = CudaDriver::get();
     d.make_current();
     d.check(d.cuStreamSynchronize(s), "cuStreamSynchronize");
+    note_reached(upto);
+  }
+}
+
+std::shared_ptr<const Mark> StreamImpl::mark_covering(CudaDriver& driver, std::uint64_t seq) {
+  std::lock_guard lock(gpu_mutex_);
+  const std::uint64_t done = completed_.load(std::memory_order_acquire);
+  while (marks_.size() > 1 && marks_.front()->seq <= done) marks_.pop_front();  // holders keep theirs
+  for (const auto& m : marks_)
+    if (m->seq >= seq) return m;
+  // Nothing covers it yet: record an event now, after everything submitted so far.
+  CUevent event = acquire_event(driver);
+  driver.make_current();
+  if (CUresult r = driver.cuEventRecord(event, cuda_); r != kCudaSuccess) {
+    release_event(event);
+    driver.check(r, "cuEventRecord");
+  }
+  auto m = std::make_shared<const Mark>(submitted_, event);
+  marks_.push_back(m);
+  return m;
+}
+
+void StreamImpl::note_reached(std::uint64_t seq) {
+  std::uint64_t cur = completed_.load(std::memory_order_relaxed);
+  while (cur < seq && !completed_.compare_exchange_weak(cur, seq, std::memory_order_acq_rel)) {
   }
 }
 
@@ -202,18 +244,18 @@ void prepare_gpu_exit() {
 
 bool gpu_shut_down() { return gpu_exit_done.load(std::memory_order_acquire); }
 
-StreamImpl& pool_stream_for(std::span<const CompletionPtr> deps) {
+std::shared_ptr<StreamImpl> pool_stream_for(std::span<const CompletionPtr> deps) {
   Streams& streams = Streams::get();
   std::uint64_t best_order = 0;
   StreamImpl* best = nullptr;
   for (const CompletionPtr& d : deps) {
     if (d->order <= best_order || d->queue == 0) continue;
-    if (StreamImpl* s = streams.pool_by_id(d->queue)) {
+    if (StreamImpl* s = streams.pool_by_id(d->queue / 2)) {
       best = s;
       best_order = d->order;
     }
   }
-  return best ? *best : streams.pool(streams.next_round_robin());
+  return best ? best->shared_from_this() : streams.pool(streams.next_round_robin());
 }
 
 void synchronize_streams() { Streams::get().synchronize_all(); }
@@ -226,12 +268,12 @@ namespace {
 std::atomic<bool> strict_flag{false};
 }  // namespace
 
-Stream Stream::create() { return Stream(std::make_shared<detail::StreamImpl>(false, nullptr)); }
+Stream Stream::create() { return Stream(detail::StreamImpl::make(false, nullptr)); }
 
 Stream Stream::from_cuda(void* cu_stream) {
   if (!cu_stream)
     throw Error("tessera::Stream::from_cuda: the legacy default stream (null) cannot be used; pass a created stream");
-  return Stream(std::make_shared<detail::StreamImpl>(false, static_cast<CUstream>(cu_stream)));
+  return Stream(detail::StreamImpl::make(false, static_cast<CUstream>(cu_stream)));
 }
 
 std::uint64_t Stream::id() const { return impl_ ? impl_->id() : 0; }

@@ -77,9 +77,9 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
     if (sub.gpu && s.device_ready) add_dependency(deps, s.device_ready, sub);
   }
 
-  StreamImpl* queue = options && options->stream ? options->stream.impl().get() : nullptr;
+  std::shared_ptr<StreamImpl> queue = options && options->stream ? options->stream.impl() : nullptr;
   const bool run_inline = !sub.gpu && sub.wait && !queue;
-  if (!queue && !run_inline) queue = &pool_stream_for(deps);
+  if (!queue && !run_inline) queue = pool_stream_for(deps);
   const bool strict = options && options->strict_host_access;
 
   CompletionPtr done;
@@ -96,7 +96,7 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
     }
     std::function<void()> task = work.cpu_task();
     auto c = std::make_shared<HostCompletion>();
-    c->queue = run_inline ? 0 : queue->id();
+    c->queue = run_inline ? 0 : queue->cpu_queue();
     c->order = next_order();
     c->strict = strict;
     c->label = sub.label;
@@ -129,13 +129,22 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
     prepare_gpu_exit();
     driver.make_current();
     CUstream stream = queue->cuda(driver);
+    // Work on other streams: their events (recorded now if need be), taken before this stream's
+    // timeline is locked (one stream lock at a time). Host work: waited for here.
+    std::vector<std::shared_ptr<const void>> holds;
+    std::vector<CUevent> waits;
     for (const CompletionPtr& d : deps) {
-      if (d->queue == queue->id()) continue;  // earlier on the same stream
-      if (d->cuda_event)
-        driver.check(driver.cuStreamWaitEvent(stream, static_cast<CUevent>(d->cuda_event), 0), "cuStreamWaitEvent");
-      else
-        wait_quietly(d);  // host work (CPU target, foreign host code): wait for it here
+      if (d->queue == queue->gpu_queue()) continue;  // earlier on the same stream
+      std::shared_ptr<const void> hold;
+      if (void* e = d->cuda_event(hold)) {
+        waits.push_back(static_cast<CUevent>(e));
+        holds.push_back(std::move(hold));
+      } else {
+        wait_quietly(d);
+      }
     }
+    auto timeline = queue->lock_gpu();
+    for (CUevent e : waits) driver.check(driver.cuStreamWaitEvent(stream, e, 0), "cuStreamWaitEvent");
     // The device copies must be current: upload what the host wrote last, ordered on this stream.
     std::vector<Storage*> uploaded;
     for (const Use& u : uses) {
@@ -149,17 +158,15 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
         uploaded.push_back(&s);
       }
     }
-    CUevent event = acquire_event(driver);
     try {
       work.enqueue_gpu(driver, stream);
-      driver.check(driver.cuEventRecord(event, stream), "cuEventRecord");
     } catch (...) {
-      release_event(event);
       for (Storage* s : uploaded) s->device_valid = false;  // upload again next time
       throw;
     }
-    auto c = std::make_shared<EventCompletion>(event, work.keep_alive());
-    c->queue = queue->id();
+    const std::uint64_t seq = queue->note_submitted();
+    timeline.unlock();
+    auto c = std::make_shared<StreamCompletion>(queue, seq, work.keep_alive());
     c->order = next_order();
     c->strict = strict;
     c->label = sub.label;

@@ -46,10 +46,17 @@ class Completion {
   virtual std::shared_ptr<const Completion> resolved(const std::shared_ptr<const Completion>& self) const {
     return self;
   }
+  // GPU work not known to be done: a CUevent reached once it is (recorded now if need be), valid
+  // while `hold` lives, for other streams to wait on. nullptr otherwise: wait on the host.
+  virtual void* cuda_event(std::shared_ptr<const void>& hold) const {
+    (void)hold;
+    return nullptr;
+  }
 
-  std::uint64_t queue = 0;     // the in-order queue it completes on (0: none, e.g. an inline run)
+  // The in-order queue it completes on: 2 * stream id for a stream's CPU worker, 2 * stream id + 1
+  // for its GPU stream, 0 for none (e.g. a synchronous CPU launch run on the caller's thread).
+  std::uint64_t queue = 0;
   std::uint64_t order = 0;     // global submission order (later submissions have larger numbers)
-  void* cuda_event = nullptr;  // GPU work: the CUevent recorded after it, for stream waits
   bool strict = false;         // host access to its tensors throws instead of waiting while in flight
   // What it is, for messages: "kernel 'add'", "graph replay (3 launches)", ... (shared, so that
   // a launch costs no string copy).
