@@ -135,15 +135,22 @@ class StreamImpl : public std::enable_shared_from_this<StreamImpl> {
 
  private:
   StreamImpl(bool pooled, CUstream foreign);
-  void worker_loop();
+
+  // The CPU worker's queue, shared with its thread, which may outlive the StreamImpl (when the last
+  // reference goes on the worker itself, it is detached and drains the queue alone).
+  struct Worker {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::vector<std::function<void()>> tasks;  // FIFO, taken in batches
+    bool stop = false;
+    static void loop(std::shared_ptr<Worker> w);
+  };
 
   const std::uint64_t id_;
   const bool pooled_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::vector<std::function<void()>> tasks_;  // FIFO, consumed from the front in batches
-  bool stop_ = false;
+  std::mutex mutex_;  // started_, worker_, cuda_
   bool started_ = false;
+  std::shared_ptr<Worker> work_ = std::make_shared<Worker>();
   std::thread worker_;
   CUstream cuda_ = nullptr;
   bool foreign_ = false;

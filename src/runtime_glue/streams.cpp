@@ -120,10 +120,10 @@ std::shared_ptr<StreamImpl> StreamImpl::make(bool pooled, CUstream foreign) {
 StreamImpl::~StreamImpl() {
   Streams::get().remove(this);
   {
-    std::lock_guard lock(mutex_);
-    stop_ = true;
+    std::lock_guard lock(work_->mutex);
+    work_->stop = true;
   }
-  cv_.notify_all();
+  work_->cv.notify_all();
   if (worker_.joinable()) {
     // The last reference may go on the worker itself (a task held the last GPU completion of this
     // stream): it finishes its queue and exits on its own then.
@@ -144,27 +144,30 @@ StreamImpl::~StreamImpl() {
 void StreamImpl::post(std::function<void()> task) {
   {
     std::lock_guard lock(mutex_);
-    if (stop_) throw Error("tessera: work posted to a stream that is being destroyed");
-    tasks_.push_back(std::move(task));
     if (!started_) {
       started_ = true;
-      worker_ = std::thread([this] { worker_loop(); });
+      worker_ = std::thread(Worker::loop, work_);
     }
   }
-  cv_.notify_one();
+  {
+    std::lock_guard lock(work_->mutex);
+    if (work_->stop) throw Error("tessera: work posted to a stream that is being destroyed");
+    work_->tasks.push_back(std::move(task));
+  }
+  work_->cv.notify_one();
 }
 
-void StreamImpl::worker_loop() {
+void StreamImpl::Worker::loop(std::shared_ptr<Worker> w) {
   std::vector<std::function<void()>> batch;
   for (;;) {
     {
-      std::unique_lock lock(mutex_);
-      cv_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;  // stopped and drained
-      batch.swap(tasks_);
+      std::unique_lock lock(w->mutex);
+      w->cv.wait(lock, [&] { return w->stop || !w->tasks.empty(); });
+      if (w->tasks.empty()) return;  // stopped and drained
+      batch.swap(w->tasks);
     }
     for (auto& task : batch) task();  // tasks catch their own exceptions
-    batch.clear();
+    batch.clear();                    // may drop the last reference to the stream
   }
 }
 
@@ -183,7 +186,7 @@ void StreamImpl::synchronize() {
   std::uint64_t upto;
   {
     std::lock_guard lock(mutex_);
-    has_worker = started_ && !stop_;
+    has_worker = started_;
     s = cuda_;
   }
   {
