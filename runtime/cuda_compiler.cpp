@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "errors.h"
+#include "tessera/errors.h"
 
 namespace tessera {
 namespace {

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "errors.h"
+#include "tessera/errors.h"
 
 namespace tessera {
 

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "errors.h"
+#include "tessera/errors.h"
 
 namespace tessera::detail {
 

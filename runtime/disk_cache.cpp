@@ -22,7 +22,7 @@
 #include <llvm/Support/Path.h>
 
 #include "cache_key.h"
-#include "errors.h"
+#include "tessera/errors.h"
 
 namespace tessera {
 
