@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cuda_driver.h"
-#include "errors.h"
+#include "tessera/errors.h"
 #include "nvjitlink.h"
 
 using tessera::CudaDriver;

@@ -16,7 +16,7 @@
 
 #include "cache_key.h"
 #include "disk_cache.h"
-#include "errors.h"
+#include "tessera/errors.h"
 
 namespace fs = std::filesystem;
 using tessera::DiskCache;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "errors.h"
+#include "tessera/errors.h"
 #include "nvjitlink.h"
 
 namespace {
