@@ -26,6 +26,7 @@ struct Compiled {
   GpuCode gpu;
   bool from_disk_cache = false;
   std::vector<std::pair<int64_t, int64_t>> load_likes;  // (input, output) of each load_like node
+  std::vector<bool> overwrites;  // per parameter: an output stored whole and never read ((own ..))
   std::shared_ptr<const std::string> label;              // "kernel 'name'", for messages
   mutable LoadedKernel loaded;  // the cubin in the GPU's context, loaded at the first GPU launch
 };

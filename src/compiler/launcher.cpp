@@ -88,6 +88,17 @@ void dump_cubin(const GpuCode& code) {
 
 void collect_load_like(const Sexp& n, std::vector<std::pair<int64_t, int64_t>>& out);
 
+// Outputs the body stores (every program stores its whole tile) and outputs it reads back.
+void collect_output_uses(const Sexp& n, std::vector<bool>& stored, std::vector<bool>& read) {
+  if (!n.is_list) return;
+  auto mark = [](std::vector<bool>& v, int64_t p) {
+    if (p >= 0 && p < static_cast<int64_t>(v.size())) v[p] = true;
+  };
+  if (n.head() == "store" && n.items.size() == 3) mark(stored, n[1].as_int());
+  if (n.head() == "own" && n.items.size() == 3) mark(read, n[2].as_int());
+  for (const Sexp& c : n.items) collect_output_uses(c, stored, read);
+}
+
 // The process-wide cache of compiled kernels. Never destroyed: work in flight at exit may still
 // run its code (the exit drain in runtime_glue/streams.cpp waits for it after the statics made
 // later are gone).
@@ -197,6 +208,11 @@ class KernelCache {
     c->ast.layouts = layouts;
     c->label = std::make_shared<const std::string>(fmt::format("kernel '{}'", kernel));
     collect_load_like(*c->ast.body, c->load_likes);
+    std::vector<bool> stored(c->ast.params.size()), read(c->ast.params.size());
+    collect_output_uses(*c->ast.body, stored, read);
+    c->overwrites.resize(c->ast.params.size());
+    for (std::size_t i = 0; i < c->overwrites.size(); ++i)
+      c->overwrites[i] = c->ast.params[i].kind == ParamInfo::Kind::out && stored[i] && !read[i];
     if (target == Target::cpu) {
       c->cpu = compile_cpu(kernel, c->ast);
       std::lock_guard lock(mutex_);
@@ -468,8 +484,11 @@ CompletionPtr submit(const LaunchRequest& r, Target target) {
   sub.gpu = is_gpu(target);
   sub.options = r.options;
   sub.wait = r.wait || r.elapsed_ms;
-  for (const ArgDesc& a : r.args)
-    if (a.kind != Kind::scalar) sub.uses.push_back({a.storage.get(), a.kind == Kind::out});
+  for (std::size_t i = 0; i < r.args.size(); ++i) {
+    const ArgDesc& a = r.args[i];
+    if (a.kind != Kind::scalar)
+      sub.uses.push_back({a.storage.get(), a.kind == Kind::out, a.kind == Kind::out && compiled->overwrites[i]});
+  }
   if (sub.gpu && !CudaDriver::get_if_available())
     fail(r.kernel, fmt::format("cannot run on {}: no usable GPU ({}); use TESSERA_TARGET=cpu", target_str(target),
                                CudaDriver::unavailable_reason()));

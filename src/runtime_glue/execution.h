@@ -178,6 +178,7 @@ bool gpu_shut_down();
 struct Use {
   Storage* storage = nullptr;
   bool write = false;
+  bool overwrite = false;  // written whole and not read: no copy needs to be made current
 };
 
 // A piece of work to submit: what it uses and how to run it on either target.

@@ -22,9 +22,10 @@ std::vector<Use> merged(const std::vector<Use>& given) {
   std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) { return a.storage < b.storage; });
   std::size_t n = 0;
   for (const Use& u : uses) {
-    if (n > 0 && uses[n - 1].storage == u.storage)
+    if (n > 0 && uses[n - 1].storage == u.storage) {
       uses[n - 1].write = uses[n - 1].write || u.write;
-    else
+      uses[n - 1].overwrite = uses[n - 1].overwrite && u.overwrite;
+    } else
       uses[n++] = u;
   }
   uses.resize(n);
@@ -88,11 +89,11 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
     for (const Use& u : uses) {
       Storage& s = *u.storage;
       s.host_raw();
-      if (!s.host_valid) {
+      if (!s.host_valid && !u.overwrite) {
         wait_quietly(s.writer);
         download(s);
-        s.host_valid = true;
       }
+      s.host_valid = true;
     }
     std::function<void()> task = work.cpu_task();
     auto c = std::make_shared<HostCompletion>();
@@ -150,7 +151,9 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
     for (const Use& u : uses) {
       Storage& s = *u.storage;
       CUdeviceptr address = device_address(driver, s);
-      if (!s.device_valid) {
+      if (!s.device_valid && u.overwrite) {
+        s.device_valid = true;  // the kernel writes all of it
+      } else if (!s.device_valid) {
         if (s.bytes())
           driver.check(driver.cuMemcpyHtoDAsync_v2(address, s.host_raw(), s.bytes(), stream),
                        "cuMemcpyHtoDAsync (tensor upload)");

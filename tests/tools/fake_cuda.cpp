@@ -1,0 +1,259 @@
+// fake_cuda.cpp: a stand-in libcuda.so.1 for smoke-testing tessera's GPU code paths on machines
+// without a GPU (test execution.fake_gpu_smoke, with tools/gpu_smoke.cpp). Not a GPU: device memory
+// is host memory, every copy happens at once, kernels do not run (a launch only checks its
+// arguments), events are reached when recorded. It checks what it can about how it is called
+// (handles that exist, events recorded before they are waited for, non-zero grids, parameters
+// present) and counts the calls, which the smoke program reads through fake_cuda_counts().
+// Implements the entry points of runtime/cuda_functions.def, with its signatures, and answers
+// cuGetExportTable (which NVRTC looks up in any libcuda it finds) with "not found".
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "cuda_driver.h"
+
+using namespace tessera;
+
+namespace {
+
+constexpr CUresult kInvalidValue = 1;
+constexpr CUresult kInvalidHandle = 400;
+
+struct Counts {
+  std::atomic<long> launches{0}, event_records{0}, stream_waits{0}, uploads{0}, downloads{0}, graph_creates{0},
+      graph_nodes{0}, graph_param_sets{0}, graph_launches{0}, errors{0};
+};
+Counts counts;
+
+std::mutex mutex;
+std::set<void*> streams, events, recorded_events, modules, graphs, execs;
+
+struct Handle {
+  int tag;
+};
+
+CUresult bad() {
+  counts.errors++;
+  return kInvalidHandle;
+}
+template <class T>
+T make(std::set<void*>& set) {
+  auto* h = new Handle{0};
+  std::lock_guard lock(mutex);
+  set.insert(h);
+  return reinterpret_cast<T>(h);
+}
+bool known(std::set<void*>& set, void* h) {
+  std::lock_guard lock(mutex);
+  return set.count(h) != 0;
+}
+bool drop(std::set<void*>& set, void* h) {
+  std::lock_guard lock(mutex);
+  if (!set.erase(h)) return false;
+  delete static_cast<Handle*>(h);
+  return true;
+}
+// A stream argument: null (the legacy stream) or one we made.
+bool stream_ok(CUstream s) { return s == nullptr || known(streams, s); }
+
+}  // namespace
+
+extern "C" {
+
+// The counters, in this order: launches, event_records, stream_waits, uploads, downloads,
+// graph_creates, graph_nodes, graph_param_sets, graph_launches, errors.
+void fake_cuda_counts(long* out) {
+  const std::atomic<long>* all[] = {&counts.launches,      &counts.event_records, &counts.stream_waits,
+                                    &counts.uploads,       &counts.downloads,     &counts.graph_creates,
+                                    &counts.graph_nodes,   &counts.graph_param_sets, &counts.graph_launches,
+                                    &counts.errors};
+  for (int i = 0; i < 10; ++i) out[i] = all[i]->load();
+}
+
+CUresult cuInit(unsigned) { return kCudaSuccess; }
+// NVIDIA's private tables (NVRTC asks when it finds a libcuda): none here.
+CUresult cuGetExportTable(const void** table, const void*) {
+  *table = nullptr;
+  return 500;  // CUDA_ERROR_NOT_FOUND
+}
+CUresult cuDriverGetVersion(int* v) {
+  *v = 13000;
+  return kCudaSuccess;
+}
+CUresult cuGetErrorString(CUresult, const char** text) {
+  *text = "fake CUDA error";
+  return kCudaSuccess;
+}
+CUresult cuGetErrorName(CUresult, const char** name) {
+  *name = "CUDA_ERROR_FAKE";
+  return kCudaSuccess;
+}
+CUresult cuDeviceGet(CUdevice* d, int ordinal) {
+  *d = ordinal;
+  return ordinal == 0 ? kCudaSuccess : kInvalidValue;
+}
+CUresult cuDeviceGetCount(int* n) {
+  *n = 1;
+  return kCudaSuccess;
+}
+CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice) {
+  *value = attribute == kAttrComputeCapabilityMajor ? 9 : attribute == kAttrComputeCapabilityMinor ? 0 : 49152;
+  return kCudaSuccess;
+}
+CUresult cuDeviceGetName(char* name, int length, CUdevice) {
+  std::strncpy(name, "Fake GPU (tests/tools/fake_cuda.cpp)", static_cast<std::size_t>(length));
+  return kCudaSuccess;
+}
+CUresult cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice) {
+  static Handle context{1};
+  *c = reinterpret_cast<CUcontext>(&context);
+  return kCudaSuccess;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) { return kCudaSuccess; }
+CUresult cuCtxSetCurrent(CUcontext) { return kCudaSuccess; }
+CUresult cuCtxSynchronize() { return kCudaSuccess; }
+
+CUresult cuModuleLoadData(CUmodule* m, const void* image) {
+  if (!image || std::memcmp(static_cast<const char*>(image) + 1, "ELF", 3) != 0) return bad();
+  *m = make<CUmodule>(modules);
+  return kCudaSuccess;
+}
+CUresult cuModuleUnload(CUmodule m) { return drop(modules, m) ? kCudaSuccess : bad(); }
+CUresult cuModuleGetFunction(CUfunction* f, CUmodule m, const char* name) {
+  if (!known(modules, m) || !name || !*name) return bad();
+  *f = reinterpret_cast<CUfunction>(m);  // a function is its module here
+  return kCudaSuccess;
+}
+CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) { return kCudaSuccess; }
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned, CUstream s, void** params, void**) {
+  if (!known(modules, f) || !stream_ok(s) || !gx || !gy || !gz || !bx || !by || !bz || !params) return bad();
+  counts.launches++;
+  return kCudaSuccess;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
+  void* m = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!m) return kCudaErrorOutOfMemory;
+  std::memset(m, 0xcd, bytes);  // like uninitialized device memory
+  *p = reinterpret_cast<CUdeviceptr>(m);
+  return kCudaSuccess;
+}
+CUresult cuMemFree_v2(CUdeviceptr p) {
+  std::free(reinterpret_cast<void*>(p));
+  return kCudaSuccess;
+}
+CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
+  *free_bytes = *total = size_t{1} << 34;
+  return kCudaSuccess;
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void* h, size_t n) {
+  std::memcpy(reinterpret_cast<void*>(d), h, n);
+  counts.uploads++;
+  return kCudaSuccess;
+}
+CUresult cuMemcpyDtoH_v2(void* h, CUdeviceptr d, size_t n) {
+  std::memcpy(h, reinterpret_cast<const void*>(d), n);
+  counts.downloads++;
+  return kCudaSuccess;
+}
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
+  std::memset(reinterpret_cast<void*>(d), v, n);
+  return kCudaSuccess;
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void* h, size_t n, CUstream s) {
+  if (!stream_ok(s)) return bad();
+  return cuMemcpyHtoD_v2(d, h, n);
+}
+CUresult cuMemcpyDtoHAsync_v2(void* h, CUdeviceptr d, size_t n, CUstream s) {
+  if (!stream_ok(s)) return bad();
+  return cuMemcpyDtoH_v2(h, d, n);
+}
+CUresult cuPointerGetAttribute(void*, CUpointer_attribute, CUdeviceptr) { return kInvalidValue; }
+
+CUresult cuStreamCreate(CUstream* s, unsigned) {
+  *s = make<CUstream>(streams);
+  return kCudaSuccess;
+}
+CUresult cuStreamDestroy_v2(CUstream s) { return drop(streams, s) ? kCudaSuccess : bad(); }
+CUresult cuStreamSynchronize(CUstream s) { return stream_ok(s) ? kCudaSuccess : bad(); }
+CUresult cuStreamQuery(CUstream s) { return stream_ok(s) ? kCudaSuccess : bad(); }
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned) {
+  std::lock_guard lock(mutex);
+  if ((s && !streams.count(s)) || !events.count(e) || !recorded_events.count(e)) {
+    counts.errors++;
+    return kInvalidHandle;
+  }
+  counts.stream_waits++;
+  return kCudaSuccess;
+}
+
+CUresult cuEventCreate(CUevent* e, unsigned) {
+  *e = make<CUevent>(events);
+  return kCudaSuccess;
+}
+CUresult cuEventRecord(CUevent e, CUstream s) {
+  if (!known(events, e) || !stream_ok(s)) return bad();
+  std::lock_guard lock(mutex);
+  recorded_events.insert(e);
+  counts.event_records++;
+  return kCudaSuccess;
+}
+CUresult cuEventQuery(CUevent e) {
+  std::lock_guard lock(mutex);
+  if (!recorded_events.count(e)) {
+    counts.errors++;
+    return kInvalidHandle;
+  }
+  return kCudaSuccess;
+}
+CUresult cuEventSynchronize(CUevent e) { return cuEventQuery(e); }
+CUresult cuEventElapsedTime_v2(float* ms, CUevent a, CUevent b) {
+  if (cuEventQuery(a) || cuEventQuery(b)) return kInvalidHandle;
+  *ms = 0.001f;
+  return kCudaSuccess;
+}
+CUresult cuEventDestroy_v2(CUevent e) {
+  {
+    std::lock_guard lock(mutex);
+    recorded_events.erase(e);
+  }
+  return drop(events, e) ? kCudaSuccess : bad();
+}
+
+CUresult cuGraphCreate(CUgraph* g, unsigned) {
+  *g = make<CUgraph>(graphs);
+  counts.graph_creates++;
+  return kCudaSuccess;
+}
+CUresult cuGraphDestroy(CUgraph g) { return drop(graphs, g) ? kCudaSuccess : bad(); }
+CUresult cuGraphAddKernelNode_v2(CUgraphNode* node, CUgraph g, const CUgraphNode*, size_t,
+                                 const KernelNodeParams* p) {
+  if (!known(graphs, g) || !p || !known(modules, p->func) || !p->grid_x || !p->grid_y || !p->grid_z ||
+      !p->block_x || !p->kernel_params)
+    return bad();
+  *node = reinterpret_cast<CUgraphNode>(new Handle{2});  // leaked: a test tool
+  counts.graph_nodes++;
+  return kCudaSuccess;
+}
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* e, CUgraph g, unsigned long long) {
+  if (!known(graphs, g)) return bad();
+  *e = make<CUgraphExec>(execs);
+  return kCudaSuccess;
+}
+CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec e, CUgraphNode n, const KernelNodeParams* p) {
+  if (!known(execs, e) || !n || !p || !known(modules, p->func) || !p->kernel_params) return bad();
+  counts.graph_param_sets++;
+  return kCudaSuccess;
+}
+CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
+  if (!known(execs, e) || !stream_ok(s)) return bad();
+  counts.graph_launches++;
+  return kCudaSuccess;
+}
+CUresult cuGraphExecDestroy(CUgraphExec e) { return drop(execs, e) ? kCudaSuccess : bad(); }
+
+}  // extern "C"

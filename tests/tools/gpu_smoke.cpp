@@ -1,0 +1,188 @@
+// gpu_smoke.cpp: drives tessera's GPU code paths against the fake driver (tools/fake_cuda.cpp,
+// test execution.fake_gpu_smoke), which runs no kernels: results are not checked, the driver calls
+// are. Checks: a chain of async launches records no event until the host waits (GPU timelines);
+// work on two streams is joined with stream waits; synchronous and timed launches; a graph is built
+// once, patched only for changed Scalars or rebinds and rebuilt when a rebind changes the sharing;
+// a foreign stream and a device borrow; foreign device memory released after its last use; an
+// unsafe CUDA kernel; and that the fake saw no invalid call. Prints what it did; exits non-zero on
+// a failed check.
+#include <tessera/tessera.h>
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+using namespace tessera;
+
+namespace {
+
+struct Counts {
+  long launches, event_records, stream_waits, uploads, downloads, graph_creates, graph_nodes, graph_param_sets,
+      graph_launches, errors;
+};
+
+Counts counts() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  auto fn = lib ? reinterpret_cast<void (*)(long*)>(dlsym(lib, "fake_cuda_counts")) : nullptr;
+  if (!fn) {
+    std::printf("FAIL: the fake libcuda.so.1 is not the loaded driver\n");
+    std::exit(1);
+  }
+  Counts c{};
+  fn(&c.launches);
+  return c;
+}
+
+int failures = 0;
+void check(bool ok, const std::string& what) {
+  std::printf("%s: %s\n", ok ? "ok" : "FAIL", what.c_str());
+  failures += ok ? 0 : 1;
+}
+
+auto inc_kernel() {
+  return kernel("smoke_inc", [](auto out, auto a) { return out.store(a.load_like(out) + c<1>); });
+}
+
+}  // namespace
+
+int main() {
+  if (!gpu_available()) {
+    std::printf("FAIL: no GPU (the fake driver did not load)\n");
+    return 1;
+  }
+  const Target gpu = Target::sm_90;
+  LaunchOptions o;
+  o.target = gpu;
+  auto inc = inc_kernel();
+  try {
+    // 1. A chain of async launches: no event until the host waits, then one.
+    Tensor<float, 1> a({4096}), b({4096});
+    inc.launch(o, b.partition<1024>(), a);  // warm up: compile, load, allocate
+    Counts c0 = counts();
+    for (int i = 0; i < 100; ++i) {
+      if (i % 2 == 0)
+        inc.launch_async(o, a.partition<1024>(), b).detach();
+      else
+        inc.launch_async(o, b.partition<1024>(), a).detach();
+    }
+    Counts c1 = counts();
+    check(c1.launches - c0.launches == 100, "100 async launches reach cuLaunchKernel");
+    check(c1.event_records == c0.event_records, "a chain on one stream records no event");
+    (void)std::as_const(b)(0);  // the host waits for the last writer of b: one event, one download
+    Counts c2 = counts();
+    check(c2.event_records - c1.event_records == 1, "a host wait records one event covering the chain");
+    check(c2.downloads - c1.downloads == 1, "a host read downloads once");
+    (void)std::as_const(a)(0);
+    check(counts().event_records == c2.event_records, "a later wait on the same stream reuses the event");
+
+    // 2. Two streams joined by a launch that reads both.
+    Stream s1 = Stream::create(), s2 = Stream::create();
+    LaunchOptions o1 = o, o2 = o;
+    o1.stream = s1;
+    o2.stream = s2;
+    Tensor<float, 1> x({2048}), p({2048}), q({2048}), r({2048});
+    auto add = kernel("smoke_add", [](auto out, auto u, auto v) { return out.store(u.load_like(out) + v.load_like(out)); });
+    Counts c3 = counts();
+    inc.launch_async(o1, p.partition<1024>(), x).detach();
+    inc.launch_async(o2, q.partition<1024>(), x).detach();
+    add.launch_async(o, r.partition<1024>(), p, q).wait();
+    Counts c4 = counts();
+    check(c4.stream_waits - c3.stream_waits >= 1, "a join waits for the other stream with cuStreamWaitEvent");
+    check(c4.uploads - c3.uploads == 1, "x is uploaded once; p, q and r are not (written whole, never read back)");
+
+    // 3. Synchronous and timed launches.
+    Counts c5 = counts();
+    for (int i = 0; i < 10; ++i) inc.launch(o, b.partition<1024>(), a);
+    double ms = inc.launch_timed(gpu, b.partition<1024>(), a);
+    Counts c6 = counts();
+    check(c6.launches - c5.launches == 11, "synchronous launches");
+    check(ms > 0, "launch_timed measures with events");
+
+    // 4. A graph: built once, patched only for what changed, rebuilt when the sharing changes.
+    Scalar<int32_t> step(0);
+    auto shift = kernel("smoke_shift", [](auto out, auto u, auto k) {
+      return out.store(u.load_like(out) + cast<DType::f32>(k));
+    });
+    Tensor<float, 1> g0({2048}), g1({2048}), g2({2048}), other({2048});
+    Graph g(gpu);
+    {
+      auto recording = g.capture();
+      shift.launch(g1.partition<1024>(), g0, step);  // the only node with a Scalar
+      inc.launch(g2.partition<1024>(), g1);
+      inc.launch(other.partition<1024>(), x);
+    }
+    Counts c7 = counts();
+    g.replay();
+    Counts c8 = counts();
+    check(c8.graph_creates - c7.graph_creates == 1 && c8.graph_nodes - c7.graph_nodes == 3,
+          "the first replay builds a CUDA graph of 3 kernel nodes");
+    for (int t = 1; t <= 4; ++t) {
+      step.set(t);
+      g.replay();
+    }
+    g.replay();
+    g.replay_async().wait();
+    Counts c9 = counts();
+    check(c9.graph_param_sets - c8.graph_param_sets == 4, "4 Scalar changes patch one node each, unchanged replays none");
+    check(c9.graph_launches - c7.graph_launches == 7, "7 replays, 7 cuGraphLaunch");
+    check(c9.graph_creates == c8.graph_creates, "no rebuild for scalar changes");
+    Tensor<float, 1> x2({2048});
+    g.rebind(x, x2);  // same sharing: patch the node that reads x
+    g.replay();
+    Counts c10 = counts();
+    check(c10.graph_creates == c9.graph_creates && c10.graph_param_sets - c9.graph_param_sets == 1,
+          "a rebind patches the node using the tensor");
+    g.rebind(x2, g2);  // now the third launch reads what the second writes: new edge, rebuild
+    g.replay();
+    Counts c11 = counts();
+    check(c11.graph_creates - c10.graph_creates == 1, "a rebind that changes the sharing rebuilds the graph");
+
+    // 5. A foreign stream and a device borrow.
+    Stream mine = Stream::create();
+    Stream foreign = Stream::from_cuda(mine.cuda_stream());
+    LaunchOptions of = o;
+    of.stream = foreign;
+    inc.launch_async(of, p.partition<1024>(), x).detach();
+    {
+      auto borrow = borrow_for_device(p, foreign);
+      check(borrow.device_ptr() != nullptr, "a device borrow gives the device address");
+    }
+    add.launch(o, r.partition<1024>(), p, q);  // after the borrow's end
+
+    // 6. Foreign device memory, released after its last use.
+    int released = 0;
+    void* mem = std::aligned_alloc(256, 2048 * sizeof(float));
+    {
+      auto wrapped = Tensor<float, 1>::from_device(mem, {2048}, std::nullopt, [&] { ++released; });
+      inc.launch_async(o, r.partition<1024>(), wrapped).detach();
+    }
+    synchronize();
+    check(released == 1, "the release callback runs once the tensor and its work are gone");
+    std::free(mem);
+
+    // 7. An unsafe CUDA kernel, if NVRTC is here.
+    try {
+      auto fill = unsafe_cuda_kernel("smoke_fill", R"(
+        extern "C" __global__ void smoke_fill(float* o, float v, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) o[i] = v;
+        })");
+      Counts c12 = counts();
+      fill.launch(o, {.blocks = {16}, .threads = {128}}, unsafe::out(r), 2.0f, 2048);
+      check(counts().launches - c12.launches == 1, "an unsafe CUDA kernel launches");
+    } catch (const Error& e) {
+      std::printf("skipped unsafe kernel: %s\n", e.what());
+    }
+  } catch (const std::exception& e) {
+    std::printf("FAIL: %s\n", e.what());
+    return 1;
+  }
+  synchronize();
+  Counts end = counts();
+  check(end.errors == 0, "the fake driver saw no invalid call");
+  std::printf("%s (%ld launches, %ld events recorded, %ld stream waits)\n", failures ? "FAILED" : "PASSED",
+              end.launches, end.event_records, end.stream_waits);
+  return failures ? 1 : 0;
+}
