@@ -251,10 +251,11 @@ void launch(CUfunction function, std::array<unsigned, 3> grid, std::array<unsign
     driver.check(driver.cuFuncSetAttribute(function, kFuncAttrMaxDynamicSharedSizeBytes,
                                            static_cast<int>(shared_bytes)),
                  fmt::format("cuFuncSetAttribute(max dynamic shared memory = {} bytes)", shared_bytes));
-  driver.check(driver.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1],
-                                     block[2], shared_bytes, stream, params, nullptr),
-               fmt::format("cuLaunchKernel(grid {}x{}x{}, block {}x{}x{}, {} bytes shared)", grid[0],
-                           grid[1], grid[2], block[0], block[1], block[2], shared_bytes));
+  CUresult r = driver.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                     shared_bytes, stream, params, nullptr);
+  if (r != kCudaSuccess)  // the message is only formatted on failure: this is the launch hot path
+    driver.check(r, fmt::format("cuLaunchKernel(grid {}x{}x{}, block {}x{}x{}, {} bytes shared)", grid[0],
+                                grid[1], grid[2], block[0], block[1], block[2], shared_bytes));
 }
 
 }  // namespace tessera

@@ -48,6 +48,8 @@ Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<con
 // offset, sizes[rank], strides[rank]) as MLIR's memref descriptor; per scalar its value.
 // pointers[i] is tensor argument i's address (host or device).
 std::vector<int64_t> flatten_args(std::span<const ArgDesc> args, std::span<const int64_t> pointers);
+// The same into `slots` (cleared first), reusing its capacity.
+void flatten_args_into(std::span<const ArgDesc> args, std::span<const int64_t> pointers, std::vector<int64_t>& slots);
 
 // Runs every program of `grid` on host threads (the CPU target).
 void run_programs(const CpuKernel& k, std::span<const int64_t> slots, const Grid& grid);

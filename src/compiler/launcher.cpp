@@ -354,6 +354,12 @@ Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<con
 // The flattened parameter list (see kernels.h).
 std::vector<int64_t> flatten_args(std::span<const ArgDesc> args, std::span<const int64_t> pointers) {
   std::vector<int64_t> slots;
+  flatten_args_into(args, pointers, slots);
+  return slots;
+}
+
+void flatten_args_into(std::span<const ArgDesc> args, std::span<const int64_t> pointers, std::vector<int64_t>& slots) {
+  slots.clear();
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ArgDesc& a = args[i];
     if (a.kind == Kind::scalar) {
@@ -369,7 +375,6 @@ std::vector<int64_t> flatten_args(std::span<const ArgDesc> args, std::span<const
     for (int d = 0; d < a.rank; ++d) slots.push_back(a.shape[d]);
     for (int d = 0; d < a.rank; ++d) slots.push_back(a.strides[d]);
   }
-  return slots;
 }
 
 void run_programs(const CpuKernel& k, std::span<const int64_t> base, const Grid& grid) {
@@ -432,13 +437,15 @@ class KernelWork final : public Work {
     if (elapsed_ms_) *elapsed_ms_ = 0;
     if (grid_.count() == 0) return;
     check_grid(kernel_, grid_.dims);
-    std::vector<int64_t> pointers(args_.size(), 0);
+    // Scratch reused across launches on this thread (enqueue_gpu is not re-entered).
+    thread_local std::vector<int64_t> pointers, slots;
+    thread_local std::vector<void*> params;
+    pointers.assign(args_.size(), 0);
     for (std::size_t i = 0; i < args_.size(); ++i)
       if (args_[i].kind != Kind::scalar)
         pointers[i] = static_cast<int64_t>(device_address(driver, *args_[i].storage));
-    std::vector<int64_t> slots = flatten_args(args_, pointers);
-    std::vector<void*> params;
-    params.reserve(slots.size());
+    flatten_args_into(args_, pointers, slots);
+    params.clear();
     for (auto& s : slots) params.push_back(&s);
     CUfunction fn = compiled_->loaded.function(driver, compiled_->gpu.cubin, compiled_->gpu.symbol);
     if (elapsed_ms_) {

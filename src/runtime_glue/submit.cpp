@@ -16,9 +16,9 @@
 namespace tessera::detail {
 namespace {
 
-// Sorted by address, one entry per storage (a write wins).
-std::vector<Use> merged(const std::vector<Use>& given) {
-  std::vector<Use> uses(given);
+// Sorted by address, one entry per storage (a write wins), into `uses`.
+void merge_uses(const std::vector<Use>& given, std::vector<Use>& uses) {
+  uses.assign(given.begin(), given.end());
   std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) { return a.storage < b.storage; });
   std::size_t n = 0;
   for (const Use& u : uses) {
@@ -29,7 +29,6 @@ std::vector<Use> merged(const std::vector<Use>& given) {
       uses[n++] = u;
   }
   uses.resize(n);
-  return uses;
 }
 
 void add_dependency(std::vector<CompletionPtr>& deps, const CompletionPtr& c, const Submission& sub) {
@@ -61,9 +60,15 @@ void record_use(Storage& s, bool write, const CompletionPtr& c, bool gpu) {
 CompletionPtr submit_work(const Submission& sub, Work& work) {
   sweep_retired();
   const LaunchOptions* options = sub.options;
-  std::vector<Use> uses = merged(sub.uses);
-  std::vector<std::unique_lock<std::mutex>> locks;
-  locks.reserve(uses.size());
+  // Scratch reused across submissions on this thread (submit_work is not re-entered).
+  thread_local std::vector<Use> uses;
+  thread_local std::vector<std::unique_lock<std::mutex>> locks;
+  merge_uses(sub.uses, uses);
+  locks.clear();
+  struct Unlock {  // also on exceptions
+    std::vector<std::unique_lock<std::mutex>>& locks;
+    ~Unlock() { locks.clear(); }
+  } unlock_on_exit{locks};
   for (const Use& u : uses) locks.emplace_back(u.storage->mutex);
 
   std::vector<CompletionPtr> deps;
