@@ -11,9 +11,17 @@
 // Every run is validated (the last tensor must hold N, exact in f16) before it is reported. Prints
 // JSON lines; runs on the GPU if there is one (TESSERA_TARGET overrides), else on the CPU target.
 // Targets on an H200: async <= 3 us per op, graph replay <= 1.2 us per op (N = 1000).
+// On a GPU the same cubin is also run through the raw driver API as baselines (modes raw_sync:
+// cuLaunchKernel + cuStreamSynchronize per op; raw_async: N cuLaunchKernel on one stream, then
+// one synchronize; raw_graph: a CUDA graph of N chained kernel nodes, cuGraphLaunch), so that
+// tessera's cost can be told from the driver's and the GPU's.
 #include <tessera/tessera.h>
 
+#include "cuda_driver.h"
+
 #include <algorithm>
+#include <bit>
+#include <memory>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -157,6 +165,123 @@ void report(const char* mode, Target t, int n, const std::vector<Result>& rs, do
   std::fflush(stdout);
 }
 
+// The raw driver API on the same cubin: what tessera's modes are compared with.
+struct Raw {
+  CudaDriver& d = CudaDriver::get();
+  std::unique_ptr<DeviceModule> module;
+  CUfunction fn = nullptr;
+  unsigned block = 128;
+  DeviceBuffer a{d, kElems * 2}, b{d, kElems * 2};
+  CUstream stream = nullptr;
+  int64_t slots[2][10];  // [op parity]: out (b or a), then in (a or b)
+  void* params[2][10];
+
+  explicit Raw(const CompiledArtifact& art) {
+    d.make_current();
+    module = std::make_unique<DeviceModule>(d, art.cubin);
+    fn = module->function("tessera_pipeline_step");
+    if (auto at = art.ptx.find(".maxntid "); at != std::string::npos) block = std::stoul(art.ptx.substr(at + 9));
+    d.check(d.cuStreamCreate(&stream, kStreamNonBlocking), "cuStreamCreate");
+    for (int p = 0; p < 2; ++p) {
+      int64_t out = static_cast<int64_t>(p == 0 ? b.ptr() : a.ptr()), in = static_cast<int64_t>(p == 0 ? a.ptr() : b.ptr());
+      int64_t s[10] = {out, out, 0, kElems, 1, in, in, 0, kElems, 1};
+      for (int i = 0; i < 10; ++i) {
+        slots[p][i] = s[i];
+        params[p][i] = &slots[p][i];
+      }
+    }
+  }
+  ~Raw() { d.cuStreamDestroy_v2(stream); }
+  void reset() {
+    a.fill(0);
+    b.fill(0);
+    d.check(d.cuCtxSynchronize(), "cuCtxSynchronize");
+  }
+  void launch(int i) {
+    d.check(d.cuLaunchKernel(fn, kElems / 1024, 1, 1, block, 1, 1, 0, stream, params[i % 2], nullptr), "cuLaunchKernel");
+  }
+  bool valid(int n) {
+    std::vector<uint16_t> h(kElems);
+    (n % 2 ? b : a).download(h.data(), h.size() * 2);
+    for (uint16_t v : h)
+      if (static_cast<float>(std::bit_cast<half>(v)) != static_cast<float>(n)) return false;
+    return true;
+  }
+  Result run_sync(int n) {
+    auto t0 = Clock::now();
+    for (int i = 0; i < n; ++i) {
+      launch(i);
+      d.check(d.cuStreamSynchronize(stream), "cuStreamSynchronize");
+    }
+    double us = us_since(t0);
+    return {us / n, us / n};
+  }
+  Result run_async(int n) {
+    auto t0 = Clock::now();
+    for (int i = 0; i < n; ++i) launch(i);
+    double host = us_since(t0);
+    d.check(d.cuStreamSynchronize(stream), "cuStreamSynchronize");
+    return {us_since(t0) / n, host / n};
+  }
+  struct Exec {
+    CudaDriver& d;
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    ~Exec() {
+      if (exec) d.cuGraphExecDestroy(exec);
+      if (graph) d.cuGraphDestroy(graph);
+    }
+  };
+  std::unique_ptr<Exec> build(int n) {
+    auto e = std::make_unique<Exec>(Exec{d});
+    d.check(d.cuGraphCreate(&e->graph, 0), "cuGraphCreate");
+    CUgraphNode prev = nullptr;
+    for (int i = 0; i < n; ++i) {
+      KernelNodeParams p;
+      p.func = fn;
+      p.grid_x = kElems / 1024;
+      p.block_x = block;
+      p.kernel_params = params[i % 2];
+      CUgraphNode node = nullptr;
+      d.check(d.cuGraphAddKernelNode_v2(&node, e->graph, prev ? &prev : nullptr, prev ? 1 : 0, &p),
+              "cuGraphAddKernelNode");
+      prev = node;
+    }
+    d.check(d.cuGraphInstantiateWithFlags(&e->exec, e->graph, 0), "cuGraphInstantiate");
+    return e;
+  }
+  Result run_graph(Exec& e, int n) {
+    auto t0 = Clock::now();
+    d.check(d.cuGraphLaunch(e.exec, stream), "cuGraphLaunch");
+    double host = us_since(t0);
+    d.check(d.cuStreamSynchronize(stream), "cuStreamSynchronize");
+    return {us_since(t0) / n, host / n};
+  }
+};
+
+void run_raw(const Step& step, Chain& ch, Target t, int n, int reps) {
+  static std::unique_ptr<Raw> raw;
+  if (!raw) raw = std::make_unique<Raw>(step.compile(t, ch.b.partition<1024>(), ch.a));
+  std::vector<Result> sync, async, graph;
+  for (int r = 0; r < reps; ++r) {
+    raw->reset();
+    sync.push_back(raw->run_sync(n));
+    if (!raw->valid(n)) fail("raw_sync", n);
+    raw->reset();
+    async.push_back(raw->run_async(n));
+    if (!raw->valid(n)) fail("raw_async", n);
+  }
+  auto exec = raw->build(n);
+  for (int r = 0; r < reps; ++r) {
+    raw->reset();
+    graph.push_back(raw->run_graph(*exec, n));
+    if (!raw->valid(n)) fail("raw_graph", n);
+  }
+  report("raw_sync", t, n, sync, -1);
+  report("raw_async", t, n, async, -1);
+  report("raw_graph", t, n, graph, -1);
+}
+
 }  // namespace
 
 int main() {
@@ -192,6 +317,7 @@ int main() {
     report("sync", t, n, sync, -1);
     report("async", t, n, async, n == 1000 ? 3.0 : -1);
     report("graph", t, n, graph, n == 1000 ? 1.2 : -1, gr.capture_ms);
+    if (t != Target::cpu) run_raw(step, ch, t, n, reps);
   }
   return 0;
 }
