@@ -98,12 +98,9 @@ bool StreamCompletion::done() const {
 void StreamCompletion::wait() const {
   if (stream_->reached(seq_) || gpu_shut_down()) return;
   CudaDriver& driver = CudaDriver::get();
-  auto mark = stream_->mark_covering(driver, seq_);
-  driver.make_current();
-  CUresult r = driver.cuEventSynchronize(mark->event);
+  CUresult r = stream_->wait_for(driver, seq_);
   done_.store(true, std::memory_order_release);
   driver.check(r, fmt::format("{}: running", what()));
-  stream_->note_reached(mark->seq);
 }
 
 void* StreamCompletion::cuda_event(std::shared_ptr<const void>& hold) const {

@@ -132,6 +132,9 @@ class StreamImpl : public std::enable_shared_from_this<StreamImpl> {
   std::shared_ptr<const Mark> mark_covering(CudaDriver& driver, std::uint64_t seq);
   bool reached(std::uint64_t seq) const { return completed_.load(std::memory_order_acquire) >= seq; }
   void note_reached(std::uint64_t seq);
+  // Blocks the host until submission `seq` is done: cuStreamSynchronize when it is the latest
+  // submission (no event needed, the common case of a synchronous launch), else the covering mark.
+  CUresult wait_for(CudaDriver& driver, std::uint64_t seq);
 
  private:
   StreamImpl(bool pooled, CUstream foreign);

@@ -225,6 +225,24 @@ std::shared_ptr<const Mark> StreamImpl::mark_covering(CudaDriver& driver, std::u
   return m;
 }
 
+CUresult StreamImpl::wait_for(CudaDriver& driver, std::uint64_t seq) {
+  std::uint64_t latest;
+  {
+    std::lock_guard lock(gpu_mutex_);
+    latest = submitted_;
+  }
+  driver.make_current();
+  if (latest == seq) {
+    CUresult r = driver.cuStreamSynchronize(cuda_);
+    if (r == kCudaSuccess) note_reached(latest);
+    return r;
+  }
+  auto mark = mark_covering(driver, seq);
+  CUresult r = driver.cuEventSynchronize(mark->event);
+  if (r == kCudaSuccess) note_reached(mark->seq);
+  return r;
+}
+
 void StreamImpl::note_reached(std::uint64_t seq) {
   std::uint64_t cur = completed_.load(std::memory_order_relaxed);
   while (cur < seq && !completed_.compare_exchange_weak(cur, seq, std::memory_order_acq_rel)) {
