@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "tessera/errors.h"
+#include "toolkit_library.h"
 
 namespace tessera {
 namespace {
@@ -45,25 +46,8 @@ struct Library {
 
 Library load_library() {
   Library lib;
-  std::vector<std::string> candidates = {"libnvrtc.so.13", "libnvrtc.so"};
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* root = std::getenv(var); root && *root) {
-      candidates.push_back(fmt::format("{}/lib64/libnvrtc.so.13", root));
-      candidates.push_back(fmt::format("{}/lib64/libnvrtc.so", root));
-    }
-  candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so.13");
-  candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so");
-  std::string tried;
-  for (const auto& name : candidates) {
-    lib.handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib.handle) break;
-    const char* why = ::dlerror();
-    tried += fmt::format("\n  {}", why ? why : name + ": not found");
-  }
-  if (!lib.handle) {
-    lib.error = "cannot load libnvrtc:" + tried;
-    return lib;
-  }
+  lib.handle = detail::open_toolkit_library("libnvrtc", lib.error);
+  if (!lib.handle) return lib;
 #define TESSERA_LOOKUP(name, type)                          \
   lib.name = reinterpret_cast<type>(::dlsym(lib.handle, #name)); \
   if (!lib.name) {                                          \

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "tessera/errors.h"
+#include "toolkit_library.h"
 
 namespace tessera {
 
@@ -51,25 +52,8 @@ struct Library {
 
 Library load_library() {
   Library lib;
-  std::vector<std::string> candidates = {"libnvJitLink.so.13", "libnvJitLink.so"};
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* root = std::getenv(var); root && *root) {
-      candidates.push_back(fmt::format("{}/lib64/libnvJitLink.so.13", root));
-      candidates.push_back(fmt::format("{}/lib64/libnvJitLink.so", root));
-    }
-  candidates.push_back("/usr/local/cuda/lib64/libnvJitLink.so.13");
-  candidates.push_back("/usr/local/cuda/lib64/libnvJitLink.so");
-  std::string tried;
-  for (const auto& name : candidates) {
-    lib.handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib.handle) break;
-    const char* why = ::dlerror();
-    tried += fmt::format("\n  {}", why ? why : name + ": not found");
-  }
-  if (!lib.handle) {
-    lib.error = "cannot load libnvJitLink:" + tried;
-    return lib;
-  }
+  lib.handle = detail::open_toolkit_library("libnvJitLink", lib.error);
+  if (!lib.handle) return lib;
   auto lookup = [&](const char* name) -> void* {
     if (void* p = ::dlsym(lib.handle, fmt::format("__{}_13_0", name).c_str())) return p;
     return ::dlsym(lib.handle, name);
