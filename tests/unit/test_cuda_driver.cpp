@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda_driver.h"
+#include "ptx_fixtures.h"
 #include "tessera/errors.h"
 #include "nvjitlink.h"
 
@@ -17,26 +18,8 @@ using tessera::CudaDriver;
 
 namespace {
 
-// Same kernel as in test_nvjitlink.cpp: stores 0x7E55E7A to *param.
-constexpr const char* kStoreConstPtx = R"(.version 9.0
-.target sm_90
-.address_size 64
-
-.visible .entry store_const(
-	.param .u64 store_const_param_0
-)
-{
-	.reg .b32 	%r<2>;
-	.reg .b64 	%rd<3>;
-
-	ld.param.u64 	%rd1, [store_const_param_0];
-	cvta.to.global.u64 	%rd2, %rd1;
-	mov.u32 	%r1, 132472442;
-	st.global.u32 	[%rd2], %r1;
-	ret;
-}
-)";
-constexpr std::uint32_t kStoredValue = 0x7E55E7A;
+using fixtures::kStoredValue;
+const std::string kStoreConstPtx = fixtures::store_const_ptx();
 
 #define SKIP_WITHOUT_GPU()                                                              \
   CudaDriver* driver = CudaDriver::get_if_available();                                  \

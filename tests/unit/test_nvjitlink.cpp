@@ -9,32 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "ptx_fixtures.h"
 #include "tessera/errors.h"
 #include "nvjitlink.h"
 
 namespace {
 
-// Stores the constant 0x7E55E7A to the u32 its only parameter points to.
-std::string store_const_ptx(std::string_view version, std::string_view target) {
-  return std::string(".version ") + std::string(version) + "\n.target " + std::string(target) +
-         R"(
-.address_size 64
-
-.visible .entry store_const(
-	.param .u64 store_const_param_0
-)
-{
-	.reg .b32 	%r<2>;
-	.reg .b64 	%rd<3>;
-
-	ld.param.u64 	%rd1, [store_const_param_0];
-	cvta.to.global.u64 	%rd2, %rd1;
-	mov.u32 	%r1, 132472442;
-	st.global.u32 	[%rd2], %r1;
-	ret;
-}
-)";
-}
+using fixtures::store_const_ptx;
 
 bool is_elf(const std::vector<char>& bytes) {
   return bytes.size() > 4 && std::memcmp(bytes.data(), "\x7f" "ELF", 4) == 0;
