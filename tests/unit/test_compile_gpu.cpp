@@ -64,3 +64,46 @@ TEST_CASE("the second compile of a kernel is served from the in-process cache", 
   CHECK(after.memory_hits == before.memory_hits + 1);
   CHECK(after.compiles == before.compiles);
 }
+
+namespace {
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("gpu code: multiply-adds contract to fma, interior tiles load without checks", "[compile][ptx]") {
+  // a * b + c: one fma.rn.f32 per element, no separate mul.rn/add.rn (as nvcc --fmad=true).
+  Tensor<float, 1> x({1 << 20}), y({1 << 20}), z({1 << 20});
+  auto fma_k = kernel("gpu_fma_shape", [](auto o, auto a, auto b) {
+    return o.store(a.load_like(o) * b.load_like(o) + c<1.5>);
+  });
+  std::string ptx = fma_k.compile(Target::sm_90, z.partition<2048>(), x, y).ptx;
+  CHECK(count(ptx, "fma.rn.f32") > 0);
+  CHECK(count(ptx, "mul.rn.f32") == 0);
+  // 2048 elements: 64 threads (32 elements each), i.e. 8 16-byte chunks per input. The interior
+  // path of a load issues all 8 of its vector loads back to back (no branch between them).
+  CHECK(ptx.find(".maxntid 64, 1, 1") != std::string::npos);
+  size_t first = ptx.find("ld.global.nc.v4");
+  REQUIRE(first != std::string::npos);
+  size_t branch = ptx.find("bra", first);
+  CHECK(count(ptx.substr(first, branch - first), "ld.global.nc.v4") == 8);
+}
+
+TEST_CASE("gpu code: a weight load shared by all programs is issued after the row reduction", "[compile][ptx]") {
+  Tensor<bfloat16, 2> xs({64, 8192}), ys({64, 8192});
+  Tensor<bfloat16, 1> w({8192});
+  auto rms = kernel("gpu_rms_shape", [](auto o, auto a, auto wt) {
+    auto t = cast<DType::f32>(a.load_like(o));
+    auto inv = rsqrt(sum<1>(t * t) * c<1.0 / 8192> + c<1e-6>);
+    return o.store(cast<DType::bf16>(t * inv * cast<DType::f32>(load<8192>(wt, c<0>))));
+  });
+  std::string ptx = rms.compile(Target::sm_90, ys.partition<1, 8192>(), xs, w).ptx;
+  CHECK(ptx.find(".maxntid 256, 1, 1") != std::string::npos);
+  // The row's loads come before the barrier of the reduction; the weight's after it.
+  size_t barrier = ptx.find("bar.sync");
+  REQUIRE(barrier != std::string::npos);
+  CHECK(count(ptx.substr(0, barrier), "ld.global.nc.v4") == 8);   // 4 row chunks, interior + ragged paths
+  CHECK(count(ptx.substr(barrier), "ld.global.nc.v4") == 8);      // 4 weight chunks, both paths
+}

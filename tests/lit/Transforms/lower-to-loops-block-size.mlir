@@ -1,13 +1,13 @@
 // RUN: tessera-opt %s -tile-lower-to-loops="target=gpu block-size=0" | FileCheck %s
 
-// With block-size=0 each kernel gets T = clamp(Pmax / 16, 32, 512) threads,
-// Pmax the element count of its largest tile: about 16 elements per thread.
+// With block-size=0 each kernel gets T = clamp(Pmax / 32, 32, 512) threads,
+// Pmax the element count of its largest tile: about 32 elements per thread.
 
-// A 1x8192 row: 512 threads (16 elements each).
+// A 1x8192 row: 256 threads (32 elements each).
 // CHECK-LABEL: func.func @row8192
-// CHECK-SAME: tile.block_size = 512 : i32
-// CHECK-DAG: nvvm.read.ptx.sreg.tid.x range <i32, 0, 512> : i32
-// CHECK-DAG: memref.alloca() : memref<16xbf16>
+// CHECK-SAME: tile.block_size = 256 : i32
+// CHECK-DAG: nvvm.read.ptx.sreg.tid.x range <i32, 0, 256> : i32
+// CHECK-DAG: memref.alloca() : memref<32xbf16>
 func.func @row8192(%a: memref<?x?xbf16, strided<[?, 1], offset: ?>>) attributes {tile.kernel} {
   %c0 = arith.constant 0 : i32
   %x = tile.load %a[%c0, %c0] : memref<?x?xbf16, strided<[?, 1], offset: ?>> -> tensor<1x8192xbf16>
@@ -15,10 +15,10 @@ func.func @row8192(%a: memref<?x?xbf16, strided<[?, 1], offset: ?>>) attributes 
   return
 }
 
-// A 2048-element tile: 128 threads. The largest tile counts, here the
+// A 2048-element tile: 64 threads. The largest tile counts, here the
 // result of a broadcast.
 // CHECK-LABEL: func.func @tile2048
-// CHECK-SAME: tile.block_size = 128 : i32
+// CHECK-SAME: tile.block_size = 64 : i32
 func.func @tile2048(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>) attributes {tile.kernel} {
   %c0 = arith.constant 0 : i32
   %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<1x64xf32>

@@ -5,9 +5,10 @@
 
 // 16 elements over 4 threads: 4 per thread in 2 chunks of 2, thread t owns
 // linear indices (c*4 + t)*2 + j; fully unrolled with constant private indices.
-// The memref has no static unit stride: each chunk is checked once (its last
-// index against the bound), then loaded with unconditional scalar loads, or
-// element by element under scf.if on a ragged edge.
+// The memref has no static unit stride: the whole tile is checked once (its
+// last index against the bound), then loaded with unconditional scalar loads;
+// on a ragged tile each chunk is checked once, then loaded unconditionally or
+// element by element under scf.if on the edge.
 // CHECK-LABEL: func.func @add
 // CHECK-SAME: (%[[A:.*]]: memref<?xf32, strided<[?], offset: ?>>)
 // CHECK-SAME: attributes {tile.block_size = 4 : i32, tile.kernel}
@@ -16,8 +17,15 @@
 // CHECK-DAG: %[[TID:.*]] = arith.index_cast %[[TID32]] : i32 to index
 // CHECK-DAG: %[[BUF:.*]] = memref.alloca() : memref<4xf32>
 // CHECK: %[[DIM:.*]] = memref.dim %[[A]]
+// CHECK: %[[ORIGIN:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK: %[[TLAST:.*]] = arith.addi %[[ORIGIN]], %{{.*}} : index
+// CHECK: %[[TOK:.*]] = arith.cmpi ult, %[[TLAST]], %[[DIM]] : index
+// CHECK: scf.if %[[TOK]] {
+// CHECK-NOT: scf.if
+// CHECK-COUNT-4: memref.load %[[A]]
+// CHECK: } else {
 // CHECK: %[[T2:.*]] = arith.muli %[[TID]], %{{.*}} : index
-// CHECK: %[[G0:.*]] = arith.addi %{{.*}}, %[[T2]] : index
+// CHECK: %[[G0:.*]] = arith.addi %[[ORIGIN]], %[[T2]] : index
 // CHECK: %[[LAST:.*]] = arith.addi %[[G0]], %{{.*}} : index
 // CHECK: %[[OK:.*]] = arith.cmpi ult, %[[LAST]], %[[DIM]] : index
 // CHECK: scf.if %[[OK]] {

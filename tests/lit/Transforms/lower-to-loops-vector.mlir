@@ -4,13 +4,23 @@
 // Global accesses, chunk by chunk. 64 f32 over 4 threads: V = 16 bytes / 4 =
 // 4, so each thread owns 4 chunks of 4 contiguous elements. A memref with a
 // static unit stride and tile.align = 16 gets one aligned vector<4xf32> load
-// (store) per chunk when the whole chunk is in bounds (its last index is
-// checked once), and the per-element masked path on a ragged edge.
+// (store) per chunk. When the whole tile is in bounds (its last index is
+// checked once per program) all chunks are accessed unconditionally; on a
+// ragged tile each chunk is checked once (its last index) and falls back to
+// the per-element masked path on the edge.
 // CHECK-LABEL: func.func @vec_f32
 // CHECK-SAME: (%[[A:.*]]: memref<?xf32, strided<[1], offset: ?>> {tile.align = 16 : i64}, %[[B:.*]]: memref<?xf32, strided<[1], offset: ?>> {tile.align = 16 : i64})
 // CHECK: %[[DIM:.*]] = memref.dim %[[A]]
+// CHECK: %[[ORIGIN:.*]] = arith.muli %{{.*}}, %c64 : index
+// CHECK-NEXT: %[[TLAST:.*]] = arith.addi %[[ORIGIN]], %c63 : index
+// CHECK-NEXT: %[[TILEOK:.*]] = arith.cmpi ult, %[[TLAST]], %[[DIM]] : index
+// CHECK-NEXT: scf.if %[[TILEOK]] {
+// CHECK-NOT: scf.if
+// CHECK-COUNT-4: vector.load %[[A]]
+// CHECK-NOT: scf.if
+// CHECK: } else {
 // CHECK: %[[T4:.*]] = arith.muli %{{.*}}, %c4 : index
-// CHECK: %[[G0:.*]] = arith.addi %{{.*}}, %[[T4]] : index
+// CHECK: %[[G0:.*]] = arith.addi %[[ORIGIN]], %[[T4]] : index
 // CHECK: %[[LAST:.*]] = arith.addi %[[G0]], %c3 : index
 // CHECK: %[[OK:.*]] = arith.cmpi ult, %[[LAST]], %[[DIM]] : index
 // CHECK: scf.if %[[OK]] {
@@ -25,6 +35,9 @@
 // CHECK-NEXT: scf.yield %cst : f32
 // CHECK: memref.store %[[X0]], %[[BUF]][%c0] : memref<16xf32>
 // CHECK-COUNT-3: vector.load %[[A]]
+// CHECK: scf.if %{{.*}} {
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[B]]
+// CHECK: } else {
 // CHECK: scf.if %{{.*}} {
 // CHECK: %[[W:.*]] = vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>
 // CHECK-NEXT: vector.store %[[W]], %[[B]][%{{.*}}] {alignment = 16 : i64} : memref<?xf32, strided<[1], offset: ?>>, vector<4xf32>
@@ -83,13 +96,13 @@ func.func @mixed(%a: !bf2 {tile.align = 16 : i64}, %b: !bf2 {tile.align = 16 : i
 // -----
 
 // Without tile.align, or without a static unit inner stride, or for i1, the
-// accesses stay scalar, but each chunk is still checked once: the fast path
-// has unconditional scalar loads.
+// accesses stay scalar, but the tile and each chunk are still checked once:
+// the fast path has unconditional scalar loads.
 // CHECK-LABEL: func.func @scalar_fast_path
 // CHECK-NOT: vector.
 // CHECK: %[[OK:.*]] = arith.cmpi ult
 // CHECK-NEXT: scf.if %[[OK]] {
-// CHECK-NEXT: %[[X:.*]] = memref.load %arg0[%{{.*}}] : memref<?xf32, strided<[1], offset: ?>>
+// CHECK: %[[X:.*]] = memref.load %arg0[%{{.*}}] : memref<?xf32, strided<[1], offset: ?>>
 // CHECK-NEXT: memref.store %[[X]]
 // CHECK-NEXT: %[[I1:.*]] = arith.addi
 // CHECK-NEXT: memref.load %arg0[%[[I1]]] : memref<?xf32, strided<[1], offset: ?>>
@@ -111,10 +124,16 @@ func.func @scalar_fast_path(%a: memref<?xf32, strided<[1], offset: ?>>,
 
 // Rows narrower than a chunk: 8x2 f32 over 4 threads gives chunks of 4
 // elements spanning two rows, accessed as two aligned vector<2xf32> (8 bytes);
-// the chunk check covers both rows.
+// the tile check covers its 8 rows and 2 columns, the chunk check both rows.
 // CHECK-LABEL: func.func @narrow_rows
-// CHECK: %[[R0:.*]] = arith.cmpi ult, %[[ROW0:.*]], %[[DIM0:.*]] : index
-// CHECK: %[[C0:.*]] = arith.cmpi ult, %{{.*}}, %[[DIM1:.*]] : index
+// CHECK: %[[TR:.*]] = arith.cmpi ult, %{{.*}}, %[[DIM0:.*]] : index
+// CHECK: %[[TC:.*]] = arith.cmpi ugt, %[[DIM1:.*]], %c1 : index
+// CHECK: %[[TOK:.*]] = arith.andi %[[TR]], %[[TC]] : i1
+// CHECK: scf.if %[[TOK]] {
+// CHECK-COUNT-2: vector.load %{{.*}} {alignment = 8 : i64} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<2xf32>
+// CHECK: } else {
+// CHECK: %[[R0:.*]] = arith.cmpi ult, %[[ROW0:.*]], %[[DIM0]] : index
+// CHECK: %[[C0:.*]] = arith.cmpi ult, %{{.*}}, %[[DIM1]] : index
 // CHECK: %[[OK0:.*]] = arith.andi %[[R0]], %[[C0]] : i1
 // CHECK: %[[R1:.*]] = arith.cmpi ult, %[[ROW1:.*]], %[[DIM0]] : index
 // CHECK: %[[C1:.*]] = arith.cmpi ult, %{{.*}}, %[[DIM1]] : index

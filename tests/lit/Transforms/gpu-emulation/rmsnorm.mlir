@@ -1,11 +1,11 @@
 // RUN: %emulate --work %t %s | FileCheck %s
 // RMSNorm of 1x8192 bf16 rows with a 1-D weight (reshaped): block size
-// chosen by the pass (512), row sum of squares by shuffles.
+// chosen by the pass (256), row sum of squares by shuffles.
 // EMU: T=0 grid=2,1 args=bf16[2x8192];bf16[2x8192];bf16[8192]
 // CHECK: arg0: 16384 elements, {{[1-9][0-9]*}} written, 0 differ
 // CHECK: arg1: 16384 elements, 0 written, 0 differ
 // CHECK: arg2: 8192 elements, 0 written, 0 differ
-// CHECK: rmsnorm: T=512 OK
+// CHECK: rmsnorm: T=256 OK
 module {
   func.func @rmsnorm(%arg0: memref<?x?xbf16, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}, %arg1: memref<?x?xbf16, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}, %arg2: memref<?xbf16, strided<[1], offset: ?>> {tile.align = 16 : i64}) attributes {tile.kernel} {
     %c0_i32 = arith.constant 0 : i32

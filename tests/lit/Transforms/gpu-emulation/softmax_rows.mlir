@@ -1,10 +1,10 @@
 // RUN: %emulate --work %t %s | FileCheck %s
 // Softmax of 1x8192 bf16 rows (8000 columns, zero padding): block size
-// chosen by the pass (512), two row reductions across 16 warps.
+// chosen by the pass (256), two row reductions across 8 warps.
 // EMU: T=0 grid=3,1 args=bf16[3x8000];bf16[3x8000]
 // CHECK: arg0: 24000 elements, {{[1-9][0-9]*}} written, 0 differ
 // CHECK: arg1: 24000 elements, 0 written, 0 differ
-// CHECK: softmax_rows: T=512 OK
+// CHECK: softmax_rows: T=256 OK
 func.func @softmax_rows(%arg0: memref<?x?xbf16, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}, %arg1: memref<?x?xbf16, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}) attributes {tile.kernel} {
   %0 = tile.program_id 0
   %1 = tile.program_id 1

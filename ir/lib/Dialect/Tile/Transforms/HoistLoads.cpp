@@ -7,6 +7,14 @@
 // early matters on gpu: a load written after a reduction would otherwise be
 // emitted after the reduction's barrier, with its whole latency exposed.
 //
+// Only loads whose indices depend on a program id or a loop variable are
+// hoisted: they stream data that is read once, from memory. A load at the
+// same indices in every program and iteration (a weight vector, say) is
+// served by the caches after the first programs; issuing it early would only
+// keep its values in registers across the reductions, costing occupancy. Such
+// an invariant load is instead sunk, with the pure ops computed from it
+// alone (casts, reshapes), to just before the first op that needs them.
+//
 // Each such load moves up within its own block to just after the last op of
 // that block defining one of its operands (or to the block's start), but never
 // above a load hoisted before it in the same block, so hoisted loads keep their
@@ -19,8 +27,11 @@
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 #define DEBUG_TYPE "tile-hoist-loads"
 
@@ -40,16 +51,85 @@ bool isKernelArgument(func::FuncOp fn, Value v) {
   return arg && !fn.getBody().empty() && arg.getOwner() == &fn.getBody().front();
 }
 
+/// True when `v` is computed from a tile.program_id or from a block argument
+/// other than the kernel's (a loop variable); memoized in `memo`.
+bool varies(func::FuncOp fn, Value v, llvm::DenseMap<Operation *, bool> &memo) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return !isKernelArgument(fn, v);
+  if (isa<tt::ProgramIdOp>(def))
+    return true;
+  if (auto it = memo.find(def); it != memo.end())
+    return it->second;
+  memo[def] = false; // operands are defined before their users: no cycles
+  bool depends = llvm::any_of(def->getOperands(), [&](Value operand) {
+    return varies(fn, operand, memo);
+  });
+  return memo[def] = depends;
+}
+
+/// The op of `block` that is or contains `op` (null if none).
+Operation *ancestorIn(Block *block, Operation *op) {
+  return block->findAncestorOpInBlock(*op);
+}
+
+/// Sinks the invariant loads of `block` and the pure ops computed from them
+/// alone to just before their first user in `block`.
+void sinkInvariantLoads(Block *block,
+                        const llvm::DenseSet<Operation *> &invariantLoads) {
+  // Chain members, in program order.
+  llvm::DenseSet<Operation *> chain;
+  SmallVector<Operation *> members;
+  for (Operation &op : *block) {
+    bool member = invariantLoads.contains(&op);
+    if (!member && isPure(&op) && op.getNumRegions() == 0 &&
+        op.getNumResults() == 1 && op.getNumOperands() > 0)
+      member = llvm::all_of(op.getOperands(), [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return def && (chain.contains(def) || matchPattern(v, m_Constant()));
+      }) && llvm::any_of(op.getOperands(), [&](Value v) {
+        return chain.contains(v.getDefiningOp());
+      });
+    if (member) {
+      chain.insert(&op);
+      members.push_back(&op);
+    }
+  }
+  // Last member first, so that a chain moves down together.
+  for (Operation *op : llvm::reverse(members)) {
+    Operation *first = nullptr;
+    for (Operation *user : op->getUsers()) {
+      Operation *u = ancestorIn(block, user);
+      if (u && (!first || u->isBeforeInBlock(first)))
+        first = u;
+    }
+    if (first && op->getNextNode() != first)
+      op->moveBefore(first);
+  }
+}
+
 void hoistLoads(func::FuncOp fn) {
   llvm::DenseSet<Value> written;
   fn.walk([&](tt::StoreOp store) { written.insert(store.getDest()); });
 
   SmallVector<tt::LoadOp> loads;
+  llvm::DenseSet<Operation *> invariant;
+  llvm::SetVector<Block *> invariantBlocks;
+  llvm::DenseMap<Operation *, bool> memo;
   fn.walk([&](tt::LoadOp load) {
-    if (isKernelArgument(fn, load.getSource()) &&
-        !written.contains(load.getSource()))
+    if (!isKernelArgument(fn, load.getSource()) ||
+        written.contains(load.getSource()))
+      return;
+    if (llvm::any_of(load.getIndices(),
+                     [&](Value i) { return varies(fn, i, memo); })) {
       loads.push_back(load);
+    } else {
+      invariant.insert(load);
+      invariantBlocks.insert(load->getBlock());
+    }
   });
+  for (Block *block : invariantBlocks)
+    sinkInvariantLoads(block, invariant);
 
   // The last load hoisted so far in each block (walk order is program order
   // within a block).

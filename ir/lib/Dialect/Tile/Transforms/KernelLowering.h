@@ -133,9 +133,12 @@ private:
   /// all within `dims`.
   Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> global,
                  ArrayRef<Value> dims, int64_t width);
+  /// True if the whole tile of `shape` at `base` is within `dims`.
+  Value tileInBounds(OpBuilder &b, Location loc, ArrayRef<Value> base,
+                     ArrayRef<Value> dims, ArrayRef<int64_t> shape);
   /// Per chunk of a non-replicated layout: `segment(k, global, width)` for
-  /// each run of the chunk within a row if the whole chunk is in bounds, else
-  /// `element(k, l)` for each of its elements.
+  /// each run of the chunk within a row if the whole tile or chunk is in
+  /// bounds, else `element(k, l)` for each of its elements.
   void forEachCheckedChunk(
       OpBuilder &b, Location loc, const Layout &layout, ArrayRef<int64_t> shape,
       ArrayRef<Value> base, ArrayRef<Value> dims,

@@ -1,13 +1,14 @@
 //===- LowerLoadStore.cpp - tile.load and tile.store --------------------===//
 //
 // Lowers tile.load and tile.store to bounds-checked accesses of the global
-// memref. Each chunk of v contiguous elements a thread owns is checked once:
-// if it is wholly in bounds, its elements are accessed unconditionally, as
-// `vector.load`/`vector.store` of up to `vector-bytes` when the memref has a
-// static unit inner stride and its argument carries `tile.align` (so every
-// access is aligned to its size), else as scalars; a chunk on a ragged edge
-// falls back to one scf.if per element, out-of-bounds loads yielding the
-// padding value. Replicated tiles (fewer elements than threads) and chunks of
+// memref. A tile wholly in bounds (one uniform test per program) is accessed
+// without further checks, so all of a thread's accesses can be in flight
+// together. On a ragged tile each chunk of v contiguous elements a thread owns
+// is checked once. In-bounds elements are accessed as `vector.load`/
+// `vector.store` of up to `vector-bytes` when the memref has a static unit
+// inner stride and its argument carries `tile.align` (so every access is
+// aligned to its size), else as scalars; a chunk on a ragged edge falls back
+// to one scf.if per element, out-of-bounds loads yielding the padding value. Replicated tiles (fewer elements than threads) and chunks of
 // one element always take the per-element path.
 //
 //===----------------------------------------------------------------------===//
@@ -106,6 +107,21 @@ Value KernelLowering::inBounds(OpBuilder &b, Location loc,
   return cond;
 }
 
+Value KernelLowering::tileInBounds(OpBuilder &b, Location loc,
+                                   ArrayRef<Value> base, ArrayRef<Value> dims,
+                                   ArrayRef<int64_t> shape) {
+  // The tile's last index per dimension, compared unsigned: a negative origin
+  // is a multiple of the tile size, so its last index is negative too.
+  Value cond;
+  for (auto [d, origin] : llvm::enumerate(base)) {
+    Value last = addConst(b, loc, origin, shape[d] - 1);
+    Value ok =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, last, dims[d]);
+    cond = cond ? arith::AndIOp::create(b, loc, cond, ok) : ok;
+  }
+  return cond;
+}
+
 void KernelLowering::forEachCheckedChunk(
     OpBuilder &b, Location loc, const Layout &layout, ArrayRef<int64_t> shape,
     ArrayRef<Value> base, ArrayRef<Value> dims,
@@ -114,15 +130,37 @@ void KernelLowering::forEachCheckedChunk(
   // A chunk lies in one row, or holds whole rows: `width` contiguous elements
   // per row segment.
   int64_t width = std::min(layout.vec, shape.back());
+  auto segments = [&](OpBuilder &b, Value k0, Value l0,
+                      SmallVectorImpl<SmallVector<Value>> &globals) {
+    for (int64_t i = 0; i < layout.vec; i += width)
+      globals.push_back(
+          globalCoords(b, loc, base, addConst(b, loc, l0, i), shape));
+  };
+  // The tile is wholly in bounds (one test for the program, so no divergence):
+  // every chunk is accessed unconditionally, which lets the accesses of all
+  // chunks be in flight together.
+  auto interior = scf::IfOp::create(b, loc, TypeRange{},
+                                    tileInBounds(b, loc, base, dims, shape),
+                                    /*withElseRegion=*/true);
+  OpBuilder ib = interior.getThenBodyBuilder();
+  forEachChunk(ib, loc, layout, /*needLinear=*/true,
+               [&](OpBuilder &b, Value k0, Value l0) {
+                 SmallVector<SmallVector<Value>> globals;
+                 segments(b, k0, l0, globals);
+                 for (auto [i, global] : llvm::enumerate(globals))
+                   segment(b, addConst(b, loc, k0, i * width), global, width);
+               });
+  // A ragged tile: each chunk is checked once, falling back to one check per
+  // element on the edge.
+  OpBuilder rb = interior.getElseBodyBuilder();
   forEachChunk(
-      b, loc, layout, /*needLinear=*/true,
+      rb, loc, layout, /*needLinear=*/true,
       [&](OpBuilder &b, Value k0, Value l0) {
         SmallVector<SmallVector<Value>> globals;
+        segments(b, k0, l0, globals);
         Value cond;
-        for (int64_t i = 0; i < layout.vec; i += width) {
-          globals.push_back(
-              globalCoords(b, loc, base, addConst(b, loc, l0, i), shape));
-          Value ok = inBounds(b, loc, globals.back(), dims, width);
+        for (ArrayRef<Value> global : globals) {
+          Value ok = inBounds(b, loc, global, dims, width);
           cond = cond ? arith::AndIOp::create(b, loc, cond, ok) : ok;
         }
         auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond,

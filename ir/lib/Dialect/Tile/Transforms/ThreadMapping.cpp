@@ -107,8 +107,8 @@ int64_t mlir::tessera::tile::chooseBlockSize(func::FuncOp func) {
         for (Type t : block.getArgumentTypes())
           visit(t);
   });
-  uint64_t perThread16 = std::max<int64_t>(1, largest / 16);
-  return std::clamp<int64_t>(llvm::bit_floor(perThread16), kMinAutoBlockSize,
+  uint64_t threads = std::max<int64_t>(1, largest / kAutoElementsPerThread);
+  return std::clamp<int64_t>(llvm::bit_floor(threads), kMinAutoBlockSize,
                              kMaxAutoBlockSize);
 }
 

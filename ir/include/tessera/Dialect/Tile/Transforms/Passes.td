@@ -15,7 +15,7 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     Thread mapping: a tile of P elements (row-major) is spread over the
     program's T threads (T = `block-size` on gpu, 1 on cpu; with
     `block-size=0`, T is chosen per kernel from its largest tile, Pmax
-    elements: T = clamp(Pmax/16, 32, 512)). Each thread owns
+    elements: T = clamp(Pmax/32, 32, 512)). Each thread owns
     n = max(1, P/T) elements in C = n/v chunks of v = min(V, n) contiguous
     elements: thread t owns linear indices (c*T + t)*v + j. When P < T,
     thread t owns element t mod P (replicated; only threads t < P store to
@@ -88,24 +88,43 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
 }
 
 def TileHoistLoads : Pass<"tile-hoist-loads", "::mlir::ModuleOp"> {
-  let summary = "Issue tile loads from read-only kernel arguments as early as possible";
+  let summary = "Schedule tile loads from read-only kernel arguments";
   let description = [{
     In every `func.func` carrying `tile.kernel`, moves each `tile.load` whose
     source is a read-only memref argument (an entry block argument that no
-    `tile.store` of the function writes) up within its block, to just after
-    the last op of that block that defines one of its operands (program ids,
-    constants, ...), or to the start of the block. Loads are processed in
-    program order and never move above a load hoisted before them in the same
-    block, so hoisted loads keep their relative order.
+    `tile.store` of the function writes). Outputs never alias inputs (the
+    launcher guarantees it), so such a load reads the same values wherever it
+    runs.
 
-    Outputs never alias inputs (the launcher guarantees it), so such a load
-    reads the same values wherever it runs. On gpu this issues, e.g., a
-    normalization's weight load before the row reduction and its barrier
-    instead of after them, so its latency overlaps the reduction.
+    A *streaming* load, whose indices depend on a `tile.program_id` or on a
+    block argument other than the kernel's (a loop variable), moves up within
+    its block, to just after the last op of that block that defines one of
+    its operands, or to the start of the block. Loads are processed in
+    program order and never move above a load hoisted before them in the same
+    block, so hoisted loads keep their relative order. On gpu this issues the
+    next row's or loop iteration's data before reductions and barriers, so
+    its latency overlaps them.
+
+    An *invariant* load (the same indices in every program, e.g. a
+    normalization's weight vector) is served by the caches after the first
+    programs; it moves down instead, together with the pure ops computed from
+    it alone (and constants), to just before the first op of its block that
+    uses them, so that its values do not occupy registers across reductions.
 
     Loads stay in their block (a load in an `scf.for` body is only moved
     within the body); loads from memrefs that some `tile.store` writes, or
-    that are not kernel arguments, and all other ops are left alone.
+    that are not kernel arguments, are left alone.
+
+    ```mlir
+    // before: w's load is first, x's load follows the program id
+    %w = tile.load %wt[%c0] : memref<?xf32, strided<[1], offset: ?>> -> tensor<64xf32>
+    %p = tile.program_id 0
+    %x = tile.load %a[%p] : memref<?xf32, strided<[1], offset: ?>> -> tensor<64xf32>
+    %s = tile.reduce %x {kind = sum, axis = 0} : tensor<64xf32> -> tensor<1xf32>
+    %b = tile.broadcast %s : tensor<1xf32> -> tensor<64xf32>
+    %y = arith.mulf %b, %w : tensor<64xf32>
+    // after: %x stays right after %p; %w moves down to just before %y
+    ```
   }];
 }
 
