@@ -32,11 +32,13 @@ double median_ms(Launch&& launch, int warmup = 5, int iters = 30) {
   return t[t.size() / 2];
 }
 
+// `baseline` names the PyTorch case a variant is compared with (default: the case itself).
 inline void report(const std::string& bench, const std::string& name, const std::string& dtype, double bytes,
-                   double ms, double max_err) {
-  std::printf("{\"bench\": \"%s\", \"case\": \"%s\", \"dtype\": \"%s\", \"bytes\": %.0f, \"ms\": %.4f, \"tbps\": %.3f, "
-              "\"max_err\": %.3g}\n",
-              bench.c_str(), name.c_str(), dtype.c_str(), bytes, ms, bytes / (ms * 1e-3) / 1e12, max_err);
+                   double ms, double max_err, const std::string& baseline = "") {
+  std::printf("{\"bench\": \"%s\", \"case\": \"%s\", \"baseline\": \"%s\", \"dtype\": \"%s\", \"bytes\": %.0f, "
+              "\"ms\": %.4f, \"tbps\": %.3f, \"max_err\": %.3g}\n",
+              bench.c_str(), name.c_str(), (baseline.empty() ? name : baseline).c_str(), dtype.c_str(), bytes, ms,
+              bytes / (ms * 1e-3) / 1e12, max_err);
   std::fflush(stdout);
 }
 

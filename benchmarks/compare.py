@@ -23,7 +23,7 @@ def main():
     base = load(sys.argv[2])
     out = []
     for r in ours:
-        key = (r["bench"], r["case"], r["dtype"])
+        key = (r["bench"], r.get("baseline", r["case"]), r["dtype"])
         peers = {b["impl"]: b["tbps"] for b in base if (b["bench"], b["case"], b["dtype"]) == key}
         best = max(peers.values()) if peers else None
         row = {"case": f"{r['case']} {r['dtype']}", "tessera_tbps": r["tbps"], **{f"{k}_tbps": v for k, v in peers.items()},

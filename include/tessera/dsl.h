@@ -12,7 +12,8 @@
 //   c<V>, full, iota, program_id, num_programs, dim, load, seq         expr_base.h, index_expr.h,
 //                                                                      load_store_expr.h
 //   exp exp2 log sqrt rsqrt tanh abs cast, unary - !                   expr/unary_expr.h
-//   + - * / && || == != < <= > >=, maximum minimum select              expr/binary_expr.h
+//   fast_exp fast_sqrt fast_tanh (approximate on the GPU)              expr/unary_expr.h
+//   + - * / && || == != < <= > >=, maximum minimum select fast_div     expr/binary_expr.h
 //   sum max min (keepdim reductions)                                   expr/reduce_expr.h
 //   reshape broadcast_to transpose                                     expr/shape_expr.h
 //   mma                                                                expr/mma_expr.h
@@ -42,6 +43,10 @@ using tessera::cast;
 using tessera::dim;
 using tessera::exp;
 using tessera::exp2;
+using tessera::fast_div;
+using tessera::fast_exp;
+using tessera::fast_sqrt;
+using tessera::fast_tanh;
 using tessera::for_range;
 using tessera::full;
 using tessera::get;

@@ -362,6 +362,11 @@ class MlirGen {
     if (op == "sqrt") return mlir::math::SqrtOp::create(b_, loc_, x);
     if (op == "rsqrt") return mlir::math::RsqrtOp::create(b_, loc_, x);
     if (op == "tanh") return mlir::math::TanhOp::create(b_, loc_, x);
+    // The approximate functions: the same ops marked `afn` (tile-math-to-nvvm picks the fast forms).
+    auto afn = mlir::arith::FastMathFlagsAttr::get(&ctx_, mlir::arith::FastMathFlags::afn);
+    if (op == "fast_exp") return mlir::math::ExpOp::create(b_, loc_, x, afn);
+    if (op == "fast_sqrt") return mlir::math::SqrtOp::create(b_, loc_, x, afn);
+    if (op == "fast_tanh") return mlir::math::TanhOp::create(b_, loc_, x, afn);
     fail(fmt::format("malformed AST: unknown unary op '{}'", op));
   }
 
@@ -372,6 +377,10 @@ class MlirGen {
     if (op == "sub") return f ? Value(SubFOp::create(b_, loc_, x, y)) : Value(SubIOp::create(b_, loc_, x, y));
     if (op == "mul") return f ? Value(MulFOp::create(b_, loc_, x, y)) : Value(MulIOp::create(b_, loc_, x, y));
     if (op == "div") return f ? Value(DivFOp::create(b_, loc_, x, y)) : emit_safe_divsi(x, y);
+    if (op == "fast_div") {
+      if (!f) fail("'fast_div' needs floating-point tiles");
+      return DivFOp::create(b_, loc_, x, y, FastMathFlagsAttr::get(&ctx_, FastMathFlags::afn));
+    }
     if (op == "max") return f ? Value(MaximumFOp::create(b_, loc_, x, y)) : Value(MaxSIOp::create(b_, loc_, x, y));
     if (op == "min") return f ? Value(MinimumFOp::create(b_, loc_, x, y)) : Value(MinSIOp::create(b_, loc_, x, y));
     if (op == "and") return AndIOp::create(b_, loc_, x, y);

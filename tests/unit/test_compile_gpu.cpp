@@ -107,3 +107,18 @@ TEST_CASE("gpu code: a weight load shared by all programs is issued after the ro
   CHECK(count(ptx.substr(0, barrier), "ld.global.nc.v4") == 8);   // 4 row chunks, interior + ragged paths
   CHECK(count(ptx.substr(barrier), "ld.global.nc.v4") == 8);      // 4 weight chunks, both paths
 }
+
+TEST_CASE("gpu code: fast_ functions use the hardware approximations", "[compile][ptx]") {
+  Tensor<float, 1> x({4096}), y({4096}), z({4096});
+  auto k = kernel("gpu_fast_shape", [](auto o, auto a, auto b) {
+    auto p = a.load_like(o);
+    auto q = b.load_like(o);
+    return o.store(fast_div(fast_exp(p), q) + fast_tanh(p) * fast_sqrt(q));
+  });
+  std::string ptx = k.compile(Target::sm_90, z.partition<128>(), x, y).ptx;
+  CHECK(ptx.find("ex2.approx.ftz.f32") != std::string::npos);
+  CHECK(ptx.find("div.full.f32") != std::string::npos);
+  CHECK(ptx.find("tanh.approx.f32") != std::string::npos);
+  CHECK(ptx.find("sqrt.approx.f32") != std::string::npos);
+  CHECK(ptx.find("div.rn.f32") == std::string::npos);
+}

@@ -112,6 +112,51 @@ static void body_4(Target target) {
   check(kernel("abs_neg", [](auto o, auto a) { return o.store(abs(-a.load_like(o))); }), [](float v) { return v; }, 0);
 }
 
+// The approximate functions: within their documented bounds on the GPU (docs/ast-format.md), the
+// accurate functions on the CPU. Also a bf16 softmax written with them.
+static void body_fast_math(Target target) {
+  const int64_t n = 1000;
+  auto x = random_tensor<float, 1>({n}, -10.0f, 10.0f, 17);
+  auto y = random_tensor<float, 1>({n}, 0.01f, 100.0f, 18);
+  Tensor<float, 1> z({n});
+  auto check = [&](auto k, std::function<float(float, float)> ref, float rel, float abs_tol) {
+    k.launch_on(target, z.partition<128>(), x, y);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) bad += !close(z(i), ref(x(i), y(i)), rel, abs_tol);
+    INFO(k.name());
+    CHECK(bad == 0);
+  };
+  // fast_exp: 2^-22 + |x| 2^-24 relative (|x| <= 10 here).
+  check(kernel("fast_exp", [](auto o, auto a, auto) { return o.store(fast_exp(a.load_like(o))); }),
+        [](float v, float) { return std::exp(v); }, 1e-6f, 0);
+  check(kernel("fast_sqrt", [](auto o, auto, auto b) { return o.store(fast_sqrt(b.load_like(o))); }),
+        [](float, float w) { return std::sqrt(w); }, 5e-7f, 0);
+  check(kernel("fast_tanh", [](auto o, auto a, auto) { return o.store(fast_tanh(a.load_like(o))); }),
+        [](float v, float) { return std::tanh(v); }, 1e-3f, 1e-6f);
+  check(kernel("fast_div", [](auto o, auto a, auto b) { return o.store(fast_div(a.load_like(o), b.load_like(o))); }),
+        [](float v, float w) { return v / w; }, 3e-7f, 0);
+  // A softmax over bf16 rows with fast_exp and fast_div: each result within 1 bf16 ulp of the
+  // f32 reference (after rounding).
+  auto rows = random_tensor<bfloat16, 2>({37, 512}, -8, 8, 19);
+  Tensor<bfloat16, 2> out({37, 512});
+  kernel("fast_softmax", [](auto o, auto a) {
+    auto t = cast<DType::f32>(a.load_like(o));
+    auto e = fast_exp(t - max<1>(t));
+    return o.store(cast<DType::bf16>(fast_div(e, sum<1>(e))));
+  }).launch_on(target, out.partition<1, 512>(), rows);
+  int64_t bad = 0;
+  for (int64_t r = 0; r < 37; ++r) {
+    float m = -1e30f, s = 0;
+    for (int64_t c = 0; c < 512; ++c) m = std::max(m, f(rows(r, c)));
+    for (int64_t c = 0; c < 512; ++c) s += std::exp(f(rows(r, c)) - m);
+    for (int64_t c = 0; c < 512; ++c) {
+      float want = std::exp(f(rows(r, c)) - m) / s;
+      bad += !close(f(out(r, c)), want, 1.0f / 128, 1e-7f);
+    }
+  }
+  CHECK(bad == 0);
+}
+
 static void body_5(Target target) {
   const int64_t n = 777;
   auto x = random_tensor<float, 1>({n}, -4, 4, 8);
@@ -370,6 +415,7 @@ static void body_2(Target target) {
 TESSERA_TARGET_TEST_CASE("1-D add for every dtype", "[elementwise][dtype]", body_2)
 TESSERA_TARGET_TEST_CASE("2-D add, 2000 x 1000, divisible and ragged tiles", "[elementwise]", body_3)
 TESSERA_TARGET_TEST_CASE("unary math, f32", "[math]", body_4)
+TESSERA_TARGET_TEST_CASE("approximate math: fast_exp, fast_sqrt, fast_tanh, fast_div", "[math]", body_fast_math)
 TESSERA_TARGET_TEST_CASE("binary ops, comparisons, select and logic", "[elementwise]", body_5)
 TESSERA_TARGET_TEST_CASE("casts between dtypes", "[cast][dtype]", body_6)
 TESSERA_TARGET_TEST_CASE("broadcasting rows, columns, scalars and scalar parameters", "[broadcast]", body_7)

@@ -1,8 +1,9 @@
 // tessera/expr/binary_expr.h: elementwise two-operand nodes, comparisons and select.
 //
-// Defines Binary<Op, X, Y> for (add|sub|mul|div|max|min|and|or|eq|ne|lt|le|gt|ge TYPE X Y) and
-// Select<C, X, Y> for (select TYPE C X Y), with the operators + - * / && || == != < <= > >=
-// (in tessera::detail, found by argument-dependent lookup) and tessera::maximum, minimum, select.
+// Defines Binary<Op, X, Y> for (add|sub|mul|div|fast_div|max|min|and|or|eq|ne|lt|le|gt|ge TYPE X
+// Y) and Select<C, X, Y> for (select TYPE C X Y), with the operators + - * / && || == != < <= > >=
+// (in tessera::detail, found by argument-dependent lookup) and tessera::maximum, minimum, select,
+// fast_div (approximate float division on the GPU: docs/ast-format.md).
 // Rules: the operands' dtypes must match exactly, except that a c<V> literal takes the dtype (and
 // shape) of the other operand; shapes broadcast numpy-style and every operand whose shape differs
 // from the result is wrapped in explicit (reshape)/(broadcast) nodes (shape_expr.h), so children
@@ -28,6 +29,7 @@ TESSERA_BINARY_OP(op_add, "add", arith)
 TESSERA_BINARY_OP(op_sub, "sub", arith)
 TESSERA_BINARY_OP(op_mul, "mul", arith)
 TESSERA_BINARY_OP(op_div, "div", arith)
+TESSERA_BINARY_OP(op_fast_div, "fast_div", arith)
 TESSERA_BINARY_OP(op_max, "max", arith)
 TESSERA_BINARY_OP(op_min, "min", arith)
 TESSERA_BINARY_OP(op_and, "and", logic)
@@ -153,6 +155,15 @@ template <class A, class B> requires detail::BinaryArgs<A, B>
 constexpr auto maximum(A a, B b) { return detail::make_binary<detail::op_max>(a, b); }
 template <class A, class B> requires detail::BinaryArgs<A, B>
 constexpr auto minimum(A a, B b) { return detail::make_binary<detail::op_min>(a, b); }
+
+// fast_div(a, b): a / b through an approximate reciprocal on the GPU (float dtypes; error bound
+// in docs/ast-format.md); the CPU target divides exactly.
+template <class A, class B> requires detail::BinaryArgs<A, B>
+constexpr auto fast_div(A a, B b) {
+  static_assert(is_floating(detail::operand_dtype<detail::operand_t<A>, detail::operand_t<B>>()),
+                "tessera: fast_div needs floating-point tiles (f32, f16, bf16)");
+  return detail::make_binary<detail::op_fast_div>(a, b);
+}
 
 // select(c, a, b): a where the i1 tile c is true, else b; c, a and b broadcast together.
 template <class C, class A0, class B0>

@@ -21,3 +21,11 @@ func.func @atan(%x: f32) -> f32 {
   %0 = math.atan %x : f32
   return %0 : f32
 }
+
+// -----
+
+func.func @fast_exp_f64(%x: f64) -> f64 {
+  // expected-error @+1 {{'math.exp' op on 'f64' is not supported by the gpu target}}
+  %0 = math.exp %x fastmath<afn> : f64
+  return %0 : f64
+}

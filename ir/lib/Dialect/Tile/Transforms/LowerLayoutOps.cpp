@@ -102,17 +102,66 @@ void KernelLowering::lowerTranspose(TransposeOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   RankedTensorType type = op.getType();
-  Value view = writeToScratch(b, loc, op.getInput(), 0);
+  auto inType = cast<RankedTensorType>(op.getInput().getType());
+  Type elt = type.getElementType();
+  // The input (R1 x R0) goes to scratch row-major, then each thread reads its
+  // result elements: result[i, j] = input[j, i]. A thread's chunk of v result
+  // elements reads v consecutive input rows of one column, and neighbouring
+  // lanes read neighbouring groups of v rows: unswizzled, all of them hit the
+  // same few banks (rows are multiples of 128 bytes apart). On gpu the chunks
+  // of v elements of input row r are stored at chunk position
+  // (c / v) xor ((r / v) mod C), C chunks per row: a permutation of each row
+  // that keeps every chunk contiguous and aligned (vector stores), while the
+  // lanes' reads spread over C chunk positions, hence different banks.
+  int64_t rows = inType.getDimSize(0), cols = inType.getDimSize(1);
+  Layout inLayout = getLayout(inType);
+  int64_t v = inLayout.replicated ? 1 : inLayout.vec;
+  int64_t chunksPerRow = cols / v;
+  bool swizzle = opts.gpu && v > 1 && cols % v == 0 && chunksPerRow > 1;
+  auto scratchIndex = [&](OpBuilder &b, Value r, Value c) -> Value {
+    if (!swizzle)
+      return linearize(b, loc, {r, c}, {rows, cols});
+    Value logV = cidx(b, loc, llvm::Log2_64(v));
+    Value chunk = b.createOrFold<arith::ShRUIOp>(loc, c, logV);
+    Value within = b.createOrFold<arith::AndIOp>(loc, c, cidx(b, loc, v - 1));
+    Value key = b.createOrFold<arith::AndIOp>(
+        loc, b.createOrFold<arith::ShRUIOp>(loc, r, logV),
+        cidx(b, loc, chunksPerRow - 1));
+    Value position = b.createOrFold<arith::XOrIOp>(loc, chunk, key);
+    Value start = b.createOrFold<arith::ShLIOp>(loc, position, logV);
+    return linearize(b, loc, {r, b.createOrFold<arith::OrIOp>(loc, start, within)},
+                     {rows, cols});
+  };
+  Value view =
+      getScratchView(b, loc, elt, inType.getNumElements(), /*byteOffset=*/0);
+  Value src = bufferOf(op.getInput());
+  auto store = [&](OpBuilder &b, Value k, Value index) {
+    Value x = memref::LoadOp::create(b, loc, src, k);
+    if (elt.isInteger(1))
+      x = arith::ExtUIOp::create(b, loc, b.getI8Type(), x);
+    memref::StoreOp::create(b, loc, x, view, index);
+  };
+  if (swizzle) {
+    // A chunk lies in one input row and stays contiguous: one index per chunk.
+    forEachChunk(b, loc, inLayout, /*needLinear=*/true,
+                 [&](OpBuilder &b, Value k0, Value l0) {
+                   SmallVector<Value> rc =
+                       delinearize(b, loc, l0, {rows, cols});
+                   Value s0 = scratchIndex(b, rc[0], rc[1]);
+                   for (int64_t j = 0; j < v; ++j)
+                     store(b, addConst(b, loc, k0, j), addConst(b, loc, s0, j));
+                 });
+  } else {
+    forEachOwned(b, loc, inLayout, /*needLinear=*/true,
+                 [&](OpBuilder &b, Value k, Value l) { store(b, k, l); });
+  }
   barrier(b, loc);
   Value dst = newBuffer(type);
   forEachOwned(
       b, loc, getLayout(type), /*needLinear=*/true,
       [&](OpBuilder &b, Value k, Value l) {
         SmallVector<Value> rc = delinearize(b, loc, l, type.getShape());
-        // result[i, j] = input[j, i]; the input is (R1 x R0).
-        Value src = linearize(b, loc, {rc[1], rc[0]},
-                              {type.getDimSize(1), type.getDimSize(0)});
-        Value v = readScratch(b, loc, view, src, type.getElementType());
+        Value v = readScratch(b, loc, view, scratchIndex(b, rc[1], rc[0]), elt);
         memref::StoreOp::create(b, loc, v, dst, k);
       });
   barrier(b, loc);

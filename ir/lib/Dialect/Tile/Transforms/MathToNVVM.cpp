@@ -20,6 +20,12 @@
 // their zeros other than sin's at 0; erfc 3e-7 absolute; tan follows sin/cos.
 // atan, atan2, asin and acos have no lowering here and are rejected.
 //
+// Ops marked `afn` (the DSL's fast_exp, fast_sqrt, fast_tanh, fast_div) take
+// the hardware approximations instead: exp as ex2.approx.ftz(x * log2(e))
+// (relative error <= 2^-22 + |x| * 2^-24, results below 2^-126 flush to
+// zero), sqrt.approx.f32, tanh.approx.f32 (about 2^-11 relative) and
+// div.full.f32 (2 ulp) for arith.divf.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
@@ -88,6 +94,27 @@ struct F32Builder {
   Value cosApprox(Value x) { return intrinsic("llvm.nvvm.cos.approx.f", x); }
   Value rsqrtApprox(Value x) {
     return intrinsic("llvm.nvvm.rsqrt.approx.f", x);
+  }
+  Value sqrtApprox(Value x) { return intrinsic("llvm.nvvm.sqrt.approx.f", x); }
+  /// tanh.approx.f32 has no LLVM intrinsic: inline PTX.
+  Value tanhApprox(Value x) {
+    return LLVM::InlineAsmOp::create(
+               b, loc, f32(), ValueRange{x}, "tanh.approx.f32 $0, $1;", "=f,f",
+               /*has_side_effects=*/false, /*is_align_stack=*/false,
+               LLVM::tailcallkind::TailCallKind::None,
+               LLVM::AsmDialectAttr(), ArrayAttr())
+        .getResult(0);
+  }
+  Value divFull(Value x, Value y) {
+    return LLVM::CallIntrinsicOp::create(b, loc, f32(),
+                                         b.getStringAttr("llvm.nvvm.div.full"),
+                                         ValueRange{x, y})
+        .getResult(0);
+  }
+  /// e^x = 2^(x * log2 e) on the ex2 unit, flushing subnormal results.
+  Value fastExp(Value x) {
+    Value t = mul(x, c(std::numbers::log2e));
+    return intrinsic("llvm.nvvm.ex2.approx.ftz.f32", t);
   }
 
   // Composite functions. Every operand is computed in its own statement so
@@ -299,10 +326,28 @@ struct F32Builder {
 
 /// Returns the f32 replacement values of `op` (one per result), or nullopt if
 /// the op is left to convert-math-to-llvm.
+/// True for an op marked `afn` (approximate functions allowed).
+bool isApproximate(Operation *op) {
+  auto fm = dyn_cast<arith::ArithFastMathInterface>(op);
+  return fm && arith::bitEnumContainsAll(fm.getFastMathFlagsAttr().getValue(),
+                                         arith::FastMathFlags::afn);
+}
+
 std::optional<SmallVector<Value>> expand(Operation *op, F32Builder &f,
                                          ArrayRef<Value> in) {
   using Result = std::optional<SmallVector<Value>>;
   auto one = [](Value v) -> Result { return SmallVector<Value>{v}; };
+  if (isApproximate(op)) {
+    Result fast =
+        TypeSwitch<Operation *, Result>(op)
+            .Case([&](math::ExpOp) { return one(f.fastExp(in[0])); })
+            .Case([&](math::SqrtOp) { return one(f.sqrtApprox(in[0])); })
+            .Case([&](math::TanhOp) { return one(f.tanhApprox(in[0])); })
+            .Case([&](arith::DivFOp) { return one(f.divFull(in[0], in[1])); })
+            .Default([](Operation *) -> Result { return std::nullopt; });
+    if (fast)
+      return fast;
+  }
   return TypeSwitch<Operation *, Result>(op)
       .Case([&](math::ExpOp) { return one(f.exp(in[0])); })
       .Case([&](math::Exp2Op) { return one(f.ex2(in[0])); })
@@ -353,7 +398,8 @@ struct TileMathToNVVMPass
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
-      if (isa_and_nonnull<math::MathDialect>(op->getDialect()))
+      if (isa_and_nonnull<math::MathDialect>(op->getDialect()) ||
+          (isa<arith::DivFOp>(op) && isApproximate(op)))
         ops.push_back(op);
     });
     bool failed = false;
@@ -400,6 +446,12 @@ struct TileMathToNVVMPass
   }
 
   static bool isExpanded(Operation *op) {
+    // sqrt and division have accurate NVPTX instructions: only their f32
+    // (or 16-bit) approximate forms are rewritten here.
+    if (isApproximate(op) && isa<math::SqrtOp, arith::DivFOp>(op)) {
+      Type t = op->getResult(0).getType();
+      return t.isF32() || t.isF16() || t.isBF16();
+    }
     return isa<math::ExpOp, math::Exp2Op, math::ExpM1Op, math::LogOp,
                math::Log2Op, math::Log10Op, math::Log1pOp, math::RsqrtOp,
                math::TanhOp, math::SinOp, math::CosOp, math::SincosOp,

@@ -138,6 +138,17 @@ def TileMathToNVVM : Pass<"tile-math-to-nvvm"> {
     (sqrt, fma, abs, floor, ...) are left alone. Run it before
     `convert-math-to-llvm`. Vector or f64 operands of the rewritten ops are
     rejected with an error; f16/bf16 ones are computed in f32.
+
+    `math.exp`, `math.sqrt`, `math.tanh` and `arith.divf` carrying the `afn`
+    fast-math flag become the hardware approximations (ex2.approx.ftz,
+    sqrt.approx, tanh.approx, div.full):
+
+    ```mlir
+    %e = math.exp %x fastmath<afn> : f32
+    // becomes
+    %t = arith.mulf %x, %cst : f32   // log2(e)
+    %e = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%t) : (f32) -> f32
+    ```
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
