@@ -20,8 +20,10 @@ if [ -x $bin/tessera_unit_tests ] && [ "${TESTS:-1}" = 1 ]; then
   if [ "${SANITIZE:-1}" = 1 ]; then
     step memcheck
     timeout 300 compute-sanitizer --tool memcheck --report-api-errors no $bin/tessera_unit_tests "*(gpu)" > "$OUT/memcheck.log" 2>&1; tail -2 "$OUT/memcheck.log"
+    # racecheck loses track of launches made concurrently from several host threads ("Internal
+    # Sanitizer Error: failed to track a kernel launch"): the [threads] tests run without it.
     step racecheck
-    timeout 300 compute-sanitizer --tool racecheck $bin/tessera_unit_tests "*(gpu)" > "$OUT/racecheck.log" 2>&1; tail -2 "$OUT/racecheck.log"
+    timeout 300 compute-sanitizer --tool racecheck $bin/tessera_unit_tests "*(gpu)" "~[threads]" > "$OUT/racecheck.log" 2>&1; tail -2 "$OUT/racecheck.log"
   fi
 fi
 [ "${BENCH:-1}" = 1 ] || exit 0
