@@ -31,17 +31,26 @@ func.func @ids(%dst: !g1i32) attributes {tile.kernel} {
 
 // -----
 
-// Out-of-bounds elements load the padding value; f16 arithmetic runs in f32.
+// A tile wholly in bounds loads unconditionally; on a ragged tile each
+// element is read from its index, or from index 0 when out of bounds, and
+// replaced by the padding value then (no branch per element; an empty tensor
+// gives all padding). f16 arithmetic runs in f32.
 // CHECK-LABEL: func.func @load_f16
 // CHECK-DAG: %[[IN:.*]] = memref.alloca() : memref<2xf16>
 // CHECK-DAG: %[[OUT:.*]] = memref.alloca() : memref<2xf16>
 // CHECK: %[[PAD:.*]] = arith.constant 0xFC00 : f16
-// CHECK: %[[L:.*]] = scf.if %{{.*}} -> (f16) {
-// CHECK-NEXT: %[[G:.*]] = memref.load %arg0
-// CHECK-NEXT: scf.yield %[[G]] : f16
-// CHECK-NEXT: } else {
-// CHECK-NEXT: scf.yield %[[PAD]] : f16
-// CHECK: memref.store %[[L]], %[[IN]]
+// CHECK: scf.if %{{.*}} {
+// CHECK: memref.load %arg0
+// CHECK: } else {
+// CHECK: %[[NONEMPTY:.*]] = arith.cmpi ne, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: scf.if %[[NONEMPTY]] {
+// CHECK: %[[OK:.*]] = arith.cmpi ult, %[[I:.*]], %{{.*}} : index
+// CHECK-NEXT: %[[SAFE:.*]] = arith.select %[[OK]], %[[I]], %{{.*}} : index
+// CHECK-NEXT: %[[G:.*]] = memref.load %arg0[%[[SAFE]]]
+// CHECK-NEXT: %[[L:.*]] = arith.select %[[OK]], %[[G]], %[[PAD]] : f16
+// CHECK-NEXT: memref.store %[[L]], %[[IN]]
+// CHECK: } else {
+// CHECK: memref.store %[[PAD]], %[[IN]]
 // CHECK: %[[X:.*]] = memref.load %[[IN]]
 // CHECK-NEXT: %[[XE:.*]] = arith.extf %[[X]] : f16 to f32
 // CHECK-NEXT: %[[Y:.*]] = arith.mulf %[[XE]], %[[XE]] : f32

@@ -4,10 +4,11 @@
 // Global accesses, chunk by chunk. 64 f32 over 4 threads: V = 16 bytes / 4 =
 // 4, so each thread owns 4 chunks of 4 contiguous elements. A memref with a
 // static unit stride and tile.align = 16 gets one aligned vector<4xf32> load
-// (store) per chunk. When the whole tile is in bounds (its last index is
-// checked once per program) all chunks are accessed unconditionally; on a
-// ragged tile each chunk is checked once (its last index) and falls back to
-// the per-element masked path on the edge.
+// (store) per chunk when the whole tile is in bounds (its last index is
+// checked once per program): all chunks unconditionally. A ragged tile goes
+// element by element, in a loop over chunks (not unrolled) on a staged copy
+// of the private buffer: loads read index 0 when out of bounds and select the
+// padding value, stores are masked.
 // CHECK-LABEL: func.func @vec_f32
 // CHECK-SAME: (%[[A:.*]]: memref<?xf32, strided<[1], offset: ?>> {tile.align = 16 : i64}, %[[B:.*]]: memref<?xf32, strided<[1], offset: ?>> {tile.align = 16 : i64})
 // CHECK: %[[DIM:.*]] = memref.dim %[[A]]
@@ -16,43 +17,43 @@
 // CHECK-NEXT: %[[TILEOK:.*]] = arith.cmpi ult, %[[TLAST]], %[[DIM]] : index
 // CHECK-NEXT: scf.if %[[TILEOK]] {
 // CHECK-NOT: scf.if
-// CHECK-COUNT-4: vector.load %[[A]]
-// CHECK-NOT: scf.if
-// CHECK: } else {
-// CHECK: %[[T4:.*]] = arith.muli %{{.*}}, %c4 : index
-// CHECK: %[[G0:.*]] = arith.addi %[[ORIGIN]], %[[T4]] : index
-// CHECK: %[[LAST:.*]] = arith.addi %[[G0]], %c3 : index
-// CHECK: %[[OK:.*]] = arith.cmpi ult, %[[LAST]], %[[DIM]] : index
-// CHECK: scf.if %[[OK]] {
-// CHECK-NEXT: %[[V:.*]] = vector.load %[[A]][%[[G0]]] {alignment = 16 : i64} : memref<?xf32, strided<[1], offset: ?>>, vector<4xf32>
+// CHECK: %[[V:.*]] = vector.load %[[A]][%{{.*}}] {alignment = 16 : i64} : memref<?xf32, strided<[1], offset: ?>>, vector<4xf32>
 // CHECK-NEXT: %[[E0:.*]] = vector.extract %[[V]][0] : f32 from vector<4xf32>
 // CHECK-NEXT: memref.store %[[E0]], %[[BUF:.*]][%c0] : memref<16xf32>
-// CHECK: } else {
-// CHECK: %[[IN0:.*]] = arith.cmpi ult, %[[G0]], %[[DIM]] : index
-// CHECK-NEXT: %[[X0:.*]] = scf.if %[[IN0]] -> (f32) {
-// CHECK-NEXT: memref.load %[[A]][%[[G0]]]
-// CHECK: } else {
-// CHECK-NEXT: scf.yield %cst : f32
-// CHECK: memref.store %[[X0]], %[[BUF]][%c0] : memref<16xf32>
 // CHECK-COUNT-3: vector.load %[[A]]
+// CHECK-NOT: scf.if
+// CHECK: } else {
+// CHECK: %[[NE:.*]] = arith.cmpi ne, %[[DIM]], %c0 : index
+// CHECK-NEXT: scf.if %[[NE]] {
+// CHECK: scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// CHECK: %[[OK:.*]] = arith.cmpi ult, %[[G:.*]], %[[DIM]] : index
+// CHECK-NEXT: %[[SAFE:.*]] = arith.select %[[OK]], %[[G]], %c0 : index
+// CHECK-NEXT: %[[X:.*]] = memref.load %[[A]][%[[SAFE]]]
+// CHECK-NEXT: %[[XP:.*]] = arith.select %[[OK]], %[[X]], %cst : f32
+// CHECK-NEXT: memref.store %[[XP]], %[[STAGE:.*]][%{{.*}}] : memref<16xf32>
+// CHECK: } {loop_annotation = #loop_annotation}
+// CHECK: } else {
+// CHECK: memref.store %cst, %[[STAGE]]
+// CHECK: } {loop_annotation = #loop_annotation}
+// CHECK: %[[S0:.*]] = memref.load %[[STAGE]][%c0] : memref<16xf32>
+// CHECK-NEXT: memref.store %[[S0]], %[[BUF]][%c0] : memref<16xf32>
 // CHECK: scf.if %{{.*}} {
 // CHECK-COUNT-4: vector.store %{{.*}}, %[[B]]
 // CHECK: } else {
+// CHECK: memref.store %{{.*}}, %[[OSTAGE:.*]][%c0] : memref<16xf32>
+// CHECK: scf.for
+// CHECK: %[[W:.*]] = memref.load %[[OSTAGE]][%{{.*}}] : memref<16xf32>
 // CHECK: scf.if %{{.*}} {
-// CHECK: %[[W:.*]] = vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>
-// CHECK-NEXT: vector.store %[[W]], %[[B]][%{{.*}}] {alignment = 16 : i64} : memref<?xf32, strided<[1], offset: ?>>, vector<4xf32>
-// CHECK-NEXT: } else {
-// CHECK: scf.if
-// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
-// CHECK-COUNT-3: vector.store %{{.*}}, %[[B]]
+// CHECK-NEXT: memref.store %[[W]], %[[B]][%{{.*}}]
+// CHECK: } {loop_annotation = #loop_annotation}
 // CHECK: return
 
-// On cpu (one thread, 16 chunks of 4): a loop over chunks, each a vector
-// access when in bounds.
+// On cpu (one thread, 16 chunks of 4): when the tile is in bounds, a loop
+// over chunks, each a vector access.
 // CPU-LABEL: func.func @vec_f32
-// CPU: scf.for %[[C:.*]] = %c0 to %c16 step %c1 {
 // CPU: scf.if %{{.*}} {
-// CPU-NEXT: vector.load %{{.*}} {alignment = 16 : i64} : memref<?xf32, strided<[1], offset: ?>>, vector<4xf32>
+// CPU-NEXT: scf.for %[[C:.*]] = %c0 to %c16 step %c1 {
+// CPU: vector.load %{{.*}} {alignment = 16 : i64} : memref<?xf32, strided<[1], offset: ?>>, vector<4xf32>
 // CPU: scf.for
 // CPU: vector.store %{{.*}} {alignment = 16 : i64} : memref<?xf32, strided<[1], offset: ?>>, vector<4xf32>
 !f32a = memref<?xf32, strided<[1], offset: ?>>
@@ -124,25 +125,21 @@ func.func @scalar_fast_path(%a: memref<?xf32, strided<[1], offset: ?>>,
 
 // Rows narrower than a chunk: 8x2 f32 over 4 threads gives chunks of 4
 // elements spanning two rows, accessed as two aligned vector<2xf32> (8 bytes);
-// the tile check covers its 8 rows and 2 columns, the chunk check both rows.
+// the tile check covers its 8 rows and 2 columns. On a ragged tile each
+// element checks its row and column.
 // CHECK-LABEL: func.func @narrow_rows
 // CHECK: %[[TR:.*]] = arith.cmpi ult, %{{.*}}, %[[DIM0:.*]] : index
 // CHECK: %[[TC:.*]] = arith.cmpi ugt, %[[DIM1:.*]], %c1 : index
 // CHECK: %[[TOK:.*]] = arith.andi %[[TR]], %[[TC]] : i1
 // CHECK: scf.if %[[TOK]] {
-// CHECK-COUNT-2: vector.load %{{.*}} {alignment = 8 : i64} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<2xf32>
+// CHECK: vector.load %{{.*}}[%[[ROW0:.*]], %{{.*}}] {alignment = 8 : i64} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<2xf32>
+// CHECK: vector.load %{{.*}}[%[[ROW1:.*]], %{{.*}}] {alignment = 8 : i64} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<2xf32>
 // CHECK: } else {
-// CHECK: %[[R0:.*]] = arith.cmpi ult, %[[ROW0:.*]], %[[DIM0]] : index
+// CHECK: %[[R0:.*]] = arith.cmpi ult, %{{.*}}, %[[DIM0]] : index
 // CHECK: %[[C0:.*]] = arith.cmpi ult, %{{.*}}, %[[DIM1]] : index
 // CHECK: %[[OK0:.*]] = arith.andi %[[R0]], %[[C0]] : i1
-// CHECK: %[[R1:.*]] = arith.cmpi ult, %[[ROW1:.*]], %[[DIM0]] : index
-// CHECK: %[[C1:.*]] = arith.cmpi ult, %{{.*}}, %[[DIM1]] : index
-// CHECK: %[[OK1:.*]] = arith.andi %[[R1]], %[[C1]] : i1
-// CHECK: %[[OK:.*]] = arith.andi %[[OK0]], %[[OK1]] : i1
-// CHECK: scf.if %[[OK]] {
-// CHECK-NEXT: vector.load %{{.*}}[%[[ROW0]], %{{.*}}] {alignment = 8 : i64} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<2xf32>
-// CHECK: vector.load %{{.*}}[%[[ROW1]], %{{.*}}] {alignment = 8 : i64} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<2xf32>
-// CHECK: } else {
+// CHECK: memref.load
+// CHECK: arith.select %[[OK0]]
 !f2 = memref<?x?xf32, strided<[?, 1], offset: ?>>
 func.func @narrow_rows(%a: !f2 {tile.align = 16 : i64}) attributes {tile.kernel} {
   %pid = tile.program_id 0

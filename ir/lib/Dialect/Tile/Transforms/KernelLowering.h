@@ -85,16 +85,19 @@ private:
   }
   /// Calls `body` for each element this thread owns in `layout` with its
   /// private index k and (if `needLinear`) its linear index l; constants when
-  /// the layout is unrolled, else inside a loop over chunks.
+  /// the layout is unrolled (and not `rolled`), else inside a loop over
+  /// chunks.
   void forEachOwned(OpBuilder &b, Location loc, const Layout &layout,
                     bool needLinear,
-                    function_ref<void(OpBuilder &, Value k, Value l)> body);
+                    function_ref<void(OpBuilder &, Value k, Value l)> body,
+                    bool rolled = false);
   /// Calls `body` for each chunk this thread owns in a non-replicated
   /// `layout`, with the private index k0 and linear index l0 of its first
   /// element.
   void forEachChunk(OpBuilder &b, Location loc, const Layout &layout,
                     bool needLinear,
-                    function_ref<void(OpBuilder &, Value k0, Value l0)> body);
+                    function_ref<void(OpBuilder &, Value k0, Value l0)> body,
+                    bool rolled = false);
   /// `a + c` folded when possible.
   Value addConst(OpBuilder &b, Location loc, Value a, int64_t c) const;
   SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
@@ -129,23 +132,24 @@ private:
   SmallVector<Value> globalCoords(OpBuilder &b, Location loc,
                                   ArrayRef<Value> base, Value linear,
                                   ArrayRef<int64_t> shape);
-  /// True if the `width` elements from `global` along the last dimension are
-  /// all within `dims`.
+  /// True if the element at `global` is within `dims`.
   Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> global,
-                 ArrayRef<Value> dims, int64_t width);
+                 ArrayRef<Value> dims);
+  /// Whether the element-by-element path of a load or store of `layout` runs
+  /// as a loop on a staged copy of the private buffer (see LowerLoadStore).
+  bool isStaged(const Layout &layout) const;
   /// True if the whole tile of `shape` at `base` is within `dims`.
   Value tileInBounds(OpBuilder &b, Location loc, ArrayRef<Value> base,
                      ArrayRef<Value> dims, ArrayRef<int64_t> shape);
-  /// Per chunk of a non-replicated layout: `segment(k, global, width)` for
-  /// each run of the chunk within a row if the whole tile or chunk is in
-  /// bounds, else `element(k, l)` for each of its elements.
+  /// If the whole tile is in bounds: `segment(k, global, width)` for each run
+  /// of each chunk of a non-replicated layout within a row; else `ragged`.
   void forEachCheckedChunk(
       OpBuilder &b, Location loc, const Layout &layout, ArrayRef<int64_t> shape,
       ArrayRef<Value> base, ArrayRef<Value> dims,
       function_ref<void(OpBuilder &, Value k, ArrayRef<Value> global,
                         int64_t width)>
           segment,
-      function_ref<void(OpBuilder &, Value k, Value l)> element);
+      function_ref<void(OpBuilder &)> ragged);
   // LowerLayoutOps.cpp.
   void lowerFill(Operation *op, Value scalar);
   void lowerIota(IotaOp op);

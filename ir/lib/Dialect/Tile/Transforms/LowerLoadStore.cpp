@@ -3,12 +3,17 @@
 // Lowers tile.load and tile.store to bounds-checked accesses of the global
 // memref. A tile wholly in bounds (one uniform test per program) is accessed
 // without further checks, so all of a thread's accesses can be in flight
-// together. On a ragged tile each chunk of v contiguous elements a thread owns
-// is checked once. In-bounds elements are accessed as `vector.load`/
-// `vector.store` of up to `vector-bytes` when the memref has a static unit
-// inner stride and its argument carries `tile.align` (so every access is
-// aligned to its size), else as scalars; a chunk on a ragged edge falls back
-// to one scf.if per element, out-of-bounds loads yielding the padding value. Replicated tiles (fewer elements than threads) and chunks of
+// together: as `vector.load`/`vector.store` of up to `vector-bytes` when the
+// memref has a static unit inner stride and its argument carries `tile.align`
+// (so every access is aligned to its size), else as scalars. A ragged tile
+// (on the tensor's edges) is accessed element by element: a load reads index
+// 0 for an element out of bounds and selects the padding value instead (no
+// branch; a tensor with an empty dimension gives all padding), a store is
+// skipped under an scf.if. That path is cold, and unrolled it would be most of
+// the kernel's code: when the thread's elements are unrolled (its private
+// buffers live in registers) it runs instead as a loop over chunks on a staged
+// copy of the buffer (in local memory), copied in or out with constant
+// indices. Replicated tiles (fewer elements than threads) and chunks of
 // one element always take the per-element path.
 //
 //===----------------------------------------------------------------------===//
@@ -91,20 +96,19 @@ SmallVector<Value> KernelLowering::globalCoords(OpBuilder &b, Location loc,
 }
 
 Value KernelLowering::inBounds(OpBuilder &b, Location loc,
-                               ArrayRef<Value> global, ArrayRef<Value> dims,
-                               int64_t width) {
-  // Unsigned compares: negative indices are out of bounds too. The last
-  // index of a run of `width` elements is checked alone: the run starts at a
-  // multiple of `width` of a tile whose origin is a multiple of its size
-  // (>= width), so with a negative origin the run's last index is negative.
+                               ArrayRef<Value> global, ArrayRef<Value> dims) {
+  // Unsigned compares: negative indices are out of bounds too.
   Value cond;
   for (auto [d, g] : llvm::enumerate(global)) {
-    Value last = d + 1 == global.size() ? addConst(b, loc, g, width - 1) : g;
     Value ok =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, last, dims[d]);
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g, dims[d]);
     cond = cond ? arith::AndIOp::create(b, loc, cond, ok) : ok;
   }
   return cond;
+}
+
+bool KernelLowering::isStaged(const Layout &layout) const {
+  return !layout.replicated && layout.chunks > 1 && isUnrolled(opts, layout);
 }
 
 Value KernelLowering::tileInBounds(OpBuilder &b, Location loc,
@@ -126,16 +130,10 @@ void KernelLowering::forEachCheckedChunk(
     OpBuilder &b, Location loc, const Layout &layout, ArrayRef<int64_t> shape,
     ArrayRef<Value> base, ArrayRef<Value> dims,
     function_ref<void(OpBuilder &, Value, ArrayRef<Value>, int64_t)> segment,
-    function_ref<void(OpBuilder &, Value, Value)> element) {
+    function_ref<void(OpBuilder &)> ragged) {
   // A chunk lies in one row, or holds whole rows: `width` contiguous elements
   // per row segment.
   int64_t width = std::min(layout.vec, shape.back());
-  auto segments = [&](OpBuilder &b, Value k0, Value l0,
-                      SmallVectorImpl<SmallVector<Value>> &globals) {
-    for (int64_t i = 0; i < layout.vec; i += width)
-      globals.push_back(
-          globalCoords(b, loc, base, addConst(b, loc, l0, i), shape));
-  };
   // The tile is wholly in bounds (one test for the program, so no divergence):
   // every chunk is accessed unconditionally, which lets the accesses of all
   // chunks be in flight together.
@@ -145,33 +143,16 @@ void KernelLowering::forEachCheckedChunk(
   OpBuilder ib = interior.getThenBodyBuilder();
   forEachChunk(ib, loc, layout, /*needLinear=*/true,
                [&](OpBuilder &b, Value k0, Value l0) {
-                 SmallVector<SmallVector<Value>> globals;
-                 segments(b, k0, l0, globals);
-                 for (auto [i, global] : llvm::enumerate(globals))
-                   segment(b, addConst(b, loc, k0, i * width), global, width);
+                 for (int64_t i = 0; i < layout.vec; i += width)
+                   segment(b, addConst(b, loc, k0, i),
+                           globalCoords(b, loc, base, addConst(b, loc, l0, i),
+                                        shape),
+                           width);
                });
-  // A ragged tile: each chunk is checked once, falling back to one check per
-  // element on the edge.
+  // A ragged tile (only programs on the tensor's edges): element by element,
+  // which keeps the code small.
   OpBuilder rb = interior.getElseBodyBuilder();
-  forEachChunk(
-      rb, loc, layout, /*needLinear=*/true,
-      [&](OpBuilder &b, Value k0, Value l0) {
-        SmallVector<SmallVector<Value>> globals;
-        segments(b, k0, l0, globals);
-        Value cond;
-        for (ArrayRef<Value> global : globals) {
-          Value ok = inBounds(b, loc, global, dims, width);
-          cond = cond ? arith::AndIOp::create(b, loc, cond, ok) : ok;
-        }
-        auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond,
-                                      /*withElseRegion=*/true);
-        OpBuilder tb = ifOp.getThenBodyBuilder();
-        for (auto [i, global] : llvm::enumerate(globals))
-          segment(tb, addConst(tb, loc, k0, i * width), global, width);
-        OpBuilder eb = ifOp.getElseBodyBuilder();
-        for (int64_t j = 0; j < layout.vec; ++j)
-          element(eb, addConst(eb, loc, k0, j), addConst(eb, loc, l0, j));
-      });
+  ragged(rb);
 }
 
 void KernelLowering::lowerLoad(LoadOp op) {
@@ -187,21 +168,50 @@ void KernelLowering::lowerLoad(LoadOp op) {
       tileOrigin(b, loc, src, op.getIndices(), shape, dims);
   Value pad = paddingValue(b, loc, elt, op.getPadding());
   Value dst = newBuffer(type);
-  // One element under its own bounds check.
-  auto element = [&](OpBuilder &b, Value k, Value l) {
+  // Element by element (ragged tiles, replicated layouts, chunks of one
+  // element), without a branch per element: each element is read from its
+  // own index when in bounds, else from index 0 (valid when no dimension is
+  // empty), then replaced by the padding value.
+  Value target = dst; // where the element path writes
+  auto clampedElement = [&](OpBuilder &b, Value k, Value l) {
     SmallVector<Value> global = globalCoords(b, loc, base, l, shape);
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{elt},
-                                  inBounds(b, loc, global, dims, 1),
+    Value zero = cidx(b, loc, 0), ok;
+    SmallVector<Value> safe;
+    for (auto [d, g] : llvm::enumerate(global)) {
+      Value in =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g, dims[d]);
+      safe.push_back(arith::SelectOp::create(b, loc, in, g, zero));
+      ok = ok ? arith::AndIOp::create(b, loc, ok, in) : in;
+    }
+    Value v = memref::LoadOp::create(b, loc, src, safe);
+    memref::StoreOp::create(b, loc, arith::SelectOp::create(b, loc, ok, v, pad),
+                            target, k);
+  };
+  auto ragged = [&](OpBuilder &b) {
+    Value nonEmpty;
+    for (Value d : dims) {
+      Value ne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, d,
+                                       cidx(b, loc, 0));
+      nonEmpty = nonEmpty ? arith::AndIOp::create(b, loc, nonEmpty, ne) : ne;
+    }
+    bool staged = isStaged(layout);
+    target = staged ? newBuffer(type) : dst;
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, nonEmpty,
                                   /*withElseRegion=*/true);
     OpBuilder tb = ifOp.getThenBodyBuilder();
-    Value v = memref::LoadOp::create(tb, loc, src, global);
-    scf::YieldOp::create(tb, loc, v);
+    forEachOwned(tb, loc, layout, /*needLinear=*/true, clampedElement, staged);
     OpBuilder eb = ifOp.getElseBodyBuilder();
-    scf::YieldOp::create(eb, loc, pad);
-    memref::StoreOp::create(b, loc, ifOp.getResult(0), dst, k);
+    forEachOwned(
+        eb, loc, layout, /*needLinear=*/false,
+        [&](OpBuilder &b, Value k, Value) {
+          memref::StoreOp::create(b, loc, pad, target, k);
+        },
+        staged);
+    if (staged)
+      copyBuffer(b, loc, type, target, dst);
   };
   if (layout.replicated || layout.vec == 1) {
-    forEachOwned(b, loc, layout, /*needLinear=*/true, element);
+    ragged(b);
     buffers[op.getResult()] = dst;
     return;
   }
@@ -227,7 +237,7 @@ void KernelLowering::lowerLoad(LoadOp op) {
       }
     }
   };
-  forEachCheckedChunk(b, loc, layout, shape, base, dims, segment, element);
+  forEachCheckedChunk(b, loc, layout, shape, base, dims, segment, ragged);
   buffers[op.getResult()] = dst;
 }
 
@@ -243,6 +253,7 @@ void KernelLowering::lowerStore(StoreOp op) {
   SmallVector<Value> base =
       tileOrigin(b, loc, dst, op.getIndices(), shape, dims);
   Value src = bufferOf(op.getValue());
+  Value from = src; // where the element path reads
   // One element under its own bounds check.
   auto element = [&](OpBuilder &b, Value k, Value l) {
     SmallVector<Value> global = globalCoords(b, loc, base, l, shape);
@@ -252,10 +263,10 @@ void KernelLowering::lowerStore(StoreOp op) {
       first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                     getThreadId(),
                                     cidx(b, loc, layout.numElements));
-    Value cond = inBounds(b, loc, global, dims, 1);
+    Value cond = inBounds(b, loc, global, dims);
     if (first)
       cond = arith::AndIOp::create(b, loc, first, cond);
-    Value v = memref::LoadOp::create(b, loc, src, k);
+    Value v = memref::LoadOp::create(b, loc, from, k);
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond,
                                   /*withElseRegion=*/false);
     OpBuilder tb = ifOp.getThenBodyBuilder();
@@ -286,5 +297,14 @@ void KernelLowering::lowerStore(StoreOp op) {
                               llvm::MaybeAlign(vw * bytes));
     }
   };
-  forEachCheckedChunk(b, loc, layout, shape, base, dims, segment, element);
+  forEachCheckedChunk(b, loc, layout, shape, base, dims, segment,
+                      [&](OpBuilder &b) {
+                        bool staged = isStaged(layout);
+                        if (staged) {
+                          from = newBuffer(type);
+                          copyBuffer(b, loc, type, src, from);
+                        }
+                        forEachOwned(b, loc, layout, /*needLinear=*/true,
+                                     element, staged);
+                      });
 }

@@ -13,6 +13,7 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMAttrs.h"
 #include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
@@ -128,7 +129,7 @@ Value KernelLowering::addConst(OpBuilder &b, Location loc, Value a,
 
 void KernelLowering::forEachChunk(
     OpBuilder &b, Location loc, const Layout &layout, bool needLinear,
-    function_ref<void(OpBuilder &, Value, Value)> body) {
+    function_ref<void(OpBuilder &, Value, Value)> body, bool rolled) {
   assert(!layout.replicated && "replicated layouts have no chunks");
   int64_t t = opts.threads, v = layout.vec;
   // Linear index of this thread's first element: tid * v.
@@ -137,7 +138,7 @@ void KernelLowering::forEachChunk(
     threadBase =
         b.createOrFold<arith::MulIOp>(loc, getThreadId(), cidx(b, loc, v));
   // One chunk, or a gpu value small enough to unroll: constant indices.
-  if (isUnrolled(opts, layout)) {
+  if (!rolled && isUnrolled(opts, layout)) {
     for (int64_t c = 0; c < layout.chunks; ++c) {
       Value k0 = cidx(b, loc, c * v);
       Value l0;
@@ -148,7 +149,7 @@ void KernelLowering::forEachChunk(
     }
     return;
   }
-  scf::ForOp::create(
+  auto loop = scf::ForOp::create(
       b, loc, cidx(b, loc, 0), cidx(b, loc, layout.chunks), cidx(b, loc, 1),
       ValueRange(), [&](OpBuilder &lb, Location loc, Value c, ValueRange) {
         Value k0 = lb.createOrFold<arith::MulIOp>(loc, c, cidx(lb, loc, v));
@@ -160,11 +161,22 @@ void KernelLowering::forEachChunk(
         body(lb, k0, l0);
         scf::YieldOp::create(lb, loc);
       });
+  // A loop asked for (rather than one too long to unroll) must stay one: LLVM
+  // would otherwise unroll it again.
+  if (rolled) {
+    MLIRContext *ctx = b.getContext();
+    auto noUnroll = LLVM::LoopUnrollAttr::get(
+        ctx, /*disable=*/b.getBoolAttr(true), {}, {}, {}, {}, {}, {});
+    loop->setAttr("loop_annotation",
+                  LLVM::LoopAnnotationAttr::get(ctx, {}, {}, {}, noUnroll, {},
+                                                {}, {}, {}, {}, {}, {}, {}, {},
+                                                {}, {}));
+  }
 }
 
 void KernelLowering::forEachOwned(
     OpBuilder &b, Location loc, const Layout &layout, bool needLinear,
-    function_ref<void(OpBuilder &, Value, Value)> body) {
+    function_ref<void(OpBuilder &, Value, Value)> body, bool rolled) {
   if (layout.replicated) {
     Value linear;
     if (needLinear)
@@ -173,12 +185,14 @@ void KernelLowering::forEachOwned(
     body(b, cidx(b, loc, 0), linear);
     return;
   }
-  forEachChunk(b, loc, layout, needLinear,
-               [&](OpBuilder &b, Value k0, Value l0) {
-                 for (int64_t j = 0; j < layout.vec; ++j)
-                   body(b, addConst(b, loc, k0, j),
-                        needLinear ? addConst(b, loc, l0, j) : Value());
-               });
+  forEachChunk(
+      b, loc, layout, needLinear,
+      [&](OpBuilder &b, Value k0, Value l0) {
+        for (int64_t j = 0; j < layout.vec; ++j)
+          body(b, addConst(b, loc, k0, j),
+               needLinear ? addConst(b, loc, l0, j) : Value());
+      },
+      rolled);
 }
 
 SmallVector<Value> KernelLowering::delinearize(OpBuilder &b, Location loc,
