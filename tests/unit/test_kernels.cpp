@@ -110,6 +110,13 @@ static void body_4(Target target) {
   check(kernel("rsqrt", [](auto o, auto a) { return o.store(rsqrt(a.load_like(o))); }), [](float v) { return 1 / std::sqrt(v); }, 1e-6f);
   check(kernel("tanh", [](auto o, auto a) { return o.store(tanh(a.load_like(o))); }), [](float v) { return std::tanh(v); }, 1e-6f);
   check(kernel("abs_neg", [](auto o, auto a) { return o.store(abs(-a.load_like(o))); }), [](float v) { return v; }, 0);
+  // tanh over both signs, both branches of its lowering and its saturation.
+  auto w = random_tensor<float, 1>({n}, -12.0f, 12.0f, 27);
+  Tensor<float, 1> tw({n});
+  kernel("tanh_wide", [](auto o, auto a) { return o.store(tanh(a.load_like(o))); }).launch_on(target, tw.partition<128>(), w);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) bad += !close(tw(i), std::tanh(w(i)), 1e-6f, 1e-7f);
+  CHECK(bad == 0);
 }
 
 // The approximate functions: within their documented bounds on the GPU (docs/ast-format.md), the

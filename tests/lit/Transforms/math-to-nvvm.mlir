@@ -73,15 +73,19 @@ func.func @rsqrt_sin_cos_tan(%x: f32) -> (f32, f32, f32, f32) {
   return %0, %1, %2, %3 : f32, f32, f32, f32
 }
 
-// tanh: odd polynomial for |x| < 0.55, 1 - 2/(exp(2|x|) + 1) above.
+// tanh: odd polynomial for |x| < 0.55, 1 - 2/(exp(2|x|) + 1) above, where
+// approximate exp and reciprocal suffice (their errors are damped).
 // CHECK-LABEL: func.func @tanh
 // CHECK-SAME: (%[[X:.*]]: f32)
 // CHECK: %[[A:.*]] = math.absf %[[X]] : f32
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK: %[[E:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: %[[E1:.*]] = arith.addf %[[E]], %{{.*}} : f32
+// CHECK: %[[R:.*]] = llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"(%[[E1]])
+// CHECK: math.fma %{{.*}}, %[[R]], %{{.*}} : f32
 // CHECK: %[[SMALL:.*]] = arith.cmpf olt, %[[A]], %{{.*}} : f32
 // CHECK: %[[BIG:.*]] = math.copysign %{{.*}}, %[[X]] : f32
-// CHECK: %[[R:.*]] = arith.select %[[SMALL]], %{{.*}}, %[[BIG]] : f32
-// CHECK: return %[[R]]
+// CHECK: %[[RES:.*]] = arith.select %[[SMALL]], %{{.*}}, %[[BIG]] : f32
+// CHECK: return %[[RES]]
 func.func @tanh(%x: f32) -> f32 {
   %0 = math.tanh %x : f32
   return %0 : f32
