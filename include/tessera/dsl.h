@@ -18,6 +18,7 @@
 //   reshape broadcast_to transpose                                     expr/shape_expr.h
 //   mma                                                                expr/mma_expr.h
 //   for_range carry get                                                expr/loop_expr.h
+//   cuda_function ptx_function (device functions called elementwise)   expr/call_expr.h
 //   detail::kernel_ast<Fn, Params...>::view()                          kernel_ast.h
 #pragma once
 
@@ -33,6 +34,7 @@
 #include "tessera/expr/reduce_expr.h"
 #include "tessera/expr/mma_expr.h"
 #include "tessera/expr/loop_expr.h"
+#include "tessera/expr/call_expr.h"
 #include "tessera/kernel_ast.h"
 
 namespace tessera::detail {

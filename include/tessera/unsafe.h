@@ -19,7 +19,8 @@
 //
 // Device functions in CUDA C++ or PTX can be linked in (nvJitLink): declare them `extern "C"
 // __device__` in the kernel and pass their code in `link`; the kernel is then compiled as
-// relocatable device code. GPU targets only; compile() works without a GPU.
+// relocatable device code. GPU targets only; compile() works without a GPU. (Tile kernels call
+// such functions elementwise through tessera::cuda_function / ptx_function: expr/call_expr.h.)
 #pragma once
 
 #include <array>

@@ -181,6 +181,13 @@ class MlirGen {
     if (op == "transpose") return tile::TransposeOp::create(b_, loc_, ty, emit(n[3]));
     if (op == "reduce") return emit_reduce(ty, n[3].atom, n[4].as_int(), emit(n[5]));
     if (op == "mma") return tile::MmaOp::create(b_, loc_, ty, emit(n[3]), emit(n[4]), emit(n[5]));
+    if (op == "call") {
+      // (call TYPE NAME LANG HEX X...): the code is linked in by the GPU pipeline.
+      if (n.items.size() < 7 || n[3].is_list) fail("malformed AST: call needs a name, code and arguments");
+      llvm::SmallVector<Value> call_args;
+      for (std::size_t i = 6; i < n.items.size(); ++i) call_args.push_back(emit(n[i]));
+      return tile::DeviceCallOp::create(b_, loc_, ty, mlir::FlatSymbolRefAttr::get(&ctx_, n[3].atom), call_args);
+    }
     if (op == "select") return mlir::arith::SelectOp::create(b_, loc_, emit(n[3]), emit(n[4]), emit(n[5]));
     if (op == "for") return emit_for(n);
     if (op == "result") {

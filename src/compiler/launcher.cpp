@@ -25,6 +25,7 @@
 #include "codegen/mlir_gen.h"
 #include "compiler/kernels.h"
 #include "compiler/pipeline.h"
+#include "cuda_compiler.h"
 #include "cuda_driver.h"
 #include "device_memory.h"
 #include "disk_cache.h"
@@ -97,6 +98,27 @@ void collect_output_uses(const Sexp& n, std::vector<bool>& stored, std::vector<b
   if (n.head() == "store" && n.items.size() == 3) mark(stored, n[1].as_int());
   if (n.head() == "own" && n.items.size() == 3) mark(read, n[2].as_int());
   for (const Sexp& c : n.items) collect_output_uses(c, stored, read);
+}
+
+// The kernel's cubin: its PTX alone, or linked (nvJitLink) with the device functions it calls,
+// CUDA C++ compiled by NVRTC as relocatable code, or PTX as given.
+std::vector<char> link_kernel(std::string_view kernel, const std::string& ptx,
+                              const std::vector<DeviceFunctionUse>& calls, const std::string& arch) {
+  if (calls.empty()) return ptx_to_cubin(ptx, arch).cubin;
+  std::vector<std::string> texts;  // owned while linking
+  texts.reserve(calls.size());
+  std::vector<LinkInput> inputs;
+  inputs.push_back({LinkInput::Kind::ptx, ptx, std::string(kernel) + ".ptx"});
+  for (const DeviceFunctionUse& f : calls) {
+    if (f.is_ptx) {
+      texts.push_back(f.code);
+    } else {
+      static const std::vector<std::string> rdc{"-rdc=true"};
+      texts.push_back(cuda_to_ptx(f.code, f.name + ".cu", arch, {}, rdc).ptx);
+    }
+    inputs.push_back({LinkInput::Kind::ptx, texts.back(), f.name + (f.is_ptx ? ".ptx" : ".cu")});
+  }
+  return link_to_cubin(inputs, arch).cubin;
 }
 
 // The process-wide cache of compiled kernels. Never destroyed: work in flight at exit may still
@@ -242,8 +264,7 @@ class KernelCache {
     }
     c->gpu = compile_ptx(kernel, c->ast, arch);
     auto t0 = std::chrono::steady_clock::now();
-    CubinResult linked = ptx_to_cubin(c->gpu.ptx, arch);
-    c->gpu.cubin = std::move(linked.cubin);
+    c->gpu.cubin = link_kernel(kernel, c->gpu.ptx, device_functions(kernel, c->ast), arch);
     c->gpu.stage_ms.emplace_back("cubin",
                                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     dump_cubin(c->gpu);

@@ -275,6 +275,10 @@ int block_size_of_ptx(std::string_view ptx) {
 }
 
 std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast) {
+  if (auto calls = device_functions(kernel, ast); !calls.empty())
+    throw Error(fmt::format("tessera: kernel '{}': calls the device function '{}' ({}), which only GPU targets "
+                            "(sm_90, sm_100a) can run; the CPU target cannot",
+                            kernel, calls.front().name, calls.front().is_ptx ? "PTX" : "CUDA C++"));
   initialize_llvm_once();
   std::string symbol = kernel_symbol(kernel);
   Dumper dump(symbol, "cpu");

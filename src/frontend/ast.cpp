@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "tessera/errors.h"
@@ -138,6 +139,48 @@ KernelAst parse_ast(std::string_view kernel, std::string_view text) {
   }
   ast.body = &r[2];
   return ast;
+}
+
+}  // namespace tessera::detail
+
+namespace tessera::detail {
+namespace {
+
+void collect_calls(std::string_view kernel, const Sexp& n, std::vector<DeviceFunctionUse>& out) {
+  if (!n.is_list) return;
+  if (n.head() == "call") {
+    auto bad = [&](std::string_view what) {
+      throw Error(fmt::format("tessera: kernel '{}': malformed AST (device call: {})", kernel, what));
+    };
+    if (n.items.size() < 6 || n[3].is_list || n[4].is_list || n[5].is_list) bad("too few parts");
+    std::string_view lang = n[4].atom, hex = n[5].atom;
+    if (lang != "cuda" && lang != "ptx") bad("unknown language");
+    if (hex.size() % 2 != 0) bad("odd code length");
+    DeviceFunctionUse use{std::string(n[3].atom), lang == "ptx", {}};
+    use.code.reserve(hex.size() / 2);
+    for (std::size_t i = 0; i < hex.size(); i += 2) {
+      unsigned byte = 0;
+      auto [end, ec] = std::from_chars(hex.data() + i, hex.data() + i + 2, byte, 16);
+      if (ec != std::errc() || end != hex.data() + i + 2) bad("code is not hex");
+      use.code.push_back(static_cast<char>(byte));
+    }
+    auto same = std::find_if(out.begin(), out.end(), [&](const DeviceFunctionUse& u) { return u.name == use.name; });
+    if (same == out.end()) {
+      out.push_back(std::move(use));
+    } else if (same->code != use.code || same->is_ptx != use.is_ptx) {
+      throw Error(fmt::format("tessera: kernel '{}': the device function '{}' is declared with two different codes",
+                              kernel, use.name));
+    }
+  }
+  for (const Sexp& c : n.items) collect_calls(kernel, c, out);
+}
+
+}  // namespace
+
+std::vector<DeviceFunctionUse> device_functions(std::string_view kernel, const KernelAst& ast) {
+  std::vector<DeviceFunctionUse> out;
+  if (ast.body) collect_calls(kernel, *ast.body, out);
+  return out;
 }
 
 }  // namespace tessera::detail

@@ -46,6 +46,17 @@ struct KernelAst {
 
 // Parses and checks the outline; throws tessera::Error naming `kernel` on malformed text.
 KernelAst parse_ast(std::string_view kernel, std::string_view text);
+
+// A device function called by a kernel: (call TYPE NAME LANG HEX X...) nodes, code decoded.
+struct DeviceFunctionUse {
+  std::string name;
+  bool is_ptx = false;
+  std::string code;
+};
+// The distinct device functions the kernel's body calls, in first-use order; throws
+// tessera::Error naming `kernel` when one name comes with two different codes or the
+// node is malformed.
+std::vector<DeviceFunctionUse> device_functions(std::string_view kernel, const KernelAst& ast);
 DType parse_dtype(std::string_view kernel, std::string_view name);
 
 }  // namespace tessera::detail

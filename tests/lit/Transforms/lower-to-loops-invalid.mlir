@@ -133,3 +133,15 @@ func.func @shared_memory_reduce_columns(%a: memref<?x?xf32, strided<[?, ?], offs
   tile.store %r, %a[%c0, %c0] : tensor<1x128xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
   return
 }
+
+// -----
+
+func.func private @h(f32) -> i32
+func.func @callee_type(%o: memref<?xf32, strided<[1], offset: ?>>) attributes {tile.kernel} {
+  %p = tile.program_id 0
+  %x = tile.load %o[%p] : memref<?xf32, strided<[1], offset: ?>> -> tensor<32xf32>
+  // expected-error @+1 {{callee 'h' is declared as '(f32) -> i32' but called as '(f32) -> f32'}}
+  %y = tile.device_call @h(%x) : (tensor<32xf32>) -> tensor<32xf32>
+  tile.store %y, %o[%p] : tensor<32xf32>, memref<?xf32, strided<[1], offset: ?>>
+  return
+}

@@ -269,3 +269,27 @@ func.func @mma_rank(%a: tensor<64xf32>, %b: tensor<32x64xf32>, %c: tensor<64x64x
   %0 = tile.mma %a, %b, %c : tensor<64xf32>, tensor<32x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
   return
 }
+
+// -----
+
+func.func @device_call_shape(%x: tensor<128xf32>, %y: tensor<64xf32>) {
+  // expected-error @+1 {{argument 1 has shape 'tensor<64xf32>' but the result is 'tensor<128xf32>'}}
+  %0 = tile.device_call @f(%x, %y) : (tensor<128xf32>, tensor<64xf32>) -> tensor<128xf32>
+  return
+}
+
+// -----
+
+func.func @device_call_type(%x: tensor<128xf16>) {
+  // expected-error @+1 {{argument 0 elements must be f32 or i32, got 'f16'}}
+  %0 = tile.device_call @f(%x) : (tensor<128xf16>) -> tensor<128xf32>
+  return
+}
+
+// -----
+
+func.func @device_call_no_args() {
+  // expected-error @+1 {{needs at least one argument}}
+  %0 = tile.device_call @f() : () -> tensor<128xf32>
+  return
+}

@@ -67,3 +67,10 @@ func.func @mma(%a: tensor<64x32xf16>, %b: tensor<32x16xf16>, %c: tensor<64x16xf3
   %1 = tile.mma %a32, %a32, %c32 : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
   return
 }
+
+// CHECK-LABEL: func.func @device_call
+// CHECK: tile.device_call @twice_plus(%{{.*}}, %{{.*}}) : (tensor<128xf32>, tensor<128xi32>) -> tensor<128xf32>
+func.func @device_call(%x: tensor<128xf32>, %n: tensor<128xi32>) -> tensor<128xf32> {
+  %0 = tile.device_call @twice_plus(%x, %n) : (tensor<128xf32>, tensor<128xi32>) -> tensor<128xf32>
+  return %0 : tensor<128xf32>
+}

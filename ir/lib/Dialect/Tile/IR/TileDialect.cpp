@@ -168,6 +168,29 @@ LogicalResult IotaOp::verify() {
   return verifyTile(*this, getType(), "result");
 }
 
+LogicalResult DeviceCallOp::verify() {
+  RankedTensorType result = getResult().getType();
+  if (failed(verifyTile(*this, result, "result")))
+    return failure();
+  if (getArgs().empty())
+    return emitOpError("needs at least one argument");
+  auto callable = [](Type t) { return t.isF32() || t.isInteger(32); };
+  if (!callable(result.getElementType()))
+    return emitOpError("result elements must be f32 or i32, got ")
+           << result.getElementType();
+  for (auto [i, arg] : llvm::enumerate(getArgs())) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    if (type.getShape() != result.getShape())
+      return emitOpError("argument ")
+             << i << " has shape " << type << " but the result is " << result;
+    if (!callable(type.getElementType()))
+      return emitOpError("argument ")
+             << i << " elements must be f32 or i32, got "
+             << type.getElementType();
+  }
+  return success();
+}
+
 LogicalResult MmaOp::verify() {
   RankedTensorType a = getA().getType(), b = getB().getType(),
                    acc = getAcc().getType();

@@ -163,6 +163,7 @@ private:
                      Value start, int64_t count, Type accType);
   // LowerElementwise.cpp.
   void lowerElementwise(Operation *op);
+  void lowerDeviceCall(DeviceCallOp op);
   // LowerControlFlow.cpp.
   void lowerFor(scf::ForOp op);
   void lowerIf(scf::IfOp op);

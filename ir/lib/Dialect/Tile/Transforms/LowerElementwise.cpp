@@ -2,13 +2,15 @@
 //
 // Lowers elementwise arith and math ops on tiles: the op is cloned on
 // scalars once per owned element; 16-bit float arithmetic, comparisons and
-// math run in f32 and are rounded back per op.
+// math run in f32 and are rounded back per op. tile.device_call becomes one
+// func.call per element of its (declared, external) scalar function.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelLowering.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CastInterfaces.h"
 
 using namespace mlir;
@@ -62,4 +64,35 @@ void KernelLowering::lowerElementwise(Operation *op) {
                });
   for (auto [r, buf] : llvm::zip(op->getResults(), results))
     buffers[r] = buf;
+}
+
+void KernelLowering::lowerDeviceCall(DeviceCallOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  RankedTensorType type = op.getResult().getType();
+  // The scalar declaration (the kernel verifier checked any existing one).
+  SmallVector<Type> argTypes;
+  for (Value a : op.getArgs())
+    argTypes.push_back(cast<RankedTensorType>(a.getType()).getElementType());
+  auto fnType = FunctionType::get(op.getContext(), argTypes,
+                                  {type.getElementType()});
+  auto module = func->getParentOfType<ModuleOp>();
+  if (!SymbolTable::lookupSymbolIn(module, op.getCalleeAttr())) {
+    OpBuilder mb(module.getContext());
+    mb.setInsertionPoint(func);
+    auto decl = func::FuncOp::create(mb, loc, op.getCallee(), fnType);
+    decl.setPrivate();
+  }
+  Value dst = newBuffer(type);
+  forEachOwned(b, loc, getLayout(type), /*needLinear=*/false,
+               [&](OpBuilder &b, Value k, Value) {
+                 SmallVector<Value> args;
+                 for (Value a : op.getArgs())
+                   args.push_back(
+                       memref::LoadOp::create(b, loc, bufferOf(a), k));
+                 auto call = func::CallOp::create(b, loc, op.getCallee(),
+                                                  fnType.getResults(), args);
+                 memref::StoreOp::create(b, loc, call.getResult(0), dst, k);
+               });
+  buffers[op.getResult()] = dst;
 }

@@ -74,6 +74,35 @@ LogicalResult verifyAlignAttrs(func::FuncOp func) {
   return success();
 }
 
+/// The scalar function type a tile.device_call calls.
+FunctionType deviceCalleeType(DeviceCallOp call) {
+  SmallVector<Type> args;
+  for (Value a : call.getArgs())
+    args.push_back(cast<RankedTensorType>(a.getType()).getElementType());
+  return FunctionType::get(call.getContext(), args,
+                           {call.getResult().getType().getElementType()});
+}
+
+/// A tile.device_call's callee must be undefined in the module, or an
+/// external func.func of the scalar type the call implies.
+LogicalResult verifyDeviceCallee(DeviceCallOp call) {
+  auto module = call->getParentOfType<ModuleOp>();
+  Operation *symbol =
+      module ? SymbolTable::lookupSymbolIn(module, call.getCalleeAttr())
+             : nullptr;
+  if (!symbol)
+    return success();
+  auto fn = dyn_cast<func::FuncOp>(symbol);
+  if (!fn || !fn.isExternal())
+    return call.emitOpError("callee '")
+           << call.getCallee() << "' must be an external function";
+  if (fn.getFunctionType() != deviceCalleeType(call))
+    return call.emitOpError("callee '")
+           << call.getCallee() << "' is declared as " << fn.getFunctionType()
+           << " but called as " << deviceCalleeType(call);
+  return success();
+}
+
 /// Rejects, with a diagnostic, everything in `func` the lowering cannot handle.
 LogicalResult verifyTileKernel(func::FuncOp func) {
   if (func.isExternal())
@@ -103,6 +132,9 @@ LogicalResult verifyTileKernel(func::FuncOp func) {
         StringRef ns = dialect ? dialect->getNamespace() : StringRef();
         bool tensors = touchesTensors(op);
 
+        if (auto call = dyn_cast<DeviceCallOp>(op))
+          if (failed(verifyDeviceCallee(call)))
+            return WalkResult::interrupt();
         if (isa_and_nonnull<TileDialect>(dialect))
           return WalkResult::advance();
         if (isa<scf::ForOp, scf::IfOp>(op))
@@ -218,6 +250,7 @@ void KernelLowering::lowerOp(Operation *op) {
         .Case([&](ReduceOp o) { lowerReduce(o); })
         .Case([&](IotaOp o) { lowerIota(o); })
         .Case([&](MmaOp o) { lowerMma(o); })
+        .Case([&](DeviceCallOp o) { lowerDeviceCall(o); })
         .Default([](Operation *) { llvm_unreachable("unhandled tile op"); });
     toErase.push_back(op);
     return;

@@ -252,6 +252,30 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_DeviceCallOp : Tile_Op<"device_call"> {
+  let summary = "elementwise call of an external device function";
+  let description = [{
+    Applies the external scalar function `callee` to the tiles `args`
+    element by element: result element `i` is `callee(args[0][i], ...)`.
+    Every argument and the result have one shape; element types are f32 or
+    i32. The function is not defined in the module: on GPU targets it is
+    linked in with its own code (CUDA C++ compiled by NVRTC, or PTX) as an
+    `extern "C"` device function of signature `result(args...)`; the lowering
+    declares it as a private `func.func`. It may have effects, so the op is
+    neither moved nor removed.
+
+    ```mlir
+    %r = tile.device_call @twice_plus(%x, %y) : (tensor<128xf32>, tensor<128xf32>) -> tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee, Variadic<Tile_Tensor>:$args);
+  let results = (outs Tile_Tensor:$result);
+  let assemblyFormat = [{
+    $callee `(` $args `)` attr-dict `:` functional-type($args, $result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_MmaOp : Tile_Op<"mma", [Pure]> {
   let summary = "matrix multiply-accumulate of tiles";
   let description = [{

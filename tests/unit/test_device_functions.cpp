@@ -1,0 +1,138 @@
+// test_device_functions.cpp: tile kernels calling device functions written in CUDA C++ or PTX
+// (expr/call_expr.h), applied elementwise and linked with nvJitLink.
+//
+// Without a GPU: the code travels in the AST (so in the cache key), compiles and links to cubins
+// for sm_90 and sm_100a; the CPU target refuses such kernels with a clear error; one name with
+// two codes is an error. On a GPU ([gpu]): results against a host reference, with broadcasting,
+// a c<V> argument, i32 arguments and a PTX function.
+#include "execution_helpers.h"
+
+#include "cuda_compiler.h"
+#include "nvjitlink.h"
+
+using namespace tessera;
+using Catch::Matchers::Contains;
+
+namespace {
+
+bool toolchain_present() {
+  if (nvrtc_available() && nvjitlink_available()) return true;
+  WARN("NVRTC or nvJitLink missing: skipped (" << nvrtc_load_error() << nvjitlink_load_error() << ")");
+  return false;
+}
+
+constexpr auto twice_plus = cuda_function<"twice_plus", R"(
+extern "C" __device__ float twice_plus(float x, float y) { return 2.0f * x + y; }
+)", DType::f32, DType::f32, DType::f32>;
+
+// i32 in, i32 out, with a helper of its own.
+constexpr auto collatz = cuda_function<"collatz_step", R"(
+__device__ static int odd(int n) { return n & 1; }
+extern "C" __device__ int collatz_step(int n) { return odd(n) ? 3 * n + 1 : n / 2; }
+)", DType::i32, DType::i32>;
+
+constexpr auto plus_one = ptx_function<"plus_one", R"(
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .func (.param .b32 func_retval0) plus_one(.param .b32 plus_one_param_0)
+{
+  .reg .f32 %f<3>;
+  ld.param.f32 %f1, [plus_one_param_0];
+  add.rn.f32 %f2, %f1, 0f3F800000;
+  st.param.f32 [func_retval0], %f2;
+  ret;
+}
+)", DType::f32, DType::f32>;
+
+// A different code under the name twice_plus.
+constexpr auto twice_plus_other = cuda_function<"twice_plus", R"(
+extern "C" __device__ float twice_plus(float x, float y) { return x + y; }
+)", DType::f32, DType::f32, DType::f32>;
+
+auto calls_kernel() {
+  return kernel("device_calls", [](auto o, auto a, auto b) {
+    auto x = a.load_like(o);
+    auto row = load<1, 64>(b, c<0>, program_id<1>());  // broadcast over the tile's rows
+    return o.store(twice_plus(x, row) + twice_plus(x, c<0.5>));
+  });
+}
+
+}  // namespace
+
+TEST_CASE("device function code travels in the kernel's AST", "[device_function][ast]") {
+  constexpr std::string_view ast =
+      decltype(calls_kernel())::ast<Partition<float, 2, 16, 64>, const Tensor<float, 2>&, const Tensor<float, 2>&>();
+  CHECK(ast.find("(call f32 [16 64] twice_plus cuda ") != std::string_view::npos);
+  // The code, hex-encoded: "\nextern" is 0a65787465726e.
+  CHECK(ast.find("cuda 0a65787465726e") != std::string_view::npos);
+}
+
+TEST_CASE("kernels calling device functions compile and link for sm_90 and sm_100a", "[device_function][compile]") {
+  if (!toolchain_present()) return;
+  Tensor<float, 2> x({100, 200}), b({1, 200}), z({100, 200});
+  for (Target t : {Target::sm_90, Target::sm_100a}) {
+    CompiledArtifact a = calls_kernel().compile(t, z.partition<16, 64>(), x, b);
+    CHECK_THAT(a.ptx, Contains(".extern .func") && Contains("twice_plus"));
+    REQUIRE(a.cubin.size() > 4);
+    CHECK(std::string(a.cubin.data() + 1, 3) == "ELF");
+  }
+  Tensor<int32_t, 1> n({1000}), m({1000});
+  auto ki = kernel("collatz", [](auto o, auto a) { return o.store(collatz(a.load_like(o))); });
+  CHECK(ki.compile(Target::sm_90, m.partition<256>(), n).cubin.size() > 4);
+  Tensor<float, 1> f({1000}), g({1000});
+  auto kp = kernel("ptx_call", [](auto o, auto a) { return o.store(plus_one(a.load_like(o))); });
+  CHECK(kp.compile(Target::sm_90, g.partition<256>(), f).cubin.size() > 4);
+}
+
+TEST_CASE("the CPU target refuses kernels that call device functions", "[device_function][errors]") {
+  Tensor<float, 2> x({10, 10}), b({1, 10}), z({10, 10});
+  CHECK_THROWS_WITH(calls_kernel().launch_on(Target::cpu, z.partition<16, 64>(), x, b),
+                    Contains("kernel 'device_calls'") && Contains("'twice_plus'") &&
+                        Contains("only GPU targets"));
+}
+
+TEST_CASE("one device function name with two codes is an error", "[device_function][errors]") {
+  Tensor<float, 1> x({10}), z({10});
+  auto k = kernel("two_codes", [](auto o, auto a) {
+    auto v = a.load_like(o);
+    return o.store(twice_plus(v, v) + twice_plus_other(v, v));
+  });
+  CHECK_THROWS_WITH(k.compile(Target::sm_90, z.partition<128>(), x),
+                    Contains("kernel 'two_codes'") && Contains("'twice_plus' is declared with two different codes"));
+}
+
+TEST_CASE("device functions run elementwise on the GPU", "[device_function][gpu]") {
+  if (!gpu_available()) {
+    WARN("no GPU on this machine: skipped");
+    return;
+  }
+  const int64_t R = 100, C = 200;
+  Tensor<float, 2> x({R, C}), b({1, C}), z({R, C});
+  for (int64_t i = 0; i < R * C; ++i) x.data()[i] = static_cast<float>(i % 97) * 0.25f - 3.0f;
+  for (int64_t j = 0; j < C; ++j) b.data()[j] = static_cast<float>(j) * 0.5f;
+  calls_kernel().launch_on(Target::sm_90, z.partition<16, 64>(), x, b);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t j = 0; j < C; ++j) {
+      float v = x(i, j);
+      bad += z(i, j) != (2.0f * v + b(0, j)) + (2.0f * v + 0.5f);
+    }
+  CHECK(bad == 0);
+
+  Tensor<int32_t, 1> n({1000}), m({1000});
+  for (int64_t i = 0; i < 1000; ++i) n.data()[i] = static_cast<int32_t>(i + 1);
+  kernel("collatz", [](auto o, auto a) { return o.store(collatz(a.load_like(o))); })
+      .launch_on(Target::sm_90, m.partition<256>(), n);
+  bad = 0;
+  for (int64_t i = 0; i < 1000; ++i) bad += m(i) != ((i + 1) % 2 ? 3 * (i + 1) + 1 : (i + 1) / 2);
+  CHECK(bad == 0);
+
+  Tensor<float, 1> f({1000}), g({1000});
+  for (int64_t i = 0; i < 1000; ++i) f.data()[i] = static_cast<float>(i) * 0.5f;
+  kernel("ptx_call", [](auto o, auto a) { return o.store(plus_one(a.load_like(o))); })
+      .launch_on(Target::sm_90, g.partition<256>(), f);
+  bad = 0;
+  for (int64_t i = 0; i < 1000; ++i) bad += g(i) != f(i) + 1.0f;
+  CHECK(bad == 0);
+}
