@@ -438,3 +438,25 @@ TESSERA_TARGET_TEST_CASE("a loop carrying two tiles: online max and sum of expon
 TESSERA_TARGET_TEST_CASE("scalar parameters: scale and add", "[scalar]", body_12)
 TESSERA_TARGET_TEST_CASE("i32 arithmetic and i1 tensors in and out", "[elementwise][dtype]", body_ints_bools)
 TESSERA_TARGET_TEST_CASE("f16 and bf16 math, computed in f32", "[math][dtype]", body_half_math)
+
+// On the CPU target one thread holds a whole tile: 1024 x 1024 f32 values (4 MiB each) and the
+// 4 MiB scratch of a transpose live on the heap, not on a worker thread's stack.
+TEST_CASE("huge tiles on the CPU target", "[cpu][shape]") {
+  auto x = random_tensor<float, 2>({2048, 1536}, -1, 1, 31);
+  Tensor<float, 2> y({2048, 1536}), t({1536, 2048});
+  kernel("huge_elementwise", [](auto o, auto a) {
+    auto v = a.load_like(o);
+    return o.store(v * v + exp(v) - v);
+  }).launch_on(Target::cpu, y.partition<1024, 1024>(), x);
+  kernel("huge_transpose", [](auto o, auto a) {
+    return o.store(transpose(load<1024, 1024>(a, program_id<1>(), program_id<0>())));
+  }).launch_on(Target::cpu, t.partition<1024, 1024>(), x);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < 2048; i += 7)
+    for (int64_t j = 0; j < 1536; j += 5) {
+      float v = x(i, j);
+      bad += !close(y(i, j), v * v + std::exp(v) - v, 1e-6f);
+      bad += t(j, i) != v;
+    }
+  CHECK(bad == 0);
+}

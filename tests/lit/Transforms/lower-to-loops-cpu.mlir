@@ -222,3 +222,21 @@ func.func @transpose_mma(%a: memref<?x?xf16, strided<[?, ?], offset: ?>>,
   tile.store %r, %c[%i0] : tensor<4xf32>, memref<?xf32, strided<[?], offset: ?>>
   return
 }
+
+// -----
+
+// On cpu, private buffers over 16 KiB (here 64x128 f32, 32 KiB) are allocated
+// on the heap and freed before the return; small ones stay on the stack.
+// CHECK-LABEL: func.func @heap_buffers
+// CHECK-DAG: %[[BIG:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8192xf32>
+// CHECK-DAG: memref.alloca() : memref<2xf32>
+// CHECK: memref.dealloc %[[BIG]] : memref<8192xf32>
+// CHECK-NEXT: return
+func.func @heap_buffers(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>, %b: memref<?xf32, strided<[1], offset: ?>>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<64x128xf32>
+  tile.store %x, %a[%c0, %c0] : tensor<64x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  %y = tile.load %b[%c0] : memref<?xf32, strided<[1], offset: ?>> -> tensor<2xf32>
+  tile.store %y, %b[%c0] : tensor<2xf32>, memref<?xf32, strided<[1], offset: ?>>
+  return
+}

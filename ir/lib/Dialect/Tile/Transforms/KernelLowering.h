@@ -28,6 +28,9 @@ namespace mlir::tessera::tile {
 /// are multiples of this many bytes (set by the launcher).
 constexpr StringLiteral kAlignAttrName = "tile.align";
 
+/// Largest private buffer kept on the stack on cpu (larger: on the heap).
+constexpr int64_t kMaxCpuStackBufferBytes = 16 * 1024;
+
 //===----------------------------------------------------------------------===//
 // Type helpers shared by the lowering files
 //===----------------------------------------------------------------------===//
@@ -180,6 +183,8 @@ private:
   Value programIds[3];
   Value numPrograms[3];
   DenseMap<Value, Value> buffers;
+  /// Private buffers allocated on the heap (cpu), freed at each return.
+  SmallVector<Value> heapBuffers;
   /// Per scf.yield with tiles: the buffers its tile operands are copied to.
   DenseMap<Operation *, SmallVector<Value>> yieldTargets;
   /// Replaced ops, erased once the whole kernel is rewritten.
