@@ -75,6 +75,7 @@ struct ArgDesc {
   int rank = 0;
   std::array<int64_t, 4> shape{};
   std::array<int64_t, 4> strides{};
+  int64_t offset = 0;                   // elements from the storage's start to element 0 (views)
   std::array<int64_t, 4> tile{};
   std::shared_ptr<Storage> storage;     // the tensor's memory (outputs and inputs)
   std::array<std::byte, 8> scalar{};    // the value of a scalar argument
@@ -137,6 +138,7 @@ ArgDesc tensor_arg(ArgDesc::Kind kind, const Tensor<T, Rank>& t) {
     a.shape[d] = t.shape(d);
     a.strides[d] = t.strides()[d];
   }
+  a.offset = t.storage_offset();
   a.storage = t.storage();
   if (!a.storage) throw Error("tessera: a moved-from tensor was passed to a launch");
   return a;

@@ -130,8 +130,8 @@ class Tensor {
   // contents are copied back first; mutable access makes the device copy stale (it is uploaded
   // again by the next GPU launch). The pointer stays valid until the next launch that uses the
   // tensor: keep host access and launches apart. data() and to_vector() follow the strides.
-  T* data() { return reinterpret_cast<T*>(storage_->host_for_write()); }
-  const T* data() const { return reinterpret_cast<const T*>(storage_->host_for_read()); }
+  T* data() { return reinterpret_cast<T*>(storage_->host_for_write()) + offset_; }
+  const T* data() const { return reinterpret_cast<const T*>(storage_->host_for_read()) + offset_; }
   std::vector<T> to_vector() const {
     if (contiguous()) {
       const T* p = data();
@@ -173,9 +173,43 @@ class Tensor {
   Tensor<T, NewRank> reshape(std::array<int64_t, NewRank> shape) && {
     if (!contiguous()) throw Error("tessera::Tensor::reshape: the tensor is not contiguous (clone() it first)");
     Tensor<T, NewRank> out(shape, storage_, numel_);
+    out.offset_ = offset_;
     storage_.reset();
     return out;
   }
+
+  // Views: other handles to (some of) the same elements, sharing the storage, no copy. Launches
+  // treat all handles of one storage as one tensor: a view and its source (or two views) cannot
+  // be an output and another argument of the same launch, and every launch or host access is
+  // ordered after the work in flight on the storage, whichever handle it came through. Kernels
+  // read and write views through their strides (a strided view is not vectorized).
+  //
+  // Elements [begin, end) along dimension `dim`.
+  Tensor slice(int dim, int64_t begin, int64_t end) const {
+    if (dim < 0 || dim >= Rank)
+      throw Error("tessera::Tensor::slice: dimension " + std::to_string(dim) + " of a rank-" +
+                  std::to_string(Rank) + " tensor");
+    if (begin < 0 || begin > end || end > shape_[dim])
+      throw Error("tessera::Tensor::slice: [" + std::to_string(begin) + ", " + std::to_string(end) +
+                  ") is not within dimension " + std::to_string(dim) + " of size " + std::to_string(shape_[dim]));
+    Tensor v = view_of_storage();
+    v.shape_[dim] = end - begin;
+    v.offset_ += begin * strides_[dim];
+    v.numel_ = 1;
+    for (int d = 0; d < Rank; ++d) v.numel_ *= v.shape_[d];
+    return v;
+  }
+  // The matrix with its two dimensions swapped (rank 2).
+  Tensor transposed() const
+    requires(Rank == 2)
+  {
+    Tensor v = view_of_storage();
+    std::swap(v.shape_[0], v.shape_[1]);
+    std::swap(v.strides_[0], v.strides_[1]);
+    return v;
+  }
+  // The offset of the first element from the start of the storage, in elements.
+  int64_t storage_offset() const { return offset_; }
 
   // Borrows this tensor exclusively as a kernel output split into Tile-shaped tiles.
   template <int... Tile>
@@ -220,10 +254,18 @@ class Tensor {
     for (int d = 0; d < Rank; ++d) o += idx[d] * strides_[d];
     return o;
   }
+  // A second handle to this tensor's elements.
+  Tensor view_of_storage() const {
+    if (!storage_) throw Error("tessera::Tensor: a view of a moved-from tensor");
+    Tensor v(shape_, strides_, numel_, storage_);
+    v.offset_ = offset_;
+    return v;
+  }
 
   std::array<int64_t, Rank> shape_{};
   std::array<int64_t, Rank> strides_{};
   int64_t numel_ = 0;
+  int64_t offset_ = 0;  // elements from the start of the storage to element 0
   std::shared_ptr<detail::Storage> storage_;
 };
 

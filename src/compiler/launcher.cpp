@@ -282,8 +282,8 @@ class KernelCache {
 };
 
 // The layout letter of each argument (see KernelAst::layouts). Our device and host allocations
-// are at least 64-byte aligned and tensors start at their allocation; foreign device memory is
-// checked (on GPU targets).
+// are at least 64-byte aligned; a view's offset into its storage and foreign device memory are
+// checked (the latter on GPU targets).
 std::string layouts_of(std::span<const ArgDesc> args, Target target) {
   std::string s;
   for (const ArgDesc& a : args) {
@@ -295,8 +295,9 @@ std::string layouts_of(std::span<const ArgDesc> args, Target target) {
       s += 's';
       continue;
     }
-    bool aligned = true;
-    if (is_gpu(target) && a.storage->foreign_device()) aligned = a.storage->mirror->address() % 16 == 0;
+    bool aligned = (a.offset * dtype_size(a.dtype)) % 16 == 0;
+    if (is_gpu(target) && a.storage->foreign_device())
+      aligned = aligned && a.storage->mirror->address() % 16 == 0;
     for (int d = 0; d + 1 < a.rank; ++d) aligned = aligned && (a.strides[d] * dtype_size(a.dtype)) % 16 == 0;
     s += aligned ? 'a' : 'c';
   }
@@ -392,7 +393,7 @@ void flatten_args_into(std::span<const ArgDesc> args, std::span<const int64_t> p
     int64_t p = pointers[i];
     slots.push_back(p);
     slots.push_back(p);
-    slots.push_back(0);
+    slots.push_back(a.offset);
     for (int d = 0; d < a.rank; ++d) slots.push_back(a.shape[d]);
     for (int d = 0; d < a.rank; ++d) slots.push_back(a.strides[d]);
   }

@@ -173,7 +173,7 @@ std::vector<int64_t> unsafe_slots(std::span<const ArgDesc> args, std::span<const
     if (args[i].kind == Kind::scalar)
       std::memcpy(&slots[i], args[i].scalar.data(), sizeof(int64_t));
     else
-      slots[i] = addresses[i];
+      slots[i] = addresses[i] + args[i].offset * static_cast<int64_t>(dtype_size(args[i].dtype));
   }
   return slots;
 }
