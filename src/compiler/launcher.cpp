@@ -281,6 +281,18 @@ class KernelCache {
   CacheStats stats_;
 };
 
+// Whether a tensor argument is its whole storage: dense, row-major, from its start. Only then may
+// a launch that overwrites it skip the storage's previous contents (a view's neighbours must be
+// kept).
+bool covers_storage(const ArgDesc& a) {
+  int64_t n = 1;
+  for (int d = a.rank - 1; d >= 0; --d) {
+    if (a.shape[d] != 1 && a.strides[d] != n) return false;
+    n *= a.shape[d];
+  }
+  return a.offset == 0 && static_cast<std::size_t>(n) * dtype_size(a.dtype) == a.storage->bytes();
+}
+
 // The layout letter of each argument (see KernelAst::layouts). Our device and host allocations
 // are at least 64-byte aligned; a view's offset into its storage and foreign device memory are
 // checked (the latter on GPU targets).
@@ -516,7 +528,8 @@ CompletionPtr submit(const LaunchRequest& r, Target target) {
   for (std::size_t i = 0; i < r.args.size(); ++i) {
     const ArgDesc& a = r.args[i];
     if (a.kind != Kind::scalar)
-      sub.uses.push_back({a.storage.get(), a.kind == Kind::out, a.kind == Kind::out && compiled->overwrites[i]});
+      sub.uses.push_back({a.storage.get(), a.kind == Kind::out,
+                          a.kind == Kind::out && compiled->overwrites[i] && covers_storage(a)});
   }
   if (sub.gpu && !CudaDriver::get_if_available())
     fail(r.kernel, fmt::format("cannot run on {}: no usable GPU ({}); use TESSERA_TARGET=cpu", target_str(target),
