@@ -21,6 +21,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "build_id.h"
 #include "cache_key.h"
 #include "codegen/mlir_gen.h"
 #include "compiler/kernels.h"
@@ -242,8 +243,9 @@ class KernelCache {
       return c;
     }
     std::string arch = target_str(target);
-    std::string key = make_cache_key({"tessera", TESSERA_VERSION_STRING, "llvm", llvm_version(), "nvjitlink",
-                                      nvjitlink_version(), arch, kernel, layouts, ast_text});
+    // self_build_id(): cubins of one build of the compiler are never served to another.
+    std::string key = make_cache_key({"tessera", TESSERA_VERSION_STRING, self_build_id(), "llvm", llvm_version(),
+                                      "nvjitlink", nvjitlink_version(), arch, kernel, layouts, ast_text});
     DiskCache disk(DiskCache::default_dir());
     auto cubin = disk.load(key, "cubin");
     auto ptx = cubin ? disk.load(key, "ptx") : std::nullopt;

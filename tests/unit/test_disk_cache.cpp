@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "build_id.h"
 #include "cache_key.h"
 #include "disk_cache.h"
 #include "tessera/errors.h"
@@ -317,4 +318,13 @@ TEST_CASE("cache keys are deterministic SHA-256 hex", "[cache]") {
   CHECK(tessera::CacheKeyBuilder().add(int64_t{42}).hex() == tessera::make_cache_key({"42"}));
   CHECK_FALSE(tessera::is_cache_key("abc"));
   CHECK_FALSE(tessera::is_cache_key(std::string(64, 'g')));
+}
+
+TEST_CASE("cache keys include the build ID of tessera's own code", "[cache]") {
+  // A change to the compiler without a version bump must not reuse old cubins: the key has the
+  // GNU build ID (or the file's identity) of the binary holding tessera.
+  const std::string& id = tessera::self_build_id();
+  CHECK_FALSE(id.empty());
+  CHECK((id.starts_with("build-id:") || id.starts_with("file:")));
+  CHECK(&tessera::self_build_id() == &id);
 }

@@ -25,12 +25,16 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     share it, whatever their dtypes (e.g. bf16 load, f32 math, bf16 store).
 
     Each tile value lives in a per-thread buffer `memref<n x T>` allocated by
-    `memref.alloca` in the entry block. Elementwise ops run per element on
-    scalars (16-bit floats computed in f32).
+    `memref.alloca` in the entry block (on cpu, buffers over 16 KiB are
+    heap-allocated and freed before the return). Elementwise ops run per
+    element on scalars (16-bit floats computed in f32); `tile.device_call`
+    becomes one `func.call` per element.
 
-    `tile.load`/`tile.store` check bounds once per chunk: a chunk wholly in
-    bounds is accessed unconditionally, a chunk on a ragged edge element by
-    element under `scf.if`. Memref arguments with a static unit inner stride
+    `tile.load`/`tile.store` check bounds once per tile: a tile wholly in
+    bounds is accessed unconditionally; a ragged tile element by element, in
+    a loop over chunks (not unrolled) on a staged copy of the buffer, loads
+    reading index 0 and selecting the padding value when out of bounds,
+    stores under `scf.if`. Memref arguments with a static unit inner stride
     and the argument attribute `tile.align = A : i64` (the address of element
     0 and every row stride are multiples of A bytes) get `vector.load` /
     `vector.store` of min(v, row length, `vector-bytes`, A) bytes with that
