@@ -110,16 +110,29 @@ std::vector<char> link_kernel(std::string_view kernel, const std::string& ptx,
   texts.reserve(calls.size());
   std::vector<LinkInput> inputs;
   inputs.push_back({LinkInput::Kind::ptx, ptx, std::string(kernel) + ".ptx"});
+  std::string names;
   for (const DeviceFunctionUse& f : calls) {
     if (f.is_ptx) {
       texts.push_back(f.code);
     } else {
       static const std::vector<std::string> rdc{"-rdc=true"};
-      texts.push_back(cuda_to_ptx(f.code, f.name + ".cu", arch, {}, rdc).ptx);
+      try {
+        texts.push_back(cuda_to_ptx(f.code, f.name, arch, {}, rdc).ptx);
+      } catch (const Error& e) {
+        throw Error(fmt::format("tessera: kernel '{}': the CUDA C++ code of device function '{}' does not compile:\n{}",
+                                kernel, f.name, e.what()));
+      }
     }
     inputs.push_back({LinkInput::Kind::ptx, texts.back(), f.name + (f.is_ptx ? ".ptx" : ".cu")});
+    names += (names.empty() ? "'" : ", '") + f.name + "'";
   }
-  return link_to_cubin(inputs, arch).cubin;
+  try {
+    return link_to_cubin(inputs, arch).cubin;
+  } catch (const Error& e) {
+    throw Error(fmt::format("tessera: kernel '{}': linking it with its device functions ({}) failed (each must be "
+                            "defined as extern \"C\" with the declared name):\n{}",
+                            kernel, names, e.what()));
+  }
 }
 
 // The process-wide cache of compiled kernels. Never destroyed: work in flight at exit may still

@@ -45,6 +45,12 @@ constexpr auto plus_one = ptx_function<"plus_one", R"(
 }
 )", DType::f32, DType::f32>;
 
+// Code that does not compile, and code that does not define the declared name.
+constexpr auto broken = cuda_function<"broken", R"(extern "C" __device__ float broken(float x) { return x +; })",
+                                      DType::f32, DType::f32>;
+constexpr auto misnamed = cuda_function<"misnamed", R"(extern "C" __device__ float other(float x) { return x; })",
+                                        DType::f32, DType::f32>;
+
 // A different code under the name twice_plus.
 constexpr auto twice_plus_other = cuda_function<"twice_plus", R"(
 extern "C" __device__ float twice_plus(float x, float y) { return x + y; }
@@ -135,4 +141,18 @@ TEST_CASE("device functions run elementwise on the GPU", "[device_function][gpu]
   bad = 0;
   for (int64_t i = 0; i < 1000; ++i) bad += g(i) != f(i) + 1.0f;
   CHECK(bad == 0);
+}
+
+TEST_CASE("device function code that does not compile or link is a clear error", "[device_function][errors]") {
+  if (!toolchain_present()) return;
+  Tensor<float, 1> x({100}), z({100});
+  CHECK_THROWS_WITH(
+      kernel("uses_broken", [](auto o, auto a) { return o.store(broken(a.load_like(o))); })
+          .compile(Target::sm_90, z.partition<128>(), x),
+      Contains("kernel 'uses_broken'") && Contains("device function 'broken' does not compile") &&
+          Contains("expected an expression"));
+  CHECK_THROWS_WITH(
+      kernel("uses_misnamed", [](auto o, auto a) { return o.store(misnamed(a.load_like(o))); })
+          .compile(Target::sm_90, z.partition<128>(), x),
+      Contains("kernel 'uses_misnamed'") && Contains("('misnamed') failed") && Contains("Undefined reference"));
 }
