@@ -37,9 +37,11 @@ namespace tessera {
 
 namespace detail {
 class GraphImpl;
-// Rebinds every use of `bound` to `replacement` (shape, strides and dtype checked). libtessera.
+// Rebinds every use of `bound` to `replacement` (shape, strides, storage offset and dtype
+// checked). libtessera.
 void rebind(GraphImpl& g, const std::shared_ptr<Storage>& bound, const std::shared_ptr<Storage>& replacement,
-            DType dtype, int rank, const int64_t* shape, const int64_t* strides);
+            DType dtype, int rank, const int64_t* shape, const int64_t* strides, int64_t bound_offset,
+            int64_t replacement_offset);
 }  // namespace detail
 
 class Graph {
@@ -76,12 +78,12 @@ class Graph {
   LaunchHandle<> replay_async(const LaunchOptions& options = {});
 
   // Binds `replacement` wherever `bound` is bound, for the following replays. They must have the
-  // same shape and strides; a tensor written by the graph must stay distinct from the other
-  // tensors of the same launch.
+  // same shape, strides and (for views) storage offset; a tensor written by the graph must stay
+  // distinct from the other tensors of the same launch.
   template <class T, int Rank>
   void rebind(const Tensor<T, Rank>& bound, Tensor<T, Rank>& replacement) {
     detail::rebind(*impl_, bound.storage(), replacement.storage(), dtype_v<T>, Rank, replacement.shape().data(),
-                   replacement.strides().data());
+                   replacement.strides().data(), bound.storage_offset(), replacement.storage_offset());
   }
 
  private:

@@ -122,7 +122,8 @@ class GraphImpl final : public GraphCapture {
 
   CompletionPtr replay(const LaunchOptions& options, bool wait);
   void rebind(const std::shared_ptr<Storage>& bound, const std::shared_ptr<Storage>& replacement, DType dtype,
-              int rank, const int64_t* shape, const int64_t* strides);
+              int rank, const int64_t* shape, const int64_t* strides,
+              int64_t bound_offset, int64_t replacement_offset);
 
   const Target target;
   std::mutex mutex;
@@ -340,8 +341,15 @@ CompletionPtr GraphImpl::replay(const LaunchOptions& options, bool wait) {
 }
 
 void GraphImpl::rebind(const std::shared_ptr<Storage>& bound, const std::shared_ptr<Storage>& replacement,
-                       DType dtype, int rank, const int64_t* shape, const int64_t* strides) {
+                       DType dtype, int rank, const int64_t* shape, const int64_t* strides, int64_t bound_offset,
+                       int64_t replacement_offset) {
   if (!bound || !replacement) throw Error("tessera::Graph::rebind: a moved-from tensor was given");
+  // The captured parameters keep their storage offsets: a view must be replaced by a view at the
+  // same offset of its own storage.
+  if (replacement_offset != bound_offset)
+    throw Error(fmt::format("tessera::Graph::rebind: the replacement starts at element {} of its storage, the "
+                            "bound tensor at element {}: capture again",
+                            replacement_offset, bound_offset));
   std::lock_guard lock(mutex);
   if (capturing) throw Error("tessera::Graph::rebind: the graph is being captured");
   std::weak_ptr<Storage> old = bound;
@@ -352,9 +360,9 @@ void GraphImpl::rebind(const std::shared_ptr<Storage>& bound, const std::shared_
       const ArgDesc& a = n.args[j];
       if (a.kind == Kind::scalar || !same_owner(n.storages[j], old)) continue;
       if (a.dtype != dtype || a.rank != rank || !std::equal(shape, shape + rank, a.shape.begin()) ||
-          !std::equal(strides, strides + rank, a.strides.begin()))
+          !std::equal(strides, strides + rank, a.strides.begin()) || a.offset != bound_offset)
         throw Error(fmt::format("tessera::Graph::rebind: parameter {} of launch {} (kernel '{}') was captured with "
-                                "another shape or strides",
+                                "another shape, strides or view of the storage",
                                 j, i, n.kernel));
       changed.emplace_back(i, j);
     }
@@ -402,8 +410,9 @@ GraphCapture* current_capture() {
 }
 
 void rebind(GraphImpl& g, const std::shared_ptr<Storage>& bound, const std::shared_ptr<Storage>& replacement,
-            DType dtype, int rank, const int64_t* shape, const int64_t* strides) {
-  g.rebind(bound, replacement, dtype, rank, shape, strides);
+            DType dtype, int rank, const int64_t* shape, const int64_t* strides, int64_t bound_offset,
+            int64_t replacement_offset) {
+  g.rebind(bound, replacement, dtype, rank, shape, strides, bound_offset, replacement_offset);
 }
 
 }  // namespace tessera::detail
