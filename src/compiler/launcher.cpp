@@ -28,6 +28,7 @@
 #include "compiler/pipeline.h"
 #include "cuda_compiler.h"
 #include "cuda_driver.h"
+#include "device_link.h"
 #include "device_memory.h"
 #include "disk_cache.h"
 #include "frontend/ast.h"
@@ -101,37 +102,16 @@ void collect_output_uses(const Sexp& n, std::vector<bool>& stored, std::vector<b
   for (const Sexp& c : n.items) collect_output_uses(c, stored, read);
 }
 
-// The kernel's cubin: its PTX alone, or linked (nvJitLink) with the device functions it calls,
-// CUDA C++ compiled by NVRTC as relocatable code, or PTX as given.
+// The kernel's cubin: its PTX alone, or linked with the device functions it calls.
 std::vector<char> link_kernel(std::string_view kernel, const std::string& ptx,
                               const std::vector<DeviceFunctionUse>& calls, const std::string& arch) {
   if (calls.empty()) return ptx_to_cubin(ptx, arch).cubin;
-  std::vector<std::string> texts;  // owned while linking
-  texts.reserve(calls.size());
-  std::vector<LinkInput> inputs;
-  inputs.push_back({LinkInput::Kind::ptx, ptx, std::string(kernel) + ".ptx"});
-  std::string names;
-  for (const DeviceFunctionUse& f : calls) {
-    if (f.is_ptx) {
-      texts.push_back(f.code);
-    } else {
-      static const std::vector<std::string> rdc{"-rdc=true"};
-      try {
-        texts.push_back(cuda_to_ptx(f.code, f.name, arch, {}, rdc).ptx);
-      } catch (const Error& e) {
-        throw Error(fmt::format("tessera: kernel '{}': the CUDA C++ code of device function '{}' does not compile:\n{}",
-                                kernel, f.name, e.what()));
-      }
-    }
-    inputs.push_back({LinkInput::Kind::ptx, texts.back(), f.name + (f.is_ptx ? ".ptx" : ".cu")});
-    names += (names.empty() ? "'" : ", '") + f.name + "'";
-  }
+  std::vector<DeviceCodeInput> code;
+  for (const DeviceFunctionUse& f : calls) code.push_back({f.is_ptx, f.code, f.name});
   try {
-    return link_to_cubin(inputs, arch).cubin;
+    return link_device_code(ptx, std::string(kernel), code, arch);
   } catch (const Error& e) {
-    throw Error(fmt::format("tessera: kernel '{}': linking it with its device functions ({}) failed (each must be "
-                            "defined as extern \"C\" with the declared name):\n{}",
-                            kernel, names, e.what()));
+    throw Error(fmt::format("tessera: kernel '{}': {}", kernel, e.what()));
   }
 }
 
@@ -256,9 +236,12 @@ class KernelCache {
       return c;
     }
     std::string arch = target_str(target);
+    std::vector<DeviceFunctionUse> calls = device_functions(kernel, c->ast);
+    bool uses_nvrtc = std::any_of(calls.begin(), calls.end(), [](const DeviceFunctionUse& f) { return !f.is_ptx; });
     // self_build_id(): cubins of one build of the compiler are never served to another.
     std::string key = make_cache_key({"tessera", TESSERA_VERSION_STRING, self_build_id(), "llvm", llvm_version(),
-                                      "nvjitlink", nvjitlink_version(), arch, kernel, layouts, ast_text});
+                                      "nvjitlink", nvjitlink_version(), "nvrtc", uses_nvrtc ? nvrtc_version() : "",
+                                      arch, kernel, layouts, ast_text});
     DiskCache disk(DiskCache::default_dir());
     auto cubin = disk.load(key, "cubin");
     auto ptx = cubin ? disk.load(key, "ptx") : std::nullopt;
@@ -279,7 +262,7 @@ class KernelCache {
     }
     c->gpu = compile_ptx(kernel, c->ast, arch);
     auto t0 = std::chrono::steady_clock::now();
-    c->gpu.cubin = link_kernel(kernel, c->gpu.ptx, device_functions(kernel, c->ast), arch);
+    c->gpu.cubin = link_kernel(kernel, c->gpu.ptx, calls, arch);
     c->gpu.stage_ms.emplace_back("cubin",
                                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     dump_cubin(c->gpu);

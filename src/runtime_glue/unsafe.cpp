@@ -11,6 +11,7 @@
 
 #include "cache_key.h"
 #include "compiler/kernels.h"
+#include "device_link.h"
 #include "disk_cache.h"
 #include "execution.h"
 #include "graph_capture.h"
@@ -73,22 +74,17 @@ std::shared_ptr<const UnsafeCompiled> compile(const UnsafeKernelSpec& spec, cons
     c->ptx = std::move(r.ptx);
     c->symbol = r.lowered_names.at(0);
   }
-  std::vector<std::string> texts;  // the PTX of the linked device code (owned while linking)
-  texts.reserve(spec.link.size());
-  for (const auto& d : spec.link) {
-    if (d.kind == unsafe::DeviceCode::Kind::ptx) {
-      texts.push_back(d.text);
-    } else {
-      std::vector<std::string> options = spec.options;
-      options.push_back("-rdc=true");
-      texts.push_back(cuda_to_ptx(d.text, d.name, arch, {}, options).ptx);
+  if (relocatable) {
+    std::vector<DeviceCodeInput> code;
+    for (const auto& d : spec.link) code.push_back({d.kind == unsafe::DeviceCode::Kind::ptx, d.text, d.name});
+    try {
+      c->cubin = link_device_code(c->ptx, spec.name, code, arch, spec.options);
+    } catch (const Error& e) {
+      throw Error(fmt::format("tessera: unsafe kernel '{}': {}", spec.name, e.what()));
     }
+  } else {
+    c->cubin = ptx_to_cubin(c->ptx, arch).cubin;
   }
-  std::vector<LinkInput> inputs;
-  inputs.push_back({LinkInput::Kind::ptx, c->ptx, spec.name + ".ptx"});
-  for (std::size_t i = 0; i < spec.link.size(); ++i)
-    inputs.push_back({LinkInput::Kind::ptx, texts[i], spec.link[i].name});
-  c->cubin = link_to_cubin(inputs, arch).cubin;
   disk.store(key, "ptx", std::span<const char>(c->ptx.data(), c->ptx.size()));
   disk.store(key, "symbol", std::span<const char>(c->symbol.data(), c->symbol.size()));
   disk.store(key, "cubin", std::span<const char>(c->cubin.data(), c->cubin.size()));

@@ -6,38 +6,12 @@
 #include <tessera/tessera.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <thread>
 
-namespace {
+#include "gate.h"
 
-class Gate final : public tessera::detail::Completion {
- public:
-  bool done() const override {
-    std::lock_guard lock(mutex_);
-    return open_;
-  }
-  void wait() const override {
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return open_; });
-  }
-  void open() {
-    {
-      std::lock_guard lock(mutex_);
-      open_ = true;
-    }
-    cv_.notify_all();
-  }
-
- private:
-  mutable std::mutex mutex_;
-  mutable std::condition_variable cv_;
-  bool open_ = false;
-};
-
-}  // namespace
+using exec_test::Gate;
 
 int main() {
   using namespace tessera;

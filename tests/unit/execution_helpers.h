@@ -1,11 +1,12 @@
-// execution_helpers.h: helpers of the execution-model tests (test_async, test_graph, test_unsafe,
-// test_interop, test_threads).
+// execution_helpers.h: helpers of the unit tests that run on both targets (test_kernels,
+// test_views, test_async, test_graph, test_unsafe, test_device_functions, test_interop,
+// test_threads).
 //
 //  - TESSERA_TARGET_TEST_CASE(name, tags, fn): registers fn(Target) for the CPU target ([cpu]) and,
 //    tagged [gpu], for the GPU (skipped with a warning when there is none).
-//  - Gate: work that completes when the test opens it. A CPU launch ordered after a closed gate
-//    (LaunchOptions::after) is deterministically in flight: its worker waits for the gate. (On a
-//    GPU target the launching thread would wait instead, so gates are for [cpu] tests.)
+//  - Gate (gate.h): work that completes when the test opens it, for [cpu] tests (on a GPU target
+//    the launching thread would wait instead).
+//  - toolchain_present(): whether NVRTC and nvJitLink load (else a warning: the test is skipped).
 //  - slow_copy(): out = x after `n` iterations of acc = acc/2 + x/2; keeps a launch in flight for
 //    a while on either target (GPU tests that need it in flight check ready() first).
 #pragma once
@@ -13,8 +14,9 @@
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
-#include <condition_variable>
-#include <mutex>
+#include "cuda_compiler.h"
+#include "gate.h"
+#include "nvjitlink.h"
 
 #define TESSERA_TARGET_TEST_CASE(name, tags, fn)                \
   TEST_CASE(name " (cpu)", "[cpu]" tags) { fn(tessera::Target::cpu); } \
@@ -28,30 +30,12 @@
 
 namespace exec_test {
 
-class Gate final : public tessera::detail::Completion {
- public:
-  Gate() { label = std::make_shared<const std::string>("a test gate"); }
-  bool done() const override {
-    std::lock_guard lock(mutex_);
-    return open_;
-  }
-  void wait() const override {
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return open_; });
-  }
-  void open() {
-    {
-      std::lock_guard lock(mutex_);
-      open_ = true;
-    }
-    cv_.notify_all();
-  }
 
- private:
-  mutable std::mutex mutex_;
-  mutable std::condition_variable cv_;
-  bool open_ = false;
-};
+inline bool toolchain_present() {
+  if (tessera::nvrtc_available() && tessera::nvjitlink_available()) return true;
+  WARN("NVRTC or nvJitLink missing: skipped (" << tessera::nvrtc_load_error() << tessera::nvjitlink_load_error() << ")");
+  return false;
+}
 
 inline std::shared_ptr<Gate> make_gate() { return std::make_shared<Gate>(); }
 

@@ -7,19 +7,11 @@
 // a c<V> argument, i32 arguments and a PTX function.
 #include "execution_helpers.h"
 
-#include "cuda_compiler.h"
-#include "nvjitlink.h"
-
 using namespace tessera;
 using Catch::Matchers::Contains;
+using exec_test::toolchain_present;
 
 namespace {
-
-bool toolchain_present() {
-  if (nvrtc_available() && nvjitlink_available()) return true;
-  WARN("NVRTC or nvJitLink missing: skipped (" << nvrtc_load_error() << nvjitlink_load_error() << ")");
-  return false;
-}
 
 constexpr auto twice_plus = cuda_function<"twice_plus", R"(
 extern "C" __device__ float twice_plus(float x, float y) { return 2.0f * x + y; }

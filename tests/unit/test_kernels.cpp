@@ -5,25 +5,13 @@
 // divides neither dimension). Tolerances: f32 exact for + - * and min/max, 1e-6 relative for
 // transcendental math; f16 and bf16 results are compared after rounding the f32 reference to the
 // same type (1 ulp).
-#include <catch2/catch.hpp>
-#include <tessera/tessera.h>
+#include "execution_helpers.h"
 
 #include <cmath>
 #include <functional>
 #include <random>
 
 using namespace tessera;
-
-// Registers `fn` twice: on the CPU target ([cpu]) and on the GPU ([gpu], skipped without one).
-#define TESSERA_TARGET_TEST_CASE(name, tags, fn)                      \
-  TEST_CASE(name " (cpu)", "[cpu]" tags) { fn(Target::cpu); }         \
-  TEST_CASE(name " (gpu)", "[gpu]" tags) {                           \
-    if (!gpu_available()) {                                           \
-      WARN("no GPU on this machine: skipped");                        \
-      return;                                                         \
-    }                                                                 \
-    fn(Target::sm_90);                                                \
-  }
 
 namespace {
 

@@ -17,12 +17,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-bool toolchain_present() {
-  if (nvrtc_available() && nvjitlink_available()) return true;
-  WARN("NVRTC or nvJitLink missing: skipped (" << nvrtc_load_error() << nvjitlink_load_error() << ")");
-  return false;
-}
-
 const char* kScatterAdd = R"(
 extern "C" __global__ void scatter_add(float* out, const float* src, const int* idx, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -2,21 +2,10 @@
 // and on the GPU: views as inputs and outputs read and write the right elements (offsets, strides,
 // unaligned offsets), share the storage (ordering, host access), and a view cannot alias another
 // argument of the same launch.
-#include <catch2/catch.hpp>
-#include <tessera/tessera.h>
+#include "execution_helpers.h"
 
 using namespace tessera;
 using Catch::Matchers::Contains;
-
-#define TESSERA_TARGET_TEST_CASE(name, tags, fn)              \
-  TEST_CASE(name " (cpu)", "[cpu]" tags) { fn(Target::cpu); } \
-  TEST_CASE(name " (gpu)", "[gpu]" tags) {                   \
-    if (!gpu_available()) {                                   \
-      WARN("no GPU on this machine: skipped");                \
-      return;                                                 \
-    }                                                         \
-    fn(Target::sm_90);                                        \
-  }
 
 namespace {
 

@@ -146,7 +146,7 @@ private:
                      ArrayRef<Value> dims, ArrayRef<int64_t> shape);
   /// If the whole tile is in bounds: `segment(k, global, width)` for each run
   /// of each chunk of a non-replicated layout within a row; else `ragged`.
-  void forEachCheckedChunk(
+  void accessTile(
       OpBuilder &b, Location loc, const Layout &layout, ArrayRef<int64_t> shape,
       ArrayRef<Value> base, ArrayRef<Value> dims,
       function_ref<void(OpBuilder &, Value k, ArrayRef<Value> global,

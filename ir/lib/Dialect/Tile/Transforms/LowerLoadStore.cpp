@@ -126,7 +126,7 @@ Value KernelLowering::tileInBounds(OpBuilder &b, Location loc,
   return cond;
 }
 
-void KernelLowering::forEachCheckedChunk(
+void KernelLowering::accessTile(
     OpBuilder &b, Location loc, const Layout &layout, ArrayRef<int64_t> shape,
     ArrayRef<Value> base, ArrayRef<Value> dims,
     function_ref<void(OpBuilder &, Value, ArrayRef<Value>, int64_t)> segment,
@@ -237,7 +237,7 @@ void KernelLowering::lowerLoad(LoadOp op) {
       }
     }
   };
-  forEachCheckedChunk(b, loc, layout, shape, base, dims, segment, ragged);
+  accessTile(b, loc, layout, shape, base, dims, segment, ragged);
   buffers[op.getResult()] = dst;
 }
 
@@ -297,7 +297,7 @@ void KernelLowering::lowerStore(StoreOp op) {
                               llvm::MaybeAlign(vw * bytes));
     }
   };
-  forEachCheckedChunk(b, loc, layout, shape, base, dims, segment,
+  accessTile(b, loc, layout, shape, base, dims, segment,
                       [&](OpBuilder &b) {
                         bool staged = isStaged(layout);
                         if (staged) {

@@ -209,7 +209,7 @@ struct F32Builder {
   /// under 2^-22 + |2x| 2^-24, |x| <= 9 before tanh rounds to 1) and 1/(e+1)
   /// the approximate reciprocal (1 ulp; e + 1 >= 4), a result within 2e-7.
   Value tanh(Value x) {
-    Value one = c(1.0), two = c(2.0);
+    Value one = c(1.0);
     Value a = abs(x);
     Value t = mul(a, c(2.0 * std::numbers::log2e));
     Value e = intrinsic("llvm.nvvm.ex2.approx.ftz.f32", t);

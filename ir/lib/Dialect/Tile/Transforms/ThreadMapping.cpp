@@ -92,20 +92,29 @@ bool mlir::tessera::tile::isUnrolled(const LoweringOptions &opts,
          (opts.gpu && layout.perThread <= opts.unrollLimit);
 }
 
-int64_t mlir::tessera::tile::chooseBlockSize(func::FuncOp func) {
-  int64_t largest = 1;
+/// Calls `visit` with every tile type of `func`: op results and block
+/// arguments of nested regions.
+static void forEachTileType(func::FuncOp func,
+                            function_ref<void(RankedTensorType)> visit) {
+  auto one = [&](Type t) {
+    if (auto tensor = dyn_cast<RankedTensorType>(t))
+      visit(tensor);
+  };
   func.walk([&](Operation *op) {
-    auto visit = [&](Type type) {
-      if (auto tensor = dyn_cast<RankedTensorType>(type);
-          tensor && tensor.hasStaticShape())
-        largest = std::max(largest, tensor.getNumElements());
-    };
     for (Type t : op->getResultTypes())
-      visit(t);
+      one(t);
     for (Region &region : op->getRegions())
       for (Block &block : region)
         for (Type t : block.getArgumentTypes())
-          visit(t);
+          one(t);
+  });
+}
+
+int64_t mlir::tessera::tile::chooseBlockSize(func::FuncOp func) {
+  int64_t largest = 1;
+  forEachTileType(func, [&](RankedTensorType tensor) {
+    if (tensor.hasStaticShape())
+      largest = std::max(largest, tensor.getNumElements());
   });
   uint64_t threads = std::max<int64_t>(1, largest / kAutoElementsPerThread);
   return std::clamp<int64_t>(llvm::bit_floor(threads), kMinAutoBlockSize,
@@ -115,22 +124,12 @@ int64_t mlir::tessera::tile::chooseBlockSize(func::FuncOp func) {
 int64_t mlir::tessera::tile::chooseVectorWidth(const LoweringOptions &opts,
                                                func::FuncOp func) {
   int64_t narrowest = 0;
-  auto visit = [&](Type type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !tensor.getElementType().isIntOrFloat() ||
-        tensor.getElementType().isInteger(1))
+  forEachTileType(func, [&](RankedTensorType tensor) {
+    Type elt = tensor.getElementType();
+    if (!elt.isIntOrFloat() || elt.isInteger(1))
       return;
-    int64_t bytes = std::max<int64_t>(
-        1, tensor.getElementType().getIntOrFloatBitWidth() / 8);
+    int64_t bytes = std::max<int64_t>(1, elt.getIntOrFloatBitWidth() / 8);
     narrowest = narrowest ? std::min(narrowest, bytes) : bytes;
-  };
-  func.walk([&](Operation *op) {
-    for (Type t : op->getResultTypes())
-      visit(t);
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (Type t : block.getArgumentTypes())
-          visit(t);
   });
   if (!narrowest)
     return opts.vectorWidth;
