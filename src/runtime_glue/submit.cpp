@@ -16,6 +16,17 @@
 namespace tessera::detail {
 namespace {
 
+// Runs a CPU task and finishes its completion with the task's exception, if any.
+template <class C>
+void run_to_completion(const std::function<void()>& task, C& c) {
+  try {
+    task();
+    c.finish();
+  } catch (...) {
+    c.finish(std::current_exception());
+  }
+}
+
 // Sorted by address, one entry per storage (a write wins), into `uses`.
 void merge_uses(const std::vector<Use>& given, std::vector<Use>& uses) {
   uses.assign(given.begin(), given.end());
@@ -110,23 +121,13 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
     if (run_inline) {
       locks.clear();
       for (const CompletionPtr& d : deps) wait_quietly(d);
-      try {
-        task();
-        c->finish();
-      } catch (...) {
-        c->finish(std::current_exception());
-      }
+      run_to_completion(task, *c);
     } else {
       std::erase_if(deps, [&](const CompletionPtr& d) { return d->queue == c->queue; });  // in order anyway
       // Posted before the locks are released: see the file comment.
       queue->post([deps = std::move(deps), task = std::move(task), c, keep = work.keep_alive()] {
         for (const CompletionPtr& d : deps) wait_quietly(d);
-        try {
-          task();
-          c->finish();
-        } catch (...) {
-          c->finish(std::current_exception());
-        }
+        run_to_completion(task, *c);
       });
     }
     done = c;
