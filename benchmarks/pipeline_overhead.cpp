@@ -14,7 +14,9 @@
 // On a GPU the same cubin is also run through the raw driver API as baselines (modes raw_sync:
 // cuLaunchKernel + cuStreamSynchronize per op; raw_async: N cuLaunchKernel on one stream, then
 // one synchronize; raw_graph: a CUDA graph of N chained kernel nodes, cuGraphLaunch), so that
-// tessera's cost can be told from the driver's and the GPU's.
+// tessera's cost can be told from the driver's and the GPU's. tessera launches its kernels
+// programmatically (cuLaunchKernelEx with programmatic stream serialization; programmatic graph
+// edges): raw_async_pdl and raw_graph_pdl do the same through the raw driver API.
 #include <tessera/tessera.h>
 
 #include "cuda_driver.h"
@@ -197,8 +199,17 @@ struct Raw {
     b.fill(0);
     d.check(d.cuCtxSynchronize(), "cuCtxSynchronize");
   }
-  void launch(int i) {
-    d.check(d.cuLaunchKernel(fn, kElems / 1024, 1, 1, block, 1, 1, 0, stream, params[i % 2], nullptr), "cuLaunchKernel");
+  void launch(int i, bool pdl = false) {
+    if (!pdl) {
+      d.check(d.cuLaunchKernel(fn, kElems / 1024, 1, 1, block, 1, 1, 0, stream, params[i % 2], nullptr),
+              "cuLaunchKernel");
+      return;
+    }
+    LaunchAttribute attr;
+    attr.id = kLaunchAttributeProgrammaticStreamSerialization;
+    attr.value.programmatic_stream_serialization_allowed = 1;
+    LaunchConfig config{kElems / 1024, 1, 1, block, 1, 1, 0, stream, &attr, 1};
+    d.check(d.cuLaunchKernelEx(&config, fn, params[i % 2], nullptr), "cuLaunchKernelEx");
   }
   bool valid(int n) {
     std::vector<uint16_t> h(kElems);
@@ -216,9 +227,9 @@ struct Raw {
     double us = us_since(t0);
     return {us / n, us / n};
   }
-  Result run_async(int n) {
+  Result run_async(int n, bool pdl) {
     auto t0 = Clock::now();
-    for (int i = 0; i < n; ++i) launch(i);
+    for (int i = 0; i < n; ++i) launch(i, pdl);
     double host = us_since(t0);
     d.check(d.cuStreamSynchronize(stream), "cuStreamSynchronize");
     return {us_since(t0) / n, host / n};
@@ -232,7 +243,7 @@ struct Raw {
       if (graph) d.cuGraphDestroy(graph);
     }
   };
-  std::unique_ptr<Exec> build(int n) {
+  std::unique_ptr<Exec> build(int n, bool pdl) {
     auto e = std::make_unique<Exec>(Exec{d});
     d.check(d.cuGraphCreate(&e->graph, 0), "cuGraphCreate");
     CUgraphNode prev = nullptr;
@@ -243,8 +254,15 @@ struct Raw {
       p.block_x = block;
       p.kernel_params = params[i % 2];
       CUgraphNode node = nullptr;
-      d.check(d.cuGraphAddKernelNode_v2(&node, e->graph, prev ? &prev : nullptr, prev ? 1 : 0, &p),
-              "cuGraphAddKernelNode");
+      d.check(d.cuGraphAddKernelNode_v2(&node, e->graph, nullptr, 0, &p), "cuGraphAddKernelNode");
+      if (prev) {
+        GraphEdgeData edge;
+        if (pdl) {
+          edge.from_port = kGraphKernelNodePortProgrammatic;
+          edge.type = kGraphDependencyTypeProgrammatic;
+        }
+        d.check(d.cuGraphAddDependencies_v2(e->graph, &prev, &node, &edge, 1), "cuGraphAddDependencies");
+      }
       prev = node;
     }
     d.check(d.cuGraphInstantiateWithFlags(&e->exec, e->graph, 0), "cuGraphInstantiate");
@@ -262,24 +280,31 @@ struct Raw {
 void run_raw(const Step& step, Chain& ch, Target t, int n, int reps) {
   static std::unique_ptr<Raw> raw;
   if (!raw) raw = std::make_unique<Raw>(step.compile(t, ch.b.partition<1024>(), ch.a));
-  std::vector<Result> sync, async, graph;
+  std::vector<Result> sync, async, async_pdl, graph, graph_pdl;
   for (int r = 0; r < reps; ++r) {
     raw->reset();
     sync.push_back(raw->run_sync(n));
     if (!raw->valid(n)) fail("raw_sync", n);
     raw->reset();
-    async.push_back(raw->run_async(n));
+    async.push_back(raw->run_async(n, false));
     if (!raw->valid(n)) fail("raw_async", n);
-  }
-  auto exec = raw->build(n);
-  for (int r = 0; r < reps; ++r) {
     raw->reset();
-    graph.push_back(raw->run_graph(*exec, n));
-    if (!raw->valid(n)) fail("raw_graph", n);
+    async_pdl.push_back(raw->run_async(n, true));
+    if (!raw->valid(n)) fail("raw_async_pdl", n);
+  }
+  for (bool pdl : {false, true}) {
+    auto exec = raw->build(n, pdl);
+    for (int r = 0; r < reps; ++r) {
+      raw->reset();
+      (pdl ? graph_pdl : graph).push_back(raw->run_graph(*exec, n));
+      if (!raw->valid(n)) fail(pdl ? "raw_graph_pdl" : "raw_graph", n);
+    }
   }
   report("raw_sync", t, n, sync, -1);
   report("raw_async", t, n, async, -1);
+  report("raw_async_pdl", t, n, async_pdl, -1);
   report("raw_graph", t, n, graph, -1);
+  report("raw_graph_pdl", t, n, graph_pdl, -1);
 }
 
 }  // namespace

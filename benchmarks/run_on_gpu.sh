@@ -29,7 +29,7 @@ fi
 [ "${BENCH:-1}" = 1 ] || exit 0
 step benchmarks
 : > "$OUT/tessera.jsonl"
-for b in bench_elementwise bench_rows bench_transpose bench_jit_launch bench_pipeline_overhead; do
+for b in ${BENCHES:-bench_elementwise bench_rows bench_transpose bench_jit_launch bench_pipeline_overhead}; do
   [ -x $bin/$b ] && timeout 200 $bin/$b 2>&1 | tee -a "$OUT/tessera.jsonl"
 done
 if [ "${BASELINES:-1}" = 1 ]; then

@@ -74,6 +74,7 @@ struct CudaDriverLoader {
     d->check(d->cuDeviceGetAttribute(&minor, kAttrComputeCapabilityMinor, d->device_),
              "cuDeviceGetAttribute(compute capability minor)");
     d->compute_capability_ = major * 10 + minor;
+    d->arch_ = fmt::format("sm_{}", d->compute_capability_);
     char name[256] = {};
     d->check(d->cuDeviceGetName(name, sizeof name - 1, d->device_), "cuDeviceGetName");
     d->device_name_ = name;
@@ -122,7 +123,6 @@ void CudaDriver::check(CUresult result, std::string_view what) const {
 
 void CudaDriver::make_current() const { check(cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
 
-std::string CudaDriver::arch() const { return fmt::format("sm_{}", compute_capability_); }
 
 void check(CUresult result, std::string_view what) {
   if (result != kCudaSuccess)
@@ -238,7 +238,7 @@ void DeviceBuffer::fill(unsigned char value) {
 // --- launch ---------------------------------------------------------------------------------
 
 void launch(CUfunction function, std::array<unsigned, 3> grid, std::array<unsigned, 3> block,
-            unsigned shared_bytes, CUstream stream, void** params) {
+            unsigned shared_bytes, CUstream stream, void** params, bool programmatic) {
   CudaDriver& driver = CudaDriver::get();
   if (!function) throw Error("launch: the kernel function is null");
   for (unsigned d : grid)
@@ -251,10 +251,20 @@ void launch(CUfunction function, std::array<unsigned, 3> grid, std::array<unsign
     driver.check(driver.cuFuncSetAttribute(function, kFuncAttrMaxDynamicSharedSizeBytes,
                                            static_cast<int>(shared_bytes)),
                  fmt::format("cuFuncSetAttribute(max dynamic shared memory = {} bytes)", shared_bytes));
-  CUresult r = driver.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                                     shared_bytes, stream, params, nullptr);
+  CUresult r;
+  if (programmatic) {
+    LaunchAttribute attr;
+    attr.id = kLaunchAttributeProgrammaticStreamSerialization;
+    attr.value.programmatic_stream_serialization_allowed = 1;
+    LaunchConfig config{grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes, stream, &attr, 1};
+    r = driver.cuLaunchKernelEx(&config, function, params, nullptr);
+  } else {
+    r = driver.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes,
+                              stream, params, nullptr);
+  }
   if (r != kCudaSuccess)  // the message is only formatted on failure: this is the launch hot path
-    driver.check(r, fmt::format("cuLaunchKernel(grid {}x{}x{}, block {}x{}x{}, {} bytes shared)", grid[0],
+    driver.check(r, fmt::format("{}(grid {}x{}x{}, block {}x{}x{}, {} bytes shared)",
+                                programmatic ? "cuLaunchKernelEx" : "cuLaunchKernel", grid[0],
                                 grid[1], grid[2], block[0], block[1], block[2], shared_bytes));
 }
 
@@ -296,6 +306,17 @@ static_assert(kAttrMaxSharedMemoryPerBlockOptin ==
               ::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
 static_assert(kFuncAttrMaxDynamicSharedSizeBytes ==
               ::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+static_assert(sizeof(LaunchAttribute) == sizeof(::CUlaunchAttribute));
+static_assert(offsetof(LaunchAttribute, value) == offsetof(::CUlaunchAttribute, value));
+static_assert(sizeof(LaunchConfig) == sizeof(::CUlaunchConfig));
+static_assert(offsetof(LaunchConfig, stream) == offsetof(::CUlaunchConfig, hStream));
+static_assert(offsetof(LaunchConfig, attrs) == offsetof(::CUlaunchConfig, attrs));
+static_assert(offsetof(LaunchConfig, num_attrs) == offsetof(::CUlaunchConfig, numAttrs));
+static_assert(sizeof(GraphEdgeData) == sizeof(::CUgraphEdgeData));
+static_assert(offsetof(GraphEdgeData, type) == offsetof(::CUgraphEdgeData, type));
+static_assert(kLaunchAttributeProgrammaticStreamSerialization == ::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+static_assert(kGraphKernelNodePortProgrammatic == CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC);
+static_assert(kGraphDependencyTypeProgrammatic == ::CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC);
 }  // namespace
 }  // namespace tessera
 #endif

@@ -51,6 +51,35 @@ struct KernelNodeParams {
   CUcontext context = nullptr;     // unused (func is set)
 };
 
+// cuda.h's CUlaunchAttribute: one attribute of a cuLaunchKernelEx launch (only the programmatic
+// stream serialization attribute is used).
+struct LaunchAttribute {
+  int id = 0;
+  char pad[4] = {};
+  union {
+    char raw[64];
+    int programmatic_stream_serialization_allowed;
+  } value{};
+};
+
+// cuda.h's CUlaunchConfig.
+struct LaunchConfig {
+  unsigned grid_x = 1, grid_y = 1, grid_z = 1;
+  unsigned block_x = 1, block_y = 1, block_z = 1;
+  unsigned shared_bytes = 0;
+  CUstream stream = nullptr;
+  LaunchAttribute* attrs = nullptr;
+  unsigned num_attrs = 0;
+};
+
+// cuda.h's CUgraphEdgeData: what a graph edge waits for.
+struct GraphEdgeData {
+  unsigned char from_port = 0;  // 0: the upstream node's completion
+  unsigned char to_port = 0;
+  unsigned char type = 0;       // 0: full dependency
+  unsigned char reserved[5] = {};
+};
+
 // The few enumerator values tessera needs (checked against cuda.h in cuda_driver.cpp).
 inline constexpr CUresult kCudaSuccess = 0;
 inline constexpr CUresult kCudaErrorOutOfMemory = 2;
@@ -63,6 +92,12 @@ inline constexpr CUdevice_attribute kAttrComputeCapabilityMajor = 75;
 inline constexpr CUdevice_attribute kAttrComputeCapabilityMinor = 76;
 inline constexpr CUdevice_attribute kAttrMaxSharedMemoryPerBlockOptin = 97;
 inline constexpr CUfunction_attribute kFuncAttrMaxDynamicSharedSizeBytes = 8;
+// Programmatic dependent launch: a kernel launched with this attribute (or the downstream end of a
+// programmatic graph edge) may begin before the kernel it follows has ended, and must itself wait
+// (griddepcontrol.wait) before touching memory that kernel may write.
+inline constexpr int kLaunchAttributeProgrammaticStreamSerialization = 6;  // CU_LAUNCH_ATTRIBUTE_...
+inline constexpr unsigned char kGraphKernelNodePortProgrammatic = 1;       // CU_GRAPH_KERNEL_NODE_PORT_...
+inline constexpr unsigned char kGraphDependencyTypeProgrammatic = 1;       // CU_GRAPH_DEPENDENCY_TYPE_...
 
 class CudaDriver {
 public:
@@ -90,7 +125,7 @@ public:
   void make_current() const;
 
   int compute_capability() const { return compute_capability_; }  // 90 for sm_90
-  std::string arch() const;                                        // "sm_90"
+  const std::string& arch() const { return arch_; }                // "sm_90"
   const std::string& device_name() const { return device_name_; }
   int driver_version() const { return driver_version_; }           // 13000 for CUDA 13.0
   int device_count() const { return device_count_; }
@@ -106,6 +141,7 @@ private:
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   int compute_capability_ = 0;
+  std::string arch_;  // "sm_" + compute capability, made once (compared at every launch)
   int driver_version_ = 0;
   int device_count_ = 0;
   std::string device_name_;
@@ -176,7 +212,10 @@ private:
 // Launches `function` on `stream` (nullptr: the legacy default stream). `params` is the usual
 // cuLaunchKernel array of pointers to each argument. Dynamic shared memory above 48 KiB is opted
 // into first. Asynchronous: errors from the kernel itself surface at the next synchronization.
+// `programmatic`: the kernel begins with griddepcontrol.wait (every tile kernel does), so it is
+// launched with programmatic stream serialization: it may start while the kernel before it on the
+// stream finishes, which hides most of the launch latency between dependent kernels.
 void launch(CUfunction function, std::array<unsigned, 3> grid, std::array<unsigned, 3> block,
-            unsigned shared_bytes, CUstream stream, void** params);
+            unsigned shared_bytes, CUstream stream, void** params, bool programmatic = false);
 
 }  // namespace tessera

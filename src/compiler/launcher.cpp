@@ -486,7 +486,8 @@ class KernelWork final : public Work {
     }
     tessera::launch(fn, {static_cast<unsigned>(grid_.dims[0]), static_cast<unsigned>(grid_.dims[1]),
                 static_cast<unsigned>(grid_.dims[2])},
-           {static_cast<unsigned>(compiled_->gpu.block_size), 1, 1}, 0, stream, params.data());
+           {static_cast<unsigned>(compiled_->gpu.block_size), 1, 1}, 0, stream, params.data(),
+           /*programmatic=*/true);
     if (elapsed_ms_) driver.check(driver.cuEventRecord(timing_[1], stream), "cuEventRecord");
   }
 

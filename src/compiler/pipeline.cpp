@@ -3,6 +3,8 @@
 // One MLIRContext per compile (no threading inside it: machines are small and kernels are small).
 // Diagnostics are collected and turned into tessera::Error; passes verify their input first, so
 // LLVM never sees IR it could abort on. The LLVM targets used are initialised once per process.
+// GPU kernels begin by waiting for the grids they depend on (griddepcontrol), so that the runtime
+// may launch them programmatically (add_grid_dependency_wait).
 #include "compiler/pipeline.h"
 
 #include <fmt/format.h>
@@ -18,6 +20,8 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -242,6 +246,31 @@ void mark_read_only_noalias(llvm::Module& m, const std::string& symbol) {
       a.addAttr(llvm::Attribute::NoAlias);
 }
 
+// Makes the kernel wait for the grids it depends on before anything else: a new entry block
+// (holding the static allocas, which must stay in the entry block) runs
+//   griddepcontrol.launch_dependents;  the next kernel may be launched now (it waits in turn),
+//   griddepcontrol.wait;               every prerequisite grid has ended, its writes are visible,
+// then branches to the old entry. Launches and graph edges may then be programmatic (see
+// cuda_driver.h), which overlaps a dependent kernel's launch with the end of the one before it;
+// without them both instructions do nothing. The wait is inline asm with a memory clobber, and in a
+// block of its own: the optimizer has run already, and instruction selection, which works block by
+// block, cannot move loads from read-only (constant to it) parameters above it.
+void add_grid_dependency_wait(llvm::Module& m, const std::string& symbol) {
+  llvm::Function* f = m.getFunction(symbol);
+  if (!f || f->empty()) return;
+  llvm::LLVMContext& c = m.getContext();
+  llvm::BasicBlock* old_entry = &f->getEntryBlock();
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(c, "wait_for_prerequisite_grids", f, old_entry);
+  llvm::IRBuilder<> b(entry);
+  for (llvm::Instruction& i : llvm::make_early_inc_range(*old_entry))
+    if (auto* a = llvm::dyn_cast<llvm::AllocaInst>(&i); a && a->isStaticAlloca()) a->moveBefore(entry->end());
+  auto* asm_type = llvm::FunctionType::get(llvm::Type::getVoidTy(c), false);
+  b.SetInsertPoint(entry);
+  b.CreateCall(llvm::InlineAsm::get(asm_type, "griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;", "~{memory}",
+                                    /*hasSideEffects=*/true));
+  b.CreateBr(old_entry);
+}
+
 class JitCpuKernel : public CpuKernel {
  public:
   JitCpuKernel(std::unique_ptr<llvm::orc::LLJIT> jit, void (*fn)(void**)) : jit_(std::move(jit)), fn_(fn) {}
@@ -367,6 +396,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   m->setTargetTriple(triple);
   optimize(*m, tm.get(), llvm::OptimizationLevel::O3);
   mark_read_only_noalias(*m, code.symbol);
+  add_grid_dependency_wait(*m, code.symbol);
   if (llvm::verifyModule(*m, &llvm::errs()))
     throw Error(fmt::format("tessera: kernel '{}': internal error: invalid LLVM IR", kernel));
   clock.mark("llvm-opt");

@@ -3,13 +3,15 @@
 // the bindings (throwing if a tensor is gone), reads the scalars and submits one piece of work
 // (runtime_glue/execution.h) that uses every bound tensor. On the CPU target that work runs the
 // nodes in order; on a GPU it launches a CUDA graph built at the first replay from explicit kernel
-// nodes, with an edge wherever two nodes share a tensor and one of them writes it, and patches the
+// nodes, with an edge wherever two nodes share a tensor and one of them writes it (programmatic into
+// tile kernels, which wait for their prerequisites themselves: see cuda_driver.h), and patches the
 // parameters of nodes whose scalars or bindings changed (cuGraphExecKernelNodeSetParams). A rebind
 // that changes which nodes share tensors rebuilds the CUDA graph at the next replay instead.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <thread>
+#include <unordered_map>
 
 #include "compiler/kernels.h"
 #include "execution.h"
@@ -253,6 +255,7 @@ class GraphWork final : public Work {
       std::vector<CUgraphNode> readers;
     };
     std::vector<Hazard> hazards(bound_.size());
+    std::unordered_map<CUgraphNode, std::vector<CUgraphNode>> edges_into;  // the edges made so far
     for (Node& n : g_.nodes) {
       n.cuda_node = nullptr;
       n.dirty = false;
@@ -268,14 +271,37 @@ class GraphWork final : public Work {
       }
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+      // Drop an edge from a node that another dependency already depends on directly (in a chain
+      // a -> b -> c, c writes what a wrote and reads what b wrote: it needs only the edge from b).
+      // The order is the same; a chain of single edges is what lets the graph overlap launches.
+      std::erase_if(deps, [&](CUgraphNode d) {
+        return std::any_of(deps.begin(), deps.end(), [&](CUgraphNode other) {
+          const auto& before = edges_into[other];
+          return other != d && std::find(before.begin(), before.end(), d) != before.end();
+        });
+      });
       n.slots = slots_of(n);
       KernelNodeParams p = params_of(driver, n);
       if (n.shared_bytes > 48 * 1024)
         driver.check(driver.cuFuncSetAttribute(p.func, kFuncAttrMaxDynamicSharedSizeBytes,
                                                static_cast<int>(n.shared_bytes)),
                      "cuFuncSetAttribute(max dynamic shared memory)");
-      driver.check(driver.cuGraphAddKernelNode_v2(&n.cuda_node, cuda->graph, deps.data(), deps.size(), &p),
+      driver.check(driver.cuGraphAddKernelNode_v2(&n.cuda_node, cuda->graph, nullptr, 0, &p),
                    fmt::format("cuGraphAddKernelNode (kernel '{}')", n.kernel));
+      // A tile kernel waits for its prerequisites itself (griddepcontrol.wait): programmatic edges
+      // let it be launched while they finish. Unsafe kernels make no such wait: full edges.
+      if (!deps.empty()) {
+        GraphEdgeData edge;
+        if (n.compiled) {
+          edge.from_port = kGraphKernelNodePortProgrammatic;
+          edge.type = kGraphDependencyTypeProgrammatic;
+        }
+        std::vector<GraphEdgeData> edges(deps.size(), edge);
+        std::vector<CUgraphNode> to(deps.size(), n.cuda_node);
+        driver.check(driver.cuGraphAddDependencies_v2(cuda->graph, deps.data(), to.data(), edges.data(), deps.size()),
+                     fmt::format("cuGraphAddDependencies (kernel '{}')", n.kernel));
+      }
+      edges_into[n.cuda_node] = deps;
       for (std::size_t j = 0; j < n.args.size(); ++j) {
         if (n.binding[j] < 0) continue;
         Hazard& h = hazards[n.binding[j]];

@@ -24,7 +24,8 @@ constexpr CUresult kInvalidHandle = 400;
 
 struct Counts {
   std::atomic<long> launches{0}, event_records{0}, stream_waits{0}, uploads{0}, downloads{0}, graph_creates{0},
-      graph_nodes{0}, graph_param_sets{0}, graph_launches{0}, errors{0};
+      graph_nodes{0}, graph_param_sets{0}, graph_launches{0}, errors{0}, programmatic_launches{0}, graph_edges{0},
+      programmatic_edges{0};
 };
 Counts counts;
 
@@ -64,13 +65,15 @@ bool stream_ok(CUstream s) { return s == nullptr || known(streams, s); }
 extern "C" {
 
 // The counters, in this order: launches, event_records, stream_waits, uploads, downloads,
-// graph_creates, graph_nodes, graph_param_sets, graph_launches, errors.
+// graph_creates, graph_nodes, graph_param_sets, graph_launches, errors, programmatic_launches,
+// graph_edges, programmatic_edges.
 void fake_cuda_counts(long* out) {
   const std::atomic<long>* all[] = {&counts.launches,      &counts.event_records, &counts.stream_waits,
                                     &counts.uploads,       &counts.downloads,     &counts.graph_creates,
                                     &counts.graph_nodes,   &counts.graph_param_sets, &counts.graph_launches,
-                                    &counts.errors};
-  for (int i = 0; i < 10; ++i) out[i] = all[i]->load();
+                                    &counts.errors,   &counts.programmatic_launches, &counts.graph_edges,
+                                    &counts.programmatic_edges};
+  for (int i = 0; i < 13; ++i) out[i] = all[i]->load();
 }
 
 CUresult cuInit(unsigned) { return kCudaSuccess; }
@@ -133,6 +136,16 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
   if (!known(modules, f) || !stream_ok(s) || !gx || !gy || !gz || !bx || !by || !bz || !params) return bad();
   counts.launches++;
   return kCudaSuccess;
+}
+
+CUresult cuLaunchKernelEx(const LaunchConfig* c, CUfunction f, void** params, void**) {
+  if (!c || (c->num_attrs && !c->attrs)) return bad();
+  for (unsigned i = 0; i < c->num_attrs; ++i)
+    if (c->attrs[i].id == kLaunchAttributeProgrammaticStreamSerialization &&
+        c->attrs[i].value.programmatic_stream_serialization_allowed)
+      counts.programmatic_launches++;
+  return cuLaunchKernel(f, c->grid_x, c->grid_y, c->grid_z, c->block_x, c->block_y, c->block_z, c->shared_bytes,
+                        c->stream, params, nullptr);
 }
 
 CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
@@ -237,6 +250,17 @@ CUresult cuGraphAddKernelNode_v2(CUgraphNode* node, CUgraph g, const CUgraphNode
     return bad();
   *node = reinterpret_cast<CUgraphNode>(new Handle{2});  // leaked: a test tool
   counts.graph_nodes++;
+  return kCudaSuccess;
+}
+CUresult cuGraphAddDependencies_v2(CUgraph g, const CUgraphNode* from, const CUgraphNode* to, const GraphEdgeData* edges,
+                                   size_t count) {
+  if (!known(graphs, g) || (count && (!from || !to || !edges))) return bad();
+  for (size_t i = 0; i < count; ++i) {
+    bool programmatic = edges[i].type == kGraphDependencyTypeProgrammatic;
+    if (programmatic != (edges[i].from_port == kGraphKernelNodePortProgrammatic)) return bad();
+    counts.graph_edges++;
+    counts.programmatic_edges += programmatic ? 1 : 0;
+  }
   return kCudaSuccess;
 }
 CUresult cuGraphInstantiateWithFlags(CUgraphExec* e, CUgraph g, unsigned long long) {

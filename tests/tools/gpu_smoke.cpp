@@ -3,6 +3,8 @@
 // are. Checks: a chain of async launches records no event until the host waits (GPU timelines);
 // work on two streams is joined with stream waits; synchronous and timed launches; a graph is built
 // once, patched only for changed Scalars or rebinds and rebuilt when a rebind changes the sharing;
+// tile kernels are launched programmatically and a chain in a graph gets one programmatic edge per
+// link;
 // a foreign stream and a device borrow; foreign device memory released after its last use; an
 // unsafe CUDA kernel; and that the fake saw no invalid call. Prints what it did; exits non-zero on
 // a failed check.
@@ -20,7 +22,7 @@ namespace {
 
 struct Counts {
   long launches, event_records, stream_waits, uploads, downloads, graph_creates, graph_nodes, graph_param_sets,
-      graph_launches, errors;
+      graph_launches, errors, programmatic_launches, graph_edges, programmatic_edges;
 };
 
 Counts counts() {
@@ -68,7 +70,9 @@ int main() {
         inc.launch_async(o, b.partition<1024>(), a).detach();
     }
     Counts c1 = counts();
-    check(c1.launches - c0.launches == 100, "100 async launches reach cuLaunchKernel");
+    check(c1.launches - c0.launches == 100, "100 async launches reach the driver");
+    check(c1.programmatic_launches - c0.programmatic_launches == 100,
+          "tile kernels are launched with programmatic stream serialization");
     check(c1.event_records == c0.event_records, "a chain on one stream records no event");
     (void)std::as_const(b)(0);  // the host waits for the last writer of b: one event, one download
     Counts c2 = counts();
@@ -139,6 +143,23 @@ int main() {
     Counts c11 = counts();
     check(c11.graph_creates - c10.graph_creates == 1, "a rebind that changes the sharing rebuilds the graph");
 
+    // A chain of 6 tile kernels ping-ponging between two tensors: 5 programmatic edges (each
+    // kernel also writes what the one two back wrote; that edge is implied and left out).
+    Graph chain(gpu);
+    {
+      auto recording = chain.capture();
+      for (int i = 0; i < 6; ++i) {
+        if (i % 2 == 0)
+          inc.launch(b.partition<1024>(), a);
+        else
+          inc.launch(a.partition<1024>(), b);
+      }
+    }
+    chain.replay();
+    Counts c11b = counts();
+    check(c11b.graph_edges - c11.graph_edges == 5 && c11b.programmatic_edges - c11.programmatic_edges == 5,
+          "a chain of 6 tile kernels is joined by 5 programmatic edges");
+
     // 5. A foreign stream and a device borrow.
     Stream mine = Stream::create();
     Stream foreign = Stream::from_cuda(mine.cuda_stream());
@@ -171,7 +192,10 @@ int main() {
         })");
       Counts c12 = counts();
       fill.launch(o, {.blocks = {16}, .threads = {128}}, unsafe::out(r), 2.0f, 2048);
-      check(counts().launches - c12.launches == 1, "an unsafe CUDA kernel launches");
+      Counts c13 = counts();
+      check(c13.launches - c12.launches == 1, "an unsafe CUDA kernel launches");
+      check(c13.programmatic_launches == c12.programmatic_launches,
+            "an unsafe kernel (no griddepcontrol.wait) is not launched programmatically");
     } catch (const Error& e) {
       std::printf("skipped unsafe kernel: %s\n", e.what());
     }

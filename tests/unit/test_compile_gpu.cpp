@@ -1,5 +1,6 @@
 // test_compile_gpu.cpp: every example-style kernel compiles to PTX and a cubin for sm_90 and
-// sm_100a (nvJitLink accepts them) without a GPU; the second compile is a cache hit.
+// sm_100a (nvJitLink accepts them) without a GPU, each waiting for the grids it depends on before
+// touching memory; the second compile is a cache hit.
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
@@ -10,6 +11,16 @@ using namespace tessera;
 namespace {
 bool is_elf(const std::vector<char>& b) { return b.size() > 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F'; }
 
+// Every kernel waits for the grids it depends on (griddepcontrol.wait) before its first access to
+// global memory, so that programmatic launches and graph edges cannot let it read or write early.
+bool waits_before_memory(const std::string& ptx) {
+  std::size_t wait = ptx.find("griddepcontrol.wait;");
+  if (wait == std::string::npos) return false;
+  for (const char* access : {"ld.global", "st.global", "ld.b", "st.b", "ld.v", "st.v", "atom.", "red."})
+    if (ptx.find(access) < wait) return false;
+  return ptx.find("griddepcontrol.launch_dependents;") < wait;
+}
+
 template <class K, class... A>
 void check_compiles(const K& k, A&&... args) {
   for (Target t : {Target::sm_90, Target::sm_100a}) {
@@ -18,6 +29,7 @@ void check_compiles(const K& k, A&&... args) {
     CHECK(art.ptx.find(".version 9.0") != std::string::npos);
     CHECK(art.ptx.find(".entry") != std::string::npos);
     CHECK(is_elf(art.cubin));
+    CHECK(waits_before_memory(art.ptx));
   }
 }
 }  // namespace

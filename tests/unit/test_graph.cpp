@@ -71,6 +71,49 @@ static void scalars_update_without_recapture(Target t) {
 TESSERA_TARGET_TEST_CASE("Scalars bound at capture are read at every replay", "[graph]",
                          scalars_update_without_recapture)
 
+// On a GPU, tile kernels are launched programmatically (streams) and joined by programmatic edges
+// (graphs): each may start while the kernel it depends on still runs, and waits in its first
+// instruction. It must still read everything that kernel wrote and must not overwrite what that
+// kernel still reads. The first kernel here runs for milliseconds, long enough for an early start
+// without the wait to read stale data or clobber its input.
+static void dependent_kernels_start_early_but_wait(Target t) {
+  const int64_t n = 1 << 16;
+  auto x = iota_tensor(n);
+  Tensor<float, 1> y({n}), z({n}), w({n});
+  w.fill(-1.0f);
+  const int32_t iterations = slow_iterations(t) / 50;
+  auto check = [&] {
+    for (int64_t i : {int64_t{0}, int64_t{777}, n - 1}) {
+      CHECK(std::as_const(y)(i) == static_cast<float>(i));         // read x before it was overwritten
+      CHECK(std::as_const(z)(i) == static_cast<float>(i) + 1.0f);  // read y after it was written
+      CHECK(std::as_const(x)(i) == -1.0f);
+    }
+  };
+  auto reset_x = [&] {
+    for (int64_t i = 0; i < n; ++i) x(i) = static_cast<float>(i);
+  };
+  Graph g(t);
+  {
+    auto recording = g.capture();
+    slow_copy_kernel().launch(y.partition<1024>(), x, iterations);  // y = x, slowly
+    add_one_kernel().launch(z.partition<1024>(), y);                 // z = y + 1
+    copy_kernel().launch(x.partition<1024>(), w);                    // x = w (-1)
+  }
+  for (int replay = 0; replay < 2; ++replay) {
+    reset_x();
+    g.replay();
+    check();
+  }
+  // The same chain as async launches on one stream, no host wait between them.
+  reset_x();
+  auto h1 = slow_copy_kernel().launch_async(on(t), y.partition<1024>(), x, iterations);
+  auto h2 = add_one_kernel().launch_async(on(t), z.partition<1024>(), y);
+  auto h3 = copy_kernel().launch_async(on(t), x.partition<1024>(), w);
+  check();
+}
+TESSERA_TARGET_TEST_CASE("kernels that may start early still wait for the kernels they depend on", "[graph][async]",
+                         dependent_kernels_start_early_but_wait)
+
 static void rebind_tensors(Target t) {
   const int64_t n = 700;
   auto x = iota_tensor(n), x2 = iota_tensor(n, 100);
