@@ -1,6 +1,7 @@
 // rows.cpp: row-wise kernels on a 32768 x 8192 bf16 matrix, one row per program (issue 3
 // family 2): row sum, row max, softmax, RMSNorm, LayerNorm. Bytes count each byte read and
-// written once (the matrix, the output, the weights).
+// written once (the matrix, the output, the weights). A copy of the matrix in the same tiles gives
+// the ceiling of the kernels that read it once and write it once (softmax, RMSNorm, LayerNorm).
 #include <cmath>
 
 #include "common.h"
@@ -43,6 +44,7 @@ int main() {
   bench::fill_device(b, 5);
   const double mat = double(R) * C * 2;
 
+  auto copy_k = kernel("row_copy", [](auto o, auto a) { return o.store(a.load_like(o)); });
   auto sum_k = kernel("row_sum", [](auto o, auto a) {
     return o.store(sum<1>(cast<DType::f32>(load<1, 8192>(a, program_id<0>(), c<0>))));
   });
@@ -82,6 +84,15 @@ int main() {
     if (worst > 2e-2) std::printf("{\"error\": \"%s: wrong result, max error %g\"}\n", name, worst);
     return worst;
   };
+  {
+    auto launch = [&] { return copy_k.launch_timed(Target::sm_90, y.partition<1, 8192>(), x); };
+    launch();
+    const bfloat16* px = x.data();
+    const bfloat16* py = y.data();
+    double err = 0;
+    for (int64_t i = 0; i < R * C; i += 4099) err = std::max(err, std::abs(double(f(py[i])) - f(px[i])));
+    bench::report("rows", "copy", "bf16", 2 * mat, bench::median_ms(launch), err);
+  }
   {
     auto launch = [&] { return sum_k.launch_timed(Target::sm_90, rsum.partition<1, 1>(), x); };
     launch();
