@@ -25,6 +25,7 @@
 #include "cache_key.h"
 #include "codegen/mlir_gen.h"
 #include "compiler/kernels.h"
+#include "compiler/occupancy.h"
 #include "compiler/pipeline.h"
 #include "cuda_compiler.h"
 #include "cuda_driver.h"
@@ -113,6 +114,33 @@ std::vector<char> link_kernel(std::string_view kernel, const std::string& ptx,
   } catch (const Error& e) {
     throw Error(fmt::format("tessera: kernel '{}': {}", kernel, e.what()));
   }
+}
+
+// The lowering gives each thread about 32 elements of the largest tile. When the registers (or the
+// shared memory) that takes leave fewer than half of an SM's threads resident, as for a row kernel
+// that keeps a long row in registers, a kernel of 128 threads or more is compiled once more with
+// half as many threads, each with twice the elements: the per-thread registers (indices, addresses)
+// are then paid by fewer threads, so more programs, i.e. more tiles in flight, may fit on an SM.
+// The second variant is kept if it fits at least a quarter more programs per SM. Measured on the
+// H200 (LayerNorm over 8192-wide bf16 rows): 85 registers x 256 threads fit 2 programs per SM,
+// 149 x 128 fit 3, and the kernel ran 25% faster. Kernels with registers to spare (elementwise
+// ones) are compiled once.
+void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
+                       GpuCode& code) {
+  constexpr int kHalfAnSm = 1024;  // threads
+  auto first = cubin_resources(code.cubin);
+  if (!first || code.block_size < 128) return;
+  const int blocks = resident_blocks(*first, code.block_size);
+  if (blocks * code.block_size >= kHalfAnSm) return;
+  auto t0 = std::chrono::steady_clock::now();
+  GpuCode half = compile_ptx(kernel, ast, code.arch, code.block_size / 2);
+  half.cubin = link_kernel(kernel, half.ptx, calls, code.arch);
+  auto second = cubin_resources(half.cubin);
+  code.stage_ms.emplace_back("fewer-threads",
+                             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  if (!second || 4 * resident_blocks(*second, half.block_size) < 5 * blocks) return;
+  half.stage_ms = std::move(code.stage_ms);
+  code = std::move(half);
 }
 
 // The process-wide cache of compiled kernels. Never destroyed: work in flight at exit may still
@@ -265,6 +293,7 @@ class KernelCache {
     c->gpu.cubin = link_kernel(kernel, c->gpu.ptx, calls, arch);
     c->gpu.stage_ms.emplace_back("cubin",
                                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    try_fewer_threads(kernel, c->ast, calls, c->gpu);
     dump_cubin(c->gpu);
     disk.store(key, "ptx", std::span<const char>(c->gpu.ptx.data(), c->gpu.ptx.size()));
     disk.store(key, "cubin", std::span<const char>(c->gpu.cubin.data(), c->gpu.cubin.size()));

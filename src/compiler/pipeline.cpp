@@ -169,15 +169,18 @@ void run_passes(std::string_view kernel, mlir::ModuleOp module, const std::strin
 
 // tile IR -> loops (stage "loops.mlir") -> LLVM dialect (stage "llvm-dialect.mlir").
 // On GPU targets the lowering chooses the block size per kernel (block-size=0: about 32 elements of
-// the largest tile per thread, between 32 and 512 threads) and records it as tile.block_size.
+// the largest tile per thread, between 32 and 512 threads) unless the caller gives one, and records
+// it as tile.block_size.
 void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target,
-                           const Dumper& dump, DiagnosticCollector& diags, StageClock& clock) {
+                           const Dumper& dump, DiagnosticCollector& diags, StageClock& clock, int block_size = 0) {
   bool cpu = target == "cpu";
   // tile-hoist-loads issues loads from read-only arguments before the reductions (and barriers) that
   // precede their first use.
-  std::string to_loops = cpu ? "tile-hoist-loads,tile-lower-to-loops{target=cpu},canonicalize,cse"
-                             : "tile-hoist-loads,tile-lower-to-loops{target=gpu block-size=0},canonicalize,cse,"
-                               "tile-math-to-nvvm";
+  std::string to_loops =
+      cpu ? std::string("tile-hoist-loads,tile-lower-to-loops{target=cpu},canonicalize,cse")
+          : fmt::format("tile-hoist-loads,tile-lower-to-loops{{target=gpu block-size={}}},canonicalize,cse,"
+                        "tile-math-to-nvvm",
+                        block_size);
   run_passes(kernel, module, to_loops, target, diags);
   clock.mark("loops");
   dump.write_ir("loops.mlir", module);
@@ -349,14 +352,16 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
   return std::make_unique<JitCpuKernel>(std::move(*jit), fn);
 }
 
-GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch) {
+GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch, int block_size) {
   if (arch != "sm_90" && arch != "sm_100a")
     throw Error(fmt::format("tessera: kernel '{}': unsupported GPU target '{}' (expected sm_90 or sm_100a)", kernel, arch));
   initialize_llvm_once();
   GpuCode code;
   code.arch = std::string(arch);
   code.symbol = kernel_symbol(kernel);
-  Dumper dump(code.symbol, code.arch);
+  // A compile with a block size given by the caller (a second try, see launcher.cpp) dumps its
+  // stages as <symbol>.<arch>.t<threads>.<stage>.
+  Dumper dump(code.symbol, block_size ? fmt::format("{}.t{}", code.arch, block_size) : code.arch);
   StageClock clock(&code.stage_ms);
   dump.write("ast.txt", ast.text);
   mlir::MLIRContext ctx(make_registry(), mlir::MLIRContext::Threading::DISABLED);
@@ -366,7 +371,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   auto module = generate_tile_ir(ctx, kernel, ast);
   clock.mark("tile-ir");
   dump.write_ir("tile.mlir", *module);
-  lower_to_llvm_dialect(kernel, *module, "gpu", dump, diags, clock);
+  lower_to_llvm_dialect(kernel, *module, "gpu", dump, diags, clock, block_size);
   // Mark the entry point: a PTX .entry with the block size the lowering chose as .maxntid.
   auto fn = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(code.symbol);
   if (!fn) throw Error(fmt::format("tessera: kernel '{}': internal error: lowered kernel not found", kernel));

@@ -47,8 +47,9 @@ int block_size_of_ptx(std::string_view ptx);
 
 std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast);
 // Lowers to PTX for `arch`; the caller turns it into a cubin (nvJitLink) so that the cache sits
-// between the two.
-GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch);
+// between the two. `block_size` 0 lets the lowering choose (about 32 elements of the largest tile
+// per thread); else a power of two up to 1024.
+GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch, int block_size = 0);
 // The LLVM version string, for cache keys.
 std::string llvm_version();
 

@@ -1,0 +1,25 @@
+// occupancy.h: how many programs of a compiled GPU kernel an SM holds at once, from the resources
+// its cubin records (registers per thread, static shared memory) and its block size. Used to pick
+// between block sizes after ptxas has run (launcher.cpp). The limits are those of sm_90 and
+// sm_100a (64K registers, 64 warps, 32 blocks and 228 KiB of shared memory per SM).
+#pragma once
+
+#include <optional>
+#include <span>
+
+namespace tessera::detail {
+
+struct KernelResources {
+  int registers = 0;     // per thread
+  int shared_bytes = 0;  // static shared memory per block
+};
+
+// What the cubin records for its functions: the most registers any of them uses (EIATTR_REGCOUNT
+// in the .nv.info sections) and the total static shared memory (.nv.shared.* sections).
+// std::nullopt when the bytes are not an ELF file with a register count.
+std::optional<KernelResources> cubin_resources(std::span<const char> cubin);
+
+// Blocks of `block_size` threads that fit on one SM at once.
+int resident_blocks(const KernelResources& r, int block_size);
+
+}  // namespace tessera::detail

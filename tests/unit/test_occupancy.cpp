@@ -1,0 +1,85 @@
+// test_occupancy.cpp: the block size of GPU kernels follows the registers ptxas gave them
+// (compiler/occupancy.h, launcher.cpp). Without a GPU: resident-block arithmetic against the
+// numbers ncu reported on the H200, a cubin's recorded resources, and a row kernel that keeps
+// its row in registers compiled with fewer threads when that fits more programs per SM.
+#include <catch2/catch.hpp>
+#include <tessera/tessera.h>
+
+#include "compiler/occupancy.h"
+#include "nvjitlink.h"
+
+using namespace tessera;
+using tessera::detail::KernelResources;
+using tessera::detail::resident_blocks;
+
+namespace {
+int threads_of(const CompiledArtifact& a) {
+  auto at = a.ptx.find(".maxntid ");
+  return at == std::string::npos ? 0 : std::stoi(a.ptx.substr(at + 9));
+}
+}  // namespace
+
+TEST_CASE("resident blocks per SM: registers, threads and shared memory", "[compile][occupancy]") {
+  // ncu's "Block Limit Registers" on the H200 for these kernels.
+  CHECK(resident_blocks(KernelResources{85, 0}, 256) == 2);   // LayerNorm, 256 threads
+  CHECK(resident_blocks(KernelResources{149, 0}, 128) == 3);  // LayerNorm, 128 threads
+  CHECK(resident_blocks(KernelResources{80, 0}, 256) == 3);   // RMSNorm
+  CHECK(resident_blocks(KernelResources{16, 0}, 128) == 16);  // threads: 64 warps per SM
+  CHECK(resident_blocks(KernelResources{16, 0}, 32) == 32);   // blocks: 32 per SM
+  CHECK(resident_blocks(KernelResources{32, 100 * 1024}, 128) == 2);  // shared memory
+  CHECK(resident_blocks(KernelResources{255, 0}, 1024) == 0);  // cannot launch at all
+}
+
+TEST_CASE("a cubin's registers and shared memory are read from its ELF sections", "[compile][occupancy]") {
+  if (!nvjitlink_available()) {
+    WARN("nvJitLink missing: skipped");
+    return;
+  }
+  Tensor<float, 2> x({64, 4096}), y({64, 4096});
+  auto k = kernel("occupancy_rows", [](auto o, auto a) {
+    auto t = a.load_like(o);
+    return o.store(t - max<1>(t));
+  });
+  CompiledArtifact art = k.compile(Target::sm_90, y.partition<1, 4096>(), x);  // 128 threads
+  auto r = detail::cubin_resources(art.cubin);
+  REQUIRE(r);
+  CHECK(r->registers > 0);
+  CHECK(r->registers <= 255);
+  CHECK(r->shared_bytes > 0);  // the cross-warp scratch of the row reduction
+  std::vector<char> junk(art.cubin.begin(), art.cubin.begin() + 64);
+  CHECK_FALSE(detail::cubin_resources(junk));
+  CHECK_FALSE(detail::cubin_resources(std::vector<char>{}));
+}
+
+TEST_CASE("a row kernel that fits more programs per SM with fewer threads gets them", "[compile][occupancy]") {
+  if (!nvjitlink_available()) {
+    WARN("nvJitLink missing: skipped");
+    return;
+  }
+  Tensor<bfloat16, 2> x({64, 8192}), y({64, 8192});
+  Tensor<bfloat16, 1> w({8192}), b({8192});
+  // LayerNorm over 8192-wide rows: at 256 threads (32 elements each) about 85 registers, 2
+  // programs per SM; at 128 threads about 150, 3 programs.
+  auto ln = kernel("occupancy_layernorm", [](auto o, auto a, auto wt, auto bs) {
+    auto t = cast<DType::f32>(a.load_like(o));
+    auto mean = sum<1>(t) * c<1.0 / 8192>;
+    auto d = t - mean;
+    auto inv = rsqrt(sum<1>(d * d) * c<1.0 / 8192> + c<1e-5>);
+    return o.store(cast<DType::bf16>(d * inv * cast<DType::f32>(load<8192>(wt, c<0>)) +
+                                     cast<DType::f32>(load<8192>(bs, c<0>))));
+  });
+  CompiledArtifact art = ln.compile(Target::sm_90, y.partition<1, 8192>(), x, w, b);
+  CHECK(threads_of(art) == 128);
+  auto r = detail::cubin_resources(art.cubin);
+  REQUIRE(r);
+  CHECK(resident_blocks(*r, 128) >= 3);
+  bool retried = false;
+  for (const auto& [stage, ms] : art.stage_ms) retried = retried || stage == "fewer-threads";
+  CHECK((retried || art.from_disk_cache));  // a cubin from the disk cache has no stage times
+  // An elementwise kernel has registers to spare: compiled once, at the lowering's block size.
+  Tensor<float, 1> p({1 << 20}), q({1 << 20});
+  CompiledArtifact add = kernel("occupancy_add", [](auto o, auto a) { return o.store(a.load_like(o) + c<1>); })
+                             .compile(Target::sm_90, q.partition<8192>(), p);
+  CHECK(threads_of(add) == 256);
+  for (const auto& [stage, ms] : add.stage_ms) CHECK(stage != "fewer-threads");
+}
