@@ -1,7 +1,8 @@
 // common.h: shared helpers of the GPU benchmarks.
 //
 // Every benchmark validates its result against a host reference before timing, then times the
-// kernel with GPU events (Kernel::launch_timed) after warm-up and prints one JSON line per case:
+// kernel with GPU events (Kernel::launch_timed, through timed() below) after warm-up and prints
+// one JSON line per case:
 //   {"bench": ..., "case": ..., "dtype": ..., "bytes": ..., "ms": median, "tbps": ...}
 // Inputs are filled on the device by a tessera kernel (no multi-GiB host loops); bytes count each
 // byte read and written once. Assumes a GPU (skips with a message otherwise).
@@ -10,8 +11,10 @@
 #include <tessera/tessera.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bench {
@@ -20,6 +23,33 @@ inline bool have_gpu() {
   if (tessera::gpu_available()) return true;
   std::printf("{\"skipped\": \"no GPU on this machine\"}\n");
   return false;
+}
+
+// Options that put a launch on the benchmarks' own stream right behind a GPU spin of about half a
+// millisecond: the GPU is still busy while the host submits the launch, so that timing events
+// recorded around the kernel measure the kernel and not the submission (the PyTorch baselines do
+// the same with torch.cuda._sleep).
+inline const tessera::LaunchOptions& behind_a_spin() {
+  static const tessera::LaunchOptions options = [] {
+    tessera::LaunchOptions o;
+    o.target = tessera::Target::sm_90;
+    o.stream = tessera::Stream::create();
+    return o;
+  }();
+  static const auto spin = tessera::unsafe_cuda_kernel("bench_spin", R"(
+    extern "C" __global__ void bench_spin(int cycles) {
+      long long start = clock64();
+      while (clock64() - start < cycles) {
+      }
+    })");
+  spin.launch_async(options, {.blocks = {1}, .threads = {32}}, std::int32_t{1 << 20}).detach();
+  return options;
+}
+
+// One launch of kernel `k`, timed with GPU events around the kernel alone (behind a spin).
+template <class K, class... A>
+double timed(const K& k, A&&... args) {
+  return k.launch_timed(behind_a_spin(), std::forward<A>(args)...);
 }
 
 // Median of `iters` timed launches after `warmup` untimed ones.

@@ -22,7 +22,7 @@ void run_case(const char* name, const K& k, int64_t n, int arrays_in, Ref ref, c
   Tensor<T, 1> x({n}), y({n}), z({n});
   bench::fill_device(x, 1);
   bench::fill_device(y, 2);
-  auto launch = [&] { return k.launch_timed(Target::sm_90, z.template partition<kTile<T>>(), x, y); };
+  auto launch = [&] { return bench::timed(k, z.template partition<kTile<T>>(), x, y); };
   launch();
   // Validate a sample of the output against the host reference (downloads once).
   const T* px = x.data();

@@ -85,7 +85,7 @@ int main() {
     return worst;
   };
   {
-    auto launch = [&] { return copy_k.launch_timed(Target::sm_90, y.partition<1, 8192>(), x); };
+    auto launch = [&] { return bench::timed(copy_k, y.partition<1, 8192>(), x); };
     launch();
     const bfloat16* px = x.data();
     const bfloat16* py = y.data();
@@ -94,7 +94,7 @@ int main() {
     bench::report("rows", "copy", "bf16", 2 * mat, bench::median_ms(launch), err);
   }
   {
-    auto launch = [&] { return sum_k.launch_timed(Target::sm_90, rsum.partition<1, 1>(), x); };
+    auto launch = [&] { return bench::timed(sum_k, rsum.partition<1, 1>(), x); };
     launch();
     const float* ps = rsum.data();
     double err = check_rows("row_sum", [&](const bfloat16*, int64_t r, RowRef s) {
@@ -103,7 +103,7 @@ int main() {
     bench::report("rows", "row_sum", "bf16", mat + R * 4, bench::median_ms(launch), err);
   }
   {
-    auto launch = [&] { return max_k.launch_timed(Target::sm_90, rmax.partition<1, 1>(), x); };
+    auto launch = [&] { return bench::timed(max_k, rmax.partition<1, 1>(), x); };
     launch();
     const float* pm = rmax.data();
     double err = check_rows("row_max", [&](const bfloat16*, int64_t r, RowRef s) { return std::abs(pm[r] - s.max); });
@@ -118,7 +118,7 @@ int main() {
     });
   };
   {
-    auto launch = [&] { return softmax_k.launch_timed(Target::sm_90, y.partition<1, 8192>(), x); };
+    auto launch = [&] { return bench::timed(softmax_k, y.partition<1, 8192>(), x); };
     launch();
     double err = check_matrix("softmax", [](const bfloat16* row, int64_t c, RowRef s) {
       return std::exp(f(row[c]) - s.max) / s.sumexp;
@@ -126,7 +126,7 @@ int main() {
     bench::report("rows", "softmax", "bf16", 2 * mat, bench::median_ms(launch), err);
   }
   {
-    auto launch = [&] { return softmax_fast_k.launch_timed(Target::sm_90, y.partition<1, 8192>(), x); };
+    auto launch = [&] { return bench::timed(softmax_fast_k, y.partition<1, 8192>(), x); };
     launch();
     double err = check_matrix("softmax_fast", [](const bfloat16* row, int64_t c, RowRef s) {
       return std::exp(f(row[c]) - s.max) / s.sumexp;
@@ -134,7 +134,7 @@ int main() {
     bench::report("rows", "softmax_fast", "bf16", 2 * mat, bench::median_ms(launch), err, "softmax");
   }
   {
-    auto launch = [&] { return rms_k.launch_timed(Target::sm_90, y.partition<1, 8192>(), x, w); };
+    auto launch = [&] { return bench::timed(rms_k, y.partition<1, 8192>(), x, w); };
     launch();
     const bfloat16* pw = w.data();
     double err = check_matrix("rmsnorm", [&](const bfloat16* row, int64_t c, RowRef s) {
@@ -143,7 +143,7 @@ int main() {
     bench::report("rows", "rmsnorm", "bf16", 2 * mat + C * 2, bench::median_ms(launch), err);
   }
   {
-    auto launch = [&] { return ln_k.launch_timed(Target::sm_90, y.partition<1, 8192>(), x, w, b); };
+    auto launch = [&] { return bench::timed(ln_k, y.partition<1, 8192>(), x, w, b); };
     launch();
     const bfloat16* pw = w.data();
     const bfloat16* pb = b.data();

@@ -1,8 +1,10 @@
 """PyTorch baselines for the memory-bound benchmarks (run on the GPU machine, in the same run).
 
 Runs the same cases as bench_elementwise, bench_rows and bench_transpose through PyTorch eager and
-torch.compile, timed the same way (CUDA events around each call, median of 30 after 5 warm-ups),
-and prints one JSON line per case and implementation. Bytes count each byte read and written once.
+torch.compile, timed the same way (CUDA events around each call, median of 30 after 5 warm-ups,
+each call behind a GPU spin of about half a millisecond so that the host's work to submit it, e.g.
+torch.compile's guards, is not counted), and prints one JSON line per case and implementation.
+Bytes count each byte read and written once.
 """
 import json
 import sys
@@ -17,6 +19,7 @@ def median_ms(fn, warmup=5, iters=30):
     times = []
     for _ in range(iters):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1 << 20)  # cycles: the GPU waits while the host submits fn
         a.record()
         fn()
         b.record()

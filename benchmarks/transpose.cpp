@@ -14,7 +14,7 @@ int main() {
   auto t = kernel("transpose", [](auto o, auto a) {
     return o.store(transpose(load<64, 64>(a, program_id<1>(), program_id<0>())));
   });
-  auto launch = [&] { return t.launch_timed(Target::sm_90, y.partition<64, 64>(), x); };
+  auto launch = [&] { return bench::timed(t, y.partition<64, 64>(), x); };
   launch();
   const bfloat16* px = x.data();
   const bfloat16* py = y.data();

@@ -255,10 +255,16 @@ class Kernel {
   // events recorded around the kernel alone, on the CPU target by the host clock.
   template <class... Args>
   double launch_timed(Target target, Args&&... args) const {
-    static_assert(std::is_void_v<detail::owned_result_t<Args...>>,
-                  "tessera: launch_timed takes borrowed outputs (t.partition<...>())");
     LaunchOptions options;
     options.target = target;
+    return launch_timed(options, std::forward<Args>(args)...);
+  }
+  // The same with options, e.g. on a given stream (where earlier work can keep the GPU busy while
+  // the host submits, so that the submission is not part of the time).
+  template <class... Args>
+  double launch_timed(const LaunchOptions& options, Args&&... args) const {
+    static_assert(std::is_void_v<detail::owned_result_t<Args...>>,
+                  "tessera: launch_timed takes borrowed outputs (t.partition<...>())");
     double ms = 0;
     submit(options, true, &ms, std::forward<Args>(args)...).get();
     return ms;
