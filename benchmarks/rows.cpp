@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "common.h"
+#include "row_kernels.h"
 
 using namespace tessera;
 
@@ -44,37 +45,13 @@ int main() {
   bench::fill_device(b, 5);
   const double mat = double(R) * C * 2;
 
-  auto copy_k = kernel("row_copy", [](auto o, auto a) { return o.store(a.load_like(o)); });
-  auto sum_k = kernel("row_sum", [](auto o, auto a) {
-    return o.store(sum<1>(cast<DType::f32>(load<1, 8192>(a, program_id<0>(), c<0>))));
-  });
-  auto max_k = kernel("row_max", [](auto o, auto a) {
-    return o.store(max<1>(cast<DType::f32>(load<1, 8192>(a, program_id<0>(), c<0>))));
-  });
-  auto softmax_k = kernel("softmax", [](auto o, auto a) {
-    auto t = cast<DType::f32>(a.load_like(o));
-    auto e = exp(t - max<1>(t));
-    return o.store(cast<DType::bf16>(e / sum<1>(e)));
-  });
-  // The same softmax with the explicit approximations (as Triton's tl.exp and `/` are).
-  auto softmax_fast_k = kernel("softmax_fast", [](auto o, auto a) {
-    auto t = cast<DType::f32>(a.load_like(o));
-    auto e = fast_exp(t - max<1>(t));
-    return o.store(cast<DType::bf16>(fast_div(e, sum<1>(e))));
-  });
-  auto rms_k = kernel("rmsnorm", [](auto o, auto a, auto wt) {
-    auto t = cast<DType::f32>(a.load_like(o));
-    auto inv = rsqrt(sum<1>(t * t) * c<1.0 / 8192> + c<1e-6>);
-    return o.store(cast<DType::bf16>(t * inv * cast<DType::f32>(load<8192>(wt, c<0>))));
-  });
-  auto ln_k = kernel("layernorm", [](auto o, auto a, auto wt, auto bs) {
-    auto t = cast<DType::f32>(a.load_like(o));
-    auto mean = sum<1>(t) * c<1.0 / 8192>;
-    auto d = t - mean;
-    auto inv = rsqrt(sum<1>(d * d) * c<1.0 / 8192> + c<1e-5>);
-    return o.store(cast<DType::bf16>(d * inv * cast<DType::f32>(load<8192>(wt, c<0>)) +
-                                     cast<DType::f32>(load<8192>(bs, c<0>))));
-  });
+  auto copy_k = row_kernels::copy();
+  auto sum_k = row_kernels::row_sum();
+  auto max_k = row_kernels::row_max();
+  auto softmax_k = row_kernels::softmax();
+  auto softmax_fast_k = row_kernels::softmax_fast();
+  auto rms_k = row_kernels::rmsnorm();
+  auto ln_k = row_kernels::layernorm();
 
   // Validation on sampled rows, then timing.
   auto check_rows = [&](const char* name, auto&& err_of_row) {

@@ -14,7 +14,8 @@ if(NOT CLANG_TIDY)
   return()
 endif()
 
-set(args -std=c++20 -I${SRC}/include -I${SRC}/runtime -I${SRC}/tests/unit -I${SRC}/examples -ferror-limit=0
+set(args -std=c++20 -I${SRC}/include -I${SRC}/runtime -I${SRC}/src -I${SRC}/tests/unit -I${SRC}/examples
+    -I${SRC}/benchmarks -ferror-limit=0
     -Wno-everything)
 function(tidy file out_var)
   execute_process(COMMAND ${CLANG_TIDY} -checks=-*,bugprone-use-after-move ${file} -- ${args}

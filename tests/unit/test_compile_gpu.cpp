@@ -5,6 +5,7 @@
 #include <tessera/tessera.h>
 
 #include "example_kernels.h"
+#include "row_kernels.h"
 
 using namespace tessera;
 
@@ -109,11 +110,7 @@ TEST_CASE("gpu code: multiply-adds contract to fma, interior tiles load without 
 TEST_CASE("gpu code: a weight load shared by all programs is issued after the row reduction", "[compile][ptx]") {
   Tensor<bfloat16, 2> xs({64, 8192}), ys({64, 8192});
   Tensor<bfloat16, 1> w({8192});
-  auto rms = kernel("gpu_rms_shape", [](auto o, auto a, auto wt) {
-    auto t = cast<DType::f32>(a.load_like(o));
-    auto inv = rsqrt(sum<1>(t * t) * c<1.0 / 8192> + c<1e-6>);
-    return o.store(cast<DType::bf16>(t * inv * cast<DType::f32>(load<8192>(wt, c<0>))));
-  });
+  auto rms = row_kernels::rmsnorm();
   std::string ptx = rms.compile(Target::sm_90, ys.partition<1, 8192>(), xs, w).ptx;
   CHECK(ptx.find(".maxntid 256, 1, 1") != std::string::npos);
   // The row's loads come before the barrier of the reduction; the weight's after it (4 vector

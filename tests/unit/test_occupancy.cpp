@@ -7,6 +7,7 @@
 
 #include "compiler/occupancy.h"
 #include "nvjitlink.h"
+#include "row_kernels.h"
 
 using namespace tessera;
 using tessera::detail::KernelResources;
@@ -60,14 +61,7 @@ TEST_CASE("a row kernel that fits more programs per SM with fewer threads gets t
   Tensor<bfloat16, 1> w({8192}), b({8192});
   // LayerNorm over 8192-wide rows: at 256 threads (32 elements each) about 85 registers, 2
   // programs per SM; at 128 threads about 150, 3 programs.
-  auto ln = kernel("occupancy_layernorm", [](auto o, auto a, auto wt, auto bs) {
-    auto t = cast<DType::f32>(a.load_like(o));
-    auto mean = sum<1>(t) * c<1.0 / 8192>;
-    auto d = t - mean;
-    auto inv = rsqrt(sum<1>(d * d) * c<1.0 / 8192> + c<1e-5>);
-    return o.store(cast<DType::bf16>(d * inv * cast<DType::f32>(load<8192>(wt, c<0>)) +
-                                     cast<DType::f32>(load<8192>(bs, c<0>))));
-  });
+  auto ln = row_kernels::layernorm();
   CompiledArtifact art = ln.compile(Target::sm_90, y.partition<1, 8192>(), x, w, b);
   CHECK(threads_of(art) == 128);
   auto r = detail::cubin_resources(art.cubin);

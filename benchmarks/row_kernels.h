@@ -1,0 +1,58 @@
+// row_kernels.h: the row kernels of bench_rows (8192-wide bf16 rows, one row per program), as a
+// user writes them. Shared with the tests that check what they compile to
+// (tests/unit/test_compile_gpu.cpp, test_occupancy.cpp).
+#pragma once
+
+#include <tessera/tessera.h>
+
+namespace row_kernels {
+
+using namespace tessera;
+
+inline auto copy() {
+  return kernel("row_copy", [](auto o, auto a) { return o.store(a.load_like(o)); });
+}
+inline auto row_sum() {
+  return kernel("row_sum", [](auto o, auto a) {
+    return o.store(sum<1>(cast<DType::f32>(load<1, 8192>(a, program_id<0>(), c<0>))));
+  });
+}
+inline auto row_max() {
+  return kernel("row_max", [](auto o, auto a) {
+    return o.store(max<1>(cast<DType::f32>(load<1, 8192>(a, program_id<0>(), c<0>))));
+  });
+}
+inline auto softmax() {
+  return kernel("softmax", [](auto o, auto a) {
+    auto t = cast<DType::f32>(a.load_like(o));
+    auto e = exp(t - max<1>(t));
+    return o.store(cast<DType::bf16>(e / sum<1>(e)));
+  });
+}
+// The same softmax with the explicit approximations (as Triton's tl.exp and `/` are).
+inline auto softmax_fast() {
+  return kernel("softmax_fast", [](auto o, auto a) {
+    auto t = cast<DType::f32>(a.load_like(o));
+    auto e = fast_exp(t - max<1>(t));
+    return o.store(cast<DType::bf16>(fast_div(e, sum<1>(e))));
+  });
+}
+inline auto rmsnorm() {
+  return kernel("rmsnorm", [](auto o, auto a, auto wt) {
+    auto t = cast<DType::f32>(a.load_like(o));
+    auto inv = rsqrt(sum<1>(t * t) * c<1.0 / 8192> + c<1e-6>);
+    return o.store(cast<DType::bf16>(t * inv * cast<DType::f32>(load<8192>(wt, c<0>))));
+  });
+}
+inline auto layernorm() {
+  return kernel("layernorm", [](auto o, auto a, auto wt, auto bs) {
+    auto t = cast<DType::f32>(a.load_like(o));
+    auto mean = sum<1>(t) * c<1.0 / 8192>;
+    auto d = t - mean;
+    auto inv = rsqrt(sum<1>(d * d) * c<1.0 / 8192> + c<1e-5>);
+    return o.store(cast<DType::bf16>(d * inv * cast<DType::f32>(load<8192>(wt, c<0>)) +
+                                     cast<DType::f32>(load<8192>(bs, c<0>))));
+  });
+}
+
+}  // namespace row_kernels
