@@ -133,8 +133,13 @@ void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std:
   const int blocks = resident_blocks(*first, code.block_size);
   if (blocks * code.block_size >= kHalfAnSm) return;
   auto t0 = std::chrono::steady_clock::now();
-  GpuCode half = compile_ptx(kernel, ast, code.arch, code.block_size / 2);
-  half.cubin = link_kernel(kernel, half.ptx, calls, code.arch);
+  GpuCode half;
+  try {
+    half = compile_ptx(kernel, ast, code.arch, code.block_size / 2);
+    half.cubin = link_kernel(kernel, half.ptx, calls, code.arch);
+  } catch (const Error&) {
+    return;  // the first variant compiled: an optimization that fails only keeps it
+  }
   auto second = cubin_resources(half.cubin);
   code.stage_ms.emplace_back("fewer-threads",
                              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
