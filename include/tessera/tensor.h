@@ -35,6 +35,17 @@ namespace detail {
 // A Storage for `bytes` bytes of foreign device memory at `device_ptr` (libtessera); `release`
 // (if any) is called once no tensor and no work in flight uses it.
 std::shared_ptr<Storage> foreign_device_storage(void* device_ptr, std::size_t bytes, std::function<void()> release);
+
+// Whether elements with these sizes and strides are dense and row-major (a dimension of size 1
+// may have any stride).
+inline bool dense_row_major(std::span<const int64_t> shape, std::span<const int64_t> strides) {
+  int64_t n = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] != 1 && strides[d] != n) return false;
+    n *= shape[d];
+  }
+  return true;
+}
 }  // namespace detail
 
 template <class T, int Rank>
@@ -116,14 +127,7 @@ class Tensor {
   const std::array<int64_t, Rank>& strides() const { return strides_; }
   int64_t numel() const { return numel_; }
   // Whether the elements are dense and row-major (always, unless wrapped with other strides).
-  bool contiguous() const {
-    int64_t n = 1;
-    for (int d = Rank - 1; d >= 0; --d) {
-      if (shape_[d] != 1 && strides_[d] != n) return false;
-      n *= shape_[d];
-    }
-    return true;
-  }
+  bool contiguous() const { return detail::dense_row_major(shape_, strides_); }
 
   // Host access. Waits for launches in flight that write the tensor (mutable access: that use it
   // at all), or throws tessera::Error in strict mode. If a GPU kernel wrote the tensor last, its

@@ -317,12 +317,11 @@ class KernelCache {
 // a launch that overwrites it skip the storage's previous contents (a view's neighbours must be
 // kept).
 bool covers_storage(const ArgDesc& a) {
+  const auto rank = static_cast<std::size_t>(a.rank);
+  if (a.offset != 0 || !dense_row_major({a.shape.data(), rank}, {a.strides.data(), rank})) return false;
   int64_t n = 1;
-  for (int d = a.rank - 1; d >= 0; --d) {
-    if (a.shape[d] != 1 && a.strides[d] != n) return false;
-    n *= a.shape[d];
-  }
-  return a.offset == 0 && static_cast<std::size_t>(n) * dtype_size(a.dtype) == a.storage->bytes();
+  for (std::size_t d = 0; d < rank; ++d) n *= a.shape[d];
+  return static_cast<std::size_t>(n) * dtype_size(a.dtype) == a.storage->bytes();
 }
 
 // The layout letter of each argument (see KernelAst::layouts). Our device and host allocations

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <thread>
-#include <unordered_map>
 
 #include "compiler/kernels.h"
 #include "execution.h"
@@ -255,31 +254,27 @@ class GraphWork final : public Work {
       std::vector<CUgraphNode> readers;
     };
     std::vector<Hazard> hazards(bound_.size());
-    std::unordered_map<CUgraphNode, std::vector<CUgraphNode>> edges_into;  // the edges made so far
     for (Node& n : g_.nodes) {
       n.cuda_node = nullptr;
       n.dirty = false;
       cuda->kernels.push_back(n.compiled ? std::shared_ptr<const void>(n.compiled)
                                          : std::shared_ptr<const void>(n.unsafe));
       if (n.grid.count() == 0) continue;
+      // A reader waits for the tensor's last writer; a writer for the readers since then, each of
+      // which already waits for that writer (so in a chain a -> b -> c, where c writes what a wrote
+      // and reads what b wrote, c gets only the edge from b: a chain of single edges is what lets
+      // the graph overlap launches), or for the last writer if none read it since.
       std::vector<CUgraphNode> deps;
       for (std::size_t j = 0; j < n.args.size(); ++j) {
         if (n.binding[j] < 0) continue;
         Hazard& h = hazards[n.binding[j]];
-        if (h.writer) deps.push_back(h.writer);
-        if (n.args[j].kind == Kind::out) deps.insert(deps.end(), h.readers.begin(), h.readers.end());
+        if (n.args[j].kind == Kind::out && !h.readers.empty())
+          deps.insert(deps.end(), h.readers.begin(), h.readers.end());
+        else if (h.writer)
+          deps.push_back(h.writer);
       }
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-      // Drop an edge from a node that another dependency already depends on directly (in a chain
-      // a -> b -> c, c writes what a wrote and reads what b wrote: it needs only the edge from b).
-      // The order is the same; a chain of single edges is what lets the graph overlap launches.
-      std::erase_if(deps, [&](CUgraphNode d) {
-        return std::any_of(deps.begin(), deps.end(), [&](CUgraphNode other) {
-          const auto& before = edges_into[other];
-          return other != d && std::find(before.begin(), before.end(), d) != before.end();
-        });
-      });
       n.slots = slots_of(n);
       KernelNodeParams p = params_of(driver, n);
       if (n.shared_bytes > 48 * 1024)
@@ -301,7 +296,6 @@ class GraphWork final : public Work {
         driver.check(driver.cuGraphAddDependencies_v2(cuda->graph, deps.data(), to.data(), edges.data(), deps.size()),
                      fmt::format("cuGraphAddDependencies (kernel '{}')", n.kernel));
       }
-      edges_into[n.cuda_node] = deps;
       for (std::size_t j = 0; j < n.args.size(); ++j) {
         if (n.binding[j] < 0) continue;
         Hazard& h = hazards[n.binding[j]];
