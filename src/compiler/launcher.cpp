@@ -517,11 +517,37 @@ class KernelWork final : public Work {
       for (CUevent& e : timing_) driver.check(driver.cuEventCreate(&e, 0), "cuEventCreate");
       driver.check(driver.cuEventRecord(timing_[0], stream), "cuEventRecord");
     }
-    tessera::launch(fn, {static_cast<unsigned>(grid_.dims[0]), static_cast<unsigned>(grid_.dims[1]),
-                static_cast<unsigned>(grid_.dims[2])},
-           {static_cast<unsigned>(compiled_->gpu.block_size), 1, 1}, 0, stream, params.data(),
-           /*programmatic=*/true);
+    try {
+      tessera::launch(fn, {static_cast<unsigned>(grid_.dims[0]), static_cast<unsigned>(grid_.dims[1]),
+                           static_cast<unsigned>(grid_.dims[2])},
+                      {static_cast<unsigned>(compiled_->gpu.block_size), 1, 1}, 0, stream, params.data(),
+                      /*programmatic=*/true);
+    } catch (const Error& e) {
+      fail(kernel_, e.what());
+    }
     if (elapsed_ms_) driver.check(driver.cuEventRecord(timing_[1], stream), "cuEventRecord");
+  }
+
+  bool describe_launch(CudaDriver& driver, DeferredLaunch& d) override {
+    if (elapsed_ms_ || grid_.count() == 0) return false;
+    if (driver.arch() != compiled_->gpu.arch)
+      fail(kernel_, fmt::format("compiled for {} but the GPU is {}", compiled_->gpu.arch, driver.arch()));
+    check_grid(kernel_, grid_.dims);
+    thread_local std::vector<int64_t> pointers, slots;
+    pointers.assign(args_.size(), 0);
+    for (std::size_t i = 0; i < args_.size(); ++i)
+      if (args_[i].kind != Kind::scalar) pointers[i] = static_cast<int64_t>(device_address(driver, *args_[i].storage));
+    flatten_args_into(args_, pointers, slots);
+    if (slots.size() > DeferredLaunch::kMaxSlots) return false;
+    d.function = compiled_->loaded.function(driver, compiled_->gpu.cubin, compiled_->gpu.symbol);
+    d.grid = {static_cast<unsigned>(grid_.dims[0]), static_cast<unsigned>(grid_.dims[1]),
+              static_cast<unsigned>(grid_.dims[2])};
+    d.block = static_cast<unsigned>(compiled_->gpu.block_size);
+    d.count = static_cast<std::uint32_t>(slots.size());
+    std::copy(slots.begin(), slots.end(), d.slots.begin());
+    d.keep_alive = compiled_;
+    d.label = compiled_->label;
+    return true;
   }
 
   std::shared_ptr<const void> keep_alive() const override { return compiled_; }

@@ -76,6 +76,7 @@ StreamCompletion::StreamCompletion(std::shared_ptr<StreamImpl> stream, std::uint
 
 bool StreamCompletion::done() const {
   if (done_.load(std::memory_order_acquire)) return true;
+  if (!stream_->issued(seq_) && !gpu_shut_down()) return false;  // still queued for the launcher
   if (stream_->reached(seq_) || gpu_shut_down()) {
     done_.store(true, std::memory_order_release);
     return true;
@@ -96,11 +97,13 @@ bool StreamCompletion::done() const {
 }
 
 void StreamCompletion::wait() const {
-  if (stream_->reached(seq_) || gpu_shut_down()) return;
-  CudaDriver& driver = CudaDriver::get();
-  CUresult r = stream_->wait_for(driver, seq_);
-  done_.store(true, std::memory_order_release);
-  driver.check(r, fmt::format("{}: running", what()));
+  if (!stream_->reached(seq_) && !gpu_shut_down()) {
+    CudaDriver& driver = CudaDriver::get();
+    CUresult r = stream_->wait_for(driver, seq_);
+    done_.store(true, std::memory_order_release);
+    driver.check(r, fmt::format("{}: running", what()));
+  }
+  stream_->throw_launch_failure(seq_);
 }
 
 void* StreamCompletion::cuda_event(std::shared_ptr<const void>& hold) const {

@@ -119,6 +119,7 @@ std::shared_ptr<StreamImpl> StreamImpl::make(bool pooled, CUstream foreign) {
 
 StreamImpl::~StreamImpl() {
   Streams::get().remove(this);
+  stop_launcher();  // makes the launches still queued
   {
     std::lock_guard lock(work_->mutex);
     work_->stop = true;
@@ -191,6 +192,7 @@ void StreamImpl::synchronize() {
   }
   {
     std::lock_guard lock(gpu_mutex_);
+    drain();
     upto = submitted_;
   }
   if (has_worker) {
@@ -214,6 +216,7 @@ std::shared_ptr<const Mark> StreamImpl::mark_covering(CudaDriver& driver, std::u
   for (const auto& m : marks_)
     if (m->seq >= seq) return m;
   // Nothing covers it yet: record an event now, after everything submitted so far.
+  drain();
   CUevent event = acquire_event(driver);
   driver.make_current();
   if (CUresult r = driver.cuEventRecord(event, cuda_); r != kCudaSuccess) {
@@ -229,6 +232,7 @@ CUresult StreamImpl::wait_for(CudaDriver& driver, std::uint64_t seq) {
   std::uint64_t latest;
   {
     std::lock_guard lock(gpu_mutex_);
+    drain();
     latest = submitted_;
   }
   driver.make_current();
@@ -241,6 +245,123 @@ CUresult StreamImpl::wait_for(CudaDriver& driver, std::uint64_t seq) {
   CUresult r = driver.cuEventSynchronize(mark->event);
   if (r == kCudaSuccess) note_reached(mark->seq);
   return r;
+}
+
+// --- the launcher thread -------------------------------------------------------------------
+
+namespace {
+
+// A short pause while spinning (the launcher polls its queue for a while before it sleeps).
+void pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+}  // namespace
+
+DeferredLaunch& StreamImpl::next_deferred() {
+  if (!ring_) ring_ = std::make_unique<DeferredLaunch[]>(kRing);
+  const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
+  while (tail - head_.load(std::memory_order_acquire) >= kRing) std::this_thread::yield();  // full: ~1 ms of launches
+  return ring_[tail % kRing];
+}
+
+std::uint64_t StreamImpl::defer() {
+  const std::uint64_t seq = ++submitted_;
+  const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
+  ring_[tail % kRing].seq = seq;
+  tail_.store(tail + 1, std::memory_order_seq_cst);
+  if (sleeping_.load(std::memory_order_seq_cst)) {
+    signal_.fetch_add(1, std::memory_order_seq_cst);
+    signal_.notify_one();
+  }
+  return seq;
+}
+
+void StreamImpl::wake_launcher(CudaDriver& driver) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!launcher_thread_.joinable()) {
+      launcher_thread_ = std::thread([this, &driver] { launcher_loop(driver); });
+      launcher_started_.store(true, std::memory_order_release);
+      return;
+    }
+  }
+  signal_.fetch_add(1, std::memory_order_seq_cst);
+  signal_.notify_one();
+}
+
+void StreamImpl::drain() {
+  const std::uint64_t target = submitted_;
+  for (std::uint64_t v = issued_.load(std::memory_order_acquire); v < target;
+       v = issued_.load(std::memory_order_acquire))
+    issued_.wait(v, std::memory_order_acquire);
+}
+
+void StreamImpl::throw_launch_failure(std::uint64_t seq) const {
+  const std::uint64_t failed = failed_seq_.load(std::memory_order_acquire);
+  if (failed != 0 && failed <= seq) throw Error(failure_);
+}
+
+void StreamImpl::launcher_loop(CudaDriver& driver) {
+  constexpr int kSpins = 20000;  // about 50 us of polling before the thread sleeps
+  std::array<void*, DeferredLaunch::kMaxSlots> params{};
+  driver.cuCtxSetCurrent(driver.context());  // if this failed, so does every launch, and says so
+  std::uint64_t head = head_.load(std::memory_order_relaxed);
+  for (;;) {
+    std::uint64_t tail = tail_.load(std::memory_order_acquire);
+    for (int i = 0; i < kSpins && tail == head; ++i) {
+      pause();
+      tail = tail_.load(std::memory_order_acquire);
+    }
+    if (tail == head) {
+      // Sleep, unless a producer handed something over meanwhile (it reads sleeping_ after its
+      // store to tail_; both orders are seq_cst, so one of the two sees the other).
+      sleeping_.store(true, std::memory_order_seq_cst);
+      const std::uint32_t signal = signal_.load(std::memory_order_seq_cst);
+      if (tail_.load(std::memory_order_seq_cst) == head) {
+        if (stop_.load(std::memory_order_seq_cst)) return;  // stopped, and every launch was made
+        signal_.wait(signal, std::memory_order_seq_cst);  // until a producer or wake_launcher()
+      }
+      sleeping_.store(false, std::memory_order_seq_cst);
+      continue;  // poll again
+    }
+    for (; head != tail; ++head) {
+      DeferredLaunch& d = ring_[head % kRing];
+      if (!gpu_shut_down()) {
+        for (std::uint32_t i = 0; i < d.count; ++i) params[i] = &d.slots[i];
+        LaunchAttribute attr;
+        attr.id = kLaunchAttributeProgrammaticStreamSerialization;
+        attr.value.programmatic_stream_serialization_allowed = 1;
+        LaunchConfig config{d.grid[0], d.grid[1], d.grid[2], d.block, 1, 1, 0, cuda_, &attr, 1};
+        CUresult r = driver.cuLaunchKernelEx(&config, d.function, params.data(), nullptr);
+        if (r != kCudaSuccess && failed_seq_.load(std::memory_order_relaxed) == 0) {
+          failure_ = fmt::format("tessera: {} could not be launched (cuLaunchKernelEx, grid {}x{}x{}, block {}): {}",
+                                 d.label ? *d.label : std::string("a kernel"), d.grid[0], d.grid[1], d.grid[2],
+                                 d.block, driver.error_text(r));
+          failed_seq_.store(d.seq, std::memory_order_release);
+        }
+      }
+      const std::uint64_t seq = d.seq;
+      d.keep_alive.reset();  // its completion keeps the compiled kernel too
+      d.label.reset();
+      head_.store(head + 1, std::memory_order_release);  // the entry may be reused now
+      issued_.store(seq, std::memory_order_release);
+    }
+    issued_.notify_all();
+  }
+}
+
+void StreamImpl::stop_launcher() noexcept {
+  std::lock_guard lock(mutex_);  // no wake_launcher() meanwhile (there is no user left anyway)
+  if (!launcher_thread_.joinable()) return;
+  stop_.store(true, std::memory_order_seq_cst);
+  signal_.fetch_add(1, std::memory_order_seq_cst);
+  signal_.notify_all();
+  launcher_thread_.join();
 }
 
 void StreamImpl::note_reached(std::uint64_t seq) {

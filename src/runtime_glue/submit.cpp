@@ -134,12 +134,18 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
   } else {
     CudaDriver& driver = CudaDriver::get();
     prepare_gpu_exit();
-    driver.make_current();
     CUstream stream = queue->cuda(driver);
+    if (queue->defers()) queue->throw_launch_failure(~std::uint64_t{0});  // the stream is broken
     // Work on other streams: their events (recorded now if need be), taken before this stream's
     // timeline is locked (one stream lock at a time). Host work: waited for here.
-    std::vector<std::shared_ptr<const void>> holds;
-    std::vector<CUevent> waits;
+    thread_local std::vector<std::shared_ptr<const void>> holds;
+    thread_local std::vector<CUevent> waits;
+    holds.clear();
+    waits.clear();
+    struct Release {  // the marks held, also on exceptions
+      std::vector<std::shared_ptr<const void>>& holds;
+      ~Release() { holds.clear(); }
+    } release_on_exit{holds};
     for (const CompletionPtr& d : deps) {
       if (d->queue == queue->gpu_queue()) continue;  // earlier on the same stream
       std::shared_ptr<const void> hold;
@@ -150,31 +156,48 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
         wait_quietly(d);
       }
     }
-    auto timeline = queue->lock_gpu();
-    for (CUevent e : waits) driver.check(driver.cuStreamWaitEvent(stream, e, 0), "cuStreamWaitEvent");
-    // The device copies must be current: upload what the host wrote last, ordered on this stream.
-    std::vector<Storage*> uploaded;
+    // The device copies must be current: what the host wrote last is uploaded (ordered on the
+    // stream) unless the work overwrites all of it.
+    bool uploads = false;
     for (const Use& u : uses) {
       Storage& s = *u.storage;
-      CUdeviceptr address = device_address(driver, s);
-      if (!s.device_valid && u.overwrite) {
-        s.device_valid = true;  // the kernel writes all of it
-      } else if (!s.device_valid) {
-        if (s.bytes())
-          driver.check(driver.cuMemcpyHtoDAsync_v2(address, s.host_raw(), s.bytes(), stream),
-                       "cuMemcpyHtoDAsync (tensor upload)");
-        s.device_valid = true;
-        uploaded.push_back(&s);
+      device_address(driver, s);  // made if missing
+      uploads = uploads || (!s.device_valid && !u.overwrite && s.bytes());
+    }
+    auto timeline = queue->lock_gpu();
+    std::uint64_t seq;
+    std::vector<Storage*> uploaded;
+    const bool wake = queue->defers() && !sub.wait && queue->launcher_idle();
+    if (queue->defers() && !sub.wait && !wake && waits.empty() && !uploads &&
+        work.describe_launch(driver, queue->next_deferred())) {
+      for (const Use& u : uses) u.storage->device_valid = true;  // written whole, or current already
+      seq = queue->defer();
+    } else {
+      queue->drain();
+      driver.make_current();
+      for (CUevent e : waits) driver.check(driver.cuStreamWaitEvent(stream, e, 0), "cuStreamWaitEvent");
+      for (const Use& u : uses) {
+        Storage& s = *u.storage;
+        if (!s.device_valid && u.overwrite) {
+          s.device_valid = true;  // the kernel writes all of it
+        } else if (!s.device_valid) {
+          if (s.bytes())
+            driver.check(driver.cuMemcpyHtoDAsync_v2(s.mirror->address(), s.host_raw(), s.bytes(), stream),
+                         "cuMemcpyHtoDAsync (tensor upload)");
+          s.device_valid = true;
+          uploaded.push_back(&s);
+        }
       }
+      try {
+        work.enqueue_gpu(driver, stream);
+      } catch (...) {
+        for (Storage* s : uploaded) s->device_valid = false;  // upload again next time
+        throw;
+      }
+      seq = queue->note_submitted();
     }
-    try {
-      work.enqueue_gpu(driver, stream);
-    } catch (...) {
-      for (Storage* s : uploaded) s->device_valid = false;  // upload again next time
-      throw;
-    }
-    const std::uint64_t seq = queue->note_submitted();
     timeline.unlock();
+    if (wake) queue->wake_launcher(driver);  // for the launches that may follow this one
     auto c = std::make_shared<StreamCompletion>(queue, seq, work.keep_alive());
     c->order = next_order();
     c->strict = strict;

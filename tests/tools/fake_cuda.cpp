@@ -3,15 +3,19 @@
 // is host memory, every copy happens at once, kernels do not run (a launch only checks its
 // arguments), events are reached when recorded. It checks what it can about how it is called
 // (handles that exist, events recorded before they are waited for, non-zero grids, parameters
-// present) and counts the calls, which the smoke program reads through fake_cuda_counts().
+// present) and counts the calls, which the smoke program reads through fake_cuda_counts(); it can
+// hold other threads' launches inside the driver call or fail the next launches
+// (fake_cuda_hold_launches, fake_cuda_fail_launches).
 // Implements the entry points of runtime/cuda_functions.def, with its signatures, and answers
 // cuGetExportTable (which NVRTC looks up in any libcuda it finds) with "not found".
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "cuda_driver.h"
 
@@ -28,6 +32,12 @@ struct Counts {
       programmatic_edges{0};
 };
 Counts counts;
+
+// Test hooks (fake_cuda_hold_launches, fake_cuda_fail_launches).
+std::atomic<bool> hold_launches{false};
+std::thread::id holder;              // its launches are not held
+std::atomic<long> held_now{0};       // launches waiting in the hold
+std::atomic<long> launches_to_fail{0};
 
 std::mutex mutex;
 std::set<void*> streams, events, recorded_events, modules, graphs, execs;
@@ -75,6 +85,18 @@ void fake_cuda_counts(long* out) {
                                     &counts.programmatic_edges};
   for (int i = 0; i < 13; ++i) out[i] = all[i]->load();
 }
+
+// While held, kernel launches made by other threads than the caller wait inside the driver call
+// (as if the driver were slow). Returns how many launches are waiting there now.
+long fake_cuda_hold_launches(int hold) {
+  if (hold >= 0) {
+    holder = std::this_thread::get_id();
+    hold_launches.store(hold != 0);
+  }
+  return held_now.load();
+}
+// The next n kernel launches fail (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) without being counted.
+void fake_cuda_fail_launches(long n) { launches_to_fail.store(n); }
 
 CUresult cuInit(unsigned) { return kCudaSuccess; }
 // NVIDIA's private tables (NVRTC asks when it finds a libcuda): none here.
@@ -134,6 +156,13 @@ CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) { return kCud
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned, CUstream s, void** params, void**) {
   if (!known(modules, f) || !stream_ok(s) || !gx || !gy || !gz || !bx || !by || !bz || !params) return bad();
+  if (hold_launches.load() && std::this_thread::get_id() != holder) {
+    held_now++;
+    while (hold_launches.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    held_now--;
+  }
+  for (long n = launches_to_fail.load(); n > 0;)
+    if (launches_to_fail.compare_exchange_weak(n, n - 1)) return 701;  // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
   counts.launches++;
   return kCudaSuccess;
 }

@@ -4,7 +4,9 @@
 // tensors without host synchronisation; readers share while a writer waits for them; host access
 // to a tensor in flight waits, or throws in strict mode (process-wide and per launch); a handle,
 // a tensor or a stream destroyed while its work is in flight never frees memory early; several
-// streams, joins and LaunchOptions::after; a CPU launch after a GPU one and back (coherence).
+// streams, joins and LaunchOptions::after; a burst of async launches interrupted by host reads,
+// other streams and synchronous launches (on a GPU: by work that drains the launcher thread's
+// queue); a CPU launch after a GPU one and back (coherence).
 #include "execution_helpers.h"
 
 #include <chrono>
@@ -68,6 +70,42 @@ static void chain_is_ordered(Target t) {
 }
 TESSERA_TARGET_TEST_CASE("a chain of async launches is ordered by its tensors, with no host wait between",
                          "[async]", chain_is_ordered)
+
+// On a GPU, a burst of async launches on a pool stream is made by its launcher thread; host reads,
+// reads from another stream and synchronous launches in the middle of it must still see exactly
+// the launches submitted before them (they drain the launcher's queue first).
+static void burst_with_interruptions(Target t) {
+  const int64_t n = 3000;
+  auto x = iota_tensor(n);
+  Tensor<float, 1> a({n}), b({n}), side({n}), joined({n});
+  auto inc = add_one_kernel();
+  inc.launch(on(t), a.partition<128>(), x);  // a = x + 1
+  Stream other = Stream::create();
+  LaunchOptions elsewhere = on(t);
+  elsewhere.stream = other;
+  for (int i = 0; i < 600; ++i) {  // launch i writes x + i + 2 into b (even i) or a (odd i)
+    Tensor<float, 1>& written = i % 2 == 0 ? b : a;
+    if (i % 2 == 0)
+      inc.launch_async(on(t), b.partition<128>(), a).detach();
+    else
+      inc.launch_async(on(t), a.partition<128>(), b).detach();
+    const float expect = static_cast<float>(i + 2);
+    if (i % 97 == 0) CHECK(std::as_const(written)(n - 1) == expect + static_cast<float>(n - 1));
+    if (i % 151 == 0) {
+      copy_kernel().launch_async(elsewhere, side.partition<128>(), written).detach();  // read on another stream
+      CHECK(std::as_const(side)(7) == expect + 7.0f);
+    }
+    if (i % 211 == 0) {
+      inc.launch(on(t), joined.partition<128>(), written);  // synchronous, in the middle
+      CHECK(joined(9) == expect + 10.0f);
+    }
+  }
+  CHECK(std::as_const(a)(5) == 601.0f + 5.0f);
+  CHECK(std::as_const(b)(5) == 600.0f + 5.0f);
+}
+TESSERA_TARGET_TEST_CASE("a burst of async launches, interrupted by host reads, other streams and synchronous "
+                         "launches, stays exact",
+                         "[async][streams]", burst_with_interruptions)
 
 static void readers_share_writer_waits(Target t) {
   const int64_t n = 1024;
