@@ -175,10 +175,12 @@ void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::
                            const Dumper& dump, DiagnosticCollector& diags, StageClock& clock, int block_size = 0) {
   bool cpu = target == "cpu";
   // tile-hoist-loads issues loads from read-only arguments before the reductions (and barriers) that
-  // precede their first use.
+  // precede their first use; tile-version-interior tests once per program whether all its tiles are
+  // in bounds, so that the common case has no ragged paths (and no waits for loads at their joins).
   std::string to_loops =
-      cpu ? std::string("tile-hoist-loads,tile-lower-to-loops{target=cpu},canonicalize,cse")
-          : fmt::format("tile-hoist-loads,tile-lower-to-loops{{target=gpu block-size={}}},canonicalize,cse,"
+      cpu ? std::string("tile-hoist-loads,tile-version-interior,tile-lower-to-loops{target=cpu},canonicalize,cse")
+          : fmt::format("tile-hoist-loads,tile-version-interior,tile-lower-to-loops{{target=gpu block-size={}}},"
+                        "canonicalize,cse,"
                         "tile-math-to-nvvm",
                         block_size);
   run_passes(kernel, module, to_loops, target, diags);

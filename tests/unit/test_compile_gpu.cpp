@@ -95,16 +95,17 @@ TEST_CASE("gpu code: multiply-adds contract to fma, interior tiles load without 
   std::string ptx = fma_k.compile(Target::sm_90, z.partition<2048>(), x, y).ptx;
   CHECK(count(ptx, "fma.rn.f32") > 0);
   CHECK(count(ptx, "mul.rn.f32") == 0);
-  // 2048 elements: 64 threads (32 elements each), i.e. 8 16-byte chunks per input. The interior
-  // path of a load issues all its loads back to back, with no branch between them (7 or 8 of
-  // them 16-byte vectors: LLVM merges element 0's load with the ragged path's copy).
+  // 2048 elements: 64 threads (32 elements each), i.e. 8 16-byte chunks per input. In the copy of
+  // the body for programs wholly in bounds (tile-version-interior; first in the PTX), both inputs'
+  // loads are issued back to back, all 16-byte vectors, with no branch between them (a branch per
+  // load used to make ptxas wait for one input's loads before issuing the other's).
   CHECK(ptx.find(".maxntid 64, 1, 1") != std::string::npos);
   size_t first = ptx.find("ld.global.nc");
   REQUIRE(first != std::string::npos);
   size_t branch = ptx.find("bra", first);
   std::string block = ptx.substr(first, branch - first);
-  CHECK(count(block, "ld.global.nc") >= 8);
-  CHECK(count(block, "ld.global.nc.v4") >= 7);
+  CHECK(count(block, "ld.global.nc") == 16);
+  CHECK(count(block, "ld.global.nc.v4") == 16);
 }
 
 TEST_CASE("gpu code: a weight load shared by all programs is issued after the row reduction", "[compile][ptx]") {
@@ -112,13 +113,16 @@ TEST_CASE("gpu code: a weight load shared by all programs is issued after the ro
   Tensor<bfloat16, 1> w({8192});
   auto rms = row_kernels::rmsnorm();
   std::string ptx = rms.compile(Target::sm_90, ys.partition<1, 8192>(), xs, w).ptx;
-  CHECK(ptx.find(".maxntid 256, 1, 1") != std::string::npos);
-  // The row's loads come before the barrier of the reduction; the weight's after it (4 vector
-  // loads each: 32 bf16 per thread, on the interior path; the ragged path loads element-wise).
+  // 128 threads (the block-size retry halves 256), 64 bf16 each: 8 vector loads per operand. In
+  // the copy of the body for programs wholly in bounds (tile-version-interior; first in the PTX),
+  // the row's loads come before the barrier of the reduction and the weight's after it.
+  CHECK(ptx.find(".maxntid 128, 1, 1") != std::string::npos);
   size_t barrier = ptx.find("bar.sync");
   REQUIRE(barrier != std::string::npos);
-  CHECK(count(ptx.substr(0, barrier), "ld.global.nc.v4") == 4);
-  CHECK(count(ptx.substr(barrier), "ld.global.nc.v4") == 4);
+  size_t interior_end = ptx.find("bra.uni", barrier);
+  REQUIRE(interior_end != std::string::npos);
+  CHECK(count(ptx.substr(0, barrier), "ld.global.nc.v4") == 8);
+  CHECK(count(ptx.substr(barrier, interior_end - barrier), "ld.global.nc.v4") == 8);
 }
 
 TEST_CASE("gpu code: fast_ functions use the hardware approximations", "[compile][ptx]") {

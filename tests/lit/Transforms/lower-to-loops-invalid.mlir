@@ -145,3 +145,22 @@ func.func @callee_type(%o: memref<?xf32, strided<[1], offset: ?>>) attributes {t
   tile.store %y, %o[%p] : tensor<32xf32>, memref<?xf32, strided<[1], offset: ?>>
   return
 }
+
+// -----
+
+// tile.interior (see tile-version-interior) marks in-bounds loads and stores.
+func.func @interior_elsewhere() attributes {tile.kernel} {
+  // expected-error @+1 {{carries 'tile.interior', a unit attribute of tile.load and tile.store only}}
+  %0 = arith.constant {tile.interior} dense<1.0> : tensor<4xf32>
+  return
+}
+
+// -----
+
+!f1 = memref<?xf32, strided<[1], offset: ?>>
+func.func @interior_not_unit(%a: !f1) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  // expected-error @+1 {{carries 'tile.interior', a unit attribute of tile.load and tile.store only}}
+  %x = tile.load %a[%c0] {tile.interior = 1 : i32} : !f1 -> tensor<4xf32>
+  return
+}

@@ -160,3 +160,23 @@ func.func @align8(%a: memref<?xf32, strided<[1], offset: ?>> {tile.align = 8 : i
   tile.store %x, %a[%pid] : tensor<16xf32>, memref<?xf32, strided<[1], offset: ?>>
   return
 }
+
+// -----
+
+// A load and a store marked tile.interior (tile-version-interior proved their
+// tiles in bounds): the vector accesses alone, with no in-bounds test and no
+// ragged path.
+// CHECK-LABEL: func.func @interior
+// CHECK-NOT: scf.if
+// CHECK-COUNT-4: vector.load
+// CHECK-NOT: scf.if
+// CHECK-COUNT-4: vector.store
+// CHECK-NOT: scf.if
+// CHECK: return
+!f32i = memref<?xf32, strided<[1], offset: ?>>
+func.func @interior(%a: !f32i {tile.align = 16 : i64}, %b: !f32i {tile.align = 16 : i64}) attributes {tile.kernel} {
+  %pid = tile.program_id 0
+  %x = tile.load %a[%pid] {tile.interior} : !f32i -> tensor<64xf32>
+  tile.store %x, %b[%pid] {tile.interior} : tensor<64xf32>, !f32i
+  return
+}

@@ -27,6 +27,9 @@ namespace mlir::tessera::tile {
 /// Argument attribute of a kernel memref: its base address and row strides
 /// are multiples of this many bytes (set by the launcher).
 constexpr StringLiteral kAlignAttrName = "tile.align";
+/// Unit attribute of a tile.load/tile.store whose tile is known to be in
+/// bounds (set by tile-version-interior).
+constexpr StringLiteral kInteriorAttrName = "tile.interior";
 
 /// Largest private buffer kept on the stack on cpu (larger: on the heap).
 constexpr int64_t kMaxCpuStackBufferBytes = 16 * 1024;
@@ -146,9 +149,12 @@ private:
                      ArrayRef<Value> dims, ArrayRef<int64_t> shape);
   /// If the whole tile is in bounds: `segment(k, global, width)` for each run
   /// of each chunk of a non-replicated layout within a row; else `ragged`.
+  /// With `interior` (the access carries `tile.interior`, see
+  /// tile-version-interior) the tile is known to be in bounds: only the
+  /// segments are emitted.
   void accessTile(
       OpBuilder &b, Location loc, const Layout &layout, ArrayRef<int64_t> shape,
-      ArrayRef<Value> base, ArrayRef<Value> dims,
+      ArrayRef<Value> base, ArrayRef<Value> dims, bool interior,
       function_ref<void(OpBuilder &, Value k, ArrayRef<Value> global,
                         int64_t width)>
           segment,

@@ -128,30 +128,37 @@ Value KernelLowering::tileInBounds(OpBuilder &b, Location loc,
 
 void KernelLowering::accessTile(
     OpBuilder &b, Location loc, const Layout &layout, ArrayRef<int64_t> shape,
-    ArrayRef<Value> base, ArrayRef<Value> dims,
+    ArrayRef<Value> base, ArrayRef<Value> dims, bool interior,
     function_ref<void(OpBuilder &, Value, ArrayRef<Value>, int64_t)> segment,
     function_ref<void(OpBuilder &)> ragged) {
   // A chunk lies in one row, or holds whole rows: `width` contiguous elements
   // per row segment.
   int64_t width = std::min(layout.vec, shape.back());
+  auto segments = [&](OpBuilder &ib) {
+    forEachChunk(ib, loc, layout, /*needLinear=*/true,
+                 [&](OpBuilder &b, Value k0, Value l0) {
+                   for (int64_t i = 0; i < layout.vec; i += width)
+                     segment(b, addConst(b, loc, k0, i),
+                             globalCoords(b, loc, base, addConst(b, loc, l0, i),
+                                          shape),
+                             width);
+                 });
+  };
+  if (interior) {
+    segments(b);
+    return;
+  }
   // The tile is wholly in bounds (one test for the program, so no divergence):
   // every chunk is accessed unconditionally, which lets the accesses of all
   // chunks be in flight together.
-  auto interior = scf::IfOp::create(b, loc, TypeRange{},
+  auto inBounds = scf::IfOp::create(b, loc, TypeRange{},
                                     tileInBounds(b, loc, base, dims, shape),
                                     /*withElseRegion=*/true);
-  OpBuilder ib = interior.getThenBodyBuilder();
-  forEachChunk(ib, loc, layout, /*needLinear=*/true,
-               [&](OpBuilder &b, Value k0, Value l0) {
-                 for (int64_t i = 0; i < layout.vec; i += width)
-                   segment(b, addConst(b, loc, k0, i),
-                           globalCoords(b, loc, base, addConst(b, loc, l0, i),
-                                        shape),
-                           width);
-               });
+  OpBuilder ib = inBounds.getThenBodyBuilder();
+  segments(ib);
   // A ragged tile (only programs on the tensor's edges): element by element,
   // which keeps the code small.
-  OpBuilder rb = interior.getElseBodyBuilder();
+  OpBuilder rb = inBounds.getElseBodyBuilder();
   ragged(rb);
 }
 
@@ -237,7 +244,8 @@ void KernelLowering::lowerLoad(LoadOp op) {
       }
     }
   };
-  accessTile(b, loc, layout, shape, base, dims, segment, ragged);
+  accessTile(b, loc, layout, shape, base, dims, op->hasAttr(kInteriorAttrName),
+             segment, ragged);
   buffers[op.getResult()] = dst;
 }
 
@@ -297,7 +305,8 @@ void KernelLowering::lowerStore(StoreOp op) {
                               llvm::MaybeAlign(vw * bytes));
     }
   };
-  accessTile(b, loc, layout, shape, base, dims, segment,
+  accessTile(b, loc, layout, shape, base, dims, op->hasAttr(kInteriorAttrName),
+             segment,
                       [&](OpBuilder &b) {
                         bool staged = isStaged(layout);
                         if (staged) {

@@ -121,6 +121,13 @@ LogicalResult verifyTileKernel(func::FuncOp func) {
 
   WalkResult result = func.getBody().walk<WalkOrder::PreOrder>(
       [&](Operation *op) -> WalkResult {
+        if (Attribute a = op->getAttr(kInteriorAttrName);
+            a && (!isa<UnitAttr>(a) || !isa<LoadOp, StoreOp>(op))) {
+          op->emitOpError("carries '")
+              << kInteriorAttrName
+              << "', a unit attribute of tile.load and tile.store only";
+          return WalkResult::interrupt();
+        }
         for (Type t : op->getOperandTypes())
           if (failed(verifyTileType(op, t)))
             return WalkResult::interrupt();

@@ -132,6 +132,54 @@ def TileHoistLoads : Pass<"tile-hoist-loads", "::mlir::ModuleOp"> {
   }];
 }
 
+def TileVersionInterior : Pass<"tile-version-interior", "::mlir::ModuleOp"> {
+  let summary = "Test once per program whether all of a kernel's tiles are in bounds";
+  let description = [{
+    In every `func.func` carrying `tile.kernel` that has no loops, one block,
+    a `return` without operands, at least two top-level `tile.load` ops, and
+    top-level `tile.load`/`tile.store` ops on kernel arguments whose indices
+    are computed by pure scalar ops: moves
+    those index computations to the top, tests there whether the tile of
+    every such access lies wholly within its memref, and puts the rest of the
+    body in an `scf.if` on that test. The else branch is the body as it was;
+    the then branch is a copy whose top-level accesses carry the unit
+    attribute `tile.interior`, a promise to `tile-lower-to-loops` that the
+    tile is in bounds (it then emits the unconditional vector accesses alone,
+    with no ragged path and no join after each access). The function is
+    marked `tile.versioned` and not versioned again. Other kernels are left
+    as they are.
+
+    On gpu this keeps every load of a program in flight together: with one
+    in-bounds branch per access, the join after a load made ptxas wait for it
+    before the next operand's load was issued.
+
+    ```mlir
+    // before
+    %p = tile.program_id 0
+    %x = tile.load %a[%p] : memref<?xf32, strided<[1], offset: ?>> -> tensor<64xf32>
+    %y = tile.load %b[%p] : memref<?xf32, strided<[1], offset: ?>> -> tensor<64xf32>
+    %s = arith.addf %x, %y : tensor<64xf32>
+    tile.store %s, %o[%p] : tensor<64xf32>, memref<?xf32, strided<[1], offset: ?>>
+    // after
+    %p = tile.program_id 0
+    %ok = ... (%p * 64 + 63 < dim %a) and (... < dim %b) and (... < dim %o)
+    scf.if %ok {
+      %x = tile.load %a[%p] {tile.interior} : ...
+      %y = tile.load %b[%p] {tile.interior} : ...
+      %s = arith.addf %x, %y : tensor<64xf32>
+      tile.store %s, %o[%p] {tile.interior} : ...
+    } else {
+      (the body as it was)
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def TileMathToNVVM : Pass<"tile-math-to-nvvm"> {
   let summary = "Rewrite scalar f32 math ops into forms NVPTX selects without libdevice";
   let description = [{

@@ -1,0 +1,72 @@
+// RUN: tessera-opt %s -split-input-file -tile-version-interior | FileCheck %s
+// RUN: tessera-opt %s -split-input-file -tile-version-interior -tile-version-interior | FileCheck %s
+// RUN: tessera-opt %s -split-input-file -tile-version-interior -tile-lower-to-loops="target=gpu block-size=16" | FileCheck %s --check-prefix=LOWER
+
+// Two loads and a store whose indices come from the program id: the index
+// computations move to the top, followed by one test that every tile is in
+// bounds (last index < dim, unsigned), and an scf.if whose then branch is a
+// copy of the body with the accesses marked tile.interior, whose else branch
+// is the body as it was. Running the pass twice changes nothing more.
+// CHECK-LABEL: func.func @add
+// CHECK-SAME: attributes {tile.kernel, tile.versioned}
+// CHECK-NEXT: %[[P:.*]] = tile.program_id 0
+// CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[Q:.*]] = arith.addi %[[P]], %[[C1]] : i32
+// CHECK-NEXT: %[[I:.*]] = arith.index_cast %[[P]] : i32 to index
+// CHECK: %[[O:.*]] = arith.muli %[[I]], %{{.*}} : index
+// CHECK: %[[L:.*]] = arith.addi %[[O]], %{{.*}} : index
+// CHECK: %[[D:.*]] = memref.dim %arg1, %{{.*}}
+// CHECK-NEXT: %[[OK:.*]] = arith.cmpi ult, %[[L]], %[[D]] : index
+// CHECK: memref.dim %arg2
+// CHECK: memref.dim %arg0
+// CHECK: %[[ALL:.*]] = arith.andi
+// CHECK: scf.if %[[ALL]] {
+// CHECK-NEXT: %[[X:.*]] = tile.load %arg1[%[[P]]] {tile.interior}
+// CHECK-NEXT: %[[Y:.*]] = tile.load %arg2[%[[Q]]] {tile.interior}
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[X]], %[[Y]]
+// CHECK-NEXT: tile.store %[[S]], %arg0[%[[P]]] {tile.interior}
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[X2:.*]] = tile.load %arg1[%[[P]]] :
+// CHECK-NEXT: %[[Y2:.*]] = tile.load %arg2[%[[Q]]] :
+// CHECK-NEXT: %[[S2:.*]] = arith.addf %[[X2]], %[[Y2]]
+// CHECK-NEXT: tile.store %[[S2]], %arg0[%[[P]]] :
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+
+// Lowered, the interior copy has no test of its own and no ragged path: its
+// four vector loads come before any other branch.
+// LOWER-LABEL: func.func @add
+// LOWER: scf.if
+// LOWER-NOT: scf.if
+// LOWER-COUNT-4: vector.load
+// LOWER: } else {
+!f1 = memref<?xf32, strided<[1], offset: ?>>
+func.func @add(%o: !f1 {tile.align = 16 : i64}, %a: !f1 {tile.align = 16 : i64}, %b: !f1 {tile.align = 16 : i64})
+    attributes {tile.kernel} {
+  %p = tile.program_id 0
+  %x = tile.load %a[%p] : !f1 -> tensor<64xf32>
+  %c1 = arith.constant 1 : i32
+  %q = arith.addi %p, %c1 : i32
+  %y = tile.load %b[%q] : !f1 -> tensor<64xf32>
+  %s = arith.addf %x, %y : tensor<64xf32>
+  tile.store %s, %o[%p] : tensor<64xf32>, !f1
+  return
+}
+
+// -----
+
+// Two-dimensional tiles: one bound per dimension of every access.
+// CHECK-LABEL: func.func @rows
+// CHECK-COUNT-6: arith.cmpi ult
+// CHECK: scf.if
+!f2 = memref<?x?xf32, strided<[?, 1], offset: ?>>
+!f1 = memref<?xf32, strided<[1], offset: ?>>
+func.func @rows(%o: !f2, %a: !f2, %w: !f2) attributes {tile.kernel} {
+  %p = tile.program_id 0
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %a[%p, %c0] : !f2 -> tensor<1x64xf32>
+  %v = tile.load %w[%c0, %c0] : !f2 -> tensor<1x64xf32>
+  %s = arith.mulf %x, %v : tensor<1x64xf32>
+  tile.store %s, %o[%p, %c0] : tensor<1x64xf32>, !f2
+  return
+}
