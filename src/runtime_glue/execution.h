@@ -21,6 +21,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <cstdint>
@@ -151,6 +152,14 @@ class StreamImpl : public std::enable_shared_from_this<StreamImpl> {
   // Whether launches may be queued for this stream's launcher thread (pool streams: no one else
   // enqueues on their CUstream).
   bool defers() const { return pooled_; }
+  // Under lock_gpu(), for each async submission: whether it follows the previous one by less than
+  // kBurstGap (a burst, whose launches are worth handing to the launcher thread).
+  bool note_async_submission() {
+    const auto now = std::chrono::steady_clock::now();
+    const bool burst = now - last_async_ < kBurstGap;
+    last_async_ = now;
+    return burst;
+  }
   // Under lock_gpu(): whether the launcher thread is asleep (or not started), its queue empty. A
   // launch is then made by the submitting thread, which wakes the launcher for the launches that
   // may follow (wake_launcher()): an isolated launch does not wait for a thread to wake up.
@@ -199,6 +208,8 @@ class StreamImpl : public std::enable_shared_from_this<StreamImpl> {
   // submitter holding lock_gpu()) and one consumer (the thread). The thread polls for a while when
   // the ring runs empty, then sleeps until a producer sees `sleeping_` and bumps `signal_`.
   static constexpr std::uint64_t kRing = 512;
+  static constexpr std::chrono::microseconds kBurstGap{20};
+  std::chrono::steady_clock::time_point last_async_{};  // under lock_gpu()
   void launcher_loop(CudaDriver& driver);
   void stop_launcher() noexcept;
   std::unique_ptr<DeferredLaunch[]> ring_;

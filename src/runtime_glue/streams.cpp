@@ -296,6 +296,10 @@ void StreamImpl::wake_launcher(CudaDriver& driver) {
 
 void StreamImpl::drain() {
   const std::uint64_t target = submitted_;
+  // The launcher is at work (a launch takes it a few microseconds): poll first, since sleeping on
+  // issued_ would add a thread wake-up (measured: 8-10 us on the H200's host) to a synchronous wait.
+  constexpr int kSpins = 20000;
+  for (int i = 0; i < kSpins && issued_.load(std::memory_order_acquire) < target; ++i) pause();
   for (std::uint64_t v = issued_.load(std::memory_order_acquire); v < target;
        v = issued_.load(std::memory_order_acquire))
     issued_.wait(v, std::memory_order_acquire);

@@ -167,9 +167,13 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
     auto timeline = queue->lock_gpu();
     std::uint64_t seq;
     std::vector<Storage*> uploaded;
-    const bool wake = queue->defers() && !sub.wait && queue->launcher_idle();
-    if (queue->defers() && !sub.wait && !wake && waits.empty() && !uploads &&
-        work.describe_launch(driver, queue->next_deferred())) {
+    // An async launch in a burst (the stream's previous one was moments ago) goes to the launcher
+    // thread; an isolated one is made here (no hand-over between threads in its latency), and
+    // wakes the launcher, if it sleeps, for the launches that may follow.
+    const bool async = queue->defers() && !sub.wait;
+    const bool burst = async && queue->note_async_submission();
+    const bool wake = async && queue->launcher_idle();
+    if (burst && !wake && waits.empty() && !uploads && work.describe_launch(driver, queue->next_deferred())) {
       for (const Use& u : uses) u.storage->device_valid = true;  // written whole, or current already
       seq = queue->defer();
     } else {
