@@ -30,7 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tessera/Dialect/Tile/IR/TileDialect.h"
+#include "KernelLowering.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -49,7 +49,7 @@ namespace tt = mlir::tessera::tile;
 
 namespace {
 
-constexpr StringLiteral kInteriorAttrName = "tile.interior";
+using tt::kInteriorAttrName; // shared with tile-lower-to-loops (KernelLowering.h)
 constexpr StringLiteral kVersionedAttrName = "tile.versioned";
 
 /// The memref, indices and tile shape of a top-level access.
