@@ -237,6 +237,15 @@ void DeviceBuffer::fill(unsigned char value) {
 
 // --- launch ---------------------------------------------------------------------------------
 
+CUresult launch_programmatic(CudaDriver& driver, CUfunction function, std::array<unsigned, 3> grid,
+                             std::array<unsigned, 3> block, unsigned shared_bytes, CUstream stream, void** params) {
+  LaunchAttribute attr;
+  attr.id = kLaunchAttributeProgrammaticStreamSerialization;
+  attr.value.programmatic_stream_serialization_allowed = 1;
+  LaunchConfig config{grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes, stream, &attr, 1};
+  return driver.cuLaunchKernelEx(&config, function, params, nullptr);
+}
+
 void launch(CUfunction function, std::array<unsigned, 3> grid, std::array<unsigned, 3> block,
             unsigned shared_bytes, CUstream stream, void** params, bool programmatic) {
   CudaDriver& driver = CudaDriver::get();
@@ -251,17 +260,9 @@ void launch(CUfunction function, std::array<unsigned, 3> grid, std::array<unsign
     driver.check(driver.cuFuncSetAttribute(function, kFuncAttrMaxDynamicSharedSizeBytes,
                                            static_cast<int>(shared_bytes)),
                  fmt::format("cuFuncSetAttribute(max dynamic shared memory = {} bytes)", shared_bytes));
-  CUresult r;
-  if (programmatic) {
-    LaunchAttribute attr;
-    attr.id = kLaunchAttributeProgrammaticStreamSerialization;
-    attr.value.programmatic_stream_serialization_allowed = 1;
-    LaunchConfig config{grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes, stream, &attr, 1};
-    r = driver.cuLaunchKernelEx(&config, function, params, nullptr);
-  } else {
-    r = driver.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes,
-                              stream, params, nullptr);
-  }
+  CUresult r = programmatic ? launch_programmatic(driver, function, grid, block, shared_bytes, stream, params)
+                            : driver.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1],
+                                                    block[2], shared_bytes, stream, params, nullptr);
   if (r != kCudaSuccess)  // the message is only formatted on failure: this is the launch hot path
     driver.check(r, fmt::format("{}(grid {}x{}x{}, block {}x{}x{}, {} bytes shared)",
                                 programmatic ? "cuLaunchKernelEx" : "cuLaunchKernel", grid[0],

@@ -217,5 +217,9 @@ private:
 // stream finishes, which hides most of the launch latency between dependent kernels.
 void launch(CUfunction function, std::array<unsigned, 3> grid, std::array<unsigned, 3> block,
             unsigned shared_bytes, CUstream stream, void** params, bool programmatic = false);
+// The cuLaunchKernelEx call of a programmatic launch, and nothing else (no checks, no current
+// context, no exception): for launch() and for a pool stream's launcher thread.
+CUresult launch_programmatic(CudaDriver& driver, CUfunction function, std::array<unsigned, 3> grid,
+                             std::array<unsigned, 3> block, unsigned shared_bytes, CUstream stream, void** params);
 
 }  // namespace tessera

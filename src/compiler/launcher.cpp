@@ -497,31 +497,19 @@ class KernelWork final : public Work {
   }
 
   void enqueue_gpu(CudaDriver& driver, CUstream stream) override {
-    if (driver.arch() != compiled_->gpu.arch)
-      fail(kernel_, fmt::format("compiled for {} but the GPU is {}", compiled_->gpu.arch, driver.arch()));
     if (elapsed_ms_) *elapsed_ms_ = 0;
     if (grid_.count() == 0) return;
-    check_grid(kernel_, grid_.dims);
-    // Scratch reused across launches on this thread (enqueue_gpu is not re-entered).
-    thread_local std::vector<int64_t> pointers, slots;
-    thread_local std::vector<void*> params;
-    pointers.assign(args_.size(), 0);
-    for (std::size_t i = 0; i < args_.size(); ++i)
-      if (args_[i].kind != Kind::scalar)
-        pointers[i] = static_cast<int64_t>(device_address(driver, *args_[i].storage));
-    flatten_args_into(args_, pointers, slots);
+    const std::vector<int64_t>& slots = parameter_slots(driver);
+    thread_local std::vector<void*> params;  // not re-entered, like parameter_slots
     params.clear();
-    for (auto& s : slots) params.push_back(&s);
+    for (const int64_t& s : slots) params.push_back(const_cast<int64_t*>(&s));
     CUfunction fn = compiled_->loaded.function(driver, compiled_->gpu.cubin, compiled_->gpu.symbol);
     if (elapsed_ms_) {
       for (CUevent& e : timing_) driver.check(driver.cuEventCreate(&e, 0), "cuEventCreate");
       driver.check(driver.cuEventRecord(timing_[0], stream), "cuEventRecord");
     }
     try {
-      tessera::launch(fn, {static_cast<unsigned>(grid_.dims[0]), static_cast<unsigned>(grid_.dims[1]),
-                           static_cast<unsigned>(grid_.dims[2])},
-                      {static_cast<unsigned>(compiled_->gpu.block_size), 1, 1}, 0, stream, params.data(),
-                      /*programmatic=*/true);
+      tessera::launch(fn, grid(), {block(), 1, 1}, 0, stream, params.data(), /*programmatic=*/true);
     } catch (const Error& e) {
       fail(kernel_, e.what());
     }
@@ -530,19 +518,11 @@ class KernelWork final : public Work {
 
   bool describe_launch(CudaDriver& driver, DeferredLaunch& d) override {
     if (elapsed_ms_ || grid_.count() == 0) return false;
-    if (driver.arch() != compiled_->gpu.arch)
-      fail(kernel_, fmt::format("compiled for {} but the GPU is {}", compiled_->gpu.arch, driver.arch()));
-    check_grid(kernel_, grid_.dims);
-    thread_local std::vector<int64_t> pointers, slots;
-    pointers.assign(args_.size(), 0);
-    for (std::size_t i = 0; i < args_.size(); ++i)
-      if (args_[i].kind != Kind::scalar) pointers[i] = static_cast<int64_t>(device_address(driver, *args_[i].storage));
-    flatten_args_into(args_, pointers, slots);
+    const std::vector<int64_t>& slots = parameter_slots(driver);
     if (slots.size() > DeferredLaunch::kMaxSlots) return false;
     d.function = compiled_->loaded.function(driver, compiled_->gpu.cubin, compiled_->gpu.symbol);
-    d.grid = {static_cast<unsigned>(grid_.dims[0]), static_cast<unsigned>(grid_.dims[1]),
-              static_cast<unsigned>(grid_.dims[2])};
-    d.block = static_cast<unsigned>(compiled_->gpu.block_size);
+    d.grid = grid();
+    d.block = block();
     d.count = static_cast<std::uint32_t>(slots.size());
     std::copy(slots.begin(), slots.end(), d.slots.begin());
     d.keep_alive = compiled_;
@@ -561,6 +541,26 @@ class KernelWork final : public Work {
   }
 
  private:
+  // Checks the GPU and the grid, and flattens the arguments (device addresses included) into
+  // per-thread scratch, valid until the next call on this thread (enqueue_gpu and describe_launch
+  // are not re-entered).
+  const std::vector<int64_t>& parameter_slots(CudaDriver& driver) {
+    if (driver.arch() != compiled_->gpu.arch)
+      fail(kernel_, fmt::format("compiled for {} but the GPU is {}", compiled_->gpu.arch, driver.arch()));
+    check_grid(kernel_, grid_.dims);
+    thread_local std::vector<int64_t> pointers, slots;
+    pointers.assign(args_.size(), 0);
+    for (std::size_t i = 0; i < args_.size(); ++i)
+      if (args_[i].kind != Kind::scalar) pointers[i] = static_cast<int64_t>(device_address(driver, *args_[i].storage));
+    flatten_args_into(args_, pointers, slots);
+    return slots;
+  }
+  std::array<unsigned, 3> grid() const {
+    return {static_cast<unsigned>(grid_.dims[0]), static_cast<unsigned>(grid_.dims[1]),
+            static_cast<unsigned>(grid_.dims[2])};
+  }
+  unsigned block() const { return static_cast<unsigned>(compiled_->gpu.block_size); }
+
   std::string_view kernel_;
   std::shared_ptr<const Compiled> compiled_;
   std::span<const ArgDesc> args_;

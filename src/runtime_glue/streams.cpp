@@ -251,7 +251,10 @@ CUresult StreamImpl::wait_for(CudaDriver& driver, std::uint64_t seq) {
 
 namespace {
 
-// A short pause while spinning (the launcher polls its queue for a while before it sleeps).
+// Polling before sleeping (the launcher on its ring, a drain on the launcher): about 50 us.
+constexpr int kPollSpins = 20000;
+
+// A short pause while polling.
 void pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -298,8 +301,7 @@ void StreamImpl::drain() {
   const std::uint64_t target = submitted_;
   // The launcher is at work (a launch takes it a few microseconds): poll first, since sleeping on
   // issued_ would add a thread wake-up (measured: 8-10 us on the H200's host) to a synchronous wait.
-  constexpr int kSpins = 20000;
-  for (int i = 0; i < kSpins && issued_.load(std::memory_order_acquire) < target; ++i) pause();
+  for (int i = 0; i < kPollSpins && issued_.load(std::memory_order_acquire) < target; ++i) pause();
   for (std::uint64_t v = issued_.load(std::memory_order_acquire); v < target;
        v = issued_.load(std::memory_order_acquire))
     issued_.wait(v, std::memory_order_acquire);
@@ -311,13 +313,12 @@ void StreamImpl::throw_launch_failure(std::uint64_t seq) const {
 }
 
 void StreamImpl::launcher_loop(CudaDriver& driver) {
-  constexpr int kSpins = 20000;  // about 50 us of polling before the thread sleeps
   std::array<void*, DeferredLaunch::kMaxSlots> params{};
   driver.cuCtxSetCurrent(driver.context());  // if this failed, so does every launch, and says so
   std::uint64_t head = head_.load(std::memory_order_relaxed);
   for (;;) {
     std::uint64_t tail = tail_.load(std::memory_order_acquire);
-    for (int i = 0; i < kSpins && tail == head; ++i) {
+    for (int i = 0; i < kPollSpins && tail == head; ++i) {
       pause();
       tail = tail_.load(std::memory_order_acquire);
     }
@@ -337,11 +338,7 @@ void StreamImpl::launcher_loop(CudaDriver& driver) {
       DeferredLaunch& d = ring_[head % kRing];
       if (!gpu_shut_down()) {
         for (std::uint32_t i = 0; i < d.count; ++i) params[i] = &d.slots[i];
-        LaunchAttribute attr;
-        attr.id = kLaunchAttributeProgrammaticStreamSerialization;
-        attr.value.programmatic_stream_serialization_allowed = 1;
-        LaunchConfig config{d.grid[0], d.grid[1], d.grid[2], d.block, 1, 1, 0, cuda_, &attr, 1};
-        CUresult r = driver.cuLaunchKernelEx(&config, d.function, params.data(), nullptr);
+        CUresult r = launch_programmatic(driver, d.function, d.grid, {d.block, 1, 1}, 0, cuda_, params.data());
         if (r != kCudaSuccess && failed_seq_.load(std::memory_order_relaxed) == 0) {
           failure_ = fmt::format("tessera: {} could not be launched (cuLaunchKernelEx, grid {}x{}x{}, block {}): {}",
                                  d.label ? *d.label : std::string("a kernel"), d.grid[0], d.grid[1], d.grid[2],

@@ -138,14 +138,8 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
     if (queue->defers()) queue->throw_launch_failure(~std::uint64_t{0});  // the stream is broken
     // Work on other streams: their events (recorded now if need be), taken before this stream's
     // timeline is locked (one stream lock at a time). Host work: waited for here.
-    thread_local std::vector<std::shared_ptr<const void>> holds;
-    thread_local std::vector<CUevent> waits;
-    holds.clear();
-    waits.clear();
-    struct Release {  // the marks held, also on exceptions
-      std::vector<std::shared_ptr<const void>>& holds;
-      ~Release() { holds.clear(); }
-    } release_on_exit{holds};
+    std::vector<std::shared_ptr<const void>> holds;  // the marks waited for, kept until enqueued
+    std::vector<CUevent> waits;
     for (const CompletionPtr& d : deps) {
       if (d->queue == queue->gpu_queue()) continue;  // earlier on the same stream
       std::shared_ptr<const void> hold;

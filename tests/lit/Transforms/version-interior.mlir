@@ -12,10 +12,10 @@
 // CHECK-NEXT: %[[P:.*]] = tile.program_id 0
 // CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : i32
 // CHECK-NEXT: %[[Q:.*]] = arith.addi %[[P]], %[[C1]] : i32
+// CHECK: %[[D:.*]] = memref.dim %arg1, %{{.*}}
 // CHECK-NEXT: %[[I:.*]] = arith.index_cast %[[P]] : i32 to index
 // CHECK: %[[O:.*]] = arith.muli %[[I]], %{{.*}} : index
 // CHECK: %[[L:.*]] = arith.addi %[[O]], %{{.*}} : index
-// CHECK: %[[D:.*]] = memref.dim %arg1, %{{.*}}
 // CHECK-NEXT: %[[OK:.*]] = arith.cmpi ult, %[[L]], %[[D]] : index
 // CHECK: memref.dim %arg2
 // CHECK: memref.dim %arg0

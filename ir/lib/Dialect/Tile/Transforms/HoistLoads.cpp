@@ -24,7 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tessera/Dialect/Tile/IR/TileDialect.h"
+#include "KernelLowering.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/IR/Matchers.h"
@@ -45,18 +45,12 @@ namespace tt = mlir::tessera::tile;
 
 namespace {
 
-/// True when `v` is an argument of `fn`'s entry block.
-bool isKernelArgument(func::FuncOp fn, Value v) {
-  auto arg = dyn_cast<BlockArgument>(v);
-  return arg && !fn.getBody().empty() && arg.getOwner() == &fn.getBody().front();
-}
-
 /// True when `v` is computed from a tile.program_id or from a block argument
 /// other than the kernel's (a loop variable); memoized in `memo`.
 bool varies(func::FuncOp fn, Value v, llvm::DenseMap<Operation *, bool> &memo) {
   Operation *def = v.getDefiningOp();
   if (!def)
-    return !isKernelArgument(fn, v);
+    return !tt::isKernelArgument(fn, v);
   if (isa<tt::ProgramIdOp>(def))
     return true;
   if (auto it = memo.find(def); it != memo.end())
@@ -117,7 +111,7 @@ void hoistLoads(func::FuncOp fn) {
   llvm::SetVector<Block *> invariantBlocks;
   llvm::DenseMap<Operation *, bool> memo;
   fn.walk([&](tt::LoadOp load) {
-    if (!isKernelArgument(fn, load.getSource()) ||
+    if (!tt::isKernelArgument(fn, load.getSource()) ||
         written.contains(load.getSource()))
       return;
     if (llvm::any_of(load.getIndices(),

@@ -31,6 +31,12 @@ constexpr StringLiteral kAlignAttrName = "tile.align";
 /// bounds (set by tile-version-interior).
 constexpr StringLiteral kInteriorAttrName = "tile.interior";
 
+/// True when `v` is an argument of `fn`'s entry block (a kernel parameter).
+inline bool isKernelArgument(func::FuncOp fn, Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && !fn.getBody().empty() && arg.getOwner() == &fn.getBody().front();
+}
+
 /// Largest private buffer kept on the stack on cpu (larger: on the heap).
 constexpr int64_t kMaxCpuStackBufferBytes = 16 * 1024;
 
@@ -72,6 +78,18 @@ public:
 
   LogicalResult run();
 
+  // Also used by tile-version-interior, on tile IR (LowerLoadStore.cpp).
+  /// The global index of a tile's first element, per dimension; appends the
+  /// memref's sizes to `dims`.
+  static SmallVector<Value> tileOrigin(OpBuilder &b, Location loc,
+                                       Value memref, ValueRange indices,
+                                       ArrayRef<int64_t> shape,
+                                       SmallVectorImpl<Value> &dims);
+  /// True if the whole tile of `shape` at `base` is within `dims` (compared
+  /// unsigned: a negative origin fails too).
+  static Value tileInBounds(OpBuilder &b, Location loc, ArrayRef<Value> base,
+                            ArrayRef<Value> dims, ArrayRef<int64_t> shape);
+
 private:
   // Setup (LoweringSupport.cpp).
   void setUpProgramIds();
@@ -86,7 +104,7 @@ private:
   }
   Value newBuffer(RankedTensorType type);
   Value bufferOf(Value tile) const;
-  Value cidx(OpBuilder &b, Location loc, int64_t v) const {
+  static Value cidx(OpBuilder &b, Location loc, int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   }
   /// Calls `body` for each element this thread owns in `layout` with its
@@ -105,7 +123,7 @@ private:
                     function_ref<void(OpBuilder &, Value k0, Value l0)> body,
                     bool rolled = false);
   /// `a + c` folded when possible.
-  Value addConst(OpBuilder &b, Location loc, Value a, int64_t c) const;
+  static Value addConst(OpBuilder &b, Location loc, Value a, int64_t c);
   SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
                                  ArrayRef<int64_t> shape) const;
   Value linearize(OpBuilder &b, Location loc, ArrayRef<Value> coords,
@@ -130,11 +148,6 @@ private:
   /// Elements per vector access of runs of `segment` contiguous elements of
   /// `memref` (1: scalar accesses).
   int64_t vectorAccessWidth(Value memref, int64_t segment);
-  /// The global index of a tile's first element, per dimension; appends the
-  /// memref's sizes to `dims`.
-  SmallVector<Value> tileOrigin(OpBuilder &b, Location loc, Value memref,
-                                ValueRange indices, ArrayRef<int64_t> shape,
-                                SmallVectorImpl<Value> &dims);
   SmallVector<Value> globalCoords(OpBuilder &b, Location loc,
                                   ArrayRef<Value> base, Value linear,
                                   ArrayRef<int64_t> shape);
@@ -144,9 +157,6 @@ private:
   /// Whether the element-by-element path of a load or store of `layout` runs
   /// as a loop on a staged copy of the private buffer (see LowerLoadStore).
   bool isStaged(const Layout &layout) const;
-  /// True if the whole tile of `shape` at `base` is within `dims`.
-  Value tileInBounds(OpBuilder &b, Location loc, ArrayRef<Value> base,
-                     ArrayRef<Value> dims, ArrayRef<int64_t> shape);
   /// If the whole tile is in bounds: `segment(k, global, width)` for each run
   /// of each chunk of a non-replicated layout within a row; else `ragged`.
   /// With `interior` (the access carries `tile.interior`, see

@@ -136,7 +136,7 @@ Value KernelLowering::getScratchView(OpBuilder &b, Location loc, Type elt,
 }
 
 Value KernelLowering::addConst(OpBuilder &b, Location loc, Value a,
-                               int64_t c) const {
+                               int64_t c) {
   if (c == 0)
     return a;
   return b.createOrFold<arith::AddIOp>(loc, a, cidx(b, loc, c));

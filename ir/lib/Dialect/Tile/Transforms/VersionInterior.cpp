@@ -108,7 +108,7 @@ void versionKernel(func::FuncOp fn) {
     return;
   llvm::SetVector<Operation *> slice;
   for (const Access &a : accesses) {
-    if (!isa<BlockArgument>(a.memref) || cast<BlockArgument>(a.memref).getOwner() != &body)
+    if (!tt::isKernelArgument(fn, a.memref))
       return; // only kernel arguments (their sizes are known at the top)
     for (Value index : a.indices)
       if (failed(collectSlice(&body, index, slice)))
@@ -126,21 +126,17 @@ void versionKernel(func::FuncOp fn) {
       first = op->getNextNode();
 
   // The test: for every access, the last element of its tile is in bounds
-  // (compared unsigned, so a negative tile index fails too).
+  // (the lowering's own test, compared unsigned: a negative tile index fails
+  // too).
   Operation *firstRest = ordered.empty() ? &body.front() : ordered.back()->getNextNode();
   OpBuilder b(firstRest);
   Location loc = fn.getLoc();
   Value cond;
   for (const Access &a : accesses) {
-    for (auto [d, index] : llvm::enumerate(a.indices)) {
-      int64_t size = a.shape[d];
-      Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
-      Value origin = arith::MulIOp::create(b, loc, i, arith::ConstantIndexOp::create(b, loc, size));
-      Value last = arith::AddIOp::create(b, loc, origin, arith::ConstantIndexOp::create(b, loc, size - 1));
-      Value dim = memref::DimOp::create(b, loc, a.memref, d);
-      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, last, dim);
-      cond = cond ? arith::AndIOp::create(b, loc, cond, ok) : ok;
-    }
+    SmallVector<Value> dims;
+    SmallVector<Value> base = tt::KernelLowering::tileOrigin(b, loc, a.memref, a.indices, a.shape, dims);
+    Value ok = tt::KernelLowering::tileInBounds(b, loc, base, dims, a.shape);
+    cond = cond ? arith::AndIOp::create(b, loc, cond, ok) : ok;
   }
 
   // The rest of the body moves into the else branch; a copy of it, with its
