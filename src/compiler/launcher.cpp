@@ -287,6 +287,7 @@ class KernelCache {
       c->gpu.symbol = kernel_symbol(kernel);
       c->gpu.ptx.assign(ptx->begin(), ptx->end());
       c->gpu.block_size = block_size_of_ptx(c->gpu.ptx);  // chosen per kernel at compile time
+      c->gpu.ctas_per_program = ctas_per_program_of_ptx(c->gpu.ptx);
       c->gpu.cubin = std::move(*cubin);
       c->from_disk_cache = true;
       std::lock_guard lock(mutex_);
@@ -442,6 +443,18 @@ void flatten_args_into(std::span<const ArgDesc> args, std::span<const int64_t> p
   }
 }
 
+std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compiled, const Grid& grid) {
+  std::array<int64_t, 3> dims = grid.dims;
+  const int64_t ctas = compiled.gpu.ctas_per_program;
+  if (ctas > 1 && dims[0] > 0x7fffffff / ctas)
+    throw Error(fmt::format("tessera: kernel '{}': {} programs along grid x, each run as {} CTAs, exceed the GPU's "
+                            "limit of 2^31-1 CTAs",
+                            kernel, dims[0], ctas));
+  dims[0] *= ctas;
+  check_grid(kernel, dims);
+  return dims;
+}
+
 void run_programs(const CpuKernel& k, std::span<const int64_t> base, const Grid& grid) {
   const int64_t programs = grid.count();
   if (programs == 0) return;
@@ -547,7 +560,7 @@ class KernelWork final : public Work {
   const std::vector<int64_t>& parameter_slots(CudaDriver& driver) {
     if (driver.arch() != compiled_->gpu.arch)
       fail(kernel_, fmt::format("compiled for {} but the GPU is {}", compiled_->gpu.arch, driver.arch()));
-    check_grid(kernel_, grid_.dims);
+    cuda_grid(kernel_, *compiled_, grid_);  // checks the GPU's limits
     thread_local std::vector<int64_t> pointers, slots;
     pointers.assign(args_.size(), 0);
     for (std::size_t i = 0; i < args_.size(); ++i)
@@ -556,8 +569,8 @@ class KernelWork final : public Work {
     return slots;
   }
   std::array<unsigned, 3> grid() const {
-    return {static_cast<unsigned>(grid_.dims[0]), static_cast<unsigned>(grid_.dims[1]),
-            static_cast<unsigned>(grid_.dims[2])};
+    std::array<int64_t, 3> dims = cuda_grid(kernel_, *compiled_, grid_);
+    return {static_cast<unsigned>(dims[0]), static_cast<unsigned>(dims[1]), static_cast<unsigned>(dims[2])};
   }
   unsigned block() const { return static_cast<unsigned>(compiled_->gpu.block_size); }
 

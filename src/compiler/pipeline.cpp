@@ -170,7 +170,8 @@ void run_passes(std::string_view kernel, mlir::ModuleOp module, const std::strin
 // tile IR -> loops (stage "loops.mlir") -> LLVM dialect (stage "llvm-dialect.mlir").
 // On GPU targets the lowering chooses the block size per kernel (block-size=0: about 32 elements of
 // the largest tile per thread, between 32 and 512 threads) unless the caller gives one, and records
-// it as tile.block_size.
+// it as tile.block_size; with block-size=0 it may also run the program of a kernel whose threads
+// never exchange data as several CTAs of 256 threads (tile.ctas_per_program, see ThreadMapping.h).
 void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target,
                            const Dumper& dump, DiagnosticCollector& diags, StageClock& clock, int block_size = 0) {
   bool cpu = target == "cpu";
@@ -179,10 +180,11 @@ void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::
   // in bounds, so that the common case has no ragged paths (and no waits for loads at their joins).
   std::string to_loops =
       cpu ? std::string("tile-hoist-loads,tile-version-interior,tile-lower-to-loops{target=cpu},canonicalize,cse")
-          : fmt::format("tile-hoist-loads,tile-version-interior,tile-lower-to-loops{{target=gpu block-size={}}},"
+          : fmt::format("tile-hoist-loads,tile-version-interior,"
+                        "tile-lower-to-loops{{target=gpu block-size={} ctas-per-program={}}},"
                         "canonicalize,cse,"
                         "tile-math-to-nvvm",
-                        block_size);
+                        block_size, block_size == 0 ? 0 : 1);
   run_passes(kernel, module, to_loops, target, diags);
   clock.mark("loops");
   dump.write_ir("loops.mlir", module);
@@ -308,6 +310,16 @@ int block_size_of_ptx(std::string_view ptx) {
   return threads > 0 && threads <= 1024 ? threads : kGpuBlockSize;
 }
 
+int ctas_per_program_of_ptx(std::string_view ptx) {
+  std::size_t i = ptx.find(kCtasPerProgramComment);
+  if (i == std::string_view::npos) return 1;
+  i += kCtasPerProgramComment.size();
+  while (i < ptx.size() && ptx[i] == ' ') ++i;
+  int ctas = 0;
+  for (; i < ptx.size() && ptx[i] >= '0' && ptx[i] <= '9' && ctas <= 1024; ++i) ctas = ctas * 10 + (ptx[i] - '0');
+  return ctas > 0 && ctas <= 1024 ? ctas : 1;
+}
+
 std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast) {
   if (auto calls = device_functions(kernel, ast); !calls.empty())
     throw Error(fmt::format("tessera: kernel '{}': calls the device function '{}' ({}), which only GPU targets "
@@ -380,6 +392,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   auto threads = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tessera::tile::TileDialect::getBlockSizeAttrName());
   if (!threads) throw Error(fmt::format("tessera: kernel '{}': internal error: no block size", kernel));
   code.block_size = static_cast<int>(threads.getInt());
+  if (auto ctas = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tessera::tile::TileDialect::getCtasPerProgramAttrName()))
+    code.ctas_per_program = static_cast<int>(ctas.getInt());
   mlir::OpBuilder b(&ctx);
   fn->setAttr(mlir::NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
   fn->setAttr(mlir::NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({code.block_size, 1, 1}));
@@ -402,6 +416,9 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   m->setDataLayout(tm->createDataLayout());
   m->setTargetTriple(triple);
   optimize(*m, tm.get(), llvm::OptimizationLevel::O3);
+  // The split of a program over CTAs, as a PTX comment that comes back with the PTX from the disk
+  // cache (see ctas_per_program_of_ptx).
+  if (code.ctas_per_program > 1) m->setModuleInlineAsm(fmt::format("{} {}", kCtasPerProgramComment, code.ctas_per_program));
   mark_read_only_noalias(*m, code.symbol);
   add_grid_dependency_wait(*m, code.symbol);
   if (llvm::verifyModule(*m, &llvm::errs()))

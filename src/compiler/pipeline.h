@@ -30,7 +30,8 @@ struct GpuCode {
   std::string arch;          // "sm_90", "sm_100a"
   std::string ptx;
   std::vector<char> cubin;   // empty if only PTX was requested
-  int block_size = 128;      // threads per program
+  int block_size = 128;      // threads per CTA
+  int ctas_per_program = 1;  // CTAs that run one program together (grid x is multiplied by it)
   std::string symbol;        // the PTX entry name
   // Wall time of each stage in milliseconds, in order ("context", "tile-ir", "loops", "llvm-dialect",
   // "llvm-ir", "llvm-opt", "ptx"; the launcher adds "cubin").
@@ -44,6 +45,11 @@ inline constexpr int kGpuBlockSize = 128;
 // The block size of a kernel compiled by compile_ptx, read back from its PTX (`.maxntid T, 1, 1`),
 // e.g. for a cubin loaded from the disk cache; kGpuBlockSize if the directive is missing.
 int block_size_of_ptx(std::string_view ptx);
+
+// The CTAs per program of a kernel compiled by compile_ptx, read back from its PTX (the comment
+// line `// tessera.ctas_per_program S`, present when S > 1); 1 without it.
+inline constexpr std::string_view kCtasPerProgramComment = "// tessera.ctas_per_program";
+int ctas_per_program_of_ptx(std::string_view ptx);
 
 std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast);
 // Lowers to PTX for `arch`; the caller turns it into a cubin (nvJitLink) so that the cache sits

@@ -41,7 +41,7 @@ struct Node {
   std::string kernel;
   std::shared_ptr<const Compiled> compiled;      // a tessera kernel, or
   std::shared_ptr<const UnsafeCompiled> unsafe;  // an unsafe one
-  Grid grid;
+  Grid grid;  // programs on the CPU target; CTAs on GPU targets (see cuda_grid)
   std::array<unsigned, 3> block{1, 1, 1};
   unsigned shared_bytes = 0;
   std::vector<ArgDesc> args;  // storage left null (see storages); scalars: the values last used
@@ -81,7 +81,7 @@ class GraphImpl final : public GraphCapture {
     n.grid = check_args(r.kernel, *n.compiled, r.args);
     if (is_gpu(target)) {
       n.block = {static_cast<unsigned>(n.compiled->gpu.block_size), 1, 1};
-      check_grid(r.kernel, n.grid.dims);
+      n.grid.dims = cuda_grid(r.kernel, *n.compiled, n.grid);  // from here on, CTAs
     }
     add(std::move(n), r.args);
   }

@@ -28,7 +28,7 @@ static void capture_and_replay(Target t) {
   {
     auto recording = g.capture();
     add_one_kernel().launch(y.partition<128>(), x);  // y = x + 1
-    add_kernel().launch(z.partition<256>(), y, x);   // z = y + x
+    add_kernel().launch(z.partition<4096>(), y, x);  // z = y + x (on a GPU: 4 CTAs per program)
     auto h = add_one_kernel().launch_async(y.partition<128>(), z);  // y = z + 1 (after the read of y)
     CHECK(h.ready());  // nothing ran
   }

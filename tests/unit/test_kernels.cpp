@@ -402,6 +402,42 @@ static void body_half_math(Target target) {
 
 // Every kernel test runs on the CPU target and, tagged [gpu], on the GPU when one is present.
 TESSERA_TARGET_TEST_CASE("1-D add over ragged lengths, f32", "[elementwise]", body_1)
+// On the GPU, a kernel whose threads never exchange data runs each program with large tiles as
+// several CTAs (a bf16 add of 8192-element tiles: 4 CTAs of 256 threads; a 64 x 256 f32 tile: 16).
+// Each program must still see its own ids, its whole (ragged) tile and the grid's program count.
+static void body_split(Target target) {
+  auto add = kernel("split_add", [](auto out, auto x, auto y) { return out.store(x.load_like(out) + y.load_like(out)); });
+  for (int64_t n : {8191, 3 * 8192 + 5, 100003}) {
+    auto x = random_tensor<bfloat16, 1>({n}, -50, 50, 41);
+    auto y = random_tensor<bfloat16, 1>({n}, -50, 50, 42);
+    Tensor<bfloat16, 1> z({n});
+    add.launch_on(target, z.partition<8192>(), x, y);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) bad += f(z(i)) != f(static_cast<bfloat16>(f(x(i)) + f(y(i))));
+    INFO("n = " << n);
+    CHECK(bad == 0);
+  }
+  // Element (r, c) of tile (i, j) of a 3 x 2 grid (ragged in both dimensions): x * 2 + its index in
+  // the tile + 1000 i + 7 j + 100 * programs along dim 0.
+  auto ids = kernel("split_ids", [](auto out, auto x) {
+    auto inside = cast<DType::f32>(reshape<64, 256>(iota<16384>()));
+    auto program = cast<DType::f32>(program_id<0>() * c<1000> + program_id<1>() * c<7> + num_programs<0>() * c<100>);
+    return out.store(x.load_like(out) * c<2.0> + inside + program);
+  });
+  auto x = random_tensor<float, 2>({150, 300}, -1, 1, 43);
+  Tensor<float, 2> z({150, 300});
+  ids.launch_on(target, z.partition<64, 256>(), x);
+  int64_t bad = 0;
+  for (int64_t r = 0; r < 150; ++r)
+    for (int64_t col = 0; col < 300; ++col) {
+      float want = x(r, col) * 2.0f + static_cast<float>((r % 64) * 256 + col % 256) +
+                   static_cast<float>((r / 64) * 1000 + (col / 256) * 7 + 3 * 100);
+      bad += z(r, col) != want;
+    }
+  CHECK(bad == 0);
+}
+TESSERA_TARGET_TEST_CASE("programs split over several CTAs see their own ids and whole tiles", "[elementwise]",
+                         body_split)
 static void body_2(Target target) {
   body_2_t<half>(target);
   body_2_t<bfloat16>(target);

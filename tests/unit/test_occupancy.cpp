@@ -70,7 +70,8 @@ TEST_CASE("a row kernel that fits more programs per SM with fewer threads gets t
   bool retried = false;
   for (const auto& [stage, ms] : art.stage_ms) retried = retried || stage == "fewer-threads";
   CHECK((retried || art.from_disk_cache));  // a cubin from the disk cache has no stage times
-  // An elementwise kernel has registers to spare: compiled once, at the lowering's block size.
+  // An elementwise kernel has registers to spare: compiled once, at the lowering's block size (its
+  // programs split into CTAs of 256 threads).
   Tensor<float, 1> p({1 << 20}), q({1 << 20});
   CompiledArtifact add = kernel("occupancy_add", [](auto o, auto a) { return o.store(a.load_like(o) + c<1>); })
                              .compile(Target::sm_90, q.partition<8192>(), p);

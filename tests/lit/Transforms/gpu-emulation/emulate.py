@@ -11,9 +11,13 @@ Both runs start from the same pseudo-random buffers; every buffer must end up
 equal (floats within a tolerance: reductions combine in different orders).
 
 The test file names the launch in one line:
-  // EMU: T=<threads, 0 = chosen by the pass> grid=<g0>,<g1> args=<arg>;<arg>...
+  // EMU: T=<threads, 0 = chosen by the pass> [S=<CTAs per program>]
+  //      grid=<g0>,<g1> args=<arg>;<arg>...
 where <arg> is <dtype>[<d0>x<d1>] or <dtype>[<n>], optionally /<row stride>,
-one per kernel argument (memrefs only, row-major, unit inner stride).
+one per kernel argument (memrefs only, row-major, unit inner stride). S
+(default 1; 0 = chosen by the pass) is passed as ctas-per-program: the gpu run
+then has g0 * S CTAs along x of T / S threads each (the tile.block_size and
+tile.ctas_per_program the pass reports).
 """
 import argparse
 import os
@@ -85,6 +89,7 @@ def main():
     text = open(a.kernel).read()
     spec = dict(kv.split("=", 1) for kv in re.search(r"// EMU: (.*)", text).group(1).split())
     threads = int(spec["T"])
+    ctas = int(spec.get("S", "1"))
     g0, g1 = (int(v) for v in spec["grid"].split(","))
     args = []
     for arg in spec["args"].split(";"):
@@ -99,8 +104,11 @@ def main():
         run([llc, "-O2", "-filetype=obj", "-relocation-model=pic", "-o", obj], ll)
         return obj
 
-    gpu = run([opt, a.kernel, f"-tile-lower-to-loops=target=gpu block-size={threads}", "-canonicalize", "-cse"])
+    gpu = run([opt, a.kernel, f"-tile-lower-to-loops=target=gpu block-size={threads} ctas-per-program={ctas}",
+               "-canonicalize", "-cse"])
     threads = int(re.search(r"tile\.block_size = (\d+) : i32", gpu).group(1))
+    split = re.search(r"tile\.ctas_per_program = (\d+) : i32", gpu)
+    ctas = int(split.group(1)) if split else 1
     gpu_obj = compile_ir(to_host(gpu), "gpu")
     cpu = run([opt, a.kernel, "-tile-lower-to-loops", "-canonicalize", "-cse"])
     cpu_obj = compile_ir(cpu.replace(f"@{fn}(", f"@cpu_{fn}("), "cpu")
@@ -158,12 +166,12 @@ template <class V> int compare(const char* what, const V& g, const V& c, const V
 static void gpu_kernel(void*) {{ {fn}({", ".join(gpu_args)}); }}
 int main() {{
   {chr(10).join(setup)}
-  emu_run({threads}, {g0}, {g1}, gpu_kernel, nullptr);
+  emu_run({threads}, {g0 * ctas}, {g1}, gpu_kernel, nullptr);
   for (int y = 0; y < {g1}; ++y)
     for (int x = 0; x < {g0}; ++x) cpu_{fn}({", ".join(cpu_args)}, x, y, 0, {g0}, {g1}, 1);
   int bad = 0;
   {chr(10).join(checks)}
-  std::printf("{fn}: T=%d %s\\n", {threads}, bad ? "MISMATCH" : "OK");
+  std::printf("{fn}: T=%d%s %s\\n", {threads}, "{f' S={ctas}' if ctas > 1 else ''}", bad ? "MISMATCH" : "OK");
   return bad != 0;
 }}
 """

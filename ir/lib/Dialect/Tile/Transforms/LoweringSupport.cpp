@@ -69,15 +69,23 @@ Value KernelLowering::getProgramId(bool count, unsigned dim) {
     return slot;
   Location loc = func.getLoc();
   Type i32 = entry.getI32Type();
+  // A program split over S CTAs along x: CTA c runs program c / S.
+  auto perProgram = [&](Value ctas) -> Value {
+    if (opts.ctasPerProgram == 1)
+      return ctas;
+    Value shift = arith::ConstantIntOp::create(
+        entry, loc, i32, llvm::Log2_64(opts.ctasPerProgram));
+    return arith::ShRUIOp::create(entry, loc, ctas, shift);
+  };
   switch (dim + (count ? 3 : 0)) {
   case 0:
-    return slot = NVVM::BlockIdXOp::create(entry, loc, i32);
+    return slot = perProgram(NVVM::BlockIdXOp::create(entry, loc, i32));
   case 1:
     return slot = NVVM::BlockIdYOp::create(entry, loc, i32);
   case 2:
     return slot = NVVM::BlockIdZOp::create(entry, loc, i32);
   case 3:
-    return slot = NVVM::GridDimXOp::create(entry, loc, i32);
+    return slot = perProgram(NVVM::GridDimXOp::create(entry, loc, i32));
   case 4:
     return slot = NVVM::GridDimYOp::create(entry, loc, i32);
   default:
@@ -93,9 +101,23 @@ Value KernelLowering::getThreadId() {
     threadId = cidx(entry, loc, 0);
     return threadId;
   }
+  Type i32 = entry.getI32Type();
   auto range =
-      LLVM::ConstantRangeAttr::get(func.getContext(), 32, 0, opts.threads);
-  Value tid = NVVM::ThreadIdXOp::create(entry, loc, entry.getI32Type(), range);
+      LLVM::ConstantRangeAttr::get(func.getContext(), 32, 0, opts.ctaThreads());
+  Value tid = NVVM::ThreadIdXOp::create(entry, loc, i32, range);
+  if (opts.ctasPerProgram > 1) {
+    // Thread t of the program is thread t mod (T/S) of CTA t / (T/S) of the
+    // program; CTA c of the grid is CTA c mod S of its program.
+    Value cta = arith::AndIOp::create(
+        entry, loc, NVVM::BlockIdXOp::create(entry, loc, i32),
+        arith::ConstantIntOp::create(entry, loc, i32,
+                                     opts.ctasPerProgram - 1));
+    Value first = arith::ShLIOp::create(
+        entry, loc, cta,
+        arith::ConstantIntOp::create(entry, loc, i32,
+                                     llvm::Log2_64(opts.ctaThreads())));
+    tid = arith::OrIOp::create(entry, loc, first, tid);
+  }
   threadId = arith::IndexCastOp::create(entry, loc, entry.getIndexType(), tid);
   return threadId;
 }

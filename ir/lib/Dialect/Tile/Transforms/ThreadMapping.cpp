@@ -110,13 +110,19 @@ static void forEachTileType(func::FuncOp func,
   });
 }
 
-int64_t mlir::tessera::tile::chooseBlockSize(func::FuncOp func) {
+/// Elements of the largest tile of `func`.
+static int64_t largestTile(func::FuncOp func) {
   int64_t largest = 1;
   forEachTileType(func, [&](RankedTensorType tensor) {
     if (tensor.hasStaticShape())
       largest = std::max(largest, tensor.getNumElements());
   });
-  uint64_t threads = std::max<int64_t>(1, largest / kAutoElementsPerThread);
+  return largest;
+}
+
+int64_t mlir::tessera::tile::chooseBlockSize(func::FuncOp func) {
+  uint64_t threads =
+      std::max<int64_t>(1, largestTile(func) / kAutoElementsPerThread);
   return std::clamp<int64_t>(llvm::bit_floor(threads), kMinAutoBlockSize,
                              kMaxAutoBlockSize);
 }
@@ -324,4 +330,32 @@ mlir::tessera::tile::planScratch(const LoweringOptions &opts,
            << kMaxStaticSharedBytes
            << " bytes (48 KiB) of static shared memory";
   return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Programs split over CTAs
+//===----------------------------------------------------------------------===//
+
+bool mlir::tessera::tile::isExchangeFree(const LoweringOptions &opts,
+                                         func::FuncOp func) {
+  WalkResult result = func.walk([&](Operation *op) {
+    if (isa<ReduceOp, TransposeOp, MmaOp, DeviceCallOp>(op) ||
+        (isa_and_nonnull<TileDialect>(op->getDialect()) &&
+         sharedScratchBytes(opts, op) != 0))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
+void mlir::tessera::tile::chooseCtaSplit(func::FuncOp func,
+                                         LoweringOptions &opts) {
+  int64_t threads = largestTile(func) / opts.vectorWidth;
+  if (threads < 2 * kSplitCtaThreads)
+    return;
+  LoweringOptions split = opts;
+  split.threads = threads;
+  split.ctasPerProgram = threads / kSplitCtaThreads;
+  if (isExchangeFree(split, func))
+    opts = split;
 }

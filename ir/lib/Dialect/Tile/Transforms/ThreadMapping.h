@@ -3,7 +3,9 @@
 // The lowering parameters of `tile-lower-to-loops`, the map from the elements
 // of a tile to the threads of a program, and the static plans built on it.
 //
-// A tile of P elements (row-major) is spread over T threads: thread t owns
+// A tile of P elements (row-major) is spread over the T threads of a program
+// (on gpu, in S CTAs of T/S threads each; S > 1 only for kernels whose threads
+// never exchange data, see chooseCtaSplit): thread t owns
 // n = P/T elements in C chunks of v contiguous elements, element (c, j) being
 // linear index (c*T + t)*v + j, kept at private index c*v + j. When P < T,
 // thread t owns element t mod P (replicated) at private index 0. The map
@@ -43,19 +45,24 @@ constexpr int64_t kMinAutoBlockSize = 32;
 constexpr int64_t kMaxAutoBlockSize = 512;
 /// Elements of the largest tile per thread aimed at by the chosen block size.
 constexpr int64_t kAutoElementsPerThread = 32;
+/// Threads per CTA of a program split over several CTAs (see chooseCtaSplit).
+constexpr int64_t kSplitCtaThreads = 256;
 
 /// Lowering parameters derived from the pass options (and, for vectorWidth,
 /// from the kernel: see chooseVectorWidth).
 struct LoweringOptions {
   bool gpu = false;
-  int64_t threads = 1;      // T
+  int64_t threads = 1;      // T: threads of a program, over all its CTAs
+  int64_t ctasPerProgram = 1; // S: CTAs sharing one program (gpu)
   int64_t vectorWidth = 4;  // V: elements per chunk (at most)
   int64_t vectorBytes = 16; // widest global access in bytes
   int64_t unrollLimit = 64;
 
-  /// Threads that execute a shuffle together: a warp, or the whole program
-  /// when it has fewer threads.
-  int64_t warpSize() const { return std::min(threads, kWarpSize); }
+  /// Threads of one CTA (the CUDA block size).
+  int64_t ctaThreads() const { return threads / ctasPerProgram; }
+  /// Threads that execute a shuffle together: a warp, or the whole CTA when it
+  /// has fewer threads.
+  int64_t warpSize() const { return std::min(ctaThreads(), kWarpSize); }
 };
 
 /// How the P elements of a tile are spread over the T threads of a program.
@@ -146,6 +153,29 @@ struct ScratchPlan {
 /// when the gpu target would need more than 48 KiB.
 FailureOr<ScratchPlan> planScratch(const LoweringOptions &opts,
                                    func::FuncOp func);
+
+/// Whether the threads of `func` never exchange data under `opts`: no
+/// reduction, transpose, mma or device call (which may read the CUDA thread
+/// id), and only broadcasts within a thread. Its program may then be split
+/// over several CTAs: thread t of the program is thread t mod (T/S) of the
+/// program's CTA t / (T/S).
+bool isExchangeFree(const LoweringOptions &opts, func::FuncOp func);
+
+/// The split chosen for a kernel with block-size=0 (after its T and V): if
+/// the kernel is exchange-free at T' = Pmax / V threads (one chunk of its
+/// largest tile each) and T' >= 2 * kSplitCtaThreads, T' threads in
+/// S = T' / 256 CTAs of 256; else T and S = 1 are left alone. With one chunk
+/// per thread, CTA s of a program owns the contiguous elements
+/// [s * 256 V, (s + 1) * 256 V) of each tile of Pmax elements: 4 KiB of each
+/// tile of the narrowest type. Measured on an H200 (benchmarks/results,
+/// session 5): a 1 GiB copy in bf16 tiles of 8192 elements ran at 4.15 TB/s as
+/// one CTA of 256 threads per program (32 elements each), 4.14 split into
+/// CTAs of 64 threads with 4 chunks each (each CTA then touches 1 KiB pieces
+/// 8 KiB apart) and 4.30 split as here; a bf16 add of 4096-element tiles
+/// 4.37 -> 4.43, an f32 add of 2048-element tiles 4.35 -> 4.39. CTAs of 128
+/// threads with one chunk (2 KiB) made the copy slower (3.40: too many short
+/// CTAs).
+void chooseCtaSplit(func::FuncOp func, LoweringOptions &opts);
 
 } // namespace mlir::tessera::tile
 

@@ -212,9 +212,27 @@ LogicalResult verifyTileKernel(func::FuncOp func) {
 LogicalResult lowerKernel(func::FuncOp func, LoweringOptions opts) {
   if (failed(verifyTileKernel(func)))
     return failure();
-  if (opts.gpu && opts.threads == 0)
+  bool chooseThreads = opts.gpu && opts.threads == 0;
+  if (chooseThreads)
     opts.threads = chooseBlockSize(func);
   opts.vectorWidth = chooseVectorWidth(opts, func);
+  int64_t ctas = opts.ctasPerProgram;
+  opts.ctasPerProgram = 1;
+  if (opts.gpu && ctas == 0 && chooseThreads)
+    chooseCtaSplit(func, opts);
+  else if (opts.gpu && ctas > 1) {
+    if (ctas > opts.threads)
+      return func.emitOpError()
+             << "cannot split a program of " << opts.threads
+             << " threads over " << ctas << " CTAs (ctas-per-program)";
+    opts.ctasPerProgram = ctas;
+    if (!isExchangeFree(opts, func))
+      return func.emitOpError()
+             << "cannot run a program as " << ctas
+             << " CTAs (ctas-per-program): its threads exchange data (a "
+                "reduce, transpose, mma, device call or broadcast across "
+                "threads)";
+  }
   FailureOr<ScratchPlan> scratch = planScratch(opts, func);
   if (failed(scratch))
     return failure();
@@ -312,7 +330,10 @@ LogicalResult KernelLowering::run() {
 
   if (opts.gpu)
     func->setAttr(TileDialect::getBlockSizeAttrName(),
-                  entry.getI32IntegerAttr(opts.threads));
+                  entry.getI32IntegerAttr(opts.ctaThreads()));
+  if (opts.gpu && opts.ctasPerProgram > 1)
+    func->setAttr(TileDialect::getCtasPerProgramAttrName(),
+                  entry.getI32IntegerAttr(opts.ctasPerProgram));
   WalkResult leftover = func.walk([](Operation *op) {
     if (touchesTensors(op) || isa_and_nonnull<TileDialect>(op->getDialect())) {
       op->emitOpError("was not lowered by tile-lower-to-loops");
@@ -346,14 +367,18 @@ struct TileLowerToLoopsPass
     auto isPow2 = [](int64_t v) {
       return v > 0 && llvm::isPowerOf2_64(static_cast<uint64_t>(v));
     };
-    if ((blockSize != 0 && !isPow2(blockSize)) || blockSize > 1024 ||
+    if ((blockSize != 0 && !isPow2(blockSize)) ||
+        (ctasPerProgram != 0 && !isPow2(ctasPerProgram)) ||
+        blockSize > 1024 * std::max<int64_t>(1, ctasPerProgram) ||
         !isPow2(vectorWidth) || !isPow2(vectorBytes) || unrollLimit < 0) {
       module.emitError("tile-lower-to-loops: block-size must be 0 or a power "
-                       "of two up to 1024, vector-width and vector-bytes "
+                       "of two, at most 1024 per CTA, ctas-per-program 0 or "
+                       "a power of two, vector-width and vector-bytes "
                        "positive powers of two and unroll-limit >= 0");
       return signalPassFailure();
     }
     opts.threads = opts.gpu ? blockSize : 1;
+    opts.ctasPerProgram = opts.gpu ? ctasPerProgram : 1;
     opts.vectorWidth = vectorWidth;
     opts.vectorBytes = vectorBytes;
     opts.unrollLimit = unrollLimit;

@@ -30,10 +30,16 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getKernelAttrName() {
       return ::llvm::StringLiteral("tile.kernel");
     }
-    /// Name of the i32 function attribute holding the threads per program
-    /// (set by `tile-lower-to-loops` for the gpu target).
+    /// Name of the i32 function attribute holding the threads per CTA, the
+    /// CUDA block size (set by `tile-lower-to-loops` for the gpu target).
     static constexpr ::llvm::StringLiteral getBlockSizeAttrName() {
       return ::llvm::StringLiteral("tile.block_size");
+    }
+    /// Name of the i32 function attribute holding the CTAs that share one
+    /// program, when more than one (set by `tile-lower-to-loops` for the gpu
+    /// target; the launch grid's x dimension is multiplied by it).
+    static constexpr ::llvm::StringLiteral getCtasPerProgramAttrName() {
+      return ::llvm::StringLiteral("tile.ctas_per_program");
     }
   }];
 }

@@ -55,7 +55,21 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
 
     Program ids come from `nvvm.read.ptx.sreg.ctaid/nctaid` on gpu; on cpu the
     kernel gets six trailing i32 arguments (pid0, pid1, pid2, nprog0, nprog1,
-    nprog2). On gpu the function gets `tile.block_size = T : i32`.
+    nprog2). On gpu the function gets `tile.block_size = T/S : i32`, the
+    threads of one CTA.
+
+    A program may run as S CTAs (`ctas-per-program`, a power of two) when its
+    threads never exchange data (no reduce, transpose, mma or device call, no
+    broadcast across threads): thread t of the program is thread t mod (T/S)
+    of CTA t / (T/S); along grid x, CTA c runs program c / S, so the launch
+    grid's x dimension is S times the number of programs, and the function
+    gets `tile.ctas_per_program = S : i32`. With `block-size=0` and
+    `ctas-per-program=0`, such a kernel whose largest tile has Pmax >= 512 V
+    elements gets T = Pmax / V threads (one chunk each) in CTAs of 256: a CTA
+    then moves 4 KiB of contiguous elements of each tile of the narrowest
+    type, which measured faster on an H200 than one CTA per program (see
+    ThreadMapping.h). Example: a bf16 add of 4096-element tiles runs as 2
+    CTAs of 256 threads per program.
 
     Before rewriting, the pass checks that each kernel only uses supported
     ops, element types (i1, i8, i16, i32, i64, f16, bf16, f32, f64),
@@ -71,6 +85,11 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
            "Threads per program on the gpu target, 0: chosen per kernel "
            "(the cpu target uses 1)">,
+    Option<"ctasPerProgram", "ctas-per-program", "int64_t", /*default=*/"1",
+           "CTAs sharing one program on the gpu target (a power of two, at "
+           "most block-size; more than 1 only for kernels whose threads "
+           "never exchange data); 0: chosen per kernel with block-size=0, "
+           "else 1">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "Maximum contiguous elements per thread chunk">,
     Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"16",
