@@ -129,7 +129,7 @@ void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std:
                        GpuCode& code) {
   constexpr int kHalfAnSm = 1024;  // threads
   auto first = cubin_resources(code.cubin);
-  if (!first || code.block_size < 128) return;
+  if (!first || code.block_size < 128 || code.ctas_per_program > 1) return;  // split: see ThreadMapping.h
   const int blocks = resident_blocks(*first, code.block_size);
   if (blocks * code.block_size >= kHalfAnSm) return;
   auto t0 = std::chrono::steady_clock::now();

@@ -95,19 +95,19 @@ TEST_CASE("gpu code: multiply-adds contract to fma, interior tiles load without 
   std::string ptx = fma_k.compile(Target::sm_90, z.partition<2048>(), x, y).ptx;
   CHECK(count(ptx, "fma.rn.f32") > 0);
   CHECK(count(ptx, "mul.rn.f32") == 0);
-  // 2048 elements, no exchange between threads: 512 threads in 2 CTAs of 256 (4 elements each),
-  // i.e. one 16-byte chunk per input. In the copy of the body for programs wholly in bounds
-  // (tile-version-interior; first in the PTX), both inputs' loads are issued back to back, 16-byte
-  // vectors, with no branch between them (a branch per load used to make ptxas wait for one
-  // input's loads before issuing the other's).
-  CHECK(ptx.find(".maxntid 256, 1, 1") != std::string::npos);
+  // 2048 elements, no exchange between threads: 256 threads in 2 CTAs of 128 (8 elements each),
+  // i.e. two 16-byte chunks per input. In the copy of the body for programs wholly in bounds
+  // (tile-version-interior; first in the PTX), both inputs' loads are issued back to back, all
+  // 16-byte vectors, with no branch between them (a branch per load used to make ptxas wait for
+  // one input's loads before issuing the other's).
+  CHECK(ptx.find(".maxntid 128, 1, 1") != std::string::npos);
   CHECK(ptx.find("// tessera.ctas_per_program 2") != std::string::npos);
   size_t first = ptx.find("ld.global.nc");
   REQUIRE(first != std::string::npos);
   size_t branch = ptx.find("bra", first);
   std::string block = ptx.substr(first, branch - first);
-  CHECK(count(block, "ld.global.nc") == 2);
-  CHECK(count(block, "ld.global.nc.v4") == 2);
+  CHECK(count(block, "ld.global.nc") == 4);
+  CHECK(count(block, "ld.global.nc.v4") == 4);
 }
 
 TEST_CASE("gpu code: a weight load shared by all programs is issued after the row reduction", "[compile][ptx]") {

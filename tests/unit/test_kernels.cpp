@@ -403,7 +403,7 @@ static void body_half_math(Target target) {
 // Every kernel test runs on the CPU target and, tagged [gpu], on the GPU when one is present.
 TESSERA_TARGET_TEST_CASE("1-D add over ragged lengths, f32", "[elementwise]", body_1)
 // On the GPU, a kernel whose threads never exchange data runs each program with large tiles as
-// several CTAs (a bf16 add of 8192-element tiles: 4 CTAs of 256 threads; a 64 x 256 f32 tile: 16).
+// several CTAs (a bf16 add of 8192-element tiles: 4 CTAs of 128 threads; a 64 x 256 f32 tile: 16).
 // Each program must still see its own ids, its whole (ragged) tile and the grid's program count.
 static void body_split(Target target) {
   auto add = kernel("split_add", [](auto out, auto x, auto y) { return out.store(x.load_like(out) + y.load_like(out)); });

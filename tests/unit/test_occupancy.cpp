@@ -71,10 +71,10 @@ TEST_CASE("a row kernel that fits more programs per SM with fewer threads gets t
   for (const auto& [stage, ms] : art.stage_ms) retried = retried || stage == "fewer-threads";
   CHECK((retried || art.from_disk_cache));  // a cubin from the disk cache has no stage times
   // An elementwise kernel has registers to spare: compiled once, at the lowering's block size (its
-  // programs split into CTAs of 256 threads).
+  // programs split into CTAs of 128 threads).
   Tensor<float, 1> p({1 << 20}), q({1 << 20});
   CompiledArtifact add = kernel("occupancy_add", [](auto o, auto a) { return o.store(a.load_like(o) + c<1>); })
                              .compile(Target::sm_90, q.partition<8192>(), p);
-  CHECK(threads_of(add) == 256);
+  CHECK(threads_of(add) == 128);
   for (const auto& [stage, ms] : add.stage_ms) CHECK(stage != "fewer-threads");
 }

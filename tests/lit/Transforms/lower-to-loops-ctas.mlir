@@ -1,22 +1,37 @@
 // RUN: tessera-opt %s -tile-lower-to-loops="target=gpu block-size=0 ctas-per-program=0" -cse | FileCheck %s
+// RUN: tessera-opt %s -tile-lower-to-loops="target=gpu block-size=0 ctas-per-program=0 split-chunks=1" -cse | FileCheck %s --check-prefix=ONE
 
 // With block-size=0 and ctas-per-program=0, a kernel whose threads never
-// exchange data and whose largest tile has Pmax >= 512 V elements runs each
-// program as S CTAs of 256 threads, T = Pmax / V threads in all (one chunk of
-// V each): a CTA moves 4 KiB of contiguous elements of each tile.
+// exchange data and whose largest tile has Pmax >= 512 C V elements runs each
+// program as S CTAs of 256 / C threads with C chunks of V each (C =
+// split-chunks, default 2), T = Pmax / (C V) threads in all: a CTA moves
+// 4 KiB of contiguous elements of each tile.
 
-// bf16 add of 4096-element tiles (V = 8): T = 512, S = 2. The thread's index
-// in the program is (ctaid.x mod 2) * 256 + tid.x, the program id ctaid.x / 2.
+// bf16 add of 4096-element tiles (V = 8): T = 256, S = 2 CTAs of 128. The
+// thread's index in the program is t = (ctaid.x mod 2) * 128 + tid.x, the
+// program id ctaid.x / 2; thread t's first element is t * 8 + (t / 128) * 1024
+// (CTA s owns elements [2048 s, 2048 s + 2048)), its second 1024 further.
 // CHECK-LABEL: func.func @add4096
-// CHECK-SAME: tile.block_size = 256 : i32
+// CHECK-SAME: tile.block_size = 128 : i32
 // CHECK-SAME: tile.ctas_per_program = 2 : i32
 // CHECK-DAG: %[[CTA:.*]] = nvvm.read.ptx.sreg.ctaid.x : i32
-// CHECK-DAG: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x range <i32, 0, 256> : i32
+// CHECK-DAG: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x range <i32, 0, 128> : i32
 // CHECK-DAG: %[[PID:.*]] = arith.shrui %[[CTA]], %c1_i32
 // CHECK-DAG: %[[SUB:.*]] = arith.andi %[[CTA]], %c1_i32
-// CHECK-DAG: %[[FIRST:.*]] = arith.shli %[[SUB]], %c8_i32
-// CHECK-DAG: arith.ori %[[FIRST]], %[[TID]]
-// CHECK-DAG: memref.alloca() : memref<8xbf16>
+// CHECK-DAG: %[[FIRST:.*]] = arith.shli %[[SUB]], %c7_i32
+// CHECK-DAG: %[[T32:.*]] = arith.ori %[[FIRST]], %[[TID]]
+// CHECK-DAG: memref.alloca() : memref<16xbf16>
+// CHECK: %[[T:.*]] = arith.index_cast %[[T32]] : i32 to index
+// CHECK: scf.if
+// CHECK: %[[TV:.*]] = arith.muli %[[T]], %c8
+// CHECK: %[[S:.*]] = arith.shrui %[[T]], %c7
+// CHECK: %[[SB:.*]] = arith.muli %[[S]], %c1024
+// CHECK: arith.addi %[[TV]], %[[SB]]
+// With split-chunks=1: 2 CTAs of 256 threads, one chunk each.
+// ONE-LABEL: func.func @add4096
+// ONE-SAME: tile.block_size = 256 : i32
+// ONE-SAME: tile.ctas_per_program = 2 : i32
+// ONE: memref.alloca() : memref<8xbf16>
 !m = memref<?xbf16, strided<[1], offset: ?>>
 func.func @add4096(%o: !m, %a: !m, %b: !m) attributes {tile.kernel} {
   %p = tile.program_id 0
@@ -27,10 +42,10 @@ func.func @add4096(%o: !m, %a: !m, %b: !m) attributes {tile.kernel} {
   return
 }
 
-// A row copy of 1x8192 bf16: 4 CTAs of 256 threads; num_programs 0 is
+// A row copy of 1x8192 bf16: 4 CTAs of 128 threads; num_programs 0 is
 // nctaid.x / 4.
 // CHECK-LABEL: func.func @row_copy
-// CHECK-SAME: tile.block_size = 256 : i32
+// CHECK-SAME: tile.block_size = 128 : i32
 // CHECK-SAME: tile.ctas_per_program = 4 : i32
 // CHECK-DAG: %[[N:.*]] = nvvm.read.ptx.sreg.nctaid.x : i32
 // CHECK-DAG: arith.shrui %[[N]], %c2_i32
@@ -59,7 +74,7 @@ func.func @row_sum(%o: !f, %a: !r) attributes {tile.kernel} {
   return
 }
 
-// A tile too small to split (1024 f32, V = 4: 256 threads of one chunk would
+// A tile too small to split (1024 f32, V = 4: 128 threads of two chunks would
 // make one CTA): the usual 32 elements per thread.
 // CHECK-LABEL: func.func @small
 // CHECK-SAME: tile.block_size = 32 : i32

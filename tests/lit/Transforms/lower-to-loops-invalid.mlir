@@ -5,9 +5,10 @@
 // RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu vector-bytes=12" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu ctas-per-program=3" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu block-size=4096 ctas-per-program=2" 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu split-chunks=3" 2>&1 | FileCheck %s --check-prefix=BLOCK
 
 // TARGET: tile-lower-to-loops: target must be 'cpu' or 'gpu', got 'xpu'
-// BLOCK: block-size must be 0 or a power of two, at most 1024 per CTA, ctas-per-program 0 or a power of two, vector-width and vector-bytes positive powers of two
+// BLOCK: block-size must be 0 or a power of two, at most 1024 per CTA, ctas-per-program 0 or a power of two, split-chunks a power of two up to 256, vector-width and vector-bytes positive powers of two
 
 func.func @non_pow2() attributes {tile.kernel} {
   // expected-error @+1 {{uses tile type 'tensor<3xf32>', but tile-lower-to-loops needs tiles of rank >= 1 with static power-of-two dimensions}}

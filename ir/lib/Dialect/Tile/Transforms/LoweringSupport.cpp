@@ -168,12 +168,25 @@ void KernelLowering::forEachChunk(
     OpBuilder &b, Location loc, const Layout &layout, bool needLinear,
     function_ref<void(OpBuilder &, Value, Value)> body, bool rolled) {
   assert(!layout.replicated && "replicated layouts have no chunks");
-  int64_t t = opts.threads, v = layout.vec;
-  // Linear index of this thread's first element: tid * v.
+  // Chunks of a thread are Tc * v elements apart (see Layout).
+  int64_t t = layout.ctaThreads, v = layout.vec;
+  // Linear index of this thread's first element: tid * v, or in a program
+  // split over CTAs, s * (P/S) + u * v for thread u of CTA s.
   Value threadBase;
-  if (needLinear && opts.gpu)
-    threadBase =
-        b.createOrFold<arith::MulIOp>(loc, getThreadId(), cidx(b, loc, v));
+  if (needLinear && opts.gpu) {
+    Value tid = getThreadId();
+    threadBase = b.createOrFold<arith::MulIOp>(loc, tid, cidx(b, loc, v));
+    if (opts.ctasPerProgram > 1 && layout.chunks > 1) {
+      // s * (P/S) + u * v = t * v + s * Tc * v * (C - 1), s = t / Tc.
+      Value cta = b.createOrFold<arith::ShRUIOp>(
+          loc, tid, cidx(b, loc, llvm::Log2_64(layout.ctaThreads)));
+      threadBase = b.createOrFold<arith::AddIOp>(
+          loc, threadBase,
+          b.createOrFold<arith::MulIOp>(
+              loc, cta,
+              cidx(b, loc, layout.ctaThreads * v * (layout.chunks - 1))));
+    }
+  }
   // One chunk, or a gpu value small enough to unroll: constant indices.
   if (!rolled && isUnrolled(opts, layout)) {
     for (int64_t c = 0; c < layout.chunks; ++c) {
@@ -287,9 +300,9 @@ Value KernelLowering::shuffleXor(OpBuilder &b, Location loc, Value v,
     return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(x));
   };
   // All lanes of the warp take part (fewer when the program is smaller).
-  Value mask = i32Const(opts.threads >= kWarpSize
+  Value mask = i32Const(opts.warpSize() == kWarpSize
                             ? -1
-                            : static_cast<int32_t>((1u << opts.threads) - 1));
+                            : static_cast<int32_t>((1u << opts.warpSize()) - 1));
   Value lane = i32Const(offset);
   Value clamp = i32Const(kWarpSize - 1);
   auto shfl = [&](Value x) -> Value {

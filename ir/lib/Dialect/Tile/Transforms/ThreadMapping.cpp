@@ -64,26 +64,31 @@ Type mlir::tessera::tile::accumulatorType(Type elt) {
 int64_t Layout::linearOf(int64_t t, int64_t k) const {
   if (replicated)
     return t % numElements;
-  return ((k / vec) * threads + t) * vec + k % vec;
+  int64_t cta = t / ctaThreads, u = t % ctaThreads;
+  return cta * (numElements / threads * ctaThreads) +
+         ((k / vec) * ctaThreads + u) * vec + k % vec;
 }
 
 std::optional<int64_t> Layout::privateIndexOf(int64_t t, int64_t l) const {
   if (replicated)
     return t % numElements == l ? std::optional<int64_t>(0) : std::nullopt;
-  int64_t chunk = l / vec;
-  if (chunk % threads != t)
+  int64_t perCta = numElements / threads * ctaThreads;
+  if (l / perCta != t / ctaThreads)
     return std::nullopt;
-  return (chunk / threads) * vec + l % vec;
+  int64_t chunk = l % perCta / vec;
+  if (chunk % ctaThreads != t % ctaThreads)
+    return std::nullopt;
+  return (chunk / ctaThreads) * vec + l % vec;
 }
 
 Layout mlir::tessera::tile::getLayout(const LoweringOptions &opts,
                                       RankedTensorType type) {
   int64_t p = type.getNumElements(), t = opts.threads;
   if (p < t)
-    return {p, 1, 1, 1, true, t};
+    return {p, 1, 1, 1, true, t, opts.ctaThreads()};
   int64_t n = p / t;
   int64_t v = std::min(opts.vectorWidth, n);
-  return {p, n, v, n / v, false, t};
+  return {p, n, v, n / v, false, t, opts.ctaThreads()};
 }
 
 bool mlir::tessera::tile::isUnrolled(const LoweringOptions &opts,
@@ -350,12 +355,13 @@ bool mlir::tessera::tile::isExchangeFree(const LoweringOptions &opts,
 
 void mlir::tessera::tile::chooseCtaSplit(func::FuncOp func,
                                          LoweringOptions &opts) {
-  int64_t threads = largestTile(func) / opts.vectorWidth;
-  if (threads < 2 * kSplitCtaThreads)
+  int64_t ctaThreads = kSplitCtaThreads / opts.splitChunks;
+  int64_t threads = largestTile(func) / (opts.vectorWidth * opts.splitChunks);
+  if (ctaThreads < 1 || threads < 2 * ctaThreads)
     return;
   LoweringOptions split = opts;
   split.threads = threads;
-  split.ctasPerProgram = threads / kSplitCtaThreads;
+  split.ctasPerProgram = threads / ctaThreads;
   if (isExchangeFree(split, func))
     opts = split;
 }

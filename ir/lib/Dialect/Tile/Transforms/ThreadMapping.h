@@ -45,7 +45,8 @@ constexpr int64_t kMinAutoBlockSize = 32;
 constexpr int64_t kMaxAutoBlockSize = 512;
 /// Elements of the largest tile per thread aimed at by the chosen block size.
 constexpr int64_t kAutoElementsPerThread = 32;
-/// Threads per CTA of a program split over several CTAs (see chooseCtaSplit).
+/// Threads per CTA of a program split over several CTAs, times the chunks per
+/// thread (see chooseCtaSplit): 256 16-byte chunks, 4 KiB per CTA and tile.
 constexpr int64_t kSplitCtaThreads = 256;
 
 /// Lowering parameters derived from the pass options (and, for vectorWidth,
@@ -57,6 +58,7 @@ struct LoweringOptions {
   int64_t vectorWidth = 4;  // V: elements per chunk (at most)
   int64_t vectorBytes = 16; // widest global access in bytes
   int64_t unrollLimit = 64;
+  int64_t splitChunks = 2; // chunks per thread of an automatic split
 
   /// Threads of one CTA (the CUDA block size).
   int64_t ctaThreads() const { return threads / ctasPerProgram; }
@@ -68,14 +70,18 @@ struct LoweringOptions {
 /// How the P elements of a tile are spread over the T threads of a program.
 /// Thread t owns elements (c, j), c < chunks, j < vec, at linear index
 /// (c*T + t)*vec + j and keeps element (c, j) at private index c*vec + j.
-/// When P < T, thread t owns element t mod P (replicated).
+/// When P < T, thread t owns element t mod P (replicated). In a program split
+/// over S CTAs of Tc = T/S threads, each CTA owns a contiguous P/S elements:
+/// thread t = s*Tc + u (thread u of CTA s) owns linear index
+/// s*(P/S) + (c*Tc + u)*vec + j (the same as above when S = 1).
 struct Layout {
   int64_t numElements; // P
   int64_t perThread;   // n
   int64_t vec;         // v
   int64_t chunks;      // C
   bool replicated;
-  int64_t threads; // T
+  int64_t threads;    // T
+  int64_t ctaThreads; // Tc
 
   /// Linear index of the element thread `t` keeps at private index `k`.
   int64_t linearOf(int64_t t, int64_t k) const;
@@ -161,20 +167,20 @@ FailureOr<ScratchPlan> planScratch(const LoweringOptions &opts,
 /// program's CTA t / (T/S).
 bool isExchangeFree(const LoweringOptions &opts, func::FuncOp func);
 
-/// The split chosen for a kernel with block-size=0 (after its T and V): if
-/// the kernel is exchange-free at T' = Pmax / V threads (one chunk of its
-/// largest tile each) and T' >= 2 * kSplitCtaThreads, T' threads in
-/// S = T' / 256 CTAs of 256; else T and S = 1 are left alone. With one chunk
-/// per thread, CTA s of a program owns the contiguous elements
-/// [s * 256 V, (s + 1) * 256 V) of each tile of Pmax elements: 4 KiB of each
-/// tile of the narrowest type. Measured on an H200 (benchmarks/results,
-/// session 5): a 1 GiB copy in bf16 tiles of 8192 elements ran at 4.15 TB/s as
-/// one CTA of 256 threads per program (32 elements each), 4.14 split into
-/// CTAs of 64 threads with 4 chunks each (each CTA then touches 1 KiB pieces
-/// 8 KiB apart) and 4.30 split as here; a bf16 add of 4096-element tiles
-/// 4.37 -> 4.43, an f32 add of 2048-element tiles 4.35 -> 4.39. CTAs of 128
-/// threads with one chunk (2 KiB) made the copy slower (3.40: too many short
-/// CTAs).
+/// The split chosen for a kernel with block-size=0 (after its T and V), with
+/// C = opts.splitChunks chunks per thread in CTAs of Tc = 256 / C threads: if
+/// the kernel is exchange-free at T' = Pmax / (C V) threads and T' >= 2 Tc,
+/// T' threads in S = T' / Tc CTAs; else T and S = 1 are left alone. CTA s of a
+/// program owns the contiguous elements [s * Tc C V, (s + 1) * Tc C V) of each
+/// tile of Pmax elements (see Layout): 4 KiB of each tile of the narrowest
+/// type. Measured on an H200 (benchmarks/results, session 5), against one CTA
+/// per program (C = 2, the default, in parentheses C = 1 in CTAs of 256): a
+/// 1 GiB bf16 copy in 1x8192 tiles 4.12 -> 4.26 (4.01), in 1-D tiles of 8192
+/// 4.11 -> 4.23 (4.27), a bf16 add of 4096-element tiles 4.37 -> 4.39 (4.43),
+/// an f32 add 4.35 -> 4.39 (4.38), a fused chain of approximate math
+/// 4.33 -> 4.41 (4.01), of accurate math 2.04 -> 2.24 (2.54). CTAs of 8 or
+/// 16 KiB per tile were no faster than one CTA per program, CTAs of 2 KiB
+/// slower (too short).
 void chooseCtaSplit(func::FuncOp func, LoweringOptions &opts);
 
 } // namespace mlir::tessera::tile

@@ -369,12 +369,14 @@ struct TileLowerToLoopsPass
     };
     if ((blockSize != 0 && !isPow2(blockSize)) ||
         (ctasPerProgram != 0 && !isPow2(ctasPerProgram)) ||
+        !isPow2(splitChunks) || splitChunks > kSplitCtaThreads ||
         blockSize > 1024 * std::max<int64_t>(1, ctasPerProgram) ||
         !isPow2(vectorWidth) || !isPow2(vectorBytes) || unrollLimit < 0) {
       module.emitError("tile-lower-to-loops: block-size must be 0 or a power "
                        "of two, at most 1024 per CTA, ctas-per-program 0 or "
-                       "a power of two, vector-width and vector-bytes "
-                       "positive powers of two and unroll-limit >= 0");
+                       "a power of two, split-chunks a power of two up to "
+                       "256, vector-width and vector-bytes positive powers "
+                       "of two and unroll-limit >= 0");
       return signalPassFailure();
     }
     opts.threads = opts.gpu ? blockSize : 1;
@@ -382,6 +384,7 @@ struct TileLowerToLoopsPass
     opts.vectorWidth = vectorWidth;
     opts.vectorBytes = vectorBytes;
     opts.unrollLimit = unrollLimit;
+    opts.splitChunks = splitChunks;
 
     SmallVector<func::FuncOp> kernels;
     module.walk([&](func::FuncOp f) {

@@ -64,12 +64,15 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     of CTA t / (T/S); along grid x, CTA c runs program c / S, so the launch
     grid's x dimension is S times the number of programs, and the function
     gets `tile.ctas_per_program = S : i32`. With `block-size=0` and
-    `ctas-per-program=0`, such a kernel whose largest tile has Pmax >= 512 V
-    elements gets T = Pmax / V threads (one chunk each) in CTAs of 256: a CTA
-    then moves 4 KiB of contiguous elements of each tile of the narrowest
-    type, which measured faster on an H200 than one CTA per program (see
-    ThreadMapping.h). Example: a bf16 add of 4096-element tiles runs as 2
-    CTAs of 256 threads per program.
+    `ctas-per-program=0`, such a kernel whose largest tile has
+    Pmax >= 512 C V elements gets T = Pmax / (C V) threads of C chunks each
+    (C = `split-chunks`) in CTAs of 256 / C, CTA s of a program owning its
+    s-th contiguous part of every tile (thread u of CTA s owns linear indices
+    s*(P/S) + (c*(T/S) + u)*v + j): a CTA then moves 4 KiB of contiguous
+    elements of each tile of the narrowest type, which measured faster on an
+    H200 than one CTA per program (see ThreadMapping.h). Example: a bf16 add
+    of 4096-element tiles (C = 2, V = 8) runs as 2 CTAs of 128 threads per
+    program.
 
     Before rewriting, the pass checks that each kernel only uses supported
     ops, element types (i1, i8, i16, i32, i64, f16, bf16, f32, f64),
@@ -90,6 +93,9 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
            "most block-size; more than 1 only for kernels whose threads "
            "never exchange data); 0: chosen per kernel with block-size=0, "
            "else 1">,
+    Option<"splitChunks", "split-chunks", "int64_t", /*default=*/"2",
+           "Chunks per thread of a program split over CTAs by "
+           "ctas-per-program=0 (CTAs of 256 / split-chunks threads)">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "Maximum contiguous elements per thread chunk">,
     Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"16",
