@@ -7,7 +7,9 @@
 // (on gpu, in S CTAs of T/S threads each; S > 1 only for kernels whose threads
 // never exchange data, see chooseCtaSplit): thread t owns
 // n = P/T elements in C chunks of v contiguous elements, element (c, j) being
-// linear index (c*T + t)*v + j, kept at private index c*v + j. When P < T,
+// linear index (c*T + t)*v + j (in a program split over CTAs, each CTA's
+// threads share a contiguous part of the tile instead: see Layout), kept at
+// private index c*v + j. When P < T,
 // thread t owns element t mod P (replicated) at private index 0. The map
 // depends only on P and the kernel-wide T and V (v = min(V, n)), so every
 // value of one element count shares it (reshape and elementwise ops mixing
