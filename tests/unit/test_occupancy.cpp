@@ -6,6 +6,7 @@
 #include <tessera/tessera.h>
 
 #include "compiler/occupancy.h"
+#include "compiler/pipeline.h"
 #include "nvjitlink.h"
 #include "row_kernels.h"
 
@@ -77,4 +78,23 @@ TEST_CASE("a row kernel that fits more programs per SM with fewer threads gets t
                              .compile(Target::sm_90, q.partition<8192>(), p);
   CHECK(threads_of(add) == 128);
   for (const auto& [stage, ms] : add.stage_ms) CHECK(stage != "fewer-threads");
+}
+
+TEST_CASE("the CTAs per program of a split kernel come back from its PTX", "[compile][occupancy]") {
+  // A cubin loaded from the disk cache comes with its PTX only: the launcher reads the split there.
+  using tessera::detail::ctas_per_program_of_ptx;
+  CHECK(ctas_per_program_of_ptx(".version 9.0\n\n// tessera.ctas_per_program 4\n\n.visible .entry k(") == 4);
+  CHECK(ctas_per_program_of_ptx(".version 9.0\n.visible .entry k(") == 1);
+  CHECK(ctas_per_program_of_ptx("// tessera.ctas_per_program x") == 1);
+  CHECK(ctas_per_program_of_ptx("// tessera.ctas_per_program 99999999") == 1);
+  // 4096 bf16 per tile, elementwise: 2 CTAs of 128 threads per program; a row sum is not split.
+  Tensor<bfloat16, 1> p({1 << 16}), q({1 << 16});
+  CompiledArtifact add = kernel("occupancy_split_add", [](auto o, auto a) { return o.store(a.load_like(o) + c<1>); })
+                             .compile(Target::sm_90, q.partition<4096>(), p);
+  CHECK(threads_of(add) == 128);
+  CHECK(ctas_per_program_of_ptx(add.ptx) == 2);
+  Tensor<bfloat16, 2> x({64, 8192});
+  Tensor<float, 2> s({64, 1});
+  CompiledArtifact sum = row_kernels::row_sum().compile(Target::sm_90, s.partition<1, 1>(), x);
+  CHECK(ctas_per_program_of_ptx(sum.ptx) == 1);
 }
