@@ -513,6 +513,7 @@ class KernelWork final : public Work {
     if (elapsed_ms_) *elapsed_ms_ = 0;
     if (grid_.count() == 0) return;
     const std::vector<int64_t>& slots = parameter_slots(driver);
+    const std::array<unsigned, 3> grid = cuda_grid_of_launch();
     thread_local std::vector<void*> params;  // not re-entered, like parameter_slots
     params.clear();
     for (const int64_t& s : slots) params.push_back(const_cast<int64_t*>(&s));
@@ -522,7 +523,7 @@ class KernelWork final : public Work {
       driver.check(driver.cuEventRecord(timing_[0], stream), "cuEventRecord");
     }
     try {
-      tessera::launch(fn, grid(), {block(), 1, 1}, 0, stream, params.data(), /*programmatic=*/true);
+      tessera::launch(fn, grid, {block(), 1, 1}, 0, stream, params.data(), /*programmatic=*/true);
     } catch (const Error& e) {
       fail(kernel_, e.what());
     }
@@ -534,7 +535,7 @@ class KernelWork final : public Work {
     const std::vector<int64_t>& slots = parameter_slots(driver);
     if (slots.size() > DeferredLaunch::kMaxSlots) return false;
     d.function = compiled_->loaded.function(driver, compiled_->gpu.cubin, compiled_->gpu.symbol);
-    d.grid = grid();
+    d.grid = cuda_grid_of_launch();
     d.block = block();
     d.count = static_cast<std::uint32_t>(slots.size());
     std::copy(slots.begin(), slots.end(), d.slots.begin());
@@ -554,13 +555,12 @@ class KernelWork final : public Work {
   }
 
  private:
-  // Checks the GPU and the grid, and flattens the arguments (device addresses included) into
-  // per-thread scratch, valid until the next call on this thread (enqueue_gpu and describe_launch
-  // are not re-entered).
+  // Checks the GPU and flattens the arguments (device addresses included) into per-thread
+  // scratch, valid until the next call on this thread (enqueue_gpu and describe_launch are not
+  // re-entered).
   const std::vector<int64_t>& parameter_slots(CudaDriver& driver) {
     if (driver.arch() != compiled_->gpu.arch)
       fail(kernel_, fmt::format("compiled for {} but the GPU is {}", compiled_->gpu.arch, driver.arch()));
-    cuda_grid(kernel_, *compiled_, grid_);  // checks the GPU's limits
     thread_local std::vector<int64_t> pointers, slots;
     pointers.assign(args_.size(), 0);
     for (std::size_t i = 0; i < args_.size(); ++i)
@@ -568,7 +568,8 @@ class KernelWork final : public Work {
     flatten_args_into(args_, pointers, slots);
     return slots;
   }
-  std::array<unsigned, 3> grid() const {
+  // The CUDA grid (checked against the GPU's limits: throws naming the kernel).
+  std::array<unsigned, 3> cuda_grid_of_launch() const {
     std::array<int64_t, 3> dims = cuda_grid(kernel_, *compiled_, grid_);
     return {static_cast<unsigned>(dims[0]), static_cast<unsigned>(dims[1]), static_cast<unsigned>(dims[2])};
   }

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 
 #include "codegen/mlir_gen.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -299,26 +300,25 @@ std::string to_string(const llvm::Module& m) {
 
 std::string llvm_version() { return LLVM_VERSION_STRING; }
 
-int block_size_of_ptx(std::string_view ptx) {
-  constexpr std::string_view directive = ".maxntid";
-  std::size_t i = ptx.find(directive);
-  if (i == std::string_view::npos) return kGpuBlockSize;
-  i += directive.size();
+namespace {
+
+// The decimal number (1 to 1024) that follows `marker` and spaces in `ptx`; std::nullopt without one.
+std::optional<int> number_after(std::string_view ptx, std::string_view marker) {
+  std::size_t i = ptx.find(marker);
+  if (i == std::string_view::npos) return std::nullopt;
+  i += marker.size();
   while (i < ptx.size() && (ptx[i] == ' ' || ptx[i] == '\t')) ++i;
-  int threads = 0;
-  for (; i < ptx.size() && ptx[i] >= '0' && ptx[i] <= '9' && threads <= 1024; ++i) threads = threads * 10 + (ptx[i] - '0');
-  return threads > 0 && threads <= 1024 ? threads : kGpuBlockSize;
+  int n = 0;
+  for (; i < ptx.size() && ptx[i] >= '0' && ptx[i] <= '9' && n <= 1024; ++i) n = n * 10 + (ptx[i] - '0');
+  if (n < 1 || n > 1024) return std::nullopt;
+  return n;
 }
 
-int ctas_per_program_of_ptx(std::string_view ptx) {
-  std::size_t i = ptx.find(kCtasPerProgramComment);
-  if (i == std::string_view::npos) return 1;
-  i += kCtasPerProgramComment.size();
-  while (i < ptx.size() && ptx[i] == ' ') ++i;
-  int ctas = 0;
-  for (; i < ptx.size() && ptx[i] >= '0' && ptx[i] <= '9' && ctas <= 1024; ++i) ctas = ctas * 10 + (ptx[i] - '0');
-  return ctas > 0 && ctas <= 1024 ? ctas : 1;
-}
+}  // namespace
+
+int block_size_of_ptx(std::string_view ptx) { return number_after(ptx, ".maxntid").value_or(kGpuBlockSize); }
+
+int ctas_per_program_of_ptx(std::string_view ptx) { return number_after(ptx, kCtasPerProgramComment).value_or(1); }
 
 std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast) {
   if (auto calls = device_functions(kernel, ast); !calls.empty())

@@ -65,14 +65,14 @@ int64_t Layout::linearOf(int64_t t, int64_t k) const {
   if (replicated)
     return t % numElements;
   int64_t cta = t / ctaThreads, u = t % ctaThreads;
-  return cta * (numElements / threads * ctaThreads) +
-         ((k / vec) * ctaThreads + u) * vec + k % vec;
+  return cta * perThread * ctaThreads + ((k / vec) * ctaThreads + u) * vec +
+         k % vec;
 }
 
 std::optional<int64_t> Layout::privateIndexOf(int64_t t, int64_t l) const {
   if (replicated)
     return t % numElements == l ? std::optional<int64_t>(0) : std::nullopt;
-  int64_t perCta = numElements / threads * ctaThreads;
+  int64_t perCta = perThread * ctaThreads;
   if (l / perCta != t / ctaThreads)
     return std::nullopt;
   int64_t chunk = l % perCta / vec;
