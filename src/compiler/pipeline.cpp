@@ -173,6 +173,8 @@ void run_passes(std::string_view kernel, mlir::ModuleOp module, const std::strin
 // the largest tile per thread, between 32 and 512 threads) unless the caller gives one, and records
 // it as tile.block_size; with block-size=0 it may also run the program of a kernel whose threads
 // never exchange data as several CTAs of 256 threads (tile.ctas_per_program, see ThreadMapping.h).
+// On GPU targets, loads from read-only parameters finally get the L2 policy evict_last
+// (tile-load-cache-hints: the written lines are evicted first).
 void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target,
                            const Dumper& dump, DiagnosticCollector& diags, StageClock& clock, int block_size = 0) {
   bool cpu = target == "cpu";
@@ -192,8 +194,8 @@ void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::
   std::string to_llvm = fmt::format(
       "convert-scf-to-cf,convert-math-to-llvm,{}expand-strided-metadata,convert-arith-to-llvm,"
       "convert-index-to-llvm,convert-cf-to-llvm,convert-vector-to-llvm,finalize-memref-to-llvm,"
-      "convert-func-to-llvm,reconcile-unrealized-casts",
-      cpu ? "convert-math-to-libm," : "");
+      "convert-func-to-llvm,reconcile-unrealized-casts{}",
+      cpu ? "convert-math-to-libm," : "", cpu ? "" : ",tile-load-cache-hints");
   run_passes(kernel, module, to_llvm, target, diags);
   clock.mark("llvm-dialect");
   dump.write_ir("llvm-dialect.mlir", module);

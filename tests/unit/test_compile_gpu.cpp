@@ -10,6 +10,9 @@
 using namespace tessera;
 
 namespace {
+// A 16-byte load from a read-only parameter, with the L2 policy evict_last (tile-load-cache-hints).
+constexpr const char* kHintedVectorLoad = "ld.global.nc.L2::cache_hint.v4.b32";
+
 bool is_elf(const std::vector<char>& b) { return b.size() > 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F'; }
 
 // Every kernel waits for the grids it depends on (griddepcontrol.wait) before its first access to
@@ -107,7 +110,7 @@ TEST_CASE("gpu code: multiply-adds contract to fma, interior tiles load without 
   size_t branch = ptx.find("bra", first);
   std::string block = ptx.substr(first, branch - first);
   CHECK(count(block, "ld.global.nc") == 4);
-  CHECK(count(block, "ld.global.nc.v4") == 4);
+  CHECK(count(block, kHintedVectorLoad) == 4);
 }
 
 TEST_CASE("gpu code: a weight load shared by all programs is issued after the row reduction", "[compile][ptx]") {
@@ -115,16 +118,20 @@ TEST_CASE("gpu code: a weight load shared by all programs is issued after the ro
   Tensor<bfloat16, 1> w({8192});
   auto rms = row_kernels::rmsnorm();
   std::string ptx = rms.compile(Target::sm_90, ys.partition<1, 8192>(), xs, w).ptx;
-  // 128 threads (the block-size retry halves 256), 64 bf16 each: 8 vector loads per operand. In
-  // the copy of the body for programs wholly in bounds (tile-version-interior; first in the PTX),
-  // the row's loads come before the barrier of the reduction and the weight's after it.
-  CHECK(ptx.find(".maxntid 128, 1, 1") != std::string::npos);
+  // T threads (256, or 128 where the block-size retry halved it), 8192 / T bf16 each: 1024 / T
+  // vector loads per operand. In the copy of the body for programs wholly in bounds
+  // (tile-version-interior; first in the PTX), the row's loads come before the barrier of the
+  // reduction and the weight's after it.
+  size_t maxntid = ptx.find(".maxntid ");
+  REQUIRE(maxntid != std::string::npos);
+  const int threads = std::stoi(ptx.substr(maxntid + 9));
+  CHECK((threads == 128 || threads == 256));
   size_t barrier = ptx.find("bar.sync");
   REQUIRE(barrier != std::string::npos);
   size_t interior_end = ptx.find("bra.uni", barrier);
   REQUIRE(interior_end != std::string::npos);
-  CHECK(count(ptx.substr(0, barrier), "ld.global.nc.v4") == 8);
-  CHECK(count(ptx.substr(barrier, interior_end - barrier), "ld.global.nc.v4") == 8);
+  CHECK(count(ptx.substr(0, barrier), kHintedVectorLoad) == static_cast<size_t>(1024 / threads));
+  CHECK(count(ptx.substr(barrier, interior_end - barrier), kHintedVectorLoad) == static_cast<size_t>(1024 / threads));
 }
 
 TEST_CASE("gpu code: fast_ functions use the hardware approximations", "[compile][ptx]") {
@@ -140,4 +147,16 @@ TEST_CASE("gpu code: fast_ functions use the hardware approximations", "[compile
   CHECK(ptx.find("tanh.approx.f32") != std::string::npos);
   CHECK(ptx.find("sqrt.approx.f32") != std::string::npos);
   CHECK(ptx.find("div.rn.f32") == std::string::npos);
+}
+
+TEST_CASE("gpu code: loads from inputs carry the L2 policy evict_last, loads from outputs do not", "[compile][ptx]") {
+  // o += a: the output is read and written, so its loads are plain (neither the read-only data path
+  // nor a cache policy); the input's 16-byte loads are ld.global.nc with the policy made once.
+  Tensor<float, 1> a({1 << 16}), o({1 << 16});
+  auto acc = kernel("gpu_accumulate_hints", [](auto out, auto x) { return out.store(out.load() + x.load_like(out)); });
+  std::string ptx = acc.compile(Target::sm_90, o.partition<2048>(), a).ptx;
+  CHECK(count(ptx, "createpolicy.fractional.L2::evict_last.b64") == 1);
+  CHECK(count(ptx, kHintedVectorLoad) > 0);
+  CHECK(count(ptx, "ld.global.v4") > 0);
+  CHECK(count(ptx, "ld.global.nc.v4") == 0);
 }

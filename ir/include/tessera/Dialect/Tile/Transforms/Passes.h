@@ -4,6 +4,8 @@
 //   tile-lower-to-loops: createTileLowerToLoops(TileLowerToLoopsOptions)
 //   tile-math-to-nvvm:   createTileMathToNVVM()
 //   tile-hoist-loads:    createTileHoistLoads()
+//   tile-version-interior: createTileVersionInterior()
+//   tile-load-cache-hints: createTileLoadCacheHints(TileLoadCacheHintsOptions)
 // registerTilePasses() registers their command-line flags.
 //
 //===----------------------------------------------------------------------===//

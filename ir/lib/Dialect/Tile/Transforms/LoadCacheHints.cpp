@@ -1,0 +1,213 @@
+//===- LoadCacheHints.cpp - L2 policies on loads of read-only parameters --===//
+//
+// Implements `tile-load-cache-hints`. Runs on the LLVM dialect form of a gpu
+// kernel. A pointer is traced back through `llvm.getelementptr` and the memref
+// descriptor (`llvm.extractvalue` of a field that an `llvm.insertvalue` chain
+// set) to a parameter of the kernel. A parameter is read-only when every
+// store, atomic and memory intrinsic of the kernel traces to another
+// parameter or to local or shared memory; if one does not trace at all, or
+// the kernel calls a function or side-effecting inline asm, the kernel is left
+// alone. Aligned 4-, 8- and 16-byte integer or float loads from read-only
+// parameters become `ld.global.nc.L2::cache_hint` inline asm (without side
+// effects: the memory is not written during the kernel, so the loads may move
+// like plain loads) with one `createpolicy` at the entry.
+//
+// Assumes what the launcher guarantees: an input never aliases an output, so
+// no other parameter's stores reach a read-only parameter's memory. Generic
+// pointers are passed to ld.global: global memory's generic and global
+// addresses are the same.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelLowering.h"
+#include "tessera/Dialect/Tile/Transforms/Passes.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#define DEBUG_TYPE "tile-load-cache-hints"
+
+namespace mlir::tessera::tile {
+#define GEN_PASS_DEF_TILELOADCACHEHINTS
+#include "tessera/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace mlir::tessera::tile
+
+using namespace mlir;
+namespace tt = mlir::tessera::tile;
+
+namespace {
+
+/// Where a pointer points: a parameter, private or shared memory, or unknown.
+struct Origin {
+  enum Kind { unknown, parameter, local } kind = unknown;
+  unsigned index = 0; // the parameter's position
+};
+
+Origin originOf(LLVM::LLVMFuncOp fn, Value p) {
+  for (int steps = 0; steps < 64; ++steps) {
+    if (auto arg = dyn_cast<BlockArgument>(p)) {
+      if (arg.getOwner() == &fn.getBody().front())
+        return {Origin::parameter, arg.getArgNumber()};
+      return {};
+    }
+    Operation *def = p.getDefiningOp();
+    if (auto gep = dyn_cast<LLVM::GEPOp>(def)) {
+      p = gep.getBase();
+    } else if (isa<LLVM::AllocaOp, LLVM::AddressOfOp>(def)) {
+      return {Origin::local};
+    } else if (auto extract = dyn_cast<LLVM::ExtractValueOp>(def)) {
+      // The field of a descriptor: find the insertvalue that set it.
+      ArrayRef<int64_t> position = extract.getPosition();
+      Value container = extract.getContainer();
+      while (true) {
+        auto insert = container.getDefiningOp<LLVM::InsertValueOp>();
+        if (!insert)
+          return {};
+        if (insert.getPosition() == position) {
+          p = insert.getValue();
+          break;
+        }
+        container = insert.getContainer();
+      }
+    } else if (auto cast = dyn_cast<LLVM::AddrSpaceCastOp>(def)) {
+      p = cast.getArg();
+    } else {
+      return {};
+    }
+  }
+  return {};
+}
+
+/// The parameters some op writes through; nullopt when a write cannot be
+/// traced.
+std::optional<llvm::SmallDenseSet<unsigned, 8>> writtenParameters(LLVM::LLVMFuncOp fn) {
+  llvm::SmallDenseSet<unsigned, 8> written;
+  bool traced = true;
+  auto note = [&](Value pointer) {
+    Origin o = originOf(fn, pointer);
+    if (o.kind == Origin::unknown)
+      traced = false;
+    else if (o.kind == Origin::parameter)
+      written.insert(o.index);
+  };
+  fn.walk([&](Operation *op) {
+    if (auto store = dyn_cast<LLVM::StoreOp>(op))
+      note(store.getAddr());
+    else if (auto rmw = dyn_cast<LLVM::AtomicRMWOp>(op))
+      note(rmw.getPtr());
+    else if (auto cas = dyn_cast<LLVM::AtomicCmpXchgOp>(op))
+      note(cas.getPtr());
+    else if (auto copy = dyn_cast<LLVM::MemcpyOp>(op))
+      note(copy.getDst());
+    else if (auto move = dyn_cast<LLVM::MemmoveOp>(op))
+      note(move.getDst());
+    else if (auto set = dyn_cast<LLVM::MemsetOp>(op))
+      note(set.getDst());
+    else if (isa<LLVM::CallOp>(op))
+      traced = false;
+    else if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op); asmOp && asmOp.getHasSideEffects())
+      traced = false;
+  });
+  if (!traced)
+    return std::nullopt;
+  return written;
+}
+
+/// 32-bit words of a load of `type` (1, 2 or 4), or 0 if it is not hinted.
+int wordsOf(Type type) {
+  Type elt = type;
+  int64_t count = 1;
+  if (auto vec = dyn_cast<VectorType>(type)) {
+    if (vec.isScalable() || vec.getRank() != 1)
+      return 0;
+    elt = vec.getElementType();
+    count = vec.getNumElements();
+  }
+  if (!elt.isIntOrFloat())
+    return 0;
+  int64_t bits = count * elt.getIntOrFloatBitWidth();
+  return bits == 128 ? 4 : bits == 64 ? 2 : bits == 32 ? 1 : 0;
+}
+
+void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy) {
+  if (fn.isExternal())
+    return;
+  std::optional<llvm::SmallDenseSet<unsigned, 8>> written = writtenParameters(fn);
+  if (!written)
+    return;
+  SmallVector<std::pair<LLVM::LoadOp, int>> loads;
+  fn.walk([&](LLVM::LoadOp load) {
+    int words = wordsOf(load.getType());
+    if (!words || load.getVolatile_() || load.getOrdering() != LLVM::AtomicOrdering::not_atomic ||
+        load.getAlignment().value_or(0) < static_cast<uint64_t>(4 * words))
+      return;
+    auto ptrType = dyn_cast<LLVM::LLVMPointerType>(load.getAddr().getType());
+    if (!ptrType || (ptrType.getAddressSpace() != 0 && ptrType.getAddressSpace() != 1))
+      return;
+    Origin o = originOf(fn, load.getAddr());
+    if (o.kind == Origin::parameter && !written->contains(o.index))
+      loads.push_back({load, words});
+  });
+  if (loads.empty())
+    return;
+
+  MLIRContext *ctx = fn.getContext();
+  OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
+  Location loc = fn.getLoc();
+  Type i32 = b.getI32Type();
+  Type i64 = b.getI64Type();
+  auto inlineAsm = [&](Type result, ValueRange operands, StringRef text, StringRef constraints) {
+    return LLVM::InlineAsmOp::create(b, loc, result, operands, text, constraints,
+                                     /*has_side_effects=*/false, /*is_align_stack=*/false,
+                                     LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+                                     ArrayAttr())
+        .getResult(0);
+  };
+  Value pol = inlineAsm(i64, {}, ("createpolicy.fractional.L2::" + policy + ".b64 $0, 1.0;").str(), "=l");
+  for (auto [load, words] : loads) {
+    b.setInsertionPoint(load);
+    loc = load.getLoc();
+    std::string regs, constraints;
+    for (int w = 0; w < words; ++w) {
+      regs += (w ? ", $" : "$") + std::to_string(w);
+      constraints += "=r,";
+    }
+    constraints += "l,l";
+    std::string text = std::string("ld.global.nc.L2::cache_hint") + (words == 4 ? ".v4" : words == 2 ? ".v2" : "") +
+                       ".b32 " + (words == 1 ? regs : "{" + regs + "}") + ", [$" + std::to_string(words) +
+                       "], $" + std::to_string(words + 1) + ";";
+    Type result = i32;
+    if (words > 1)
+      result = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(words, i32));
+    Value out = inlineAsm(result, ValueRange{load.getAddr(), pol}, text, constraints);
+    Value bits = out;
+    if (words > 1) {
+      auto vecType = VectorType::get({words}, i32);
+      bits = LLVM::PoisonOp::create(b, loc, vecType);
+      for (int w = 0; w < words; ++w) {
+        Value word = LLVM::ExtractValueOp::create(b, loc, out, ArrayRef<int64_t>{w});
+        Value at = LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(w));
+        bits = LLVM::InsertElementOp::create(b, loc, bits, word, at);
+      }
+    }
+    Value value = LLVM::BitcastOp::create(b, loc, load.getType(), bits);
+    load.getResult().replaceAllUsesWith(value);
+    load.erase();
+  }
+}
+
+struct TileLoadCacheHints : public tt::impl::TileLoadCacheHintsBase<TileLoadCacheHints> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (policy != "evict_last" && policy != "evict_first" && policy != "evict_normal") {
+      getOperation().emitError() << "tile-load-cache-hints: unknown policy '" << policy
+                                 << "' (expected evict_last, evict_first or evict_normal)";
+      return signalPassFailure();
+    }
+    getOperation()->walk([&](LLVM::LLVMFuncOp fn) {
+      if (fn->hasAttr(tt::TileDialect::getKernelAttrName()))
+        hintLoads(fn, policy);
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,71 @@
+// RUN: tessera-opt %s -split-input-file -tile-load-cache-hints | FileCheck %s
+// RUN: tessera-opt %s -split-input-file -tile-load-cache-hints=policy=evict_first | FileCheck %s --check-prefix=FIRST
+
+// A kernel reading %a (through its memref descriptor) and writing %o: the
+// 16-byte load from %a becomes ld.global.nc with the policy made once at the
+// entry; the 4-byte load from %a too; the 2-byte load stays; the load from
+// the output (which the kernel stores through) stays.
+// CHECK-LABEL: llvm.func @kernel
+// CHECK: %[[POL:.*]] = llvm.inline_asm "createpolicy.fractional.L2::evict_last.b64 $0, 1.0;", "=l"  : () -> i64
+// CHECK: %[[V:.*]] = llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;", "=r,=r,=r,=r,l,l" %{{.*}}, %[[POL]] : (!llvm.ptr, i64) -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK: llvm.extractvalue %[[V]][3]
+// CHECK: llvm.bitcast %{{.*}} : vector<4xi32> to vector<8xbf16>
+// CHECK-NOT: llvm.load %{{.*}} -> vector<8xbf16>
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.b32 $0, [$1], $2;", "=r,l,l"
+// CHECK: llvm.bitcast %{{.*}} : i32 to f32
+// CHECK: llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr -> bf16
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// FIRST: createpolicy.fractional.L2::evict_first.b64
+!desc = !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+llvm.func @kernel(%o: !llvm.ptr, %a0: !llvm.ptr, %a1: !llvm.ptr, %i: i64) attributes {tile.kernel} {
+  %u = llvm.mlir.undef : !desc
+  %d0 = llvm.insertvalue %a0, %u[0] : !desc
+  %d1 = llvm.insertvalue %a1, %d0[1] : !desc
+  %base = llvm.extractvalue %d1[1] : !desc
+  %p = llvm.getelementptr %base[%i] : (!llvm.ptr, i64) -> !llvm.ptr, bf16
+  %v = llvm.load %p {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
+  %f = llvm.load %p {alignment = 4 : i64} : !llvm.ptr -> f32
+  %h = llvm.load %p {alignment = 2 : i64} : !llvm.ptr -> bf16
+  %q = llvm.getelementptr %o[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  %w = llvm.load %q {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  llvm.store %w, %q {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
+  llvm.return
+}
+
+// -----
+
+// Kernels left alone: one that stores through a pointer the pass cannot trace
+// (a pointer loaded from memory), one that calls a function, one with an
+// under-aligned load, and a function that is not a tile kernel.
+// CHECK-LABEL: llvm.func @untraced_store
+// CHECK-NOT: inline_asm
+// CHECK: llvm.return
+llvm.func @untraced_store(%pp: !llvm.ptr, %a: !llvm.ptr) attributes {tile.kernel} {
+  %v = llvm.load %a {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  %p = llvm.load %pp {alignment = 8 : i64} : !llvm.ptr -> !llvm.ptr
+  llvm.store %v, %p {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
+  llvm.return
+}
+llvm.func @callee(!llvm.ptr)
+// CHECK-LABEL: llvm.func @calls
+// CHECK-NOT: inline_asm
+// CHECK: llvm.return
+llvm.func @calls(%a: !llvm.ptr) attributes {tile.kernel} {
+  %v = llvm.load %a {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  llvm.call @callee(%a) : (!llvm.ptr) -> ()
+  llvm.return
+}
+// CHECK-LABEL: llvm.func @under_aligned
+// CHECK-NOT: inline_asm
+// CHECK: llvm.return
+llvm.func @under_aligned(%a: !llvm.ptr) attributes {tile.kernel} {
+  %v = llvm.load %a {alignment = 4 : i64} : !llvm.ptr -> vector<4xf32>
+  llvm.return
+}
+// CHECK-LABEL: llvm.func @not_a_kernel
+// CHECK-NOT: inline_asm
+// CHECK: llvm.return
+llvm.func @not_a_kernel(%a: !llvm.ptr) {
+  %v = llvm.load %a {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  llvm.return
+}
