@@ -4,8 +4,9 @@
 // A kernel reading %a (through its memref descriptor) and writing %o: the
 // 16-byte load from %a becomes ld.global.nc with the policy made once at the
 // entry; the 4-byte load from %a too; the 2-byte load stays; the load from
-// the output (which the kernel stores through) stays.
-// CHECK-LABEL: llvm.func @kernel
+// the output (which the kernel stores through) stays. The read-only
+// parameters are marked noalias and readonly, the output is not.
+// CHECK-LABEL: llvm.func @kernel(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: i64)
 // CHECK: %[[POL:.*]] = llvm.inline_asm "createpolicy.fractional.L2::evict_last.b64 $0, 1.0;", "=l"  : () -> i64
 // CHECK: %[[V:.*]] = llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;", "=r,=r,=r,=r,l,l" %{{.*}}, %[[POL]] : (!llvm.ptr, i64) -> !llvm.struct<(i32, i32, i32, i32)>
 // CHECK: llvm.extractvalue %[[V]][3]

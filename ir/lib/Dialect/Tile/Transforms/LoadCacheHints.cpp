@@ -10,7 +10,8 @@
 // alone. Aligned 4-, 8- and 16-byte integer or float loads from read-only
 // parameters become `ld.global.nc.L2::cache_hint` inline asm (without side
 // effects: the memory is not written during the kernel, so the loads may move
-// like plain loads) with one `createpolicy` at the entry.
+// like plain loads) with one `createpolicy` at the entry, and the read-only
+// parameters are marked `llvm.noalias` and `llvm.readonly`.
 //
 // Assumes what the launcher guarantees: an input never aliases an output, so
 // no other parameter's stores reach a read-only parameter's memory. Generic
@@ -149,6 +150,14 @@ void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy) {
   });
   if (loads.empty())
     return;
+  // The asm takes the pointers as operands, which stops LLVM from inferring
+  // that the parameters are only read: say so, so that the loads left plain
+  // (the ragged path's elements) still use the read-only data path.
+  for (BlockArgument arg : fn.getArguments())
+    if (isa<LLVM::LLVMPointerType>(arg.getType()) && !written->contains(arg.getArgNumber())) {
+      fn.setArgAttr(arg.getArgNumber(), LLVM::LLVMDialect::getNoAliasAttrName(), UnitAttr::get(fn.getContext()));
+      fn.setArgAttr(arg.getArgNumber(), LLVM::LLVMDialect::getReadonlyAttrName(), UnitAttr::get(fn.getContext()));
+    }
 
   MLIRContext *ctx = fn.getContext();
   OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
