@@ -396,6 +396,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   code.block_size = static_cast<int>(threads.getInt());
   if (auto ctas = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tessera::tile::TileDialect::getCtasPerProgramAttrName()))
     code.ctas_per_program = static_cast<int>(ctas.getInt());
+  code.versioned = fn->hasAttr(mlir::tessera::tile::TileDialect::getVersionedAttrName());
   mlir::OpBuilder b(&ctx);
   fn->setAttr(mlir::NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
   fn->setAttr(mlir::NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({code.block_size, 1, 1}));

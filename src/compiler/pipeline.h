@@ -32,6 +32,7 @@ struct GpuCode {
   std::vector<char> cubin;   // empty if only PTX was requested
   int block_size = 128;      // threads per CTA
   int ctas_per_program = 1;  // CTAs that run one program together (grid x is multiplied by it)
+  bool versioned = false;    // the body has a copy for programs wholly in bounds, taken first
   std::string symbol;        // the PTX entry name
   // Wall time of each stage in milliseconds, in order ("context", "tile-ir", "loops", "llvm-dialect",
   // "llvm-ir", "llvm-opt", "ptx"; the launcher adds "cubin").

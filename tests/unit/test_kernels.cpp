@@ -6,6 +6,7 @@
 // transcendental math; f16 and bf16 results are compared after rounding the f32 reference to the
 // same type (1 ulp).
 #include "execution_helpers.h"
+#include "row_kernels.h"
 
 #include <cmath>
 #include <functional>
@@ -456,6 +457,44 @@ static void body_8(Target target) {
   body_8_t<bfloat16>(target);
 }
 TESSERA_TARGET_TEST_CASE("row reductions sum, max, min accumulate in f32", "[reduce][dtype]", body_8)
+
+// The benchmarks' RMSNorm and LayerNorm (row_kernels.h: 1 x 8192 tiles, one row per program) on
+// rows of 8192 (every program in the interior copy of the versioned kernel) and of 8000 (every
+// tile ragged: the edge copy, which spills to local memory where the registers are capped at what
+// the interior needs, see compiler/register_cap.h). The tile semantics pads the ragged part with
+// zeros and the kernels divide by 8192: the reference does the same.
+static void body_norm_rows(Target target) {
+  for (int64_t cols : {int64_t{8192}, int64_t{8000}}) {
+    const int64_t rows = 6;
+    auto x = random_tensor<bfloat16, 2>({rows, cols}, -2, 2, 40);
+    auto w = random_tensor<bfloat16, 1>({8192}, -1, 1, 41);
+    auto bias = random_tensor<bfloat16, 1>({8192}, -1, 1, 42);
+    Tensor<bfloat16, 2> y({rows, cols}), z({rows, cols});
+    row_kernels::rmsnorm().launch_on(target, y.partition<1, 8192>(), x, w);
+    row_kernels::layernorm().launch_on(target, z.partition<1, 8192>(), x, w, bias);
+    int64_t bad = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      double sq = 0, sum = 0;
+      for (int64_t c = 0; c < cols; ++c) {
+        sq += double(f(x(r, c))) * f(x(r, c));
+        sum += f(x(r, c));
+      }
+      const double inv = 1 / std::sqrt(sq / 8192 + 1e-6), mean = sum / 8192;
+      double var = (8192 - cols) * mean * mean;  // the padding's (0 - mean)^2
+      for (int64_t c = 0; c < cols; ++c) var += (f(x(r, c)) - mean) * (f(x(r, c)) - mean);
+      const double inv_sd = 1 / std::sqrt(var / 8192 + 1e-5);
+      for (int64_t c = 0; c < cols; ++c) {
+        const double rms = f(x(r, c)) * inv * f(w(c));
+        const double ln = (f(x(r, c)) - mean) * inv_sd * f(w(c)) + f(bias(c));
+        bad += !close(f(y(r, c)), static_cast<float>(rms), 8e-3f, 1e-3f);
+        bad += !close(f(z(r, c)), static_cast<float>(ln), 8e-3f, 1e-2f);
+      }
+    }
+    INFO("columns " << cols);
+    CHECK(bad == 0);
+  }
+}
+TESSERA_TARGET_TEST_CASE("RMSNorm and LayerNorm over whole and ragged 8192-wide rows", "[reduce][rows]", body_norm_rows)
 TESSERA_TARGET_TEST_CASE("iota, program ids, reshape and transpose", "[shape]", body_9)
 TESSERA_TARGET_TEST_CASE("matrix multiply with a K loop and mma", "[mma][loop]", body_10)
 TESSERA_TARGET_TEST_CASE("a loop carrying two tiles: online max and sum of exponentials", "[loop]", body_11)

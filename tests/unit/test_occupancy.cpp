@@ -1,12 +1,15 @@
 // test_occupancy.cpp: the block size of GPU kernels follows the registers ptxas gave them
 // (compiler/occupancy.h, launcher.cpp). Without a GPU: resident-block arithmetic against the
-// numbers ncu reported on the H200, a cubin's recorded resources, and a row kernel that keeps
-// its row in registers compiled with fewer threads when that fits more programs per SM.
+// numbers ncu reported on the H200, a cubin's recorded resources, a row kernel that keeps
+// its row in registers compiled with fewer threads when that fits more programs per SM, and a
+// versioned kernel whose registers are capped at what its interior copy needs
+// (compiler/register_cap.h).
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
 #include "compiler/occupancy.h"
 #include "compiler/pipeline.h"
+#include "compiler/register_cap.h"
 #include "nvjitlink.h"
 #include "row_kernels.h"
 
@@ -97,4 +100,59 @@ TEST_CASE("the CTAs per program of a split kernel come back from its PTX", "[com
   Tensor<float, 2> s({64, 1});
   CompiledArtifact sum = row_kernels::row_sum().compile(Target::sm_90, s.partition<1, 1>(), x);
   CHECK(ctas_per_program_of_ptx(sum.ptx) == 1);
+}
+
+TEST_CASE("register caps: the PTX edits and the cap for an occupancy", "[compile][occupancy]") {
+  using namespace tessera::detail;
+  // The most registers that fit 4 blocks of 256 threads (64K registers per SM): 64; 5 blocks of
+  // 128 threads: 102, in units of 8: 96; one block of 32 threads: capped at 255.
+  CHECK(register_cap(4, 256) == 64);
+  CHECK(register_cap(5, 128) == 96);
+  CHECK(register_cap(1, 32) == 255);
+  CHECK(resident_blocks(KernelResources{register_cap(4, 256), 0}, 256) == 4);
+  CHECK(resident_blocks(KernelResources{register_cap(5, 128), 0}, 128) == 5);
+  const std::string ptx =
+      ".version 9.0\n.visible .entry k(\n)\n.maxntid 256, 1, 1\n{\n"
+      "\tsetp.ne.b64 \t%p1, %rd1, 0;\n\t@%p1 bra \t$L__BB0_4;\n\tst.global.b32 \t[%rd2], %r1;\n"
+      "$L__BB0_4:\n\t@!%p2 bra \t$L__BB0_5;\n$L__BB0_5:\n\tret;\n}\n";
+  const std::string probe = ptx_without_edge_branch(ptx);
+  CHECK(probe.find("@%p1 bra") == std::string::npos);  // the first conditional branch, only
+  CHECK(probe.find("@!%p2 bra") != std::string::npos);
+  CHECK(probe.find("st.global.b32") != std::string::npos);
+  CHECK(ptx_without_edge_branch(".version 9.0\n") == ".version 9.0\n");
+  const std::string capped = ptx_with_register_cap(ptx, 64);
+  CHECK(capped.find(".maxntid 256, 1, 1\n.maxnreg 64\n{") != std::string::npos);
+  CHECK(ptx_with_register_cap(".version 9.0\n", 64) == ".version 9.0\n");
+}
+
+TEST_CASE("a versioned row kernel gets the registers of its interior copy", "[compile][occupancy]") {
+  if (!nvjitlink_available()) {
+    WARN("nvJitLink missing: skipped");
+    return;
+  }
+  // RMSNorm over 8192-wide bf16 rows at 256 threads: the copy for the tensors' edges (staging
+  // ragged rows through local memory) needs about 80 registers, 3 programs per SM; the interior
+  // copy about 63. The kernel is capped at 64 registers: 4 programs per SM.
+  Tensor<bfloat16, 2> x({64, 8192}), y({64, 8192});
+  Tensor<bfloat16, 1> w({8192});
+  CompiledArtifact art = row_kernels::rmsnorm().compile(Target::sm_90, y.partition<1, 8192>(), x, w);
+  if (art.from_disk_cache) {
+    WARN("compiled earlier (disk cache): the stages are not rerun");
+  } else {
+    bool capped = false;
+    for (const auto& [stage, ms] : art.stage_ms) capped = capped || stage == "register-cap";
+    CHECK(capped);
+  }
+  CHECK(threads_of(art) == 256);
+  CHECK(art.ptx.find(".maxnreg 64") != std::string::npos);
+  auto r = detail::cubin_resources(art.cubin);
+  REQUIRE(r);
+  CHECK(r->registers <= 64);
+  CHECK(resident_blocks(*r, 256) == 4);
+  // An elementwise kernel with half an SM resident already is not capped.
+  Tensor<float, 1> p({1 << 20}), q({1 << 20});
+  CompiledArtifact add = kernel("occupancy_add_uncapped", [](auto o, auto a, auto b) {
+                           return o.store(a.load_like(o) + b.load_like(o));
+                         }).compile(Target::sm_90, q.partition<8192>(), p, p);
+  CHECK(add.ptx.find(".maxnreg") == std::string::npos);
 }

@@ -50,7 +50,7 @@ namespace tt = mlir::tessera::tile;
 namespace {
 
 using tt::kInteriorAttrName; // shared with tile-lower-to-loops (KernelLowering.h)
-constexpr StringLiteral kVersionedAttrName = "tile.versioned";
+constexpr StringLiteral kVersionedAttrName = tt::TileDialect::getVersionedAttrName();
 
 /// The memref, indices and tile shape of a top-level access.
 struct Access {

@@ -41,6 +41,12 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getCtasPerProgramAttrName() {
       return ::llvm::StringLiteral("tile.ctas_per_program");
     }
+    /// Name of the unit function attribute marking a kernel whose body
+    /// `tile-version-interior` has split into a copy for programs wholly in
+    /// bounds (taken first) and one for the tensors' edges.
+    static constexpr ::llvm::StringLiteral getVersionedAttrName() {
+      return ::llvm::StringLiteral("tile.versioned");
+    }
   }];
 }
 
