@@ -117,8 +117,8 @@ std::vector<char> link_kernel(std::string_view kernel, const std::string& ptx,
   }
 }
 
-// A versioned kernel whose registers leave fewer than half an SM's threads resident (after the
-// fewer-threads retry) is compiled once more without its branch to the edge copy (see
+// A versioned kernel of 128 threads or more whose registers leave fewer than half an SM's threads
+// resident (after the fewer-threads retry) is compiled once more without its branch to the edge copy (see
 // register_cap.h); if the interior copy alone fits more programs per SM, the kernel is compiled a
 // third time with its registers capped at what that occupancy allows, and that variant is kept if
 // it does fit more. Measured on the H200 (benchmarks/results/...-experiments-session6.log, run 6):
@@ -128,7 +128,7 @@ std::vector<char> link_kernel(std::string_view kernel, const std::string& ptx,
 // (the adds, capped from 1536 to 2048 resident threads, lost 0.3%).
 void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionUse>& calls, GpuCode& code) {
   constexpr int kHalfAnSm = 1024;  // threads
-  if (!code.versioned) return;
+  if (!code.versioned || code.block_size < 128) return;  // small blocks: the 32 blocks per SM bind first
   auto first = cubin_resources(code.cubin);
   if (!first) return;
   const int blocks = resident_blocks(*first, code.block_size);
