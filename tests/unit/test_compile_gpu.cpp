@@ -160,3 +160,16 @@ TEST_CASE("gpu code: loads from inputs carry the L2 policy evict_last, loads fro
   CHECK(count(ptx, "ld.global.v4") > 0);
   CHECK(count(ptx, "ld.global.nc.v4") == 0);
 }
+
+TEST_CASE("gpu code: a row divided by one value shares one correctly rounded reciprocal", "[compile][ptx]") {
+  // 1 x 1024 f32 tiles: 32 threads of 32 elements, each divided by the row's divisor. The
+  // divisions become one correctly rounded reciprocal (rcp.rn.f32) and two fma per quotient, with
+  // the plain divisions (div.rn.f32) left on the fallback branch (compiler/shared_divisors.cpp).
+  Tensor<float, 2> x({64, 1024}), d({64, 1}), y({64, 1024});
+  auto k = kernel("gpu_shared_divisor_shape", [](auto o, auto a, auto div) {
+    return o.store(load<1, 1024>(a, program_id<0>(), c<0>) / load<1, 1>(div, program_id<0>(), c<0>));
+  });
+  std::string ptx = k.compile(Target::sm_90, y.partition<1, 1024>(), x, d).ptx;
+  CHECK(count(ptx, "rcp.rn.f32") >= 1);
+  CHECK(count(ptx, "fma.rn.f32") >= 64);
+}

@@ -9,6 +9,7 @@
 #include "row_kernels.h"
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
 
@@ -448,6 +449,38 @@ TESSERA_TARGET_TEST_CASE("1-D add for every dtype", "[elementwise][dtype]", body
 TESSERA_TARGET_TEST_CASE("2-D add, 2000 x 1000, divisible and ragged tiles", "[elementwise]", body_3)
 TESSERA_TARGET_TEST_CASE("unary math, f32", "[math]", body_4)
 TESSERA_TARGET_TEST_CASE("approximate math: fast_exp, fast_sqrt, fast_tanh, fast_div", "[math]", body_fast_math)
+
+// Many elements divided by one value (a row by its divisor): on the GPU the divisions of a thread
+// share one reciprocal and are refined to the correctly rounded quotient, with the plain division
+// as a fallback out of range (compiler/shared_divisors.cpp). The results must be IEEE division's,
+// bit for bit: normal values, signed zeros, numerators so small that the quotient leaves the
+// refinement's range, and divisors out of it (huge, subnormal, zero, negative).
+static void body_shared_divisor(Target target) {
+  const int64_t rows = 8, cols = 256;
+  auto x = random_tensor<float, 2>({rows, cols}, -100, 100, 50);
+  Tensor<float, 2> d({rows, 1}), y({rows, cols});
+  const float divisors[rows] = {3.7f, 1.0f / 3, 1e30f, 1e-40f, 0.0f, -1.5f, 8191.25f, 7e-8f};
+  for (int64_t r = 0; r < rows; ++r) d(r, 0) = divisors[r];
+  x(1, 0) = 0.0f;
+  x(1, 1) = -0.0f;
+  x(1, 9) = 1e-35f;   // |quotient| < 2^-76: this chunk takes the plain divisions
+  x(1, 17) = -3e38f;
+  x(5, 3) = 1e-30f;
+  x(6, 100) = 2e-38f;
+  for (int64_t c = 0; c < cols; c += 3) x(7, c) = x(7, c) * 1e-20f;
+  kernel("shared_divisor", [](auto o, auto a, auto div) {
+    return o.store(load<1, 256>(a, program_id<0>(), c<0>) / load<1, 1>(div, program_id<0>(), c<0>));
+  }).launch_on(target, y.partition<1, 256>(), x, d);
+  int64_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const float want = x(r, c) / d(r, 0), got = y(r, c);
+      const bool same = std::memcmp(&want, &got, sizeof want) == 0 || (std::isnan(want) && std::isnan(got));
+      if (!same && bad++ < 5) WARN("row " << r << " col " << c << ": " << got << " want " << want);
+    }
+  CHECK(bad == 0);
+}
+TESSERA_TARGET_TEST_CASE("division of many values by one divisor is IEEE division, bit for bit", "[math]", body_shared_divisor)
 TESSERA_TARGET_TEST_CASE("binary ops, comparisons, select and logic", "[elementwise]", body_5)
 TESSERA_TARGET_TEST_CASE("casts between dtypes", "[cast][dtype]", body_6)
 TESSERA_TARGET_TEST_CASE("broadcasting rows, columns, scalars and scalar parameters", "[broadcast]", body_7)
