@@ -118,10 +118,10 @@ std::vector<char> link_kernel(std::string_view kernel, const std::string& ptx,
 }
 
 // A versioned kernel of 128 threads or more whose registers leave fewer than half an SM's threads
-// resident (after the fewer-threads retry) is compiled once more without its branch to the edge copy (see
-// register_cap.h); if the interior copy alone fits more programs per SM, the kernel is compiled a
-// third time with its registers capped at what that occupancy allows, and that variant is kept if
-// it does fit more. Measured on the H200 (benchmarks/results/...-experiments-session6.log, run 6):
+// resident (after the fewer-threads retry) is compiled once more without its branch to the edge
+// copy (see register_cap.h); if the interior copy alone fits more programs per SM, the kernel is
+// compiled a third time with its registers capped at what that occupancy allows, and that variant
+// is kept if it does fit more. Measured on the H200 (benchmarks/results/...-experiments-session6.log, run 6):
 // RMSNorm over 8192-wide bf16 rows at 256 threads needed 80 registers, its interior 63; capped at
 // 64 (4 programs per SM instead of 3) it ran 4.27 TB/s instead of 4.14; the accurate fused chain
 // 105 -> 96 registers, 2.21 -> 2.50 TB/s. Kernels with half an SM resident already are left alone
@@ -144,8 +144,9 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
   } catch (const Error&) {
     return done();  // an optimization that fails only keeps the kernel as it is
   }
-  if (!interior || resident_blocks(*interior, code.block_size) <= blocks) return done();
-  std::string capped = ptx_with_register_cap(code.ptx, register_cap(resident_blocks(*interior, code.block_size), code.block_size));
+  const int wanted = interior ? resident_blocks(*interior, code.block_size) : 0;
+  if (wanted <= blocks) return done();
+  std::string capped = ptx_with_register_cap(code.ptx, register_cap(wanted, code.block_size));
   std::vector<char> cubin;
   try {
     cubin = link_kernel(kernel, capped, calls, code.arch);

@@ -420,7 +420,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   m->setDataLayout(tm->createDataLayout());
   m->setTargetTriple(triple);
   optimize(*m, tm.get(), llvm::OptimizationLevel::O3);
-  share_divisors(*m, code.symbol);
+  share_divisors(*m, code.symbol);  // after the optimizer, which would merge the divisions back
   // The split of a program over CTAs, as a PTX comment that comes back with the PTX from the disk
   // cache (see ctas_per_program_of_ptx).
   if (code.ctas_per_program > 1) m->setModuleInlineAsm(fmt::format("{} {}", kCtasPerProgramComment, code.ctas_per_program));

@@ -35,7 +35,8 @@ struct GpuCode {
   bool versioned = false;    // the body has a copy for programs wholly in bounds, taken first
   std::string symbol;        // the PTX entry name
   // Wall time of each stage in milliseconds, in order ("context", "tile-ir", "loops", "llvm-dialect",
-  // "llvm-ir", "llvm-opt", "ptx"; the launcher adds "cubin").
+  // "llvm-ir", "llvm-opt", "ptx"; the launcher adds "cubin", and "fewer-threads" and "register-cap"
+  // when it compiles variants).
   std::vector<std::pair<std::string, double>> stage_ms;
 };
 

@@ -123,7 +123,8 @@ int share_divisors(llvm::Module& m, const std::string& symbol) {
     if (group.size() < kMinGroup) continue;
     Plan plan{group.front(), {}};  // block order: the group's first division
     for (std::size_t at = 0; at < group.size(); at += kChunk) {
-      llvm::ArrayRef<llvm::BinaryOperator*> chunk = llvm::ArrayRef(group).slice(at, std::min(kChunk, group.size() - at));
+      llvm::ArrayRef<llvm::BinaryOperator*> chunk =
+          llvm::ArrayRef(group).slice(at, std::min(kChunk, group.size() - at));
       bool available = llvm::all_of(chunk, [&](llvm::BinaryOperator* d) {
         auto* a = llvm::dyn_cast<llvm::Instruction>(d->getOperand(0));
         return !a || (a != chunk.front() && dom.dominates(a, chunk.front()));
