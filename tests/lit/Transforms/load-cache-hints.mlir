@@ -70,3 +70,16 @@ llvm.func @not_a_kernel(%a: !llvm.ptr) {
   %v = llvm.load %a {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
   llvm.return
 }
+
+// -----
+
+// A masked store writes through its pointer: the parameter it traces to is
+// not read-only, its loads stay plain.
+// CHECK-LABEL: llvm.func @masked_store
+// CHECK-NOT: inline_asm
+// CHECK: llvm.intr.masked.store
+llvm.func @masked_store(%a: !llvm.ptr, %m: vector<4xi1>) attributes {tile.kernel} {
+  %v = llvm.load %a {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  llvm.intr.masked.store %v, %a, %m {alignment = 16 : i32} : vector<4xf32>, vector<4xi1> into !llvm.ptr
+  llvm.return
+}

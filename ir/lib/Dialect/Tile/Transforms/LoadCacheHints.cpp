@@ -6,8 +6,9 @@
 // set) to a parameter of the kernel. A parameter is read-only when every
 // store, atomic and memory intrinsic of the kernel traces to another
 // parameter or to local or shared memory; if one does not trace at all, or
-// the kernel calls a function or side-effecting inline asm, the kernel is left
-// alone. Aligned 4-, 8- and 16-byte integer or float loads from read-only
+// the kernel calls a function, scatters, has side-effecting inline asm or
+// another op declaring a write (NVVM ops aside: they write registers or shared
+// memory), the kernel is left alone. Aligned 4-, 8- and 16-byte integer or float loads from read-only
 // parameters become `ld.global.nc.L2::cache_hint` inline asm (without side
 // effects: the memory is not written during the kernel, so the loads may move
 // like plain loads) with one `createpolicy` at the entry, and the read-only
@@ -103,10 +104,15 @@ std::optional<llvm::SmallDenseSet<unsigned, 8>> writtenParameters(LLVM::LLVMFunc
       note(move.getDst());
     else if (auto set = dyn_cast<LLVM::MemsetOp>(op))
       note(set.getDst());
-    else if (isa<LLVM::CallOp>(op))
+    else if (auto masked = dyn_cast<LLVM::MaskedStoreOp>(op))
+      note(masked.getData());
+    else if (isa<LLVM::CallOp, LLVM::masked_scatter>(op))
       traced = false;
     else if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op); asmOp && asmOp.getHasSideEffects())
       traced = false;
+    else if (auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+             effects && effects.hasEffect<MemoryEffects::Write>() && !isa<NVVM::NVVMDialect>(op->getDialect()))
+      traced = false; // a write this pass does not know (NVVM ops write registers or shared memory)
   });
   if (!traced)
     return std::nullopt;
