@@ -117,27 +117,38 @@ std::vector<char> link_kernel(std::string_view kernel, const std::string& ptx,
   }
 }
 
-// A versioned kernel of 128 threads or more whose registers leave fewer than half an SM's threads
-// resident (after the fewer-threads retry) is compiled once more without its branch to the edge
-// copy (see register_cap.h); if the interior copy alone fits more programs per SM, the kernel is
-// compiled a third time with its registers capped at what that occupancy allows, and that variant
-// is kept if it does fit more. Measured on the H200 (benchmarks/results/...-experiments-session6.log, run 6):
-// RMSNorm over 8192-wide bf16 rows at 256 threads needed 80 registers, its interior 63; capped at
-// 64 (4 programs per SM instead of 3) it ran 4.27 TB/s instead of 4.14; the accurate fused chain
-// 105 -> 96 registers, 2.21 -> 2.50 TB/s. Kernels with half an SM resident already are left alone
-// (the adds, capped from 1536 to 2048 resident threads, lost 0.3%).
-void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionUse>& calls, GpuCode& code) {
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The programs per SM of a compiled kernel of 128 threads or more that leaves fewer than half of
+// an SM's threads resident (the case where try_fewer_threads and try_register_cap compile a
+// variant); nullopt otherwise. Smaller blocks meet the 32 blocks per SM first.
+std::optional<int> programs_if_half_empty(const GpuCode& code) {
   constexpr int kHalfAnSm = 1024;  // threads
-  if (!code.versioned || code.block_size < 128) return;  // small blocks: the 32 blocks per SM bind first
-  auto first = cubin_resources(code.cubin);
-  if (!first) return;
-  const int blocks = resident_blocks(*first, code.block_size);
-  if (blocks * code.block_size >= kHalfAnSm) return;
+  if (code.block_size < 128) return std::nullopt;
+  auto resources = cubin_resources(code.cubin);
+  if (!resources) return std::nullopt;
+  const int blocks = resident_blocks(*resources, code.block_size);
+  if (blocks * code.block_size >= kHalfAnSm) return std::nullopt;
+  return blocks;
+}
+
+// A versioned kernel that leaves an SM half empty (programs_if_half_empty, after the fewer-threads
+// retry) is compiled once more without its branch to the edge copy (see register_cap.h); if the
+// interior copy alone fits more programs per SM, the kernel is compiled a third time with its
+// registers capped at what that occupancy allows (register_cap, occupancy.h), and that variant is
+// kept if it does fit more. Measured on the H200 (benchmarks/results/...-experiments-session6.log,
+// run 6): RMSNorm over 8192-wide bf16 rows at 256 threads needed 80 registers, its interior 63;
+// capped at 64 (4 programs per SM instead of 3) it ran 4.27 TB/s instead of 4.14; the accurate
+// fused chain 105 -> 96 registers, 2.21 -> 2.50 TB/s. Kernels with half an SM resident already are
+// left alone (the adds, capped from 1536 to 2048 resident threads, lost 0.3%).
+void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionUse>& calls, GpuCode& code) {
+  if (!code.versioned) return;
+  const std::optional<int> blocks = programs_if_half_empty(code);
+  if (!blocks) return;
   auto t0 = std::chrono::steady_clock::now();
-  auto done = [&] {
-    code.stage_ms.emplace_back("register-cap",
-                               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  };
+  auto done = [&] { code.stage_ms.emplace_back("register-cap", ms_since(t0)); };
   std::optional<KernelResources> interior;
   try {
     interior = cubin_resources(link_kernel(kernel, ptx_without_edge_branch(code.ptx), calls, code.arch));
@@ -145,7 +156,7 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
     return done();  // an optimization that fails only keeps the kernel as it is
   }
   const int wanted = interior ? resident_blocks(*interior, code.block_size) : 0;
-  if (wanted <= blocks) return done();
+  if (wanted <= *blocks) return done();
   std::string capped = ptx_with_register_cap(code.ptx, register_cap(wanted, code.block_size));
   std::vector<char> cubin;
   try {
@@ -155,7 +166,7 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
   }
   auto second = cubin_resources(cubin);
   done();
-  if (!second || resident_blocks(*second, code.block_size) <= blocks) return;
+  if (!second || resident_blocks(*second, code.block_size) <= *blocks) return;
   code.ptx = std::move(capped);
   code.cubin = std::move(cubin);
 }
@@ -171,11 +182,9 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
 // ones) are compiled once.
 void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
                        GpuCode& code) {
-  constexpr int kHalfAnSm = 1024;  // threads
-  auto first = cubin_resources(code.cubin);
-  if (!first || code.block_size < 128 || code.ctas_per_program > 1) return;  // split: see ThreadMapping.h
-  const int blocks = resident_blocks(*first, code.block_size);
-  if (blocks * code.block_size >= kHalfAnSm) return;
+  if (code.ctas_per_program > 1) return;  // split: see ThreadMapping.h
+  const std::optional<int> blocks = programs_if_half_empty(code);
+  if (!blocks) return;
   auto t0 = std::chrono::steady_clock::now();
   GpuCode half;
   try {
@@ -185,9 +194,8 @@ void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std:
     return;  // the first variant compiled: an optimization that fails only keeps it
   }
   auto second = cubin_resources(half.cubin);
-  code.stage_ms.emplace_back("fewer-threads",
-                             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  if (!second || 4 * resident_blocks(*second, half.block_size) < 5 * blocks) return;
+  code.stage_ms.emplace_back("fewer-threads", ms_since(t0));
+  if (!second || 4 * resident_blocks(*second, half.block_size) < 5 * *blocks) return;
   half.stage_ms = std::move(code.stage_ms);
   code = std::move(half);
 }
@@ -341,8 +349,7 @@ class KernelCache {
     c->gpu = compile_ptx(kernel, c->ast, arch);
     auto t0 = std::chrono::steady_clock::now();
     c->gpu.cubin = link_kernel(kernel, c->gpu.ptx, calls, arch);
-    c->gpu.stage_ms.emplace_back("cubin",
-                                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    c->gpu.stage_ms.emplace_back("cubin", ms_since(t0));
     try_fewer_threads(kernel, c->ast, calls, c->gpu);
     try_register_cap(kernel, calls, c->gpu);
     dump_cubin(c->gpu);

@@ -83,4 +83,11 @@ int resident_blocks(const KernelResources& r, int block_size) {
   return std::max(blocks, 0);
 }
 
+int register_cap(int blocks, int block_size) {
+  const int warps = blocks * ((block_size + 31) / 32);
+  if (warps <= 0) return 255;
+  const int per_warp = kRegistersPerSm / warps / kRegisterUnitPerWarp * kRegisterUnitPerWarp;
+  return std::min(255, per_warp / 32 / 8 * 8);
+}
+
 }  // namespace tessera::detail

@@ -22,4 +22,8 @@ std::optional<KernelResources> cubin_resources(std::span<const char> cubin);
 // Blocks of `block_size` threads that fit on one SM at once.
 int resident_blocks(const KernelResources& r, int block_size);
 
+// The inverse for registers: the most registers per thread (a multiple of 8, at most 255) with
+// which `blocks` blocks of `block_size` threads fit in an SM's registers.
+int register_cap(int blocks, int block_size);
+
 }  // namespace tessera::detail

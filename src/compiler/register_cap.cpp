@@ -6,11 +6,6 @@
 
 namespace tessera::detail {
 
-namespace {
-constexpr int kRegistersPerSm = 65536;
-constexpr int kRegisterUnitPerWarp = 256;  // as occupancy.cpp: a warp's registers come in units of 256
-}  // namespace
-
 std::string ptx_without_edge_branch(std::string_view ptx) {
   std::string s(ptx);
   const std::size_t entry = s.find(".entry");
@@ -40,13 +35,6 @@ std::string ptx_with_register_cap(std::string_view ptx, int regs) {
   if (eol == std::string::npos) return s;
   s.insert(eol + 1, ".maxnreg " + std::to_string(regs) + "\n");
   return s;
-}
-
-int register_cap(int blocks, int block_size) {
-  const int warps = blocks * ((block_size + 31) / 32);
-  if (warps <= 0) return 255;
-  const int per_warp = kRegistersPerSm / warps / kRegisterUnitPerWarp * kRegisterUnitPerWarp;
-  return std::min(255, per_warp / 32 / 8 * 8);
 }
 
 }  // namespace tessera::detail

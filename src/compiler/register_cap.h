@@ -24,8 +24,4 @@ std::string ptx_without_edge_branch(std::string_view ptx);
 // The PTX with `.maxnreg regs` after its `.maxntid` line; unchanged if it has no such line.
 std::string ptx_with_register_cap(std::string_view ptx, int regs);
 
-// The most registers per thread (a multiple of 8, at most 255) with which `blocks` blocks of
-// `block_size` threads fit in an SM's 64K registers.
-int register_cap(int blocks, int block_size);
-
 }  // namespace tessera::detail

@@ -43,7 +43,7 @@ constexpr std::size_t kChunk = 32;
 bool is_ieee_f32_division(const llvm::Instruction& i) {
   const auto* op = llvm::dyn_cast<llvm::BinaryOperator>(&i);
   return op && op->getOpcode() == llvm::Instruction::FDiv && op->getType()->isFloatTy() && !op->hasApproxFunc() &&
-         !op->hasAllowReciprocal() && !op->isFast();
+         !op->hasAllowReciprocal();
 }
 
 // The reciprocal of the group's divisor and its range test, at the group's first division.

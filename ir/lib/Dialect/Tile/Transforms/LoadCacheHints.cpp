@@ -92,13 +92,32 @@ std::optional<llvm::SmallDenseSet<unsigned, 8>> writtenParameters(LLVM::LLVMFunc
       written.insert(o.index);
   };
   fn.walk([&](Operation *op) {
-    if (auto store = dyn_cast<LLVM::StoreOp>(op))
-      note(store.getAddr());
-    else if (auto rmw = dyn_cast<LLVM::AtomicRMWOp>(op))
-      note(rmw.getPtr());
-    else if (auto cas = dyn_cast<LLVM::AtomicCmpXchgOp>(op))
-      note(cas.getPtr());
-    else if (auto copy = dyn_cast<LLVM::MemcpyOp>(op))
+    // Calls and side-effecting inline asm may write anything (a call without a
+    // memory attribute declares no effect).
+    if (isa<LLVM::CallOp>(op) ||
+        (isa<LLVM::InlineAsmOp>(op) && cast<LLVM::InlineAsmOp>(op).getHasSideEffects())) {
+      traced = false;
+      return;
+    }
+    // Ops declaring their effects (stores, atomics): each write through a
+    // known pointer, or untraceable without one. NVVM ops write registers or
+    // shared memory only.
+    if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
+      if (isa<NVVM::NVVMDialect>(op->getDialect()))
+        return;
+      SmallVector<MemoryEffects::EffectInstance> list;
+      effects.getEffects(list);
+      for (const MemoryEffects::EffectInstance &e : list)
+        if (isa<MemoryEffects::Write>(e.getEffect())) {
+          if (Value v = e.getValue())
+            note(v);
+          else
+            traced = false;
+        }
+      return;
+    }
+    // LLVM intrinsics that write memory without declaring it.
+    if (auto copy = dyn_cast<LLVM::MemcpyOp>(op))
       note(copy.getDst());
     else if (auto move = dyn_cast<LLVM::MemmoveOp>(op))
       note(move.getDst());
@@ -106,13 +125,8 @@ std::optional<llvm::SmallDenseSet<unsigned, 8>> writtenParameters(LLVM::LLVMFunc
       note(set.getDst());
     else if (auto masked = dyn_cast<LLVM::MaskedStoreOp>(op))
       note(masked.getData());
-    else if (isa<LLVM::CallOp, LLVM::masked_scatter>(op))
+    else if (isa<LLVM::masked_scatter>(op))
       traced = false;
-    else if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op); asmOp && asmOp.getHasSideEffects())
-      traced = false;
-    else if (auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-             effects && effects.hasEffect<MemoryEffects::Write>() && !isa<NVVM::NVVMDialect>(op->getDialect()))
-      traced = false; // a write this pass does not know (NVVM ops write registers or shared memory)
   });
   if (!traced)
     return std::nullopt;
@@ -178,18 +192,22 @@ void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy) {
         .getResult(0);
   };
   Value pol = inlineAsm(i64, {}, ("createpolicy.fractional.L2::" + policy + ".b64 $0, 1.0;").str(), "=l");
-  for (auto [load, words] : loads) {
-    b.setInsertionPoint(load);
-    loc = load.getLoc();
+  // The asm of a load of 1, 2 or 4 words: "ld...v4.b32 {$0, $1, $2, $3}, [$4], $5;".
+  auto ldAsm = [](int words) {
     std::string regs, constraints;
     for (int w = 0; w < words; ++w) {
       regs += (w ? ", $" : "$") + std::to_string(w);
       constraints += "=r,";
     }
-    constraints += "l,l";
     std::string text = std::string("ld.global.nc.L2::cache_hint") + (words == 4 ? ".v4" : words == 2 ? ".v2" : "") +
                        ".b32 " + (words == 1 ? regs : "{" + regs + "}") + ", [$" + std::to_string(words) +
                        "], $" + std::to_string(words + 1) + ";";
+    return std::make_pair(text, constraints + "l,l");
+  };
+  for (auto [load, words] : loads) {
+    b.setInsertionPoint(load);
+    loc = load.getLoc();
+    auto [text, constraints] = ldAsm(words);
     Type result = i32;
     if (words > 1)
       result = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(words, i32));
