@@ -205,6 +205,32 @@ def TileVersionInterior : Pass<"tile-version-interior", "::mlir::ModuleOp"> {
   ];
 }
 
+def TilePromotePrivateArrays : Pass<"tile-promote-private-arrays"> {
+  let summary = "Replace private arrays accessed at constant indices by SSA values";
+  let description = [{
+    A `memref.alloca` of static shape and identity layout whose every use is
+    a `memref.load` or `memref.store` (as the memref) at constant in-bounds
+    indices, all directly in one block, where every load reads an element
+    stored before it in that block, is removed: each load is replaced by the
+    value last stored at its position. Other allocas are left alone.
+    `tile-lower-to-loops` keeps a thread's part of each tile in such arrays;
+    run after it so that the conversions to the LLVM dialect and LLVM's
+    optimizer do not have to handle (and then remove) these accesses, which
+    were most of a small kernel's ops.
+
+    ```mlir
+    %a = memref.alloca() : memref<2xf32>
+    memref.store %x, %a[%c0] : memref<2xf32>
+    memref.store %y, %a[%c1] : memref<2xf32>
+    %u = memref.load %a[%c1] : memref<2xf32>
+    %s = arith.addf %u, %x : f32
+    // becomes
+    %s = arith.addf %y, %x : f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def TileMathToNVVM : Pass<"tile-math-to-nvvm"> {
   let summary = "Rewrite scalar f32 math ops into forms NVPTX selects without libdevice";
   let description = [{
@@ -237,7 +263,7 @@ def TileLoadCacheHints : Pass<"tile-load-cache-hints", "::mlir::ModuleOp"> {
   let summary = "Give loads from read-only kernel parameters an L2 cache policy";
   let description = [{
     Runs on the LLVM dialect form of gpu kernels (`llvm.func` carrying
-    `tile.kernel`, after `finalize-memref-to-llvm`). Every aligned 4-, 8- or
+    `tile.kernel`, after the conversion to the LLVM dialect). Every aligned 4-, 8- or
     16-byte `llvm.load` of integers or floats whose pointer is computed (by
     `llvm.getelementptr`, through the memref descriptor's `llvm.insertvalue`
     and `llvm.extractvalue`) from a pointer parameter that nothing in the
