@@ -66,6 +66,28 @@ static void body_2_t(Target target) {
   }
 }
 
+// The edge programs of a versioned elementwise kernel run one loop over each thread's elements
+// (tile-lower-to-loops' fused edge copy): 4096-element bf16 tiles give 128 threads of 4 chunks
+// of 8, so every ragged length below ends inside some thread's chunks; the kernel reads its
+// output, a bf16 input and a scalar parameter.
+static void body_fused_edge(Target target) {
+  auto k = kernel("fused_edge", [](auto o, auto s, auto a) {
+    auto t = cast<DType::f32>(o.load()) * c<0.5> + cast<DType::f32>(a.load_like(o)) * s;
+    return o.store(cast<DType::bf16>(t));
+  });
+  for (int64_t n : {4095, 4097, 3 * 4096 + 1001, 5 * 4096}) {
+    auto a = random_tensor<bfloat16, 1>({n}, -4, 4, 31);
+    auto o = random_tensor<bfloat16, 1>({n}, -4, 4, 32);
+    std::vector<float> expect(n);
+    for (int64_t i = 0; i < n; ++i) expect[i] = f(bfloat16(f(o(i)) * 0.5f + f(a(i)) * 1.5f));
+    k.launch_on(target, o.partition<4096>(), 1.5f, a);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) bad += f(o(i)) != expect[i];
+    INFO("n = " << n);
+    CHECK(bad == 0);
+  }
+}
+
 static void body_3(Target target) {
   auto add = kernel("add2d", [](auto out, auto x, auto y) { return out.store(x.load_like(out) + y.load_like(out)); });
   auto x = random_tensor<float, 2>({2000, 1000}, -1, 1, 5);
@@ -447,6 +469,8 @@ static void body_2(Target target) {
 }
 TESSERA_TARGET_TEST_CASE("1-D add for every dtype", "[elementwise][dtype]", body_2)
 TESSERA_TARGET_TEST_CASE("2-D add, 2000 x 1000, divisible and ragged tiles", "[elementwise]", body_3)
+TESSERA_TARGET_TEST_CASE("ragged programs of an elementwise kernel, several chunks per thread", "[elementwise]",
+                         body_fused_edge)
 TESSERA_TARGET_TEST_CASE("unary math, f32", "[math]", body_4)
 TESSERA_TARGET_TEST_CASE("approximate math: fast_exp, fast_sqrt, fast_tanh, fast_div", "[math]", body_fast_math)
 

@@ -30,16 +30,23 @@
 // CHECK-NEXT: %[[Y2:.*]] = tile.load %arg2[%[[Q]]] :
 // CHECK-NEXT: %[[S2:.*]] = arith.addf %[[X2]], %[[Y2]]
 // CHECK-NEXT: tile.store %[[S2]], %arg0[%[[P]]] :
-// CHECK-NEXT: }
+// CHECK-NEXT: } {tile.versions}
 // CHECK-NEXT: return
 
 // Lowered, the interior copy has no test of its own and no ragged path: its
-// four vector loads come before any other branch.
+// two vector loads come before any other branch. The edge copy, elementwise,
+// is one loop over the thread's elements with a bounds check per access (see
+// lower-to-loops-fused-edge.mlir).
 // LOWER-LABEL: func.func @add
 // LOWER: scf.if
 // LOWER-NOT: scf.if
-// LOWER-COUNT-4: vector.load
+// LOWER-COUNT-2: vector.load
+// LOWER: vector.store
 // LOWER: } else {
+// LOWER-NOT: vector.load
+// LOWER: scf.for
+// LOWER: scf.if %{{.*}} -> (f32)
+// LOWER: memref.load %arg1
 !f1 = memref<?xf32, strided<[1], offset: ?>>
 func.func @add(%o: !f1 {tile.align = 16 : i64}, %a: !f1 {tile.align = 16 : i64}, %b: !f1 {tile.align = 16 : i64})
     attributes {tile.kernel} {

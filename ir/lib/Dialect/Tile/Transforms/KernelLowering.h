@@ -30,6 +30,9 @@ constexpr StringLiteral kAlignAttrName = "tile.align";
 /// Unit attribute of a tile.load/tile.store whose tile is known to be in
 /// bounds (set by tile-version-interior).
 constexpr StringLiteral kInteriorAttrName = "tile.interior";
+/// Unit attribute of the scf.if made by tile-version-interior: its then
+/// branch is the interior copy, its else branch the edge copy.
+constexpr StringLiteral kVersionsAttrName = "tile.versions";
 
 /// True when `v` is an argument of `fn`'s entry block (a kernel parameter).
 inline bool isKernelArgument(func::FuncOp fn, Value v) {
@@ -56,6 +59,9 @@ int64_t scratchElementBytes(Type t);
 bool hasTensorType(TypeRange types);
 /// True if `op` has tile operands, results or block arguments.
 bool touchesTensors(Operation *op);
+
+/// The value a tile.load puts at elements outside the memref.
+Value paddingValue(OpBuilder &b, Location loc, Type elt, PaddingKind kind);
 
 /// Type reductions and products accumulate in: f32 for 16-bit floats.
 Type accumulatorType(Type elt);
@@ -182,6 +188,17 @@ private:
                      Value start, int64_t count, Type accType);
   // LowerElementwise.cpp.
   void lowerElementwise(Operation *op);
+  /// `op` (an elementwise arith/math op on tiles) cloned on scalars at the
+  /// insertion point of `b`, each tile operand replaced by `elementOf(tile)`;
+  /// returns its results (16-bit float arithmetic runs in f32).
+  SmallVector<Value>
+  scalarElementwise(OpBuilder &b, Operation *op,
+                    function_ref<Value(OpBuilder &, Value)> elementOf);
+  // LowerEdgeCopy.cpp.
+  /// Lowers `block` (the edge copy of a versioned kernel) as one loop over
+  /// the thread's elements if it is purely elementwise; false (nothing
+  /// changed) otherwise.
+  bool lowerFusedElementwise(Block &block);
   void lowerDeviceCall(DeviceCallOp op);
   // LowerControlFlow.cpp.
   void lowerFor(scf::ForOp op);

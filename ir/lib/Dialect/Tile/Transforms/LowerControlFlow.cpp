@@ -106,9 +106,14 @@ void KernelLowering::lowerFor(scf::ForOp op) {
 
 void KernelLowering::lowerIf(scf::IfOp op) {
   if (!hasTensorType(op.getResultTypes())) {
+    // The edge copy of a versioned kernel, if elementwise, as one loop.
+    bool versions = op->hasAttr(kVersionsAttrName);
+    op->removeAttr(kVersionsAttrName);
     for (Region &region : op->getRegions())
       for (Block &block : region)
-        lowerBlock(block);
+        if (!(versions && &region == &op.getElseRegion() &&
+              lowerFusedElementwise(block)))
+          lowerBlock(block);
     return;
   }
   SmallVector<Value> targets;

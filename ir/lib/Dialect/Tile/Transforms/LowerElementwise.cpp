@@ -17,10 +17,10 @@ using namespace mlir;
 using namespace mlir::tessera;
 using namespace mlir::tessera::tile;
 
-void KernelLowering::lowerElementwise(Operation *op) {
-  OpBuilder b(op);
+SmallVector<Value> KernelLowering::scalarElementwise(
+    OpBuilder &b, Operation *op,
+    function_ref<Value(OpBuilder &, Value)> elementOf) {
   Location loc = op->getLoc();
-  auto shapeType = cast<RankedTensorType>(op->getResult(0).getType());
   Type f32 = b.getF32Type();
   auto eltOf = [](Type t) {
     auto tensor = dyn_cast<RankedTensorType>(t);
@@ -32,35 +32,45 @@ void KernelLowering::lowerElementwise(Operation *op) {
                  llvm::any_of(llvm::concat<const Type>(op->getOperandTypes(),
                                                        op->getResultTypes()),
                               [&](Type t) { return isFloat16Or(eltOf(t)); });
+  IRMapping mapping;
+  for (Value operand : op->getOperands()) {
+    if (mapping.contains(operand))
+      continue;
+    Value v = operand;
+    if (isa<TensorType>(operand.getType()))
+      v = elementOf(b, operand);
+    if (promote && isFloat16Or(v.getType()))
+      v = arith::ExtFOp::create(b, loc, f32, v);
+    mapping.map(operand, v);
+  }
+  Operation *scalar = b.clone(*op, mapping);
+  SmallVector<Value> results;
+  for (auto [i, result] : llvm::enumerate(scalar->getResults())) {
+    Type elt = eltOf(op->getResult(i).getType());
+    bool narrow = promote && isFloat16Or(elt);
+    result.setType(narrow ? f32 : elt);
+    results.push_back(narrow ? Value(arith::TruncFOp::create(b, loc, elt, result))
+                             : Value(result));
+  }
+  return results;
+}
 
+void KernelLowering::lowerElementwise(Operation *op) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  auto shapeType = cast<RankedTensorType>(op->getResult(0).getType());
   SmallVector<Value> results;
   for (Value r : op->getResults())
     results.push_back(newBuffer(cast<RankedTensorType>(r.getType())));
 
   forEachOwned(b, loc, getLayout(shapeType), /*needLinear=*/false,
                [&](OpBuilder &b, Value k, Value) {
-                 IRMapping mapping;
-                 for (Value operand : op->getOperands()) {
-                   if (mapping.contains(operand))
-                     continue;
-                   Value v = operand;
-                   if (isa<TensorType>(operand.getType()))
-                     v = memref::LoadOp::create(b, loc, bufferOf(operand), k);
-                   if (promote && isFloat16Or(v.getType()))
-                     v = arith::ExtFOp::create(b, loc, f32, v);
-                   mapping.map(operand, v);
-                 }
-                 Operation *scalar = b.clone(*op, mapping);
-                 for (auto [i, result] :
-                      llvm::enumerate(scalar->getResults())) {
-                   Type elt = eltOf(op->getResult(i).getType());
-                   bool narrow = promote && isFloat16Or(elt);
-                   result.setType(narrow ? f32 : elt);
-                   Value v = result;
-                   if (narrow)
-                     v = arith::TruncFOp::create(b, loc, elt, v);
-                   memref::StoreOp::create(b, loc, v, results[i], k);
-                 }
+                 SmallVector<Value> values = scalarElementwise(
+                     b, op, [&](OpBuilder &b, Value tile) -> Value {
+                       return memref::LoadOp::create(b, loc, bufferOf(tile), k);
+                     });
+                 for (auto [v, buffer] : llvm::zip(values, results))
+                   memref::StoreOp::create(b, loc, v, buffer, k);
                });
   for (auto [r, buf] : llvm::zip(op->getResults(), results))
     buffers[r] = buf;

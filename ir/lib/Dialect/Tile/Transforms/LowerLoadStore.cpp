@@ -26,9 +26,8 @@ using namespace mlir;
 using namespace mlir::tessera;
 using namespace mlir::tessera::tile;
 
-namespace {
-
-Value paddingValue(OpBuilder &b, Location loc, Type elt, PaddingKind kind) {
+Value mlir::tessera::tile::paddingValue(OpBuilder &b, Location loc, Type elt,
+                                       PaddingKind kind) {
   if (auto ft = dyn_cast<FloatType>(elt)) {
     APFloat value = kind == PaddingKind::zero
                         ? APFloat::getZero(ft.getFloatSemantics())
@@ -47,7 +46,6 @@ Value paddingValue(OpBuilder &b, Location loc, Type elt, PaddingKind kind) {
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(elt, value));
 }
 
-} // namespace
 
 int64_t KernelLowering::vectorAccessWidth(Value memref, int64_t segment) {
   auto type = cast<MemRefType>(memref.getType());

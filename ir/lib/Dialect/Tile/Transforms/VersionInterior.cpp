@@ -142,6 +142,7 @@ void versionKernel(func::FuncOp fn) {
   // The rest of the body moves into the else branch; a copy of it, with its
   // accesses marked, into the then branch.
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, /*withElseRegion=*/true);
+  ifOp->setAttr(tt::kVersionsAttrName, b.getUnitAttr());
   Block *elseBlock = &ifOp.getElseRegion().front();
   Block *thenBlock = &ifOp.getThenRegion().front();
   SmallVector<Operation *> rest;

@@ -34,7 +34,14 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     bounds is accessed unconditionally; a ragged tile element by element, in
     a loop over chunks (not unrolled) on a staged copy of the buffer, loads
     reading index 0 and selecting the padding value when out of bounds,
-    stores under `scf.if`. Memref arguments with a static unit inner stride
+    stores under `scf.if`. The edge copy of a versioned kernel (the else
+    branch of an `scf.if` marked `tile.versions`, see `tile-version-interior`)
+    that holds only loads, stores, splats and elementwise ops on tiles of one
+    shape, and stores to any memref it reads at that one tile only, is
+    instead one loop over the thread's elements with no buffers: per element
+    each load under its own bounds check (`scf.if` yielding the element or
+    the padding value), the ops on scalars, each store under a bounds check.
+    Memref arguments with a static unit inner stride
     and the argument attribute `tile.align = A : i64` (the address of element
     0 and every row stride are multiples of A bytes) get `vector.load` /
     `vector.store` of min(v, row length, `vector-bytes`, A) bytes with that
@@ -170,7 +177,9 @@ def TileVersionInterior : Pass<"tile-version-interior", "::mlir::ModuleOp"> {
     the then branch is a copy whose top-level accesses carry the unit
     attribute `tile.interior`, a promise to `tile-lower-to-loops` that the
     tile is in bounds (it then emits the unconditional vector accesses alone,
-    with no ragged path and no join after each access). The function is
+    with no ragged path and no join after each access); the `scf.if` carries
+    the unit attribute `tile.versions` (its else branch, the edge copy, may
+    then be lowered as one element loop). The function is
     marked `tile.versioned` and not versioned again. Other kernels are left
     as they are.
 
@@ -195,7 +204,7 @@ def TileVersionInterior : Pass<"tile-version-interior", "::mlir::ModuleOp"> {
       tile.store %s, %o[%p] {tile.interior} : ...
     } else {
       (the body as it was)
-    }
+    } {tile.versions}
     ```
   }];
   let dependentDialects = [
