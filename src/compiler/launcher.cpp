@@ -100,7 +100,8 @@ void collect_output_uses(const Sexp& n, std::vector<bool>& stored, std::vector<b
     if (p >= 0 && p < static_cast<int64_t>(v.size())) v[p] = true;
   };
   if (n.head() == "store" && n.items.size() == 3) mark(stored, n[1].as_int());
-  if (n.head() == "own" && n.items.size() == 3) mark(read, n[2].as_int());
+  // (own DTYPE [DIMS] Q): the output index follows the tile type (docs/ast-format.md).
+  if (n.head() == "own" && n.items.size() == 4) mark(read, n[3].as_int());
   for (const Sexp& c : n.items) collect_output_uses(c, stored, read);
 }
 
