@@ -77,3 +77,21 @@ func.func @rows(%o: !f2, %a: !f2, %w: !f2) attributes {tile.kernel} {
   tile.store %s, %o[%p, %c0] : tensor<1x64xf32>, !f2
   return
 }
+
+// -----
+
+// One load is enough: its join (values kept packed for the ragged branch)
+// goes too.
+// CHECK-LABEL: func.func @one_load
+// CHECK: scf.if
+// CHECK: tile.load %arg1[%{{.*}}] {tile.interior}
+// CHECK: } else {
+// CHECK: } {tile.versions}
+!f1 = memref<?xf32, strided<[1], offset: ?>>
+func.func @one_load(%o: !f1, %a: !f1) attributes {tile.kernel} {
+  %p = tile.program_id 0
+  %x = tile.load %a[%p] : !f1 -> tensor<64xf32>
+  %y = math.exp %x : tensor<64xf32>
+  tile.store %y, %o[%p] : tensor<64xf32>, !f1
+  return
+}

@@ -168,7 +168,7 @@ def TileVersionInterior : Pass<"tile-version-interior", "::mlir::ModuleOp"> {
   let summary = "Test once per program whether all of a kernel's tiles are in bounds";
   let description = [{
     In every `func.func` carrying `tile.kernel` that has no loops, one block,
-    a `return` without operands, at least two top-level `tile.load` ops, and
+    a `return` without operands, at least one top-level `tile.load` op, and
     top-level `tile.load`/`tile.store` ops on kernel arguments whose indices
     are computed by pure scalar ops: moves
     those index computations to the top, tests there whether the tile of
