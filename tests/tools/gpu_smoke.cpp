@@ -109,6 +109,11 @@ int main() {
     Counts c4 = counts();
     check(c4.stream_waits - c3.stream_waits >= 1, "a join waits for the other stream with cuStreamWaitEvent");
     check(c4.uploads - c3.uploads == 1, "x is uploaded once; p, q and r are not (written whole, never read back)");
+    // An output the kernel reads back (o += u) is uploaded, with its input.
+    auto accumulate = kernel("smoke_accumulate", [](auto out, auto u) { return out.store(out.load() + u.load_like(out)); });
+    Tensor<float, 1> acc({2048}), u({2048});
+    accumulate.launch(o, acc.partition<1024>(), u);
+    check(counts().uploads - c4.uploads == 2, "an output read back by its kernel is uploaded before the launch");
 
     // 3. Synchronous and timed launches.
     Counts c5 = counts();
