@@ -186,7 +186,8 @@ void run_passes(std::string_view kernel, mlir::ModuleOp module, const std::strin
 // On GPU targets, loads from read-only parameters finally get the L2 policy evict_last
 // (tile-load-cache-hints: the written lines are evicted first).
 void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target,
-                           const Dumper& dump, DiagnosticCollector& diags, StageClock& clock, int block_size = 0) {
+                           const Dumper& dump, DiagnosticCollector& diags, StageClock& clock, int block_size = 0,
+                           bool exp_range_test = true) {
   bool cpu = target == "cpu";
   // tile-hoist-loads issues loads from read-only arguments before the reductions (and barriers) that
   // precede their first use; tile-version-interior tests once per program whether all its tiles are
@@ -195,10 +196,10 @@ void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::
       cpu ? std::string("tile-hoist-loads,tile-version-interior,tile-lower-to-loops{target=cpu},canonicalize,cse,"
                         "tile-promote-private-arrays")
           : fmt::format("tile-hoist-loads,tile-version-interior,"
-                        "tile-lower-to-loops{{target=gpu block-size={} ctas-per-program={}}},"
+                        "tile-lower-to-loops{{target=gpu block-size={} ctas-per-program={} exp-range-test={}}},"
                         "canonicalize,cse,tile-promote-private-arrays,"
                         "tile-math-to-nvvm",
-                        block_size, block_size == 0 ? 0 : 1);
+                        block_size, block_size == 0 ? 0 : 1, exp_range_test);
   run_passes(kernel, module, to_loops, target, diags);
   clock.mark("loops");
   dump.write_ir("loops.mlir", module);
@@ -381,7 +382,8 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
   return std::make_unique<JitCpuKernel>(std::move(*jit), fn);
 }
 
-GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch, int block_size) {
+GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch, int block_size,
+                    bool exp_range_test) {
   if (arch != "sm_90" && arch != "sm_100a")
     throw Error(fmt::format("tessera: kernel '{}': unsupported GPU target '{}' (expected sm_90 or sm_100a)", kernel, arch));
   initialize_llvm_once();
@@ -390,7 +392,9 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   code.symbol = kernel_symbol(kernel);
   // A compile with a block size given by the caller (a second try, see launcher.cpp) dumps its
   // stages as <symbol>.<arch>.t<threads>.<stage>.
-  Dumper dump(code.symbol, block_size ? fmt::format("{}.t{}", code.arch, block_size) : code.arch);
+  // Without exp range tests (the launcher's other variant) they are <symbol>.<arch>.plain-exp.<stage>.
+  Dumper dump(code.symbol, fmt::format("{}{}{}", code.arch, block_size ? fmt::format(".t{}", block_size) : "",
+                                       exp_range_test ? "" : ".plain-exp"));
   StageClock clock(&code.stage_ms);
   dump.write("ast.txt", ast.text);
   mlir::MLIRContext ctx(make_registry(), mlir::MLIRContext::Threading::DISABLED);
@@ -400,7 +404,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   auto module = generate_tile_ir(ctx, kernel, ast);
   clock.mark("tile-ir");
   dump.write_ir("tile.mlir", *module);
-  lower_to_llvm_dialect(kernel, *module, "gpu", dump, diags, clock, block_size);
+  lower_to_llvm_dialect(kernel, *module, "gpu", dump, diags, clock, block_size, exp_range_test);
   // Mark the entry point: a PTX .entry with the block size the lowering chose as .maxntid.
   auto fn = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(code.symbol);
   if (!fn) throw Error(fmt::format("tessera: kernel '{}': internal error: lowered kernel not found", kernel));
@@ -410,6 +414,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   if (auto ctas = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tessera::tile::TileDialect::getCtasPerProgramAttrName()))
     code.ctas_per_program = static_cast<int>(ctas.getInt());
   code.versioned = fn->hasAttr(mlir::tessera::tile::TileDialect::getVersionedAttrName());
+  code.exp_range_test = exp_range_test;
+  code.has_exp_range_tests = fn->hasAttr(mlir::tessera::tile::TileDialect::getExpRangeTestedAttrName());
   mlir::OpBuilder b(&ctx);
   fn->setAttr(mlir::NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
   fn->setAttr(mlir::NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({code.block_size, 1, 1}));

@@ -33,10 +33,12 @@ struct GpuCode {
   int block_size = 128;      // threads per CTA
   int ctas_per_program = 1;  // CTAs that run one program together (grid x is multiplied by it)
   bool versioned = false;    // the body has a copy for programs wholly in bounds, taken first
+  bool exp_range_test = true;      // lowered with tile-lower-to-loops' exp-range-test
+  bool has_exp_range_tests = false;  // and the lowering emitted such a test
   std::string symbol;        // the PTX entry name
   // Wall time of each stage in milliseconds, in order ("context", "tile-ir", "loops", "llvm-dialect",
-  // "llvm-ir", "llvm-opt", "ptx"; the launcher adds "cubin", and "fewer-threads" and "register-cap"
-  // when it compiles variants).
+  // "llvm-ir", "llvm-opt", "ptx"; the launcher adds "cubin", and "plain-exp", "fewer-threads" and
+  // "register-cap" when it compiles variants).
   std::vector<std::pair<std::string, double>> stage_ms;
 };
 
@@ -57,7 +59,9 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
 // Lowers to PTX for `arch`; the caller turns it into a cubin (nvJitLink) so that the cache sits
 // between the two. `block_size` 0 lets the lowering choose (about 32 elements of the largest tile
 // per thread); else a power of two up to 1024.
-GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch, int block_size = 0);
+// `exp_range_test` is tile-lower-to-loops' option of that name (see Passes.td).
+GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch, int block_size = 0,
+                    bool exp_range_test = true);
 // The LLVM version string, for cache keys.
 std::string llvm_version();
 

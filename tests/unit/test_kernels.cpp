@@ -131,6 +131,37 @@ static void body_4(Target target) {
   CHECK(bad == 0);
 }
 
+// exp over its whole range: threads whose elements all lie within +-80 take the GPU's fast path
+// (tile.exp_in_range, no per-element range handling), the others the plain one; both must agree
+// with the host to the accurate exp's bound (2^(x log2 e) beyond 80: its rounding of x log2 e
+// costs up to about 3e-6), down to subnormal results, infinities and NaN.
+static void body_exp_range(Target target) {
+  const int64_t n = 4096;
+  auto x = random_tensor<float, 1>({n}, -70.0f, 70.0f, 41);
+  const float specials[] = {80.0f, -80.0f, 85.0f, 88.5f, 88.8f, 95.0f, -88.0f, -95.0f, -103.0f, -104.5f,
+                            -200.0f, 1e-40f, -1e-40f, 0.0f, -0.0f,
+                            std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  // Specials in the second half only, one per 53 elements: most threads there still see none.
+  for (int64_t i = n / 2, s = 0; i < n; i += 53, ++s) x(i) = specials[s % std::size(specials)];
+  Tensor<float, 1> z({n});
+  kernel("exp_range", [](auto o, auto a) { return o.store(exp(a.load_like(o))); })
+      .launch_on(target, z.partition<256>(), x);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x(i), got = z(i);
+    float want = static_cast<float>(std::exp(static_cast<double>(v)));
+    bool ok = std::isnan(want) ? std::isnan(got)
+              : std::isinf(want) ? got == want
+              : std::abs(got - want) <= (std::abs(v) < 80 ? 1e-6f : 5e-6f) * std::abs(want) + 4e-45f;
+    if (!ok) {
+      if (bad < 5) WARN("exp(" << v << ") = " << got << ", expected " << want);
+      ++bad;
+    }
+  }
+  CHECK(bad == 0);
+}
+
 // The approximate functions: within their documented bounds on the GPU (docs/ast-format.md), the
 // accurate functions on the CPU. Also a bf16 softmax written with them.
 static void body_fast_math(Target target) {
@@ -472,6 +503,7 @@ TESSERA_TARGET_TEST_CASE("2-D add, 2000 x 1000, divisible and ragged tiles", "[e
 TESSERA_TARGET_TEST_CASE("ragged programs of an elementwise kernel, several chunks per thread", "[elementwise]",
                          body_fused_edge)
 TESSERA_TARGET_TEST_CASE("unary math, f32", "[math]", body_4)
+TESSERA_TARGET_TEST_CASE("exp over its whole range: in-range threads and the rest", "[math]", body_exp_range)
 TESSERA_TARGET_TEST_CASE("approximate math: fast_exp, fast_sqrt, fast_tanh, fast_div", "[math]", body_fast_math)
 
 // Many elements divided by one value (a row by its divisor): on the GPU the divisions of a thread

@@ -3,7 +3,7 @@
 // numbers ncu reported on the H200, a cubin's recorded resources, a row kernel that keeps
 // its row in registers compiled with fewer threads when that fits more programs per SM, and a
 // versioned kernel whose registers are capped at what its interior copy needs
-// (compiler/register_cap.h).
+// (compiler/register_cap.h), and exp range tests dropped where they cost occupancy.
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
@@ -155,4 +155,43 @@ TEST_CASE("a versioned row kernel gets the registers of its interior copy", "[co
                            return o.store(a.load_like(o) + b.load_like(o));
                          }).compile(Target::sm_90, q.partition<8192>(), p, p);
   CHECK(add.ptx.find(".maxnreg") == std::string::npos);
+}
+
+TEST_CASE("exp range tests are kept only when they cost no occupancy", "[compile][occupancy]") {
+  if (!nvjitlink_available()) {
+    WARN("nvJitLink missing: skipped");
+    return;
+  }
+  // The accurate softmax over 8192-wide bf16 rows: its exps behind range tests (ex2.approx.ftz, no
+  // per-element range select) fit as many programs per SM as without them, so they are kept.
+  Tensor<bfloat16, 2> x({64, 8192}), y({64, 8192});
+  CompiledArtifact soft = row_kernels::softmax().compile(Target::sm_90, y.partition<1, 8192>(), x);
+  CHECK(soft.ptx.find("ex2.approx.ftz.f32") != std::string::npos);
+  // The accurate fused chain of the elementwise benchmark (an exp among tanh, sqrt and products):
+  // with the tests it needs more registers and fits fewer programs per SM, so the launcher keeps
+  // the variant compiled without them.
+  Tensor<bfloat16, 1> a({1 << 20}), b({1 << 20}), o({1 << 20});
+  auto chain = kernel("occupancy_fused_chain", [](auto out, auto p_in, auto q_in) {
+    auto p = cast<DType::f32>(p_in.load_like(out));
+    auto q = cast<DType::f32>(q_in.load_like(out));
+    auto r = tanh(p * q + c<0.5>) * p + exp(q * c<-0.5>) - sqrt(abs(p) + c<1.0>);
+    return out.store(cast<DType::bf16>(r));
+  });
+  CompiledArtifact art = chain.compile(Target::sm_90, o.partition<4096>(), a, b);
+  if (art.from_disk_cache) {
+    WARN("compiled earlier (disk cache): the stages are not rerun");
+  } else {
+    bool tried = false;
+    for (const auto& [stage, ms] : art.stage_ms) tried = tried || stage == "plain-exp";
+    CHECK(tried);
+  }
+  // tanh takes ex2.approx.ftz, exp's plain form ex2.approx: one each per element. With the tests
+  // exp would add an ex2.approx.ftz per element.
+  auto count = [&](std::string_view what) {
+    int n = 0;
+    for (auto at = art.ptx.find(what); at != std::string::npos; at = art.ptx.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("ex2.approx.f32") > 0);
+  CHECK(count("ex2.approx.ftz.f32") == count("ex2.approx.f32"));
 }

@@ -17,6 +17,20 @@ func.func @exp(%x: f32) -> f32 {
   return %0 : f32
 }
 
+// Marked tile.exp_in_range (|x| < 80, see tile-lower-to-loops): the same
+// corrected value, from ex2.approx.ftz, with no range select.
+// CHECK-LABEL: func.func @exp_in_range
+// CHECK-SAME: (%[[X:.*]]: f32)
+// CHECK: %[[T:.*]] = arith.mulf %[[X]], %{{.*}} : f32
+// CHECK: %[[R:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[T]]) : (f32) -> f32
+// CHECK: %[[C:.*]] = math.fma %[[R]], %{{.*}}, %[[R]] : f32
+// CHECK-NOT: arith.select
+// CHECK: return %[[C]]
+func.func @exp_in_range(%x: f32) -> f32 {
+  %0 = math.exp %x {tile.exp_in_range} : f32
+  return %0 : f32
+}
+
 // CHECK-LABEL: func.func @exp2
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
 // CHECK-NOT: math.exp2

@@ -188,6 +188,11 @@ private:
                      Value start, int64_t count, Type accType);
   // LowerElementwise.cpp.
   void lowerElementwise(Operation *op);
+  /// On gpu, an accurate f32 (or 16-bit) math.exp over >= 4 unrolled
+  /// elements per thread: one test that all lie within +-80, then the exps
+  /// marked `tile.exp_in_range` (see tile-math-to-nvvm) or, if not, the plain
+  /// ones. False (nothing emitted) for other cases.
+  bool lowerExpWithRangeTest(math::ExpOp op);
   /// `op` (an elementwise arith/math op on tiles) cloned on scalars at the
   /// insertion point of `b`, each tile operand replaced by `elementOf(tile)`;
   /// returns its results (16-bit float arithmetic runs in f32).

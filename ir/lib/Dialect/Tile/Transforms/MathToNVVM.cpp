@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tessera/Dialect/Tile/IR/TileDialect.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -43,6 +44,7 @@ namespace mlir::tessera::tile {
 } // namespace mlir::tessera::tile
 
 using namespace mlir;
+using mlir::tessera::tile::TileDialect;
 
 namespace {
 
@@ -135,8 +137,25 @@ struct F32Builder {
     e = add(e, xLo);
     Value scale = mul(e, c(std::numbers::ln2));
     Value corrected = math::FmaOp::create(b, loc, r, scale, r);
-    Value finite = cmp(arith::CmpFPredicate::OLT, abs(x), c(80.0));
+    Value finite = cmp(arith::CmpFPredicate::OLT, abs(x), c(TileDialect::getExpInRangeLimit()));
     return select(finite, corrected, r);
+  }
+  /// exp(x) for |x| < 80 (known to the caller): the corrected value of
+  /// exp() alone. ex2.approx.ftz gives what ex2.approx does there (2^t is
+  /// normal, a subnormal t gives 1 either way), so the result is exp(x) bit
+  /// for bit.
+  Value expInRange(Value x) {
+    float hiF = static_cast<float>(std::numbers::log2e);
+    double lo = std::numbers::log2e - static_cast<double>(hiF);
+    Value hi = c(hiF);
+    Value t = mul(x, hi);
+    Value r = intrinsic("llvm.nvvm.ex2.approx.ftz.f32", t);
+    Value negT = neg(t);
+    Value e = math::FmaOp::create(b, loc, x, hi, negT);
+    Value xLo = mul(x, c(lo));
+    e = add(e, xLo);
+    Value scale = mul(e, c(std::numbers::ln2));
+    return math::FmaOp::create(b, loc, r, scale, r);
   }
   /// log((1 + s) / (1 - s)) = 2 * (s + s^3/3 + ... + s^11/11), |s| <= 1/4.
   Value logSeries(Value s) {
@@ -355,7 +374,11 @@ std::optional<SmallVector<Value>> expand(Operation *op, F32Builder &f,
       return fast;
   }
   return TypeSwitch<Operation *, Result>(op)
-      .Case([&](math::ExpOp) { return one(f.exp(in[0])); })
+      .Case([&](math::ExpOp) {
+        return one(op->hasAttr(TileDialect::getExpInRangeAttrName())
+                       ? f.expInRange(in[0])
+                       : f.exp(in[0]));
+      })
       .Case([&](math::Exp2Op) { return one(f.ex2(in[0])); })
       .Case([&](math::ExpM1Op) { return one(f.expm1(in[0])); })
       .Case([&](math::LogOp) { return one(f.log(in[0])); })

@@ -61,6 +61,7 @@ struct LoweringOptions {
   int64_t vectorBytes = 16; // widest global access in bytes
   int64_t unrollLimit = 64;
   int64_t splitChunks = 2; // chunks per thread of an automatic split
+  bool expRangeTest = true; // see lowerExpWithRangeTest (KernelLowering.h)
 
   /// Threads of one CTA (the CUDA block size).
   int64_t ctaThreads() const { return threads / ctasPerProgram; }

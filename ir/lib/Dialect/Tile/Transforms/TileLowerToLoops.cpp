@@ -385,6 +385,7 @@ struct TileLowerToLoopsPass
     opts.vectorBytes = vectorBytes;
     opts.unrollLimit = unrollLimit;
     opts.splitChunks = splitChunks;
+    opts.expRangeTest = expRangeTest;
 
     SmallVector<func::FuncOp> kernels;
     module.walk([&](func::FuncOp f) {

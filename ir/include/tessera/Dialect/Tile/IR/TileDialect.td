@@ -47,6 +47,23 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getVersionedAttrName() {
       return ::llvm::StringLiteral("tile.versioned");
     }
+    /// Name of the unit attribute of a scalar `math.exp` whose argument is
+    /// known to lie strictly between -80 and 80 (set by `tile-lower-to-loops`
+    /// on gpu, read by `tile-math-to-nvvm`, which then drops the handling of
+    /// results near the ends of the float range).
+    static constexpr ::llvm::StringLiteral getExpInRangeAttrName() {
+      return ::llvm::StringLiteral("tile.exp_in_range");
+    }
+    /// The bound of that range: beyond it exp's result may overflow or be
+    /// subnormal (|x| >= 80 takes exp's plain 2^(x log2 e) on the gpu).
+    static constexpr double getExpInRangeLimit() { return 80.0; }
+    /// Name of the unit function attribute set by `tile-lower-to-loops` on a
+    /// kernel where it emitted such range tests (the launcher then also
+    /// compiles the kernel without them and keeps the variant that fits more
+    /// programs per SM).
+    static constexpr ::llvm::StringLiteral getExpRangeTestedAttrName() {
+      return ::llvm::StringLiteral("tile.exp_range_tested");
+    }
   }];
 }
 

@@ -88,6 +88,12 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
 
     On gpu, code for a value is fully unrolled (constant buffer indices) when
     n <= `unroll-limit`, so that SROA promotes the buffers to registers.
+
+    With `exp-range-test` (the default), an accurate f32 or 16-bit `math.exp`
+    whose thread holds 4 or more unrolled elements is tested per group of up
+    to 32 of them: if every argument lies strictly within +-80, an `scf.if`
+    takes the exps marked `tile.exp_in_range` (see `tile-math-to-nvvm`), else
+    the plain ones; the function is marked `tile.exp_range_tested`.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
@@ -110,7 +116,11 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
            "the widest global vector access">,
     Option<"unrollLimit", "unroll-limit", "int64_t", /*default=*/"64",
            "Fully unroll per-thread element loops of at most this many "
-           "elements (gpu target)">
+           "elements (gpu target)">,
+    Option<"expRangeTest", "exp-range-test", "bool", /*default=*/"true",
+           "On gpu, test per group of up to 32 unrolled elements whether "
+           "all arguments of an accurate exp lie within +-80 (then the exps "
+           "are marked tile.exp_in_range)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -250,6 +260,11 @@ def TileMathToNVVM : Pass<"tile-math-to-nvvm"> {
     (sqrt, fma, abs, floor, ...) are left alone. Run it before
     `convert-math-to-llvm`. Vector or f64 operands of the rewritten ops are
     rejected with an error; f16/bf16 ones are computed in f32.
+
+    A `math.exp` marked `tile.exp_in_range` (its argument lies within +-80,
+    see `tile-lower-to-loops`) becomes the accurate value without the
+    handling of the float range's ends: ex2.approx.ftz and the correction,
+    no select (the same result bit for bit, in fewer instructions).
 
     `math.exp`, `math.sqrt`, `math.tanh` and `arith.divf` carrying the `afn`
     fast-math flag become the hardware approximations (ex2.approx.ftz,
