@@ -114,3 +114,27 @@ func.func @scaled_by_sum(%o: !f2 {tile.align = 16 : i64}, %a: !f2 {tile.align = 
   tile.store %m, %o[%p, %c0] : tensor<1x64xf32>, !f2
   return
 }
+
+// -----
+
+// An edge copy that uses a tile computed outside it (here written by hand:
+// tile-version-interior copies the whole body) stays op by op.
+// CHECK-LABEL: func.func @outer_tile
+// CHECK: } else {
+// CHECK: memref.load %{{.*}}[%{{.*}}] : memref<4xf32>
+// CHECK: return
+!f1 = memref<?xf32, strided<[1], offset: ?>>
+func.func @outer_tile(%o: !f1 {tile.align = 16 : i64}, %a: !f1 {tile.align = 16 : i64}, %c: i1) attributes {tile.kernel} {
+  %p = tile.program_id 0
+  %k = arith.constant dense<3.0> : tensor<64xf32>
+  scf.if %c {
+    %x = tile.load %a[%p] {tile.interior} : !f1 -> tensor<64xf32>
+    %s = arith.addf %x, %k : tensor<64xf32>
+    tile.store %s, %o[%p] {tile.interior} : tensor<64xf32>, !f1
+  } else {
+    %x = tile.load %a[%p] : !f1 -> tensor<64xf32>
+    %s = arith.addf %x, %k : tensor<64xf32>
+    tile.store %s, %o[%p] : tensor<64xf32>, !f1
+  } {tile.versions}
+  return
+}

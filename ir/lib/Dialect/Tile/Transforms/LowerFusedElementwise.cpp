@@ -82,6 +82,11 @@ std::optional<RankedTensorType> fusableShape(Block &block) {
     if (!llvm::all_of(op.getOperandTypes(), sameShape) ||
         !llvm::all_of(op.getResultTypes(), sameShape))
       return std::nullopt;
+    // Every tile operand is computed in the block (its element is then known).
+    for (Value operand : op.getOperands())
+      if (isa<TensorType>(operand.getType()) &&
+          operand.getParentBlock() != &block)
+        return std::nullopt;
     if (isa<LoadOp, StoreOp>(op)) {
       if (op.hasAttr(kInteriorAttrName))
         return std::nullopt;
