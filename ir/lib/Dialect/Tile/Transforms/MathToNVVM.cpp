@@ -126,18 +126,9 @@ struct F32Builder {
   /// error from an fma and the low part of log2(e)); plain 2^t for |x| >= 80
   /// where the result is 0 or inf anyway.
   Value exp(Value x) {
-    float hiF = static_cast<float>(std::numbers::log2e);
-    double lo = std::numbers::log2e - static_cast<double>(hiF);
-    Value hi = c(hiF);
-    Value t = mul(x, hi);
-    Value r = ex2(t);
-    Value negT = neg(t);
-    Value e = math::FmaOp::create(b, loc, x, hi, negT);
-    Value xLo = mul(x, c(lo));
-    e = add(e, xLo);
-    Value scale = mul(e, c(std::numbers::ln2));
-    Value corrected = math::FmaOp::create(b, loc, r, scale, r);
-    Value finite = cmp(arith::CmpFPredicate::OLT, abs(x), c(TileDialect::getExpInRangeLimit()));
+    auto [corrected, r] = expParts(x, "llvm.nvvm.ex2.approx.f32");
+    Value finite = cmp(arith::CmpFPredicate::OLT, abs(x),
+                       c(TileDialect::getExpInRangeLimit()));
     return select(finite, corrected, r);
   }
   /// exp(x) for |x| < 80 (known to the caller): the corrected value of
@@ -145,17 +136,21 @@ struct F32Builder {
   /// normal, a subnormal t gives 1 either way), so the result is exp(x) bit
   /// for bit.
   Value expInRange(Value x) {
+    return expParts(x, "llvm.nvvm.ex2.approx.ftz.f32").first;
+  }
+  /// exp's corrected value 2^t * (1 + e*ln2) and 2^t, with 2^t from `ex2`.
+  std::pair<Value, Value> expParts(Value x, StringRef ex2) {
     float hiF = static_cast<float>(std::numbers::log2e);
     double lo = std::numbers::log2e - static_cast<double>(hiF);
     Value hi = c(hiF);
     Value t = mul(x, hi);
-    Value r = intrinsic("llvm.nvvm.ex2.approx.ftz.f32", t);
+    Value r = intrinsic(ex2, t);
     Value negT = neg(t);
     Value e = math::FmaOp::create(b, loc, x, hi, negT);
     Value xLo = mul(x, c(lo));
     e = add(e, xLo);
     Value scale = mul(e, c(std::numbers::ln2));
-    return math::FmaOp::create(b, loc, r, scale, r);
+    return {math::FmaOp::create(b, loc, r, scale, r), r};
   }
   /// log((1 + s) / (1 - s)) = 2 * (s + s^3/3 + ... + s^11/11), |s| <= 1/4.
   Value logSeries(Value s) {
