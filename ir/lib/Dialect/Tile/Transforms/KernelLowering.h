@@ -49,6 +49,13 @@ constexpr int64_t kMaxCpuStackBufferBytes = 16 * 1024;
 
 inline bool isFloat16Or(Type t) { return isa<Float16Type, BFloat16Type>(t); }
 
+/// True for an op marked `afn` (approximate functions allowed).
+inline bool isApproximate(Operation *op) {
+  auto fm = dyn_cast<arith::ArithFastMathInterface>(op);
+  return fm && arith::bitEnumContainsAll(fm.getFastMathFlagsAttr().getValue(),
+                                         arith::FastMathFlags::afn);
+}
+
 /// i1, i8, i16, i32, i64, f16, bf16, f32 and f64.
 bool isSupportedElementType(Type t);
 

@@ -67,10 +67,7 @@ bool KernelLowering::lowerExpWithRangeTest(math::ExpOp op) {
   auto type = cast<RankedTensorType>(op.getType());
   Type elt = type.getElementType();
   Layout layout = getLayout(type);
-  auto fm = op.getFastmathAttr();
-  bool approximate =
-      fm && arith::bitEnumContainsAll(fm.getValue(), arith::FastMathFlags::afn);
-  if (!opts.gpu || !opts.expRangeTest || approximate || layout.replicated ||
+  if (!opts.gpu || !opts.expRangeTest || isApproximate(op) || layout.replicated ||
       !isUnrolled(opts, layout) || layout.perThread < 4 ||
       !(elt.isF32() || isFloat16Or(elt)))
     return false;
@@ -107,7 +104,8 @@ bool KernelLowering::lowerExpWithRangeTest(math::ExpOp op) {
           fast ? ifOp.getThenBodyBuilder() : ifOp.getElseBodyBuilder();
       SmallVector<Value> exps;
       for (size_t i = g0; i < g1; ++i) {
-        auto e = math::ExpOp::create(rb, loc, elements[i].second, fm);
+        auto e = math::ExpOp::create(rb, loc, elements[i].second,
+                                     op.getFastmathAttr());
         if (fast)
           e->setAttr(TileDialect::getExpInRangeAttrName(), rb.getUnitAttr());
         exps.push_back(e);

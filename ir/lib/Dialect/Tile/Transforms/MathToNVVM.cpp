@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelLowering.h"
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
@@ -44,6 +45,7 @@ namespace mlir::tessera::tile {
 } // namespace mlir::tessera::tile
 
 using namespace mlir;
+using mlir::tessera::tile::isApproximate;
 using mlir::tessera::tile::TileDialect;
 
 namespace {
@@ -346,12 +348,6 @@ struct F32Builder {
 
 /// Returns the f32 replacement values of `op` (one per result), or nullopt if
 /// the op is left to convert-math-to-llvm.
-/// True for an op marked `afn` (approximate functions allowed).
-bool isApproximate(Operation *op) {
-  auto fm = dyn_cast<arith::ArithFastMathInterface>(op);
-  return fm && arith::bitEnumContainsAll(fm.getFastMathFlagsAttr().getValue(),
-                                         arith::FastMathFlags::afn);
-}
 
 std::optional<SmallVector<Value>> expand(Operation *op, F32Builder &f,
                                          ArrayRef<Value> in) {

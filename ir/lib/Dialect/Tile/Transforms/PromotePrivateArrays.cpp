@@ -59,6 +59,7 @@ bool promote(memref::AllocaOp alloca) {
   if (!type.hasStaticShape() || !type.getLayout().isIdentity())
     return false;
   Block *block = nullptr;
+  SmallVector<Operation *> accesses;
   for (Operation *user : alloca->getUsers()) {
     auto load = dyn_cast<memref::LoadOp>(user);
     auto store = dyn_cast<memref::StoreOp>(user);
@@ -68,16 +69,15 @@ bool promote(memref::AllocaOp alloca) {
     if (!asMemref || (block && user->getBlock() != block))
       return false;
     block = user->getBlock();
+    accesses.push_back(user);
   }
   if (!block)
     return false;
 
-  // Replay the block's accesses in order: first to check that every load
+  // Replay the accesses in program order: first to check that every load
   // reads a stored element, then to forward the values.
-  SmallVector<Operation *> accesses;
-  for (Operation &op : *block)
-    if (llvm::is_contained(op.getOperands(), alloca.getResult()))
-      accesses.push_back(&op);
+  llvm::sort(accesses,
+             [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
   auto positionOf = [&](Operation *op) {
     if (auto store = dyn_cast<memref::StoreOp>(op))
       return constantPosition(type, store.getIndices());
