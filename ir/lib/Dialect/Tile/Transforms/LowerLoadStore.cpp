@@ -46,7 +46,6 @@ Value mlir::tessera::tile::paddingValue(OpBuilder &b, Location loc, Type elt,
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(elt, value));
 }
 
-
 int64_t KernelLowering::vectorAccessWidth(Value memref, int64_t segment) {
   auto type = cast<MemRefType>(memref.getType());
   Type elt = type.getElementType();
