@@ -125,8 +125,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 // The programs per SM of a compiled kernel of 128 threads or more that leaves fewer than half of
 // an SM's threads resident (the case where try_fewer_threads and try_register_cap compile a
 // variant); nullopt otherwise. Smaller blocks meet the 32 blocks per SM first.
+constexpr int kHalfAnSm = 1024;  // threads
 std::optional<int> programs_if_half_empty(const GpuCode& code) {
-  constexpr int kHalfAnSm = 1024;  // threads
   if (code.block_size < 128) return std::nullopt;
   auto resources = cubin_resources(code.cubin);
   if (!resources) return std::nullopt;
@@ -135,30 +135,48 @@ std::optional<int> programs_if_half_empty(const GpuCode& code) {
   return blocks;
 }
 
-// A versioned kernel that leaves an SM half empty (programs_if_half_empty, after the fewer-threads
-// retry) is compiled once more without its branch to the edge copy (see register_cap.h); if the
-// interior copy alone fits more programs per SM, the kernel is compiled a third time with its
-// registers capped at what that occupancy allows (register_cap, occupancy.h), and that variant is
-// kept if it does fit more. Measured on the H200 (benchmarks/results/...-experiments-session6.log,
-// run 6): RMSNorm over 8192-wide bf16 rows at 256 threads needed 80 registers, its interior 63;
-// capped at 64 (4 programs per SM instead of 3) it ran 4.27 TB/s instead of 4.14; the accurate
-// fused chain 105 -> 96 registers, 2.21 -> 2.50 TB/s. Kernels with half an SM resident already are
-// left alone (the adds, capped from 1536 to 2048 resident threads, lost 0.3%).
+// A versioned kernel that leaves an SM half empty (programs_if_half_empty) is compiled once more
+// without its branch to the edge copy (see register_cap.h), to learn what its interior copy alone
+// needs. The kernel is then compiled with its registers capped (register_cap, occupancy.h) at
+// what one more program per SM allows, or more if the interior alone fits more, and that variant
+// is kept if it does fit more programs. A cap below what the interior needs is tried only if the
+// interior compiled under it keeps its stack frame (ptxas spills nothing there); the edge copy
+// may spill, which only the programs on the edges pay. Measured on the H200
+// (benchmarks/results/...-experiments-session6.log, run 6): RMSNorm over 8192-wide bf16 rows at
+// 256 threads needed 80 registers, its interior 63; capped at 64 (4 programs per SM instead of 3)
+// it ran 4.27 TB/s instead of 4.14; the accurate fused chain 105 -> 96 registers, 2.21 -> 2.50
+// TB/s. Kernels with half an SM resident already are left alone (the adds, capped from 1536 to
+// 2048 resident threads, lost 0.3%).
 void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionUse>& calls, GpuCode& code) {
   if (!code.versioned) return;
   const std::optional<int> blocks = programs_if_half_empty(code);
   if (!blocks) return;
   auto t0 = std::chrono::steady_clock::now();
   auto done = [&] { code.stage_ms.emplace_back("register-cap", ms_since(t0)); };
-  std::optional<KernelResources> interior;
-  try {
-    interior = cubin_resources(link_kernel(kernel, ptx_without_edge_branch(code.ptx), calls, code.arch));
-  } catch (const Error&) {
-    return done();  // an optimization that fails only keeps the kernel as it is
+  const std::string interior_ptx = ptx_without_edge_branch(code.ptx);
+  auto resources = [&](const std::string& ptx) -> std::optional<KernelResources> {
+    try {
+      return cubin_resources(link_kernel(kernel, ptx, calls, code.arch));
+    } catch (const Error&) {
+      return std::nullopt;  // an optimization that fails only keeps the kernel as it is
+    }
+  };
+  const std::optional<KernelResources> interior = resources(interior_ptx);
+  if (!interior) return done();
+  // The interior's own occupancy, then one more program at a time while its interior compiled
+  // under the cap keeps its stack frame, up to half an SM's threads.
+  int wanted = std::max(resident_blocks(*interior, code.block_size), *blocks);
+  while ((wanted + 1) * code.block_size <= kHalfAnSm) {
+    const std::optional<KernelResources> squeezed =
+        resources(ptx_with_register_cap(interior_ptx, register_cap(wanted + 1, code.block_size)));
+    if (!squeezed || squeezed->frame_bytes > interior->frame_bytes ||
+        resident_blocks(*squeezed, code.block_size) <= wanted)
+      break;
+    ++wanted;
   }
-  const int wanted = interior ? resident_blocks(*interior, code.block_size) : 0;
   if (wanted <= *blocks) return done();
-  std::string capped = ptx_with_register_cap(code.ptx, register_cap(wanted, code.block_size));
+  const int cap = register_cap(wanted, code.block_size);
+  std::string capped = ptx_with_register_cap(code.ptx, cap);
   std::vector<char> cubin;
   try {
     cubin = link_kernel(kernel, capped, calls, code.arch);
@@ -203,10 +221,14 @@ void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std:
 
 // A kernel whose accurate exps the lowering grouped behind range tests (tile.exp_in_range: no
 // per-element handling of the float range's ends, see LowerElementwise.cpp) is compiled once more
-// without them; that variant is kept if it fits more programs per SM. The tests are a branch the
-// compiler schedules around: measured on the H200, softmax (exp alone between a max and a sum)
-// went 3.49 -> 3.71 TB/s at the same occupancy, but the accurate fused chain (exp among tanh,
-// sqrt and products) went from 94 to 106 registers, 5 to 4 programs per SM, 2.50 -> 2.24 TB/s.
+// without them, with the same threads and its own register cap (try_register_cap); that variant
+// is kept if it fits more programs per SM. The tests are a branch the compiler schedules around:
+// measured on the H200, softmax (exp alone between a max and a sum) went 3.49 -> 3.71 TB/s at the
+// same occupancy, but the accurate fused chain (exp among tanh, sqrt and products) went from 94
+// to 106 registers, 5 to 4 programs per SM, 2.50 -> 2.24 TB/s. Comparing after the caps matters:
+// softmax over 8192-wide bf16 rows at 256 threads needs 95 registers with the tests and 78
+// without, but both run capped at 64 without spilling, and then the tests win (4.03 TB/s against
+// 3.75, benchmarks/results/...-experiments-session8.log).
 void try_plain_exps(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
                     GpuCode& code) {
   if (!code.has_exp_range_tests) return;
@@ -215,11 +237,14 @@ void try_plain_exps(std::string_view kernel, const KernelAst& ast, const std::ve
   auto t0 = std::chrono::steady_clock::now();
   GpuCode plain;
   try {
-    plain = compile_ptx(kernel, ast, code.arch, 0, /*exp_range_test=*/false);
+    // The same threads (a kernel split over several CTAs per program chose them itself).
+    const int threads = code.ctas_per_program > 1 ? 0 : code.block_size;
+    plain = compile_ptx(kernel, ast, code.arch, threads, /*exp_range_test=*/false);
     plain.cubin = link_kernel(kernel, plain.ptx, calls, code.arch);
   } catch (const Error&) {
     return;  // an optimization that fails only keeps the first variant
   }
+  try_register_cap(kernel, calls, plain);
   auto second = cubin_resources(plain.cubin);
   code.stage_ms.emplace_back("plain-exp", ms_since(t0));
   if (!second || resident_blocks(*second, plain.block_size) <= resident_blocks(*first, code.block_size)) return;
@@ -377,9 +402,9 @@ class KernelCache {
     auto t0 = std::chrono::steady_clock::now();
     c->gpu.cubin = link_kernel(kernel, c->gpu.ptx, calls, arch);
     c->gpu.stage_ms.emplace_back("cubin", ms_since(t0));
-    try_plain_exps(kernel, c->ast, calls, c->gpu);
-    try_fewer_threads(kernel, c->ast, calls, c->gpu);
     try_register_cap(kernel, calls, c->gpu);
+    try_fewer_threads(kernel, c->ast, calls, c->gpu);
+    try_plain_exps(kernel, c->ast, calls, c->gpu);
     dump_cubin(c->gpu);
     disk.store(key, "ptx", std::span<const char>(c->gpu.ptx.data(), c->gpu.ptx.size()));
     disk.store(key, "cubin", std::span<const char>(c->gpu.cubin.data(), c->gpu.cubin.size()));

@@ -1,7 +1,8 @@
 // occupancy.cpp: see occupancy.h. The cubin is read with LLVM's ELF reader. A .nv.info section is a
 // sequence of attributes, each a format byte, an attribute byte and a 16-bit field: for format 4
 // (EIFMT_SVAL) the field is the size of a payload that follows, for the others it is the value.
-// EIATTR_REGCOUNT (0x2f) carries (symbol index, registers) as two 32-bit words.
+// EIATTR_REGCOUNT (0x2f) carries (symbol index, registers) as two 32-bit words, EIATTR_FRAME_SIZE
+// (0x11) (symbol index, bytes).
 #include "compiler/occupancy.h"
 
 #include <algorithm>
@@ -16,6 +17,7 @@ namespace {
 
 constexpr std::uint8_t kFormatSized = 4;      // EIFMT_SVAL
 constexpr std::uint8_t kAttrRegCount = 0x2f;  // EIATTR_REGCOUNT
+constexpr std::uint8_t kAttrFrameSize = 0x11;  // EIATTR_FRAME_SIZE
 
 constexpr int kRegistersPerSm = 65536;
 constexpr int kRegisterUnitPerWarp = 256;  // registers are given to a warp in units of 256
@@ -67,6 +69,8 @@ std::optional<KernelResources> cubin_resources(std::span<const char> cubin) {
         r.registers = std::max(r.registers, static_cast<int>(word(*bytes, at + 4)));
         found = true;
       }
+      if (attr == kAttrFrameSize && field == 8 && at + 8 <= bytes->size())
+        r.frame_bytes = std::max(r.frame_bytes, static_cast<int>(word(*bytes, at + 4)));
       at += field;
     }
   }

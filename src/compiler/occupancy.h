@@ -12,10 +12,12 @@ namespace tessera::detail {
 struct KernelResources {
   int registers = 0;     // per thread
   int shared_bytes = 0;  // static shared memory per block
+  int frame_bytes = 0;   // the largest stack frame of its functions (grows when ptxas spills)
 };
 
 // What the cubin records for its functions: the most registers any of them uses (EIATTR_REGCOUNT
-// in the .nv.info sections) and the total static shared memory (.nv.shared.* sections).
+// in the .nv.info sections), the largest stack frame (EIATTR_FRAME_SIZE) and the total static
+// shared memory (.nv.shared.* sections).
 // std::nullopt when the bytes are not an ELF file with a register count.
 std::optional<KernelResources> cubin_resources(std::span<const char> cubin);
 

@@ -10,18 +10,20 @@
 //   q_i = a_i * y                    within one ulp of a_i / b
 //   r_i = fma(-q_i, b, a_i)          exact
 //   c_i = fma(r_i, y, q_i)           a_i / b correctly rounded (Markstein's theorem)
-//   result_i = a_i == 0 ? q_i : c_i  (the sign of a zero quotient)
 //
 // which is exact when y is the correctly rounded reciprocal and nothing underflows or overflows:
-// guaranteed for 2^-24 <= |b| <= 2^24 and 2^-76 <= |q_i| <= 2^76 (then |a_i| >= 2^-100 and the
-// residual r_i is a representable float). If b or any q_i (a_i != 0) is out of that range, or NaN,
-// one branch for the whole group takes the plain divisions instead. Checked bit for bit against
-// IEEE division on the host (every significand of b in [1, 2) against 70 numerators, and 7e8
-// random pairs over the guarded range with signed zeros) and on the GPU by tests/unit.
-// The test and branch cover up to 32 divisions at once (their numerators and quotients are live
-// together): measured on the H200 (benchmarks/results/...-experiments-session6.log, run 8), the
-// accurate softmax over 8192-wide bf16 rows ran 3.22 TB/s with div.rn, 2.49 with a test and
-// branch per division, 3.34 per 8, 3.42 per 16 and 3.45 per 32.
+// guaranteed for 2^-24 <= |b| <= 2^24 and 2^-52 <= |a_i| <= 2^52 (then 2^-76 <= |q_i| <= 2^76,
+// |a_i| >= 2^-100 and the residual r_i is a representable float). The test comes first: the
+// smallest and largest |a_i| of a chunk (one min and one max per division, NaN failing) and b's
+// range; if it fails (zeros, NaN, huge or tiny numerators, or such a divisor), the chunk takes the
+// plain divisions instead, so a zero quotient keeps its sign from IEEE division. The refinement
+// was checked bit for bit against IEEE division on the host over a wider range (every significand
+// of b in [1, 2) against 70 numerators, and 7e8 random pairs with 2^-76 <= |q_i| <= 2^76) and is
+// checked on the GPU by tests/unit.
+// The test and branch cover up to 32 divisions at once: measured on the H200
+// (benchmarks/results/...-experiments-session6.log, run 8), the accurate softmax over 8192-wide
+// bf16 rows ran 3.22 TB/s with div.rn, 2.49 with a test and branch per division, 3.34 per 8, 3.42
+// per 16 and 3.45 per 32 (with the test on the quotients, after them).
 // Runs after the optimizer, on the kernel's final IR (nothing merges the divisions back).
 #include "compiler/shared_divisors.h"
 
@@ -62,39 +64,50 @@ Reciprocal reciprocal_at(llvm::BinaryOperator* first) {
                        ir.CreateFCmpOLE(abs_b, llvm::ConstantFP::get(f32, 0x1p24f)))};
 }
 
-// One chunk of a group: the refined quotients at its first division, one test, and the plain
-// divisions on a branch taken only when the test fails.
+// The smallest or largest of `values` by `pick`, as a balanced tree (no chain through the chunk).
+llvm::Value* reduce_tree(llvm::IRBuilder<>& ir, llvm::Intrinsic::ID pick, llvm::SmallVector<llvm::Value*> values) {
+  while (values.size() > 1) {
+    llvm::SmallVector<llvm::Value*> next;
+    for (std::size_t i = 0; i + 1 < values.size(); i += 2)
+      next.push_back(ir.CreateBinaryIntrinsic(pick, values[i], values[i + 1]));
+    if (values.size() % 2) next.push_back(values.back());
+    values = std::move(next);
+  }
+  return values.front();
+}
+
+// One chunk of a group: one test of its numerators before its first division, then either the
+// refined quotients or the plain divisions, joined by phis. Testing the numerators (rather than
+// the quotients, which would need the numerators kept for the fallback) lets each numerator die
+// at its quotient.
 void rewrite_chunk(llvm::ArrayRef<llvm::BinaryOperator*> chunk, const Reciprocal& rcp) {
   llvm::BinaryOperator* first = chunk.front();
   llvm::Value* b = first->getOperand(1);
   llvm::IRBuilder<> ir(first);
   llvm::Type* f32 = ir.getFloatTy();
   auto c = [&](float v) { return llvm::ConstantFP::get(f32, v); };
-  llvm::Value* ok = rcp.ok;
-  llvm::SmallVector<llvm::Value*> fast;
+  llvm::SmallVector<llvm::Value*> magnitudes;
+  for (llvm::BinaryOperator* div : chunk)
+    magnitudes.push_back(ir.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, div->getOperand(0)));
+  // minnum ignores a NaN, maximum propagates it (and then fails the test).
+  llvm::Value* smallest = reduce_tree(ir, llvm::Intrinsic::minnum, magnitudes);
+  llvm::Value* largest = reduce_tree(ir, llvm::Intrinsic::maximum, magnitudes);
+  llvm::Value* ok = ir.CreateAnd(rcp.ok, ir.CreateAnd(ir.CreateFCmpOGE(smallest, c(0x1p-52f)),
+                                                     ir.CreateFCmpOLE(largest, c(0x1p52f))));
+  llvm::Instruction* fast_end = nullptr;
+  llvm::Instruction* slow_end = nullptr;
+  llvm::SplitBlockAndInsertIfThenElse(ok, first, &fast_end, &slow_end);
+  llvm::BasicBlock* join = first->getParent();
+  llvm::IRBuilder<> fast(fast_end), slow(slow_end), at_join(&join->front());
   for (llvm::BinaryOperator* div : chunk) {
     llvm::Value* a = div->getOperand(0);
-    llvm::Value* q = ir.CreateFMul(a, rcp.y);
-    llvm::Value* r = ir.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {ir.CreateFNeg(q), b, a});
-    llvm::Value* refined = ir.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {r, rcp.y, q});
-    llvm::Value* zero = ir.CreateFCmpOEQ(a, c(0.0f));
-    fast.push_back(ir.CreateSelect(zero, q, refined));
-    llvm::Value* abs_q = ir.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, q);
-    llvm::Value* in_range = ir.CreateAnd(ir.CreateFCmpOGE(abs_q, c(0x1p-76f)), ir.CreateFCmpOLE(abs_q, c(0x1p76f)));
-    ok = ir.CreateAnd(ok, ir.CreateOr(zero, in_range));
-  }
-  // if (!ok) { the plain divisions }: the chunk's results are phis after the branch.
-  llvm::Instruction* slow_end = llvm::SplitBlockAndInsertIfThen(ir.CreateNot(ok), first, /*Unreachable=*/false);
-  llvm::BasicBlock* slow = slow_end->getParent();
-  llvm::BasicBlock* join = first->getParent();
-  llvm::BasicBlock* fast_block = slow->getSinglePredecessor();
-  ir.SetInsertPoint(slow_end);
-  llvm::IRBuilder<> at_join(&join->front());
-  for (auto [div, quick] : llvm::zip(chunk, fast)) {
-    llvm::Value* plain = ir.CreateFDiv(div->getOperand(0), b);
+    llvm::Value* q = fast.CreateFMul(a, rcp.y);
+    llvm::Value* r = fast.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {fast.CreateFNeg(q), b, a});
+    llvm::Value* refined = fast.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {r, rcp.y, q});
+    llvm::Value* plain = slow.CreateFDiv(a, b);
     llvm::PHINode* phi = at_join.CreatePHI(f32, 2);
-    phi->addIncoming(quick, fast_block);
-    phi->addIncoming(plain, slow);
+    phi->addIncoming(refined, fast_end->getParent());
+    phi->addIncoming(plain, slow_end->getParent());
     div->replaceAllUsesWith(phi);
   }
   for (llvm::BinaryOperator* div : chunk) div->eraseFromParent();

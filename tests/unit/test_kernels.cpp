@@ -519,7 +519,7 @@ static void body_shared_divisor(Target target) {
   for (int64_t r = 0; r < rows; ++r) d(r, 0) = divisors[r];
   x(1, 0) = 0.0f;
   x(1, 1) = -0.0f;
-  x(1, 9) = 1e-35f;   // |quotient| < 2^-76: this chunk takes the plain divisions
+  x(1, 9) = 1e-35f;   // |numerator| < 2^-52: this chunk takes the plain divisions
   x(1, 17) = -3e38f;
   x(5, 3) = 1e-30f;
   x(6, 100) = 2e-38f;

@@ -1,14 +1,18 @@
 // RUN: tessera-opt %s -tile-math-to-nvvm | FileCheck %s
 
-// exp(x) = ex2(t) * (1 + e*ln2), t = x*log2(e) and e its rounding error.
+// exp(x) = ex2(t) * (1 + e), t = x*log2(e) rounded and e = x - t*ln2 from two
+// fma with ln2's high and low float.
 // CHECK-LABEL: func.func @exp
 // CHECK-SAME: (%[[X:.*]]: f32)
 // CHECK: %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
 // CHECK: %[[T:.*]] = arith.mulf %[[X]], %[[LOG2E]] : f32
 // CHECK: %[[R:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[T]]) : (f32) -> f32
 // CHECK: %[[NT:.*]] = arith.negf %[[T]] : f32
-// CHECK: %[[E:.*]] = math.fma %[[X]], %[[LOG2E]], %[[NT]] : f32
-// CHECK: %[[C:.*]] = math.fma %[[R]], %{{.*}}, %[[R]] : f32
+// CHECK: %[[LN2HI:.*]] = arith.constant 0.693147182 : f32
+// CHECK: %[[E0:.*]] = math.fma %[[NT]], %[[LN2HI]], %[[X]] : f32
+// CHECK: %[[LN2LO:.*]] = arith.constant -1.90465421E-9 : f32
+// CHECK: %[[E:.*]] = math.fma %[[NT]], %[[LN2LO]], %[[E0]] : f32
+// CHECK: %[[C:.*]] = math.fma %[[R]], %[[E]], %[[R]] : f32
 // CHECK: %[[OK:.*]] = arith.cmpf olt, %{{.*}}, %{{.*}} : f32
 // CHECK: %[[RES:.*]] = arith.select %[[OK]], %[[C]], %[[R]] : f32
 // CHECK: return %[[RES]]

@@ -124,9 +124,10 @@ struct F32Builder {
   // Composite functions. Every operand is computed in its own statement so
   // that the emitted order does not depend on the compiler's argument
   // evaluation order.
-  /// exp(x) = 2^t * (1 + e*ln2) where t + e = x*log2(e) (t rounded, e its
-  /// error from an fma and the low part of log2(e)); plain 2^t for |x| >= 80
-  /// where the result is 0 or inf anyway.
+  /// exp(x) = 2^t * (1 + e) where t = x*log2(e) rounded and e = x - t*ln2
+  /// (two fma with ln2 split in a high and a low float: e is within 2^-41 of
+  /// its exact value for |x| <= 104); plain 2^t for |x| >= 80 where the
+  /// result is 0 or inf anyway.
   Value exp(Value x) {
     auto [corrected, r] = expParts(x, "llvm.nvvm.ex2.approx.f32");
     Value finite = cmp(arith::CmpFPredicate::OLT, abs(x),
@@ -140,19 +141,16 @@ struct F32Builder {
   Value expInRange(Value x) {
     return expParts(x, "llvm.nvvm.ex2.approx.ftz.f32").first;
   }
-  /// exp's corrected value 2^t * (1 + e*ln2) and 2^t, with 2^t from `ex2`.
+  /// exp's corrected value 2^t * (1 + e) and 2^t, with 2^t from `ex2`.
   std::pair<Value, Value> expParts(Value x, StringRef ex2) {
-    float hiF = static_cast<float>(std::numbers::log2e);
-    double lo = std::numbers::log2e - static_cast<double>(hiF);
-    Value hi = c(hiF);
-    Value t = mul(x, hi);
+    float ln2Hi = static_cast<float>(std::numbers::ln2);
+    double ln2Lo = std::numbers::ln2 - static_cast<double>(ln2Hi);
+    Value t = mul(x, c(static_cast<float>(std::numbers::log2e)));
     Value r = intrinsic(ex2, t);
     Value negT = neg(t);
-    Value e = math::FmaOp::create(b, loc, x, hi, negT);
-    Value xLo = mul(x, c(lo));
-    e = add(e, xLo);
-    Value scale = mul(e, c(std::numbers::ln2));
-    return {math::FmaOp::create(b, loc, r, scale, r), r};
+    Value e = math::FmaOp::create(b, loc, negT, c(ln2Hi), x);
+    e = math::FmaOp::create(b, loc, negT, c(ln2Lo), e);
+    return {math::FmaOp::create(b, loc, r, e, r), r};
   }
   /// log((1 + s) / (1 - s)) = 2 * (s + s^3/3 + ... + s^11/11), |s| <= 1/4.
   Value logSeries(Value s) {
