@@ -4,8 +4,9 @@
 // tiles through local memory and may need more registers. ptxas gives the whole kernel the
 // registers of its hungriest path, so the edge copy can lower the occupancy of every program.
 // The launcher (launcher.cpp, try_register_cap) measures the interior copy alone, compiling the
-// PTX without its branch to the edge copy, and, when that copy fits more programs on an SM, caps
-// the kernel's registers (`.maxnreg`) at what that occupancy allows: the edge copy then spills to
+// PTX without its branch to the edge copy, with and without caps (`.maxnreg`), and caps the
+// kernel's registers at the most programs per SM (up to half an SM's threads) for which the
+// interior compiles without spilling (its stack frame unchanged): the edge copy may then spill to
 // local memory, which only the programs on the edges pay.
 // Assumes what compile_ptx emits for a versioned kernel: the test of the interior is the first
 // conditional branch after `.entry`, and it branches to the edge copy. (Were it otherwise, the
