@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "codegen/mlir_gen.h"
+#include "compiler/bf16_widening.h"
 #include "compiler/shared_divisors.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -439,6 +440,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   m->setTargetTriple(triple);
   optimize(*m, tm.get(), llvm::OptimizationLevel::O3);
   share_divisors(*m, code.symbol);  // after the optimizer, which would merge the divisions back
+  widen_bf16_pairs(*m, code.symbol);
   // The split of a program over CTAs, as a PTX comment that comes back with the PTX from the disk
   // cache (see ctas_per_program_of_ptx).
   if (code.ctas_per_program > 1) m->setModuleInlineAsm(fmt::format("{} {}", kCtasPerProgramComment, code.ctas_per_program));

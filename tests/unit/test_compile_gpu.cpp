@@ -173,3 +173,19 @@ TEST_CASE("gpu code: a row divided by one value shares one correctly rounded rec
   CHECK(count(ptx, "rcp.rn.f32") >= 1);
   CHECK(count(ptx, "fma.rn.f32") >= 64);
 }
+
+TEST_CASE("gpu code: bf16 pairs widen to f32 from their 32-bit words", "[compile][ptx]") {
+  // 1 x 2048 bf16 tiles read in 16-byte vectors: in the interior copy each pair's upper element is
+  // its word with the lower half cleared (and.b32 with 0xffff0000) and the lower one the word
+  // shifted up (compiler/bf16_widening.cpp), instead of a split and two cvt.f32.bf16. Only the
+  // edge copy, which reads single elements, keeps cvt.f32.bf16.
+  Tensor<bfloat16, 2> x({64, 2048});
+  Tensor<float, 2> y({64, 2048});
+  auto k = kernel("gpu_bf16_widening_shape", [](auto o, auto a) {
+    return o.store(cast<DType::f32>(a.load_like(o)) * c<2.0>);
+  });
+  std::string ptx = k.compile(Target::sm_90, y.partition<1, 2048>(), x).ptx;
+  CHECK(count(ptx, "-65536;") >= 4);
+  CHECK(count(ptx, "16;") >= 4);
+  CHECK(count(ptx, "cvt.f32.bf16") < count(ptx, "-65536;"));
+}

@@ -256,6 +256,28 @@ static void body_6(Target target) {
   CHECK(bad == 0);
 }
 
+// bf16 widened to f32 is exact: every bit pattern, in 16-byte vectors of pairs (the GPU takes each
+// pair's halves from the 32-bit word, see compiler/bf16_widening.cpp) and in the ragged tail.
+static void body_bf16_widening(Target target) {
+  const int64_t n = 65536 + 100;
+  Tensor<bfloat16, 1> x({n});
+  for (int64_t i = 0; i < n; ++i) x(i) = bfloat16::from_bits(static_cast<std::uint16_t>(i * 40503));
+  Tensor<float, 1> y({n});
+  kernel("widen_bf16", [](auto o, auto a) { return o.store(cast<DType::f32>(a.load_like(o))); })
+      .launch_on(target, y.partition<1024>(), x);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::uint32_t want = std::uint32_t{x(i).bits} << 16;
+    std::uint32_t got;
+    std::memcpy(&got, &y(i), sizeof got);
+    float want_f;
+    std::memcpy(&want_f, &want, sizeof want_f);
+    const bool same = got == want || (std::isnan(want_f) && std::isnan(y(i)));
+    if (!same && bad++ < 5) WARN("bits " << x(i).bits << ": got " << got << ", want " << want);
+  }
+  CHECK(bad == 0);
+}
+
 static void body_7(Target target) {
   const int64_t m = 200, n = 100;
   auto x = random_tensor<float, 2>({m, n}, -1, 1, 11);
@@ -539,6 +561,7 @@ static void body_shared_divisor(Target target) {
 TESSERA_TARGET_TEST_CASE("division of many values by one divisor is IEEE division, bit for bit", "[math]", body_shared_divisor)
 TESSERA_TARGET_TEST_CASE("binary ops, comparisons, select and logic", "[elementwise]", body_5)
 TESSERA_TARGET_TEST_CASE("casts between dtypes", "[cast][dtype]", body_6)
+TESSERA_TARGET_TEST_CASE("bf16 widened to f32 exactly, every bit pattern", "[cast][dtype]", body_bf16_widening)
 TESSERA_TARGET_TEST_CASE("broadcasting rows, columns, scalars and scalar parameters", "[broadcast]", body_7)
 static void body_8(Target target) {
   body_8_t<float>(target);
