@@ -159,6 +159,17 @@ TEST_CASE("gpu code: loads from inputs carry the L2 policy evict_last, loads fro
   CHECK(count(ptx, kHintedVectorLoad) > 0);
   CHECK(count(ptx, "ld.global.v4") > 0);
   CHECK(count(ptx, "ld.global.nc.v4") == 0);
+  // A row sum writes a 32nd of a byte per byte it reads: its loads take the read-only data path
+  // without the policy (it gains nothing from it). Its partial sums go to a shared scratch array
+  // through an aligned pointer computed with ptrtoint and inttoptr, which is no parameter's.
+  Tensor<bfloat16, 2> x({64, 8192});
+  Tensor<float, 2> s({64, 1});
+  auto row_sum = kernel("gpu_row_sum_hints", [](auto out, auto in) {
+    return out.store(sum<1>(cast<DType::f32>(load<1, 8192>(in, program_id<0>(), c<0>))));
+  });
+  std::string rows = row_sum.compile(Target::sm_90, s.partition<1, 1>(), x).ptx;
+  CHECK(count(rows, "createpolicy") == 0);
+  CHECK(count(rows, "ld.global.nc.v4") > 0);
 }
 
 TEST_CASE("gpu code: a row divided by one value shares one correctly rounded reciprocal", "[compile][ptx]") {

@@ -35,6 +35,39 @@ llvm.func @kernel(%o: !llvm.ptr, %a0: !llvm.ptr, %a1: !llvm.ptr, %i: i64) attrib
 
 // -----
 
+// A store to shared memory whose address went through ptrtoint and inttoptr
+// (a scratch array's aligned pointer) writes no parameter: the load is hinted.
+// CHECK-LABEL: llvm.func @shared_scratch_store
+// CHECK: llvm.inline_asm "createpolicy.fractional.L2::evict_last.b64
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.b32
+llvm.func @shared_scratch_store(%out: !llvm.ptr, %a: !llvm.ptr, %off: i64) attributes {tile.kernel} {
+  %v = llvm.load %a {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  %base = llvm.inttoptr %off : i64 to !llvm.ptr<3>
+  llvm.store %v, %base {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+  llvm.store %v, %out {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
+  llvm.return
+}
+
+// -----
+
+// A kernel that stores an eighth of what it loads or less (a reduction): its
+// read-only parameter is marked, its loads keep no policy.
+// CHECK-LABEL: llvm.func @reduction(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly})
+// CHECK-NOT: inline_asm
+// CHECK: llvm.return
+llvm.func @reduction(%out: !llvm.ptr, %a: !llvm.ptr) attributes {tile.kernel} {
+  %v0 = llvm.load %a {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  %p1 = llvm.getelementptr %a[4] : (!llvm.ptr) -> !llvm.ptr, f32
+  %v1 = llvm.load %p1 {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  %sum = llvm.fadd %v0, %v1 : vector<4xf32>
+  %zero = llvm.mlir.constant(0 : i64) : i64
+  %s = llvm.extractelement %sum[%zero : i64] : vector<4xf32>
+  llvm.store %s, %out {alignment = 4 : i64} : f32, !llvm.ptr
+  llvm.return
+}
+
+// -----
+
 // Kernels left alone: one that stores through a pointer the pass cannot trace
 // (a pointer loaded from memory), one that calls a function, one with an
 // under-aligned load, and a function that is not a tile kernel.
