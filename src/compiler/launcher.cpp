@@ -122,10 +122,11 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+constexpr int kHalfAnSm = 1024;  // threads
+
 // The programs per SM of a compiled kernel of 128 threads or more that leaves fewer than half of
 // an SM's threads resident (the case where try_fewer_threads and try_register_cap compile a
 // variant); nullopt otherwise. Smaller blocks meet the 32 blocks per SM first.
-constexpr int kHalfAnSm = 1024;  // threads
 std::optional<int> programs_if_half_empty(const GpuCode& code) {
   if (code.block_size < 128) return std::nullopt;
   auto resources = cubin_resources(code.cubin);
@@ -137,11 +138,14 @@ std::optional<int> programs_if_half_empty(const GpuCode& code) {
 
 // A versioned kernel that leaves an SM half empty (programs_if_half_empty) is compiled once more
 // without its branch to the edge copy (see register_cap.h), to learn what its interior copy alone
-// needs. The kernel is then compiled with its registers capped (register_cap, occupancy.h) at
-// what one more program per SM allows, or more if the interior alone fits more, and that variant
-// is kept if it does fit more programs. A cap below what the interior needs is tried only if the
-// interior compiled under it keeps its stack frame (ptxas spills nothing there); the edge copy
-// may spill, which only the programs on the edges pay. Measured on the H200
+// needs. Starting from the programs per SM that the interior fits, the interior is compiled with
+// its registers capped (register_cap, occupancy.h) for one more program at a time, up to half an
+// SM's threads, as long as it keeps its stack frame (ptxas spills nothing there). The kernel is
+// then compiled under the last such cap and kept if it fits more programs than before; its edge
+// copy may spill, which only the programs on the edges pay. Softmax, LayerNorm and the accurate
+// fused chain climbed this way to 64 registers (benchmarks/results/...-experiments-session8.log,
+// run 2: softmax 3.63 -> 4.04 TB/s, LayerNorm 3.90 -> 4.24, fused chain 2.52 -> 3.15; a cap up
+// to a whole SM's threads, run 3, slowed the row sum and RMSNorm). Earlier, on the H200
 // (benchmarks/results/...-experiments-session6.log, run 6): RMSNorm over 8192-wide bf16 rows at
 // 256 threads needed 80 registers, its interior 63; capped at 64 (4 programs per SM instead of 3)
 // it ran 4.27 TB/s instead of 4.14; the accurate fused chain 105 -> 96 registers, 2.21 -> 2.50
@@ -197,8 +201,10 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
 // are then paid by fewer threads, so more programs, i.e. more tiles in flight, may fit on an SM.
 // The second variant is kept if it fits at least a quarter more programs per SM. Measured on the
 // H200 (LayerNorm over 8192-wide bf16 rows): 85 registers x 256 threads fit 2 programs per SM,
-// 149 x 128 fit 3, and the kernel ran 25% faster. Kernels with registers to spare (elementwise
-// ones) are compiled once.
+// 149 x 128 fit 3, and the kernel ran 25% faster. It runs after try_register_cap, which now gives
+// that LayerNorm 4 programs of 256 threads (4.24 TB/s against 3.90 with 128 threads, session 8),
+// so the retry is no longer taken there; it stays for kernels whose interior spills under the cap.
+// Kernels with registers to spare (elementwise ones) are compiled once.
 void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
                        GpuCode& code) {
   if (code.ctas_per_program > 1) return;  // split: see ThreadMapping.h
