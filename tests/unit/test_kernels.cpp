@@ -559,6 +559,39 @@ static void body_shared_divisor(Target target) {
   CHECK(bad == 0);
 }
 TESSERA_TARGET_TEST_CASE("division of many values by one divisor is IEEE division, bit for bit", "[math]", body_shared_divisor)
+
+// exps divided by one value (a softmax with a given divisor): on the GPU the groups of exps that
+// passed their range test take the shared reciprocal without a test of their own (see
+// lowerDivisionOfTestedExps). Bit for bit the IEEE quotient of the same kernel's exps, computed on
+// the host: rows of ordinary values, of a wide range (groups whose exps underflow take the plain
+// divisions), with -inf, and divisors in and out of the shared reciprocal's range.
+static void body_exp_division(Target target) {
+  const int64_t rows = 8, cols = 256;
+  auto x = random_tensor<float, 2>({rows, cols}, -5, 5, 51);
+  for (int64_t c = 0; c < cols; ++c) x(1, c) = -0.4f * static_cast<float>(c);  // down to -102
+  x(2, 7) = -std::numeric_limits<float>::infinity();
+  for (int64_t c = 0; c < cols; c += 5) x(3, c) = x(3, c) - 68.5f;  // near the test's bound
+  Tensor<float, 2> d({rows, 1}), e({rows, cols}), y({rows, cols});
+  const float divisors[rows] = {3.7f, 8191.25f, 1e-30f, 0.37f, 0.0f, -2.5f, 1e30f, 7e-8f};
+  for (int64_t r = 0; r < rows; ++r) d(r, 0) = divisors[r];
+  kernel("exp_only", [](auto o, auto a) {
+    auto t = a.load_like(o);
+    return o.store(exp(t - max<1>(t)));
+  }).launch_on(target, e.partition<1, 256>(), x);
+  kernel("exp_div_shared", [](auto o, auto a, auto div) {
+    auto t = a.load_like(o);
+    return o.store(exp(t - max<1>(t)) / load<1, 1>(div, program_id<0>(), c<0>));
+  }).launch_on(target, y.partition<1, 256>(), x, d);
+  int64_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const float want = e(r, c) / d(r, 0), got = y(r, c);
+      const bool same = std::memcmp(&want, &got, sizeof want) == 0 || (std::isnan(want) && std::isnan(got));
+      if (!same && bad++ < 5) WARN("row " << r << " col " << c << ": " << got << " want " << want);
+    }
+  CHECK(bad == 0);
+}
+TESSERA_TARGET_TEST_CASE("exps divided by one value are IEEE quotients, bit for bit", "[math]", body_exp_division)
 TESSERA_TARGET_TEST_CASE("binary ops, comparisons, select and logic", "[elementwise]", body_5)
 TESSERA_TARGET_TEST_CASE("casts between dtypes", "[cast][dtype]", body_6)
 TESSERA_TARGET_TEST_CASE("bf16 widened to f32 exactly, every bit pattern", "[cast][dtype]", body_bf16_widening)

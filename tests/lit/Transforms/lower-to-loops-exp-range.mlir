@@ -2,10 +2,11 @@
 // RUN: tessera-opt %s -split-input-file -tile-lower-to-loops="target=cpu" | FileCheck %s --check-prefix=CPU
 
 // An accurate exp over 8 elements per thread (unrolled): one test that every
-// element lies within +-80, then the exps marked tile.exp_in_range, else the
-// plain ones; the bf16 elements are computed in f32.
+// element lies within +-69 (inside exp's range of +-80, so that the results lie
+// within 2^+-99.6), then the exps marked tile.exp_in_range, else the plain
+// ones; the bf16 elements are computed in f32.
 // CHECK-LABEL: func.func @exp_rows
-// CHECK: %[[LIMIT:.*]] = arith.constant 8.000000e+01 : f32
+// CHECK: %[[LIMIT:.*]] = arith.constant 6.900000e+01 : f32
 // CHECK-COUNT-8: arith.cmpf olt
 // CHECK: %[[R:.*]]:8 = scf.if %{{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK-COUNT-8: math.exp %{{.*}} {tile.exp_in_range} : f32
@@ -44,5 +45,47 @@ func.func @left_alone(%o: !f1, %p2: !f1, %a: !f1) attributes {tile.kernel} {
   %y = tile.load %a[%p] {tile.interior} : !f1 -> tensor<8xf32>
   %f = math.exp %y : tensor<8xf32>
   tile.store %f, %p2[%p] {tile.interior} : tensor<8xf32>, !f1
+  return
+}
+
+// -----
+
+// f32 exps divided by a tile broadcast from one element: per group that passed
+// its range test, and a divisor within [2^-24, 2^24], the quotients from one
+// correctly rounded reciprocal and two fma each; the plain divisions otherwise.
+// CHECK-LABEL: func.func @exp_division
+// CHECK: %[[T:.*]]:8 = scf.if %[[TEST:.*]] -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK: %[[Y:.*]] = arith.divf %{{.*}}, %[[B:.*]] : f32
+// CHECK: %[[OK:.*]] = arith.andi %[[TEST]], %{{.*}} : i1
+// CHECK: scf.if %[[OK]] -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK: %[[Q:.*]] = arith.mulf %{{.*}}, %[[Y]] : f32
+// CHECK: %[[NQ:.*]] = arith.negf %[[Q]] : f32
+// CHECK: %[[R:.*]] = math.fma %[[NQ]], %[[B]], %{{.*}} : f32
+// CHECK: math.fma %[[R]], %[[Y]], %[[Q]] : f32
+// CHECK: } else {
+// CHECK-COUNT-8: arith.divf %{{.*}}, %[[B]] : f32
+// A division by a tile that is not a broadcast of one element is left to the
+// generic lowering.
+// CHECK-LABEL: func.func @exp_division_by_tile
+// CHECK-NOT: math.fma
+// CHECK: return
+!f2 = memref<?xf32, strided<[1], offset: ?>>
+func.func @exp_division(%o: !f2, %a: !f2, %d: !f2) attributes {tile.kernel} {
+  %p = tile.program_id 0
+  %x = tile.load %a[%p] {tile.interior} : !f2 -> tensor<32xf32>
+  %e = math.exp %x : tensor<32xf32>
+  %s = tile.load %d[%p] {tile.interior} : !f2 -> tensor<1xf32>
+  %b = tile.broadcast %s : tensor<1xf32> -> tensor<32xf32>
+  %q = arith.divf %e, %b : tensor<32xf32>
+  tile.store %q, %o[%p] {tile.interior} : tensor<32xf32>, !f2
+  return
+}
+func.func @exp_division_by_tile(%o: !f2, %a: !f2, %d: !f2) attributes {tile.kernel} {
+  %p = tile.program_id 0
+  %x = tile.load %a[%p] {tile.interior} : !f2 -> tensor<32xf32>
+  %e = math.exp %x : tensor<32xf32>
+  %y = tile.load %d[%p] {tile.interior} : !f2 -> tensor<32xf32>
+  %q = arith.divf %e, %y : tensor<32xf32>
+  tile.store %q, %o[%p] {tile.interior} : tensor<32xf32>, !f2
   return
 }

@@ -196,10 +196,17 @@ private:
   // LowerElementwise.cpp.
   void lowerElementwise(Operation *op);
   /// On gpu, an accurate f32 (or 16-bit) math.exp over >= 4 unrolled
-  /// elements per thread: one test that all lie within +-80, then the exps
+  /// elements per thread: one test that all lie within +-69, then the exps
   /// marked `tile.exp_in_range` (see tile-math-to-nvvm) or, if not, the plain
   /// ones. False (nothing emitted) for other cases.
   bool lowerExpWithRangeTest(math::ExpOp op);
+  /// On gpu, an IEEE f32 division of a tile of range-tested exps
+  /// (lowerExpWithRangeTest) by a tile broadcast from one element: per group
+  /// of exps that passed their test, and a divisor within [2^-24, 2^24], the
+  /// correctly rounded quotients from one reciprocal and two fma each, with no
+  /// test of the numerators; the plain divisions otherwise. False (nothing
+  /// emitted) for other cases.
+  bool lowerDivisionOfTestedExps(arith::DivFOp op);
   /// `op` (an elementwise arith/math op on tiles) cloned on scalars at the
   /// insertion point of `b`, each tile operand replaced by `elementOf(tile)`;
   /// returns its results (16-bit float arithmetic runs in f32).
@@ -228,6 +235,9 @@ private:
   Value programIds[3];
   Value numPrograms[3];
   DenseMap<Value, Value> buffers;
+  /// Per tile lowered by lowerExpWithRangeTest: its groups' test results, in
+  /// the order of the thread's elements, kGroup elements each.
+  DenseMap<Value, SmallVector<Value>> expGroupTests;
   /// Private buffers allocated on the heap (cpu), freed at each return.
   SmallVector<Value> heapBuffers;
   /// Per scf.yield with tiles: the buffers its tile operands are copied to.

@@ -5,14 +5,19 @@
 // math run in f32 and are rounded back per op. tile.device_call becomes one
 // func.call per element of its (declared, external) scalar function. On gpu
 // an accurate exp over a thread's unrolled elements first tests, per group,
-// whether all its arguments lie within +-80: most do, and tile-math-to-nvvm
+// whether all its arguments lie within +-69: most do, and tile-math-to-nvvm
 // then leaves out exp's handling of overflow and subnormal results (about a
-// third of its instructions; softmax 3.49 -> 3.71 TB/s on the H200).
+// third of its instructions; softmax 3.49 -> 3.71 TB/s on the H200). A
+// division of such exps by one value (softmax's) then needs no test of its
+// numerators: per group that passed, one reciprocal and two fma per quotient
+// (no min and max of the numerators as in compiler/shared_divisors.cpp;
+// softmax 4.12 -> 4.19 TB/s on the H200).
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelLowering.h"
 
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CastInterfaces.h"
@@ -59,11 +64,13 @@ SmallVector<Value> KernelLowering::scalarElementwise(
   return results;
 }
 
+// Elements per range test of exps: a test over a whole row's 64 elements per
+// thread (softmax at 128 threads) made ptxas use 167 registers instead of 128;
+// groups of 32 or fewer kept 128.
+constexpr size_t kExpGroup = 32;
+
 bool KernelLowering::lowerExpWithRangeTest(math::ExpOp op) {
-  // Elements per range test: a test over a whole row's 64 elements per
-  // thread (softmax at 128 threads) made ptxas use 167 registers instead of
-  // 128; groups of 32 or fewer kept 128.
-  constexpr size_t kGroup = 32;
+  constexpr size_t kGroup = kExpGroup;
   auto type = cast<RankedTensorType>(op.getType());
   Type elt = type.getElementType();
   Layout layout = getLayout(type);
@@ -75,7 +82,7 @@ bool KernelLowering::lowerExpWithRangeTest(math::ExpOp op) {
   Location loc = op.getLoc();
   Type f32 = b.getF32Type();
   Value limit = arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(TileDialect::getExpInRangeLimit()));
+      b, loc, b.getF32FloatAttr(TileDialect::getExpGroupTestLimit()));
   // The thread's elements, at constant private indices (so all in this block).
   SmallVector<std::pair<Value, Value>> elements; // (k, x in f32)
   forEachOwned(b, loc, layout, /*needLinear=*/false,
@@ -87,6 +94,7 @@ bool KernelLowering::lowerExpWithRangeTest(math::ExpOp op) {
                  elements.emplace_back(k, x);
                });
   Value result = newBuffer(type);
+  SmallVector<Value> tests;
   for (size_t g0 = 0; g0 < elements.size(); g0 += kGroup) {
     size_t g1 = std::min(elements.size(), g0 + kGroup);
     Value inRange;
@@ -96,6 +104,7 @@ bool KernelLowering::lowerExpWithRangeTest(math::ExpOp op) {
           math::AbsFOp::create(b, loc, elements[i].second), limit);
       inRange = inRange ? arith::AndIOp::create(b, loc, inRange, small) : small;
     }
+    tests.push_back(inRange);
     SmallVector<Type> types(g1 - g0, f32);
     auto ifOp =
         scf::IfOp::create(b, loc, types, inRange, /*withElseRegion=*/true);
@@ -120,12 +129,98 @@ bool KernelLowering::lowerExpWithRangeTest(math::ExpOp op) {
     }
   }
   buffers[op.getResult()] = result;
+  if (elt.isF32())
+    expGroupTests[op.getResult()] = std::move(tests);
   func->setAttr(TileDialect::getExpRangeTestedAttrName(), b.getUnitAttr());
+  return true;
+}
+
+bool KernelLowering::lowerDivisionOfTestedExps(arith::DivFOp op) {
+  auto tests = expGroupTests.find(op.getLhs());
+  auto broadcast = op.getRhs().getDefiningOp<BroadcastOp>();
+  auto type = dyn_cast<RankedTensorType>(op.getType());
+  if (!opts.gpu || isApproximate(op) || tests == expGroupTests.end() ||
+      !broadcast || !type || !type.getElementType().isF32() ||
+      !llvm::all_of(broadcast.getInput().getType().getShape(),
+                    [](int64_t d) { return d == 1; }))
+    return false;
+  // The exps' layout (the same tile type), grouped as they were tested.
+  Layout layout = getLayout(type);
+  if (static_cast<size_t>(layout.perThread + kExpGroup - 1) / kExpGroup !=
+      tests->second.size())
+    return false;
+  // The tests must dominate the division (an exp inside a region the
+  // division is not in leaves its tile there).
+  DominanceInfo dominance(func);
+  for (Value test : tests->second)
+    if (!dominance.properlyDominates(test, op))
+      return false;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Type f32 = b.getF32Type();
+  auto c = [&](float v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult();
+  };
+  SmallVector<std::pair<Value, Value>> elements; // (k, numerator)
+  Value divisor;
+  forEachOwned(b, loc, layout, /*needLinear=*/false,
+               [&](OpBuilder &b, Value k, Value) {
+                 if (!divisor)
+                   divisor = memref::LoadOp::create(b, loc,
+                                                    bufferOf(op.getRhs()), k);
+                 elements.emplace_back(
+                     k, memref::LoadOp::create(b, loc, bufferOf(op.getLhs()),
+                                               k));
+               });
+  // y = 1/b correctly rounded; q = a*y; r = fma(-q, b, a) exactly;
+  // fma(r, y, q) = a/b correctly rounded (Markstein) while nothing under- or
+  // overflows: |b| in [2^-24, 2^24] and |a| in [2^-100, 2^100], which a
+  // tested exp is (e^+-69 within 2^+-99.6). Then |q| lies within
+  // [2^-124, 2^124] and r is a multiple of 2^-147, so representable.
+  Value y = arith::DivFOp::create(b, loc, c(1.0f), divisor);
+  Value absB = math::AbsFOp::create(b, loc, divisor);
+  Value bOk = arith::AndIOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, absB,
+                            c(0x1p-24f)),
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, absB,
+                            c(0x1p24f)));
+  Value result = newBuffer(type);
+  for (size_t g = 0, g0 = 0; g0 < elements.size(); ++g, g0 += kExpGroup) {
+    size_t g1 = std::min(elements.size(), g0 + kExpGroup);
+    Value fastPath = arith::AndIOp::create(b, loc, tests->second[g], bOk);
+    SmallVector<Type> types(g1 - g0, f32);
+    auto ifOp =
+        scf::IfOp::create(b, loc, types, fastPath, /*withElseRegion=*/true);
+    OpBuilder fb = ifOp.getThenBodyBuilder();
+    SmallVector<Value> quotients;
+    for (size_t i = g0; i < g1; ++i) {
+      Value a = elements[i].second;
+      Value q = arith::MulFOp::create(fb, loc, a, y);
+      Value negQ = arith::NegFOp::create(fb, loc, q);
+      Value r = math::FmaOp::create(fb, loc, negQ, divisor, a);
+      quotients.push_back(math::FmaOp::create(fb, loc, r, y, q));
+    }
+    scf::YieldOp::create(fb, loc, quotients);
+    OpBuilder sb = ifOp.getElseBodyBuilder();
+    SmallVector<Value> plain;
+    for (size_t i = g0; i < g1; ++i)
+      plain.push_back(
+          arith::DivFOp::create(sb, loc, elements[i].second, divisor));
+    scf::YieldOp::create(sb, loc, plain);
+    for (size_t i = g0; i < g1; ++i)
+      memref::StoreOp::create(b, loc, ifOp.getResult(i - g0), result,
+                              elements[i].first);
+  }
+  buffers[op.getResult()] = result;
   return true;
 }
 
 void KernelLowering::lowerElementwise(Operation *op) {
   if (auto exp = dyn_cast<math::ExpOp>(op); exp && lowerExpWithRangeTest(exp))
+    return;
+  if (auto div = dyn_cast<arith::DivFOp>(op);
+      div && lowerDivisionOfTestedExps(div))
     return;
   OpBuilder b(op);
   Location loc = op->getLoc();

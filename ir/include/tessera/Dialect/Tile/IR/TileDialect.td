@@ -57,6 +57,12 @@ def Tile_Dialect : Dialect {
     /// The bound of that range: beyond it exp's result may overflow or be
     /// subnormal (|x| >= 80 takes exp's plain 2^(x log2 e) on the gpu).
     static constexpr double getExpInRangeLimit() { return 80.0; }
+    /// The bound `tile-lower-to-loops` tests a group of exps against before
+    /// marking them: tighter than the range, so that the group's results lie
+    /// within [2^-99.6, 2^99.6] (e^69 < 2^99.6), where a division of them by
+    /// one divisor in [2^-24, 2^24] may take the shared reciprocal without a
+    /// test of its own (see lowerDivisionOfTestedExps).
+    static constexpr double getExpGroupTestLimit() { return 69.0; }
     /// Name of the unit function attribute set by `tile-lower-to-loops` on a
     /// kernel where it emitted such range tests (the launcher then also
     /// compiles the kernel without them and keeps the variant that fits more

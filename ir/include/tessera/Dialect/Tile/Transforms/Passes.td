@@ -91,9 +91,30 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
 
     With `exp-range-test` (the default), an accurate f32 or 16-bit `math.exp`
     whose thread holds 4 or more unrolled elements is tested per group of up
-    to 32 of them: if every argument lies strictly within +-80, an `scf.if`
-    takes the exps marked `tile.exp_in_range` (see `tile-math-to-nvvm`), else
-    the plain ones; the function is marked `tile.exp_range_tested`.
+    to 32 of them: if every argument lies strictly within +-69 (inside the
+    range +-80 that `tile.exp_in_range` promises), an `scf.if` takes the exps
+    marked `tile.exp_in_range` (see `tile-math-to-nvvm`), else the plain ones;
+    the function is marked `tile.exp_range_tested`. An f32 division of such
+    exps by a tile broadcast from one element then takes, per group that
+    passed and for a divisor within [2^-24, 2^24], one correctly rounded
+    reciprocal and two fma per quotient (the IEEE quotient: the exps lie within
+    2^+-99.6), and the plain divisions otherwise:
+
+    ```mlir
+    %q = arith.divf %e, %b : tensor<32xf32>   // %e: tested exps, %b: broadcast
+    // becomes, per group of exps and their test %ok
+    %y = arith.divf %one, %s : f32
+    %r:8 = scf.if %ok_and_s_in_range -> (f32, ...) {
+      %q0 = arith.mulf %e0, %y : f32
+      %n0 = arith.negf %q0 : f32
+      %d0 = math.fma %n0, %s, %e0 : f32
+      %c0 = math.fma %d0, %y, %q0 : f32
+      ...
+    } else {
+      %c0 = arith.divf %e0, %s : f32
+      ...
+    }
+    ```
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
@@ -119,7 +140,7 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
            "elements (gpu target)">,
     Option<"expRangeTest", "exp-range-test", "bool", /*default=*/"true",
            "On gpu, test per group of up to 32 unrolled elements whether "
-           "all arguments of an accurate exp lie within +-80 (then the exps "
+           "all arguments of an accurate exp lie within +-69 (then the exps "
            "are marked tile.exp_in_range)">
   ];
   let dependentDialects = [
