@@ -528,6 +528,19 @@ TESSERA_TARGET_TEST_CASE("unary math, f32", "[math]", body_4)
 TESSERA_TARGET_TEST_CASE("exp over its whole range: in-range threads and the rest", "[math]", body_exp_range)
 TESSERA_TARGET_TEST_CASE("approximate math: fast_exp, fast_sqrt, fast_tanh, fast_div", "[math]", body_fast_math)
 
+// The elements of `y` that are not num(r, c) / d(r, 0) (IEEE f32 division on the host) bit for bit
+// (any NaN matches any NaN); the first five are reported.
+static int64_t quotients_differing(const Tensor<float, 2>& num, const Tensor<float, 2>& d, const Tensor<float, 2>& y) {
+  int64_t bad = 0;
+  for (int64_t r = 0; r < y.shape()[0]; ++r)
+    for (int64_t c = 0; c < y.shape()[1]; ++c) {
+      const float want = num(r, c) / d(r, 0), got = y(r, c);
+      const bool same = std::memcmp(&want, &got, sizeof want) == 0 || (std::isnan(want) && std::isnan(got));
+      if (!same && bad++ < 5) WARN("row " << r << " col " << c << ": " << got << " want " << want);
+    }
+  return bad;
+}
+
 // Many elements divided by one value (a row by its divisor): on the GPU the divisions of a thread
 // share one reciprocal and are refined to the correctly rounded quotient, with the plain division
 // as a fallback out of range (compiler/shared_divisors.cpp). The results must be IEEE division's,
@@ -549,14 +562,7 @@ static void body_shared_divisor(Target target) {
   kernel("shared_divisor", [](auto o, auto a, auto div) {
     return o.store(load<1, 256>(a, program_id<0>(), c<0>) / load<1, 1>(div, program_id<0>(), c<0>));
   }).launch_on(target, y.partition<1, 256>(), x, d);
-  int64_t bad = 0;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) {
-      const float want = x(r, c) / d(r, 0), got = y(r, c);
-      const bool same = std::memcmp(&want, &got, sizeof want) == 0 || (std::isnan(want) && std::isnan(got));
-      if (!same && bad++ < 5) WARN("row " << r << " col " << c << ": " << got << " want " << want);
-    }
-  CHECK(bad == 0);
+  CHECK(quotients_differing(x, d, y) == 0);
 }
 TESSERA_TARGET_TEST_CASE("division of many values by one divisor is IEEE division, bit for bit", "[math]", body_shared_divisor)
 
@@ -582,14 +588,7 @@ static void body_exp_division(Target target) {
     auto t = a.load_like(o);
     return o.store(exp(t - max<1>(t)) / load<1, 1>(div, program_id<0>(), c<0>));
   }).launch_on(target, y.partition<1, 256>(), x, d);
-  int64_t bad = 0;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) {
-      const float want = e(r, c) / d(r, 0), got = y(r, c);
-      const bool same = std::memcmp(&want, &got, sizeof want) == 0 || (std::isnan(want) && std::isnan(got));
-      if (!same && bad++ < 5) WARN("row " << r << " col " << c << ": " << got << " want " << want);
-    }
-  CHECK(bad == 0);
+  CHECK(quotients_differing(e, d, y) == 0);
 }
 TESSERA_TARGET_TEST_CASE("exps divided by one value are IEEE quotients, bit for bit", "[math]", body_exp_division)
 TESSERA_TARGET_TEST_CASE("binary ops, comparisons, select and logic", "[elementwise]", body_5)
