@@ -101,7 +101,7 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     2^+-99.6), and the plain divisions otherwise:
 
     ```mlir
-    %q = arith.divf %e, %b : tensor<32xf32>   // %e: tested exps, %b: broadcast
+    %q = arith.divf %e, %b : tensor<32xf32>   // %e: tested exps, %b: %s broadcast
     // becomes, per group of exps and their test %ok
     %y = arith.divf %one, %s : f32
     %r:8 = scf.if %ok_and_s_in_range -> (f32, ...) {
