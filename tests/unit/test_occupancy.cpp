@@ -47,7 +47,7 @@ TEST_CASE("resident blocks per SM: registers, threads and shared memory", "[comp
   CHECK(resident_blocks(KernelResources{255, 0}, 1024) == 0);  // cannot launch at all
 }
 
-TEST_CASE("a cubin's registers and shared memory are read from its ELF sections", "[compile][occupancy]") {
+TEST_CASE("a cubin's registers, stack frame and shared memory are read from its ELF sections", "[compile][occupancy]") {
   if (!nvjitlink_available()) {
     WARN("nvJitLink missing: skipped");
     return;
@@ -63,8 +63,20 @@ TEST_CASE("a cubin's registers and shared memory are read from its ELF sections"
   CHECK(r->registers > 0);
   CHECK(r->registers <= 255);
   CHECK(r->shared_bytes > 0);  // the cross-warp scratch of the row reduction
+  // Its stack frame (EIATTR_FRAME_SIZE): the edge copy stages ragged rows through local memory.
+  // try_register_cap compares the interior's frame under a cap with its frame without one.
+  CHECK(r->frame_bytes > 0);
+  CHECK(r->frame_bytes % 8 == 0);
   std::vector<char> junk(art.cubin.begin(), art.cubin.begin() + 64);
   CHECK_FALSE(detail::cubin_resources(junk));
+  // An elementwise kernel keeps everything in registers: no frame.
+  Tensor<float, 1> p({1 << 16}), q({1 << 16});
+  CompiledArtifact add = kernel("occupancy_frame_add", [](auto o, auto a) {
+                           return o.store(a.load_like(o) * c<2.0>);
+                         }).compile(Target::sm_90, q.partition<2048>(), p);
+  auto flat = detail::cubin_resources(add.cubin);
+  REQUIRE(flat);
+  CHECK(flat->frame_bytes == 0);
   CHECK_FALSE(detail::cubin_resources(std::vector<char>{}));
 }
 
