@@ -236,7 +236,8 @@ private:
   Value numPrograms[3];
   DenseMap<Value, Value> buffers;
   /// Per tile lowered by lowerExpWithRangeTest: its groups' test results, in
-  /// the order of the thread's elements, kGroup elements each.
+  /// the order of the thread's elements, kExpGroup (LowerElementwise.cpp)
+  /// elements each.
   DenseMap<Value, SmallVector<Value>> expGroupTests;
   /// Private buffers allocated on the heap (cpu), freed at each return.
   SmallVector<Value> heapBuffers;

@@ -90,17 +90,25 @@ Origin originOf(LLVM::LLVMFuncOp fn, Value p) {
   return {};
 }
 
-/// The parameters some op writes through; nullopt when a write cannot be
-/// traced.
-std::optional<llvm::SmallDenseSet<unsigned, 8>> writtenParameters(LLVM::LLVMFuncOp fn) {
-  llvm::SmallDenseSet<unsigned, 8> written;
+/// What the kernel writes to its parameters.
+struct Writes {
+  llvm::SmallDenseSet<unsigned, 8> parameters; // written through by some op
+  int64_t storedBytes = 0; // by its llvm.store ops, each counted once
+};
+
+/// The parameters some op writes through, and the bytes its stores write
+/// there; nullopt when a write cannot be traced.
+std::optional<Writes> writtenParameters(LLVM::LLVMFuncOp fn) {
+  Writes writes;
   bool traced = true;
+  DataLayout layout = DataLayout::closest(fn);
   auto note = [&](Value pointer) {
     Origin o = originOf(fn, pointer);
     if (o.kind == Origin::unknown)
       traced = false;
     else if (o.kind == Origin::parameter)
-      written.insert(o.index);
+      writes.parameters.insert(o.index);
+    return o.kind == Origin::parameter;
   };
   fn.walk([&](Operation *op) {
     // Calls and side-effecting inline asm may write anything (a call without a
@@ -120,10 +128,14 @@ std::optional<llvm::SmallDenseSet<unsigned, 8>> writtenParameters(LLVM::LLVMFunc
       effects.getEffects(list);
       for (const MemoryEffects::EffectInstance &e : list)
         if (isa<MemoryEffects::Write>(e.getEffect())) {
-          if (Value v = e.getValue())
-            note(v);
-          else
+          if (Value v = e.getValue()) {
+            auto store = dyn_cast<LLVM::StoreOp>(op);
+            if (note(v) && store)
+              writes.storedBytes += static_cast<int64_t>(
+                  layout.getTypeSize(store.getValue().getType()));
+          } else {
             traced = false;
+          }
         }
       return;
     }
@@ -141,20 +153,7 @@ std::optional<llvm::SmallDenseSet<unsigned, 8>> writtenParameters(LLVM::LLVMFunc
   });
   if (!traced)
     return std::nullopt;
-  return written;
-}
-
-/// Bytes stored to parameters by the kernel's store ops, each counted once.
-int64_t storedBytes(LLVM::LLVMFuncOp fn,
-                    const llvm::SmallDenseSet<unsigned, 8> &written) {
-  int64_t bytes = 0;
-  DataLayout layout = DataLayout::closest(fn);
-  fn.walk([&](LLVM::StoreOp store) {
-    Origin o = originOf(fn, store.getAddr());
-    if (o.kind == Origin::parameter && written.contains(o.index))
-      bytes += static_cast<int64_t>(layout.getTypeSize(store.getValue().getType()));
-  });
-  return bytes;
+  return writes;
 }
 
 /// 32-bit words of a load of `type` (1, 2 or 4), or 0 if it is not hinted.
@@ -176,9 +175,10 @@ int wordsOf(Type type) {
 void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy) {
   if (fn.isExternal())
     return;
-  std::optional<llvm::SmallDenseSet<unsigned, 8>> written = writtenParameters(fn);
-  if (!written)
+  std::optional<Writes> writes = writtenParameters(fn);
+  if (!writes)
     return;
+  const llvm::SmallDenseSet<unsigned, 8> &written = writes->parameters;
   SmallVector<std::pair<LLVM::LoadOp, int>> loads;
   fn.walk([&](LLVM::LoadOp load) {
     int words = wordsOf(load.getType());
@@ -189,7 +189,7 @@ void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy) {
     if (!ptrType || (ptrType.getAddressSpace() != 0 && ptrType.getAddressSpace() != 1))
       return;
     Origin o = originOf(fn, load.getAddr());
-    if (o.kind == Origin::parameter && !written->contains(o.index))
+    if (o.kind == Origin::parameter && !written.contains(o.index))
       loads.push_back({load, words});
   });
   if (loads.empty())
@@ -198,7 +198,7 @@ void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy) {
   // that the parameters are only read: say so, so that the loads left plain
   // (the ragged path's elements) still use the read-only data path.
   for (BlockArgument arg : fn.getArguments())
-    if (isa<LLVM::LLVMPointerType>(arg.getType()) && !written->contains(arg.getArgNumber())) {
+    if (isa<LLVM::LLVMPointerType>(arg.getType()) && !written.contains(arg.getArgNumber())) {
       fn.setArgAttr(arg.getArgNumber(), LLVM::LLVMDialect::getNoAliasAttrName(), UnitAttr::get(fn.getContext()));
       fn.setArgAttr(arg.getArgNumber(), LLVM::LLVMDialect::getReadonlyAttrName(), UnitAttr::get(fn.getContext()));
     }
@@ -208,7 +208,7 @@ void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy) {
   // 8192-wide bf16 rows ran 0.45% slower with it (4.48 against 4.50 TB/s,
   // benchmarks/results/...-experiments-session8.log, run 5).
   // Counted statically, over the kernel's load and store ops.
-  if (8 * storedBytes(fn, *written) <= 4 * static_cast<int64_t>(
+  if (8 * writes->storedBytes <= 4 * static_cast<int64_t>(
                                                llvm::sum_of(llvm::make_second_range(loads))))
     return;
 

