@@ -3,9 +3,12 @@
 usage: compare.py TESSERA.jsonl TORCH.jsonl [CHART.png]
 Prints, per case, tessera's TB/s, eager's, torch.compile's and the ratio to the best of them, as
 JSON lines; with a third argument draws a bar chart (needs matplotlib, which the development
-machine has; the GPU machine may not).
+machine has; the GPU machine may not). A case measured in several rounds (run_on_gpu.sh alternates
+the two sides) counts with each side's median TB/s over the rounds; the per-round numbers are
+printed beside it.
 """
 import json
+import statistics
 import sys
 
 
@@ -18,16 +21,28 @@ def load(path):
     return rows
 
 
+def rounds_by(rows, key):
+    """TB/s per key, in the order of the rounds."""
+    out = {}
+    for r in rows:
+        out.setdefault(key(r), []).append(r["tbps"])
+    return out
+
+
 def main():
-    ours = [r for r in load(sys.argv[1]) if "tbps" in r]
-    base = load(sys.argv[2])
+    ours = rounds_by([r for r in load(sys.argv[1]) if "tbps" in r],
+                     lambda r: (r["bench"], r["case"], r.get("baseline", r["case"]), r["dtype"]))
+    base = rounds_by(load(sys.argv[2]), lambda b: (b["bench"], b["case"], b["dtype"], b["impl"]))
     out = []
-    for r in ours:
-        key = (r["bench"], r.get("baseline", r["case"]), r["dtype"])
-        peers = {b["impl"]: b["tbps"] for b in base if (b["bench"], b["case"], b["dtype"]) == key}
+    for (bench, case, baseline, dtype), tbps in ours.items():
+        peers = {impl: statistics.median(v) for (b, c, d, impl), v in base.items() if (b, c, d) == (bench, baseline, dtype)}
+        mine = statistics.median(tbps)
         best = max(peers.values()) if peers else None
-        row = {"case": f"{r['case']} {r['dtype']}", "tessera_tbps": r["tbps"], **{f"{k}_tbps": v for k, v in peers.items()},
-               "ratio_to_best": round(r["tbps"] / best, 3) if best else None}
+        row = {"case": f"{case} {dtype}", "tessera_tbps": round(mine, 3), **{f"{k}_tbps": round(v, 3) for k, v in peers.items()},
+               "ratio_to_best": round(mine / best, 3) if best else None}
+        if len(tbps) > 1:
+            row["rounds"] = {"tessera": tbps, **{impl: v for (b, c, d, impl), v in base.items()
+                                                 if (b, c, d) == (bench, baseline, dtype)}}
         out.append(row)
         print(json.dumps(row))
     if len(sys.argv) > 3:

@@ -27,14 +27,31 @@ if [ -x $bin/tessera_unit_tests ] && [ "${TESTS:-1}" = 1 ]; then
   fi
 fi
 [ "${BENCH:-1}" = 1 ] || exit 0
-step benchmarks
+# The benchmarks with a PyTorch baseline run in ROUNDS rounds (default 2), in the order
+# tessera, PyTorch, PyTorch, tessera, ...: a drift of the GPU's speed over the run (its clocks,
+# its memory's temperature) then weighs on both sides alike. compare.py takes each side's median
+# over the rounds. The JIT and pipeline benchmarks have no baseline and run once.
+benches=${BENCHES:-bench_elementwise bench_rows bench_transpose bench_jit_launch bench_pipeline_overhead}
 : > "$OUT/tessera.jsonl"
-for b in ${BENCHES:-bench_elementwise bench_rows bench_transpose bench_jit_launch bench_pipeline_overhead}; do
-  [ -x $bin/$b ] && timeout 200 $bin/$b 2>&1 | tee -a "$OUT/tessera.jsonl"
-done
-if [ "${BASELINES:-1}" = 1 ]; then
-  step "PyTorch baselines (same run)"
-  timeout 400 python3 "$here/benchmarks/torch_baselines.py" ${BASELINE_FAMILIES:-} 2>"$OUT/torch.err" | tee "$OUT/torch.jsonl"
-  step ratios
-  python3 "$here/benchmarks/compare.py" "$OUT/tessera.jsonl" "$OUT/torch.jsonl" | tee "$OUT/ratios.jsonl"
+: > "$OUT/torch.jsonl"
+ours() {
+  step "benchmarks, round $1"
+  for b in $benches; do
+    case $b in bench_jit_launch|bench_pipeline_overhead) [ "$1" = 1 ] || continue ;; esac
+    [ -x $bin/$b ] && timeout 200 $bin/$b 2>&1 | sed "s/^{/{\"round\": $1, /" | tee -a "$OUT/tessera.jsonl"
+  done
+}
+theirs() {
+  step "PyTorch baselines, round $1 (same run)"
+  timeout 400 python3 "$here/benchmarks/torch_baselines.py" ${BASELINE_FAMILIES:-} 2>>"$OUT/torch.err" |
+    sed "s/^{/{\"round\": $1, /" | tee -a "$OUT/torch.jsonl"
+}
+if [ "${BASELINES:-1}" != 1 ]; then
+  ours 1
+  exit 0
 fi
+for ((r = 1; r <= ${ROUNDS:-2}; r++)); do
+  if ((r % 2)); then ours $r; theirs $r; else theirs $r; ours $r; fi
+done
+step ratios
+python3 "$here/benchmarks/compare.py" "$OUT/tessera.jsonl" "$OUT/torch.jsonl" | tee "$OUT/ratios.jsonl"
