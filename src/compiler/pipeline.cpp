@@ -43,6 +43,8 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
@@ -179,6 +181,18 @@ void run_passes(std::string_view kernel, mlir::ModuleOp module, const std::strin
                             target, diags.messages()));
 }
 
+// On the CPU target, f32 <-> bf16 conversions become integer arithmetic (MLIR's expansion: the
+// f32 -> bf16 rounding to nearest even by a rounding bias, NaN to a quiet NaN). The x86 backend
+// would otherwise use the host's conversion instructions where it has them (AVX512-BF16), which
+// flush subnormal results to zero: the GPU's cvt.rn.bf16.f32 keeps them (a softmax of bf16 rows
+// has results near 6e-39 where the row holds max - 88).
+void expand_bf16_conversions(std::string_view kernel, mlir::ModuleOp module) {
+  mlir::RewritePatternSet patterns(module.getContext());
+  mlir::arith::populateExpandBFloat16Patterns(patterns);
+  if (mlir::failed(mlir::applyPatternsGreedily(module, std::move(patterns))))
+    throw Error(fmt::format("tessera: kernel '{}': internal error: the bf16 conversions did not converge", kernel));
+}
+
 // tile IR -> loops (stage "loops.mlir") -> LLVM dialect (stage "llvm-dialect.mlir").
 // On GPU targets the lowering chooses the block size per kernel (block-size=0: about 32 elements of
 // the largest tile per thread, between 32 and 512 threads) unless the caller gives one, and records
@@ -202,6 +216,7 @@ void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::
                         "tile-math-to-nvvm",
                         block_size, block_size == 0 ? 0 : 1, exp_range_test);
   run_passes(kernel, module, to_loops, target, diags);
+  if (cpu) expand_bf16_conversions(kernel, module);
   clock.mark("loops");
   dump.write_ir("loops.mlir", module);
   // One conversion to the LLVM dialect for every dialect left (convert-to-llvm, through each

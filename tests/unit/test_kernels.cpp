@@ -232,6 +232,10 @@ static void body_5(Target target) {
 static void body_6(Target target) {
   const int64_t n = 300;
   auto x = random_tensor<float, 1>({n}, -100, 100, 10);
+  // Subnormal bf16 results (kept, as the GPU's conversion keeps them; the CPU's AVX512-BF16
+  // instructions would flush them) and ties to even.
+  const float specials[] = {6.0546e-39f, -1e-40f, 1.4e-45f, -1.17e-38f, 1.0f + 1.0f / 256, 1.0f + 3.0f / 256};
+  for (size_t s = 0; s < std::size(specials); ++s) x(200 + static_cast<int64_t>(s)) = specials[s];
   Tensor<bfloat16, 1> b({n});
   Tensor<half, 1> h({n});
   Tensor<int32_t, 1> i({n});
@@ -591,6 +595,100 @@ static void body_exp_division(Target target) {
   CHECK(quotients_differing(e, d, y) == 0);
 }
 TESSERA_TARGET_TEST_CASE("exps divided by one value are IEEE quotients, bit for bit", "[math]", body_exp_division)
+
+// The max and min of a widened 16-bit row: on the GPU each thread combines its elements two per
+// instruction before widening (max.NaN.bf16x2, combineInPairs in LowerReduce.cpp). The same bits
+// as the host's IEEE maximum and minimum of the widened values: +0 above -0, a NaN anywhere gives
+// NaN, infinities.
+template <class T>
+static void widened_max_min_rows(Target target) {
+  const int64_t rows = 7, cols = 8192;
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  auto x = random_tensor<T, 2>({rows, cols}, -3, 3, 52);
+  for (int64_t c = 0; c < cols; ++c) {
+    x(1, c) = T(-0.0f);
+    x(2, c) = T(0.0f);
+  }
+  x(1, 4097) = T(0.0f);
+  x(2, 6) = T(-0.0f);
+  x(3, 5000) = T(nan);
+  x(4, 77) = T(inf);
+  x(4, 8000) = T(-inf);
+  for (int64_t c = 0; c < cols; ++c) x(5, c) = T(-inf);
+  x(6, 0) = T(-7.0f);
+  x(6, cols - 1) = T(7.0f);
+  Tensor<float, 2> hi({rows, 1}), lo({rows, 1});
+  kernel("widened_max_min", [](auto omax, auto omin, auto a) {
+    auto t = cast<DType::f32>(load<1, 8192>(a, program_id<0>(), c<0>));
+    return seq(omax.store(max<1>(t)), omin.store(min<1>(t)));
+  }).launch_on(target, hi.partition<1, 1>(), lo.partition<1, 1>(), x);
+  auto same = [](float got, float want) {
+    return std::memcmp(&got, &want, sizeof got) == 0 || (std::isnan(got) && std::isnan(want));
+  };
+  int64_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    float want_hi = f(x(r, 0)), want_lo = want_hi;
+    for (int64_t c = 1; c < cols; ++c) {
+      const float v = f(x(r, c));
+      if (std::isnan(v) || std::isnan(want_hi)) {
+        want_hi = want_lo = nan;
+        continue;
+      }
+      if (v > want_hi || (v == 0 && want_hi == 0 && !std::signbit(v))) want_hi = v;
+      if (v < want_lo || (v == 0 && want_lo == 0 && std::signbit(v))) want_lo = v;
+    }
+    if (!same(hi(r, 0), want_hi) || !same(lo(r, 0), want_lo)) {
+      ++bad;
+      WARN("row " << r << ": max " << hi(r, 0) << " want " << want_hi << ", min " << lo(r, 0) << " want " << want_lo);
+    }
+  }
+  CHECK(bad == 0);
+}
+static void body_widened_max_min(Target target) {
+  widened_max_min_rows<bfloat16>(target);
+  widened_max_min_rows<half>(target);
+}
+TESSERA_TARGET_TEST_CASE("max and min of widened 16-bit rows: signed zeros, NaN, infinities", "[reduce][dtype]",
+                         body_widened_max_min)
+
+// The benchmarks' accurate softmax (row_kernels.h) over bf16 rows. On the GPU each thread's exps
+// take the fast path when its least argument, fl(x_min - max) from the narrow minimum, is above
+// -69 (lowerExpWithRangeTest). Rows whose exps are subnormal (x = max - 88: the fast path would
+// flush them to zero, the bf16 results are about 6e-39), a ramp down to -100 (threads on both
+// paths), values around the bound, -inf, +inf and NaN (all NaN), and equal values.
+static void body_softmax_special_rows(Target target) {
+  const int64_t rows = 8, cols = 8192;
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  auto x = random_tensor<bfloat16, 2>({rows, cols}, -3, 3, 53);
+  for (int64_t c = 0; c < cols; ++c) {
+    x(1, c) = bfloat16(c == 0 ? 0.0f : -88.0f);
+    x(2, c) = bfloat16(-100.0f * static_cast<float>(c) / cols);
+    x(3, c) = bfloat16(c % 64 == 5 ? -69.5f : (c % 64 == 9 ? -68.5f : 0.0f));
+    x(7, c) = bfloat16(1.5f);
+  }
+  for (int64_t c = 0; c < cols; c += 3) x(4, c) = bfloat16(-inf);
+  x(5, 123) = bfloat16(inf);
+  x(6, 4000) = bfloat16(nan);
+  Tensor<bfloat16, 2> y({rows, cols});
+  row_kernels::softmax().launch_on(target, y.partition<1, 8192>(), x);
+  int64_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    float m = f(x(r, 0));
+    for (int64_t c = 1; c < cols; ++c)
+      m = std::isnan(m) || std::isnan(f(x(r, c))) ? nan : std::max(m, f(x(r, c)));
+    std::vector<double> e(cols);
+    double sum = 0;
+    for (int64_t c = 0; c < cols; ++c) sum += e[c] = std::exp(static_cast<double>(f(x(r, c)) - m));
+    for (int64_t c = 0; c < cols; ++c) {
+      const float want = static_cast<float>(e[c] / sum), got = f(y(r, c));
+      const bool ok = std::isnan(want) ? std::isnan(got) : close(got, want, 8e-3f, 1e-40f);
+      if (!ok && bad++ < 5) WARN("row " << r << " col " << c << ": " << got << " want " << want);
+    }
+  }
+  CHECK(bad == 0);
+}
+TESSERA_TARGET_TEST_CASE("softmax over rows of subnormal exps, infinities, NaN and equal values", "[math][rows]",
+                         body_softmax_special_rows)
 TESSERA_TARGET_TEST_CASE("binary ops, comparisons, select and logic", "[elementwise]", body_5)
 TESSERA_TARGET_TEST_CASE("casts between dtypes", "[cast][dtype]", body_6)
 TESSERA_TARGET_TEST_CASE("bf16 widened to f32 exactly, every bit pattern", "[cast][dtype]", body_bf16_widening)

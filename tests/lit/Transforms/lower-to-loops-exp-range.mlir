@@ -89,3 +89,52 @@ func.func @exp_division_by_tile(%o: !f2, %a: !f2, %d: !f2) attributes {tile.kern
   tile.store %q, %o[%p] {tile.interior} : tensor<32xf32>, !f2
   return
 }
+
+// -----
+
+// Softmax's shift, exp(x - broadcast(max(x))) with x a widened bf16 tile: the
+// max of a thread's elements is taken on bf16 pairs (exact, two per op); each
+// argument then lies in [fl(x_min - max), 0], so the group's one test is
+// fl(x_min - max) > -69, x_min also from bf16 pairs, instead of one compare
+// per element.
+// CHECK-LABEL: func.func @softmax_shift
+// CHECK-COUNT-3: arith.maximumf %{{.*}}, %{{.*}} : vector<2xbf16>
+// CHECK: %[[LIMIT:.*]] = arith.constant 6.900000e+01 : f32
+// CHECK-COUNT-3: arith.minimumf %{{.*}}, %{{.*}} : vector<2xbf16>
+// CHECK: %[[LO:.*]] = arith.minimumf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[LEAST:.*]] = arith.subf %[[LO]], %{{.*}} : f32
+// CHECK: %[[NEG:.*]] = arith.negf %[[LIMIT]] : f32
+// CHECK: %[[TEST:.*]] = arith.cmpf ogt, %[[LEAST]], %[[NEG]] : f32
+// CHECK-NOT: arith.cmpf olt
+// CHECK: scf.if %[[TEST]] -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-COUNT-8: math.exp %{{.*}} {tile.exp_in_range} : f32
+// The same shift by another tile's max keeps one compare per element.
+// CHECK-LABEL: func.func @other_shift
+// CHECK-COUNT-8: arith.cmpf olt
+// CHECK: scf.if
+!b3 = memref<?xbf16, strided<[1], offset: ?>>
+!f3 = memref<?xf32, strided<[1], offset: ?>>
+func.func @softmax_shift(%o: !f3, %a: !b3) attributes {tile.kernel} {
+  %p = tile.program_id 0
+  %x = tile.load %a[%p] {tile.interior} : !b3 -> tensor<32xbf16>
+  %t = arith.extf %x : tensor<32xbf16> to tensor<32xf32>
+  %m = tile.reduce %t {kind = max, axis = 0} : tensor<32xf32> -> tensor<1xf32>
+  %b = tile.broadcast %m : tensor<1xf32> -> tensor<32xf32>
+  %d = arith.subf %t, %b : tensor<32xf32>
+  %e = math.exp %d : tensor<32xf32>
+  tile.store %e, %o[%p] {tile.interior} : tensor<32xf32>, !f3
+  return
+}
+func.func @other_shift(%o: !f3, %a: !b3, %c: !b3) attributes {tile.kernel} {
+  %p = tile.program_id 0
+  %x = tile.load %a[%p] {tile.interior} : !b3 -> tensor<32xbf16>
+  %t = arith.extf %x : tensor<32xbf16> to tensor<32xf32>
+  %y = tile.load %c[%p] {tile.interior} : !b3 -> tensor<32xbf16>
+  %u = arith.extf %y : tensor<32xbf16> to tensor<32xf32>
+  %m = tile.reduce %u {kind = max, axis = 0} : tensor<32xf32> -> tensor<1xf32>
+  %b = tile.broadcast %m : tensor<1xf32> -> tensor<32xf32>
+  %d = arith.subf %t, %b : tensor<32xf32>
+  %e = math.exp %d : tensor<32xf32>
+  tile.store %e, %o[%p] {tile.interior} : tensor<32xf32>, !f3
+  return
+}

@@ -208,3 +208,28 @@ func.func @whole_rows(%a: !f2 {tile.align = 16 : i64}) attributes {tile.kernel} 
   tile.store %r, %a[%c0, %c0] : tensor<512x1xf32>, !f2
   return
 }
+
+// -----
+
+// The min (or max) of a widened 16-bit row: each thread combines its f16
+// elements two per op (exact), then the two lanes in f32, and shuffles in f32.
+// A sum of the same row accumulates in f32 element by element.
+// CHECK-LABEL: func.func @widened_min
+// CHECK-COUNT-3: arith.minimumf %{{.*}}, %{{.*}} : vector<2xf16>
+// CHECK: arith.minimumf %{{.*}}, %{{.*}} : f32
+// CHECK: nvvm.shfl.sync bfly
+// CHECK-NOT: vector<2xf16>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK: return
+!h1 = memref<?x?xf16, strided<[?, 1], offset: ?>>
+!f3 = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @widened_min(%o: !f3 {tile.align = 16 : i64}, %a: !h1 {tile.align = 16 : i64}) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %a[%c0, %c0] : !h1 -> tensor<1x1024xf16>
+  %t = arith.extf %x : tensor<1x1024xf16> to tensor<1x1024xf32>
+  %m = tile.reduce %t {kind = min, axis = 1} : tensor<1x1024xf32> -> tensor<1x1xf32>
+  tile.store %m, %o[%c0, %c0] : tensor<1x1xf32>, !f3
+  %s = tile.reduce %t {kind = sum, axis = 1} : tensor<1x1024xf32> -> tensor<1x1xf32>
+  tile.store %s, %o[%c0, %c0] : tensor<1x1xf32>, !f3
+  return
+}

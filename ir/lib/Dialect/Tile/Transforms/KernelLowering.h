@@ -74,8 +74,21 @@ Value paddingValue(OpBuilder &b, Location loc, Type elt, PaddingKind kind);
 Type accumulatorType(Type elt);
 /// Extends a float `v` to `type` (no-op when equal).
 Value extendTo(OpBuilder &b, Location loc, Value v, Type type);
-/// `acc <kind> x` (i1 as unsigned: max = or, min = and, sum = xor).
+/// `acc <kind> x` (i1 as unsigned: max = or, min = and, sum = xor); on
+/// vectors lane by lane.
 Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value acc, Value x);
+/// Combines `values` as a balanced tree (short dependency chains).
+Value combineTree(OpBuilder &b, Location loc, ReduceKind kind,
+                  SmallVector<Value> values);
+/// The max or min of an even number of 16-bit float `values`, two per op (as
+/// 2-vectors: max.NaN.bf16x2 on gpu), then of the two lanes in `accType`.
+/// Exact: the same as combining them widened. Each pair should be one
+/// 32-bit register (consecutive elements of a vector chunk).
+Value combineInPairs(OpBuilder &b, Location loc, ReduceKind kind,
+                     ArrayRef<Value> values, Type accType);
+/// The longest run of a thread's elements combined by combineInPairs (a
+/// 1 x 8192 row at 128 threads has 64).
+constexpr int64_t kMaxPairedRun = 64;
 
 //===----------------------------------------------------------------------===//
 // KernelLowering

@@ -7,7 +7,10 @@
 // an accurate exp over a thread's unrolled elements first tests, per group,
 // whether all its arguments lie within +-69: most do, and tile-math-to-nvvm
 // then leaves out exp's handling of overflow and subnormal results (about a
-// third of its instructions; softmax 3.49 -> 3.71 TB/s on the H200). A
+// third of its instructions; softmax 3.49 -> 3.71 TB/s on the H200). For
+// softmax's shift by the max of its own widened 16-bit tile the test is one
+// compare of the group's least argument, from a minimum taken on the narrow
+// values two per instruction, instead of one compare per element. A
 // division of such exps by one value (softmax's) then needs no test of its
 // numerators: per group that passed, one reciprocal and two fma per quotient
 // (no min and max of the numerators as in compiler/shared_divisors.cpp;
@@ -17,6 +20,7 @@
 
 #include "KernelLowering.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CastInterfaces.h"
@@ -68,6 +72,30 @@ SmallVector<Value> KernelLowering::scalarElementwise(
 // groups of 32 or fewer kept 128.
 constexpr size_t kExpGroup = 32;
 
+/// For exp(x - broadcast(max(x))), x a widened 16-bit float tile and the max
+/// of the whole tile (softmax's shift): the subtraction, and the narrow tile.
+/// Every argument then lies in [x_min - max, 0] (or is NaN), so a group's
+/// arguments lie within +-limit if and only if fl(x_min - max) > -limit over
+/// the group (subtracting one value is monotonic; a NaN fails both tests).
+/// x_min comes from the narrow values, two per instruction.
+static std::optional<std::pair<arith::SubFOp, Value>>
+shiftedByOwnMax(math::ExpOp op) {
+  auto sub = op.getOperand().getDefiningOp<arith::SubFOp>();
+  if (!sub)
+    return std::nullopt;
+  auto ext = sub.getLhs().getDefiningOp<arith::ExtFOp>();
+  auto broadcast = sub.getRhs().getDefiningOp<BroadcastOp>();
+  if (!ext || !broadcast ||
+      !isFloat16Or(getElementTypeOrSelf(ext.getIn().getType())))
+    return std::nullopt;
+  auto max = broadcast.getInput().getDefiningOp<ReduceOp>();
+  if (!max || max.getKind() != ReduceKind::max ||
+      max.getInput() != sub.getLhs() ||
+      !llvm::all_of(max.getType().getShape(), [](int64_t d) { return d == 1; }))
+    return std::nullopt;
+  return std::make_pair(sub, ext.getIn());
+}
+
 bool KernelLowering::lowerExpWithRangeTest(math::ExpOp op) {
   auto type = cast<RankedTensorType>(op.getType());
   Type elt = type.getElementType();
@@ -91,12 +119,37 @@ bool KernelLowering::lowerExpWithRangeTest(math::ExpOp op) {
                    x = arith::ExtFOp::create(b, loc, f32, x);
                  elements.emplace_back(k, x);
                });
+  // Softmax's shift: each group's test from its narrow minimum, when the
+  // thread's elements pair up in 32-bit registers (private indices 0, 1, ...
+  // in order, chunks of an even number of elements).
+  auto shifted = shiftedByOwnMax(op);
+  if (shifted && (layout.vec % 2 || elements.size() % 2 ||
+                  llvm::any_of(llvm::enumerate(elements), [](auto e) {
+                    return getConstantIntValue(e.value().first) !=
+                           static_cast<int64_t>(e.index());
+                  })))
+    shifted.reset();
   Value result = newBuffer(type);
   SmallVector<Value> tests;
   for (size_t g0 = 0; g0 < elements.size(); g0 += kExpGroup) {
     size_t g1 = std::min(elements.size(), g0 + kExpGroup);
     Value inRange;
-    for (size_t i = g0; i < g1; ++i) {
+    if (shifted) {
+      auto [sub, narrow] = *shifted;
+      SmallVector<Value> values;
+      for (size_t i = g0; i < g1; ++i)
+        values.push_back(memref::LoadOp::create(b, loc, bufferOf(narrow),
+                                                elements[i].first));
+      Value least = arith::SubFOp::create(
+          b, loc, combineInPairs(b, loc, ReduceKind::min, values, f32),
+          memref::LoadOp::create(b, loc, bufferOf(sub.getRhs()),
+                                 elements[g0].first),
+          sub.getFastmathAttr());
+      inRange = arith::CmpFOp::create(
+          b, loc, arith::CmpFPredicate::OGT, least,
+          arith::NegFOp::create(b, loc, limit));
+    }
+    for (size_t i = g0; i < g1 && !shifted; ++i) {
       Value small = arith::CmpFOp::create(
           b, loc, arith::CmpFPredicate::OLT,
           math::AbsFOp::create(b, loc, elements[i].second), limit);

@@ -8,6 +8,9 @@
 //    shuffles; when a row spans several warps or the result elements live in
 //    other threads, one lane per warp and row writes its partial to scratch
 //    and, after a barrier, each result owner combines the row's partials.
+//    On gpu a max or min of a widened 16-bit tile combines each thread's
+//    elements on the narrow values, two per instruction (max.NaN.bf16x2),
+//    before widening: exact, and half the instructions.
 //  * other axes: the input is written to the scratch buffer and each owned
 //    result element combines its slice.
 //
@@ -16,6 +19,7 @@
 #include "KernelLowering.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -29,7 +33,7 @@ Value mlir::tessera::tile::extendTo(OpBuilder &b, Location loc, Value v,
 
 Value mlir::tessera::tile::combine(OpBuilder &b, Location loc, ReduceKind kind,
                                    Value acc, Value x) {
-  Type t = acc.getType();
+  Type t = getElementTypeOrSelf(acc.getType());
   if (isa<FloatType>(t)) {
     switch (kind) {
     case ReduceKind::sum:
@@ -115,9 +119,9 @@ void KernelLowering::lowerReduce(ReduceOp op) {
   buffers[op.getResult()] = dst;
 }
 
-/// Combines `values` pairwise (a balanced tree: short dependency chains).
-static Value combineTree(OpBuilder &b, Location loc, ReduceKind kind,
-                         SmallVector<Value> values) {
+Value mlir::tessera::tile::combineTree(OpBuilder &b, Location loc,
+                                       ReduceKind kind,
+                                       SmallVector<Value> values) {
   while (values.size() > 1) {
     SmallVector<Value> next;
     for (size_t i = 0; i + 1 < values.size(); i += 2)
@@ -160,6 +164,41 @@ Value KernelLowering::combineOwned(OpBuilder &b, Location loc, ReduceKind kind,
   return loop.getResult(0);
 }
 
+Value mlir::tessera::tile::combineInPairs(OpBuilder &b, Location loc,
+                                          ReduceKind kind,
+                                          ArrayRef<Value> values,
+                                          Type accType) {
+  auto pairType = VectorType::get({2}, values.front().getType());
+  SmallVector<Value> pairs;
+  for (size_t i = 0; i + 1 < values.size(); i += 2)
+    pairs.push_back(vector::FromElementsOp::create(
+        b, loc, pairType, ValueRange{values[i], values[i + 1]}));
+  Value pair = combineTree(b, loc, kind, pairs);
+  Value lo = vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{0});
+  Value hi = vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{1});
+  return combine(b, loc, kind, extendTo(b, loc, lo, accType),
+                 extendTo(b, loc, hi, accType));
+}
+
+/// On gpu, the 16-bit float tile whose widening `op` reduces by max or min,
+/// when its thread's elements pair up within vector chunks (so that a pair is
+/// one 32-bit register) and each partial is at most kMaxPairedRun elements:
+/// the partials are then exact on the narrow values, two per instruction
+/// (max.NaN.bf16x2 / f16x2). Null otherwise.
+static Value narrowSourceOfWidenedMinMax(const LoweringOptions &opts,
+                                        ReduceOp op, const Layout &in,
+                                        const RowReducePlan &plan) {
+  if (!opts.gpu || op.getKind() == ReduceKind::sum)
+    return {};
+  auto ext = op.getInput().getDefiningOp<arith::ExtFOp>();
+  if (!ext || !isFloat16Or(getElementTypeOrSelf(ext.getIn().getType())))
+    return {};
+  if (in.replicated || in.vec % 2 || plan.perPartial % 2 ||
+      plan.perPartial > kMaxPairedRun)
+    return {};
+  return ext.getIn();
+}
+
 void KernelLowering::lowerRowReduce(ReduceOp op, const RowReducePlan &plan) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -168,6 +207,7 @@ void KernelLowering::lowerRowReduce(ReduceOp op, const RowReducePlan &plan) {
   ReduceKind kind = op.getKind();
   Layout in = getLayout(srcType), out = getLayout(type);
   Value src = bufferOf(op.getInput());
+  Value narrow = narrowSourceOfWidenedMinMax(opts, op, in, plan);
   Value dst = newBuffer(type);
   int64_t warp = opts.warpSize();
   int64_t lanes = std::min(plan.group, warp); // threads of a group in a warp
@@ -191,8 +231,16 @@ void KernelLowering::lowerRowReduce(ReduceOp op, const RowReducePlan &plan) {
   auto emitPartial = [&](OpBuilder &b, Value p) {
     Value start =
         b.createOrFold<arith::MulIOp>(loc, p, cidx(b, loc, plan.perPartial));
-    Value acc =
-        combineOwned(b, loc, kind, src, start, plan.perPartial, accType);
+    Value acc;
+    if (narrow) {
+      SmallVector<Value> values;
+      for (int64_t i = 0; i < plan.perPartial; ++i)
+        values.push_back(memref::LoadOp::create(b, loc, bufferOf(narrow),
+                                                addConst(b, loc, start, i)));
+      acc = combineInPairs(b, loc, kind, values, accType);
+    } else {
+      acc = combineOwned(b, loc, kind, src, start, plan.perPartial, accType);
+    }
     for (int64_t offset = lanes / 2; offset >= 1; offset /= 2)
       acc = combine(b, loc, kind, acc, shuffleXor(b, loc, acc, offset));
     if (plan.exchangeFree) {

@@ -89,12 +89,31 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     On gpu, code for a value is fully unrolled (constant buffer indices) when
     n <= `unroll-limit`, so that SROA promotes the buffers to registers.
 
+    On gpu, a max or min along rows of a widened 16-bit float tile
+    (`tile.reduce` of `arith.extf`) combines each thread's elements two per op
+    on the narrow values, as `vector<2xbf16>` or `vector<2xf16>` pairs
+    (`max.NaN.bf16x2`), then the two lanes in f32: the same result, since
+    widening is exact and monotonic.
+
     With `exp-range-test` (the default), an accurate f32 or 16-bit `math.exp`
     whose thread holds 4 or more unrolled elements is tested per group of up
     to 32 of them: if every argument lies strictly within +-69 (inside the
     range +-80 that `tile.exp_in_range` promises), an `scf.if` takes the exps
     marked `tile.exp_in_range` (see `tile-math-to-nvvm`), else the plain ones;
-    the function is marked `tile.exp_range_tested`. An f32 division of such
+    the function is marked `tile.exp_range_tested`. For softmax's shift,
+    `exp(x - broadcast(max(x)))` with `x` a widened 16-bit tile and the max of
+    the whole tile, every argument lies in [fl(x_min - max), 0], so a group's
+    test is the one compare fl(x_min - max) > -69, `x_min` taken on the narrow
+    pairs:
+
+    ```mlir
+    %lo = arith.minimumf %p0, %p1 : vector<2xbf16>   // ... down to one pair
+    %m = arith.minimumf %lo0, %lo1 : f32             // its lanes, widened
+    %least = arith.subf %m, %max : f32
+    %ok = arith.cmpf ogt, %least, %minus69 : f32
+    ```
+
+    An f32 division of such
     exps by a tile broadcast from one element then takes, per group that
     passed and for a divisor within [2^-24, 2^24], one correctly rounded
     reciprocal and two fma per quotient (the IEEE quotient: the exps lie within
