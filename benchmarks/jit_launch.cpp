@@ -2,6 +2,8 @@
 //
 //  - cold compile of an elementwise kernel, AST -> cubin, by stage (median of 12 distinct kernels;
 //    the first compile of the process, which initialises LLVM and the driver, is reported apart);
+//  - cold compile of each row kernel of bench_rows (row_kernels.h), by stage: these also compile
+//    the variants the launcher tries after ptxas (register-cap, fewer-threads, plain-exp stages);
 //  - a warm start from the disk cache (in-process cache dropped, cubin read and verified);
 //  - host overhead of a synchronous launch over a raw cuLaunchKernel + synchronize of the same
 //    cubin (median per launch over 2000 launches of a one-program kernel).
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "cuda_driver.h"
+#include "row_kernels.h"
 
 using namespace tessera;
 using Clock = std::chrono::steady_clock;
@@ -79,6 +82,38 @@ void cold_compiles(std::integer_sequence<int, I...>) {
   std::printf("{\"bench\": \"jit\", \"case\": \"disk_cache_load\", \"ms\": %.3f, \"target_ms\": 2}\n", median(warm));
 }
 
+// One line per kernel: total and stages of its first compile (a stage that ran more than once,
+// e.g. the cubin of each variant, is summed).
+void print_compile(const std::string& name, double total, const CompiledArtifact& a) {
+  std::map<std::string, double> stages;
+  for (auto& [stage, ms] : a.stage_ms) stages[stage] += ms;
+  std::printf("{\"bench\": \"jit\", \"case\": \"cold_compile_%s\", \"ms\": %.2f, \"stages\": {", name.c_str(), total);
+  bool comma = false;
+  for (auto& [stage, ms] : stages) {
+    std::printf("%s\"%s\": %.2f", comma ? ", " : "", stage.c_str(), ms);
+    comma = true;
+  }
+  std::printf("}}\n");
+  std::fflush(stdout);
+}
+
+// The row kernels (shapes are dynamic: a small matrix compiles the same kernels).
+void row_kernel_compiles() {
+  Tensor<bfloat16, 2> x({16, 8192}), y({16, 8192});
+  Tensor<bfloat16, 1> w({8192}), b({8192});
+  Tensor<float, 2> r({16, 1});
+  auto time = [](const std::string& name, auto&& compile) {
+    auto t0 = Clock::now();
+    CompiledArtifact a = compile();
+    print_compile(name, ms_since(t0), a);
+  };
+  time("row_sum", [&] { return row_kernels::row_sum().compile(Target::sm_90, r.partition<1, 1>(), x); });
+  time("softmax", [&] { return row_kernels::softmax().compile(Target::sm_90, y.partition<1, 8192>(), x); });
+  time("softmax_fast", [&] { return row_kernels::softmax_fast().compile(Target::sm_90, y.partition<1, 8192>(), x); });
+  time("rmsnorm", [&] { return row_kernels::rmsnorm().compile(Target::sm_90, y.partition<1, 8192>(), x, w); });
+  time("layernorm", [&] { return row_kernels::layernorm().compile(Target::sm_90, y.partition<1, 8192>(), x, w, b); });
+}
+
 void launch_overhead() {
   if (!gpu_available()) {
     std::printf("{\"bench\": \"launch\", \"skipped\": \"no GPU\"}\n");
@@ -127,6 +162,7 @@ int main() {
   std::filesystem::remove_all(dir);
   ::setenv("TESSERA_CACHE_DIR", dir.c_str(), 1);
   cold_compiles(std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12>{});
+  row_kernel_compiles();
   launch_overhead();
   std::filesystem::remove_all(dir);
   return 0;

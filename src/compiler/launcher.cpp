@@ -235,28 +235,64 @@ void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std:
 // softmax over 8192-wide bf16 rows at 256 threads needs 95 registers with the tests and 78
 // without, but both run capped at 64 without spilling, and then the tests win (4.03 TB/s against
 // 3.75, benchmarks/results/...-experiments-session8.log).
-void try_plain_exps(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
-                    GpuCode& code) {
-  if (!code.has_exp_range_tests) return;
-  auto first = cubin_resources(code.cubin);
-  if (!first) return;
-  auto t0 = std::chrono::steady_clock::now();
+//
+// The variant is compiled on its own thread while the first one is linked and tuned
+// (PlainExpVariant below): the two are independent until compared, and softmax's first launch
+// compiled them one after the other.
+std::optional<GpuCode> compile_plain_exps(std::string_view kernel, const KernelAst& ast,
+                                          const std::vector<DeviceFunctionUse>& calls, const std::string& arch,
+                                          int threads) {
   GpuCode plain;
   try {
-    // The same threads (a kernel split over several CTAs per program chose them itself).
-    const int threads = code.ctas_per_program > 1 ? 0 : code.block_size;
-    plain = compile_ptx(kernel, ast, code.arch, threads, /*exp_range_test=*/false);
-    plain.cubin = link_kernel(kernel, plain.ptx, calls, code.arch);
+    plain = compile_ptx(kernel, ast, arch, threads, /*exp_range_test=*/false);
+    plain.cubin = link_kernel(kernel, plain.ptx, calls, arch);
   } catch (const Error&) {
-    return;  // an optimization that fails only keeps the first variant
+    return std::nullopt;  // an optimization that fails only keeps the first variant
   }
   try_register_cap(kernel, calls, plain);
-  auto second = cubin_resources(plain.cubin);
-  code.stage_ms.emplace_back("plain-exp", ms_since(t0));
-  if (!second || resident_blocks(*second, plain.block_size) <= resident_blocks(*first, code.block_size)) return;
-  plain.stage_ms = std::move(code.stage_ms);
-  code = std::move(plain);
+  return plain;
 }
+
+// The plain-exp variant of a kernel just compiled to PTX (compile_ptx), started on a thread of
+// its own if the kernel has exp range tests; keep_if_faster then waits for it and keeps it in
+// place of the first variant if it fits more programs per SM.
+class PlainExpVariant {
+ public:
+  PlainExpVariant(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
+                  const GpuCode& first)
+      : kernel_(kernel), ast_(ast), calls_(calls), arch_(first.arch), t0_(std::chrono::steady_clock::now()) {
+    if (!first.has_exp_range_tests) return;
+    // The same threads (a kernel split over several CTAs per program chose them itself).
+    threads_ = first.ctas_per_program > 1 ? 0 : first.block_size;
+    variant_ = std::async(std::launch::async, compile_plain_exps, kernel_, std::cref(ast_), std::cref(calls_), arch_,
+                          threads_);
+  }
+
+  void keep_if_faster(GpuCode& code) {
+    if (!variant_.valid()) return;
+    std::optional<GpuCode> plain = variant_.get();
+    // The first variant took half the threads (try_fewer_threads): the variant is compiled again
+    // with those, as before the two were compiled side by side.
+    if (plain && threads_ != 0 && code.block_size != threads_)
+      plain = compile_plain_exps(kernel_, ast_, calls_, arch_, code.block_size);
+    code.stage_ms.emplace_back("plain-exp", ms_since(t0_));
+    auto first = cubin_resources(code.cubin);
+    auto second = plain ? cubin_resources(plain->cubin) : std::nullopt;
+    if (!first || !second || resident_blocks(*second, plain->block_size) <= resident_blocks(*first, code.block_size))
+      return;
+    plain->stage_ms = std::move(code.stage_ms);
+    code = std::move(*plain);
+  }
+
+ private:
+  std::string_view kernel_;
+  const KernelAst& ast_;
+  const std::vector<DeviceFunctionUse>& calls_;
+  std::string arch_;
+  int threads_ = 0;
+  std::chrono::steady_clock::time_point t0_;
+  std::future<std::optional<GpuCode>> variant_;  // joined by its destructor, also on an exception
+};
 
 // The process-wide cache of compiled kernels. Never destroyed: work in flight at exit may still
 // run its code (the exit drain in runtime_glue/streams.cpp waits for it after the statics made
@@ -405,12 +441,13 @@ class KernelCache {
       return c;
     }
     c->gpu = compile_ptx(kernel, c->ast, arch);
+    PlainExpVariant plain(kernel, c->ast, calls, c->gpu);
     auto t0 = std::chrono::steady_clock::now();
     c->gpu.cubin = link_kernel(kernel, c->gpu.ptx, calls, arch);
     c->gpu.stage_ms.emplace_back("cubin", ms_since(t0));
     try_register_cap(kernel, calls, c->gpu);
     try_fewer_threads(kernel, c->ast, calls, c->gpu);
-    try_plain_exps(kernel, c->ast, calls, c->gpu);
+    plain.keep_if_faster(c->gpu);
     dump_cubin(c->gpu);
     disk.store(key, "ptx", std::span<const char>(c->gpu.ptx.data(), c->gpu.ptx.size()));
     disk.store(key, "cubin", std::span<const char>(c->gpu.cubin.data(), c->gpu.cubin.size()));

@@ -38,7 +38,8 @@ struct GpuCode {
   std::string symbol;        // the PTX entry name
   // Wall time of each stage in milliseconds, in order ("context", "tile-ir", "loops", "llvm-dialect",
   // "llvm-ir", "llvm-opt", "ptx"; the launcher adds "cubin", and "plain-exp", "fewer-threads" and
-  // "register-cap" when it compiles variants).
+  // "register-cap" when it compiles variants; "plain-exp" runs beside the others, from the first
+  // variant's PTX to the comparison).
   std::vector<std::pair<std::string, double>> stage_ms;
 };
 
