@@ -651,26 +651,38 @@ static void body_widened_max_min(Target target) {
 TESSERA_TARGET_TEST_CASE("max and min of widened 16-bit rows: signed zeros, NaN, infinities", "[reduce][dtype]",
                          body_widened_max_min)
 
-// The benchmarks' accurate softmax (row_kernels.h) over bf16 rows. On the GPU each thread's exps
-// take the fast path when its least argument, fl(x_min - max) from the narrow minimum, is above
-// -69 (lowerExpWithRangeTest). Rows whose exps are subnormal (x = max - 88: the fast path would
-// flush them to zero, the bf16 results are about 6e-39), a ramp down to -100 (threads on both
-// paths), values around the bound, -inf, +inf and NaN (all NaN), and equal values.
-static void body_softmax_special_rows(Target target) {
+// An accurate softmax over 8192-wide bf16 rows (the benchmarks' kernel, row_kernels.h) and f16
+// rows. On the GPU each thread's exps take the fast path when its least argument, fl(x_min - max)
+// from the narrow minimum, is above -69 (lowerExpWithRangeTest). Rows whose exps are subnormal
+// (x = max - 88: the fast path would flush them to zero, the bf16 results are about 6e-39), a ramp
+// down to -100 (threads on both paths), values around the bound, -inf, +inf and NaN (all NaN), and
+// equal values.
+template <class T>
+static void softmax_special_rows(Target target) {
   const int64_t rows = 8, cols = 8192;
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  auto x = random_tensor<bfloat16, 2>({rows, cols}, -3, 3, 53);
+  auto x = random_tensor<T, 2>({rows, cols}, -3, 3, 53);
   for (int64_t c = 0; c < cols; ++c) {
-    x(1, c) = bfloat16(c == 0 ? 0.0f : -88.0f);
-    x(2, c) = bfloat16(-100.0f * static_cast<float>(c) / cols);
-    x(3, c) = bfloat16(c % 64 == 5 ? -69.5f : (c % 64 == 9 ? -68.5f : 0.0f));
-    x(7, c) = bfloat16(1.5f);
+    x(1, c) = T(c == 0 ? 0.0f : -88.0f);
+    x(2, c) = T(-100.0f * static_cast<float>(c) / cols);
+    x(3, c) = T(c % 64 == 5 ? -69.5f : (c % 64 == 9 ? -68.5f : 0.0f));
+    x(7, c) = T(1.5f);
   }
-  for (int64_t c = 0; c < cols; c += 3) x(4, c) = bfloat16(-inf);
-  x(5, 123) = bfloat16(inf);
-  x(6, 4000) = bfloat16(nan);
-  Tensor<bfloat16, 2> y({rows, cols});
-  row_kernels::softmax().launch_on(target, y.partition<1, 8192>(), x);
+  for (int64_t c = 0; c < cols; c += 3) x(4, c) = T(-inf);
+  x(5, 123) = T(inf);
+  x(6, 4000) = T(nan);
+  Tensor<T, 2> y({rows, cols});
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    row_kernels::softmax().launch_on(target, y.template partition<1, 8192>(), x);
+  } else {
+    kernel("softmax_f16", [](auto o, auto a) {
+      auto t = cast<DType::f32>(a.load_like(o));
+      auto e = exp(t - max<1>(t));
+      return o.store(cast<DType::f16>(e / sum<1>(e)));
+    }).launch_on(target, y.template partition<1, 8192>(), x);
+  }
+  // Half an ulp of the result type, and its subnormal spacing.
+  const float rel = std::is_same_v<T, bfloat16> ? 8e-3f : 1e-3f, tiny = std::is_same_v<T, bfloat16> ? 1e-40f : 1e-7f;
   int64_t bad = 0;
   for (int64_t r = 0; r < rows; ++r) {
     float m = f(x(r, 0));
@@ -681,13 +693,17 @@ static void body_softmax_special_rows(Target target) {
     for (int64_t c = 0; c < cols; ++c) sum += e[c] = std::exp(static_cast<double>(f(x(r, c)) - m));
     for (int64_t c = 0; c < cols; ++c) {
       const float want = static_cast<float>(e[c] / sum), got = f(y(r, c));
-      const bool ok = std::isnan(want) ? std::isnan(got) : close(got, want, 8e-3f, 1e-40f);
+      const bool ok = std::isnan(want) ? std::isnan(got) : close(got, want, rel, tiny);
       if (!ok && bad++ < 5) WARN("row " << r << " col " << c << ": " << got << " want " << want);
     }
   }
   CHECK(bad == 0);
 }
-TESSERA_TARGET_TEST_CASE("softmax over rows of subnormal exps, infinities, NaN and equal values", "[math][rows]",
+static void body_softmax_special_rows(Target target) {
+  softmax_special_rows<bfloat16>(target);
+  softmax_special_rows<half>(target);
+}
+TESSERA_TARGET_TEST_CASE("softmax over bf16 and f16 rows of subnormal exps, infinities, NaN and equal values", "[math][rows]",
                          body_softmax_special_rows)
 TESSERA_TARGET_TEST_CASE("binary ops, comparisons, select and logic", "[elementwise]", body_5)
 TESSERA_TARGET_TEST_CASE("casts between dtypes", "[cast][dtype]", body_6)

@@ -168,6 +168,7 @@ Value mlir::tessera::tile::combineInPairs(OpBuilder &b, Location loc,
                                           ReduceKind kind,
                                           ArrayRef<Value> values,
                                           Type accType) {
+  assert(!values.empty() && values.size() % 2 == 0 && "pairs of values");
   auto pairType = VectorType::get({2}, values.front().getType());
   SmallVector<Value> pairs;
   for (size_t i = 0; i + 1 < values.size(); i += 2)
