@@ -237,11 +237,11 @@ void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std:
 // 3.75, benchmarks/results/...-experiments-session8.log).
 //
 // The variant is compiled and linked on its own thread while the first one is linked and tuned
-// (PlainExpVariant below). Its register cap asks for at most half an SM, so when the first
-// variant has half an SM resident already, the capped variant would not fit more (unless ptxas
-// used fewer registers than the cap allows): it is compared uncapped, and capped only if the
-// first leaves an SM half empty. Softmax's first compile went
-// from 1.35-1.59 s to 0.75-0.86 s on 2 cores with the variant on its own thread.
+// (PlainExpVariant below): softmax's first compile went from 1.35-1.59 s to 0.75-0.86 s on 2
+// cores. Its register cap asks for at most half an SM, so when the first variant has half an SM
+// resident already, the capped variant would not fit more (unless ptxas used fewer registers than
+// the cap allows): it is then compared uncapped, and capped only if the first leaves an SM half
+// empty.
 std::optional<GpuCode> compile_plain_exps(std::string_view kernel, const KernelAst& ast,
                                           const std::vector<DeviceFunctionUse>& calls, const std::string& arch,
                                           int threads) {
