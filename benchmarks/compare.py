@@ -35,14 +35,14 @@ def main():
     base = rounds_by(load(sys.argv[2]), lambda b: (b["bench"], b["case"], b["dtype"], b["impl"]))
     out = []
     for (bench, case, baseline, dtype), tbps in ours.items():
-        peers = {impl: statistics.median(v) for (b, c, d, impl), v in base.items() if (b, c, d) == (bench, baseline, dtype)}
+        theirs = {impl: v for (b, c, d, impl), v in base.items() if (b, c, d) == (bench, baseline, dtype)}
+        peers = {impl: statistics.median(v) for impl, v in theirs.items()}
         mine = statistics.median(tbps)
         best = max(peers.values()) if peers else None
         row = {"case": f"{case} {dtype}", "tessera_tbps": round(mine, 3), **{f"{k}_tbps": round(v, 3) for k, v in peers.items()},
                "ratio_to_best": round(mine / best, 3) if best else None}
         if len(tbps) > 1:
-            row["rounds"] = {"tessera": tbps, **{impl: v for (b, c, d, impl), v in base.items()
-                                                 if (b, c, d) == (bench, baseline, dtype)}}
+            row["rounds"] = {"tessera": tbps, **theirs}
         out.append(row)
         print(json.dumps(row))
     if len(sys.argv) > 3:

@@ -249,7 +249,7 @@ int main() {
       std::printf("skipped the queued-launch failure: no launch of the burst was queued\n");
       throw Skipped{};
     }
-    check(queued, "in a burst of async launches, one returns before its driver call is made");
+    std::printf("ok: in a burst of async launches, one returns before its driver call is made\n");
     // The queued launch reaches the driver, where it waits (bounded, so a lost launch fails).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (hold_others(-1) == 0 && std::chrono::steady_clock::now() < deadline)

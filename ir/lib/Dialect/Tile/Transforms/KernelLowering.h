@@ -86,9 +86,6 @@ Value combineTree(OpBuilder &b, Location loc, ReduceKind kind,
 /// 32-bit register (consecutive elements of a vector chunk).
 Value combineInPairs(OpBuilder &b, Location loc, ReduceKind kind,
                      ArrayRef<Value> values, Type accType);
-/// The longest run of a thread's elements combined by combineInPairs (a
-/// 1 x 8192 row at 128 threads has 64).
-constexpr int64_t kMaxPairedRun = 64;
 
 //===----------------------------------------------------------------------===//
 // KernelLowering

@@ -90,8 +90,7 @@ shiftedByOwnMax(math::ExpOp op) {
     return std::nullopt;
   auto max = broadcast.getInput().getDefiningOp<ReduceOp>();
   if (!max || max.getKind() != ReduceKind::max ||
-      max.getInput() != sub.getLhs() ||
-      !llvm::all_of(max.getType().getShape(), [](int64_t d) { return d == 1; }))
+      max.getInput() != sub.getLhs() || max.getType().getNumElements() != 1)
     return std::nullopt;
   return std::make_pair(sub, ext.getIn());
 }
@@ -121,9 +120,10 @@ bool KernelLowering::lowerExpWithRangeTest(math::ExpOp op) {
                });
   // Softmax's shift: each group's test from its narrow minimum, when the
   // thread's elements pair up in 32-bit registers (private indices 0, 1, ...
-  // in order, chunks of an even number of elements).
+  // in order, in chunks of an even number of elements; the thread's count is
+  // a multiple of the chunk's, so groups are even too).
   auto shifted = shiftedByOwnMax(op);
-  if (shifted && (layout.vec % 2 || elements.size() % 2 ||
+  if (shifted && (layout.vec % 2 ||
                   llvm::any_of(llvm::enumerate(elements), [](auto e) {
                     return getConstantIntValue(e.value().first) !=
                            static_cast<int64_t>(e.index());
@@ -192,8 +192,7 @@ bool KernelLowering::lowerDivisionOfTestedExps(arith::DivFOp op) {
   auto type = dyn_cast<RankedTensorType>(op.getType());
   if (!opts.gpu || isApproximate(op) || tests == expGroupTests.end() ||
       !broadcast || !type || !type.getElementType().isF32() ||
-      !llvm::all_of(broadcast.getInput().getType().getShape(),
-                    [](int64_t d) { return d == 1; }))
+      broadcast.getInput().getType().getNumElements() != 1)
     return false;
   // The exps' tile type and layout, so their elements in the order tested.
   // The tests were made right before the exp, which the division uses: they

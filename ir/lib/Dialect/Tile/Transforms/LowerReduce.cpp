@@ -181,6 +181,10 @@ Value mlir::tessera::tile::combineInPairs(OpBuilder &b, Location loc,
                  extendTo(b, loc, hi, accType));
 }
 
+/// The longest partial of a thread's elements combined in pairs (a 1 x 8192
+/// row at 128 threads has 64).
+constexpr int64_t kMaxPairedRun = 64;
+
 /// On gpu, the 16-bit float tile whose widening `op` reduces by max or min,
 /// when its thread's elements pair up within vector chunks (so that a pair is
 /// one 32-bit register) and each partial is at most kMaxPairedRun elements:
