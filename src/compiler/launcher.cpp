@@ -17,9 +17,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <future>
+#include <optional>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "build_id.h"
 #include "cache_key.h"
@@ -80,10 +82,16 @@ bool is_gpu(Target t) { return t != Target::cpu; }
 
 namespace {
 
-// Writes the cubin next to the other stages when TESSERA_DUMP_DIR is set (see pipeline.h).
-void dump_cubin(const GpuCode& code) {
+// Whether TESSERA_DUMP_DIR asks for every stage of every kernel compiled (see pipeline.h).
+bool dumping_stages() {
   const char* dir = std::getenv("TESSERA_DUMP_DIR");
-  if (!dir || !*dir) return;
+  return dir && *dir;
+}
+
+// Writes the cubin next to the other stages when TESSERA_DUMP_DIR is set.
+void dump_cubin(const GpuCode& code) {
+  if (!dumping_stages()) return;
+  const char* dir = std::getenv("TESSERA_DUMP_DIR");
   std::string path = fmt::format("{}/{}.{}.cubin", dir, code.symbol, code.arch);
   if (FILE* f = std::fopen(path.c_str(), "wb")) {
     std::fwrite(code.cubin.data(), 1, code.cubin.size(), f);
@@ -424,9 +432,14 @@ class KernelCache {
     std::string key = make_cache_key({"tessera", TESSERA_VERSION_STRING, self_build_id(), "llvm", llvm_version(),
                                       "nvjitlink", nvjitlink_version(), "nvrtc", uses_nvrtc ? nvrtc_version() : "",
                                       arch, kernel, layouts, ast_text});
+    // While TESSERA_DUMP_DIR is set, a kernel the disk cache holds is compiled all the same, so
+    // that its stages are written; the new cubin then replaces the cached one.
     DiskCache disk(DiskCache::default_dir());
-    auto cubin = disk.load(key, "cubin");
-    auto ptx = cubin ? disk.load(key, "ptx") : std::nullopt;
+    std::optional<std::vector<char>> cubin, ptx;
+    if (!dumping_stages()) {
+      cubin = disk.load(key, "cubin");
+      if (cubin) ptx = disk.load(key, "ptx");
+    }
     {
       std::lock_guard lock(mutex_);
       stats_.disk_corrupt += disk.stats().corrupt;

@@ -1,11 +1,17 @@
 // test_compile_gpu.cpp: every example-style kernel compiles to PTX and a cubin for sm_90 and
 // sm_100a (nvJitLink accepts them) without a GPU, each waiting for the grids it depends on before
-// touching memory; the second compile is a cache hit.
+// touching memory; the second compile is a cache hit; TESSERA_DUMP_DIR writes every stage, even of a
+// kernel the disk cache holds.
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "example_kernels.h"
 #include "row_kernels.h"
+#include "scoped_env.h"
 
 using namespace tessera;
 
@@ -79,6 +85,39 @@ TEST_CASE("the second compile of a kernel is served from the in-process cache", 
   CacheStats after = cache_stats();
   CHECK(after.memory_hits == before.memory_hits + 1);
   CHECK(after.compiles == before.compiles);
+}
+
+TEST_CASE("TESSERA_DUMP_DIR writes every stage, also of a kernel the disk cache holds", "[compile][cache]") {
+  test_env::TempDir cache, dump;
+  test_env::EnvGuard env;
+  env.set("TESSERA_CACHE_DIR", cache.path.c_str());
+  env.set("TESSERA_DUMP_DIR", nullptr);
+  Tensor<float, 1> x({10}), z({10});
+  auto k = kernel("gpu_dumped", [](auto o, auto a) { return o.store(a.load_like(o) + c<1.0>); });
+  k.compile(Target::sm_90, z.partition<128>(), x);
+  clear_memory_cache();
+  CHECK(k.compile(Target::sm_90, z.partition<128>(), x).from_disk_cache);
+
+  clear_memory_cache();
+  env.set("TESSERA_DUMP_DIR", dump.path.c_str());
+  CacheStats before = cache_stats();
+  CompiledArtifact art = k.compile(Target::sm_90, z.partition<128>(), x);
+  CHECK_FALSE(art.from_disk_cache);
+  CHECK(cache_stats().compiles == before.compiles + 1);
+  for (const char* stage : {"ast.txt", "tile.mlir", "loops.mlir", "llvm-dialect.mlir", "ll", "ptx", "cubin"}) {
+    INFO(stage);
+    CHECK(std::filesystem::file_size(dump.path / (std::string("tessera_gpu_dumped.sm_90.") + stage)) > 0);
+  }
+  std::ifstream ptx(dump.path / "tessera_gpu_dumped.sm_90.ptx");
+  std::stringstream text;
+  text << ptx.rdbuf();
+  CHECK(text.str() == art.ptx);
+
+  k.compile(Target::cpu, z.partition<128>(), x);
+  for (const char* stage : {"ast.txt", "tile.mlir", "loops.mlir", "llvm-dialect.mlir", "ll"}) {
+    INFO(stage);
+    CHECK(std::filesystem::file_size(dump.path / (std::string("tessera_gpu_dumped.cpu.") + stage)) > 0);
+  }
 }
 
 namespace {

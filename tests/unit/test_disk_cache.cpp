@@ -17,47 +17,15 @@
 #include "build_id.h"
 #include "cache_key.h"
 #include "disk_cache.h"
+#include "scoped_env.h"
 #include "tessera/errors.h"
 
 namespace fs = std::filesystem;
 using tessera::DiskCache;
+using test_env::EnvGuard;
+using test_env::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("tessera-cache-test-" + std::to_string(rd()) + "-" +
-                                        std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-// Sets or unsets environment variables for one scope, restoring them afterwards.
-struct EnvGuard {
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved;
-  void set(const std::string& name, const char* value) {
-    const char* old = std::getenv(name.c_str());
-    saved.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-    if (value)
-      ::setenv(name.c_str(), value, 1);
-    else
-      ::unsetenv(name.c_str());
-  }
-  ~EnvGuard() {
-    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
-      if (it->second)
-        ::setenv(it->first.c_str(), it->second->c_str(), 1);
-      else
-        ::unsetenv(it->first.c_str());
-    }
-  }
-};
 
 std::vector<char> payload(size_t size, unsigned seed) {
   std::vector<char> bytes(size);
