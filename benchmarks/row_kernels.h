@@ -17,6 +17,16 @@ inline auto row_sum() {
     return o.store(sum<1>(cast<DType::f32>(load<1, 8192>(a, program_id<0>(), c<0>))));
   });
 }
+// The row sum as a loop over 2048-wide chunks of the row (the structure of Inductor's kernel).
+inline auto row_sum_loop() {
+  return kernel("row_sum_loop", [](auto o, auto a) {
+    auto acc = for_range(
+        (dim<1>(a) + c<2047>) / c<2048>,
+        [=](auto j, auto acc) { return acc + cast<DType::f32>(load<1, 2048>(a, program_id<0>(), j)); },
+        full<DType::f32, 1, 2048>(c<0.0>));
+    return o.store(sum<1>(acc));
+  });
+}
 inline auto row_max() {
   return kernel("row_max", [](auto o, auto a) {
     return o.store(max<1>(cast<DType::f32>(load<1, 8192>(a, program_id<0>(), c<0>))));

@@ -47,6 +47,7 @@ int main() {
 
   auto copy_k = row_kernels::copy();
   auto sum_k = row_kernels::row_sum();
+  auto sum_loop_k = row_kernels::row_sum_loop();
   auto max_k = row_kernels::row_max();
   auto softmax_k = row_kernels::softmax();
   auto softmax_fast_k = row_kernels::softmax_fast();
@@ -78,6 +79,15 @@ int main() {
       return std::abs(ps[r] - s.sum) / (1 + std::abs(s.sum));
     });
     bench::report("rows", "row_sum", "bf16", mat + R * 4, bench::median_ms(launch), err);
+  }
+  {
+    auto launch = [&] { return bench::timed(sum_loop_k, rsum.partition<1, 1>(), x); };
+    launch();
+    const float* ps = rsum.data();
+    double err = check_rows("row_sum_loop", [&](const bfloat16*, int64_t r, RowRef s) {
+      return std::abs(ps[r] - s.sum) / (1 + std::abs(s.sum));
+    });
+    bench::report("rows", "row_sum_loop", "bf16", mat + R * 4, bench::median_ms(launch), err, "row_sum");
   }
   {
     auto launch = [&] { return bench::timed(max_k, rmax.partition<1, 1>(), x); };

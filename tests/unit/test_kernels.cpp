@@ -382,6 +382,60 @@ static void body_10(Target target) {
   CHECK(bad == 0);
 }
 
+// Loops whose tile indices grow with the loop variable: programs whose every iteration's tiles are
+// in bounds run the versioned copy (no bounds checks in the loop), the others the checked one.
+static void body_loop_versions(Target target) {
+  // A row sum in 512-column chunks, as a loop: 4096 columns (every program interior) and 4000
+  // (the last chunk of every row is ragged).
+  for (int64_t cols : {4096, 4000}) {
+    const int64_t rows = 37;
+    auto x = random_tensor<bfloat16, 2>({rows, cols}, -1, 1, 31);
+    Tensor<float, 2> s({rows, 1});
+    auto k = kernel("row_sum_chunks", [](auto o, auto a) {
+      auto acc = for_range(
+          (dim<1>(a) + c<511>) / c<512>,
+          [=](auto j, auto acc) { return acc + cast<DType::f32>(load<1, 512>(a, program_id<0>(), j)); },
+          full<DType::f32, 1, 512>(c<0.0>));
+      return o.store(sum<1>(acc));
+    });
+    k.launch_on(target, s.partition<1, 1>(), x);
+    int64_t bad = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      double want = 0;
+      for (int64_t j = 0; j < cols; ++j) want += f(x(r, j));
+      bad += !close(s(r, 0), static_cast<float>(want), 1e-5f, 1e-4f);
+    }
+    INFO("cols = " << cols);
+    CHECK(bad == 0);
+  }
+  // A K loop two tiles at a time (index 2k and 2k + 1) with K a multiple of the tile: the
+  // programs inside M and N run the versioned copy, those on the ragged edges the checked one.
+  const int64_t m = 100, n = 70, kk = 128;
+  auto a = random_tensor<half, 2>({m, kk}, -1, 1, 32);
+  auto b = random_tensor<half, 2>({kk, n}, -1, 1, 33);
+  Tensor<float, 2> cmat({m, n});
+  auto gemm = kernel("gemm_pairs", [](auto o, auto x, auto y) {
+    auto acc = for_range(
+        dim<1>(x) / c<64>,
+        [=](auto k, auto acc) {
+          auto k0 = k * c<2>, k1 = k * c<2> + c<1>;
+          auto part = mma(load<32, 32>(x, program_id<0>(), k0), load<32, 32>(y, k0, program_id<1>()), acc);
+          return mma(load<32, 32>(x, program_id<0>(), k1), load<32, 32>(y, k1, program_id<1>()), part);
+        },
+        full<DType::f32, 32, 32>(c<0.0>));
+    return o.store(acc);
+  });
+  gemm.launch_on(target, cmat.partition<32, 32>(), a, b);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < kk; ++k) want += f(a(i, k)) * f(b(k, j));
+      bad += !close(cmat(i, j), static_cast<float>(want), 1e-5f, 1e-5f);
+    }
+  CHECK(bad == 0);
+}
+
 static void body_11(Target target) {
   const int64_t rows = 64, cols = 1000;
   auto x = random_tensor<float, 2>({rows, cols}, -5, 5, 16);
@@ -756,6 +810,8 @@ TESSERA_TARGET_TEST_CASE("RMSNorm and LayerNorm over whole and ragged 8192-wide 
 TESSERA_TARGET_TEST_CASE("iota, program ids, reshape and transpose", "[shape]", body_9)
 TESSERA_TARGET_TEST_CASE("matrix multiply with a K loop and mma", "[mma][loop]", body_10)
 TESSERA_TARGET_TEST_CASE("a loop carrying two tiles: online max and sum of exponentials", "[loop]", body_11)
+TESSERA_TARGET_TEST_CASE("loops over growing tile indices: versioned and ragged programs", "[loop][mma]",
+                         body_loop_versions)
 TESSERA_TARGET_TEST_CASE("scalar parameters: scale and add", "[scalar]", body_12)
 TESSERA_TARGET_TEST_CASE("i32 arithmetic and i1 tensors in and out", "[elementwise][dtype]", body_ints_bools)
 TESSERA_TARGET_TEST_CASE("f16 and bf16 math, computed in f32", "[math][dtype]", body_half_math)

@@ -217,13 +217,23 @@ def TileHoistLoads : Pass<"tile-hoist-loads", "::mlir::ModuleOp"> {
 def TileVersionInterior : Pass<"tile-version-interior", "::mlir::ModuleOp"> {
   let summary = "Test once per program whether all of a kernel's tiles are in bounds";
   let description = [{
-    In every `func.func` carrying `tile.kernel` that has no loops, one block,
-    a `return` without operands, at least one top-level `tile.load` op, and
-    top-level `tile.load`/`tile.store` ops on kernel arguments whose indices
-    are computed by pure scalar ops: moves
-    those index computations to the top, tests there whether the tile of
-    every such access lies wholly within its memref, and puts the rest of the
-    body in an `scf.if` on that test. The else branch is the body as it was;
+    In every `func.func` carrying `tile.kernel` that has one block, a
+    `return` without operands, at least one `tile.load` op at the top level
+    or directly in a top-level `scf.for`, and `tile.load`/`tile.store` ops
+    there on kernel arguments whose indices are computed by scalar ops free
+    of memory effects: moves those index computations to the top, tests there
+    whether the tile of every such access lies wholly within its memref, and
+    puts the rest of the body in an `scf.if` on that test. An access in a
+    loop is tested at the loop's first and last iterations (or the loop runs
+    none); its indices must not change from one iteration to the next, or
+    must not decrease: built from the induction variable by a narrowing
+    `arith.index_cast`, `arith.addi` and `arith.subi` of values that do not
+    change, and `arith.muli` by a non-negative constant. Then every
+    iteration's tile lies between those two, and with an i32 index below 2^31
+    at the last iteration (also tested) no iteration's index wraps around.
+    Kernels with other loops (`scf.while`, loops with regions inside, or with
+    accesses whose indices fall or come from the values the loop carries)
+    are left alone. The else branch is the body as it was;
     the then branch is a copy whose top-level accesses carry the unit
     attribute `tile.interior`, a promise to `tile-lower-to-loops` that the
     tile is in bounds (it then emits the unconditional vector accesses alone,
@@ -236,6 +246,28 @@ def TileVersionInterior : Pass<"tile-version-interior", "::mlir::ModuleOp"> {
     On gpu this keeps every load of a program in flight together: with one
     in-bounds branch per access, the join after a load made ptxas wait for it
     before the next operand's load was issued.
+
+    A loop over a row's chunks: the test covers its first and last chunk.
+
+    ```mlir
+    // before
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%s = %zero) -> (tensor<1x64xf32>) {
+      %j = arith.index_cast %i : index to i32
+      %x = tile.load %a[%p, %j] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<1x64xf32>
+      ...
+    }
+    // after
+    %last = ... (%n - 1 - %c0) / %c1 * %c1 + %c0
+    %ok = (%n <= %c0) or ((tile (%p, %c0) and tile (%p, %last) in bounds) and %last < 2^31)
+    scf.if %ok {
+      %r = scf.for ... {
+        %x = tile.load %a[%p, %j] {tile.interior} : ...
+        ...
+      }
+    } else {
+      (the body as it was)
+    } {tile.versions}
+    ```
 
     ```mlir
     // before
