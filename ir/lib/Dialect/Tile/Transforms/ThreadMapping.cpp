@@ -115,12 +115,23 @@ static void forEachTileType(func::FuncOp func,
   });
 }
 
-/// Elements of the largest tile of `func`.
+/// Elements of the largest tile of `func`, those inside a loop counted
+/// kLoopTileWeight times (see chooseBlockSize).
 static int64_t largestTile(func::FuncOp func) {
   int64_t largest = 1;
-  forEachTileType(func, [&](RankedTensorType tensor) {
-    if (tensor.hasStaticShape())
-      largest = std::max(largest, tensor.getNumElements());
+  auto weigh = [&](Type t, bool inLoop) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (tensor && tensor.hasStaticShape())
+      largest = std::max(largest, tensor.getNumElements() * (inLoop ? kLoopTileWeight : 1));
+  };
+  func.walk([&](Operation *op) {
+    bool inLoop = op->getParentOfType<LoopLikeOpInterface>() != nullptr;
+    for (Type t : op->getResultTypes())
+      weigh(t, inLoop);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (Type t : block.getArgumentTypes())
+          weigh(t, inLoop || isa<LoopLikeOpInterface>(op));
   });
   return largest;
 }

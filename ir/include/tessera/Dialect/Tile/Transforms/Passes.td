@@ -15,7 +15,8 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     Thread mapping: a tile of P elements (row-major) is spread over the
     program's T threads (T = `block-size` on gpu, 1 on cpu; with
     `block-size=0`, T is chosen per kernel from its largest tile, Pmax
-    elements: T = clamp(Pmax/32, 32, 512)). Each thread owns
+    elements, a tile inside a loop counting four times its elements:
+    T = clamp(Pmax/32, 32, 512)). Each thread owns
     n = max(1, P/T) elements in C = n/v chunks of v = min(V, n) contiguous
     elements: thread t owns linear indices (c*T + t)*v + j. When P < T,
     thread t owns element t mod P (replicated; only threads t < P store to
