@@ -356,6 +356,18 @@ static void body_9(Target target) {
   CHECK(bad == 0);
 }
 
+// Elements of c = a b (f16 inputs, f32 result) that differ from a double-precision host product.
+static int64_t gemm_mismatches(Tensor<half, 2>& a, Tensor<half, 2>& b, Tensor<float, 2>& c) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < c.shape()[0]; ++i)
+    for (int64_t j = 0; j < c.shape()[1]; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < a.shape()[1]; ++k) want += f(a(i, k)) * f(b(k, j));
+      bad += !close(c(i, j), static_cast<float>(want), 1e-5f, 1e-5f);
+    }
+  return bad;
+}
+
 static void body_10(Target target) {
   const int64_t m = 100, n = 70, kk = 90;  // ragged in M, N and K: padding zeros keep it exact
   auto a = random_tensor<half, 2>({m, kk}, -1, 1, 14);
@@ -372,14 +384,7 @@ static void body_10(Target target) {
     return o.store(acc);
   });
   gemm.launch_on(target, cmat.partition<32, 32>(), a, b);
-  int64_t bad = 0;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double want = 0;
-      for (int64_t k = 0; k < kk; ++k) want += f(a(i, k)) * f(b(k, j));
-      bad += !close(cmat(i, j), static_cast<float>(want), 1e-5f, 1e-5f);
-    }
-  CHECK(bad == 0);
+  CHECK(gemm_mismatches(a, b, cmat) == 0);
 }
 
 // Loops whose tile indices grow with the loop variable: programs whose every iteration's tiles are
@@ -426,14 +431,7 @@ static void body_loop_versions(Target target) {
     return o.store(acc);
   });
   gemm.launch_on(target, cmat.partition<32, 32>(), a, b);
-  int64_t bad = 0;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double want = 0;
-      for (int64_t k = 0; k < kk; ++k) want += f(a(i, k)) * f(b(k, j));
-      bad += !close(cmat(i, j), static_cast<float>(want), 1e-5f, 1e-5f);
-    }
-  CHECK(bad == 0);
+  CHECK(gemm_mismatches(a, b, cmat) == 0);
 }
 
 static void body_11(Target target) {
