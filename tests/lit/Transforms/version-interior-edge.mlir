@@ -19,9 +19,9 @@ func.func @no_load(%o: !f1) attributes {tile.kernel} {
 // -----
 
 // Loops whose tiles the test cannot bound: an index that falls as the
-// induction variable grows (3 - i), one times a negative constant, one read
-// from a value the loop carries, a loop with a region inside, and a while
-// loop.
+// induction variable grows (3 - i), one times a negative constant, a step
+// that is not a constant, bounds compared unsigned, an index read from a
+// value the loop carries, a loop with a region inside, and a while loop.
 // CHECK-LABEL: func.func @falling_index
 // CHECK-NOT: tile.interior
 // CHECK: return
@@ -60,6 +60,50 @@ func.func @negative_multiplier(%o: !f1, %a: !f1) attributes {tile.kernel} {
     %m = arith.constant -1 : i32
     %k = arith.muli %j, %m : i32
     %x = tile.load %a[%k] : !f1 -> tensor<64xf32>
+    %t = arith.addf %s, %x : tensor<64xf32>
+    scf.yield %t : tensor<64xf32>
+  }
+  %p = tile.program_id 0
+  tile.store %r, %o[%p] : tensor<64xf32>, !f1
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dynamic_step
+// CHECK-NOT: tile.interior
+// CHECK: return
+!f1 = memref<?xf32, strided<[1], offset: ?>>
+func.func @dynamic_step(%o: !f1, %a: !f1, %n: i32) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %step = arith.index_cast %n : i32 to index
+  %init = arith.constant dense<0.0> : tensor<64xf32>
+  %r = scf.for %i = %c0 to %c4 step %step iter_args(%s = %init) -> (tensor<64xf32>) {
+    %j = arith.index_cast %i : index to i32
+    %x = tile.load %a[%j] : !f1 -> tensor<64xf32>
+    %t = arith.addf %s, %x : tensor<64xf32>
+    scf.yield %t : tensor<64xf32>
+  }
+  %p = tile.program_id 0
+  tile.store %r, %o[%p] : tensor<64xf32>, !f1
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @unsigned_bounds
+// CHECK-NOT: tile.interior
+// CHECK: return
+!f1 = memref<?xf32, strided<[1], offset: ?>>
+func.func @unsigned_bounds(%o: !f1, %a: !f1) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  %init = arith.constant dense<0.0> : tensor<64xf32>
+  %r = scf.for unsigned %i = %c0 to %c4 step %c1 iter_args(%s = %init) -> (tensor<64xf32>) {
+    %j = arith.index_cast %i : index to i32
+    %x = tile.load %a[%j] : !f1 -> tensor<64xf32>
     %t = arith.addf %s, %x : tensor<64xf32>
     scf.yield %t : tensor<64xf32>
   }

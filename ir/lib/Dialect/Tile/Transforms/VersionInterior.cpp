@@ -231,12 +231,18 @@ Value loopAccessInBounds(OpBuilder &b, Location loc, scf::ForOp loop, const Acce
 }
 
 /// The accesses of a top-level loop whose tiles the test can cover, adding
-/// the values they need at the top to `slice`; nullopt if the loop has
-/// regions inside, or an access whose memref is not a kernel argument or
-/// whose index's trend is unknown.
+/// the values they need at the top to `slice`; nullopt if the loop compares
+/// its bounds unsigned, has a step that is not a positive constant, regions
+/// inside, or an access whose memref is not a kernel argument or whose
+/// index's trend is unknown.
 std::optional<Loop> analyzeLoop(func::FuncOp fn, scf::ForOp loop, llvm::SetVector<Operation *> &slice,
                                 DenseMap<Value, Trend> &trends) {
   Block *top = &fn.getBody().front();
+  // Signed bounds and a constant positive step (the test divides by it, and
+  // the loop may run no iteration).
+  APInt step;
+  if (loop.getUnsignedCmp() || !matchPattern(loop.getStep(), m_ConstantInt(&step)) || !step.isStrictlyPositive())
+    return std::nullopt;
   for (Value bound : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
     if (failed(collectSlice(top, bound, slice)))
       return std::nullopt;

@@ -225,8 +225,9 @@ def TileVersionInterior : Pass<"tile-version-interior", "::mlir::ModuleOp"> {
     of memory effects: moves those index computations to the top, tests there
     whether the tile of every such access lies wholly within its memref, and
     puts the rest of the body in an `scf.if` on that test. An access in a
-    loop is tested at the loop's first and last iterations (or the loop runs
-    none); its indices must not change from one iteration to the next, or
+    loop (signed bounds, a constant positive step) is tested at the loop's
+    first and last iterations (or the loop runs none); its indices must not
+    change from one iteration to the next, or
     must not decrease: built from the induction variable by a narrowing
     `arith.index_cast`, `arith.addi` and `arith.subi` of values that do not
     change, and `arith.muli` by a non-negative constant. Then every
