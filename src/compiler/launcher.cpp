@@ -17,8 +17,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <future>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <vector>

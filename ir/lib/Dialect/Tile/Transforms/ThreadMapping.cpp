@@ -97,21 +97,22 @@ bool mlir::tessera::tile::isUnrolled(const LoweringOptions &opts,
          (opts.gpu && layout.perThread <= opts.unrollLimit);
 }
 
-/// Calls `visit` with every tile type of `func`: op results and block
-/// arguments of nested regions.
+/// Calls `visit` with every tile type of `func` (op results and block
+/// arguments of nested regions) and whether it is inside a loop.
 static void forEachTileType(func::FuncOp func,
-                            function_ref<void(RankedTensorType)> visit) {
-  auto one = [&](Type t) {
+                            function_ref<void(RankedTensorType, bool)> visit) {
+  auto one = [&](Type t, bool inLoop) {
     if (auto tensor = dyn_cast<RankedTensorType>(t))
-      visit(tensor);
+      visit(tensor, inLoop);
   };
   func.walk([&](Operation *op) {
+    bool inLoop = op->getParentOfType<LoopLikeOpInterface>() != nullptr;
     for (Type t : op->getResultTypes())
-      one(t);
+      one(t, inLoop);
     for (Region &region : op->getRegions())
       for (Block &block : region)
         for (Type t : block.getArgumentTypes())
-          one(t);
+          one(t, inLoop || isa<LoopLikeOpInterface>(op));
   });
 }
 
@@ -119,19 +120,9 @@ static void forEachTileType(func::FuncOp func,
 /// kLoopTileWeight times (see chooseBlockSize).
 static int64_t largestTile(func::FuncOp func) {
   int64_t largest = 1;
-  auto weigh = [&](Type t, bool inLoop) {
-    auto tensor = dyn_cast<RankedTensorType>(t);
-    if (tensor && tensor.hasStaticShape())
+  forEachTileType(func, [&](RankedTensorType tensor, bool inLoop) {
+    if (tensor.hasStaticShape())
       largest = std::max(largest, tensor.getNumElements() * (inLoop ? kLoopTileWeight : 1));
-  };
-  func.walk([&](Operation *op) {
-    bool inLoop = op->getParentOfType<LoopLikeOpInterface>() != nullptr;
-    for (Type t : op->getResultTypes())
-      weigh(t, inLoop);
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (Type t : block.getArgumentTypes())
-          weigh(t, inLoop || isa<LoopLikeOpInterface>(op));
   });
   return largest;
 }
@@ -146,7 +137,7 @@ int64_t mlir::tessera::tile::chooseBlockSize(func::FuncOp func) {
 int64_t mlir::tessera::tile::chooseVectorWidth(const LoweringOptions &opts,
                                                func::FuncOp func) {
   int64_t narrowest = 0;
-  forEachTileType(func, [&](RankedTensorType tensor) {
+  forEachTileType(func, [&](RankedTensorType tensor, bool) {
     Type elt = tensor.getElementType();
     if (!elt.isIntOrFloat() || elt.isInteger(1))
       return;
