@@ -82,16 +82,10 @@ bool is_gpu(Target t) { return t != Target::cpu; }
 
 namespace {
 
-// Whether TESSERA_DUMP_DIR asks for every stage of every kernel compiled (see pipeline.h).
-bool dumping_stages() {
-  const char* dir = std::getenv("TESSERA_DUMP_DIR");
-  return dir && *dir;
-}
-
 // Writes the cubin next to the other stages when TESSERA_DUMP_DIR is set.
 void dump_cubin(const GpuCode& code) {
-  if (!dumping_stages()) return;
-  const char* dir = std::getenv("TESSERA_DUMP_DIR");
+  const std::string dir = dump_dir();
+  if (dir.empty()) return;
   std::string path = fmt::format("{}/{}.{}.cubin", dir, code.symbol, code.arch);
   if (FILE* f = std::fopen(path.c_str(), "wb")) {
     std::fwrite(code.cubin.data(), 1, code.cubin.size(), f);
@@ -135,13 +129,15 @@ constexpr int kHalfAnSm = 1024;  // threads
 // The programs per SM of a compiled kernel of 128 threads or more that leaves fewer than half of
 // an SM's threads resident (the case where try_fewer_threads and try_register_cap compile a
 // variant); nullopt otherwise. Smaller blocks meet the 32 blocks per SM first.
-std::optional<int> programs_if_half_empty(const GpuCode& code) {
-  if (code.block_size < 128) return std::nullopt;
-  auto resources = cubin_resources(code.cubin);
-  if (!resources) return std::nullopt;
-  const int blocks = resident_blocks(*resources, code.block_size);
-  if (blocks * code.block_size >= kHalfAnSm) return std::nullopt;
+std::optional<int> programs_if_half_empty(const KernelResources& resources, int block_size) {
+  if (block_size < 128) return std::nullopt;
+  const int blocks = resident_blocks(resources, block_size);
+  if (blocks * block_size >= kHalfAnSm) return std::nullopt;
   return blocks;
+}
+std::optional<int> programs_if_half_empty(const GpuCode& code) {
+  auto resources = cubin_resources(code.cubin);
+  return resources ? programs_if_half_empty(*resources, code.block_size) : std::nullopt;
 }
 
 // A versioned kernel that leaves an SM half empty (programs_if_half_empty) is compiled once more
@@ -286,7 +282,7 @@ class PlainExpVariant {
     if (plain && threads_ != 0 && code.block_size != threads_)
       plain = compile_plain_exps(kernel_, ast_, calls_, arch_, code.block_size);
     auto first = cubin_resources(code.cubin);
-    if (plain && first && programs_if_half_empty(code)) try_register_cap(kernel_, calls_, *plain);
+    if (plain && first && programs_if_half_empty(*first, code.block_size)) try_register_cap(kernel_, calls_, *plain);
     code.stage_ms.emplace_back("plain-exp", ms_since(t0_));
     auto second = plain ? cubin_resources(plain->cubin) : std::nullopt;
     if (!first || !second || resident_blocks(*second, plain->block_size) <= resident_blocks(*first, code.block_size))
@@ -436,7 +432,7 @@ class KernelCache {
     // that its stages are written; the new cubin then replaces the cached one.
     DiskCache disk(DiskCache::default_dir());
     std::optional<std::vector<char>> cubin, ptx;
-    if (!dumping_stages()) {
+    if (dump_dir().empty()) {
       cubin = disk.load(key, "cubin");
       if (cubin) ptx = disk.load(key, "ptx");
     }

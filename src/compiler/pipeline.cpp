@@ -93,11 +93,20 @@ void initialize_llvm_once() {
   });
 }
 
+}  // namespace
+
+std::string dump_dir() {
+  const char* d = std::getenv("TESSERA_DUMP_DIR");
+  return d ? d : "";
+}
+
+namespace {
+
 // Writes one stage of one kernel to TESSERA_DUMP_DIR, if set.
 class Dumper {
  public:
   Dumper(std::string symbol, std::string target) : symbol_(std::move(symbol)), target_(std::move(target)) {
-    if (const char* d = std::getenv("TESSERA_DUMP_DIR"); d && *d) dir_ = d;
+    dir_ = dump_dir();
   }
   bool enabled() const { return !dir_.empty(); }
   void write(std::string_view stage, std::string_view text) const {

@@ -51,6 +51,10 @@ inline constexpr int kGpuBlockSize = 128;
 // e.g. for a cubin loaded from the disk cache; kGpuBlockSize if the directive is missing.
 int block_size_of_ptx(std::string_view ptx);
 
+// The directory TESSERA_DUMP_DIR names, or "" when it is unset or empty (stages are then not
+// written).
+std::string dump_dir();
+
 // The CTAs per program of a kernel compiled by compile_ptx, read back from its PTX (the comment
 // line `// tessera.ctas_per_program S`, present when S > 1); 1 without it.
 inline constexpr std::string_view kCtasPerProgramComment = "// tessera.ctas_per_program";
