@@ -148,12 +148,14 @@ bool KernelLowering::lowerExpWithRangeTest(math::ExpOp op) {
       inRange = arith::CmpFOp::create(
           b, loc, arith::CmpFPredicate::OGT, least,
           arith::NegFOp::create(b, loc, limit));
-    }
-    for (size_t i = g0; i < g1 && !shifted; ++i) {
-      Value small = arith::CmpFOp::create(
-          b, loc, arith::CmpFPredicate::OLT,
-          math::AbsFOp::create(b, loc, elements[i].second), limit);
-      inRange = inRange ? arith::AndIOp::create(b, loc, inRange, small) : small;
+    } else {
+      for (size_t i = g0; i < g1; ++i) {
+        Value small = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OLT,
+            math::AbsFOp::create(b, loc, elements[i].second), limit);
+        inRange =
+            inRange ? arith::AndIOp::create(b, loc, inRange, small) : small;
+      }
     }
     tests.push_back(inRange);
     SmallVector<Type> types(g1 - g0, f32);
