@@ -209,6 +209,19 @@ TEST_CASE("gpu code: loads from inputs carry the L2 policy evict_last, loads fro
   std::string rows = row_sum.compile(Target::sm_90, s.partition<1, 1>(), x).ptx;
   CHECK(count(rows, "createpolicy") == 0);
   CHECK(count(rows, "ld.global.nc.v4") > 0);
+  // Whether a kernel is a reduction is counted per program, on its tiles: a row sum over short rows
+  // (32 threads of two 16-byte loads each) and one reading its row in a loop of 1 x 2048 chunks
+  // (one load per thread and iteration) are reductions too.
+  Tensor<bfloat16, 2> shortx({64, 512});
+  auto short_sum = kernel("gpu_short_row_sum_hints", [](auto out, auto in) {
+    return out.store(sum<1>(cast<DType::f32>(load<1, 512>(in, program_id<0>(), c<0>))));
+  });
+  std::string short_rows = short_sum.compile(Target::sm_90, s.partition<1, 1>(), shortx).ptx;
+  CHECK(count(short_rows, "createpolicy") == 0);
+  CHECK(count(short_rows, "ld.global.nc.v4") > 0);
+  std::string loop_rows = row_kernels::row_sum_loop().compile(Target::sm_90, s.partition<1, 1>(), x).ptx;
+  CHECK(count(loop_rows, "createpolicy") == 0);
+  CHECK(count(loop_rows, "ld.global.nc.v4") > 0);
 }
 
 TEST_CASE("gpu code: a row divided by one value shares one correctly rounded reciprocal", "[compile][ptx]") {

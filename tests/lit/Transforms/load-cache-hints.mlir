@@ -50,12 +50,29 @@ llvm.func @shared_scratch_store(%out: !llvm.ptr, %a: !llvm.ptr, %off: i64) attri
 
 // -----
 
-// A kernel that stores an eighth of what it loads or less (a reduction): its
-// read-only parameter is marked, its loads keep no policy.
+// A kernel marked tile.reduction (tile-lower-to-loops: its programs store an
+// eighth of what they load or less): its read-only parameter is marked, its
+// loads keep no policy.
 // CHECK-LABEL: llvm.func @reduction(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly})
 // CHECK-NOT: inline_asm
 // CHECK: llvm.return
-llvm.func @reduction(%out: !llvm.ptr, %a: !llvm.ptr) attributes {tile.kernel} {
+llvm.func @reduction(%out: !llvm.ptr, %a: !llvm.ptr) attributes {tile.kernel, tile.reduction} {
+  %v0 = llvm.load %a {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  %p1 = llvm.getelementptr %a[4] : (!llvm.ptr) -> !llvm.ptr, f32
+  %v1 = llvm.load %p1 {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  %sum = llvm.fadd %v0, %v1 : vector<4xf32>
+  %zero = llvm.mlir.constant(0 : i64) : i64
+  %s = llvm.extractelement %sum[%zero : i64] : vector<4xf32>
+  llvm.store %s, %out {alignment = 4 : i64} : f32, !llvm.ptr
+  llvm.return
+}
+
+// The same kernel without the mark: what one thread stores says nothing about
+// the program (its other threads may store the rest), so its loads are hinted.
+// CHECK-LABEL: llvm.func @unmarked_small_store
+// CHECK: llvm.inline_asm "createpolicy.fractional.L2::evict_last.b64
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.b32
+llvm.func @unmarked_small_store(%out: !llvm.ptr, %a: !llvm.ptr) attributes {tile.kernel} {
   %v0 = llvm.load %a {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
   %p1 = llvm.getelementptr %a[4] : (!llvm.ptr) -> !llvm.ptr, f32
   %v1 = llvm.load %p1 {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>

@@ -14,8 +14,9 @@
 // like plain loads) with one `createpolicy` at the entry, and the read-only
 // parameters are marked `llvm.noalias` and `llvm.readonly`. Writes to shared or
 // private memory count as local whatever their address computation. A kernel
-// that stores an eighth of what it loads or less (a reduction) keeps plain
-// loads: the policy only slowed it down.
+// marked `tile.reduction` (by tile-lower-to-loops: its programs store an
+// eighth of the bytes they load or less) keeps plain loads: the policy only
+// slowed it down.
 //
 // Assumes what the launcher guarantees: an input never aliases an output, so
 // no other parameter's stores reach a read-only parameter's memory. Generic
@@ -27,9 +28,7 @@
 #include "KernelLowering.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
-#include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/STLExtras.h"
 
 #define DEBUG_TYPE "tile-load-cache-hints"
 
@@ -90,25 +89,19 @@ Origin originOf(LLVM::LLVMFuncOp fn, Value p) {
   return {};
 }
 
-/// What the kernel writes to its parameters.
-struct Writes {
-  llvm::SmallDenseSet<unsigned, 8> parameters; // written through by some op
-  int64_t storedBytes = 0; // by its llvm.store ops, each counted once
-};
+using ParameterSet = llvm::SmallDenseSet<unsigned, 8>;
 
-/// The parameters some op writes through, and the bytes its stores write
-/// there; nullopt when a write cannot be traced.
-std::optional<Writes> writtenParameters(LLVM::LLVMFuncOp fn) {
-  Writes writes;
+/// The parameters some op writes through; nullopt when a write cannot be
+/// traced.
+std::optional<ParameterSet> writtenParameters(LLVM::LLVMFuncOp fn) {
+  ParameterSet written;
   bool traced = true;
-  DataLayout layout = DataLayout::closest(fn);
   auto note = [&](Value pointer) {
     Origin o = originOf(fn, pointer);
     if (o.kind == Origin::unknown)
       traced = false;
     else if (o.kind == Origin::parameter)
-      writes.parameters.insert(o.index);
-    return o.kind == Origin::parameter;
+      written.insert(o.index);
   };
   fn.walk([&](Operation *op) {
     // Calls and side-effecting inline asm may write anything (a call without a
@@ -128,14 +121,10 @@ std::optional<Writes> writtenParameters(LLVM::LLVMFuncOp fn) {
       effects.getEffects(list);
       for (const MemoryEffects::EffectInstance &e : list)
         if (isa<MemoryEffects::Write>(e.getEffect())) {
-          if (Value v = e.getValue()) {
-            auto store = dyn_cast<LLVM::StoreOp>(op);
-            if (note(v) && store)
-              writes.storedBytes += static_cast<int64_t>(
-                  layout.getTypeSize(store.getValue().getType()));
-          } else {
+          if (Value v = e.getValue())
+            note(v);
+          else
             traced = false;
-          }
         }
       return;
     }
@@ -153,7 +142,7 @@ std::optional<Writes> writtenParameters(LLVM::LLVMFuncOp fn) {
   });
   if (!traced)
     return std::nullopt;
-  return writes;
+  return written;
 }
 
 /// 32-bit words of a load of `type` (1, 2 or 4), or 0 if it is not hinted.
@@ -175,10 +164,10 @@ int wordsOf(Type type) {
 void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy) {
   if (fn.isExternal())
     return;
-  std::optional<Writes> writes = writtenParameters(fn);
+  std::optional<ParameterSet> writes = writtenParameters(fn);
   if (!writes)
     return;
-  const llvm::SmallDenseSet<unsigned, 8> &written = writes->parameters;
+  const ParameterSet &written = *writes;
   SmallVector<std::pair<LLVM::LoadOp, int>> loads;
   fn.walk([&](LLVM::LoadOp load) {
     int words = wordsOf(load.getType());
@@ -203,13 +192,13 @@ void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy) {
       fn.setArgAttr(arg.getArgNumber(), LLVM::LLVMDialect::getReadonlyAttrName(), UnitAttr::get(fn.getContext()));
     }
   // The policy keeps the lines read in L2 ahead of the lines written. A
-  // kernel that writes an eighth of what it reads or less (a reduction) has
-  // nothing to gain: measured on the H200, the row sum and row max over
-  // 8192-wide bf16 rows ran 0.45% slower with it (4.48 against 4.50 TB/s,
-  // benchmarks/results/...-experiments-session8.log, run 5).
-  // Counted statically, over the kernel's load and store ops.
-  if (8 * writes->storedBytes <= 4 * static_cast<int64_t>(
-                                               llvm::sum_of(llvm::make_second_range(loads))))
+  // reduction has nothing to gain: measured on the H200, the row sum and row
+  // max over 8192-wide bf16 rows ran 0.45% slower with it (4.48 against 4.50
+  // TB/s, benchmarks/results/...-experiments-session8.log, run 5). Whether a
+  // kernel is one is decided per program on its tiles (tile.reduction), not
+  // here on one thread's load and store ops: those count a loop's loads once
+  // and depend on the block size.
+  if (fn->hasAttr(tt::TileDialect::getReductionAttrName()))
     return;
 
   MLIRContext *ctx = fn.getContext();

@@ -1,12 +1,13 @@
 //===- ThreadMapping.cpp - element <-> thread map and static plans --------===//
 //
 // The element <-> thread map of tile-lower-to-loops (see ThreadMapping.h) and
-// the static decisions taken from it before any code is emitted: the
-// kernel-wide chunk width, which broadcasts stay within a thread, how row
-// reductions split into per-thread partials and warp shuffles, and where each
-// op exchanges data in the scratch buffer. Everything here is integer
-// arithmetic on shapes; the verifier and the lowering both call it, so their
-// decisions cannot disagree.
+// the static decisions taken from it before any code is emitted: the block
+// size, the kernel-wide chunk width, which broadcasts stay within a thread,
+// how row reductions split into per-thread partials and warp shuffles, where
+// each op exchanges data in the scratch buffer, and whether the kernel is a
+// reduction (which the L2 policy of its loads follows). Everything here is
+// integer arithmetic on shapes; the verifier and the lowering both call it, so
+// their decisions cannot disagree.
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,6 +133,24 @@ int64_t mlir::tessera::tile::chooseBlockSize(func::FuncOp func) {
       std::max<int64_t>(1, largestTile(func) / kAutoElementsPerThread);
   return std::clamp<int64_t>(llvm::bit_floor(threads), kMinAutoBlockSize,
                              kMaxAutoBlockSize);
+}
+
+bool mlir::tessera::tile::isReduction(func::FuncOp func) {
+  int64_t loaded = 0, stored = 0;
+  auto bytes = [](Operation *op, Type type) {
+    auto tensor = cast<RankedTensorType>(type);
+    int64_t weight =
+        op->getParentOfType<LoopLikeOpInterface>() ? kLoopTileWeight : 1;
+    return weight * tensor.getNumElements() *
+           scratchElementBytes(tensor.getElementType());
+  };
+  func.walk([&](Operation *op) {
+    if (auto load = dyn_cast<LoadOp>(op))
+      loaded += bytes(op, load.getResult().getType());
+    else if (auto store = dyn_cast<StoreOp>(op))
+      stored += bytes(op, store.getValue().getType());
+  });
+  return loaded > 0 && 8 * stored <= loaded;
 }
 
 int64_t mlir::tessera::tile::chooseVectorWidth(const LoweringOptions &opts,

@@ -115,6 +115,15 @@ bool isUnrolled(const LoweringOptions &opts, const Layout &layout);
 /// 128 threads ran as fast, 512 at 3.1; experiments-session10.log).
 int64_t chooseBlockSize(func::FuncOp func);
 
+/// Whether the programs of `func` store an eighth of the bytes they load or
+/// less (a reduction), counting the tiles of its tile.load and tile.store ops,
+/// those inside a loop kLoopTileWeight times. On gpu, tile-lower-to-loops
+/// marks such a kernel tile.reduction and tile-load-cache-hints gives its
+/// loads no L2 policy. Counted per program rather than per thread: a 1 x 8192
+/// row sum is a reduction at any block size, also when it reads its row in a
+/// loop of 1 x 2048 chunks.
+bool isReduction(func::FuncOp func);
+
 /// The kernel-wide chunk width V: `vectorBytes` of the narrowest element type
 /// (i1 excluded) of any tile in `func`, capped by `opts.vectorWidth`.
 int64_t chooseVectorWidth(const LoweringOptions &opts, func::FuncOp func);

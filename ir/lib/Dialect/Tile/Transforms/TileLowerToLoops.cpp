@@ -236,7 +236,14 @@ LogicalResult lowerKernel(func::FuncOp func, LoweringOptions opts) {
   FailureOr<ScratchPlan> scratch = planScratch(opts, func);
   if (failed(scratch))
     return failure();
-  return KernelLowering(func, opts, std::move(*scratch)).run();
+  // Counted on the tile ops, before the lowering replaces them.
+  const bool reduction = opts.gpu && isReduction(func);
+  if (failed(KernelLowering(func, opts, std::move(*scratch)).run()))
+    return failure();
+  if (reduction)
+    func->setAttr(TileDialect::getReductionAttrName(),
+                  UnitAttr::get(func.getContext()));
+  return success();
 }
 
 } // namespace

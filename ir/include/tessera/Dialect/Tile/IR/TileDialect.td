@@ -47,6 +47,14 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getVersionedAttrName() {
       return ::llvm::StringLiteral("tile.versioned");
     }
+    /// Name of the unit function attribute marking a kernel whose programs
+    /// store an eighth of the bytes they load or less, a tile inside a loop
+    /// counted four times (a reduction; set by `tile-lower-to-loops` on gpu,
+    /// read by `tile-load-cache-hints`, which then gives its loads no L2
+    /// policy).
+    static constexpr ::llvm::StringLiteral getReductionAttrName() {
+      return ::llvm::StringLiteral("tile.reduction");
+    }
     /// Name of the unit attribute of a scalar `math.exp` whose argument is
     /// known to lie strictly between -80 and 80 (set by `tile-lower-to-loops`
     /// on gpu, read by `tile-math-to-nvvm`, which then drops the handling of

@@ -64,7 +64,10 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     Program ids come from `nvvm.read.ptx.sreg.ctaid/nctaid` on gpu; on cpu the
     kernel gets six trailing i32 arguments (pid0, pid1, pid2, nprog0, nprog1,
     nprog2). On gpu the function gets `tile.block_size = T/S : i32`, the
-    threads of one CTA.
+    threads of one CTA, and `tile.reduction` if its programs store an eighth
+    of the bytes they load or less, counted over its `tile.load` and
+    `tile.store` tiles, those inside a loop four times (read by
+    `tile-load-cache-hints`).
 
     A program may run as S CTAs (`ctas-per-program`, a power of two) when its
     threads never exchange data (no reduce, transpose, mma or device call, no
@@ -371,10 +374,10 @@ def TileLoadCacheHints : Pass<"tile-load-cache-hints", "::mlir::ModuleOp"> {
     intrinsic whose pointer cannot be traced, a call, or side-effecting inline
     asm is left alone. Writes to shared or private memory (address spaces 3
     and 5) are no parameter's, however their address was computed. A kernel
-    whose stores to parameters (counted statically, op by op) come to an
-    eighth of the bytes of its hinted loads or less (a reduction) gets its
-    read-only parameters marked but no policy: the row sum and row max ran
-    0.45% slower with it (`...-experiments-session8.log`, run 5).
+    marked `tile.reduction` (by `tile-lower-to-loops`: its programs store an
+    eighth of the bytes they load or less, a tile in a loop counted four
+    times) gets its read-only parameters marked but no policy: the row sum and
+    row max ran 0.45% slower with it (`...-experiments-session8.log`, run 5).
 
     Why (H200, `benchmarks/results/h200-2026-11-30-experiments-session6.log`):
     with evict_last (presumably: the L2 then evicts the kernel's written lines
