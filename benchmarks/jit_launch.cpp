@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cuda_driver.h"
+#include "raw_launch.h"
 #include "row_kernels.h"
 
 using namespace tessera;
@@ -135,17 +136,16 @@ void launch_overhead() {
   CudaDriver& d = CudaDriver::get();
   DeviceModule module(d, art.cubin);
   CUfunction fn = module.function("tessera_launch_probe");
-  // The block size the compiler chose is the PTX entry's .maxntid.
-  unsigned block = 128;
-  if (auto at = art.ptx.find(".maxntid "); at != std::string::npos) block = std::stoul(art.ptx.substr(at + 9));
+  // The block size the compiler chose, and the programs per CTA (one program here).
+  const bench::RawShape shape = bench::raw_shape(art.ptx);
   DeviceBuffer bx(d, 512), bz(d, 512);
-  int64_t slots[] = {int64_t(bz.ptr()), int64_t(bz.ptr()), 0, 128, 1, int64_t(bx.ptr()), int64_t(bx.ptr()), 0, 128, 1};
-  void* params[10];
-  for (int i = 0; i < 10; ++i) params[i] = &slots[i];
+  int64_t slots[] = {int64_t(bz.ptr()), int64_t(bz.ptr()), 0, 128, 1, int64_t(bx.ptr()), int64_t(bx.ptr()), 0, 128, 1, 1};
+  void* params[11];
+  for (int i = 0; i < 11; ++i) params[i] = &slots[i];
   std::vector<double> raw;
   for (int i = 0; i < n; ++i) {
     auto t0 = Clock::now();
-    d.check(d.cuLaunchKernel(fn, 1, 1, 1, block, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel");
+    d.check(d.cuLaunchKernel(fn, shape.ctas(1), 1, 1, shape.block, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel");
     d.check(d.cuCtxSynchronize(), "cuCtxSynchronize");
     raw.push_back(ms_since(t0) * 1000);
   }

@@ -20,6 +20,7 @@
 #include <tessera/tessera.h>
 
 #include "cuda_driver.h"
+#include "raw_launch.h"
 
 #include <algorithm>
 #include <bit>
@@ -172,22 +173,24 @@ struct Raw {
   CudaDriver& d = CudaDriver::get();
   std::unique_ptr<DeviceModule> module;
   CUfunction fn = nullptr;
-  unsigned block = 128;
+  bench::RawShape shape;
   DeviceBuffer a{d, kElems * 2}, b{d, kElems * 2};
   CUstream stream = nullptr;
-  int64_t slots[2][10];  // [op parity]: out (b or a), then in (a or b)
-  void* params[2][10];
+  // [op parity]: out (b or a), then in (a or b), then the program count (read only by a kernel
+  // whose programs share CTAs: see raw_launch.h).
+  int64_t slots[2][11];
+  void* params[2][11];
 
   explicit Raw(const CompiledArtifact& art) {
     d.make_current();
     module = std::make_unique<DeviceModule>(d, art.cubin);
     fn = module->function("tessera_pipeline_step");
-    if (auto at = art.ptx.find(".maxntid "); at != std::string::npos) block = std::stoul(art.ptx.substr(at + 9));
+    shape = bench::raw_shape(art.ptx);
     d.check(d.cuStreamCreate(&stream, kStreamNonBlocking), "cuStreamCreate");
     for (int p = 0; p < 2; ++p) {
       int64_t out = static_cast<int64_t>(p == 0 ? b.ptr() : a.ptr()), in = static_cast<int64_t>(p == 0 ? a.ptr() : b.ptr());
-      int64_t s[10] = {out, out, 0, kElems, 1, in, in, 0, kElems, 1};
-      for (int i = 0; i < 10; ++i) {
+      int64_t s[11] = {out, out, 0, kElems, 1, in, in, 0, kElems, 1, kElems / 1024};
+      for (int i = 0; i < 11; ++i) {
         slots[p][i] = s[i];
         params[p][i] = &slots[p][i];
       }
@@ -201,14 +204,14 @@ struct Raw {
   }
   void launch(int i, bool pdl = false) {
     if (!pdl) {
-      d.check(d.cuLaunchKernel(fn, kElems / 1024, 1, 1, block, 1, 1, 0, stream, params[i % 2], nullptr),
+      d.check(d.cuLaunchKernel(fn, shape.ctas(kElems / 1024), 1, 1, shape.block, 1, 1, 0, stream, params[i % 2], nullptr),
               "cuLaunchKernel");
       return;
     }
     LaunchAttribute attr;
     attr.id = kLaunchAttributeProgrammaticStreamSerialization;
     attr.value.programmatic_stream_serialization_allowed = 1;
-    LaunchConfig config{kElems / 1024, 1, 1, block, 1, 1, 0, stream, &attr, 1};
+    LaunchConfig config{shape.ctas(kElems / 1024), 1, 1, shape.block, 1, 1, 0, stream, &attr, 1};
     d.check(d.cuLaunchKernelEx(&config, fn, params[i % 2], nullptr), "cuLaunchKernelEx");
   }
   bool valid(int n) {
@@ -250,8 +253,8 @@ struct Raw {
     for (int i = 0; i < n; ++i) {
       KernelNodeParams p;
       p.func = fn;
-      p.grid_x = kElems / 1024;
-      p.block_x = block;
+      p.grid_x = shape.ctas(kElems / 1024);
+      p.block_x = shape.block;
       p.kernel_params = params[i % 2];
       CUgraphNode node = nullptr;
       d.check(d.cuGraphAddKernelNode_v2(&node, e->graph, nullptr, 0, &p), "cuGraphAddKernelNode");

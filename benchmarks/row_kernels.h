@@ -5,6 +5,8 @@
 
 #include <tessera/tessera.h>
 
+#include <string>
+
 namespace row_kernels {
 
 using namespace tessera;
@@ -12,11 +14,14 @@ using namespace tessera;
 inline auto copy() {
   return kernel("row_copy", [](auto o, auto a) { return o.store(a.load_like(o)); });
 }
-inline auto row_sum() {
-  return kernel("row_sum", [](auto o, auto a) {
-    return o.store(sum<1>(cast<DType::f32>(load<1, 8192>(a, program_id<0>(), c<0>))));
+// The row sum over rows of W elements (row_sum_w<W>; W = 8192 is bench_rows' row_sum).
+template <int W>
+auto row_sum_of() {
+  return kernel(W == 8192 ? std::string("row_sum") : "row_sum_w" + std::to_string(W), [](auto o, auto a) {
+    return o.store(sum<1>(cast<DType::f32>(load<1, W>(a, program_id<0>(), c<0>))));
   });
 }
+inline auto row_sum() { return row_sum_of<8192>(); }
 // The row sum as a loop over 2048-wide chunks of the row (the structure of Inductor's kernel).
 inline auto row_sum_loop() {
   return kernel("row_sum_loop", [](auto o, auto a) {

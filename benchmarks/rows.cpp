@@ -6,32 +6,17 @@
 
 #include "common.h"
 #include "row_kernels.h"
+#include "row_reference.h"
 
 using namespace tessera;
+using bench::f;
+using bench::RowRef;
 
 namespace {
 
 constexpr int64_t R = 32768, C = 8192;
 
-float f(bfloat16 v) { return static_cast<float>(v); }
-
-struct RowRef {
-  double sum = 0, max = -1e30, mean = 0, var = 0, sumsq = 0, sumexp = 0;
-};
-RowRef row_stats(const bfloat16* row) {
-  RowRef r;
-  for (int64_t c = 0; c < C; ++c) {
-    double v = f(row[c]);
-    r.sum += v;
-    r.sumsq += v * v;
-    r.max = std::max(r.max, v);
-  }
-  r.mean = r.sum / C;
-  for (int64_t c = 0; c < C; ++c) r.sumexp += std::exp(f(row[c]) - r.max);
-  for (int64_t c = 0; c < C; ++c) r.var += (f(row[c]) - r.mean) * (f(row[c]) - r.mean);
-  r.var /= C;
-  return r;
-}
+RowRef row_stats(const bfloat16* row) { return bench::row_stats(row, C); }
 
 }  // namespace
 

@@ -31,7 +31,7 @@ fi
 # tessera, PyTorch, PyTorch, tessera, ...: a drift of the GPU's speed over the run (its clocks,
 # its memory's temperature) then weighs on both sides alike. compare.py takes each side's median
 # over the rounds. The JIT and pipeline benchmarks have no baseline and run once.
-benches=${BENCHES:-bench_elementwise bench_rows bench_transpose bench_jit_launch bench_pipeline_overhead}
+benches=${BENCHES:-bench_elementwise bench_rows bench_row_widths bench_transpose bench_jit_launch bench_pipeline_overhead}
 : > "$OUT/tessera.jsonl"
 : > "$OUT/torch.jsonl"
 ours() {

@@ -37,7 +37,9 @@ def report(bench, case, dtype, impl, nbytes, fn):
 
 def both(bench, case, dtype, nbytes, fn, *args):
     report(bench, case, dtype, "eager", nbytes, lambda: fn(*args))
-    compiled = torch.compile(fn)
+    # Static shapes: a function compiled again for another shape (torch.add for f32 then bf16, the
+    # row_widths lambdas per width) would otherwise be recompiled with dynamic shapes.
+    compiled = torch.compile(fn, dynamic=False)
     compiled(*args)
     report(bench, case, dtype, "compile", nbytes, lambda: compiled(*args))
 
@@ -76,6 +78,17 @@ def main(which):
         both("rows", "layernorm", "bf16", 2 * mat + 2 * C * 2,
              lambda t: torch.nn.functional.layer_norm(t, (C,), w, b, 1e-5), x)
         del x
+    if "row_widths" in which:
+        for W in (1024, 4096, 16384, 32768):
+            R = (1 << 28) // W
+            x = torch.rand(R, W, dtype=torch.bfloat16, device=dev) * 2 - 1
+            w = torch.rand(W, dtype=torch.bfloat16, device=dev)
+            mat = R * W * 2
+            both("row_widths", f"row_sum_w{W}", "bf16", mat + R * 4, lambda t: t.float().sum(-1), x)
+            both("row_widths", f"softmax_w{W}", "bf16", 2 * mat, lambda t: torch.softmax(t.float(), -1).bfloat16(), x)
+            both("row_widths", f"rmsnorm_w{W}", "bf16", 2 * mat + W * 2,
+                 lambda t, W=W, w=w: torch.nn.functional.rms_norm(t, (W,), w, 1e-6), x)
+            del x
     if "transpose" in which:
         n = 16384
         x = torch.rand(n, n, dtype=torch.bfloat16, device=dev)
@@ -83,4 +96,4 @@ def main(which):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["elementwise", "rows", "transpose"])
+    main(sys.argv[1:] or ["elementwise", "rows", "row_widths", "transpose"])

@@ -51,8 +51,14 @@ std::vector<int64_t> flatten_args(std::span<const ArgDesc> args, std::span<const
 // The same into `slots` (cleared first), reusing its capacity.
 void flatten_args_into(std::span<const ArgDesc> args, std::span<const int64_t> pointers, std::vector<int64_t>& slots);
 
+// Appends the GPU parameters that follow the arguments: for programs sharing a CTA
+// (programs_per_cta > 1) the number of programs along x of `grid`, which the CUDA grid does not
+// tell (a trailing i32 parameter, see ThreadMapping.h).
+void append_grid_slots(const Compiled& compiled, const Grid& grid, std::vector<int64_t>& slots);
+
 // The CUDA grid that runs the programs of `grid` with `compiled`'s GPU code: x times its CTAs per
-// program. Throws, naming `kernel`, when it exceeds the GPU's limits.
+// program, or x divided by its programs per CTA, rounded up. Throws, naming `kernel`, when it
+// exceeds the GPU's limits.
 std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compiled, const Grid& grid);
 
 // Runs every program of `grid` on host threads (the CPU target).

@@ -211,7 +211,7 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
 // Kernels with registers to spare (elementwise ones) are compiled once.
 void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
                        GpuCode& code) {
-  if (code.ctas_per_program > 1) return;  // split: see ThreadMapping.h
+  if (code.ctas_per_program > 1 || code.programs_per_cta > 1) return;  // split or shared: see ThreadMapping.h
   const std::optional<int> blocks = programs_if_half_empty(code);
   if (!blocks) return;
   auto t0 = std::chrono::steady_clock::now();
@@ -268,8 +268,9 @@ class PlainExpVariant {
                   const GpuCode& first)
       : kernel_(kernel), ast_(ast), calls_(calls), arch_(first.arch), t0_(std::chrono::steady_clock::now()) {
     if (!first.has_exp_range_tests) return;
-    // The same threads (a kernel split over several CTAs per program chose them itself).
-    threads_ = first.ctas_per_program > 1 ? 0 : first.block_size;
+    // The same threads (a kernel split over several CTAs per program, or sharing its CTAs with
+    // other programs, chose them itself).
+    threads_ = first.ctas_per_program > 1 || first.programs_per_cta > 1 ? 0 : first.block_size;
     variant_ = std::async(std::launch::async, compile_plain_exps, kernel_, std::cref(ast_), std::cref(calls_), arch_,
                           threads_);
   }
@@ -446,6 +447,7 @@ class KernelCache {
       c->gpu.ptx.assign(ptx->begin(), ptx->end());
       c->gpu.block_size = block_size_of_ptx(c->gpu.ptx);  // chosen per kernel at compile time
       c->gpu.ctas_per_program = ctas_per_program_of_ptx(c->gpu.ptx);
+      c->gpu.programs_per_cta = programs_per_cta_of_ptx(c->gpu.ptx);
       c->gpu.cubin = std::move(*cubin);
       c->from_disk_cache = true;
       std::lock_guard lock(mutex_);
@@ -603,6 +605,10 @@ void flatten_args_into(std::span<const ArgDesc> args, std::span<const int64_t> p
   }
 }
 
+void append_grid_slots(const Compiled& compiled, const Grid& grid, std::vector<int64_t>& slots) {
+  if (compiled.gpu.programs_per_cta > 1) slots.push_back(grid.dims[0]);
+}
+
 std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compiled, const Grid& grid) {
   std::array<int64_t, 3> dims = grid.dims;
   const int64_t ctas = compiled.gpu.ctas_per_program;
@@ -611,6 +617,12 @@ std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compil
                             "limit of 2^31-1 CTAs",
                             kernel, dims[0], ctas));
   dims[0] *= ctas;
+  // Programs sharing CTAs: program ids (i32, like the count the kernel takes) must still fit.
+  const int64_t shared = compiled.gpu.programs_per_cta;
+  if (shared > 1 && dims[0] > 0x7fffffff)
+    throw Error(fmt::format("tessera: kernel '{}': {} programs along grid x exceed the limit of 2^31-1", kernel,
+                            dims[0]));
+  dims[0] = (dims[0] + shared - 1) / shared;
   check_grid(kernel, dims);
   return dims;
 }
@@ -726,6 +738,7 @@ class KernelWork final : public Work {
     for (std::size_t i = 0; i < args_.size(); ++i)
       if (args_[i].kind != Kind::scalar) pointers[i] = static_cast<int64_t>(device_address(driver, *args_[i].storage));
     flatten_args_into(args_, pointers, slots);
+    append_grid_slots(*compiled_, grid_, slots);
     return slots;
   }
   // The CUDA grid (checked against the GPU's limits: throws naming the kernel).

@@ -32,6 +32,7 @@ struct GpuCode {
   std::vector<char> cubin;   // empty if only PTX was requested
   int block_size = 128;      // threads per CTA
   int ctas_per_program = 1;  // CTAs that run one program together (grid x is multiplied by it)
+  int programs_per_cta = 1;  // programs that share one CTA (grid x is divided by it, rounded up)
   bool versioned = false;    // the body has a copy for programs wholly in bounds, taken first
   bool exp_range_test = true;      // lowered with tile-lower-to-loops' exp-range-test
   bool has_exp_range_tests = false;  // and the lowering emitted such a test
@@ -59,6 +60,9 @@ std::string dump_dir();
 // line `// tessera.ctas_per_program S`, present when S > 1); 1 without it.
 inline constexpr std::string_view kCtasPerProgramComment = "// tessera.ctas_per_program";
 int ctas_per_program_of_ptx(std::string_view ptx);
+// Likewise the programs per CTA (`// tessera.programs_per_cta G`, present when G > 1).
+inline constexpr std::string_view kProgramsPerCtaComment = "// tessera.programs_per_cta";
+int programs_per_cta_of_ptx(std::string_view ptx);
 
 std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast);
 // Lowers to PTX for `arch`; the caller turns it into a cubin (nvJitLink) so that the cache sits

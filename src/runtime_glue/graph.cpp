@@ -42,6 +42,7 @@ struct Node {
   std::shared_ptr<const Compiled> compiled;      // a tessera kernel, or
   std::shared_ptr<const UnsafeCompiled> unsafe;  // an unsafe one
   Grid grid;  // programs on the CPU target; CTAs on GPU targets (see cuda_grid)
+  Grid programs;  // the programs (also on GPU targets: see append_grid_slots)
   std::array<unsigned, 3> block{1, 1, 1};
   unsigned shared_bytes = 0;
   std::vector<ArgDesc> args;  // storage left null (see storages); scalars: the values last used
@@ -79,6 +80,7 @@ class GraphImpl final : public GraphCapture {
     n.kernel = std::string(r.kernel);
     n.compiled = lookup_or_compile(r.kernel, r.ast, r.args, target);
     n.grid = check_args(r.kernel, *n.compiled, r.args);
+    n.programs = n.grid;
     if (is_gpu(target)) {
       n.block = {static_cast<unsigned>(n.compiled->gpu.block_size), 1, 1};
       n.grid.dims = cuda_grid(r.kernel, *n.compiled, n.grid);  // from here on, CTAs
@@ -217,7 +219,10 @@ class GraphWork final : public Work {
     std::vector<int64_t> pointers(n.args.size(), 0);
     for (std::size_t j = 0; j < n.args.size(); ++j)
       if (n.binding[j] >= 0) pointers[j] = addresses_[n.binding[j]];
-    return n.compiled ? flatten_args(n.args, pointers) : unsafe_slots(n.args, pointers);
+    if (!n.compiled) return unsafe_slots(n.args, pointers);
+    std::vector<int64_t> slots = flatten_args(n.args, pointers);
+    append_grid_slots(*n.compiled, n.programs, slots);
+    return slots;
   }
 
   static CUfunction function_of(CudaDriver& driver, const Node& n) {

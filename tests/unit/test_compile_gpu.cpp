@@ -224,6 +224,26 @@ TEST_CASE("gpu code: loads from inputs carry the L2 policy evict_last, loads fro
   CHECK(count(loop_rows, "ld.global.nc.v4") > 0);
 }
 
+TEST_CASE("gpu code: small programs that exchange no data share a CTA", "[compile][ptx]") {
+  // A row sum over 1024-wide bf16 rows runs one warp per program, reduced by shuffles alone: eight
+  // programs share a CTA of 256 threads. A row of 8192 (256 threads) keeps a CTA of its own, and
+  // so does a short row whose two warps exchange partials through shared memory.
+  Tensor<bfloat16, 2> x({64, 1024}), wide({64, 8192});
+  Tensor<float, 2> s({64, 1}), x2048({64, 2048});
+  std::string shared = row_kernels::row_sum_of<1024>().compile(Target::sm_90, s.partition<1, 1>(), x).ptx;
+  CHECK(shared.find("// tessera.programs_per_cta 8") != std::string::npos);
+  CHECK(shared.find(".maxntid 256, 1, 1") != std::string::npos);
+  CHECK(shared.find("bar.sync") == std::string::npos);
+  std::string own = row_kernels::row_sum().compile(Target::sm_90, s.partition<1, 1>(), wide).ptx;
+  CHECK(own.find("tessera.programs_per_cta") == std::string::npos);
+  auto f32_sum = kernel("gpu_two_warp_row_sum", [](auto out, auto in) {
+    return out.store(sum<1>(load<1, 2048>(in, program_id<0>(), c<0>)));
+  });
+  std::string two_warps = f32_sum.compile(Target::sm_90, s.partition<1, 1>(), x2048).ptx;
+  CHECK(two_warps.find("tessera.programs_per_cta") == std::string::npos);
+  CHECK(two_warps.find(".maxntid 64, 1, 1") != std::string::npos);
+}
+
 TEST_CASE("gpu code: a row divided by one value shares one correctly rounded reciprocal", "[compile][ptx]") {
   // 1 x 1024 f32 tiles: 32 threads of 32 elements, each divided by the row's divisor. The
   // divisions become one correctly rounded reciprocal (rcp.rn.f32) and two fma per quotient, with

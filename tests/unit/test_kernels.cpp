@@ -571,6 +571,46 @@ static void body_split(Target target) {
 }
 TESSERA_TARGET_TEST_CASE("programs split over several CTAs see their own ids and whole tiles", "[elementwise]",
                          body_split)
+// Programs of fewer than 256 threads that exchange no data share a CTA on the GPU (G = 256 / T
+// programs per CTA, ThreadMapping.h): each must still see its own ids and tile, and the programs
+// past the end of a grid that G does not divide must store nothing.
+static void body_shared_ctas(Target target) {
+  // 1 x 1024 bf16 rows: one warp per program, eight per CTA; 1, 7, 1001 and 4096 rows.
+  for (int64_t rows : {1, 7, 1001, 4096}) {
+    auto x = random_tensor<bfloat16, 2>({rows, 1024}, -1, 1, 51);
+    Tensor<float, 2> s({rows, 1});
+    for (int64_t r = 0; r < rows; ++r) s(r, 0) = -12345.0f;
+    row_kernels::row_sum_of<1024>().launch_on(target, s.partition<1, 1>(), x);
+    int64_t bad = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      double want = 0;
+      for (int64_t col = 0; col < 1024; ++col) want += f(x(r, col));
+      bad += !close(s(r, 0), static_cast<float>(want), 1e-5f, 1e-4f);
+    }
+    INFO("rows = " << rows);
+    CHECK(bad == 0);
+  }
+  // Element (r, c) of tile (i, j), 1 x 1024 f32 tiles over 3 x 5000 (grid 3 x 5, ragged along
+  // dim 1): x * 2 + its index in the tile + 1000 i + 7 j + 100 * programs along dim 0 + programs
+  // along dim 1. Along grid x, one CTA holds programs 0-7, of which 3-7 lie past the end.
+  auto ids = kernel("shared_cta_ids", [](auto out, auto x) {
+    auto inside = cast<DType::f32>(reshape<1, 1024>(iota<1024>()));
+    auto program = cast<DType::f32>(program_id<0>() * c<1000> + program_id<1>() * c<7> +
+                                    num_programs<0>() * c<100> + num_programs<1>());
+    return out.store(x.load_like(out) * c<2.0> + inside + program);
+  });
+  auto x = random_tensor<float, 2>({3, 5000}, -1, 1, 52);
+  Tensor<float, 2> z({3, 5000});
+  ids.launch_on(target, z.partition<1, 1024>(), x);
+  int64_t bad = 0;
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t col = 0; col < 5000; ++col)
+      bad += z(r, col) != x(r, col) * 2.0f + static_cast<float>(col % 1024) +
+                              static_cast<float>(r * 1000 + (col / 1024) * 7 + 3 * 100 + 5);
+  CHECK(bad == 0);
+}
+TESSERA_TARGET_TEST_CASE("programs sharing a CTA see their own ids and tiles; those past the end store nothing",
+                         "[elementwise][rows]", body_shared_ctas)
 static void body_2(Target target) {
   body_2_t<half>(target);
   body_2_t<bfloat16>(target);

@@ -75,9 +75,11 @@ func.func @row_sum(%o: !f, %a: !r) attributes {tile.kernel} {
 }
 
 // A tile too small to split (1024 f32, V = 4: 128 threads of two chunks would
-// make one CTA): the usual 32 elements per thread.
+// make one CTA): the usual 32 elements per thread, 32 threads; eight such
+// programs share a CTA (see lower-to-loops-programs-per-cta.mlir).
 // CHECK-LABEL: func.func @small
-// CHECK-SAME: tile.block_size = 32 : i32
+// CHECK-SAME: tile.block_size = 256 : i32
+// CHECK-SAME: tile.programs_per_cta = 8 : i32
 // CHECK-NOT: tile.ctas_per_program
 // CHECK: return
 !s = memref<?xf32, strided<[1], offset: ?>>

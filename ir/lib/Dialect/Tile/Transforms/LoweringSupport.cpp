@@ -60,7 +60,16 @@ void KernelLowering::setUpProgramIds() {
     }
     return;
   }
-  // gpu: the special registers are read on first use (see getProgramId).
+  // gpu: the special registers are read on first use (see getProgramId). G
+  // programs sharing a CTA: the grid counts CTAs, not programs, so the number
+  // of programs along x comes as a trailing i32 argument (the launcher
+  // appends it).
+  if (opts.programsPerCta > 1) {
+    unsigned n = func.getNumArguments();
+    (void)func.insertArgument(n, i32, DictionaryAttr::get(func.getContext()),
+                              loc);
+    numPrograms[0] = func.getArgument(n);
+  }
 }
 
 Value KernelLowering::getProgramId(bool count, unsigned dim) {
@@ -69,16 +78,33 @@ Value KernelLowering::getProgramId(bool count, unsigned dim) {
     return slot;
   Location loc = func.getLoc();
   Type i32 = entry.getI32Type();
-  // A program split over S CTAs along x: CTA c runs program c / S.
+  auto constant = [&](int64_t v) {
+    return arith::ConstantIntOp::create(entry, loc, i32, v);
+  };
+  // A program split over S CTAs along x: CTA c runs program c / S. G programs
+  // sharing a CTA along x: CTA c runs programs c * G ... c * G + G - 1.
   auto perProgram = [&](Value ctas) -> Value {
+    if (opts.programsPerCta > 1)
+      return arith::ShLIOp::create(entry, loc, ctas,
+                                   constant(llvm::Log2_64(opts.programsPerCta)));
     if (opts.ctasPerProgram == 1)
       return ctas;
-    Value shift = arith::ConstantIntOp::create(
-        entry, loc, i32, llvm::Log2_64(opts.ctasPerProgram));
-    return arith::ShRUIOp::create(entry, loc, ctas, shift);
+    return arith::ShRUIOp::create(entry, loc, ctas,
+                                  constant(llvm::Log2_64(opts.ctasPerProgram)));
   };
   switch (dim + (count ? 3 : 0)) {
   case 0:
+    if (opts.programsPerCta > 1) {
+      // Program ctaid.x * G + tid.x / T.
+      auto range = LLVM::ConstantRangeAttr::get(func.getContext(), 32, 0,
+                                                opts.blockThreads());
+      Value group = arith::ShRUIOp::create(
+          entry, loc, NVVM::ThreadIdXOp::create(entry, loc, i32, range),
+          constant(llvm::Log2_64(opts.ctaThreads())));
+      return slot = arith::OrIOp::create(
+                 entry, loc, perProgram(NVVM::BlockIdXOp::create(entry, loc, i32)),
+                 group);
+    }
     return slot = perProgram(NVVM::BlockIdXOp::create(entry, loc, i32));
   case 1:
     return slot = NVVM::BlockIdYOp::create(entry, loc, i32);
@@ -103,8 +129,14 @@ Value KernelLowering::getThreadId() {
   }
   Type i32 = entry.getI32Type();
   auto range =
-      LLVM::ConstantRangeAttr::get(func.getContext(), 32, 0, opts.ctaThreads());
+      LLVM::ConstantRangeAttr::get(func.getContext(), 32, 0, opts.blockThreads());
   Value tid = NVVM::ThreadIdXOp::create(entry, loc, i32, range);
+  if (opts.programsPerCta > 1) {
+    // Thread tid.x mod T of program tid.x / T of the CTA.
+    tid = arith::AndIOp::create(
+        entry, loc, tid,
+        arith::ConstantIntOp::create(entry, loc, i32, opts.ctaThreads() - 1));
+  }
   if (opts.ctasPerProgram > 1) {
     // Thread t of the program is thread t mod (T/S) of CTA t / (T/S) of the
     // program; CTA c of the grid is CTA c mod S of its program.

@@ -374,6 +374,19 @@ bool mlir::tessera::tile::isExchangeFree(const LoweringOptions &opts,
   return !result.wasInterrupted();
 }
 
+void mlir::tessera::tile::chooseProgramsPerCta(func::FuncOp func,
+                                               LoweringOptions &opts,
+                                               const ScratchPlan &scratch) {
+  if (!opts.gpu || opts.ctasPerProgram != 1 ||
+      opts.threads >= kSharedCtaThreads || scratch.totalBytes != 0)
+    return;
+  WalkResult result = func.walk([](DeviceCallOp) {
+    return WalkResult::interrupt();
+  });
+  if (!result.wasInterrupted())
+    opts.programsPerCta = kSharedCtaThreads / opts.threads;
+}
+
 void mlir::tessera::tile::chooseCtaSplit(func::FuncOp func,
                                          LoweringOptions &opts) {
   int64_t ctaThreads = kSplitCtaThreads / opts.splitChunks;

@@ -52,6 +52,9 @@ constexpr int64_t kLoopTileWeight = 4;
 /// Threads per CTA of a program split over several CTAs, times the chunks per
 /// thread (see chooseCtaSplit): 256 16-byte chunks, 4 KiB per CTA and tile.
 constexpr int64_t kSplitCtaThreads = 256;
+/// Threads per CTA of small programs that share one CTA (see
+/// chooseProgramsPerCta).
+constexpr int64_t kSharedCtaThreads = 256;
 
 /// Lowering parameters derived from the pass options (and, for vectorWidth,
 /// from the kernel: see chooseVectorWidth).
@@ -59,14 +62,17 @@ struct LoweringOptions {
   bool gpu = false;
   int64_t threads = 1;      // T: threads of a program, over all its CTAs
   int64_t ctasPerProgram = 1; // S: CTAs sharing one program (gpu)
+  int64_t programsPerCta = 1; // G: programs sharing one CTA (gpu; S = 1)
   int64_t vectorWidth = 4;  // V: elements per chunk (at most)
   int64_t vectorBytes = 16; // widest global access in bytes
   int64_t unrollLimit = 64;
   int64_t splitChunks = 2; // chunks per thread of an automatic split
   bool expRangeTest = true; // see lowerExpWithRangeTest (KernelLowering.h)
 
-  /// Threads of one CTA (the CUDA block size).
+  /// Threads of one program in one CTA.
   int64_t ctaThreads() const { return threads / ctasPerProgram; }
+  /// Threads of one CTA (the CUDA block size).
+  int64_t blockThreads() const { return ctaThreads() * programsPerCta; }
   /// Threads that execute a shuffle together: a warp, or the whole CTA when it
   /// has fewer threads.
   int64_t warpSize() const { return std::min(ctaThreads(), kWarpSize); }
@@ -201,6 +207,21 @@ bool isExchangeFree(const LoweringOptions &opts, func::FuncOp func);
 /// 16 KiB per tile were no faster than one CTA per program, CTAs of 2 KiB
 /// slower (too short).
 void chooseCtaSplit(func::FuncOp func, LoweringOptions &opts);
+
+/// The programs per CTA chosen for a kernel with block-size=0 and
+/// ctas-per-program=0 whose programs have T < 256 threads, need no scratch
+/// (no exchange through shared memory, hence no barrier) and make no device
+/// call (which may read the CUDA thread id): G = 256 / T programs share one
+/// CTA, program ctaid.x * G + tid.x / T running on threads tid.x mod T;
+/// otherwise G = 1. The grid then has ceil(X / G) CTAs along x for X
+/// programs; X comes as a trailing i32 argument (num_programs along x), and
+/// the compiler makes programs at or past X return at once (pipeline.cpp,
+/// skip_programs_past_the_end). Small programs otherwise run into the rate at
+/// which an SM starts CTAs: on an H200 a row sum over 1024-wide bf16 rows (a
+/// program of one warp) moved 1.69 TB/s against Inductor's 3.34, and 4.40
+/// with eight programs per CTA (benchmarks/results/...-session11.log).
+void chooseProgramsPerCta(func::FuncOp func, LoweringOptions &opts,
+                          const ScratchPlan &scratch);
 
 } // namespace mlir::tessera::tile
 

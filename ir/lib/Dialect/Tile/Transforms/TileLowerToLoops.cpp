@@ -236,10 +236,19 @@ LogicalResult lowerKernel(func::FuncOp func, LoweringOptions opts) {
   FailureOr<ScratchPlan> scratch = planScratch(opts, func);
   if (failed(scratch))
     return failure();
+  if (chooseThreads && ctas == 0)
+    chooseProgramsPerCta(func, opts, *scratch);
   // Counted on the tile ops, before the lowering replaces them.
   const bool reduction = opts.gpu && isReduction(func);
   if (failed(KernelLowering(func, opts, std::move(*scratch)).run()))
     return failure();
+  // Programs sharing a CTA cannot share its barrier (they may take different
+  // paths): chooseProgramsPerCta only groups kernels without scratch.
+  if (opts.programsPerCta > 1 &&
+      func.walk([](NVVM::Barrier0Op) { return WalkResult::interrupt(); })
+          .wasInterrupted())
+    return func.emitOpError(
+        "internal error: a barrier in a CTA shared by several programs");
   if (reduction)
     func->setAttr(TileDialect::getReductionAttrName(),
                   UnitAttr::get(func.getContext()));
@@ -337,10 +346,13 @@ LogicalResult KernelLowering::run() {
 
   if (opts.gpu)
     func->setAttr(TileDialect::getBlockSizeAttrName(),
-                  entry.getI32IntegerAttr(opts.ctaThreads()));
+                  entry.getI32IntegerAttr(opts.blockThreads()));
   if (opts.gpu && opts.ctasPerProgram > 1)
     func->setAttr(TileDialect::getCtasPerProgramAttrName(),
                   entry.getI32IntegerAttr(opts.ctasPerProgram));
+  if (opts.gpu && opts.programsPerCta > 1)
+    func->setAttr(TileDialect::getProgramsPerCtaAttrName(),
+                  entry.getI32IntegerAttr(opts.programsPerCta));
   WalkResult leftover = func.walk([](Operation *op) {
     if (touchesTensors(op) || isa_and_nonnull<TileDialect>(op->getDialect())) {
       op->emitOpError("was not lowered by tile-lower-to-loops");

@@ -41,6 +41,12 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getCtasPerProgramAttrName() {
       return ::llvm::StringLiteral("tile.ctas_per_program");
     }
+    /// Name of the i32 function attribute holding the programs that share one
+    /// CTA, when more than one (set by `tile-lower-to-loops` for the gpu
+    /// target; the launch grid's x dimension is divided by it, rounded up).
+    static constexpr ::llvm::StringLiteral getProgramsPerCtaAttrName() {
+      return ::llvm::StringLiteral("tile.programs_per_cta");
+    }
     /// Name of the unit function attribute marking a kernel whose body
     /// `tile-version-interior` has split into a copy for programs wholly in
     /// bounds (taken first) and one for the tensors' edges.
