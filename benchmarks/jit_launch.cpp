@@ -145,7 +145,7 @@ void launch_overhead() {
   std::vector<double> raw;
   for (int i = 0; i < n; ++i) {
     auto t0 = Clock::now();
-    d.check(d.cuLaunchKernel(fn, shape.ctas(1), 1, 1, shape.block, 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel");
+    d.check(d.cuLaunchKernel(fn, shape.ctas(1), 1, 1, shape.threads(1), 1, 1, 0, nullptr, params, nullptr), "cuLaunchKernel");
     d.check(d.cuCtxSynchronize(), "cuCtxSynchronize");
     raw.push_back(ms_since(t0) * 1000);
   }

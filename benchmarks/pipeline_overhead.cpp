@@ -204,14 +204,14 @@ struct Raw {
   }
   void launch(int i, bool pdl = false) {
     if (!pdl) {
-      d.check(d.cuLaunchKernel(fn, shape.ctas(kElems / 1024), 1, 1, shape.block, 1, 1, 0, stream, params[i % 2], nullptr),
+      d.check(d.cuLaunchKernel(fn, shape.ctas(kElems / 1024), 1, 1, shape.threads(kElems / 1024), 1, 1, 0, stream, params[i % 2], nullptr),
               "cuLaunchKernel");
       return;
     }
     LaunchAttribute attr;
     attr.id = kLaunchAttributeProgrammaticStreamSerialization;
     attr.value.programmatic_stream_serialization_allowed = 1;
-    LaunchConfig config{shape.ctas(kElems / 1024), 1, 1, shape.block, 1, 1, 0, stream, &attr, 1};
+    LaunchConfig config{shape.ctas(kElems / 1024), 1, 1, shape.threads(kElems / 1024), 1, 1, 0, stream, &attr, 1};
     d.check(d.cuLaunchKernelEx(&config, fn, params[i % 2], nullptr), "cuLaunchKernelEx");
   }
   bool valid(int n) {
@@ -254,7 +254,7 @@ struct Raw {
       KernelNodeParams p;
       p.func = fn;
       p.grid_x = shape.ctas(kElems / 1024);
-      p.block_x = shape.block;
+      p.block_x = shape.threads(kElems / 1024);
       p.kernel_params = params[i % 2];
       CUgraphNode node = nullptr;
       d.check(d.cuGraphAddKernelNode_v2(&node, e->graph, nullptr, 0, &p), "cuGraphAddKernelNode");

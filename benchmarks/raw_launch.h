@@ -2,8 +2,9 @@
 // arguments (the baselines of bench_jit_launch and bench_pipeline_overhead), read from the
 // kernel's PTX as the launcher reads it: the block size the compiler chose (`.maxntid`) and the
 // programs that share one CTA (`// tessera.programs_per_cta G`, absent when G = 1). With G > 1
-// the CUDA grid has ceil(programs / G) CTAs along x and the kernel takes the number of programs
-// along x as one more (i32) parameter after the arguments.
+// a launch of P programs along x runs g = min(G, P rounded up to a power of two) programs per CTA
+// of g * block / G threads, in ceil(P / g) CTAs along x, and the kernel takes P as one more (i32)
+// parameter after the arguments.
 #pragma once
 
 #include <cstdint>
@@ -12,10 +13,17 @@
 namespace bench {
 
 struct RawShape {
-  unsigned block = 128;
-  unsigned programs_per_cta = 1;
-  // CTAs along x for `programs` programs along x.
-  unsigned ctas(int64_t programs) const { return static_cast<unsigned>((programs + programs_per_cta - 1) / programs_per_cta); }
+  unsigned block = 128;  // of G programs
+  unsigned programs_per_cta = 1;  // G
+  // Programs per CTA of a launch of `programs` programs along x.
+  int64_t per_cta(int64_t programs) const {
+    int64_t g = 1;
+    while (g < programs_per_cta && g < programs) g *= 2;
+    return g;
+  }
+  // CTAs along x, and threads per CTA, for `programs` programs along x.
+  unsigned ctas(int64_t programs) const { return static_cast<unsigned>((programs + per_cta(programs) - 1) / per_cta(programs)); }
+  unsigned threads(int64_t programs) const { return static_cast<unsigned>(block / programs_per_cta * per_cta(programs)); }
   // Whether the kernel takes the program count after its arguments.
   bool takes_program_count() const { return programs_per_cta > 1; }
 };

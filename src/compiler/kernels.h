@@ -56,10 +56,19 @@ void flatten_args_into(std::span<const ArgDesc> args, std::span<const int64_t> p
 // tell (a trailing i32 parameter, see ThreadMapping.h).
 void append_grid_slots(const Compiled& compiled, const Grid& grid, std::vector<int64_t>& slots);
 
+// The programs that share one CTA in a launch of `compiled` over `grid`: its programs_per_cta G,
+// or for fewer than G programs along x the next power of two (a launch of one program runs one
+// program's threads), so that a small grid does not start threads for programs it lacks.
+int64_t programs_per_cta_of_launch(const Compiled& compiled, const Grid& grid);
+
 // The CUDA grid that runs the programs of `grid` with `compiled`'s GPU code: x times its CTAs per
-// program, or x divided by its programs per CTA, rounded up. Throws, naming `kernel`, when it
-// exceeds the GPU's limits.
+// program, or x divided by the programs per CTA of the launch, rounded up. Throws, naming
+// `kernel`, when it exceeds the GPU's limits.
 std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compiled, const Grid& grid);
+
+// The CUDA block size of that launch: the compiled block size, divided by G and multiplied by the
+// programs per CTA of the launch when programs share CTAs.
+unsigned cuda_block(const Compiled& compiled, const Grid& grid);
 
 // Runs every program of `grid` on host threads (the CPU target).
 void run_programs(const CpuKernel& k, std::span<const int64_t> slots, const Grid& grid);

@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <atomic>
 #include <cstdlib>
@@ -609,6 +610,17 @@ void append_grid_slots(const Compiled& compiled, const Grid& grid, std::vector<i
   if (compiled.gpu.programs_per_cta > 1) slots.push_back(grid.dims[0]);
 }
 
+int64_t programs_per_cta_of_launch(const Compiled& compiled, const Grid& grid) {
+  const int64_t most = compiled.gpu.programs_per_cta;
+  if (most <= 1) return 1;
+  return std::min<int64_t>(most, std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(grid.dims[0], 1))));
+}
+
+unsigned cuda_block(const Compiled& compiled, const Grid& grid) {
+  const int64_t threads = compiled.gpu.block_size / compiled.gpu.programs_per_cta;
+  return static_cast<unsigned>(threads * programs_per_cta_of_launch(compiled, grid));
+}
+
 std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compiled, const Grid& grid) {
   std::array<int64_t, 3> dims = grid.dims;
   const int64_t ctas = compiled.gpu.ctas_per_program;
@@ -618,7 +630,7 @@ std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compil
                             kernel, dims[0], ctas));
   dims[0] *= ctas;
   // Programs sharing CTAs: program ids (i32, like the count the kernel takes) must still fit.
-  const int64_t shared = compiled.gpu.programs_per_cta;
+  const int64_t shared = programs_per_cta_of_launch(compiled, grid);
   if (shared > 1 && dims[0] > 0x7fffffff)
     throw Error(fmt::format("tessera: kernel '{}': {} programs along grid x exceed the limit of 2^31-1", kernel,
                             dims[0]));
@@ -746,7 +758,7 @@ class KernelWork final : public Work {
     std::array<int64_t, 3> dims = cuda_grid(kernel_, *compiled_, grid_);
     return {static_cast<unsigned>(dims[0]), static_cast<unsigned>(dims[1]), static_cast<unsigned>(dims[2])};
   }
-  unsigned block() const { return static_cast<unsigned>(compiled_->gpu.block_size); }
+  unsigned block() const { return cuda_block(*compiled_, grid_); }
 
   std::string_view kernel_;
   std::shared_ptr<const Compiled> compiled_;

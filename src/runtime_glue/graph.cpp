@@ -82,7 +82,7 @@ class GraphImpl final : public GraphCapture {
     n.grid = check_args(r.kernel, *n.compiled, r.args);
     n.programs = n.grid;
     if (is_gpu(target)) {
-      n.block = {static_cast<unsigned>(n.compiled->gpu.block_size), 1, 1};
+      n.block = {cuda_block(*n.compiled, n.grid), 1, 1};
       n.grid.dims = cuda_grid(r.kernel, *n.compiled, n.grid);  // from here on, CTAs
     }
     add(std::move(n), r.args);

@@ -201,27 +201,20 @@ TEST_CASE("gpu code: loads from inputs carry the L2 policy evict_last, loads fro
   // A row sum writes a 32nd of a byte per byte it reads: its loads take the read-only data path
   // without the policy (it gains nothing from it). Its partial sums go to a shared scratch array
   // through an aligned pointer computed with ptrtoint and inttoptr, which is no parameter's.
-  Tensor<bfloat16, 2> x({64, 8192});
-  Tensor<float, 2> s({64, 1});
-  auto row_sum = kernel("gpu_row_sum_hints", [](auto out, auto in) {
-    return out.store(sum<1>(cast<DType::f32>(load<1, 8192>(in, program_id<0>(), c<0>))));
-  });
-  std::string rows = row_sum.compile(Target::sm_90, s.partition<1, 1>(), x).ptx;
-  CHECK(count(rows, "createpolicy") == 0);
-  CHECK(count(rows, "ld.global.nc.v4") > 0);
   // Whether a kernel is a reduction is counted per program, on its tiles: a row sum over short rows
   // (32 threads of two 16-byte loads each) and one reading its row in a loop of 1 x 2048 chunks
   // (one load per thread and iteration) are reductions too.
-  Tensor<bfloat16, 2> shortx({64, 512});
-  auto short_sum = kernel("gpu_short_row_sum_hints", [](auto out, auto in) {
-    return out.store(sum<1>(cast<DType::f32>(load<1, 512>(in, program_id<0>(), c<0>))));
-  });
-  std::string short_rows = short_sum.compile(Target::sm_90, s.partition<1, 1>(), shortx).ptx;
-  CHECK(count(short_rows, "createpolicy") == 0);
-  CHECK(count(short_rows, "ld.global.nc.v4") > 0);
-  std::string loop_rows = row_kernels::row_sum_loop().compile(Target::sm_90, s.partition<1, 1>(), x).ptx;
-  CHECK(count(loop_rows, "createpolicy") == 0);
-  CHECK(count(loop_rows, "ld.global.nc.v4") > 0);
+  Tensor<bfloat16, 2> x({64, 8192}), shortx({64, 512});
+  Tensor<float, 2> s({64, 1});
+  auto check_plain = [&](const auto& k, auto& in) {
+    std::string ptx = k.compile(Target::sm_90, s.partition<1, 1>(), in).ptx;
+    INFO(k.name());
+    CHECK(count(ptx, "createpolicy") == 0);
+    CHECK(count(ptx, "ld.global.nc.v4") > 0);
+  };
+  check_plain(row_kernels::row_sum(), x);
+  check_plain(row_kernels::row_sum_of<512>(), shortx);
+  check_plain(row_kernels::row_sum_loop(), x);
 }
 
 TEST_CASE("gpu code: small programs that exchange no data share a CTA", "[compile][ptx]") {

@@ -537,6 +537,31 @@ static void body_half_math(Target target) {
 TESSERA_TARGET_TEST_CASE("1-D add over ragged lengths, f32", "[elementwise]", body_1)
 // On the GPU, a kernel whose threads never exchange data runs each program with large tiles as
 // several CTAs (a bf16 add of 8192-element tiles: 4 CTAs of 128 threads; a 64 x 256 f32 tile: 16).
+// Every element (r, c) of tile (i, j) of a rows x cols f32 tensor in TR x TC tiles becomes x * 2 +
+// its index in the tile + 1000 i + 7 j + 100 * programs along dim 0 + programs along dim 1.
+template <int TR, int TC>
+static void check_program_ids(Target target, const char* name, int64_t rows, int64_t cols) {
+  auto ids = kernel(name, [](auto out, auto x) {
+    auto inside = cast<DType::f32>(reshape<TR, TC>(iota<TR * TC>()));
+    auto program = cast<DType::f32>(program_id<0>() * c<1000> + program_id<1>() * c<7> +
+                                    num_programs<0>() * c<100> + num_programs<1>());
+    return out.store(x.load_like(out) * c<2.0> + inside + program);
+  });
+  auto x = random_tensor<float, 2>({rows, cols}, -1, 1, 43);
+  Tensor<float, 2> z({rows, cols});
+  ids.launch_on(target, z.template partition<TR, TC>(), x);
+  const int64_t grid0 = (rows + TR - 1) / TR, grid1 = (cols + TC - 1) / TC;
+  int64_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t col = 0; col < cols; ++col) {
+      float want = x(r, col) * 2.0f + static_cast<float>((r % TR) * TC + col % TC) +
+                   static_cast<float>((r / TR) * 1000 + (col / TC) * 7 + grid0 * 100 + grid1);
+      bad += z(r, col) != want;
+    }
+  INFO(name);
+  CHECK(bad == 0);
+}
+
 // Each program must still see its own ids, its whole (ragged) tile and the grid's program count.
 static void body_split(Target target) {
   auto add = kernel("split_add", [](auto out, auto x, auto y) { return out.store(x.load_like(out) + y.load_like(out)); });
@@ -550,32 +575,16 @@ static void body_split(Target target) {
     INFO("n = " << n);
     CHECK(bad == 0);
   }
-  // Element (r, c) of tile (i, j) of a 3 x 2 grid (ragged in both dimensions): x * 2 + its index in
-  // the tile + 1000 i + 7 j + 100 * programs along dim 0.
-  auto ids = kernel("split_ids", [](auto out, auto x) {
-    auto inside = cast<DType::f32>(reshape<64, 256>(iota<16384>()));
-    auto program = cast<DType::f32>(program_id<0>() * c<1000> + program_id<1>() * c<7> + num_programs<0>() * c<100>);
-    return out.store(x.load_like(out) * c<2.0> + inside + program);
-  });
-  auto x = random_tensor<float, 2>({150, 300}, -1, 1, 43);
-  Tensor<float, 2> z({150, 300});
-  ids.launch_on(target, z.partition<64, 256>(), x);
-  int64_t bad = 0;
-  for (int64_t r = 0; r < 150; ++r)
-    for (int64_t col = 0; col < 300; ++col) {
-      float want = x(r, col) * 2.0f + static_cast<float>((r % 64) * 256 + col % 256) +
-                   static_cast<float>((r / 64) * 1000 + (col / 256) * 7 + 3 * 100);
-      bad += z(r, col) != want;
-    }
-  CHECK(bad == 0);
+  // 64 x 256 f32 tiles over 150 x 300: a 3 x 2 grid, ragged in both dimensions.
+  check_program_ids<64, 256>(target, "split_ids", 150, 300);
 }
 TESSERA_TARGET_TEST_CASE("programs split over several CTAs see their own ids and whole tiles", "[elementwise]",
                          body_split)
-// Programs of fewer than 256 threads that exchange no data share a CTA on the GPU (G = 256 / T
-// programs per CTA, ThreadMapping.h): each must still see its own ids and tile, and the programs
-// past the end of a grid that G does not divide must store nothing.
+// Programs of fewer than 256 threads that exchange no data share a CTA on the GPU (up to G = 256 / T
+// programs per CTA, fewer for a grid of fewer programs along x; ThreadMapping.h): each must still
+// see its own ids and tile, and the programs past the end of the grid must store nothing.
 static void body_shared_ctas(Target target) {
-  // 1 x 1024 bf16 rows: one warp per program, eight per CTA; 1, 7, 1001 and 4096 rows.
+  // 1 x 1024 bf16 rows: one warp per program, up to eight per CTA; 1, 7, 1001 and 4096 rows.
   for (int64_t rows : {1, 7, 1001, 4096}) {
     auto x = random_tensor<bfloat16, 2>({rows, 1024}, -1, 1, 51);
     Tensor<float, 2> s({rows, 1});
@@ -590,24 +599,9 @@ static void body_shared_ctas(Target target) {
     INFO("rows = " << rows);
     CHECK(bad == 0);
   }
-  // Element (r, c) of tile (i, j), 1 x 1024 f32 tiles over 3 x 5000 (grid 3 x 5, ragged along
-  // dim 1): x * 2 + its index in the tile + 1000 i + 7 j + 100 * programs along dim 0 + programs
-  // along dim 1. Along grid x, one CTA holds programs 0-7, of which 3-7 lie past the end.
-  auto ids = kernel("shared_cta_ids", [](auto out, auto x) {
-    auto inside = cast<DType::f32>(reshape<1, 1024>(iota<1024>()));
-    auto program = cast<DType::f32>(program_id<0>() * c<1000> + program_id<1>() * c<7> +
-                                    num_programs<0>() * c<100> + num_programs<1>());
-    return out.store(x.load_like(out) * c<2.0> + inside + program);
-  });
-  auto x = random_tensor<float, 2>({3, 5000}, -1, 1, 52);
-  Tensor<float, 2> z({3, 5000});
-  ids.launch_on(target, z.partition<1, 1024>(), x);
-  int64_t bad = 0;
-  for (int64_t r = 0; r < 3; ++r)
-    for (int64_t col = 0; col < 5000; ++col)
-      bad += z(r, col) != x(r, col) * 2.0f + static_cast<float>(col % 1024) +
-                              static_cast<float>(r * 1000 + (col / 1024) * 7 + 3 * 100 + 5);
-  CHECK(bad == 0);
+  // 1 x 1024 f32 tiles over 3 x 5000: a 3 x 5 grid, ragged along dim 1. Along grid x, one CTA of
+  // four programs holds the three, and one program past the end.
+  check_program_ids<1, 1024>(target, "shared_cta_ids", 3, 5000);
 }
 TESSERA_TARGET_TEST_CASE("programs sharing a CTA see their own ids and tiles; those past the end store nothing",
                          "[elementwise][rows]", body_shared_ctas)

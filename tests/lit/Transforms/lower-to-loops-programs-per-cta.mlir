@@ -3,10 +3,11 @@
 
 // With block-size=0 and ctas-per-program=0, programs of T < 256 threads that
 // need no scratch (no exchange through shared memory, so no barrier) and
-// make no device call share a CTA: G = 256 / T programs, program
-// ctaid.x * G + tid.x / T on threads tid.x mod T; the number of programs
-// along x comes as a trailing i32 argument. A block size given by the caller
-// keeps one program per CTA.
+// make no device call share a CTA: up to G = 256 / T programs, program
+// ctaid.x * (ntid.x / T) + tid.x / T on threads tid.x mod T (the launcher
+// gives a grid of fewer than G programs a smaller CTA); the number of
+// programs along x comes as a trailing i32 argument. A block size given by
+// the caller keeps one program per CTA.
 // GIVEN-NOT: tile.programs_per_cta
 
 // A row sum over 1024-wide bf16 rows: 32 threads, one warp, reduced by
@@ -16,13 +17,14 @@
 // CHECK-SAME: tile.block_size = 256 : i32
 // CHECK-SAME: tile.programs_per_cta = 8 : i32
 // CHECK-DAG: %[[C5:.*]] = arith.constant 5 : i32
-// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : i32
 // CHECK-DAG: %[[C31:.*]] = arith.constant 31 : i32
 // CHECK-DAG: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x range <i32, 0, 256> : i32
 // CHECK-DAG: %[[GROUP:.*]] = arith.shrui %[[TID]], %[[C5]] : i32
+// CHECK-DAG: %[[NTID:.*]] = nvvm.read.ptx.sreg.ntid.x range <i32, 32, 257> : i32
+// CHECK-DAG: %[[PERCTA:.*]] = arith.shrui %[[NTID]], %[[C5]] : i32
 // CHECK-DAG: %[[CTA:.*]] = nvvm.read.ptx.sreg.ctaid.x : i32
-// CHECK-DAG: %[[FIRST:.*]] = arith.shli %[[CTA]], %[[C3]] : i32
-// CHECK-DAG: arith.ori %[[FIRST]], %[[GROUP]] : i32
+// CHECK-DAG: %[[FIRST:.*]] = arith.muli %[[CTA]], %[[PERCTA]] : i32
+// CHECK-DAG: arith.addi %[[FIRST]], %[[GROUP]] : i32
 // CHECK-DAG: arith.andi %{{.*}}, %[[C31]] : i32
 // CHECK-NOT: nvvm.barrier0
 // CHECK: return
@@ -81,7 +83,7 @@ func.func @reads_num_programs(%o: memref<?xi32, strided<[1], offset: ?>>) attrib
 // CHECK-SAME: tile.block_size = 256 : i32
 // CHECK-SAME: tile.programs_per_cta = 4 : i32
 // CHECK-DAG: arith.constant 6 : i32
-// CHECK-DAG: arith.constant 2 : i32
+// CHECK-DAG: nvvm.read.ptx.sreg.ntid.x range <i32, 64, 257>
 // CHECK-DAG: arith.constant 63 : i32
 // CHECK: return
 func.func @copy2048(%o: memref<?xbf16, strided<[1], offset: ?>>, %a: memref<?xbf16, strided<[1], offset: ?>>) attributes {tile.kernel} {

@@ -81,12 +81,8 @@ Value KernelLowering::getProgramId(bool count, unsigned dim) {
   auto constant = [&](int64_t v) {
     return arith::ConstantIntOp::create(entry, loc, i32, v);
   };
-  // A program split over S CTAs along x: CTA c runs program c / S. G programs
-  // sharing a CTA along x: CTA c runs programs c * G ... c * G + G - 1.
+  // A program split over S CTAs along x: CTA c runs program c / S.
   auto perProgram = [&](Value ctas) -> Value {
-    if (opts.programsPerCta > 1)
-      return arith::ShLIOp::create(entry, loc, ctas,
-                                   constant(llvm::Log2_64(opts.programsPerCta)));
     if (opts.ctasPerProgram == 1)
       return ctas;
     return arith::ShRUIOp::create(entry, loc, ctas,
@@ -95,15 +91,23 @@ Value KernelLowering::getProgramId(bool count, unsigned dim) {
   switch (dim + (count ? 3 : 0)) {
   case 0:
     if (opts.programsPerCta > 1) {
-      // Program ctaid.x * G + tid.x / T.
-      auto range = LLVM::ConstantRangeAttr::get(func.getContext(), 32, 0,
-                                                opts.blockThreads());
+      // Programs sharing CTAs: program ctaid.x * g + tid.x / T, with g =
+      // ntid.x / T programs in each CTA of this launch (at most G: the
+      // launcher gives a grid of few programs smaller CTAs).
+      auto threads = LLVM::ConstantRangeAttr::get(func.getContext(), 32, 0,
+                                                  opts.blockThreads());
+      auto blocks = LLVM::ConstantRangeAttr::get(
+          func.getContext(), 32, opts.ctaThreads(), opts.blockThreads() + 1);
+      Value shift = constant(llvm::Log2_64(opts.ctaThreads()));
       Value group = arith::ShRUIOp::create(
-          entry, loc, NVVM::ThreadIdXOp::create(entry, loc, i32, range),
-          constant(llvm::Log2_64(opts.ctaThreads())));
-      return slot = arith::OrIOp::create(
-                 entry, loc, perProgram(NVVM::BlockIdXOp::create(entry, loc, i32)),
-                 group);
+          entry, loc, NVVM::ThreadIdXOp::create(entry, loc, i32, threads),
+          shift);
+      Value perCta = arith::ShRUIOp::create(
+          entry, loc, NVVM::BlockDimXOp::create(entry, loc, i32, blocks),
+          shift);
+      Value first = arith::MulIOp::create(
+          entry, loc, NVVM::BlockIdXOp::create(entry, loc, i32), perCta);
+      return slot = arith::AddIOp::create(entry, loc, first, group);
     }
     return slot = perProgram(NVVM::BlockIdXOp::create(entry, loc, i32));
   case 1:

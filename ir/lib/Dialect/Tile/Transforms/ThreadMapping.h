@@ -211,9 +211,11 @@ void chooseCtaSplit(func::FuncOp func, LoweringOptions &opts);
 /// The programs per CTA chosen for a kernel with block-size=0 and
 /// ctas-per-program=0 whose programs have T < 256 threads, need no scratch
 /// (no exchange through shared memory, hence no barrier) and make no device
-/// call (which may read the CUDA thread id): G = 256 / T programs share one
-/// CTA, program ctaid.x * G + tid.x / T running on threads tid.x mod T;
-/// otherwise G = 1. The grid then has ceil(X / G) CTAs along x for X
+/// call (which may read the CUDA thread id): up to G = 256 / T programs
+/// share one CTA, program ctaid.x * g + tid.x / T running on threads tid.x
+/// mod T, where g = ntid.x / T is the launch's choice (G, or fewer for a grid
+/// of fewer than G programs along x: launcher.cpp, programs_per_cta_of_launch);
+/// otherwise G = 1. The grid then has ceil(X / g) CTAs along x for X
 /// programs; X comes as a trailing i32 argument (num_programs along x), and
 /// the compiler makes programs at or past X return at once (pipeline.cpp,
 /// skip_programs_past_the_end). Small programs otherwise run into the rate at

@@ -85,14 +85,16 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     of 4096-element tiles (C = 2, V = 8) runs as 2 CTAs of 128 threads per
     program.
 
-    Conversely, with `block-size=0` and `ctas-per-program=0`, G = 256 / T
-    programs of T < 256 threads share one CTA when they need no scratch (so
-    no barrier) and make no device call: program ctaid.x * G + tid.x / T runs
-    on threads tid.x mod T, the function gets `tile.programs_per_cta = G :
-    i32`, `tile.block_size = 256` and a trailing i32 argument, the number of
-    programs along x (`tile.num_programs 0`), and the launch grid's x
-    dimension is divided by G, rounded up (the code generator makes the
-    programs past the end return at once). Example: a row sum over 1024-wide
+    Conversely, with `block-size=0` and `ctas-per-program=0`, up to G =
+    256 / T programs of T < 256 threads share one CTA when they need no
+    scratch (so no barrier) and make no device call: program
+    ctaid.x * (ntid.x / T) + tid.x / T runs on threads tid.x mod T, the
+    function gets `tile.programs_per_cta = G : i32`, `tile.block_size = 256`
+    (the largest CTA) and a trailing i32 argument, the number of programs
+    along x (`tile.num_programs 0`). The launcher runs g = G programs per CTA,
+    or fewer for a grid of fewer programs along x, in CTAs of g * T threads,
+    and divides the grid's x dimension by g, rounded up (the code generator
+    makes the programs past the end return at once). Example: a row sum over 1024-wide
     bf16 rows (one warp per program, shuffles only) runs eight programs per
     CTA.
 
