@@ -324,7 +324,7 @@ void add_grid_dependency_wait(llvm::Module& m, const std::string& symbol) {
 
 // Programs sharing a CTA (GpuCode::programs_per_cta, see ThreadMapping.h): the last CTA along x
 // holds programs past the end of the grid when the programs per CTA do not divide it. After the
-// wait for the prerequisite grids (add_grid_dependency_wait's entry block), a program
+// wait for the prerequisite grids (add_grid_dependency_wait's entry block, which must run first), a program
 // ctaid.x * (ntid.x / T) + tid.x / T at or past the number of programs along x (the kernel's last
 // parameter, which the launcher appends) returns at once, instead of running the edge copy with
 // every access masked (on an H200, a chain of two-program kernels took 0.99 us per launch with six
@@ -338,13 +338,19 @@ void skip_programs_past_the_end(std::string_view kernel, llvm::Module& m, const 
   llvm::LLVMContext& c = m.getContext();
   llvm::BasicBlock* past = llvm::BasicBlock::Create(c, "program_past_the_end", f);
   llvm::ReturnInst::Create(c, past);
-  llvm::IRBuilder<> b(wait);
+  // The program id and the count are read before the wait (the inline asm, a memory clobber that
+  // the parameter load cannot cross), so that only the branch follows it on the path from the end
+  // of the prerequisite grids to this program's work.
+  llvm::Instruction* first = &*f->getEntryBlock().getFirstNonPHIOrDbgOrAlloca();
+  llvm::IRBuilder<> b(first);
   const unsigned t_log2 = llvm::Log2_32(static_cast<unsigned>(code.block_size / code.programs_per_cta));
   llvm::Value* cta = b.CreateIntrinsic(b.getInt32Ty(), llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, {});
   llvm::Value* ntid = b.CreateIntrinsic(b.getInt32Ty(), llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, {});
   llvm::Value* tid = b.CreateIntrinsic(b.getInt32Ty(), llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {});
   llvm::Value* program = b.CreateAdd(b.CreateMul(cta, b.CreateLShr(ntid, t_log2)), b.CreateLShr(tid, t_log2));
-  b.CreateCondBr(b.CreateICmpULT(program, f->getArg(f->arg_size() - 1)), wait->getSuccessor(0), past);
+  llvm::Value* inside = b.CreateICmpULT(program, f->getArg(f->arg_size() - 1));
+  b.SetInsertPoint(wait);
+  b.CreateCondBr(inside, wait->getSuccessor(0), past);
   wait->eraseFromParent();
 }
 
