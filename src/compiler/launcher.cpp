@@ -158,6 +158,11 @@ std::optional<int> programs_if_half_empty(const GpuCode& code) {
 // 2048 resident threads, lost 0.3%).
 void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionUse>& calls, GpuCode& code) {
   if (!code.versioned) return;
+  // Small elementwise programs sharing CTAs are left alone, as when each had a CTA of its own
+  // (under 128 threads): the attempt took 60-80 ms of an elementwise kernel's cold compile. Small
+  // programs that reduce are capped: softmax over 1024-wide bf16 rows, eight programs per CTA,
+  // ran 4.26-4.29 TB/s capped against 3.66 (...-experiments-session11.log, run 10).
+  if (code.programs_per_cta > 1 && code.exchange_free) return;
   const std::optional<int> blocks = programs_if_half_empty(code);
   if (!blocks) return;
   auto t0 = std::chrono::steady_clock::now();

@@ -477,6 +477,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   if (auto programs = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tessera::tile::TileDialect::getProgramsPerCtaAttrName()))
     code.programs_per_cta = static_cast<int>(programs.getInt());
   code.versioned = fn->hasAttr(mlir::tessera::tile::TileDialect::getVersionedAttrName());
+  code.exchange_free = fn->hasAttr(mlir::tessera::tile::TileDialect::getExchangeFreeAttrName());
   code.exp_range_test = exp_range_test;
   code.has_exp_range_tests = fn->hasAttr(mlir::tessera::tile::TileDialect::getExpRangeTestedAttrName());
   mlir::OpBuilder b(&ctx);

@@ -34,6 +34,7 @@ struct GpuCode {
   int ctas_per_program = 1;  // CTAs that run one program together (grid x is multiplied by it)
   int programs_per_cta = 1;  // programs that share one CTA (grid x is divided by it, rounded up)
   bool versioned = false;    // the body has a copy for programs wholly in bounds, taken first
+  bool exchange_free = false;  // its threads never exchange data (tile.exchange_free)
   bool exp_range_test = true;      // lowered with tile-lower-to-loops' exp-range-test
   bool has_exp_range_tests = false;  // and the lowering emitted such a test
   std::string symbol;        // the PTX entry name

@@ -14,7 +14,7 @@
 // is then copied in with constant indices.
 // CHECK-LABEL: func.func @add
 // CHECK-SAME: (%[[A:.*]]: memref<?xf32, strided<[?], offset: ?>>)
-// CHECK-SAME: attributes {tile.block_size = 4 : i32, tile.kernel}
+// CHECK-SAME: attributes {tile.block_size = 4 : i32, tile.exchange_free, tile.kernel}
 // CHECK-DAG: %[[PID:.*]] = nvvm.read.ptx.sreg.ctaid.x : i32
 // CHECK-DAG: %[[TID32:.*]] = nvvm.read.ptx.sreg.tid.x range <i32, 0, 4> : i32
 // CHECK-DAG: %[[TID:.*]] = arith.index_cast %[[TID32]] : i32 to index

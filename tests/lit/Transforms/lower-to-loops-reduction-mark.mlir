@@ -21,8 +21,10 @@ func.func @row_sum(%o: memref<?x?xf32, strided<[?, 1], offset: ?>>, %a: memref<?
 
 // -----
 
-// A copy stores what it loads: not marked.
+// A copy stores what it loads: not marked (its threads exchange no data:
+// tile.exchange_free).
 // CHECK-LABEL: func.func @copy
+// CHECK-SAME: tile.exchange_free
 // CHECK-NOT: tile.reduction
 // CHECK: return
 func.func @copy(%o: memref<?x?xbf16, strided<[?, 1], offset: ?>>, %a: memref<?x?xbf16, strided<[?, 1], offset: ?>>) attributes {tile.kernel} {

@@ -240,6 +240,7 @@ LogicalResult lowerKernel(func::FuncOp func, LoweringOptions opts) {
     chooseProgramsPerCta(func, opts, *scratch);
   // Counted on the tile ops, before the lowering replaces them.
   const bool reduction = opts.gpu && isReduction(func);
+  const bool exchangeFree = opts.gpu && isExchangeFree(opts, func);
   if (failed(KernelLowering(func, opts, std::move(*scratch)).run()))
     return failure();
   // Programs sharing a CTA cannot share its barrier (they may take different
@@ -251,6 +252,9 @@ LogicalResult lowerKernel(func::FuncOp func, LoweringOptions opts) {
         "internal error: a barrier in a CTA shared by several programs");
   if (reduction)
     func->setAttr(TileDialect::getReductionAttrName(),
+                  UnitAttr::get(func.getContext()));
+  if (exchangeFree)
+    func->setAttr(TileDialect::getExchangeFreeAttrName(),
                   UnitAttr::get(func.getContext()));
   return success();
 }

@@ -53,6 +53,12 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getVersionedAttrName() {
       return ::llvm::StringLiteral("tile.versioned");
     }
+    /// Name of the unit function attribute marking a gpu kernel whose threads
+    /// never exchange data (no reduce, transpose, mma, device call or
+    /// broadcast across threads; set by `tile-lower-to-loops`).
+    static constexpr ::llvm::StringLiteral getExchangeFreeAttrName() {
+      return ::llvm::StringLiteral("tile.exchange_free");
+    }
     /// Name of the unit function attribute marking a kernel whose programs
     /// store an eighth of the bytes they load or less, a tile inside a loop
     /// counted four times (a reduction; set by `tile-lower-to-loops` on gpu,

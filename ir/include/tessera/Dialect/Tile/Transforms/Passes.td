@@ -67,7 +67,8 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     threads of one CTA, and `tile.reduction` if its programs store an eighth
     of the bytes they load or less, counted over its `tile.load` and
     `tile.store` tiles, those inside a loop four times (read by
-    `tile-load-cache-hints`).
+    `tile-load-cache-hints`), and `tile.exchange_free` if its threads never
+    exchange data (read by the launcher's register cap).
 
     A program may run as S CTAs (`ctas-per-program`, a power of two) when its
     threads never exchange data (no reduce, transpose, mma or device call, no
