@@ -4,7 +4,8 @@
 // Diagnostics are collected and turned into tessera::Error; passes verify their input first, so
 // LLVM never sees IR it could abort on. The LLVM targets used are initialised once per process.
 // GPU kernels begin by waiting for the grids they depend on (griddepcontrol), so that the runtime
-// may launch them programmatically (add_grid_dependency_wait).
+// may launch them programmatically (add_grid_dependency_wait); where programs share CTAs, those
+// past the end of the grid then return (skip_programs_past_the_end).
 #include "compiler/pipeline.h"
 
 #include <fmt/format.h>
