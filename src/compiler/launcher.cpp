@@ -127,6 +127,11 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 constexpr int kHalfAnSm = 1024;  // threads
 
+// Whether the lowering chose the kernel's threads for its CTA layout (a program split over several
+// CTAs, or programs sharing CTAs: see ThreadMapping.h), so that a variant with other threads would
+// not be the same layout.
+bool layout_chose_threads(const GpuCode& code) { return code.ctas_per_program > 1 || code.programs_per_cta > 1; }
+
 // The programs per SM of a compiled kernel of 128 threads or more that leaves fewer than half of
 // an SM's threads resident (the case where try_fewer_threads and try_register_cap compile a
 // variant); nullopt otherwise. Smaller blocks meet the 32 blocks per SM first.
@@ -217,7 +222,7 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
 // Kernels with registers to spare (elementwise ones) are compiled once.
 void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
                        GpuCode& code) {
-  if (code.ctas_per_program > 1 || code.programs_per_cta > 1) return;  // split or shared: see ThreadMapping.h
+  if (layout_chose_threads(code)) return;
   const std::optional<int> blocks = programs_if_half_empty(code);
   if (!blocks) return;
   auto t0 = std::chrono::steady_clock::now();
@@ -274,9 +279,8 @@ class PlainExpVariant {
                   const GpuCode& first)
       : kernel_(kernel), ast_(ast), calls_(calls), arch_(first.arch), t0_(std::chrono::steady_clock::now()) {
     if (!first.has_exp_range_tests) return;
-    // The same threads (a kernel split over several CTAs per program, or sharing its CTAs with
-    // other programs, chose them itself).
-    threads_ = first.ctas_per_program > 1 || first.programs_per_cta > 1 ? 0 : first.block_size;
+    // The same threads, or the lowering's own choice where its CTA layout chose them.
+    threads_ = layout_chose_threads(first) ? 0 : first.block_size;
     variant_ = std::async(std::launch::async, compile_plain_exps, kernel_, std::cref(ast_), std::cref(calls_), arch_,
                           threads_);
   }

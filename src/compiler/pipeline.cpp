@@ -507,8 +507,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   widen_bf16_pairs(*m, code.symbol);
   // The split of a program over CTAs, or the programs sharing a CTA, as a PTX comment that comes
   // back with the PTX from the disk cache (see ctas_per_program_of_ptx, programs_per_cta_of_ptx).
-  if (code.ctas_per_program > 1) m->setModuleInlineAsm(fmt::format("{} {}", kCtasPerProgramComment, code.ctas_per_program));
-  if (code.programs_per_cta > 1) m->setModuleInlineAsm(fmt::format("{} {}", kProgramsPerCtaComment, code.programs_per_cta));
+  if (code.ctas_per_program > 1) m->appendModuleInlineAsm(fmt::format("{} {}", kCtasPerProgramComment, code.ctas_per_program));
+  if (code.programs_per_cta > 1) m->appendModuleInlineAsm(fmt::format("{} {}", kProgramsPerCtaComment, code.programs_per_cta));
   mark_read_only_noalias(*m, code.symbol);
   add_grid_dependency_wait(*m, code.symbol);
   skip_programs_past_the_end(kernel, *m, code);

@@ -77,6 +77,16 @@ struct Access {
   ArrayRef<int64_t> shape;
 };
 
+/// The access of a tile.load or tile.store; nullopt for other ops.
+std::optional<Access> accessOf(Operation &op) {
+  if (auto load = dyn_cast<tt::LoadOp>(op))
+    return Access{&op, load.getSource(), load.getIndices(), load.getType().getShape()};
+  if (auto store = dyn_cast<tt::StoreOp>(op))
+    return Access{&op, store.getDest(), store.getIndices(),
+                  cast<RankedTensorType>(store.getValue().getType()).getShape()};
+  return std::nullopt;
+}
+
 /// Adds to `slice` the ops of `block` that `v` is computed from; fails if one
 /// of them is not a scalar op without regions and memory effects. (They move
 /// to the top of their block, which changes when they run but not whether:
@@ -250,11 +260,8 @@ std::optional<Loop> analyzeLoop(func::FuncOp fn, scf::ForOp loop, llvm::SetVecto
   for (Operation &op : loop.getBody()->without_terminator()) {
     if (op.getNumRegions() != 0)
       return std::nullopt;
-    if (auto load = dyn_cast<tt::LoadOp>(op))
-      result.accesses.push_back({&op, load.getSource(), load.getIndices(), load.getType().getShape()});
-    else if (auto store = dyn_cast<tt::StoreOp>(op))
-      result.accesses.push_back({&op, store.getDest(), store.getIndices(),
-                                 cast<RankedTensorType>(store.getValue().getType()).getShape()});
+    if (std::optional<Access> a = accessOf(op))
+      result.accesses.push_back(*a);
   }
   for (const Access &a : result.accesses) {
     if (!tt::isKernelArgument(fn, a.memref))
@@ -277,11 +284,8 @@ void versionKernel(func::FuncOp fn) {
   SmallVector<Access> accesses;
   SmallVector<scf::ForOp> forOps;
   for (Operation &op : body.without_terminator()) {
-    if (auto load = dyn_cast<tt::LoadOp>(op))
-      accesses.push_back({&op, load.getSource(), load.getIndices(), load.getType().getShape()});
-    else if (auto store = dyn_cast<tt::StoreOp>(op))
-      accesses.push_back({&op, store.getDest(), store.getIndices(),
-                          cast<RankedTensorType>(store.getValue().getType()).getShape()});
+    if (std::optional<Access> a = accessOf(op))
+      accesses.push_back(*a);
     else if (auto forOp = dyn_cast<scf::ForOp>(op))
       forOps.push_back(forOp);
     else if (isa<LoopLikeOpInterface>(op))
