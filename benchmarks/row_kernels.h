@@ -52,13 +52,17 @@ inline auto softmax_fast() {
     return o.store(cast<DType::bf16>(fast_div(e, sum<1>(e))));
   });
 }
-inline auto rmsnorm() {
-  return kernel("rmsnorm", [](auto o, auto a, auto wt) {
+// RMSNorm over rows of W elements with a weight of W (rmsnorm_w<W>; W = 8192 is bench_rows'
+// rmsnorm).
+template <int W>
+auto rmsnorm_of() {
+  return kernel(W == 8192 ? std::string("rmsnorm") : "rmsnorm_w" + std::to_string(W), [](auto o, auto a, auto wt) {
     auto t = cast<DType::f32>(a.load_like(o));
-    auto inv = rsqrt(sum<1>(t * t) * c<1.0 / 8192> + c<1e-6>);
-    return o.store(cast<DType::bf16>(t * inv * cast<DType::f32>(load<8192>(wt, c<0>))));
+    auto inv = rsqrt(sum<1>(t * t) * c<1.0 / W> + c<1e-6>);
+    return o.store(cast<DType::bf16>(t * inv * cast<DType::f32>(load<W>(wt, c<0>))));
   });
 }
+inline auto rmsnorm() { return rmsnorm_of<8192>(); }
 inline auto layernorm() {
   return kernel("layernorm", [](auto o, auto a, auto wt, auto bs) {
     auto t = cast<DType::f32>(a.load_like(o));

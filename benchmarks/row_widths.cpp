@@ -24,14 +24,6 @@ auto softmax() {
     return o.store(cast<DType::bf16>(e / sum<1>(e)));
   });
 }
-template <int W>
-auto rmsnorm() {
-  return kernel("rmsnorm_w" + std::to_string(W), [](auto o, auto a, auto wt) {
-    auto t = cast<DType::f32>(a.load_like(o));
-    auto inv = rsqrt(sum<1>(t * t) * c<1.0 / W> + c<1e-6>);
-    return o.store(cast<DType::bf16>(t * inv * cast<DType::f32>(load<W>(wt, c<0>))));
-  });
-}
 
 // Validates on about 40 sampled rows (relative error, worst over the row), then times; prints a
 // JSON line per case.
@@ -83,7 +75,7 @@ void run_width() {
     report("softmax", 2 * mat, bench::median_ms(launch), err);
   }
   {
-    auto k = rmsnorm<W>();
+    auto k = row_kernels::rmsnorm_of<W>();
     auto launch = [&] { return bench::timed(k, y.template partition<1, W>(), x, w); };
     launch();
     const bfloat16* pw = w.data();

@@ -209,6 +209,40 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
   code.cubin = std::move(cubin);
 }
 
+// A kernel that widens a bf16 tile before a reduction and uses it again after it holds the f32
+// values in registers across the reduction. When the kernel (after try_register_cap) leaves an SM
+// half empty, it is compiled once more with tile-rewiden-after-reduce: the bf16 values, half the
+// registers, are held instead and widened again after the reduction. That variant gets its own
+// register cap and is kept if it fits more programs per SM. Measured on the H200
+// (benchmarks/results/...-experiments-session12.log, run 7): RMSNorm over 32768-wide bf16 rows at
+// 512 threads then fits two programs per SM in 64 registers, 4.25 TB/s against 3.84 with one
+// (torch.compile: 4.16). A kernel the pass leaves unchanged (no such tile) keeps its first variant.
+void try_rewidened(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
+                   GpuCode& code) {
+  if (code.rewiden || code.exchange_free) return;
+  const std::optional<int> blocks = programs_if_half_empty(code);
+  if (!blocks) return;
+  auto t0 = std::chrono::steady_clock::now();
+  GpuCode variant;
+  try {
+    variant = compile_ptx(kernel, ast, code.arch, layout_chose_threads(code) ? 0 : code.block_size,
+                          code.exp_range_test, /*rewiden=*/true);
+    if (variant.rewidened) variant.cubin = link_kernel(kernel, variant.ptx, calls, code.arch);
+  } catch (const Error&) {
+    return;  // the first variant compiled: an optimization that fails only keeps it
+  }
+  if (!variant.rewidened) {
+    code.stage_ms.emplace_back("rewiden", ms_since(t0));
+    return;
+  }
+  try_register_cap(kernel, calls, variant);
+  auto second = cubin_resources(variant.cubin);
+  code.stage_ms.emplace_back("rewiden", ms_since(t0));
+  if (!second || resident_blocks(*second, variant.block_size) <= *blocks) return;
+  variant.stage_ms = std::move(code.stage_ms);
+  code = std::move(variant);
+}
+
 // The lowering gives each thread about 32 elements of the largest tile. When the registers (or the
 // shared memory) that takes leave fewer than half of an SM's threads resident, as for a row kernel
 // that keeps a long row in registers, a kernel of 128 threads or more is compiled once more with
@@ -228,7 +262,7 @@ void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std:
   auto t0 = std::chrono::steady_clock::now();
   GpuCode half;
   try {
-    half = compile_ptx(kernel, ast, code.arch, code.block_size / 2, code.exp_range_test);
+    half = compile_ptx(kernel, ast, code.arch, code.block_size / 2, code.exp_range_test, code.rewiden);
     half.cubin = link_kernel(kernel, half.ptx, calls, code.arch);
   } catch (const Error&) {
     return;  // the first variant compiled: an optimization that fails only keeps it
@@ -470,6 +504,7 @@ class KernelCache {
     c->gpu.cubin = link_kernel(kernel, c->gpu.ptx, calls, arch);
     c->gpu.stage_ms.emplace_back("cubin", ms_since(t0));
     try_register_cap(kernel, calls, c->gpu);
+    try_rewidened(kernel, c->ast, calls, c->gpu);
     try_fewer_threads(kernel, c->ast, calls, c->gpu);
     plain.keep_if_faster(c->gpu);
     dump_cubin(c->gpu);

@@ -19,6 +19,7 @@
 
 #include "codegen/mlir_gen.h"
 #include "compiler/bf16_widening.h"
+#include "compiler/sink_pure_ops.h"
 #include "compiler/shared_divisors.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -214,19 +215,22 @@ void expand_bf16_conversions(std::string_view kernel, mlir::ModuleOp module) {
 // (tile-load-cache-hints: the written lines are evicted first).
 void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target,
                            const Dumper& dump, DiagnosticCollector& diags, StageClock& clock, int block_size = 0,
-                           bool exp_range_test = true) {
+                           bool exp_range_test = true, bool rewiden = false) {
   bool cpu = target == "cpu";
   // tile-hoist-loads issues loads from read-only arguments before the reductions (and barriers) that
   // precede their first use; tile-version-interior tests once per program whether all its tiles are
   // in bounds, so that the common case has no ragged paths (and no waits for loads at their joins).
+  // With `rewiden` (a launcher variant), tile-rewiden-after-reduce first keeps bf16 tiles across
+  // the reductions that they feed and widens them again after (fewer registers across them).
   std::string to_loops =
       cpu ? std::string("tile-hoist-loads,tile-version-interior,tile-lower-to-loops{target=cpu},canonicalize,cse,"
                         "tile-promote-private-arrays")
-          : fmt::format("tile-hoist-loads,tile-version-interior,"
+          : fmt::format("tile-hoist-loads,{}tile-version-interior,"
                         "tile-lower-to-loops{{target=gpu block-size={} ctas-per-program={} exp-range-test={}}},"
                         "canonicalize,cse,tile-promote-private-arrays,"
                         "tile-math-to-nvvm",
-                        block_size, block_size == 0 ? 0 : 1, exp_range_test);
+                        rewiden ? "tile-rewiden-after-reduce," : "", block_size, block_size == 0 ? 0 : 1,
+                        exp_range_test);
   run_passes(kernel, module, to_loops, target, diags);
   if (cpu) expand_bf16_conversions(kernel, module);
   clock.mark("loops");
@@ -445,7 +449,7 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
 }
 
 GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch, int block_size,
-                    bool exp_range_test) {
+                    bool exp_range_test, bool rewiden) {
   if (arch != "sm_90" && arch != "sm_100a")
     throw Error(fmt::format("tessera: kernel '{}': unsupported GPU target '{}' (expected sm_90 or sm_100a)", kernel, arch));
   initialize_llvm_once();
@@ -454,9 +458,10 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   code.symbol = kernel_symbol(kernel);
   // A compile with a block size given by the caller (a second try, see launcher.cpp) dumps its
   // stages as <symbol>.<arch>.t<threads>.<stage>.
-  // Without exp range tests (the launcher's other variant) they are <symbol>.<arch>.plain-exp.<stage>.
-  Dumper dump(code.symbol, fmt::format("{}{}{}", code.arch, block_size ? fmt::format(".t{}", block_size) : "",
-                                       exp_range_test ? "" : ".plain-exp"));
+  // Without exp range tests (the launcher's other variant) they are <symbol>.<arch>.plain-exp.<stage>,
+  // widened again after reductions <symbol>.<arch>.rewiden.<stage>.
+  Dumper dump(code.symbol, fmt::format("{}{}{}{}", code.arch, block_size ? fmt::format(".t{}", block_size) : "",
+                                       exp_range_test ? "" : ".plain-exp", rewiden ? ".rewiden" : ""));
   StageClock clock(&code.stage_ms);
   dump.write("ast.txt", ast.text);
   mlir::MLIRContext ctx(make_registry(), mlir::MLIRContext::Threading::DISABLED);
@@ -466,7 +471,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   auto module = generate_tile_ir(ctx, kernel, ast);
   clock.mark("tile-ir");
   dump.write_ir("tile.mlir", *module);
-  lower_to_llvm_dialect(kernel, *module, "gpu", dump, diags, clock, block_size, exp_range_test);
+  lower_to_llvm_dialect(kernel, *module, "gpu", dump, diags, clock, block_size, exp_range_test, rewiden);
   // Mark the entry point: a PTX .entry with the block size the lowering chose as .maxntid.
   auto fn = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(code.symbol);
   if (!fn) throw Error(fmt::format("tessera: kernel '{}': internal error: lowered kernel not found", kernel));
@@ -480,6 +485,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   code.versioned = fn->hasAttr(mlir::tessera::tile::TileDialect::getVersionedAttrName());
   code.exchange_free = fn->hasAttr(mlir::tessera::tile::TileDialect::getExchangeFreeAttrName());
   code.exp_range_test = exp_range_test;
+  code.rewiden = rewiden;
+  code.rewidened = fn->hasAttr(mlir::tessera::tile::TileDialect::getRewidenedAttrName());
   code.has_exp_range_tests = fn->hasAttr(mlir::tessera::tile::TileDialect::getExpRangeTestedAttrName());
   mlir::OpBuilder b(&ctx);
   fn->setAttr(mlir::NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
@@ -505,6 +512,9 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   optimize(*m, tm.get(), llvm::OptimizationLevel::O3);
   share_divisors(*m, code.symbol);  // after the optimizer, which would merge the divisions back
   widen_bf16_pairs(*m, code.symbol);
+  // A kernel that keeps bf16 values across its reductions widens them again after each: each chunk's
+  // work then moves next to its store, so that one chunk is live at a time (see sink_pure_ops.cpp).
+  if (rewiden) sink_pure_ops(*m, code.symbol);
   // The split of a program over CTAs, or the programs sharing a CTA, as a PTX comment that comes
   // back with the PTX from the disk cache (see ctas_per_program_of_ptx, programs_per_cta_of_ptx).
   if (code.ctas_per_program > 1) m->appendModuleInlineAsm(fmt::format("{} {}", kCtasPerProgramComment, code.ctas_per_program));

@@ -37,10 +37,12 @@ struct GpuCode {
   bool exchange_free = false;  // its threads never exchange data (tile.exchange_free)
   bool exp_range_test = true;      // lowered with tile-lower-to-loops' exp-range-test
   bool has_exp_range_tests = false;  // and the lowering emitted such a test
+  bool rewiden = false;     // lowered after tile-rewiden-after-reduce
+  bool rewidened = false;   // and that pass changed the kernel (tile.rewidened)
   std::string symbol;        // the PTX entry name
   // Wall time of each stage in milliseconds, in order ("context", "tile-ir", "loops", "llvm-dialect",
-  // "llvm-ir", "llvm-opt", "ptx"; the launcher adds "cubin", and "plain-exp", "fewer-threads" and
-  // "register-cap" when it compiles variants; "plain-exp" runs beside the others, from the first
+  // "llvm-ir", "llvm-opt", "ptx"; the launcher adds "cubin", and "plain-exp", "fewer-threads",
+  // "register-cap" and "rewiden" when it compiles variants; "plain-exp" runs beside the others, from the first
   // variant's PTX to the comparison).
   std::vector<std::pair<std::string, double>> stage_ms;
 };
@@ -69,9 +71,10 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
 // Lowers to PTX for `arch`; the caller turns it into a cubin (nvJitLink) so that the cache sits
 // between the two. `block_size` 0 lets the lowering choose (about 32 elements of the largest tile
 // per thread); else a power of two up to 1024.
-// `exp_range_test` is tile-lower-to-loops' option of that name (see Passes.td).
+// `exp_range_test` is tile-lower-to-loops' option of that name (see Passes.td); `rewiden` runs
+// tile-rewiden-after-reduce before the lowering.
 GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch, int block_size = 0,
-                    bool exp_range_test = true);
+                    bool exp_range_test = true, bool rewiden = false);
 // The LLVM version string, for cache keys.
 std::string llvm_version();
 

@@ -173,6 +173,33 @@ TEST_CASE("gpu code: a weight load shared by all programs is issued after the ro
   CHECK(count(ptx.substr(barrier, interior_end - barrier), kHintedVectorLoad) == static_cast<size_t>(1024 / threads));
 }
 
+TEST_CASE("gpu code: RMSNorm over 32768-wide bf16 rows keeps its row in bf16 across the reduction", "[compile][ptx]") {
+  // 512 threads of 64 elements each: widened once and held as f32 across the reduction, the row
+  // takes 128 registers, one program per SM. The launcher keeps the variant made with
+  // tile-rewiden-after-reduce (launcher.cpp, try_rewidened): the bf16 row lives across the
+  // reduction, each chunk is widened again next to its store (compiler/sink_pure_ops.cpp), and the
+  // kernel fits two programs per SM in 64 registers. The 8192-wide RMSNorm, four programs of 256
+  // threads per SM under its register cap (half an SM), keeps its first variant.
+  Tensor<bfloat16, 2> xs({4, 32768}), ys({4, 32768});
+  Tensor<bfloat16, 1> w({32768});
+  std::string ptx = row_kernels::rmsnorm_of<32768>().compile(Target::sm_90, ys.partition<1, 32768>(), xs, w).ptx;
+  CHECK(ptx.find(".maxntid 512, 1, 1") != std::string::npos);
+  CHECK(ptx.find(".maxnreg 64") != std::string::npos);
+  Tensor<bfloat16, 2> xn({4, 8192}), yn({4, 8192});
+  Tensor<bfloat16, 1> wn({8192});
+  std::string narrow = row_kernels::rmsnorm().compile(Target::sm_90, yn.partition<1, 8192>(), xn, wn).ptx;
+  // In the interior copy (first in the PTX, up to its branch past the edge copy), the widening after
+  // the barrier: the row's elements by cvt.f32.bf16 (64 per thread), the weight's from its words.
+  auto widened_after_barrier = [](const std::string& p) {
+    size_t barrier = p.find("bar.sync");
+    size_t end = p.find("bra.uni", barrier);
+    return barrier == std::string::npos || end == std::string::npos ? size_t{0}
+                                                                     : count(p.substr(barrier, end - barrier), "cvt.f32.bf16");
+  };
+  CHECK(widened_after_barrier(ptx) == 64);
+  CHECK(widened_after_barrier(narrow) == 0);
+}
+
 TEST_CASE("gpu code: fast_ functions use the hardware approximations", "[compile][ptx]") {
   Tensor<float, 1> x({4096}), y({4096}), z({4096});
   auto k = kernel("gpu_fast_shape", [](auto o, auto a, auto b) {

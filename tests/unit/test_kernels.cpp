@@ -839,6 +839,31 @@ static void body_norm_rows(Target target) {
   }
 }
 TESSERA_TARGET_TEST_CASE("RMSNorm and LayerNorm over whole and ragged 8192-wide rows", "[reduce][rows]", body_norm_rows)
+
+// RMSNorm over rows of 32768 bf16 (row_kernels::rmsnorm_of<32768>, one row per program). On the
+// GPU the launcher keeps the variant that holds the row in bf16 across the reduction and widens it
+// again after it (tile-rewiden-after-reduce; two programs of 512 threads per SM): rows of 32768
+// run its interior copy, rows of 32000 its edge copy.
+static void body_norm_wide_rows(Target target) {
+  for (int64_t cols : {int64_t{32768}, int64_t{32000}}) {
+    const int64_t rows = 3;
+    auto x = random_tensor<bfloat16, 2>({rows, cols}, -2, 2, 43);
+    auto w = random_tensor<bfloat16, 1>({32768}, -1, 1, 44);
+    Tensor<bfloat16, 2> y({rows, cols});
+    row_kernels::rmsnorm_of<32768>().launch_on(target, y.partition<1, 32768>(), x, w);
+    int64_t bad = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      double sq = 0;
+      for (int64_t c = 0; c < cols; ++c) sq += double(f(x(r, c))) * f(x(r, c));
+      const double inv = 1 / std::sqrt(sq / 32768 + 1e-6);
+      for (int64_t c = 0; c < cols; ++c)
+        bad += !close(f(y(r, c)), static_cast<float>(f(x(r, c)) * inv * f(w(c))), 8e-3f, 1e-3f);
+    }
+    INFO("columns " << cols);
+    CHECK(bad == 0);
+  }
+}
+TESSERA_TARGET_TEST_CASE("RMSNorm over whole and ragged 32768-wide rows", "[reduce][rows]", body_norm_wide_rows)
 TESSERA_TARGET_TEST_CASE("iota, program ids, reshape and transpose", "[shape]", body_9)
 TESSERA_TARGET_TEST_CASE("matrix multiply with a K loop and mma", "[mma][loop]", body_10)
 TESSERA_TARGET_TEST_CASE("a loop carrying two tiles: online max and sum of exponentials", "[loop]", body_11)

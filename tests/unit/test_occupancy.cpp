@@ -97,20 +97,33 @@ TEST_CASE("a row kernel that leaves an SM half empty gets more programs per SM",
   REQUIRE(r);
   CHECK(resident_blocks(*r, 256) == 4);
   check_stage_ran(art, "register-cap");
-  // Two rows live across two reductions: capped at 80 registers (3 programs per SM) the interior
-  // does not spill, at 64 it would. The kernel is compiled once more with 128 threads, which fit
-  // no more programs, so the 256 threads stay.
-  auto two = kernel("occupancy_two_rows", [](auto o, auto p_in, auto q_in) {
-    auto p = cast<DType::f32>(p_in.load_like(o));
-    auto q = cast<DType::f32>(q_in.load_like(o));
-    return o.store(cast<DType::bf16>(p * sum<1>(p * q) + q * max<1>(q)));
-  });
-  CompiledArtifact art2 = two.compile(Target::sm_90, y.partition<1, 8192>(), x, x);
+  // Two f16 rows live across two reductions: capped at 80 registers (3 programs per SM) the
+  // interior does not spill, at 64 it would. The kernel is compiled once more with 128 threads,
+  // which fit no more programs, so the 256 threads stay.
+  auto two_of = [](auto dtype, std::string name) {
+    return kernel(name, [](auto o, auto p_in, auto q_in) {
+      auto p = cast<DType::f32>(p_in.load_like(o));
+      auto q = cast<DType::f32>(q_in.load_like(o));
+      return o.store(cast<decltype(dtype)::value>(p * sum<1>(p * q) + q * max<1>(q)));
+    });
+  };
+  Tensor<half, 2> xh({64, 8192}), yh({64, 8192});
+  CompiledArtifact art2 = two_of(std::integral_constant<DType, DType::f16>{}, "occupancy_two_rows")
+                              .compile(Target::sm_90, yh.partition<1, 8192>(), xh, xh);
   CHECK(threads_of(art2) == 256);
   auto r2 = detail::cubin_resources(art2.cubin);
   REQUIRE(r2);
   CHECK(resident_blocks(*r2, 256) == 3);
   check_stage_ran(art2, "fewer-threads");
+  // The same with bf16 rows: the launcher's variant that keeps the bf16 rows across the reductions
+  // and widens them again after each (tile-rewiden-after-reduce) fits 4 programs per SM.
+  CompiledArtifact art3 = two_of(std::integral_constant<DType, DType::bf16>{}, "occupancy_two_bf16_rows")
+                              .compile(Target::sm_90, y.partition<1, 8192>(), x, x);
+  CHECK(threads_of(art3) == 256);
+  auto r3 = detail::cubin_resources(art3.cubin);
+  REQUIRE(r3);
+  CHECK(resident_blocks(*r3, 256) == 4);
+  check_stage_ran(art3, "rewiden");
   // An elementwise kernel has registers to spare: compiled once, at the lowering's block size (its
   // programs split into CTAs of 128 threads).
   Tensor<float, 1> p({1 << 20}), q({1 << 20});

@@ -33,6 +33,11 @@ constexpr StringLiteral kInteriorAttrName = "tile.interior";
 /// Unit attribute of the scf.if made by tile-version-interior: its then
 /// branch is the interior copy, its else branch the edge copy.
 constexpr StringLiteral kVersionsAttrName = "tile.versions";
+/// Unit attribute of an arith.extf of a bf16 tile that widens it again after
+/// a reduction (set by tile-rewiden-after-reduce); on gpu each element is
+/// widened from the bf16 value passed through `llvm.arithmetic.fence`, so that
+/// CSE cannot merge it with the first widening.
+constexpr StringLiteral kRewidenAttrName = "tile.rewiden";
 
 /// True when `v` is an argument of `fn`'s entry block (a kernel parameter).
 inline bool isKernelArgument(func::FuncOp fn, Value v) {
@@ -48,6 +53,18 @@ constexpr int64_t kMaxCpuStackBufferBytes = 16 * 1024;
 //===----------------------------------------------------------------------===//
 
 inline bool isFloat16Or(Type t) { return isa<Float16Type, BFloat16Type>(t); }
+
+/// An arith.extf from a bf16 tile to an f32 tile: what `tile.rewiden` may
+/// mark.
+inline bool isRewidenable(Operation *op) {
+  auto ext = dyn_cast<arith::ExtFOp>(op);
+  if (!ext)
+    return false;
+  auto in = dyn_cast<RankedTensorType>(ext.getIn().getType());
+  auto out = dyn_cast<RankedTensorType>(ext.getType());
+  return in && out && isa<BFloat16Type>(in.getElementType()) &&
+         out.getElementType().isF32();
+}
 
 /// True for an op marked `afn` (approximate functions allowed).
 inline bool isApproximate(Operation *op) {
@@ -205,6 +222,10 @@ private:
                      Value start, int64_t count, Type accType);
   // LowerElementwise.cpp.
   void lowerElementwise(Operation *op);
+  /// A `tile.rewiden` extf on gpu: per element an extf of the bf16 value
+  /// passed through `llvm.arithmetic.fence`, which CSE cannot merge with the
+  /// first widening and which emits no instruction.
+  void lowerRewiden(arith::ExtFOp op);
   /// On gpu, an accurate f32 (or 16-bit) math.exp over >= 4 unrolled
   /// elements per thread: one test that all lie within +-69, then the exps
   /// marked `tile.exp_in_range` (see tile-math-to-nvvm) or, if not, the plain

@@ -262,6 +262,9 @@ bool KernelLowering::lowerDivisionOfTestedExps(arith::DivFOp op) {
 }
 
 void KernelLowering::lowerElementwise(Operation *op) {
+  if (auto ext = dyn_cast<arith::ExtFOp>(op);
+      ext && opts.gpu && ext->hasAttr(kRewidenAttrName))
+    return lowerRewiden(ext);
   if (auto exp = dyn_cast<math::ExpOp>(op); exp && lowerExpWithRangeTest(exp))
     return;
   if (auto div = dyn_cast<arith::DivFOp>(op);
@@ -285,6 +288,27 @@ void KernelLowering::lowerElementwise(Operation *op) {
                });
   for (auto [r, buf] : llvm::zip(op->getResults(), results))
     buffers[r] = buf;
+}
+
+void KernelLowering::lowerRewiden(arith::ExtFOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto type = cast<RankedTensorType>(op.getType());
+  Value src = bufferOf(op.getIn());
+  Value dst = newBuffer(type);
+  forEachOwned(b, loc, getLayout(type), /*needLinear=*/false,
+               [&](OpBuilder &b, Value k, Value) {
+                 Value x = memref::LoadOp::create(b, loc, src, k);
+                 Value fenced = LLVM::CallIntrinsicOp::create(
+                                    b, loc, x.getType(),
+                                    b.getStringAttr("llvm.arithmetic.fence"),
+                                    ValueRange{x})
+                                    .getResult(0);
+                 memref::StoreOp::create(
+                     b, loc, arith::ExtFOp::create(b, loc, b.getF32Type(), fenced),
+                     dst, k);
+               });
+  buffers[op.getResult()] = dst;
 }
 
 void KernelLowering::lowerDeviceCall(DeviceCallOp op) {

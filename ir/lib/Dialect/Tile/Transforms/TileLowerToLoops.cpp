@@ -128,6 +128,13 @@ LogicalResult verifyTileKernel(func::FuncOp func) {
               << "', a unit attribute of tile.load and tile.store only";
           return WalkResult::interrupt();
         }
+        if (op->hasAttr(kRewidenAttrName) && !isRewidenable(op)) {
+          op->emitOpError("carries '")
+              << kRewidenAttrName
+              << "', an attribute of arith.extf from a bf16 to an f32 tile "
+                 "only";
+          return WalkResult::interrupt();
+        }
         for (Type t : op->getOperandTypes())
           if (failed(verifyTileType(op, t)))
             return WalkResult::interrupt();

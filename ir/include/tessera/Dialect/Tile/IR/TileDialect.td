@@ -90,6 +90,13 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getExpRangeTestedAttrName() {
       return ::llvm::StringLiteral("tile.exp_range_tested");
     }
+    /// Name of the unit function attribute set by `tile-rewiden-after-reduce`
+    /// on a kernel where it widened a bf16 tile again after a reduction (or
+    /// moved its widening after it); the launcher keeps such a variant if it
+    /// fits more programs per SM.
+    static constexpr ::llvm::StringLiteral getRewidenedAttrName() {
+      return ::llvm::StringLiteral("tile.rewidened");
+    }
   }];
 }
 
