@@ -63,15 +63,20 @@ auto rmsnorm_of() {
   });
 }
 inline auto rmsnorm() { return rmsnorm_of<8192>(); }
-inline auto layernorm() {
-  return kernel("layernorm", [](auto o, auto a, auto wt, auto bs) {
-    auto t = cast<DType::f32>(a.load_like(o));
-    auto mean = sum<1>(t) * c<1.0 / 8192>;
-    auto d = t - mean;
-    auto inv = rsqrt(sum<1>(d * d) * c<1.0 / 8192> + c<1e-5>);
-    return o.store(cast<DType::bf16>(d * inv * cast<DType::f32>(load<8192>(wt, c<0>)) +
-                                     cast<DType::f32>(load<8192>(bs, c<0>))));
-  });
+// LayerNorm over rows of W elements with a weight and a bias of W (layernorm_w<W>; W = 8192 is
+// bench_rows' layernorm).
+template <int W>
+auto layernorm_of() {
+  return kernel(W == 8192 ? std::string("layernorm") : "layernorm_w" + std::to_string(W),
+                [](auto o, auto a, auto wt, auto bs) {
+                  auto t = cast<DType::f32>(a.load_like(o));
+                  auto mean = sum<1>(t) * c<1.0 / W>;
+                  auto d = t - mean;
+                  auto inv = rsqrt(sum<1>(d * d) * c<1.0 / W> + c<1e-5>);
+                  return o.store(cast<DType::bf16>(d * inv * cast<DType::f32>(load<W>(wt, c<0>)) +
+                                                   cast<DType::f32>(load<W>(bs, c<0>))));
+                });
 }
+inline auto layernorm() { return layernorm_of<8192>(); }
 
 }  // namespace row_kernels

@@ -1,5 +1,5 @@
-// row_widths.cpp: the row sum, softmax and RMSNorm of bench_rows at other row widths (1024, 4096,
-// 16384 and 32768 bf16 elements), one row per program, each over a 512 MiB matrix (2^28 elements:
+// row_widths.cpp: the row sum, softmax, RMSNorm and LayerNorm of bench_rows at other row widths
+// (1024, 4096, 16384 and 32768 bf16 elements), one row per program, each over a 512 MiB matrix (2^28 elements:
 // 262144 x 1024 ... 8192 x 32768), as a user writes them for that width. Cases are named
 // "<kernel>_w<width>"; bytes count each byte read and written once. Shows where the automatic
 // block size and the register budget hold up beyond the 8192-wide rows of the targets.
@@ -31,10 +31,11 @@ template <int W>
 void run_width() {
   constexpr int64_t R = kElements / W;
   Tensor<bfloat16, 2> x({R, W}), y({R, W});
-  Tensor<bfloat16, 1> w({W});
+  Tensor<bfloat16, 1> w({W}), b({W});
   Tensor<float, 2> s({R, 1});
   bench::fill_device(x, 3);
   bench::fill_device(w, 4);
+  bench::fill_device(b, 5);
   const double mat = double(R) * W * 2;
   const std::string suffix = "_w" + std::to_string(W);
   auto worst_over_rows = [&](auto&& err_of_row) {
@@ -83,6 +84,17 @@ void run_width() {
       return f(row[c]) / std::sqrt(st.sumsq / W + 1e-6) * f(pw[c]);
     });
     report("rmsnorm", 2 * mat + W * 2, bench::median_ms(launch), err);
+  }
+  {
+    auto k = row_kernels::layernorm_of<W>();
+    auto launch = [&] { return bench::timed(k, y.template partition<1, W>(), x, w, b); };
+    launch();
+    const bfloat16* pw = w.data();
+    const bfloat16* pb = b.data();
+    double err = matrix_error([&](const bfloat16* row, int64_t c, bench::RowRef st) {
+      return (f(row[c]) - st.mean) / std::sqrt(st.var + 1e-5) * f(pw[c]) + f(pb[c]);
+    });
+    report("layernorm", 2 * mat + 2 * W * 2, bench::median_ms(launch), err);
   }
 }
 

@@ -88,6 +88,9 @@ def main(which):
             both("row_widths", f"softmax_w{W}", "bf16", 2 * mat, lambda t: torch.softmax(t.float(), -1).bfloat16(), x)
             both("row_widths", f"rmsnorm_w{W}", "bf16", 2 * mat + W * 2,
                  lambda t, W=W, w=w: torch.nn.functional.rms_norm(t, (W,), w, 1e-6), x)
+            b = torch.rand(W, dtype=torch.bfloat16, device=dev)
+            both("row_widths", f"layernorm_w{W}", "bf16", 2 * mat + 2 * W * 2,
+                 lambda t, W=W, w=w, b=b: torch.nn.functional.layer_norm(t, (W,), w, b, 1e-5), x)
             del x
     if "transpose" in which:
         n = 16384
