@@ -34,6 +34,16 @@ void check_stage_ran(const CompiledArtifact& a, std::string_view stage) {
   for (const auto& [name, ms] : a.stage_ms) ran = ran || name == stage;
   CHECK(ran);
 }
+
+// Checks that `a` runs `threads` threads per program and fits `programs` per SM, and that its
+// compile ran the launcher step `stage`.
+void check_programs_per_sm(const CompiledArtifact& a, int threads, int programs, std::string_view stage) {
+  CHECK(threads_of(a) == threads);
+  auto r = detail::cubin_resources(a.cubin);
+  REQUIRE(r);
+  CHECK(resident_blocks(*r, threads) == programs);
+  check_stage_ran(a, stage);
+}
 }  // namespace
 
 TEST_CASE("resident blocks per SM: registers, threads and shared memory", "[compile][occupancy]") {
@@ -92,11 +102,7 @@ TEST_CASE("a row kernel that leaves an SM half empty gets more programs per SM",
   // programs per SM at 256 threads (at 128 threads it would need about 150 registers, 3).
   auto ln = row_kernels::layernorm();
   CompiledArtifact art = ln.compile(Target::sm_90, y.partition<1, 8192>(), x, w, b);
-  CHECK(threads_of(art) == 256);
-  auto r = detail::cubin_resources(art.cubin);
-  REQUIRE(r);
-  CHECK(resident_blocks(*r, 256) == 4);
-  check_stage_ran(art, "register-cap");
+  check_programs_per_sm(art, 256, 4, "register-cap");
   // Two f16 rows live across two reductions: capped at 80 registers (3 programs per SM) the
   // interior does not spill, at 64 it would. The kernel is compiled once more with 128 threads,
   // which fit no more programs, so the 256 threads stay.
@@ -110,20 +116,12 @@ TEST_CASE("a row kernel that leaves an SM half empty gets more programs per SM",
   Tensor<half, 2> xh({64, 8192}), yh({64, 8192});
   CompiledArtifact art2 = two_of(std::integral_constant<DType, DType::f16>{}, "occupancy_two_rows")
                               .compile(Target::sm_90, yh.partition<1, 8192>(), xh, xh);
-  CHECK(threads_of(art2) == 256);
-  auto r2 = detail::cubin_resources(art2.cubin);
-  REQUIRE(r2);
-  CHECK(resident_blocks(*r2, 256) == 3);
-  check_stage_ran(art2, "fewer-threads");
-  // The same with bf16 rows: the launcher's variant that keeps the bf16 rows across the reductions
-  // and widens them again after each (tile-rewiden-after-reduce) fits 4 programs per SM.
+  check_programs_per_sm(art2, 256, 3, "fewer-threads");
+  // The same with bf16 rows: the launcher's variant that keeps the bf16 rows across the first
+  // reduction each feeds and widens them again after it (tile-rewiden-after-reduce) fits 4.
   CompiledArtifact art3 = two_of(std::integral_constant<DType, DType::bf16>{}, "occupancy_two_bf16_rows")
                               .compile(Target::sm_90, y.partition<1, 8192>(), x, x);
-  CHECK(threads_of(art3) == 256);
-  auto r3 = detail::cubin_resources(art3.cubin);
-  REQUIRE(r3);
-  CHECK(resident_blocks(*r3, 256) == 4);
-  check_stage_ran(art3, "rewiden");
+  check_programs_per_sm(art3, 256, 4, "rewiden");
   // An elementwise kernel has registers to spare: compiled once, at the lowering's block size (its
   // programs split into CTAs of 128 threads).
   Tensor<float, 1> p({1 << 20}), q({1 << 20});

@@ -16,10 +16,13 @@
 //
 // Only the form of the copy keeps the two apart: CSE would merge two plain
 // extf ops, and ptxas two identical conversions. On gpu, tile-lower-to-loops
-// emits a `tile.rewiden` extf as `cvt.f32.bf16` in inline asm, while the
-// compiler's own widening of loaded bf16 pairs is a shift or a mask (see
-// compiler/bf16_widening.cpp). f16 tiles are left alone: both widenings would
-// be the same `cvt.f32.f16`. A copy is not copied again at a later reduce.
+// widens each element of a `tile.rewiden` extf from its bf16 value passed
+// through `llvm.arithmetic.fence` (no instruction, but not the same value for
+// CSE): `cvt.f32.bf16` in the PTX, while the first widening of loaded bf16
+// pairs is a shift or a mask of their word (see compiler/bf16_widening.cpp).
+// f16 tiles are left alone: both widenings would be the same `cvt.f32.f16`.
+// A copy is not copied again at a later reduce (a second fenced copy would be
+// merged with the first).
 //
 // Only the extf's block is considered (ops nested in a later op of the block
 // count as users after the reduce); reduces inside nested regions are not.

@@ -243,12 +243,13 @@ def TileRewidenAfterReduce : Pass<"tile-rewiden-after-reduce", "::mlir::ModuleOp
     the extf is moved down to its first user instead. Each thread then keeps
     the bf16 values across the reduction, half the registers of the f32 ones.
 
-    On gpu, `tile-lower-to-loops` emits a `tile.rewiden` extf element by
-    element as `cvt.f32.bf16` in inline asm, which neither CSE nor ptxas merges
-    with the first widening (a shift or mask of the loaded bf16 pairs). f16
-    tiles, copies, and reduces in nested regions are left alone. The kernel
-    is marked `tile.rewidened` when the pass changed it. The launcher
-    compiles this variant for kernels that leave an SM half empty (see
+    On gpu, `tile-lower-to-loops` widens each element of a `tile.rewiden`
+    extf from its bf16 value passed through `llvm.arithmetic.fence`, which CSE
+    does not merge with the first widening (in the PTX a `cvt.f32.bf16`, the
+    first a shift or mask of the loaded bf16 pairs). f16 tiles, copies, and
+    reduces in nested regions are left alone. The kernel is marked
+    `tile.rewidened` when the pass changed it. The launcher compiles this
+    variant for kernels that leave an SM half empty (see
     src/compiler/launcher.cpp). Measured on the H200
     (benchmarks/results/...-experiments-session12.log, run 7): RMSNorm over
     32768-wide bf16 rows at 512 threads then fits two programs per SM in 64
