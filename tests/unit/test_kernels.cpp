@@ -7,6 +7,7 @@
 // same type (1 ulp).
 #include "execution_helpers.h"
 #include "row_kernels.h"
+#include "two_rows_kernel.h"
 
 #include <cmath>
 #include <cstring>
@@ -864,6 +865,33 @@ static void body_norm_wide_rows(Target target) {
   }
 }
 TESSERA_TARGET_TEST_CASE("RMSNorm over whole and ragged 32768-wide rows", "[reduce][rows]", body_norm_wide_rows)
+
+// Two bf16 rows through two reductions, both used again after them (two_rows_kernel.h): on the
+// GPU the launcher keeps the variant that widens them again after the first reduction each feeds
+// (tile-rewiden-after-reduce, 4 programs per SM instead of 3, see test_occupancy.cpp). Rows of
+// 8192 (interior copy) and 8000 (edge copy, padded with zeros).
+static void body_two_rows(Target target) {
+  for (int64_t cols : {int64_t{8192}, int64_t{8000}}) {
+    const int64_t rows = 5;
+    auto p = random_tensor<bfloat16, 2>({rows, cols}, -1, 1, 45);
+    auto q = random_tensor<bfloat16, 2>({rows, cols}, -1, 1, 46);
+    Tensor<bfloat16, 2> y({rows, cols});
+    test_kernels::two_rows<DType::bf16>("occupancy_two_bf16_rows").launch_on(target, y.partition<1, 8192>(), p, q);
+    int64_t bad = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      double dot = 0, mx = cols < 8192 ? 0 : -1e30;  // the padding's zeros take part in the max
+      for (int64_t c = 0; c < cols; ++c) {
+        dot += double(f(p(r, c))) * f(q(r, c));
+        mx = std::max(mx, double(f(q(r, c))));
+      }
+      for (int64_t c = 0; c < cols; ++c)
+        bad += !close(f(y(r, c)), static_cast<float>(f(p(r, c)) * dot + f(q(r, c)) * mx), 8e-3f, 1e-2f);
+    }
+    INFO("columns " << cols);
+    CHECK(bad == 0);
+  }
+}
+TESSERA_TARGET_TEST_CASE("two bf16 rows through two reductions, used again after both", "[reduce][rows]", body_two_rows)
 TESSERA_TARGET_TEST_CASE("iota, program ids, reshape and transpose", "[shape]", body_9)
 TESSERA_TARGET_TEST_CASE("matrix multiply with a K loop and mma", "[mma][loop]", body_10)
 TESSERA_TARGET_TEST_CASE("a loop carrying two tiles: online max and sum of exponentials", "[loop]", body_11)

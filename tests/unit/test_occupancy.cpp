@@ -12,6 +12,7 @@
 #include "compiler/register_cap.h"
 #include "nvjitlink.h"
 #include "row_kernels.h"
+#include "two_rows_kernel.h"
 
 using namespace tessera;
 using tessera::detail::KernelResources;
@@ -106,21 +107,14 @@ TEST_CASE("a row kernel that leaves an SM half empty gets more programs per SM",
   // Two f16 rows live across two reductions: capped at 80 registers (3 programs per SM) the
   // interior does not spill, at 64 it would. The kernel is compiled once more with 128 threads,
   // which fit no more programs, so the 256 threads stay.
-  auto two_of = [](auto dtype, std::string name) {
-    return kernel(name, [](auto o, auto p_in, auto q_in) {
-      auto p = cast<DType::f32>(p_in.load_like(o));
-      auto q = cast<DType::f32>(q_in.load_like(o));
-      return o.store(cast<decltype(dtype)::value>(p * sum<1>(p * q) + q * max<1>(q)));
-    });
-  };
   Tensor<half, 2> xh({64, 8192}), yh({64, 8192});
-  CompiledArtifact art2 = two_of(std::integral_constant<DType, DType::f16>{}, "occupancy_two_rows")
-                              .compile(Target::sm_90, yh.partition<1, 8192>(), xh, xh);
+  CompiledArtifact art2 =
+      test_kernels::two_rows<DType::f16>("occupancy_two_rows").compile(Target::sm_90, yh.partition<1, 8192>(), xh, xh);
   check_programs_per_sm(art2, 256, 3, "fewer-threads");
   // The same with bf16 rows: the launcher's variant that keeps the bf16 rows across the first
   // reduction each feeds and widens them again after it (tile-rewiden-after-reduce) fits 4.
-  CompiledArtifact art3 = two_of(std::integral_constant<DType, DType::bf16>{}, "occupancy_two_bf16_rows")
-                              .compile(Target::sm_90, y.partition<1, 8192>(), x, x);
+  CompiledArtifact art3 =
+      test_kernels::two_rows<DType::bf16>("occupancy_two_bf16_rows").compile(Target::sm_90, y.partition<1, 8192>(), x, x);
   check_programs_per_sm(art3, 256, 4, "rewiden");
   // An elementwise kernel has registers to spare: compiled once, at the lowering's block size (its
   // programs split into CTAs of 128 threads).
