@@ -19,8 +19,8 @@
 
 #include "codegen/mlir_gen.h"
 #include "compiler/bf16_widening.h"
-#include "compiler/sink_pure_ops.h"
 #include "compiler/shared_divisors.h"
+#include "compiler/sink_pure_ops.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -512,7 +512,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   optimize(*m, tm.get(), llvm::OptimizationLevel::O3);
   share_divisors(*m, code.symbol);  // after the optimizer, which would merge the divisions back
   widen_bf16_pairs(*m, code.symbol);
-  // A kernel that keeps bf16 values across its reductions widens them again after each: each chunk's
+  // A kernel that keeps bf16 values across a reduction widens them again after it: each chunk's
   // work then moves next to its store, so that one chunk is live at a time (see sink_pure_ops.cpp).
   if (rewiden) sink_pure_ops(*m, code.symbol);
   // The split of a program over CTAs, or the programs sharing a CTA, as a PTX comment that comes
