@@ -841,6 +841,18 @@ static void body_norm_rows(Target target) {
 }
 TESSERA_TARGET_TEST_CASE("RMSNorm and LayerNorm over whole and ragged 8192-wide rows", "[reduce][rows]", body_norm_rows)
 
+// The elements of the bf16 matrix `y` that are not close to the reference: `row_want(r)` computes a
+// row's statistics and returns the reference of its elements, a function of the column.
+template <class RowWant>
+int64_t row_mismatches(const Tensor<bfloat16, 2>& y, RowWant row_want, float rel, float abs_tol) {
+  int64_t bad = 0;
+  for (int64_t r = 0; r < y.shape()[0]; ++r) {
+    auto want = row_want(r);
+    for (int64_t c = 0; c < y.shape()[1]; ++c) bad += !close(f(y(r, c)), static_cast<float>(want(c)), rel, abs_tol);
+  }
+  return bad;
+}
+
 // RMSNorm over rows of 32768 bf16 (row_kernels::rmsnorm_of<32768>, one row per program). On the
 // GPU the launcher keeps the variant that holds the row in bf16 across the reduction and widens it
 // again after it (tile-rewiden-after-reduce; two programs of 512 threads per SM): rows of 32768
@@ -852,14 +864,15 @@ static void body_norm_wide_rows(Target target) {
     auto w = random_tensor<bfloat16, 1>({32768}, -1, 1, 44);
     Tensor<bfloat16, 2> y({rows, cols});
     row_kernels::rmsnorm_of<32768>().launch_on(target, y.partition<1, 32768>(), x, w);
-    int64_t bad = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      double sq = 0;
-      for (int64_t c = 0; c < cols; ++c) sq += double(f(x(r, c))) * f(x(r, c));
-      const double inv = 1 / std::sqrt(sq / 32768 + 1e-6);
-      for (int64_t c = 0; c < cols; ++c)
-        bad += !close(f(y(r, c)), static_cast<float>(f(x(r, c)) * inv * f(w(c))), 8e-3f, 1e-3f);
-    }
+    const int64_t bad = row_mismatches(
+        y,
+        [&](int64_t r) {
+          double sq = 0;
+          for (int64_t c = 0; c < cols; ++c) sq += double(f(x(r, c))) * f(x(r, c));
+          const double inv = 1 / std::sqrt(sq / 32768 + 1e-6);
+          return [&, r, inv](int64_t c) { return f(x(r, c)) * inv * f(w(c)); };
+        },
+        8e-3f, 1e-3f);
     INFO("columns " << cols);
     CHECK(bad == 0);
   }
@@ -877,16 +890,17 @@ static void body_two_rows(Target target) {
     auto q = random_tensor<bfloat16, 2>({rows, cols}, -1, 1, 46);
     Tensor<bfloat16, 2> y({rows, cols});
     test_kernels::two_rows<DType::bf16>("occupancy_two_bf16_rows").launch_on(target, y.partition<1, 8192>(), p, q);
-    int64_t bad = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      double dot = 0, mx = cols < 8192 ? 0 : -1e30;  // the padding's zeros take part in the max
-      for (int64_t c = 0; c < cols; ++c) {
-        dot += double(f(p(r, c))) * f(q(r, c));
-        mx = std::max(mx, double(f(q(r, c))));
-      }
-      for (int64_t c = 0; c < cols; ++c)
-        bad += !close(f(y(r, c)), static_cast<float>(f(p(r, c)) * dot + f(q(r, c)) * mx), 8e-3f, 1e-2f);
-    }
+    const int64_t bad = row_mismatches(
+        y,
+        [&](int64_t r) {
+          double dot = 0, mx = cols < 8192 ? 0 : -1e30;  // the padding's zeros take part in the max
+          for (int64_t c = 0; c < cols; ++c) {
+            dot += double(f(p(r, c))) * f(q(r, c));
+            mx = std::max(mx, double(f(q(r, c))));
+          }
+          return [&, r, dot, mx](int64_t c) { return f(p(r, c)) * dot + f(q(r, c)) * mx; };
+        },
+        8e-3f, 1e-2f);
     INFO("columns " << cols);
     CHECK(bad == 0);
   }
