@@ -56,13 +56,9 @@ void flatten_args_into(std::span<const ArgDesc> args, std::span<const int64_t> p
 // tell (a trailing i32 parameter, see ThreadMapping.h).
 void append_grid_slots(const Compiled& compiled, const Grid& grid, std::vector<int64_t>& slots);
 
-// The programs that share one CTA in a launch of `compiled` over `grid`: its programs_per_cta G,
-// or for fewer than G programs along x the next power of two (a launch of one program runs one
-// program's threads), so that a small grid does not start threads for programs it lacks.
-int64_t programs_per_cta_of_launch(const Compiled& compiled, const Grid& grid);
-
 // The CUDA grid that runs the programs of `grid` with `compiled`'s GPU code: x times its CTAs per
-// program, or x divided by the programs per CTA of the launch, rounded up. Throws, naming
+// program, or x divided by the programs per CTA of the launch (programs_per_cta_of_launch,
+// pipeline.h), rounded up. Throws, naming
 // `kernel`, when it exceeds the GPU's limits.
 std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compiled, const Grid& grid);
 

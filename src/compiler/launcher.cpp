@@ -13,7 +13,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <atomic>
 #include <cstdlib>
@@ -146,6 +145,29 @@ std::optional<int> programs_if_half_empty(const GpuCode& code) {
   return resources ? programs_if_half_empty(*resources, code.block_size) : std::nullopt;
 }
 
+// Another variant of a kernel, compiled (compile_ptx's options) and linked; nullopt if that fails
+// (an optimization that fails only keeps the variant the kernel has) or, with `rewiden`, if
+// tile-rewiden-after-reduce found nothing to change (compile_ptx then stops before LLVM IR).
+std::optional<GpuCode> compile_variant(std::string_view kernel, const KernelAst& ast,
+                                       const std::vector<DeviceFunctionUse>& calls, const std::string& arch,
+                                       int threads, bool exp_range_test, bool rewiden) {
+  GpuCode variant;
+  try {
+    variant = compile_ptx(kernel, ast, arch, threads, exp_range_test, rewiden);
+    if (rewiden && !variant.rewidened) return std::nullopt;
+    variant.cubin = link_kernel(kernel, variant.ptx, calls, arch);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return variant;
+}
+
+// Puts `variant` in place of `code`, keeping the stage times measured so far.
+void adopt_variant(GpuCode& code, GpuCode&& variant) {
+  variant.stage_ms = std::move(code.stage_ms);
+  code = std::move(variant);
+}
+
 // A versioned kernel that leaves an SM half empty (programs_if_half_empty) is compiled once more
 // without its branch to the edge copy (see register_cap.h), to learn what its interior copy alone
 // needs. Starting from the programs per SM that the interior fits, the interior is compiled with
@@ -223,24 +245,13 @@ void try_rewidened(std::string_view kernel, const KernelAst& ast, const std::vec
   const std::optional<int> blocks = programs_if_half_empty(code);
   if (!blocks) return;
   auto t0 = std::chrono::steady_clock::now();
-  GpuCode variant;
-  try {
-    variant = compile_ptx(kernel, ast, code.arch, layout_chose_threads(code) ? 0 : code.block_size,
-                          code.exp_range_test, /*rewiden=*/true);
-    if (variant.rewidened) variant.cubin = link_kernel(kernel, variant.ptx, calls, code.arch);
-  } catch (const Error&) {
-    return;  // the first variant compiled: an optimization that fails only keeps it
-  }
-  if (!variant.rewidened) {
-    code.stage_ms.emplace_back("rewiden", ms_since(t0));
-    return;
-  }
-  try_register_cap(kernel, calls, variant);
-  auto second = cubin_resources(variant.cubin);
+  std::optional<GpuCode> variant = compile_variant(kernel, ast, calls, code.arch,
+                                                   layout_chose_threads(code) ? 0 : code.block_size,
+                                                   code.exp_range_test, /*rewiden=*/true);
+  if (variant) try_register_cap(kernel, calls, *variant);
+  auto second = variant ? cubin_resources(variant->cubin) : std::nullopt;
   code.stage_ms.emplace_back("rewiden", ms_since(t0));
-  if (!second || resident_blocks(*second, variant.block_size) <= *blocks) return;
-  variant.stage_ms = std::move(code.stage_ms);
-  code = std::move(variant);
+  if (second && resident_blocks(*second, variant->block_size) > *blocks) adopt_variant(code, std::move(*variant));
 }
 
 // The lowering gives each thread about 32 elements of the largest tile. When the registers (or the
@@ -260,18 +271,12 @@ void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std:
   const std::optional<int> blocks = programs_if_half_empty(code);
   if (!blocks) return;
   auto t0 = std::chrono::steady_clock::now();
-  GpuCode half;
-  try {
-    half = compile_ptx(kernel, ast, code.arch, code.block_size / 2, code.exp_range_test, code.rewiden);
-    half.cubin = link_kernel(kernel, half.ptx, calls, code.arch);
-  } catch (const Error&) {
-    return;  // the first variant compiled: an optimization that fails only keeps it
-  }
-  auto second = cubin_resources(half.cubin);
+  std::optional<GpuCode> half =
+      compile_variant(kernel, ast, calls, code.arch, code.block_size / 2, code.exp_range_test, code.rewiden);
+  if (!half) return;
+  auto second = cubin_resources(half->cubin);
   code.stage_ms.emplace_back("fewer-threads", ms_since(t0));
-  if (!second || 4 * resident_blocks(*second, half.block_size) < 5 * *blocks) return;
-  half.stage_ms = std::move(code.stage_ms);
-  code = std::move(half);
+  if (second && 4 * resident_blocks(*second, half->block_size) >= 5 * *blocks) adopt_variant(code, std::move(*half));
 }
 
 // A kernel whose accurate exps the lowering grouped behind range tests (tile.exp_in_range: no
@@ -286,27 +291,15 @@ void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std:
 // 3.75, benchmarks/results/...-experiments-session8.log).
 //
 // The variant is compiled and linked on its own thread while the first one is linked and tuned
-// (PlainExpVariant below): softmax's first compile went from 1.35-1.59 s to 0.75-0.86 s on 2
+// (PlainExpVariant): softmax's first compile went from 1.35-1.59 s to 0.75-0.86 s on 2
 // cores. Its register cap asks for at most half an SM, so when the first variant has half an SM
 // resident already, the capped variant would not fit more (unless ptxas used fewer registers than
 // the cap allows): it is then compared uncapped, and capped only if the first leaves an SM half
 // empty.
-std::optional<GpuCode> compile_plain_exps(std::string_view kernel, const KernelAst& ast,
-                                          const std::vector<DeviceFunctionUse>& calls, const std::string& arch,
-                                          int threads) {
-  GpuCode plain;
-  try {
-    plain = compile_ptx(kernel, ast, arch, threads, /*exp_range_test=*/false);
-    plain.cubin = link_kernel(kernel, plain.ptx, calls, arch);
-  } catch (const Error&) {
-    return std::nullopt;  // an optimization that fails only keeps the first variant
-  }
-  return plain;
-}
-
-// The plain-exp variant of a kernel just compiled to PTX (compile_ptx), started on a thread of
-// its own if the kernel has exp range tests; keep_if_faster then waits for it and keeps it in
-// place of the first variant if it fits more programs per SM.
+//
+// PlainExpVariant holds that variant of a kernel just compiled to PTX (compile_ptx), started on a
+// thread of its own if the kernel has exp range tests; keep_if_faster then waits for it and keeps
+// it in place of the first variant if it fits more programs per SM.
 class PlainExpVariant {
  public:
   PlainExpVariant(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
@@ -315,8 +308,7 @@ class PlainExpVariant {
     if (!first.has_exp_range_tests) return;
     // The same threads, or the lowering's own choice where its CTA layout chose them.
     threads_ = layout_chose_threads(first) ? 0 : first.block_size;
-    variant_ = std::async(std::launch::async, compile_plain_exps, kernel_, std::cref(ast_), std::cref(calls_), arch_,
-                          threads_);
+    variant_ = std::async(std::launch::async, [this] { return compile_plain_exps(threads_); });
   }
 
   void keep_if_faster(GpuCode& code) {
@@ -325,18 +317,21 @@ class PlainExpVariant {
     // The first variant took half the threads (try_fewer_threads): the variant is compiled again
     // with those, as before the two were compiled side by side.
     if (plain && threads_ != 0 && code.block_size != threads_)
-      plain = compile_plain_exps(kernel_, ast_, calls_, arch_, code.block_size);
+      plain = compile_plain_exps(code.block_size);
     auto first = cubin_resources(code.cubin);
     if (plain && first && programs_if_half_empty(*first, code.block_size)) try_register_cap(kernel_, calls_, *plain);
     code.stage_ms.emplace_back("plain-exp", ms_since(t0_));
     auto second = plain ? cubin_resources(plain->cubin) : std::nullopt;
     if (!first || !second || resident_blocks(*second, plain->block_size) <= resident_blocks(*first, code.block_size))
       return;
-    plain->stage_ms = std::move(code.stage_ms);
-    code = std::move(*plain);
+    adopt_variant(code, std::move(*plain));
   }
 
  private:
+  std::optional<GpuCode> compile_plain_exps(int threads) const {
+    return compile_variant(kernel_, ast_, calls_, arch_, threads, /*exp_range_test=*/false, /*rewiden=*/false);
+  }
+
   std::string_view kernel_;
   const KernelAst& ast_;
   const std::vector<DeviceFunctionUse>& calls_;
@@ -654,15 +649,9 @@ void append_grid_slots(const Compiled& compiled, const Grid& grid, std::vector<i
   if (compiled.gpu.programs_per_cta > 1) slots.push_back(grid.dims[0]);
 }
 
-int64_t programs_per_cta_of_launch(const Compiled& compiled, const Grid& grid) {
-  const int64_t most = compiled.gpu.programs_per_cta;
-  if (most <= 1) return 1;
-  return std::min<int64_t>(most, std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(grid.dims[0], 1))));
-}
-
 unsigned cuda_block(const Compiled& compiled, const Grid& grid) {
   const int64_t threads = compiled.gpu.block_size / compiled.gpu.programs_per_cta;
-  return static_cast<unsigned>(threads * programs_per_cta_of_launch(compiled, grid));
+  return static_cast<unsigned>(threads * programs_per_cta_of_launch(compiled.gpu.programs_per_cta, grid.dims[0]));
 }
 
 std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compiled, const Grid& grid) {
@@ -674,7 +663,7 @@ std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compil
                             kernel, dims[0], ctas));
   dims[0] *= ctas;
   // Programs sharing CTAs: program ids (i32, like the count the kernel takes) must still fit.
-  const int64_t shared = programs_per_cta_of_launch(compiled, grid);
+  const int64_t shared = programs_per_cta_of_launch(compiled.gpu.programs_per_cta, grid.dims[0]);
   if (shared > 1 && dims[0] > 0x7fffffff)
     throw Error(fmt::format("tessera: kernel '{}': {} programs along grid x exceed the limit of 2^31-1", kernel,
                             dims[0]));

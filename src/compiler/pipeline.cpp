@@ -10,6 +10,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <bit>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -402,6 +405,11 @@ int ctas_per_program_of_ptx(std::string_view ptx) { return number_after(ptx, kCt
 
 int programs_per_cta_of_ptx(std::string_view ptx) { return number_after(ptx, kProgramsPerCtaComment).value_or(1); }
 
+int64_t programs_per_cta_of_launch(int64_t programs_per_cta, int64_t programs_along_x) {
+  if (programs_per_cta <= 1) return 1;
+  return std::min<int64_t>(programs_per_cta, std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(programs_along_x, 1))));
+}
+
 std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast) {
   if (auto calls = device_functions(kernel, ast); !calls.empty())
     throw Error(fmt::format("tessera: kernel '{}': calls the device function '{}' ({}), which only GPU targets "
@@ -488,6 +496,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   code.rewiden = rewiden;
   code.rewidened = fn->hasAttr(mlir::tessera::tile::TileDialect::getRewidenedAttrName());
   code.has_exp_range_tests = fn->hasAttr(mlir::tessera::tile::TileDialect::getExpRangeTestedAttrName());
+  // A rewiden variant the pass left unchanged would be the first variant again: no PTX.
+  if (rewiden && !code.rewidened) return code;
   mlir::OpBuilder b(&ctx);
   fn->setAttr(mlir::NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
   fn->setAttr(mlir::NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({code.block_size, 1, 1}));

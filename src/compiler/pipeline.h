@@ -38,7 +38,7 @@ struct GpuCode {
   bool exp_range_test = true;      // lowered with tile-lower-to-loops' exp-range-test
   bool has_exp_range_tests = false;  // and the lowering emitted such a test
   bool rewiden = false;     // lowered after tile-rewiden-after-reduce
-  bool rewidened = false;   // and that pass changed the kernel (tile.rewidened)
+  bool rewidened = false;   // and that pass changed the kernel (tile.rewidened); else no PTX
   std::string symbol;        // the PTX entry name
   // Wall time of each stage in milliseconds, in order ("context", "tile-ir", "loops", "llvm-dialect",
   // "llvm-ir", "llvm-opt", "ptx"; the launcher adds "cubin", and "plain-exp", "fewer-threads",
@@ -66,13 +66,20 @@ int ctas_per_program_of_ptx(std::string_view ptx);
 // Likewise the programs per CTA (`// tessera.programs_per_cta G`, present when G > 1).
 inline constexpr std::string_view kProgramsPerCtaComment = "// tessera.programs_per_cta";
 int programs_per_cta_of_ptx(std::string_view ptx);
+// The programs that share one CTA in a launch of `programs_along_x` programs along x of a kernel
+// compiled with G = `programs_per_cta`: G, or for fewer programs the next power of two of their
+// number (a launch of one program runs one program's threads), so that a small grid does not
+// start threads for programs it lacks. The launcher's rule, also read by the raw-driver baselines
+// of the benchmarks (benchmarks/raw_launch.h).
+int64_t programs_per_cta_of_launch(int64_t programs_per_cta, int64_t programs_along_x);
 
 std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast);
 // Lowers to PTX for `arch`; the caller turns it into a cubin (nvJitLink) so that the cache sits
 // between the two. `block_size` 0 lets the lowering choose (about 32 elements of the largest tile
 // per thread); else a power of two up to 1024.
 // `exp_range_test` is tile-lower-to-loops' option of that name (see Passes.td); `rewiden` runs
-// tile-rewiden-after-reduce before the lowering.
+// tile-rewiden-after-reduce before the lowering, and if that pass changes nothing the result has
+// no PTX (rewidened false): the compile stops after the LLVM dialect.
 GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch, int block_size = 0,
                     bool exp_range_test = true, bool rewiden = false);
 // The LLVM version string, for cache keys.

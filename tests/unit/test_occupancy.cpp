@@ -111,6 +111,8 @@ TEST_CASE("a row kernel that leaves an SM half empty gets more programs per SM",
   CompiledArtifact art2 =
       test_kernels::two_rows<DType::f16>("occupancy_two_rows").compile(Target::sm_90, yh.partition<1, 8192>(), xh, xh);
   check_programs_per_sm(art2, 256, 3, "fewer-threads");
+  // The rewiden variant was tried and had nothing to do (f16 rows): no second PTX.
+  check_stage_ran(art2, "rewiden");
   // The same with bf16 rows: the launcher's variant that keeps the bf16 rows across the first
   // reduction each feeds and widens them again after it (tile-rewiden-after-reduce) fits 4.
   CompiledArtifact art3 =

@@ -98,22 +98,29 @@ bool mlir::tessera::tile::isUnrolled(const LoweringOptions &opts,
          (opts.gpu && layout.perThread <= opts.unrollLimit);
 }
 
+/// How many times the tiles of `op` count in the block size choice and the
+/// reduction test: kLoopTileWeight inside a loop, else once.
+static int64_t tileWeight(Operation *op) {
+  return op->getParentOfType<LoopLikeOpInterface>() ? kLoopTileWeight : 1;
+}
+
 /// Calls `visit` with every tile type of `func` (op results and block
-/// arguments of nested regions) and whether it is inside a loop.
+/// arguments of nested regions) and its weight (see tileWeight; a loop's
+/// own block arguments are inside it).
 static void forEachTileType(func::FuncOp func,
-                            function_ref<void(RankedTensorType, bool)> visit) {
-  auto one = [&](Type t, bool inLoop) {
+                            function_ref<void(RankedTensorType, int64_t)> visit) {
+  auto one = [&](Type t, int64_t weight) {
     if (auto tensor = dyn_cast<RankedTensorType>(t))
-      visit(tensor, inLoop);
+      visit(tensor, weight);
   };
   func.walk([&](Operation *op) {
-    bool inLoop = op->getParentOfType<LoopLikeOpInterface>() != nullptr;
+    int64_t weight = tileWeight(op);
     for (Type t : op->getResultTypes())
-      one(t, inLoop);
+      one(t, weight);
     for (Region &region : op->getRegions())
       for (Block &block : region)
         for (Type t : block.getArgumentTypes())
-          one(t, inLoop || isa<LoopLikeOpInterface>(op));
+          one(t, isa<LoopLikeOpInterface>(op) ? kLoopTileWeight : weight);
   });
 }
 
@@ -121,9 +128,9 @@ static void forEachTileType(func::FuncOp func,
 /// kLoopTileWeight times (see chooseBlockSize).
 static int64_t largestTile(func::FuncOp func) {
   int64_t largest = 1;
-  forEachTileType(func, [&](RankedTensorType tensor, bool inLoop) {
+  forEachTileType(func, [&](RankedTensorType tensor, int64_t weight) {
     if (tensor.hasStaticShape())
-      largest = std::max(largest, tensor.getNumElements() * (inLoop ? kLoopTileWeight : 1));
+      largest = std::max(largest, tensor.getNumElements() * weight);
   });
   return largest;
 }
@@ -139,9 +146,7 @@ bool mlir::tessera::tile::isReduction(func::FuncOp func) {
   int64_t loaded = 0, stored = 0;
   auto bytes = [](Operation *op, Type type) {
     auto tensor = cast<RankedTensorType>(type);
-    int64_t weight =
-        op->getParentOfType<LoopLikeOpInterface>() ? kLoopTileWeight : 1;
-    return weight * tensor.getNumElements() *
+    return tileWeight(op) * tensor.getNumElements() *
            scratchElementBytes(tensor.getElementType());
   };
   func.walk([&](Operation *op) {
@@ -156,7 +161,7 @@ bool mlir::tessera::tile::isReduction(func::FuncOp func) {
 int64_t mlir::tessera::tile::chooseVectorWidth(const LoweringOptions &opts,
                                                func::FuncOp func) {
   int64_t narrowest = 0;
-  forEachTileType(func, [&](RankedTensorType tensor, bool) {
+  forEachTileType(func, [&](RankedTensorType tensor, int64_t) {
     Type elt = tensor.getElementType();
     if (!elt.isIntOrFloat() || elt.isInteger(1))
       return;
