@@ -52,6 +52,15 @@ double timed(const K& k, A&&... args) {
   return k.launch_timed(behind_a_spin(), std::forward<A>(args)...);
 }
 
+// The same launch compiled for its exact shapes (LaunchOptions::static_shapes), the way
+// torch.compile(dynamic=False), our baseline, compiles its kernels.
+template <class K, class... A>
+double timed_static(const K& k, A&&... args) {
+  tessera::LaunchOptions o = behind_a_spin();
+  o.static_shapes = true;
+  return k.launch_timed(o, std::forward<A>(args)...);
+}
+
 // Median of `iters` timed launches after `warmup` untimed ones.
 template <class Launch>
 double median_ms(Launch&& launch, int warmup = 5, int iters = 30) {

@@ -66,6 +66,16 @@ int main() {
     bench::report("rows", "row_sum", "bf16", mat + R * 4, bench::median_ms(launch), err);
   }
   {
+    auto launch = [&] { return bench::timed_static(sum_k, rsum.partition<1, 1>(), x); };
+    rsum.fill(0.0f);
+    launch();
+    const float* ps = rsum.data();
+    double err = check_rows("row_sum_static", [&](const bfloat16*, int64_t r, RowRef s) {
+      return std::abs(ps[r] - s.sum) / (1 + std::abs(s.sum));
+    });
+    bench::report("rows", "row_sum_static", "bf16", mat + R * 4, bench::median_ms(launch), err, "row_sum");
+  }
+  {
     auto launch = [&] { return bench::timed(sum_loop_k, rsum.partition<1, 1>(), x); };
     launch();
     const float* ps = rsum.data();
@@ -113,6 +123,16 @@ int main() {
       return f(row[c]) / std::sqrt(s.sumsq / C + 1e-6) * f(pw[c]);
     });
     bench::report("rows", "rmsnorm", "bf16", 2 * mat + C * 2, bench::median_ms(launch), err);
+  }
+  {
+    auto launch = [&] { return bench::timed_static(rms_k, y.partition<1, 8192>(), x, w); };
+    y.fill(bfloat16(0.0f));
+    launch();
+    const bfloat16* pw = w.data();
+    double err = check_matrix("rmsnorm_static", [&](const bfloat16* row, int64_t c, RowRef s) {
+      return f(row[c]) / std::sqrt(s.sumsq / C + 1e-6) * f(pw[c]);
+    });
+    bench::report("rows", "rmsnorm_static", "bf16", 2 * mat + C * 2, bench::median_ms(launch), err, "rmsnorm");
   }
   {
     auto launch = [&] { return bench::timed(ln_k, y.partition<1, 8192>(), x, w, b); };

@@ -275,6 +275,14 @@ class Kernel {
     auto descs = make_args(args...);
     return detail::compile({name_, ast<Args...>(), descs}, target);
   }
+  // The same for a launch with `options` (its target, else default_target(), and static_shapes).
+  template <class... Args>
+  CompiledArtifact compile(const LaunchOptions& options, Args&&... args) const {
+    auto descs = make_args(args...);
+    detail::LaunchRequest r{name_, ast<Args...>(), descs};
+    r.options = &options;
+    return detail::compile(r, options.target.value_or(default_target()));
+  }
   // The kernel's serialized AST for these argument types: a compile-time constant.
   template <class... Args>
   static constexpr std::string_view ast() {

@@ -91,6 +91,11 @@ struct LaunchOptions {
   Stream stream;                   // default: the pool
   std::vector<Event> after;        // work to order after besides what the tensors imply
   bool strict_host_access = false; // host access to this launch's tensors in flight throws
+  // Compile the kernel for this launch's exact shapes, strides, view offsets and grid (as
+  // torch.compile(dynamic=False) does): index arithmetic folds to constants, and where every tile
+  // of the launch is whole, the bounds tests and the edge code go away. Each distinct set of
+  // shapes is one more compile (and one more disk-cache entry).
+  bool static_shapes = false;
 };
 
 // Process-wide strict host access: host access to a tensor in use by work in flight throws

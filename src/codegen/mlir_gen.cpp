@@ -45,9 +45,11 @@ class MlirGen {
     mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc_);
     b_.setInsertionPointToEnd(module->getBody());
     llvm::SmallVector<Type> arg_types;
-    for (std::size_t i = 0; i < ast_.params.size(); ++i) arg_types.push_back(param_type(ast_.params[i], layout(i)));
+    for (std::size_t i = 0; i < ast_.params.size(); ++i) arg_types.push_back(param_type(ast_.params[i], i));
     auto fn = mlir::func::FuncOp::create(b_, loc_, kernel_symbol(kernel_), b_.getFunctionType(arg_types, {}));
     fn->setAttr("tile.kernel", b_.getUnitAttr());
+    if (!ast_.static_grid.empty())
+      fn->setAttr(tile::TileDialect::getGridAttrName(), b_.getDenseI64ArrayAttr(ast_.static_grid));
     // Tensors whose base and row strides are 16-byte aligned say so, for vector accesses.
     for (std::size_t i = 0; i < ast_.params.size(); ++i)
       if (layout(i) == 'a') fn.setArgAttr(static_cast<unsigned>(i), "tile.align", b_.getI64IntegerAttr(16));
@@ -78,13 +80,19 @@ class MlirGen {
     fail("unknown dtype");
   }
   char layout(std::size_t i) const { return i < ast_.layouts.size() ? ast_.layouts[i] : 's'; }
-  // A strided memref; contiguous rows ('a', 'c') get a static innermost stride of 1.
-  Type param_type(const ParamInfo& p, char layout) {
+  // A strided memref; contiguous rows ('a', 'c') get a static innermost stride of 1. A kernel
+  // compiled for static shapes (KernelAst::static_tensors) has static sizes, strides and offset.
+  Type param_type(const ParamInfo& p, std::size_t i) {
     Type e = elem_type(p.dtype);
     if (p.kind == ParamInfo::Kind::scalar) return e;
+    if (i < ast_.static_tensors.size()) {
+      const KernelAst::StaticTensor& t = ast_.static_tensors[i];
+      auto strided = mlir::StridedLayoutAttr::get(&ctx_, t.offset, t.strides);
+      return mlir::MemRefType::get(t.sizes, e, strided);
+    }
     llvm::SmallVector<int64_t> dyn(p.rank, mlir::ShapedType::kDynamic);
     llvm::SmallVector<int64_t> strides = dyn;
-    if (layout == 'a' || layout == 'c') strides.back() = 1;
+    if (layout(i) == 'a' || layout(i) == 'c') strides.back() = 1;
     auto strided = mlir::StridedLayoutAttr::get(&ctx_, mlir::ShapedType::kDynamic, strides);
     return mlir::MemRefType::get(dyn, e, strided);
   }

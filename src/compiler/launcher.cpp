@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <atomic>
 #include <cstdlib>
@@ -83,10 +84,10 @@ bool is_gpu(Target t) { return t != Target::cpu; }
 namespace {
 
 // Writes the cubin next to the other stages when TESSERA_DUMP_DIR is set.
-void dump_cubin(const GpuCode& code) {
+void dump_cubin(const GpuCode& code, bool static_shapes) {
   const std::string dir = dump_dir();
   if (dir.empty()) return;
-  std::string path = fmt::format("{}/{}.{}.cubin", dir, code.symbol, code.arch);
+  std::string path = fmt::format("{}/{}.{}{}.cubin", dir, code.symbol, code.arch, static_shapes ? ".static" : "");
   if (FILE* f = std::fopen(path.c_str(), "wb")) {
     std::fwrite(code.cubin.data(), 1, code.cubin.size(), f);
     std::fclose(f);
@@ -168,7 +169,8 @@ void adopt_variant(GpuCode& code, GpuCode&& variant) {
   code = std::move(variant);
 }
 
-// A versioned kernel that leaves an SM half empty (programs_if_half_empty) is compiled once more
+// A versioned kernel (or one compiled for static shapes, measured whole) that leaves an SM half
+// empty (programs_if_half_empty) is compiled once more
 // without its branch to the edge copy (see register_cap.h), to learn what its interior copy alone
 // needs. Starting from the programs per SM that the interior fits, the interior is compiled with
 // its registers capped (register_cap, occupancy.h) for one more program at a time, up to half an
@@ -183,8 +185,19 @@ void adopt_variant(GpuCode& code, GpuCode&& variant) {
 // it ran 4.27 TB/s instead of 4.14; the accurate fused chain 105 -> 96 registers, 2.21 -> 2.50
 // TB/s. Kernels with half an SM resident already are left alone (the adds, capped from 1536 to
 // 2048 resident threads, lost 0.3%).
+// The resources of `ptx` linked for `arch`; nullopt if linking fails (an optimization that fails
+// only keeps the kernel as it is).
+std::optional<KernelResources> linked_resources(std::string_view kernel, const std::string& ptx,
+                                                const std::vector<DeviceFunctionUse>& calls, const std::string& arch) {
+  try {
+    return cubin_resources(link_kernel(kernel, ptx, calls, arch));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionUse>& calls, GpuCode& code) {
-  if (!code.versioned) return;
+  if (!code.versioned && !code.static_shapes) return;
   // Small elementwise programs sharing CTAs are left alone, as when each had a CTA of its own
   // (under 128 threads): the attempt took 60-80 ms of an elementwise kernel's cold compile. Small
   // programs that reduce are capped: softmax over 1024-wide bf16 rows, eight programs per CTA,
@@ -194,14 +207,10 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
   if (!blocks) return;
   auto t0 = std::chrono::steady_clock::now();
   auto done = [&] { code.stage_ms.emplace_back("register-cap", ms_since(t0)); };
-  const std::string interior_ptx = ptx_without_edge_branch(code.ptx);
-  auto resources = [&](const std::string& ptx) -> std::optional<KernelResources> {
-    try {
-      return cubin_resources(link_kernel(kernel, ptx, calls, code.arch));
-    } catch (const Error&) {
-      return std::nullopt;  // an optimization that fails only keeps the kernel as it is
-    }
-  };
+  // A kernel compiled for static shapes is measured whole (see compile_ptx): where its launch has
+  // ragged tiles, its edge copy must then keep its frame under the cap too.
+  const std::string interior_ptx = code.versioned ? ptx_without_edge_branch(code.ptx) : code.ptx;
+  auto resources = [&](const std::string& ptx) { return linked_resources(kernel, ptx, calls, code.arch); };
   const std::optional<KernelResources> interior = resources(interior_ptx);
   if (!interior) return done();
   // The interior's own occupancy, then one more program at a time while its interior compiled
@@ -277,6 +286,73 @@ void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std:
   auto second = cubin_resources(half->cubin);
   code.stage_ms.emplace_back("fewer-threads", ms_since(t0));
   if (second && 4 * resident_blocks(*second, half->block_size) >= 5 * *blocks) adopt_variant(code, std::move(*half));
+}
+
+constexpr int kWholeSm = 2048;  // threads
+
+// The widest vector access to global memory in `ptx` in bytes (`ld.global.nc.v4.b32`: 16), 0 if
+// it has none.
+int widest_global_vector_bytes(std::string_view ptx) {
+  int widest = 0;
+  for (std::size_t at = ptx.find(".global"); at != std::string_view::npos; at = ptx.find(".global", at + 1)) {
+    std::size_t end = ptx.find_first_of(" \t", at);
+    std::string_view op = ptx.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+    std::size_t v = op.find(".v");
+    std::size_t b = op.find(".b", v == std::string_view::npos ? 0 : v + 2);
+    if (v == std::string_view::npos || b == std::string_view::npos) continue;
+    int lanes = 0, bits = 0;
+    std::from_chars(op.data() + v + 2, op.data() + op.size(), lanes);
+    std::from_chars(op.data() + b + 2, op.data() + op.size(), bits);
+    widest = std::max(widest, lanes * bits / 8);
+  }
+  return widest;
+}
+
+// A row reduction (tile.reduction: its programs store an eighth of what they load or less, such as
+// a row sum or max) at the 256 threads the lowering gives rows of 8192 elements is compiled once
+// more with twice the threads (16 elements each instead of 32) and its registers capped at what
+// fills the SM (32 at 512 threads: 4 programs); that variant is kept if its interior under the cap
+// keeps its stack frame (ptxas spills nothing there), it then fills the SM, and its widest global
+// access is as wide (a row read in 2048-element chunks by a loop would get 8-byte chunks: 3.1 TB/s
+// against 4.4, session 10). Fewer, wider programs read fewer rows at once per SM, as Inductor's
+// and a hand-written row sum do. Measured on the H200 in one process beside torch.compile's kernels
+// on the same tensors (15 alternating rounds, medians of paired ratios;
+// benchmarks/results/...-experiments-session13.log): the row sum over 32768 x 8192 bf16 at 512
+// threads +0.03-0.13% over 256, compiled for static shapes +0.16% (at 256 threads it fits 8
+// programs of 29 registers and gains nothing from the static shapes); Inductor +0.14-0.24%. Kernels
+// that also store their rows are left alone: softmax_fast lost 1.5% at 512 threads, RMSNorm moved
+// within noise (-0.1 to +0.3%). The cost is one more compile of such kernels at their first launch.
+void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
+                      GpuCode& code) {
+  if (!code.reduction || layout_chose_threads(code) || code.exchange_free || code.block_size != 256) return;
+  auto t0 = std::chrono::steady_clock::now();
+  auto done = [&] { code.stage_ms.emplace_back("more-threads", ms_since(t0)); };
+  const int threads = 2 * code.block_size;
+  std::optional<GpuCode> variant =
+      compile_variant(kernel, ast, calls, code.arch, threads, code.exp_range_test, code.rewiden);
+  // Tiles smaller than the largest (a row read in chunks by a loop) would get narrower chunks.
+  if (!variant || variant->block_size != threads ||
+      widest_global_vector_bytes(variant->ptx) < widest_global_vector_bytes(code.ptx))
+    return done();
+  const int cap = register_cap(kWholeSm / threads, threads);
+  const std::string interior = variant->versioned ? ptx_without_edge_branch(variant->ptx) : variant->ptx;
+  const std::optional<KernelResources> plain = linked_resources(kernel, interior, calls, code.arch);
+  const std::optional<KernelResources> squeezed =
+      linked_resources(kernel, ptx_with_register_cap(interior, cap), calls, code.arch);
+  if (!plain || !squeezed || squeezed->frame_bytes > plain->frame_bytes) return done();
+  std::string capped = ptx_with_register_cap(variant->ptx, cap);
+  std::vector<char> cubin;
+  try {
+    cubin = link_kernel(kernel, capped, calls, code.arch);
+  } catch (const Error&) {
+    return done();
+  }
+  const std::optional<KernelResources> second = cubin_resources(cubin);
+  done();
+  if (!second || resident_blocks(*second, threads) * threads < kWholeSm) return;
+  variant->ptx = std::move(capped);
+  variant->cubin = std::move(cubin);
+  adopt_variant(code, std::move(*variant));
 }
 
 // A kernel whose accurate exps the lowering grouped behind range tests (tile.exp_in_range: no
@@ -447,7 +523,10 @@ class KernelCache {
     auto c = std::make_shared<Compiled>();
     c->text = std::make_unique<std::string>(ast_text);
     c->ast = parse_ast(kernel, *c->text);
-    c->ast.layouts = layouts;
+    // The layout letters, then "|" and the launch's shapes for LaunchOptions::static_shapes.
+    std::size_t bar = layouts.find('|');
+    c->ast.layouts = layouts.substr(0, bar);
+    if (bar != std::string::npos) parse_static_shapes(kernel, std::string_view(layouts).substr(bar + 1), c->ast);
     c->label = std::make_shared<const std::string>(fmt::format("kernel '{}'", kernel));
     collect_load_like(*c->ast.body, c->load_likes);
     std::vector<bool> stored(c->ast.params.size()), read(c->ast.params.size());
@@ -501,8 +580,9 @@ class KernelCache {
     try_register_cap(kernel, calls, c->gpu);
     try_rewidened(kernel, c->ast, calls, c->gpu);
     try_fewer_threads(kernel, c->ast, calls, c->gpu);
+    try_more_threads(kernel, c->ast, calls, c->gpu);
     plain.keep_if_faster(c->gpu);
-    dump_cubin(c->gpu);
+    dump_cubin(c->gpu, !c->ast.static_grid.empty());
     disk.store(key, "ptx", std::span<const char>(c->gpu.ptx.data(), c->gpu.ptx.size()));
     disk.store(key, "cubin", std::span<const char>(c->gpu.cubin.data(), c->gpu.cubin.size()));
     std::lock_guard lock(mutex_);
@@ -550,6 +630,32 @@ std::string layouts_of(std::span<const ArgDesc> args, Target target) {
   return s;
 }
 
+// "|" and the text of the arguments' shapes (see parse_static_shapes), appended to their layout
+// letters in the cache key of a launch with LaunchOptions::static_shapes. The grid is that of the
+// first output (check_args rejects launches whose outputs disagree).
+std::string static_shapes_of(std::span<const ArgDesc> args) {
+  std::string s = "|";
+  std::array<int64_t, 3> grid{1, 1, 1};
+  bool have_grid = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgDesc& a = args[i];
+    if (i) s += ';';
+    if (a.kind == Kind::scalar) {
+      s += '-';
+      continue;
+    }
+    const auto rank = static_cast<std::size_t>(a.rank);
+    s += fmt::format("{}:{}:{}", a.offset, fmt::join(a.shape.begin(), a.shape.begin() + rank, "x"),
+                     fmt::join(a.strides.begin(), a.strides.begin() + rank, "x"));
+    if (a.kind == Kind::out && !have_grid) {
+      have_grid = true;
+      for (std::size_t d = 0; d < rank && d < 3; ++d)
+        grid[d] = a.tile[d] > 0 ? std::max<int64_t>(1, (a.shape[d] + a.tile[d] - 1) / a.tile[d]) : 1;
+    }
+  }
+  return s + fmt::format("@{}", fmt::join(grid, ","));
+}
+
 // Collects (input P, output Q) pairs from (load_like TYPE P Q) nodes.
 void collect_load_like(const Sexp& n, std::vector<std::pair<int64_t, int64_t>>& out) {
   if (!n.is_list) return;
@@ -564,8 +670,11 @@ void collect_load_like(const Sexp& n, std::vector<std::pair<int64_t, int64_t>>& 
 }
 
 std::shared_ptr<const Compiled> lookup_or_compile(std::string_view kernel, std::string_view ast,
-                                                  std::span<const ArgDesc> args, Target target) {
-  return KernelCache::get().lookup_or_compile(kernel, ast, layouts_of(args, target), target);
+                                                  std::span<const ArgDesc> args, Target target,
+                                                  bool static_shapes) {
+  std::string key = layouts_of(args, target);
+  if (static_shapes) key += static_shapes_of(args);
+  return KernelCache::get().lookup_or_compile(kernel, ast, key, target);
 }
 
 Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<const ArgDesc> args) {
@@ -808,7 +917,7 @@ CompletionPtr submit(const LaunchRequest& r, Target target) {
     capture->record_kernel(r, target);
     return nullptr;
   }
-  auto compiled = lookup_or_compile(r.kernel, r.ast, r.args, target);
+  auto compiled = lookup_or_compile(r.kernel, r.ast, r.args, target, r.options && r.options->static_shapes);
   Grid grid = check_args(r.kernel, *compiled, r.args);
   Submission sub;
   sub.label = compiled->label;
@@ -837,7 +946,7 @@ void launch(const LaunchRequest& r, Target target) {
 }
 
 CompiledArtifact compile(const LaunchRequest& r, Target target) {
-  auto compiled = lookup_or_compile(r.kernel, r.ast, r.args, target);
+  auto compiled = lookup_or_compile(r.kernel, r.ast, r.args, target, r.options && r.options->static_shapes);
   check_args(r.kernel, *compiled, r.args);
   CompiledArtifact a;
   a.target = target_str(target);

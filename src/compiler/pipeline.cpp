@@ -467,8 +467,10 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   // A compile with a block size given by the caller (a second try, see launcher.cpp) dumps its
   // stages as <symbol>.<arch>.t<threads>.<stage>.
   // Without exp range tests (the launcher's other variant) they are <symbol>.<arch>.plain-exp.<stage>,
-  // widened again after reductions <symbol>.<arch>.rewiden.<stage>.
-  Dumper dump(code.symbol, fmt::format("{}{}{}{}", code.arch, block_size ? fmt::format(".t{}", block_size) : "",
+  // widened again after reductions <symbol>.<arch>.rewiden.<stage>; compiled for one launch's
+  // shapes (LaunchOptions::static_shapes) <symbol>.<arch>.static.<stage>.
+  Dumper dump(code.symbol, fmt::format("{}{}{}{}{}", code.arch, ast.static_grid.empty() ? "" : ".static",
+                                       block_size ? fmt::format(".t{}", block_size) : "",
                                        exp_range_test ? "" : ".plain-exp", rewiden ? ".rewiden" : ""));
   StageClock clock(&code.stage_ms);
   dump.write("ast.txt", ast.text);
@@ -490,8 +492,13 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
     code.ctas_per_program = static_cast<int>(ctas.getInt());
   if (auto programs = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tessera::tile::TileDialect::getProgramsPerCtaAttrName()))
     code.programs_per_cta = static_cast<int>(programs.getInt());
-  code.versioned = fn->hasAttr(mlir::tessera::tile::TileDialect::getVersionedAttrName());
+  // A kernel compiled for static shapes counts as unversioned: where its launch has whole tiles
+  // only, LLVM folds the interior test away (the grid's range on the CTA ids) and no edge copy is
+  // left for the launcher's register probes (register_cap.h) to cut off; they measure it whole.
+  code.static_shapes = !ast.static_grid.empty();
+  code.versioned = fn->hasAttr(mlir::tessera::tile::TileDialect::getVersionedAttrName()) && !code.static_shapes;
   code.exchange_free = fn->hasAttr(mlir::tessera::tile::TileDialect::getExchangeFreeAttrName());
+  code.reduction = fn->hasAttr(mlir::tessera::tile::TileDialect::getReductionAttrName());
   code.exp_range_test = exp_range_test;
   code.rewiden = rewiden;
   code.rewidened = fn->hasAttr(mlir::tessera::tile::TileDialect::getRewidenedAttrName());

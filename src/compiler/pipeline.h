@@ -34,7 +34,9 @@ struct GpuCode {
   int ctas_per_program = 1;  // CTAs that run one program together (grid x is multiplied by it)
   int programs_per_cta = 1;  // programs that share one CTA (grid x is divided by it, rounded up)
   bool versioned = false;    // the body has a copy for programs wholly in bounds, taken first
+  bool static_shapes = false;  // compiled for one launch's shapes (LaunchOptions::static_shapes)
   bool exchange_free = false;  // its threads never exchange data (tile.exchange_free)
+  bool reduction = false;      // its programs store an eighth of what they load or less (tile.reduction)
   bool exp_range_test = true;      // lowered with tile-lower-to-loops' exp-range-test
   bool has_exp_range_tests = false;  // and the lowering emitted such a test
   bool rewiden = false;     // lowered after tile-rewiden-after-reduce
@@ -42,7 +44,7 @@ struct GpuCode {
   std::string symbol;        // the PTX entry name
   // Wall time of each stage in milliseconds, in order ("context", "tile-ir", "loops", "llvm-dialect",
   // "llvm-ir", "llvm-opt", "ptx"; the launcher adds "cubin", and "plain-exp", "fewer-threads",
-  // "register-cap" and "rewiden" when it compiles variants; "plain-exp" runs beside the others, from the first
+  // "register-cap", "rewiden" and "more-threads" when it compiles variants; "plain-exp" runs beside the others, from the first
   // variant's PTX to the comparison).
   std::vector<std::pair<std::string, double>> stage_ms;
 };

@@ -42,7 +42,22 @@ struct KernelAst {
   // 'a' contiguous rows, 16-byte aligned base and row strides; 'c' contiguous rows; 's' strided;
   // '-' scalar. Empty means all 's'.
   std::string layouts;
+  // LaunchOptions::static_shapes: the tensors of the launch the kernel is compiled for, one entry
+  // per parameter (empty sizes for scalars), and its grid of programs. Both empty when the kernel
+  // is compiled for any shapes.
+  struct StaticTensor {
+    std::vector<int64_t> sizes, strides;
+    int64_t offset = 0;
+  };
+  std::vector<StaticTensor> static_tensors;
+  std::vector<int64_t> static_grid;
 };
+
+// The text of a launch's shapes in cache keys (see KernelAst::static_tensors): per parameter "-"
+// (a scalar) or "OFFSET:S0xS1...:T0xT1..." (offset, sizes, strides), joined by ';', then
+// "@G0,G1,G2" (the grid). parse_static_shapes reads it back into `ast`; it throws tessera::Error
+// naming `kernel` on malformed text or a parameter count or rank that does not match.
+void parse_static_shapes(std::string_view kernel, std::string_view text, KernelAst& ast);
 
 // Parses and checks the outline; throws tessera::Error naming `kernel` on malformed text.
 KernelAst parse_ast(std::string_view kernel, std::string_view text);

@@ -81,6 +81,18 @@ Value KernelLowering::getProgramId(bool count, unsigned dim) {
   auto constant = [&](int64_t v) {
     return arith::ConstantIntOp::create(entry, loc, i32, v);
   };
+  // A kernel compiled for one launch's grid (tile.grid, checked by
+  // verifyTileKernel): the counts are constants, and the CTA ids read on gpu
+  // carry their range, so that bounds tests of whole tiles fold away.
+  auto grid = func->getAttrOfType<DenseI64ArrayAttr>(
+      TileDialect::getGridAttrName());
+  if (grid && count)
+    return slot = constant(grid[dim]);
+  auto ctaRange = [&](int64_t ctas) -> LLVM::ConstantRangeAttr {
+    if (!grid)
+      return {};
+    return LLVM::ConstantRangeAttr::get(func.getContext(), 32, 0, ctas);
+  };
   // A program split over S CTAs along x: CTA c runs program c / S.
   auto perProgram = [&](Value ctas) -> Value {
     if (opts.ctasPerProgram == 1)
@@ -109,11 +121,15 @@ Value KernelLowering::getProgramId(bool count, unsigned dim) {
           entry, loc, NVVM::BlockIdXOp::create(entry, loc, i32), perCta);
       return slot = arith::AddIOp::create(entry, loc, first, group);
     }
-    return slot = perProgram(NVVM::BlockIdXOp::create(entry, loc, i32));
+    return slot = perProgram(NVVM::BlockIdXOp::create(
+               entry, loc, i32,
+               ctaRange(grid ? grid[0] * opts.ctasPerProgram : 0)));
   case 1:
-    return slot = NVVM::BlockIdYOp::create(entry, loc, i32);
+    return slot = NVVM::BlockIdYOp::create(entry, loc, i32,
+                                           ctaRange(grid ? grid[1] : 0));
   case 2:
-    return slot = NVVM::BlockIdZOp::create(entry, loc, i32);
+    return slot = NVVM::BlockIdZOp::create(entry, loc, i32,
+                                           ctaRange(grid ? grid[2] : 0));
   case 3:
     return slot = perProgram(NVVM::GridDimXOp::create(entry, loc, i32));
   case 4:

@@ -20,6 +20,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <limits>
+
 #define DEBUG_TYPE "tile-lower-to-loops"
 
 namespace mlir::tessera::tile {
@@ -118,6 +120,18 @@ LogicalResult verifyTileKernel(func::FuncOp func) {
       return func.emitError("tile kernels cannot return tiles, got ") << t;
   if (failed(verifyAlignAttrs(func)))
     return failure();
+  if (Attribute grid = func->getAttr(TileDialect::getGridAttrName())) {
+    auto sizes = dyn_cast<DenseI64ArrayAttr>(grid);
+    if (!sizes || sizes.size() != 3 ||
+        llvm::any_of(sizes.asArrayRef(), [](int64_t g) {
+          return g < 1 || g > std::numeric_limits<int32_t>::max();
+        }))
+      return func.emitError("'")
+             << TileDialect::getGridAttrName()
+             << "' must be three positive i32-sized program counts "
+                "(array<i64: X, Y, Z>), got "
+             << grid;
+  }
 
   WalkResult result = func.getBody().walk<WalkOrder::PreOrder>(
       [&](Operation *op) -> WalkResult {

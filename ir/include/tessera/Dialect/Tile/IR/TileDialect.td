@@ -18,7 +18,8 @@ def Tile_Dialect : Dialect {
     Its tile values are builtin ranked, static-shaped tensors whose dimensions
     are powers of two (`tensor<64x64xf32>`); its scalars are builtin scalars;
     its global tensors (kernel parameters) are dynamically shaped, strided
-    memrefs of rank 1 to 4. Elementwise math, casts, selects and constants use
+    memrefs of rank 1 to 4 (statically shaped in a kernel compiled for one
+    launch's shapes, which then also carries its grid as `tile.grid`). Elementwise math, casts, selects and constants use
     the upstream `arith` and `math` dialects directly on tensors; loops use
     `scf.for` with tensor `iter_args`. This dialect adds what those dialects
     lack: program ids, masked tile loads and stores, layout-changing ops
@@ -29,6 +30,13 @@ def Tile_Dialect : Dialect {
     /// Name of the unit attribute that marks a `func.func` as a tile kernel.
     static constexpr ::llvm::StringLiteral getKernelAttrName() {
       return ::llvm::StringLiteral("tile.kernel");
+    }
+    /// Name of the function attribute holding the grid of programs (three
+    /// positive sizes, `array<i64: X, Y, Z>`) of a kernel compiled for one
+    /// launch's static shapes: program ids are below it, and the program
+    /// counts are it (read by `tile-lower-to-loops`).
+    static constexpr ::llvm::StringLiteral getGridAttrName() {
+      return ::llvm::StringLiteral("tile.grid");
     }
     /// Name of the i32 function attribute holding the threads per CTA, the
     /// CUDA block size (set by `tile-lower-to-loops` for the gpu target).

@@ -63,7 +63,11 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
 
     Program ids come from `nvvm.read.ptx.sreg.ctaid/nctaid` on gpu; on cpu the
     kernel gets six trailing i32 arguments (pid0, pid1, pid2, nprog0, nprog1,
-    nprog2). On gpu the function gets `tile.block_size = T/S : i32`, the
+    nprog2). A kernel compiled for one launch's shapes carries its grid
+    (`tile.grid = array<i64: X, Y, Z>`, three positive counts; anything else
+    is an error): on gpu the CTA ids then carry their range (`range <i32, 0,
+    X>`, so that LLVM folds the bounds tests of whole tiles) and the program
+    counts are constants. On gpu the function gets `tile.block_size = T/S : i32`, the
     threads of one CTA, and `tile.reduction` if its programs store an eighth
     of the bytes they load or less, counted over its `tile.load` and
     `tile.store` tiles, those inside a loop four times (read by
