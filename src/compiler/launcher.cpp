@@ -84,10 +84,10 @@ bool is_gpu(Target t) { return t != Target::cpu; }
 namespace {
 
 // Writes the cubin next to the other stages when TESSERA_DUMP_DIR is set.
-void dump_cubin(const GpuCode& code, bool static_shapes) {
+void dump_cubin(const GpuCode& code) {
   const std::string dir = dump_dir();
   if (dir.empty()) return;
-  std::string path = fmt::format("{}/{}.{}{}.cubin", dir, code.symbol, code.arch, static_shapes ? ".static" : "");
+  std::string path = fmt::format("{}/{}.{}{}.cubin", dir, code.symbol, code.arch, code.static_shapes ? ".static" : "");
   if (FILE* f = std::fopen(path.c_str(), "wb")) {
     std::fwrite(code.cubin.data(), 1, code.cubin.size(), f);
     std::fclose(f);
@@ -169,22 +169,6 @@ void adopt_variant(GpuCode& code, GpuCode&& variant) {
   code = std::move(variant);
 }
 
-// A versioned kernel (or one compiled for static shapes, measured whole) that leaves an SM half
-// empty (programs_if_half_empty) is compiled once more
-// without its branch to the edge copy (see register_cap.h), to learn what its interior copy alone
-// needs. Starting from the programs per SM that the interior fits, the interior is compiled with
-// its registers capped (register_cap, occupancy.h) for one more program at a time, up to half an
-// SM's threads, as long as it keeps its stack frame (ptxas spills nothing there). The kernel is
-// then compiled under the last such cap and kept if it fits more programs than before; its edge
-// copy may spill, which only the programs on the edges pay. Softmax, LayerNorm and the accurate
-// fused chain climbed this way to 64 registers (benchmarks/results/...-experiments-session8.log,
-// run 2: softmax 3.63 -> 4.04 TB/s, LayerNorm 3.90 -> 4.24, fused chain 2.52 -> 3.15; a cap up
-// to a whole SM's threads, run 3, slowed the row sum and RMSNorm). Earlier, on the H200
-// (benchmarks/results/...-experiments-session6.log, run 6): RMSNorm over 8192-wide bf16 rows at
-// 256 threads needed 80 registers, its interior 63; capped at 64 (4 programs per SM instead of 3)
-// it ran 4.27 TB/s instead of 4.14; the accurate fused chain 105 -> 96 registers, 2.21 -> 2.50
-// TB/s. Kernels with half an SM resident already are left alone (the adds, capped from 1536 to
-// 2048 resident threads, lost 0.3%).
 // The resources of `ptx` linked for `arch`; nullopt if linking fails (an optimization that fails
 // only keeps the kernel as it is).
 std::optional<KernelResources> linked_resources(std::string_view kernel, const std::string& ptx,
@@ -196,6 +180,22 @@ std::optional<KernelResources> linked_resources(std::string_view kernel, const s
   }
 }
 
+// A versioned kernel that leaves an SM half empty (programs_if_half_empty) is compiled once more
+// without its branch to the edge copy (see register_cap.h), to learn what its interior copy alone
+// needs (a kernel compiled for static shapes is measured whole). Starting from the programs per SM
+// that the interior fits, the interior is compiled with its registers capped (register_cap,
+// occupancy.h) for one more program at a time, up to half an SM's threads, as long as it keeps its
+// stack frame (ptxas spills nothing there). The kernel is
+// then compiled under the last such cap and kept if it fits more programs than before; its edge
+// copy may spill, which only the programs on the edges pay. Softmax, LayerNorm and the accurate
+// fused chain climbed this way to 64 registers (benchmarks/results/...-experiments-session8.log,
+// run 2: softmax 3.63 -> 4.04 TB/s, LayerNorm 3.90 -> 4.24, fused chain 2.52 -> 3.15; a cap up
+// to a whole SM's threads, run 3, slowed the row sum and RMSNorm). Earlier, on the H200
+// (benchmarks/results/...-experiments-session6.log, run 6): RMSNorm over 8192-wide bf16 rows at
+// 256 threads needed 80 registers, its interior 63; capped at 64 (4 programs per SM instead of 3)
+// it ran 4.27 TB/s instead of 4.14; the accurate fused chain 105 -> 96 registers, 2.21 -> 2.50
+// TB/s. Kernels with half an SM resident already are left alone (the adds, capped from 1536 to
+// 2048 resident threads, lost 0.3%).
 void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionUse>& calls, GpuCode& code) {
   if (!code.versioned && !code.static_shapes) return;
   // Small elementwise programs sharing CTAs are left alone, as when each had a CTA of its own
@@ -328,19 +328,24 @@ void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::
   auto t0 = std::chrono::steady_clock::now();
   auto done = [&] { code.stage_ms.emplace_back("more-threads", ms_since(t0)); };
   const int threads = 2 * code.block_size;
-  std::optional<GpuCode> variant =
-      compile_variant(kernel, ast, calls, code.arch, threads, code.exp_range_test, code.rewiden);
+  // Only the PTX: the variant is linked under its cap below.
+  GpuCode variant;
+  try {
+    variant = compile_ptx(kernel, ast, code.arch, threads, code.exp_range_test, code.rewiden);
+  } catch (const Error&) {
+    return done();
+  }
   // Tiles smaller than the largest (a row read in chunks by a loop) would get narrower chunks.
-  if (!variant || variant->block_size != threads ||
-      widest_global_vector_bytes(variant->ptx) < widest_global_vector_bytes(code.ptx))
+  if ((code.rewiden && !variant.rewidened) || variant.block_size != threads ||
+      widest_global_vector_bytes(variant.ptx) < widest_global_vector_bytes(code.ptx))
     return done();
   const int cap = register_cap(kWholeSm / threads, threads);
-  const std::string interior = variant->versioned ? ptx_without_edge_branch(variant->ptx) : variant->ptx;
+  const std::string interior = variant.versioned ? ptx_without_edge_branch(variant.ptx) : variant.ptx;
   const std::optional<KernelResources> plain = linked_resources(kernel, interior, calls, code.arch);
   const std::optional<KernelResources> squeezed =
       linked_resources(kernel, ptx_with_register_cap(interior, cap), calls, code.arch);
   if (!plain || !squeezed || squeezed->frame_bytes > plain->frame_bytes) return done();
-  std::string capped = ptx_with_register_cap(variant->ptx, cap);
+  std::string capped = ptx_with_register_cap(variant.ptx, cap);
   std::vector<char> cubin;
   try {
     cubin = link_kernel(kernel, capped, calls, code.arch);
@@ -350,9 +355,9 @@ void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::
   const std::optional<KernelResources> second = cubin_resources(cubin);
   done();
   if (!second || resident_blocks(*second, threads) * threads < kWholeSm) return;
-  variant->ptx = std::move(capped);
-  variant->cubin = std::move(cubin);
-  adopt_variant(code, std::move(*variant));
+  variant.ptx = std::move(capped);
+  variant.cubin = std::move(cubin);
+  adopt_variant(code, std::move(variant));
 }
 
 // A kernel whose accurate exps the lowering grouped behind range tests (tile.exp_in_range: no
@@ -582,7 +587,7 @@ class KernelCache {
     try_fewer_threads(kernel, c->ast, calls, c->gpu);
     try_more_threads(kernel, c->ast, calls, c->gpu);
     plain.keep_if_faster(c->gpu);
-    dump_cubin(c->gpu, !c->ast.static_grid.empty());
+    dump_cubin(c->gpu);
     disk.store(key, "ptx", std::span<const char>(c->gpu.ptx.data(), c->gpu.ptx.size()));
     disk.store(key, "cubin", std::span<const char>(c->gpu.cubin.data(), c->gpu.cubin.size()));
     std::lock_guard lock(mutex_);

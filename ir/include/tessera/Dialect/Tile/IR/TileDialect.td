@@ -19,7 +19,8 @@ def Tile_Dialect : Dialect {
     are powers of two (`tensor<64x64xf32>`); its scalars are builtin scalars;
     its global tensors (kernel parameters) are dynamically shaped, strided
     memrefs of rank 1 to 4 (statically shaped in a kernel compiled for one
-    launch's shapes, which then also carries its grid as `tile.grid`). Elementwise math, casts, selects and constants use
+    launch's shapes, which then also carries its grid as `tile.grid`).
+    Elementwise math, casts, selects and constants use
     the upstream `arith` and `math` dialects directly on tensors; loops use
     `scf.for` with tensor `iter_args`. This dialect adds what those dialects
     lack: program ids, masked tile loads and stores, layout-changing ops

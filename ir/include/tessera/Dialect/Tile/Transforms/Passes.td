@@ -67,8 +67,8 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     (`tile.grid = array<i64: X, Y, Z>`, three positive counts; anything else
     is an error): on gpu the CTA ids then carry their range (`range <i32, 0,
     X>`, so that LLVM folds the bounds tests of whole tiles) and the program
-    counts are constants. On gpu the function gets `tile.block_size = T/S : i32`, the
-    threads of one CTA, and `tile.reduction` if its programs store an eighth
+    counts are constants. On gpu the function gets
+    `tile.block_size = T/S : i32`, the threads of one CTA, and `tile.reduction` if its programs store an eighth
     of the bytes they load or less, counted over its `tile.load` and
     `tile.store` tiles, those inside a loop four times (read by
     `tile-load-cache-hints`), and `tile.exchange_free` if its threads never
