@@ -1,18 +1,21 @@
 // execution_helpers.h: helpers of the unit tests that run on both targets (test_kernels,
 // test_views, test_async, test_graph, test_unsafe, test_device_functions, test_interop,
-// test_threads).
+// test_threads, test_static_shapes).
 //
 //  - TESSERA_TARGET_TEST_CASE(name, tags, fn): registers fn(Target) for the CPU target ([cpu]) and,
 //    tagged [gpu], for the GPU (skipped with a warning when there is none).
 //  - Gate (gate.h): work that completes when the test opens it, for [cpu] tests (on a GPU target
 //    the launching thread would wait instead).
 //  - toolchain_present(): whether NVRTC and nvJitLink load (else a warning: the test is skipped).
+//  - random_tensor<T, R>(shape, lo, hi, seed): uniform random values, the same for the same seed.
 //  - slow_copy(): out = x after `n` iterations of acc = acc/2 + x/2; keeps a launch in flight for
 //    a while on either target (GPU tests that need it in flight check ready() first).
 #pragma once
 
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
+
+#include <random>
 
 #include "cuda_compiler.h"
 #include "gate.h"
@@ -45,6 +48,16 @@ inline tessera::LaunchOptions after_gate(const std::shared_ptr<Gate>& gate) {
   o.target = tessera::Target::cpu;
   o.after = {tessera::Event(gate)};
   return o;
+}
+
+// A tensor of uniform random values in [lo, hi), the same for the same seed.
+template <class T, int R>
+tessera::Tensor<T, R> random_tensor(std::array<int64_t, R> shape, float lo, float hi, unsigned seed) {
+  tessera::Tensor<T, R> t(shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = static_cast<T>(dist(rng));
+  return t;
 }
 
 inline tessera::LaunchOptions on(tessera::Target t) {

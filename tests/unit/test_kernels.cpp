@@ -18,14 +18,7 @@ using namespace tessera;
 
 namespace {
 
-template <class T, int R>
-Tensor<T, R> random_tensor(std::array<int64_t, R> shape, float lo, float hi, unsigned seed) {
-  Tensor<T, R> t(shape);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = static_cast<T>(dist(rng));
-  return t;
-}
+using exec_test::random_tensor;
 
 template <class T>
 float f(T v) {

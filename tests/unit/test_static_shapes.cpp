@@ -1,32 +1,23 @@
 // test_static_shapes.cpp: kernels compiled for one launch's shapes (LaunchOptions::static_shapes)
 // on the CPU target and on the GPU, against host references: whole tiles (no edge code left) and
 // ragged ones, views with an offset and strides, one compile per distinct set of shapes, the PTX
-// of a whole-tile launch (no edge copy, no bounds test) and malformed shape text.
+// of a whole-tile launch (no edge copy, no bounds test), graphs of static launches and malformed
+// shape text.
 #include "execution_helpers.h"
 #include "row_kernels.h"
 
 #include <cmath>
-#include <random>
 
 #include "frontend/ast.h"
-#include "nvjitlink.h"
 
 using namespace tessera;
 
 namespace {
 
-template <class T, int R>
-Tensor<T, R> random_tensor(std::array<int64_t, R> shape, float lo, float hi, unsigned seed) {
-  Tensor<T, R> t(shape);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = static_cast<T>(dist(rng));
-  return t;
-}
+using exec_test::random_tensor;
 
 LaunchOptions static_on(Target target) {
-  LaunchOptions o;
-  o.target = target;
+  LaunchOptions o = exec_test::on(target);
   o.static_shapes = true;
   return o;
 }
