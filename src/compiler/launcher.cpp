@@ -309,22 +309,25 @@ int widest_global_vector_bytes(std::string_view ptx) {
 }
 
 // A row reduction (tile.reduction: its programs store an eighth of what they load or less, such as
-// a row sum or max) at the 256 threads the lowering gives rows of 8192 elements is compiled once
-// more with twice the threads (16 elements each instead of 32) and its registers capped at what
-// fills the SM (32 at 512 threads: 4 programs); that variant is kept if its interior under the cap
-// keeps its stack frame (ptxas spills nothing there), it then fills the SM, and its widest global
-// access is as wide (a row read in 2048-element chunks by a loop would get 8-byte chunks: 3.1 TB/s
-// against 4.4, session 10). Fewer, wider programs read fewer rows at once per SM, as Inductor's
-// and a hand-written row sum do. Measured on the H200 in one process beside torch.compile's kernels
-// on the same tensors (15 alternating rounds, medians of paired ratios;
-// benchmarks/results/...-experiments-session13.log): the row sum over 32768 x 8192 bf16 at 512
-// threads +0.03-0.13% over 256, compiled for static shapes +0.16% (at 256 threads it fits 8
-// programs of 29 registers and gains nothing from the static shapes); Inductor +0.14-0.24%. Kernels
-// that also store their rows are left alone: softmax_fast lost 1.5% at 512 threads, RMSNorm moved
-// within noise (-0.1 to +0.3%). The cost is one more compile of such kernels at their first launch.
+// a row sum or max) compiled for static shapes, at the 256 threads the lowering gives rows of 8192
+// elements, is compiled once more with twice the threads (16 elements each instead of 32) and its
+// registers capped at what fills the SM (32 at 512 threads: 4 programs); that variant is kept if
+// its interior under the cap keeps its stack frame (ptxas spills nothing there), it then fills the
+// SM, and its widest global access is as wide (a row read in 2048-element chunks by a loop would
+// get 8-byte chunks: 3.1 TB/s against 4.4, session 10). Without its bounds test the static row
+// sum needs 29 registers at 256 threads, 8 programs per SM, and gains nothing from the static
+// shapes; with 4 programs of 512, fewer rows at once per SM (as in Inductor's and a hand-written
+// row sum), it does. Measured on the H200 in one process beside torch.compile's kernels on the
+// same tensors (medians of paired ratios over 15-25 alternating rounds against the generic row
+// sum over 32768 x 8192 bf16; benchmarks/results/...-experiments-session13.log): static at 256
+// threads -0.05%, at 512 +0.11-0.14%, Inductor +0.14%. The generic row sum at 512 threads gained
+// +0.03% (runs 4-6, 11): not worth one more compile at every first launch. Kernels that store
+// their rows are left alone (softmax_fast lost 1.5% at 512 threads, RMSNorm moved within noise).
 void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
                       GpuCode& code) {
-  if (!code.reduction || layout_chose_threads(code) || code.exchange_free || code.block_size != 256) return;
+  if (!code.static_shapes || !code.reduction || layout_chose_threads(code) || code.exchange_free ||
+      code.block_size != 256)
+    return;
   auto t0 = std::chrono::steady_clock::now();
   auto done = [&] { code.stage_ms.emplace_back("more-threads", ms_since(t0)); };
   const int threads = 2 * code.block_size;
