@@ -180,6 +180,20 @@ std::optional<KernelResources> linked_resources(std::string_view kernel, const s
   }
 }
 
+// `ptx` with its registers capped at `cap` and its cubin; nullopt if linking fails.
+std::optional<std::pair<std::string, std::vector<char>>> linked_with_cap(std::string_view kernel, const std::string& ptx,
+                                                                         int cap,
+                                                                         const std::vector<DeviceFunctionUse>& calls,
+                                                                         const std::string& arch) {
+  std::string capped = ptx_with_register_cap(ptx, cap);
+  try {
+    std::vector<char> cubin = link_kernel(kernel, capped, calls, arch);
+    return std::pair{std::move(capped), std::move(cubin)};
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 // A versioned kernel that leaves an SM half empty (programs_if_half_empty) is compiled once more
 // without its branch to the edge copy (see register_cap.h), to learn what its interior copy alone
 // needs (a kernel compiled for static shapes is measured whole). Starting from the programs per SM
@@ -225,19 +239,13 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
     ++wanted;
   }
   if (wanted <= *blocks) return done();
-  const int cap = register_cap(wanted, code.block_size);
-  std::string capped = ptx_with_register_cap(code.ptx, cap);
-  std::vector<char> cubin;
-  try {
-    cubin = link_kernel(kernel, capped, calls, code.arch);
-  } catch (const Error&) {
-    return done();
-  }
-  auto second = cubin_resources(cubin);
+  auto capped = linked_with_cap(kernel, code.ptx, register_cap(wanted, code.block_size), calls, code.arch);
   done();
+  if (!capped) return;
+  auto second = cubin_resources(capped->second);
   if (!second || resident_blocks(*second, code.block_size) <= *blocks) return;
-  code.ptx = std::move(capped);
-  code.cubin = std::move(cubin);
+  code.ptx = std::move(capped->first);
+  code.cubin = std::move(capped->second);
 }
 
 // A kernel that widens a bf16 tile before a reduction and uses it again after it holds the f32
@@ -348,18 +356,13 @@ void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::
   const std::optional<KernelResources> squeezed =
       linked_resources(kernel, ptx_with_register_cap(interior, cap), calls, code.arch);
   if (!plain || !squeezed || squeezed->frame_bytes > plain->frame_bytes) return done();
-  std::string capped = ptx_with_register_cap(variant.ptx, cap);
-  std::vector<char> cubin;
-  try {
-    cubin = link_kernel(kernel, capped, calls, code.arch);
-  } catch (const Error&) {
-    return done();
-  }
-  const std::optional<KernelResources> second = cubin_resources(cubin);
+  auto capped = linked_with_cap(kernel, variant.ptx, cap, calls, code.arch);
   done();
+  if (!capped) return;
+  const std::optional<KernelResources> second = cubin_resources(capped->second);
   if (!second || resident_blocks(*second, threads) * threads < kWholeSm) return;
-  variant.ptx = std::move(capped);
-  variant.cubin = std::move(cubin);
+  variant.ptx = std::move(capped->first);
+  variant.cubin = std::move(capped->second);
   adopt_variant(code, std::move(variant));
 }
 
