@@ -56,24 +56,22 @@ int main() {
     for (int64_t i = 0; i < R * C; i += 4099) err = std::max(err, std::abs(double(f(py[i])) - f(px[i])));
     bench::report("rows", "copy", "bf16", 2 * mat, bench::median_ms(launch), err);
   }
-  {
-    auto launch = [&] { return bench::timed(sum_k, rsum.partition<1, 1>(), x); };
-    launch();
-    const float* ps = rsum.data();
-    double err = check_rows("row_sum", [&](const bfloat16*, int64_t r, RowRef s) {
-      return std::abs(ps[r] - s.sum) / (1 + std::abs(s.sum));
-    });
-    bench::report("rows", "row_sum", "bf16", mat + R * 4, bench::median_ms(launch), err);
-  }
-  {
-    auto launch = [&] { return bench::timed_static(sum_k, rsum.partition<1, 1>(), x); };
+  // The row sum and RMSNorm also compiled for static shapes (LaunchOptions::static_shapes), as
+  // "<case>_static" beside the same baseline; the output is cleared first so that the check sees
+  // this variant's result.
+  for (bool static_shapes : {false, true}) {
+    const std::string name = static_shapes ? "row_sum_static" : "row_sum";
+    auto launch = [&] {
+      return static_shapes ? bench::timed_static(sum_k, rsum.partition<1, 1>(), x)
+                           : bench::timed(sum_k, rsum.partition<1, 1>(), x);
+    };
     rsum.fill(0.0f);
     launch();
     const float* ps = rsum.data();
-    double err = check_rows("row_sum_static", [&](const bfloat16*, int64_t r, RowRef s) {
+    double err = check_rows(name.c_str(), [&](const bfloat16*, int64_t r, RowRef s) {
       return std::abs(ps[r] - s.sum) / (1 + std::abs(s.sum));
     });
-    bench::report("rows", "row_sum_static", "bf16", mat + R * 4, bench::median_ms(launch), err, "row_sum");
+    bench::report("rows", name, "bf16", mat + R * 4, bench::median_ms(launch), err, "row_sum");
   }
   {
     auto launch = [&] { return bench::timed(sum_loop_k, rsum.partition<1, 1>(), x); };
@@ -115,24 +113,19 @@ int main() {
     });
     bench::report("rows", "softmax_fast", "bf16", 2 * mat, bench::median_ms(launch), err, "softmax");
   }
-  {
-    auto launch = [&] { return bench::timed(rms_k, y.partition<1, 8192>(), x, w); };
-    launch();
-    const bfloat16* pw = w.data();
-    double err = check_matrix("rmsnorm", [&](const bfloat16* row, int64_t c, RowRef s) {
-      return f(row[c]) / std::sqrt(s.sumsq / C + 1e-6) * f(pw[c]);
-    });
-    bench::report("rows", "rmsnorm", "bf16", 2 * mat + C * 2, bench::median_ms(launch), err);
-  }
-  {
-    auto launch = [&] { return bench::timed_static(rms_k, y.partition<1, 8192>(), x, w); };
+  for (bool static_shapes : {false, true}) {
+    const std::string name = static_shapes ? "rmsnorm_static" : "rmsnorm";
+    auto launch = [&] {
+      return static_shapes ? bench::timed_static(rms_k, y.partition<1, 8192>(), x, w)
+                           : bench::timed(rms_k, y.partition<1, 8192>(), x, w);
+    };
     y.fill(bfloat16(0.0f));
     launch();
     const bfloat16* pw = w.data();
-    double err = check_matrix("rmsnorm_static", [&](const bfloat16* row, int64_t c, RowRef s) {
+    double err = check_matrix(name.c_str(), [&](const bfloat16* row, int64_t c, RowRef s) {
       return f(row[c]) / std::sqrt(s.sumsq / C + 1e-6) * f(pw[c]);
     });
-    bench::report("rows", "rmsnorm_static", "bf16", 2 * mat + C * 2, bench::median_ms(launch), err, "rmsnorm");
+    bench::report("rows", name, "bf16", 2 * mat + C * 2, bench::median_ms(launch), err, "rmsnorm");
   }
   {
     auto launch = [&] { return bench::timed(ln_k, y.partition<1, 8192>(), x, w, b); };

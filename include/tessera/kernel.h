@@ -272,8 +272,9 @@ class Kernel {
   // Compiles for `target` without running (no GPU needed for sm_90 / sm_100a).
   template <class... Args>
   CompiledArtifact compile(Target target, Args&&... args) const {
-    auto descs = make_args(args...);
-    return detail::compile({name_, ast<Args...>(), descs}, target);
+    LaunchOptions options;
+    options.target = target;
+    return compile(options, std::forward<Args>(args)...);
   }
   // The same for a launch with `options` (its target, else default_target(), and static_shapes).
   template <class... Args>

@@ -641,13 +641,21 @@ std::string layouts_of(std::span<const ArgDesc> args, Target target) {
   return s;
 }
 
+// The programs of an output partition along each grid axis: its shape over its tile, rounded up
+// (1 along an axis whose tile size is not positive, which check_args rejects).
+Grid partition_grid(const ArgDesc& out) {
+  Grid g;
+  for (int d = 0; d < out.rank && d < 3; ++d)
+    if (out.tile[d] > 0) g.dims[d] = (out.shape[d] + out.tile[d] - 1) / out.tile[d];
+  return g;
+}
+
 // "|" and the text of the arguments' shapes (see parse_static_shapes), appended to their layout
 // letters in the cache key of a launch with LaunchOptions::static_shapes. The grid is that of the
 // first output (check_args rejects launches whose outputs disagree).
 std::string static_shapes_of(std::span<const ArgDesc> args) {
   std::string s = "|";
-  std::array<int64_t, 3> grid{1, 1, 1};
-  bool have_grid = false;
+  const ArgDesc* first_out = nullptr;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ArgDesc& a = args[i];
     if (i) s += ';';
@@ -658,12 +666,11 @@ std::string static_shapes_of(std::span<const ArgDesc> args) {
     const auto rank = static_cast<std::size_t>(a.rank);
     s += fmt::format("{}:{}:{}", a.offset, fmt::join(a.shape.begin(), a.shape.begin() + rank, "x"),
                      fmt::join(a.strides.begin(), a.strides.begin() + rank, "x"));
-    if (a.kind == Kind::out && !have_grid) {
-      have_grid = true;
-      for (std::size_t d = 0; d < rank && d < 3; ++d)
-        grid[d] = a.tile[d] > 0 ? std::max<int64_t>(1, (a.shape[d] + a.tile[d] - 1) / a.tile[d]) : 1;
-    }
+    if (a.kind == Kind::out && !first_out) first_out = &a;
   }
+  // tile.grid counts at least one program per axis (an empty launch runs none anyway).
+  std::array<int64_t, 3> grid = first_out ? partition_grid(*first_out).dims : std::array<int64_t, 3>{1, 1, 1};
+  for (int64_t& g : grid) g = std::max<int64_t>(g, 1);
   return s + fmt::format("@{}", fmt::join(grid, ","));
 }
 
@@ -703,11 +710,9 @@ Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<con
                                dtype_name(p.dtype), p.rank, kind_name(a.kind), dtype_name(a.dtype), a.rank));
     if (a.kind != Kind::out) continue;
     if (a.rank > 3) fail(kernel, fmt::format("parameter {}: outputs have rank 1 to 3 (one grid axis per dim)", i));
-    Grid g;
-    for (int d = 0; d < a.rank; ++d) {
+    for (int d = 0; d < a.rank; ++d)
       if (a.tile[d] <= 0) fail(kernel, fmt::format("parameter {}: tile sizes must be positive", i));
-      g.dims[d] = (a.shape[d] + a.tile[d] - 1) / a.tile[d];
-    }
+    const Grid g = partition_grid(a);
     if (first_out < 0) {
       first_out = static_cast<int>(i);
       grid = g;

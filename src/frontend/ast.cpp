@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 #include "tessera/errors.h"
 
 namespace tessera::detail {
@@ -183,41 +185,29 @@ std::vector<DeviceFunctionUse> device_functions(std::string_view kernel, const K
   return out;
 }
 
-namespace {
-// Splits `text` at every `sep`.
-std::vector<std::string_view> split(std::string_view text, char sep) {
-  std::vector<std::string_view> parts;
-  for (std::size_t start = 0;;) {
-    std::size_t end = text.find(sep, start);
-    parts.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
-    if (end == std::string_view::npos) return parts;
-    start = end + 1;
-  }
-}
-}  // namespace
-
 void parse_static_shapes(std::string_view kernel, std::string_view text, KernelAst& ast) {
   auto fail = [&](std::string_view what) {
     throw Error(fmt::format("tessera: kernel '{}': malformed static shapes '{}' ({})", kernel, text, what));
   };
-  auto number = [&](std::string_view s) {
-    int64_t v = 0;
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || end != s.data() + s.size()) fail(fmt::format("'{}' is not an integer", s));
-    return v;
-  };
-  auto numbers = [&](std::string_view s, char sep) {
+  auto numbers = [&](llvm::StringRef s, char sep) {
+    llvm::SmallVector<llvm::StringRef> parts;
+    s.split(parts, sep);
     std::vector<int64_t> v;
-    for (std::string_view part : split(s, sep)) v.push_back(number(part));
+    for (llvm::StringRef part : parts) {
+      int64_t n = 0;
+      if (part.getAsInteger(10, n)) fail(fmt::format("'{}' is not an integer", std::string_view(part)));
+      v.push_back(n);
+    }
     return v;
   };
-  std::size_t at = text.rfind('@');
-  if (at == std::string_view::npos) fail("no grid");
-  ast.static_grid = numbers(text.substr(at + 1), ',');
+  auto [shapes, grid] = llvm::StringRef(text).rsplit('@');
+  if (grid.empty()) fail("no grid");
+  ast.static_grid = numbers(grid, ',');
   if (ast.static_grid.size() != 3 || std::any_of(ast.static_grid.begin(), ast.static_grid.end(),
                                                  [](int64_t g) { return g < 1; }))
     fail("the grid needs three positive sizes");
-  std::vector<std::string_view> params = split(text.substr(0, at), ';');
+  llvm::SmallVector<llvm::StringRef> params;
+  shapes.split(params, ';');
   if (params.size() != ast.params.size())
     fail(fmt::format("{} parameters for a kernel of {}", params.size(), ast.params.size()));
   ast.static_tensors.assign(params.size(), {});
@@ -227,13 +217,16 @@ void parse_static_shapes(std::string_view kernel, std::string_view text, KernelA
       if (!scalar) fail(fmt::format("parameter {} is a tensor", i));
       continue;
     }
-    std::vector<std::string_view> fields = split(params[i], ':');
+    llvm::SmallVector<llvm::StringRef> fields;
+    params[i].split(fields, ':');
     if (scalar || fields.size() != 3) fail(fmt::format("parameter {}", i));
     KernelAst::StaticTensor& t = ast.static_tensors[i];
-    t.offset = number(fields[0]);
+    std::vector<int64_t> offset = numbers(fields[0], ',');
+    t.offset = offset[0];
     t.sizes = numbers(fields[1], 'x');
     t.strides = numbers(fields[2], 'x');
-    if (t.offset < 0 || std::ssize(t.sizes) != ast.params[i].rank || t.strides.size() != t.sizes.size() ||
+    if (offset.size() != 1 || t.offset < 0 || std::ssize(t.sizes) != ast.params[i].rank ||
+        t.strides.size() != t.sizes.size() ||
         std::any_of(t.sizes.begin(), t.sizes.end(), [](int64_t s) { return s < 0; }))
       fail(fmt::format("parameter {} needs an offset, {} sizes and {} strides", i, ast.params[i].rank,
                        ast.params[i].rank));
