@@ -1,7 +1,8 @@
 // common.h: shared helpers of the GPU benchmarks.
 //
 // Every benchmark validates its result against a host reference before timing, then times the
-// kernel with GPU events (Kernel::launch_timed, through timed() below) after warm-up and prints
+// kernel with GPU events (Kernel::launch_timed, through timed() below, each launch behind an L2
+// reset and a GPU spin) after warm-up and prints
 // one JSON line per case:
 //   {"bench": ..., "case": ..., "dtype": ..., "bytes": ..., "ms": median, "tbps": ...}
 // Inputs are filled on the device by a tessera kernel (no multi-GiB host loops); bytes count each
@@ -25,10 +26,40 @@ inline bool have_gpu() {
   return false;
 }
 
-// Options that put a launch on the benchmarks' own stream right behind a GPU spin of about half a
-// millisecond: the GPU is still busy while the host submits the launch, so that timing events
-// recorded around the kernel measure the kernel and not the submission (the PyTorch baselines do
-// the same with torch.cuda._sleep).
+// Puts L2 in the same state before every timed launch, here and in the PyTorch baselines
+// (torch_baselines.reset_l2): it reads 128 MiB of other data, 2.5 times the H200's L2, with plain
+// loads, so that L2 holds clean lines of that data and nothing of the benchmark's tensors. Without
+// it a kernel's time depended on what the case before it had left in L2: Inductor's row sum ran at
+// 4.547 or 4.572 TB/s on the same tensor in one process depending on the order of the cases
+// (results/h200-2026-12-01-experiments-session14.log). It reads rather than writes (as
+// triton.testing.do_bench's cache clear does) so that the timed kernel has no dirty lines to write
+// back.
+inline void reset_l2(const tessera::LaunchOptions& options) {
+  constexpr std::int64_t kFloats = std::int64_t{32} << 20;
+  static tessera::Tensor<float, 1> scratch = [] {
+    tessera::Tensor<float, 1> t({kFloats});
+    t.fill(0.0f);
+    return t;
+  }();
+  static tessera::Tensor<float, 1> sink({1});
+  static const auto read = tessera::unsafe_cuda_kernel("bench_reset_l2", R"(
+    extern "C" __global__ void bench_reset_l2(float* sink, const float4* p, int n) {
+      unsigned bits = 0;
+      for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        float4 v = p[i];
+        bits ^= __float_as_uint(v.x) ^ __float_as_uint(v.y) ^ __float_as_uint(v.z) ^ __float_as_uint(v.w);
+      }
+      if (bits == 0x9e3779b9u) *sink = 1.0f;  // never true for zeros; keeps the loads
+    })");
+  read.launch_async(options, {.blocks = {132 * 8}, .threads = {256}}, tessera::unsafe::out(sink),
+                    tessera::unsafe::in(scratch), static_cast<std::int32_t>(kFloats / 4))
+      .detach();
+}
+
+// Options that put a launch on the benchmarks' own stream right behind an L2 reset (reset_l2) and
+// a GPU spin of about half a millisecond: the GPU is still busy while the host submits the launch,
+// so that timing events recorded around the kernel measure the kernel and not the submission (the
+// PyTorch baselines do the same with torch.cuda._sleep).
 inline const tessera::LaunchOptions& behind_a_spin() {
   static const tessera::LaunchOptions options = [] {
     tessera::LaunchOptions o;
@@ -42,6 +73,7 @@ inline const tessera::LaunchOptions& behind_a_spin() {
       while (clock64() - start < cycles) {
       }
     })");
+  reset_l2(options);
   spin.launch_async(options, {.blocks = {1}, .threads = {32}}, std::int32_t{1 << 20}).detach();
   return options;
 }

@@ -2,14 +2,28 @@
 
 Runs the same cases as bench_elementwise, bench_rows and bench_transpose through PyTorch eager and
 torch.compile, timed the same way (CUDA events around each call, median of 30 after 5 warm-ups,
-each call behind a GPU spin of about half a millisecond so that the host's work to submit it, e.g.
-torch.compile's guards, is not counted), and prints one JSON line per case and implementation.
+each call behind an L2 reset (a read of 128 MiB of other data, as ours) and a GPU spin of about
+half a millisecond so that the host's work to submit it, e.g. torch.compile's guards, is not
+counted), and prints one JSON line per case and implementation.
 Bytes count each byte read and written once.
 """
 import json
 import sys
 
 import torch
+
+
+_l2_scratch = None
+
+
+def reset_l2():
+    """Puts L2 in the same state before every timed call, as bench::reset_l2 (common.h) does for
+    ours: reads 128 MiB of other data with plain loads, so that L2 holds clean lines of that data
+    and nothing of the benchmark's tensors."""
+    global _l2_scratch
+    if _l2_scratch is None:
+        _l2_scratch = torch.zeros(32 << 20, dtype=torch.float32, device="cuda")
+    _l2_scratch.sum()
 
 
 def median_ms(fn, warmup=5, iters=30):
@@ -19,6 +33,7 @@ def median_ms(fn, warmup=5, iters=30):
     times = []
     for _ in range(iters):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        reset_l2()
         torch.cuda._sleep(1 << 20)  # cycles: the GPU waits while the host submits fn
         a.record()
         fn()

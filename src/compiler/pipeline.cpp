@@ -215,7 +215,8 @@ void expand_bf16_conversions(std::string_view kernel, mlir::ModuleOp module) {
 // it as tile.block_size; with block-size=0 it may also run the program of a kernel whose threads
 // never exchange data as several CTAs of 256 threads (tile.ctas_per_program, see ThreadMapping.h).
 // On GPU targets, loads from read-only parameters finally get the L2 policy evict_last
-// (tile-load-cache-hints: the written lines are evicted first).
+// (tile-load-cache-hints: the written lines are evicted first); a reduction's streamed loads get
+// evict_first (its stream passes through L2 without displacing other data).
 void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target,
                            const Dumper& dump, DiagnosticCollector& diags, StageClock& clock, int block_size = 0,
                            bool exp_range_test = true, bool rewiden = false) {

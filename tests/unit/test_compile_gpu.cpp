@@ -215,7 +215,7 @@ TEST_CASE("gpu code: fast_ functions use the hardware approximations", "[compile
   CHECK(ptx.find("div.rn.f32") == std::string::npos);
 }
 
-TEST_CASE("gpu code: loads from inputs carry the L2 policy evict_last, loads from outputs do not", "[compile][ptx]") {
+TEST_CASE("gpu code: loads from inputs carry an L2 policy (evict_first for a reduction's streams), loads from outputs do not", "[compile][ptx]") {
   // o += a: the output is read and written, so its loads are plain (neither the read-only data path
   // nor a cache policy); the input's 16-byte loads are ld.global.nc with the policy made once.
   Tensor<float, 1> a({1 << 16}), o({1 << 16});
@@ -225,23 +225,36 @@ TEST_CASE("gpu code: loads from inputs carry the L2 policy evict_last, loads fro
   CHECK(count(ptx, kHintedVectorLoad) > 0);
   CHECK(count(ptx, "ld.global.v4") > 0);
   CHECK(count(ptx, "ld.global.nc.v4") == 0);
-  // A row sum writes a 32nd of a byte per byte it reads: its loads take the read-only data path
-  // without the policy (it gains nothing from it). Its partial sums go to a shared scratch array
-  // through an aligned pointer computed with ptrtoint and inttoptr, which is no parameter's.
-  // Whether a kernel is a reduction is counted per program, on its tiles: a row sum over short rows
-  // (32 threads of two 16-byte loads each) and one reading its row in a loop of 1 x 2048 chunks
-  // (one load per thread and iteration) are reductions too.
+  // A row sum writes a 32nd of a byte per byte it reads (a reduction): its loads of the rows, whose
+  // addresses depend on the program, get the policy evict_first instead (each byte is read once).
+  // Its partial sums go to a shared scratch array through an aligned pointer computed with ptrtoint
+  // and inttoptr, which is no parameter's. Whether a kernel is a reduction is counted per program,
+  // on its tiles: a row sum over short rows (32 threads of two 16-byte loads each) and one reading
+  // its row in a loop of 1 x 2048 chunks (one load per thread and iteration) are reductions too.
   Tensor<bfloat16, 2> x({64, 8192}), shortx({64, 512});
   Tensor<float, 2> s({64, 1});
-  auto check_plain = [&](const auto& k, auto& in) {
+  auto check_streamed = [&](const auto& k, auto& in) {
     std::string ptx = k.compile(Target::sm_90, s.partition<1, 1>(), in).ptx;
     INFO(k.name());
-    CHECK(count(ptx, "createpolicy") == 0);
-    CHECK(count(ptx, "ld.global.nc.v4") > 0);
+    CHECK(count(ptx, "createpolicy.fractional.L2::evict_first.b64") == 1);
+    CHECK(count(ptx, "createpolicy.fractional.L2::evict_last") == 0);
+    CHECK(count(ptx, kHintedVectorLoad) > 0);
+    CHECK(count(ptx, "ld.global.nc.v4") == 0);
   };
-  check_plain(row_kernels::row_sum(), x);
-  check_plain(row_kernels::row_sum_of<512>(), shortx);
-  check_plain(row_kernels::row_sum_loop(), x);
+  check_streamed(row_kernels::row_sum(), x);
+  check_streamed(row_kernels::row_sum_of<512>(), shortx);
+  check_streamed(row_kernels::row_sum_loop(), x);
+  // A weighted row sum reads a weight vector that every program reads alike: its loads keep the
+  // read-only data path without a policy, the rows' loads take evict_first.
+  Tensor<bfloat16, 1> w({8192});
+  auto weighted = kernel("gpu_weighted_row_sum", [](auto o, auto a, auto wt) {
+    return o.store(sum<1>(cast<DType::f32>(load<1, 8192>(a, program_id<0>(), c<0>)) *
+                          cast<DType::f32>(load<8192>(wt, c<0>))));
+  });
+  std::string wptx = weighted.compile(Target::sm_90, s.partition<1, 1>(), x, w).ptx;
+  CHECK(count(wptx, "createpolicy.fractional.L2::evict_first.b64") == 1);
+  CHECK(count(wptx, kHintedVectorLoad) > 0);
+  CHECK(count(wptx, "ld.global.nc.v4.b32") > 0);
 }
 
 TEST_CASE("gpu code: small programs that exchange no data share a CTA", "[compile][ptx]") {

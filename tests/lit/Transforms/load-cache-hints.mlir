@@ -1,5 +1,6 @@
 // RUN: tessera-opt %s -split-input-file -tile-load-cache-hints | FileCheck %s
 // RUN: tessera-opt %s -split-input-file -tile-load-cache-hints=policy=evict_first | FileCheck %s --check-prefix=FIRST
+// RUN: tessera-opt %s -split-input-file -tile-load-cache-hints=reduction-policy=none | FileCheck %s --check-prefix=NONE
 
 // A kernel reading %a (through its memref descriptor) and writing %o: the
 // 16-byte load from %a becomes ld.global.nc with the policy made once at the
@@ -51,12 +52,54 @@ llvm.func @shared_scratch_store(%out: !llvm.ptr, %a: !llvm.ptr, %off: i64) attri
 // -----
 
 // A kernel marked tile.reduction (tile-lower-to-loops: its programs store an
-// eighth of what they load or less): its read-only parameter is marked, its
-// loads keep no policy.
-// CHECK-LABEL: llvm.func @reduction(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly})
+// eighth of what they load or less): its loads whose address depends on a CTA
+// id (the row each program reads for itself, in the loop through a block
+// argument) take the reduction policy, evict_first by default; its load of
+// data every program reads alike (%w, at a fixed address) stays plain. Its
+// read-only parameters are marked. With reduction-policy=none every load
+// stays plain.
+// CHECK-LABEL: llvm.func @reduction(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly})
+// CHECK: %[[RPOL:.*]] = llvm.inline_asm "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l"
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;", "=r,=r,=r,=r,l,l" %{{.*}}, %[[RPOL]]
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK: ^bb1(
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.b32 {$0, $1, $2, $3}, [$4], $5;", "=r,=r,=r,=r,l,l" %{{.*}}, %[[RPOL]]
+// CHECK: llvm.return
+// NONE-LABEL: llvm.func @reduction
+// NONE-NOT: inline_asm
+// NONE: llvm.return
+llvm.func @reduction(%out: !llvm.ptr, %a: !llvm.ptr, %w: !llvm.ptr) attributes {tile.kernel, tile.reduction} {
+  %pid = nvvm.read.ptx.sreg.ctaid.x : i32
+  %row = llvm.sext %pid : i32 to i64
+  %c64 = llvm.mlir.constant(64 : i64) : i64
+  %off = llvm.mul %row, %c64 : i64
+  %p0 = llvm.getelementptr %a[%off] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  %v0 = llvm.load %p0 {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  %g = llvm.load %w {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  %s0 = llvm.fmul %v0, %g : vector<4xf32>
+  %c4 = llvm.mlir.constant(4 : i64) : i64
+  llvm.br ^bb1(%off, %c4, %s0 : i64, i64, vector<4xf32>)
+^bb1(%base: i64, %j: i64, %acc: vector<4xf32>):
+  %i = llvm.add %base, %j : i64
+  %pj = llvm.getelementptr %a[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  %vj = llvm.load %pj {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  %acc1 = llvm.fadd %acc, %vj : vector<4xf32>
+  %j1 = llvm.add %j, %c4 : i64
+  %done = llvm.icmp "sge" %j1, %c64 : i64
+  llvm.cond_br %done, ^bb2, ^bb1(%base, %j1, %acc1 : i64, i64, vector<4xf32>)
+^bb2:
+  %zero = llvm.mlir.constant(0 : i64) : i64
+  %s = llvm.extractelement %acc1[%zero : i64] : vector<4xf32>
+  llvm.store %s, %out {alignment = 4 : i64} : f32, !llvm.ptr
+  llvm.return
+}
+
+// A reduction whose loads do not depend on a CTA id (every program reads the
+// same data) keeps plain loads, without a policy.
+// CHECK-LABEL: llvm.func @reduction_of_shared_data(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly})
 // CHECK-NOT: inline_asm
 // CHECK: llvm.return
-llvm.func @reduction(%out: !llvm.ptr, %a: !llvm.ptr) attributes {tile.kernel, tile.reduction} {
+llvm.func @reduction_of_shared_data(%out: !llvm.ptr, %a: !llvm.ptr) attributes {tile.kernel, tile.reduction} {
   %v0 = llvm.load %a {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
   %p1 = llvm.getelementptr %a[4] : (!llvm.ptr) -> !llvm.ptr, f32
   %v1 = llvm.load %p1 {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>

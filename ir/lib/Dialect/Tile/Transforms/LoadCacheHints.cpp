@@ -15,8 +15,10 @@
 // parameters are marked `llvm.noalias` and `llvm.readonly`. Writes to shared or
 // private memory count as local whatever their address computation. A kernel
 // marked `tile.reduction` (by tile-lower-to-loops: its programs store an
-// eighth of the bytes they load or less) keeps plain loads: the policy only
-// slowed it down.
+// eighth of the bytes they load or less) takes another policy (evict_first by
+// default), and only on the loads whose address depends on a CTA id: the
+// streams each program reads for itself. Its loads of data every program
+// reads alike (a weight vector) stay plain.
 //
 // Assumes what the launcher guarantees: an input never aliases an output, so
 // no other parameter's stores reach a read-only parameter's memory. Generic
@@ -28,6 +30,7 @@
 #include "KernelLowering.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 
 #define DEBUG_TYPE "tile-load-cache-hints"
@@ -161,7 +164,42 @@ int wordsOf(Type type) {
   return bits == 128 ? 4 : bits == 64 ? 2 : bits == 32 ? 1 : 0;
 }
 
-void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy) {
+/// The values of `fn` computed from a CTA id (`nvvm.read.ptx.sreg.ctaid.*`),
+/// through the results of any op and the arguments of the blocks they are
+/// passed to. Memory is not followed: a value stored and loaded again counts as
+/// independent.
+llvm::DenseSet<Value> ctaDependentValues(LLVM::LLVMFuncOp fn) {
+  llvm::DenseSet<Value> dependent;
+  SmallVector<Value> work;
+  auto add = [&](Value v) {
+    if (dependent.insert(v).second)
+      work.push_back(v);
+  };
+  fn.walk([&](Operation *op) {
+    if (isa<NVVM::BlockIdXOp, NVVM::BlockIdYOp, NVVM::BlockIdZOp>(op))
+      add(op->getResult(0));
+  });
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      for (Value r : user->getResults())
+        add(r);
+      auto branch = dyn_cast<BranchOpInterface>(user);
+      if (!branch)
+        continue;
+      for (unsigned s = 0; s < user->getNumSuccessors(); ++s) {
+        SuccessorOperands passed = branch.getSuccessorOperands(s);
+        for (unsigned i = 0; i < passed.size(); ++i)
+          if (passed[i] == v)
+            add(user->getSuccessor(s)->getArgument(i));
+      }
+    }
+  }
+  return dependent;
+}
+
+void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy, StringRef reductionPolicy) {
   if (fn.isExternal())
     return;
   std::optional<ParameterSet> writes = writtenParameters(fn);
@@ -191,15 +229,27 @@ void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy) {
       fn.setArgAttr(arg.getArgNumber(), LLVM::LLVMDialect::getNoAliasAttrName(), UnitAttr::get(fn.getContext()));
       fn.setArgAttr(arg.getArgNumber(), LLVM::LLVMDialect::getReadonlyAttrName(), UnitAttr::get(fn.getContext()));
     }
-  // The policy keeps the lines read in L2 ahead of the lines written. A
-  // reduction has nothing to gain: measured on the H200, the row sum and row
-  // max over 8192-wide bf16 rows ran 0.45% slower with it (4.48 against 4.50
-  // TB/s, benchmarks/results/...-experiments-session8.log, run 5). Whether a
-  // kernel is one is decided per program on its tiles (tile.reduction), not
-  // here on one thread's load and store ops: those count a loop's loads once
-  // and depend on the block size.
-  if (fn->hasAttr(tt::TileDialect::getReductionAttrName()))
-    return;
+  // evict_last keeps the lines read in L2 ahead of the lines written. A
+  // reduction writes next to nothing and lost with it (the row sum over
+  // 8192-wide bf16 rows ran 0.45% slower, ...-experiments-session8.log, run 5);
+  // it reads each byte once, so evict_first (Inductor's choice for such loads)
+  // lets its stream pass through L2 without displacing other data, and gained
+  // 0.1-0.6% (...-experiments-session14.log). Whether a kernel is a reduction
+  // is decided per program on its tiles (tile.reduction), not here on one
+  // thread's load and store ops: those count a loop's loads once and depend on
+  // the block size. Data every program reads alike (its address does not
+  // depend on a CTA id) is not a stream and keeps plain loads.
+  if (fn->hasAttr(tt::TileDialect::getReductionAttrName())) {
+    policy = reductionPolicy;
+    if (policy == "none")
+      return;
+    llvm::DenseSet<Value> dependent = ctaDependentValues(fn);
+    llvm::erase_if(loads, [&](std::pair<LLVM::LoadOp, int> &load) {
+      return !dependent.contains(load.first.getAddr());
+    });
+    if (loads.empty())
+      return;
+  }
 
   MLIRContext *ctx = fn.getContext();
   OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
@@ -253,14 +303,20 @@ void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy) {
 struct TileLoadCacheHints : public tt::impl::TileLoadCacheHintsBase<TileLoadCacheHints> {
   using Base::Base;
   void runOnOperation() override {
-    if (policy != "evict_last" && policy != "evict_first" && policy != "evict_normal") {
+    auto known = [](StringRef p) { return p == "evict_last" || p == "evict_first" || p == "evict_normal"; };
+    if (!known(policy)) {
       getOperation().emitError() << "tile-load-cache-hints: unknown policy '" << policy
                                  << "' (expected evict_last, evict_first or evict_normal)";
       return signalPassFailure();
     }
+    if (!known(reductionPolicy) && reductionPolicy != "none") {
+      getOperation().emitError() << "tile-load-cache-hints: unknown reduction-policy '" << reductionPolicy
+                                 << "' (expected evict_first, evict_last, evict_normal or none)";
+      return signalPassFailure();
+    }
     getOperation()->walk([&](LLVM::LLVMFuncOp fn) {
       if (fn->hasAttr(tt::TileDialect::getKernelAttrName()))
-        hintLoads(fn, policy);
+        hintLoads(fn, policy, reductionPolicy);
     });
   }
 };

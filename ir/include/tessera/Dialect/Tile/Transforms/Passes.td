@@ -429,8 +429,14 @@ def TileLoadCacheHints : Pass<"tile-load-cache-hints", "::mlir::ModuleOp"> {
     and 5) are no parameter's, however their address was computed. A kernel
     marked `tile.reduction` (by `tile-lower-to-loops`: its programs store an
     eighth of the bytes they load or less, a tile in a loop counted four
-    times) gets its read-only parameters marked but no policy: the row sum and
-    row max ran 0.45% slower with it (`...-experiments-session8.log`, run 5).
+    times) takes `reduction-policy` instead (default evict_first; `none`
+    leaves its loads plain), and only on the loads whose address depends on a
+    CTA id (`nvvm.read.ptx.sreg.ctaid.*`, followed through op results and block
+    arguments): the streams each program reads for itself. Data every program
+    reads alike, such as a weight vector, keeps plain loads. With evict_last
+    the row sum and row max ran 0.45% slower (`...-experiments-session8.log`,
+    run 5); with evict_first the row sum gained 0.1-0.6%
+    (`...-experiments-session14.log`).
 
     Why (H200, `benchmarks/results/h200-2026-11-30-experiments-session6.log`):
     with evict_last (presumably: the L2 then evicts the kernel's written lines
@@ -450,7 +456,10 @@ def TileLoadCacheHints : Pass<"tile-load-cache-hints", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"evict_last\"",
-           "L2 eviction priority: evict_last, evict_first or evict_normal">
+           "L2 eviction priority: evict_last, evict_first or evict_normal">,
+    Option<"reductionPolicy", "reduction-policy", "std::string", /*default=*/"\"evict_first\"",
+           "L2 eviction priority of a tile.reduction kernel's streamed loads: evict_first, "
+           "evict_last, evict_normal or none">
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
