@@ -255,6 +255,20 @@ TEST_CASE("gpu code: loads from inputs carry an L2 policy (evict_first for a red
   CHECK(count(wptx, "createpolicy.fractional.L2::evict_first.b64") == 1);
   CHECK(count(wptx, kHintedVectorLoad) > 0);
   CHECK(count(wptx, "ld.global.nc.v4.b32") > 0);
+  // A matrix product of 16 x 16 f32 tiles stores an eighth of what it loads (a reduction: otherwise
+  // its loads would take evict_last), but a row of programs reads each left tile and a column each
+  // right tile: neither is a stream, so no policy.
+  Tensor<float, 2> ga({128, 128}), gb({128, 128});
+  Tensor<float, 2> cm({128, 128});
+  auto gemm = kernel("gpu_gemm_hints", [](auto o, auto p, auto q) {
+    auto acc = for_range(
+        (dim<1>(p) + c<15.0>) / c<16.0>,
+        [=](auto k, auto acc) { return mma(load<16, 16>(p, program_id<0>(), k), load<16, 16>(q, k, program_id<1>()), acc); },
+        full<DType::f32, 16, 16>(c<0.0>));
+    return o.store(acc);
+  });
+  std::string gptx = gemm.compile(Target::sm_90, cm.partition<16, 16>(), ga, gb).ptx;
+  CHECK(count(gptx, "createpolicy") == 0);
 }
 
 TEST_CASE("gpu code: small programs that exchange no data share a CTA", "[compile][ptx]") {

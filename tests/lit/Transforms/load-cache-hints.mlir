@@ -110,6 +110,28 @@ llvm.func @reduction_of_shared_data(%out: !llvm.ptr, %a: !llvm.ptr) attributes {
   llvm.return
 }
 
+// A reduction shaped like a matrix product: its left operand's address
+// depends on ctaid.x, its right operand's on ctaid.y, so a row or a column of
+// programs reads each; neither is a stream and both stay plain.
+// CHECK-LABEL: llvm.func @matrix_product_operands(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly})
+// CHECK-NOT: inline_asm
+// CHECK: llvm.return
+llvm.func @matrix_product_operands(%out: !llvm.ptr, %a: !llvm.ptr, %b: !llvm.ptr) attributes {tile.kernel, tile.reduction} {
+  %x = nvvm.read.ptx.sreg.ctaid.x : i32
+  %y = nvvm.read.ptx.sreg.ctaid.y : i32
+  %xi = llvm.zext %x : i32 to i64
+  %yi = llvm.zext %y : i32 to i64
+  %pa = llvm.getelementptr %a[%xi] : (!llvm.ptr, i64) -> !llvm.ptr, vector<4xf32>
+  %pb = llvm.getelementptr %b[%yi] : (!llvm.ptr, i64) -> !llvm.ptr, vector<4xf32>
+  %va = llvm.load %pa {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  %vb = llvm.load %pb {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  %p = llvm.fmul %va, %vb : vector<4xf32>
+  %xy = llvm.add %xi, %yi : i64
+  %po = llvm.getelementptr %out[%xy] : (!llvm.ptr, i64) -> !llvm.ptr, vector<4xf32>
+  llvm.store %p, %po {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
+  llvm.return
+}
+
 // The same kernel without the mark: what one thread stores says nothing about
 // the program (its other threads may store the rest), so its loads are hinted.
 // CHECK-LABEL: llvm.func @unmarked_small_store

@@ -16,9 +16,10 @@
 // private memory count as local whatever their address computation. A kernel
 // marked `tile.reduction` (by tile-lower-to-loops: its programs store an
 // eighth of the bytes they load or less) takes another policy (evict_first by
-// default), and only on the loads whose address depends on a CTA id: the
-// streams each program reads for itself. Its loads of data every program
-// reads alike (a weight vector) stay plain.
+// default), and only on the loads whose address depends on every CTA id that
+// some load's address depends on: the streams each program reads for itself.
+// Its loads of data that several programs read (a weight vector, a matrix
+// product's operand tiles) stay plain.
 //
 // Assumes what the launcher guarantees: an input never aliases an output, so
 // no other parameter's stores reach a read-only parameter's memory. Generic
@@ -32,6 +33,9 @@
 
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <array>
 
 #define DEBUG_TYPE "tile-load-cache-hints"
 
@@ -164,39 +168,62 @@ int wordsOf(Type type) {
   return bits == 128 ? 4 : bits == 64 ? 2 : bits == 32 ? 1 : 0;
 }
 
-/// The values of `fn` computed from a CTA id (`nvvm.read.ptx.sreg.ctaid.*`),
-/// through the results of any op and the arguments of the blocks they are
-/// passed to. Memory is not followed: a value stored and loaded again counts as
-/// independent.
-llvm::DenseSet<Value> ctaDependentValues(LLVM::LLVMFuncOp fn) {
-  llvm::DenseSet<Value> dependent;
-  SmallVector<Value> work;
-  auto add = [&](Value v) {
-    if (dependent.insert(v).second)
-      work.push_back(v);
-  };
-  fn.walk([&](Operation *op) {
-    if (isa<NVVM::BlockIdXOp, NVVM::BlockIdYOp, NVVM::BlockIdZOp>(op))
-      add(op->getResult(0));
-  });
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    for (OpOperand &use : v.getUses()) {
-      Operation *user = use.getOwner();
-      for (Value r : user->getResults())
-        add(r);
-      auto branch = dyn_cast<BranchOpInterface>(user);
-      if (!branch)
-        continue;
-      for (unsigned s = 0; s < user->getNumSuccessors(); ++s) {
-        SuccessorOperands passed = branch.getSuccessorOperands(s);
-        for (unsigned i = 0; i < passed.size(); ++i)
-          if (passed[i] == v)
-            add(user->getSuccessor(s)->getArgument(i));
+/// For each CTA id (`nvvm.read.ptx.sreg.ctaid.x`, `.y`, `.z`), the values of
+/// `fn` computed from it, through the results of any op and the arguments of
+/// the blocks they are passed to. Memory is not followed: a value stored and
+/// loaded again counts as independent.
+std::array<llvm::DenseSet<Value>, 3> ctaDependentValues(LLVM::LLVMFuncOp fn) {
+  std::array<llvm::DenseSet<Value>, 3> dependent;
+  for (int d = 0; d < 3; ++d) {
+    SmallVector<Value> work;
+    auto add = [&](Value v) {
+      if (dependent[d].insert(v).second)
+        work.push_back(v);
+    };
+    fn.walk([&](Operation *op) {
+      if ((d == 0 && isa<NVVM::BlockIdXOp>(op)) || (d == 1 && isa<NVVM::BlockIdYOp>(op)) ||
+          (d == 2 && isa<NVVM::BlockIdZOp>(op)))
+        add(op->getResult(0));
+    });
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        for (Value r : user->getResults())
+          add(r);
+        auto branch = dyn_cast<BranchOpInterface>(user);
+        if (!branch)
+          continue;
+        for (unsigned s = 0; s < user->getNumSuccessors(); ++s) {
+          SuccessorOperands passed = branch.getSuccessorOperands(s);
+          for (unsigned i = 0; i < passed.size(); ++i)
+            if (passed[i] == v)
+              add(user->getSuccessor(s)->getArgument(i));
+        }
       }
     }
   }
   return dependent;
+}
+
+/// Keeps the loads that read a stream: those whose address depends on every
+/// CTA id that some load's address depends on. A row sum's row (ctaid.x) is
+/// one; a matrix product's operand tiles (the left one on ctaid.x, the right
+/// one on ctaid.y) are not: a row or column of programs reads each of them. A
+/// load on no CTA id reads what every program reads.
+void keepStreams(LLVM::LLVMFuncOp fn, SmallVectorImpl<std::pair<LLVM::LoadOp, int>> &loads) {
+  std::array<llvm::DenseSet<Value>, 3> dependent = ctaDependentValues(fn);
+  auto dims = [&](LLVM::LoadOp load) {
+    unsigned mask = 0;
+    for (int d = 0; d < 3; ++d)
+      if (dependent[d].contains(load.getAddr()))
+        mask |= 1u << d;
+    return mask;
+  };
+  unsigned all = 0;
+  for (auto &[load, words] : loads)
+    all |= dims(load);
+  llvm::erase_if(loads, [&](std::pair<LLVM::LoadOp, int> &load) { return all == 0 || dims(load.first) != all; });
 }
 
 void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy, StringRef reductionPolicy) {
@@ -237,16 +264,13 @@ void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy, StringRef reductionPolicy)
   // 0.1-0.6% (...-experiments-session14.log). Whether a kernel is a reduction
   // is decided per program on its tiles (tile.reduction), not here on one
   // thread's load and store ops: those count a loop's loads once and depend on
-  // the block size. Data every program reads alike (its address does not
-  // depend on a CTA id) is not a stream and keeps plain loads.
+  // the block size. Data that several programs read (keepStreams) keeps plain
+  // loads.
   if (fn->hasAttr(tt::TileDialect::getReductionAttrName())) {
     policy = reductionPolicy;
     if (policy == "none")
       return;
-    llvm::DenseSet<Value> dependent = ctaDependentValues(fn);
-    llvm::erase_if(loads, [&](std::pair<LLVM::LoadOp, int> &load) {
-      return !dependent.contains(load.first.getAddr());
-    });
+    keepStreams(fn, loads);
     if (loads.empty())
       return;
   }

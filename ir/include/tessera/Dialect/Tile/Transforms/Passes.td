@@ -430,10 +430,12 @@ def TileLoadCacheHints : Pass<"tile-load-cache-hints", "::mlir::ModuleOp"> {
     marked `tile.reduction` (by `tile-lower-to-loops`: its programs store an
     eighth of the bytes they load or less, a tile in a loop counted four
     times) takes `reduction-policy` instead (default evict_first; `none`
-    leaves its loads plain), and only on the loads whose address depends on a
-    CTA id (`nvvm.read.ptx.sreg.ctaid.*`, followed through op results and block
-    arguments): the streams each program reads for itself. Data every program
-    reads alike, such as a weight vector, keeps plain loads. With evict_last
+    leaves its loads plain), and only on the loads whose address depends on
+    every CTA id (`nvvm.read.ptx.sreg.ctaid.*`, followed through op results and
+    block arguments) that some load's address depends on: the streams each
+    program reads for itself. Data that several programs read, such as a
+    weight vector or a matrix product's operand tiles (one on ctaid.x, the
+    other on ctaid.y), keeps plain loads. With evict_last
     the row sum and row max ran 0.45% slower (`...-experiments-session8.log`,
     run 5); with evict_first the row sum gained 0.1-0.6%
     (`...-experiments-session14.log`).
