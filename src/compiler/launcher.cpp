@@ -316,24 +316,26 @@ int widest_global_vector_bytes(std::string_view ptx) {
   return widest;
 }
 
-// A row reduction (tile.reduction: its programs store an eighth of what they load or less, such as
-// a row sum or max) compiled for static shapes, at the 256 threads the lowering gives rows of 8192
-// elements, is compiled once more with twice the threads (16 elements each instead of 32) and its
-// registers capped at what fills the SM (32 at 512 threads: 4 programs); that variant is kept if
-// its interior under the cap keeps its stack frame (ptxas spills nothing there), it then fills the
-// SM, and its widest global access is as wide (a row read in 2048-element chunks by a loop would
-// get 8-byte chunks: 3.1 TB/s against 4.4, session 10). Without its bounds test the static row
-// sum needs 29 registers at 256 threads, 8 programs per SM, and gains nothing from the static
-// shapes; with 4 programs of 512, fewer rows at once per SM (as in Inductor's and a hand-written
-// row sum), it does. Measured on the H200 in one process beside torch.compile's kernels on the
-// same tensors (medians of paired ratios over 15-25 alternating rounds against the generic row
-// sum over 32768 x 8192 bf16; benchmarks/results/...-experiments-session13.log): static at 256
-// threads -0.05%, at 512 +0.11-0.14%, Inductor +0.14%. The generic row sum at 512 threads gained
-// +0.03% (runs 4-6, 11): not worth one more compile at every first launch. Kernels that store
-// their rows are left alone (softmax_fast lost 1.5% at 512 threads, RMSNorm moved within noise).
+// A row kernel with one reduction (one tile.reduce: a row sum or max, RMSNorm) compiled for static
+// shapes, at the 256 threads the lowering gives rows of 8192 elements, is compiled once more with
+// twice the threads (16 elements each instead of 32) and its registers capped at what fills the SM
+// (32 at 512 threads: 4 programs); that variant is kept if its interior under the cap keeps its
+// stack frame (ptxas spills nothing there), it then fills the SM, and its widest global access is
+// as wide (a row read in 2048-element chunks by a loop would get 8-byte chunks: 3.1 TB/s against
+// 4.4, session 10). Without its bounds test the static row sum needs 29 registers at 256 threads,
+// 8 programs per SM, and gains nothing from the static shapes; with 4 programs of 512, fewer rows
+// at once per SM (as in Inductor's and a hand-written row sum), it does. Measured on the H200 in
+// one process beside torch.compile's kernels on the same tensors (medians of paired ratios over
+// 12-25 alternating rounds over 32768 x 8192 bf16; benchmarks/results/...-experiments-session13.log
+// and -session14.log): the static row sum at 256 threads -0.05%, at 512 +0.11-0.14% against the
+// generic one, Inductor +0.14%; static RMSNorm at 256 +0.02-0.08%, at 512 +0.17-0.22%, Inductor
+// +0.17-0.19%. softmax_fast (two reductions, a max and a sum) lost 0.3% at 512 threads, so kernels
+// with more than one reduction are left alone (LayerNorm and the accurate softmax would spill under
+// the cap anyway). The generic row sum at 512 threads gained +0.03% (runs 4-6, 11): not worth one
+// more compile at every first launch.
 void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
                       GpuCode& code) {
-  if (!code.static_shapes || !code.reduction || layout_chose_threads(code) || code.exchange_free ||
+  if (!code.static_shapes || code.reduces != 1 || layout_chose_threads(code) || code.exchange_free ||
       code.block_size != 256)
     return;
   auto t0 = std::chrono::steady_clock::now();

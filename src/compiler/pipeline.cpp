@@ -482,6 +482,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   auto module = generate_tile_ir(ctx, kernel, ast);
   clock.mark("tile-ir");
   dump.write_ir("tile.mlir", *module);
+  module->walk([&](mlir::tessera::tile::ReduceOp) { ++code.reduces; });
   lower_to_llvm_dialect(kernel, *module, "gpu", dump, diags, clock, block_size, exp_range_test, rewiden);
   // Mark the entry point: a PTX .entry with the block size the lowering chose as .maxntid.
   auto fn = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(code.symbol);

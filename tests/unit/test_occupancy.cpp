@@ -195,7 +195,7 @@ TEST_CASE("a versioned row kernel gets the registers of its interior copy", "[co
   CHECK(add.ptx.find(".maxnreg") == std::string::npos);
 }
 
-TEST_CASE("a row reduction compiled for static shapes gets 512 threads when they fill the SM", "[compile][occupancy]") {
+TEST_CASE("a row kernel with one reduction compiled for static shapes gets 512 threads when they fill the SM", "[compile][occupancy]") {
   if (!nvjitlink_available()) {
     WARN("nvJitLink missing: skipped");
     return;
@@ -216,7 +216,12 @@ TEST_CASE("a row reduction compiled for static shapes gets 512 threads when they
   CompiledArtifact looped = row_kernels::row_sum_loop().compile(o, s.partition<1, 1>(), x);
   check_stage_ran(looped, "more-threads");
   CHECK(threads_of(looped) == 256);
-  // No attempt for kernels that store their rows (no tile.reduction), nor for generic kernels.
+  // RMSNorm (one reduction, then the row stored) also fits 4 programs of 512 at 32 registers.
+  CompiledArtifact rms = row_kernels::rmsnorm().compile(o, y.partition<1, 8192>(), x, w);
+  check_programs_per_sm(rms, 512, 4, "more-threads");
+  CHECK(rms.ptx.find(".maxnreg 32") != std::string::npos);
+  // No attempt for kernels with two reductions (LayerNorm, softmax: a max then a sum), nor for
+  // generic kernels.
   auto no_attempt = [](const CompiledArtifact& a, int threads) {
     for (const auto& [stage, ms] : a.stage_ms) CHECK(stage != "more-threads");
     CHECK(threads_of(a) == threads);
@@ -224,6 +229,7 @@ TEST_CASE("a row reduction compiled for static shapes gets 512 threads when they
   no_attempt(row_kernels::layernorm().compile(o, y.partition<1, 8192>(), x, w, b), 256);
   no_attempt(row_kernels::softmax_fast().compile(o, y.partition<1, 8192>(), x), 256);
   no_attempt(row_kernels::row_sum().compile(Target::sm_90, s.partition<1, 1>(), x), 256);
+  no_attempt(row_kernels::rmsnorm().compile(Target::sm_90, y.partition<1, 8192>(), x, w), 256);
 }
 
 TEST_CASE("exp range tests are kept only when they cost no occupancy", "[compile][occupancy]") {
