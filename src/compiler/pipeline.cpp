@@ -500,7 +500,6 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   code.static_shapes = !ast.static_grid.empty();
   code.versioned = fn->hasAttr(mlir::tessera::tile::TileDialect::getVersionedAttrName()) && !code.static_shapes;
   code.exchange_free = fn->hasAttr(mlir::tessera::tile::TileDialect::getExchangeFreeAttrName());
-  code.reduction = fn->hasAttr(mlir::tessera::tile::TileDialect::getReductionAttrName());
   code.exp_range_test = exp_range_test;
   code.rewiden = rewiden;
   code.rewidened = fn->hasAttr(mlir::tessera::tile::TileDialect::getRewidenedAttrName());

@@ -36,7 +36,6 @@ struct GpuCode {
   bool versioned = false;    // the body has a copy for programs wholly in bounds, taken first
   bool static_shapes = false;  // compiled for one launch's shapes (LaunchOptions::static_shapes)
   bool exchange_free = false;  // its threads never exchange data (tile.exchange_free)
-  bool reduction = false;      // its programs store an eighth of what they load or less (tile.reduction)
   int reduces = 0;             // tile.reduce ops in the kernel's tile IR (a row sum 1, softmax 2)
   bool exp_range_test = true;      // lowered with tile-lower-to-loops' exp-range-test
   bool has_exp_range_tests = false;  // and the lowering emitted such a test
