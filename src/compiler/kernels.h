@@ -31,12 +31,10 @@ struct Compiled {
   mutable LoadedKernel loaded;  // the cubin in the GPU's context, loaded at the first GPU launch
 };
 
-// The process cache (single flight: concurrent first launches compile once). With
-// `static_shapes` the kernel is compiled for the shapes, strides, offsets and grid of `args`
-// (LaunchOptions::static_shapes), once per distinct set.
-std::shared_ptr<const Compiled> lookup_or_compile(std::string_view kernel, std::string_view ast,
-                                                  std::span<const ArgDesc> args, Target target,
-                                                  bool static_shapes = false);
+// The process cache (single flight: concurrent first launches compile once) for the kernel and
+// arguments of `request`. With its options' static_shapes the kernel is compiled for the shapes,
+// strides, offsets and grid of the arguments (LaunchOptions::static_shapes), once per distinct set.
+std::shared_ptr<const Compiled> lookup_or_compile(const LaunchRequest& request, Target target);
 
 struct Grid {
   std::array<int64_t, 3> dims{1, 1, 1};

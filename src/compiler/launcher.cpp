@@ -125,7 +125,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-constexpr int kHalfAnSm = 1024;  // threads
+constexpr int kHalfAnSm = kThreadsPerSm / 2;
 
 // Whether the lowering chose the kernel's threads for its CTA layout (a program split over several
 // CTAs, or programs sharing CTAs: see ThreadMapping.h), so that a variant with other threads would
@@ -194,6 +194,11 @@ std::optional<std::pair<std::string, std::vector<char>>> linked_with_cap(std::st
   }
 }
 
+// What the register probes measure of a kernel: a versioned kernel's interior copy alone (its
+// branch to the edge copy cut off, see register_cap.h), else the whole kernel (a kernel compiled
+// for static shapes counts as unversioned, see compile_ptx).
+std::string probed_ptx(const GpuCode& code) { return code.versioned ? ptx_without_edge_branch(code.ptx) : code.ptx; }
+
 // A versioned kernel that leaves an SM half empty (programs_if_half_empty) is compiled once more
 // without its branch to the edge copy (see register_cap.h), to learn what its interior copy alone
 // needs (a kernel compiled for static shapes is measured whole). Starting from the programs per SM
@@ -221,9 +226,9 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
   if (!blocks) return;
   auto t0 = std::chrono::steady_clock::now();
   auto done = [&] { code.stage_ms.emplace_back("register-cap", ms_since(t0)); };
-  // A kernel compiled for static shapes is measured whole (see compile_ptx): where its launch has
+  // A kernel compiled for static shapes is measured whole (probed_ptx): where its launch has
   // ragged tiles, its edge copy must then keep its frame under the cap too.
-  const std::string interior_ptx = code.versioned ? ptx_without_edge_branch(code.ptx) : code.ptx;
+  const std::string interior_ptx = probed_ptx(code);
   auto resources = [&](const std::string& ptx) { return linked_resources(kernel, ptx, calls, code.arch); };
   const std::optional<KernelResources> interior = resources(interior_ptx);
   if (!interior) return done();
@@ -296,8 +301,6 @@ void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std:
   if (second && 4 * resident_blocks(*second, half->block_size) >= 5 * *blocks) adopt_variant(code, std::move(*half));
 }
 
-constexpr int kWholeSm = 2048;  // threads
-
 // The widest vector access to global memory in `ptx` in bytes (`ld.global.nc.v4.b32`: 16), 0 if
 // it has none.
 int widest_global_vector_bytes(std::string_view ptx) {
@@ -352,8 +355,8 @@ void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::
   if ((code.rewiden && !variant.rewidened) || variant.block_size != threads ||
       widest_global_vector_bytes(variant.ptx) < widest_global_vector_bytes(code.ptx))
     return done();
-  const int cap = register_cap(kWholeSm / threads, threads);
-  const std::string interior = variant.versioned ? ptx_without_edge_branch(variant.ptx) : variant.ptx;
+  const int cap = register_cap(kThreadsPerSm / threads, threads);
+  const std::string interior = probed_ptx(variant);
   const std::optional<KernelResources> plain = linked_resources(kernel, interior, calls, code.arch);
   const std::optional<KernelResources> squeezed =
       linked_resources(kernel, ptx_with_register_cap(interior, cap), calls, code.arch);
@@ -362,7 +365,7 @@ void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::
   done();
   if (!capped) return;
   const std::optional<KernelResources> second = cubin_resources(capped->second);
-  if (!second || resident_blocks(*second, threads) * threads < kWholeSm) return;
+  if (!second || resident_blocks(*second, threads) * threads < kThreadsPerSm) return;
   variant.ptx = std::move(capped->first);
   variant.cubin = std::move(capped->second);
   adopt_variant(code, std::move(variant));
@@ -689,12 +692,10 @@ void collect_load_like(const Sexp& n, std::vector<std::pair<int64_t, int64_t>>& 
   throw Error(fmt::format("tessera: kernel '{}': {}", kernel, what));
 }
 
-std::shared_ptr<const Compiled> lookup_or_compile(std::string_view kernel, std::string_view ast,
-                                                  std::span<const ArgDesc> args, Target target,
-                                                  bool static_shapes) {
-  std::string key = layouts_of(args, target);
-  if (static_shapes) key += static_shapes_of(args);
-  return KernelCache::get().lookup_or_compile(kernel, ast, key, target);
+std::shared_ptr<const Compiled> lookup_or_compile(const LaunchRequest& r, Target target) {
+  std::string key = layouts_of(r.args, target);
+  if (r.options && r.options->static_shapes) key += static_shapes_of(r.args);
+  return KernelCache::get().lookup_or_compile(r.kernel, r.ast, key, target);
 }
 
 Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<const ArgDesc> args) {
@@ -935,7 +936,7 @@ CompletionPtr submit(const LaunchRequest& r, Target target) {
     capture->record_kernel(r, target);
     return nullptr;
   }
-  auto compiled = lookup_or_compile(r.kernel, r.ast, r.args, target, r.options && r.options->static_shapes);
+  auto compiled = lookup_or_compile(r, target);
   Grid grid = check_args(r.kernel, *compiled, r.args);
   Submission sub;
   sub.label = compiled->label;
@@ -964,7 +965,7 @@ void launch(const LaunchRequest& r, Target target) {
 }
 
 CompiledArtifact compile(const LaunchRequest& r, Target target) {
-  auto compiled = lookup_or_compile(r.kernel, r.ast, r.args, target, r.options && r.options->static_shapes);
+  auto compiled = lookup_or_compile(r, target);
   check_args(r.kernel, *compiled, r.args);
   CompiledArtifact a;
   a.target = target_str(target);

@@ -21,7 +21,7 @@ constexpr std::uint8_t kAttrFrameSize = 0x11;  // EIATTR_FRAME_SIZE
 
 constexpr int kRegistersPerSm = 65536;
 constexpr int kRegisterUnitPerWarp = 256;  // registers are given to a warp in units of 256
-constexpr int kWarpsPerSm = 64;
+constexpr int kWarpsPerSm = kThreadsPerSm / 32;
 constexpr int kBlocksPerSm = 32;
 constexpr int kSharedPerSm = 228 * 1024;
 constexpr int kSharedReservedPerBlock = 1024;

@@ -21,6 +21,9 @@ struct KernelResources {
 // std::nullopt when the bytes are not an ELF file with a register count.
 std::optional<KernelResources> cubin_resources(std::span<const char> cubin);
 
+// Threads resident on one SM at most (64 warps on sm_90 and sm_100).
+inline constexpr int kThreadsPerSm = 2048;
+
 // Blocks of `block_size` threads that fit on one SM at once.
 int resident_blocks(const KernelResources& r, int block_size);
 

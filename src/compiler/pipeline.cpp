@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <bit>
-
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>

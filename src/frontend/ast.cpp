@@ -221,11 +221,10 @@ void parse_static_shapes(std::string_view kernel, std::string_view text, KernelA
     params[i].split(fields, ':');
     if (scalar || fields.size() != 3) fail(fmt::format("parameter {}", i));
     KernelAst::StaticTensor& t = ast.static_tensors[i];
-    std::vector<int64_t> offset = numbers(fields[0], ',');
-    t.offset = offset[0];
+    if (fields[0].getAsInteger(10, t.offset)) fail(fmt::format("'{}' is not an integer", std::string_view(fields[0])));
     t.sizes = numbers(fields[1], 'x');
     t.strides = numbers(fields[2], 'x');
-    if (offset.size() != 1 || t.offset < 0 || std::ssize(t.sizes) != ast.params[i].rank ||
+    if (t.offset < 0 || std::ssize(t.sizes) != ast.params[i].rank ||
         t.strides.size() != t.sizes.size() ||
         std::any_of(t.sizes.begin(), t.sizes.end(), [](int64_t s) { return s < 0; }))
       fail(fmt::format("parameter {} needs an offset, {} sizes and {} strides", i, ast.params[i].rank,

@@ -78,7 +78,7 @@ class GraphImpl final : public GraphCapture {
     check_target(r.options, t, r.kernel);
     Node n;
     n.kernel = std::string(r.kernel);
-    n.compiled = lookup_or_compile(r.kernel, r.ast, r.args, target, r.options && r.options->static_shapes);
+    n.compiled = lookup_or_compile(r, target);
     n.grid = check_args(r.kernel, *n.compiled, r.args);
     n.programs = n.grid;
     if (is_gpu(target)) {

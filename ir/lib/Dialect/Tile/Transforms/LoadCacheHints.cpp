@@ -174,23 +174,26 @@ int wordsOf(Type type) {
 /// loaded again counts as independent.
 std::array<llvm::DenseSet<Value>, 3> ctaDependentValues(LLVM::LLVMFuncOp fn) {
   std::array<llvm::DenseSet<Value>, 3> dependent;
+  std::array<SmallVector<Value>, 3> work;
+  auto add = [&](int d, Value v) {
+    if (dependent[d].insert(v).second)
+      work[d].push_back(v);
+  };
+  fn.walk([&](Operation *op) {
+    if (isa<NVVM::BlockIdXOp>(op))
+      add(0, op->getResult(0));
+    else if (isa<NVVM::BlockIdYOp>(op))
+      add(1, op->getResult(0));
+    else if (isa<NVVM::BlockIdZOp>(op))
+      add(2, op->getResult(0));
+  });
   for (int d = 0; d < 3; ++d) {
-    SmallVector<Value> work;
-    auto add = [&](Value v) {
-      if (dependent[d].insert(v).second)
-        work.push_back(v);
-    };
-    fn.walk([&](Operation *op) {
-      if ((d == 0 && isa<NVVM::BlockIdXOp>(op)) || (d == 1 && isa<NVVM::BlockIdYOp>(op)) ||
-          (d == 2 && isa<NVVM::BlockIdZOp>(op)))
-        add(op->getResult(0));
-    });
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
+    while (!work[d].empty()) {
+      Value v = work[d].pop_back_val();
       for (OpOperand &use : v.getUses()) {
         Operation *user = use.getOwner();
         for (Value r : user->getResults())
-          add(r);
+          add(d, r);
         auto branch = dyn_cast<BranchOpInterface>(user);
         if (!branch)
           continue;
@@ -198,7 +201,7 @@ std::array<llvm::DenseSet<Value>, 3> ctaDependentValues(LLVM::LLVMFuncOp fn) {
           SuccessorOperands passed = branch.getSuccessorOperands(s);
           for (unsigned i = 0; i < passed.size(); ++i)
             if (passed[i] == v)
-              add(user->getSuccessor(s)->getArgument(i));
+              add(d, user->getSuccessor(s)->getArgument(i));
         }
       }
     }
