@@ -96,6 +96,11 @@ struct LaunchOptions {
   // of the launch is whole, the bounds tests and the edge code go away. Each distinct set of
   // shapes is one more compile (and one more disk-cache entry).
   bool static_shapes = false;
+  // Where every tile this launch reads or writes lies wholly inside its tensor (decided on the
+  // host from the kernel's index expressions, the shapes, the scalars and the grid), run a variant
+  // of the kernel compiled for such launches: no bounds tests, no edge code. A kernel launched both
+  // with whole and with ragged tiles is compiled once for each. Off: the kernel that tests.
+  bool whole_tiles = true;
 };
 
 // Process-wide strict host access: host access to a tensor in use by work in flight throws

@@ -50,6 +50,7 @@ class MlirGen {
     fn->setAttr("tile.kernel", b_.getUnitAttr());
     if (!ast_.static_grid.empty())
       fn->setAttr(tile::TileDialect::getGridAttrName(), b_.getDenseI64ArrayAttr(ast_.static_grid));
+    if (ast_.whole_tiles) fn->setAttr(tile::TileDialect::getWholeTilesAttrName(), b_.getUnitAttr());
     // Tensors whose base and row strides are 16-byte aligned say so, for vector accesses.
     for (std::size_t i = 0; i < ast_.params.size(); ++i)
       if (layout(i) == 'a') fn.setArgAttr(static_cast<unsigned>(i), "tile.align", b_.getI64IntegerAttr(16));

@@ -31,6 +31,7 @@
 #include "compiler/occupancy.h"
 #include "compiler/pipeline.h"
 #include "compiler/register_cap.h"
+#include "compiler/whole_tiles.h"
 #include "cuda_compiler.h"
 #include "cuda_driver.h"
 #include "device_link.h"
@@ -87,7 +88,8 @@ namespace {
 void dump_cubin(const GpuCode& code) {
   const std::string dir = dump_dir();
   if (dir.empty()) return;
-  std::string path = fmt::format("{}/{}.{}{}.cubin", dir, code.symbol, code.arch, code.static_shapes ? ".static" : "");
+  const char* variant = code.static_shapes ? ".static" : code.whole_tiles ? ".whole" : "";
+  std::string path = fmt::format("{}/{}.{}{}.cubin", dir, code.symbol, code.arch, variant);
   if (FILE* f = std::fopen(path.c_str(), "wb")) {
     std::fwrite(code.cubin.data(), 1, code.cubin.size(), f);
     std::fclose(f);
@@ -216,7 +218,7 @@ std::string probed_ptx(const GpuCode& code) { return code.versioned ? ptx_withou
 // TB/s. Kernels with half an SM resident already are left alone (the adds, capped from 1536 to
 // 2048 resident threads, lost 0.3%).
 void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionUse>& calls, GpuCode& code) {
-  if (!code.versioned && !code.static_shapes) return;
+  if (!code.versioned && !code.static_shapes && !code.whole_tiles) return;
   // Small elementwise programs sharing CTAs are left alone, as when each had a CTA of its own
   // (under 128 threads): the attempt took 60-80 ms of an elementwise kernel's cold compile. Small
   // programs that reduce are capped: softmax over 1024-wide bf16 rows, eight programs per CTA,
@@ -338,7 +340,7 @@ int widest_global_vector_bytes(std::string_view ptx) {
 // more compile at every first launch.
 void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
                       GpuCode& code) {
-  if (!code.static_shapes || code.reduces != 1 || layout_chose_threads(code) || code.exchange_free ||
+  if (!(code.static_shapes || code.whole_tiles) || code.reduces != 1 || layout_chose_threads(code) || code.exchange_free ||
       code.block_size != 256)
     return;
   auto t0 = std::chrono::steady_clock::now();
@@ -433,6 +435,10 @@ class PlainExpVariant {
   std::future<std::optional<GpuCode>> variant_;  // joined by its destructor, also on an exception
 };
 
+// Appended to the layout letters in the cache key of a launch whose tiles are all whole
+// (LaunchOptions::whole_tiles): the kernel is compiled with tile.whole_tiles.
+constexpr std::string_view kWholeTilesMark = "/whole";
+
 // The process-wide cache of compiled kernels. Never destroyed: work in flight at exit may still
 // run its code (the exit drain in runtime_glue/streams.cpp waits for it after the statics made
 // later are gone).
@@ -484,6 +490,21 @@ class KernelCache {
       entries_.erase(key);  // a later launch may try again (e.g. after fixing the environment)
     }
     return future.get();
+  }
+
+  // The whole-tiles analysis of a kernel (see whole_tiles.h), made at its first launch. It depends
+  // on the AST alone, so clear() keeps it (and the reference stays valid).
+  const WholeTiles& whole_tiles(std::string_view kernel, std::string_view ast) {
+    const FastKeyView key{ast.data(), ast.size(), kernel, {}, Target::cpu};
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = whole_tiles_.find(key); it != whole_tiles_.end()) return *it->second;
+    }
+    auto analysis = std::make_unique<const WholeTiles>(parse_ast(kernel, ast));
+    std::lock_guard lock(mutex_);
+    auto [it, added] = whole_tiles_.try_emplace(FastKey{ast.data(), ast.size(), std::string(kernel), {}, Target::cpu},
+                                                std::move(analysis));
+    return *it->second;
   }
 
   CacheStats stats() {
@@ -539,10 +560,16 @@ class KernelCache {
     auto c = std::make_shared<Compiled>();
     c->text = std::make_unique<std::string>(ast_text);
     c->ast = parse_ast(kernel, *c->text);
-    // The layout letters, then "|" and the launch's shapes for LaunchOptions::static_shapes.
-    std::size_t bar = layouts.find('|');
-    c->ast.layouts = layouts.substr(0, bar);
-    if (bar != std::string::npos) parse_static_shapes(kernel, std::string_view(layouts).substr(bar + 1), c->ast);
+    // The layout letters, then "|" and the launch's shapes for LaunchOptions::static_shapes, or
+    // kWholeTilesMark for a launch whose tiles are all whole.
+    std::string_view letters = layouts;
+    if (letters.ends_with(kWholeTilesMark)) {
+      letters.remove_suffix(kWholeTilesMark.size());
+      c->ast.whole_tiles = true;
+    }
+    std::size_t bar = letters.find('|');
+    c->ast.layouts = std::string(letters.substr(0, bar));
+    if (bar != std::string_view::npos) parse_static_shapes(kernel, letters.substr(bar + 1), c->ast);
     c->label = std::make_shared<const std::string>(fmt::format("kernel '{}'", kernel));
     collect_load_like(*c->ast.body, c->load_likes);
     std::vector<bool> stored(c->ast.params.size()), read(c->ast.params.size());
@@ -609,6 +636,7 @@ class KernelCache {
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_future<std::shared_ptr<const Compiled>>> entries_;
   std::unordered_map<FastKey, std::shared_ptr<const Compiled>, FastHash, FastEq> fast_;
+  std::unordered_map<FastKey, std::unique_ptr<const WholeTiles>, FastHash, FastEq> whole_tiles_;  // never erased
   CacheStats stats_;
 };
 
@@ -692,9 +720,21 @@ void collect_load_like(const Sexp& n, std::vector<std::pair<int64_t, int64_t>>& 
   throw Error(fmt::format("tessera: kernel '{}': {}", kernel, what));
 }
 
+// Whether the launch runs the kernel's whole-tiles variant (LaunchOptions::whole_tiles): every tile
+// of every program of its grid (the first output's partition) lies wholly inside its tensor.
+bool whole_tiles_of_launch(const LaunchRequest& r) {
+  if (r.options && !r.options->whole_tiles) return false;
+  auto out = std::find_if(r.args.begin(), r.args.end(), [](const ArgDesc& a) { return a.kind == Kind::out; });
+  if (out == r.args.end()) return false;
+  return KernelCache::get().whole_tiles(r.kernel, r.ast).holds(r.args, partition_grid(*out).dims);
+}
+
 std::shared_ptr<const Compiled> lookup_or_compile(const LaunchRequest& r, Target target) {
   std::string key = layouts_of(r.args, target);
-  if (r.options && r.options->static_shapes) key += static_shapes_of(r.args);
+  if (r.options && r.options->static_shapes)
+    key += static_shapes_of(r.args);
+  else if (whole_tiles_of_launch(r))
+    key += kWholeTilesMark;
   return KernelCache::get().lookup_or_compile(r.kernel, r.ast, key, target);
 }
 

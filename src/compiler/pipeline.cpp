@@ -417,7 +417,7 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
                             kernel, calls.front().name, calls.front().is_ptx ? "PTX" : "CUDA C++"));
   initialize_llvm_once();
   std::string symbol = kernel_symbol(kernel);
-  Dumper dump(symbol, "cpu");
+  Dumper dump(symbol, ast.whole_tiles ? "cpu.whole" : "cpu");
   StageClock clock(nullptr);
   dump.write("ast.txt", ast.text);
   mlir::MLIRContext ctx(make_registry(), mlir::MLIRContext::Threading::DISABLED);
@@ -468,8 +468,10 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   // stages as <symbol>.<arch>.t<threads>.<stage>.
   // Without exp range tests (the launcher's other variant) they are <symbol>.<arch>.plain-exp.<stage>,
   // widened again after reductions <symbol>.<arch>.rewiden.<stage>; compiled for one launch's
-  // shapes (LaunchOptions::static_shapes) <symbol>.<arch>.static.<stage>.
-  Dumper dump(code.symbol, fmt::format("{}{}{}{}{}", code.arch, ast.static_grid.empty() ? "" : ".static",
+  // shapes (LaunchOptions::static_shapes) <symbol>.<arch>.static.<stage>, for whole tiles
+  // (LaunchOptions::whole_tiles) <symbol>.<arch>.whole.<stage>.
+  Dumper dump(code.symbol, fmt::format("{}{}{}{}{}", code.arch,
+                                       ast.static_grid.empty() ? (ast.whole_tiles ? ".whole" : "") : ".static",
                                        block_size ? fmt::format(".t{}", block_size) : "",
                                        exp_range_test ? "" : ".plain-exp", rewiden ? ".rewiden" : ""));
   StageClock clock(&code.stage_ms);
@@ -497,6 +499,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   // only, LLVM folds the interior test away (the grid's range on the CTA ids) and no edge copy is
   // left for the launcher's register probes (register_cap.h) to cut off; they measure it whole.
   code.static_shapes = !ast.static_grid.empty();
+  code.whole_tiles = ast.whole_tiles;
   code.versioned = fn->hasAttr(mlir::tessera::tile::TileDialect::getVersionedAttrName()) && !code.static_shapes;
   code.exchange_free = fn->hasAttr(mlir::tessera::tile::TileDialect::getExchangeFreeAttrName());
   code.exp_range_test = exp_range_test;

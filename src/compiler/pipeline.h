@@ -35,6 +35,7 @@ struct GpuCode {
   int programs_per_cta = 1;  // programs that share one CTA (grid x is divided by it, rounded up)
   bool versioned = false;    // the body has a copy for programs wholly in bounds, taken first
   bool static_shapes = false;  // compiled for one launch's shapes (LaunchOptions::static_shapes)
+  bool whole_tiles = false;    // compiled for launches whose tiles are all whole (no edge code)
   bool exchange_free = false;  // its threads never exchange data (tile.exchange_free)
   int reduces = 0;             // tile.reduce ops in the kernel's tile IR (a row sum 1, softmax 2)
   bool exp_range_test = true;      // lowered with tile-lower-to-loops' exp-range-test

@@ -51,6 +51,9 @@ struct KernelAst {
   };
   std::vector<StaticTensor> static_tensors;
   std::vector<int64_t> static_grid;
+  // Compiled for launches whose every tile is whole (LaunchOptions::whole_tiles, checked by the
+  // launcher with WholeTiles, compiler/whole_tiles.h): the kernel carries tile.whole_tiles.
+  bool whole_tiles = false;
 };
 
 // The text of a launch's shapes in cache keys (see KernelAst::static_tensors): per parameter "-"

@@ -19,6 +19,15 @@ using tessera::detail::KernelResources;
 using tessera::detail::resident_blocks;
 
 namespace {
+// Options for sm_90 that keep the kernel which tests per program whether its tiles are in bounds,
+// with its edge copy, also for whole-tile launches (LaunchOptions::whole_tiles off).
+LaunchOptions versioned_sm_90() {
+  LaunchOptions o;
+  o.target = Target::sm_90;
+  o.whole_tiles = false;
+  return o;
+}
+
 int threads_of(const CompiledArtifact& a) {
   auto at = a.ptx.find(".maxntid ");
   return at == std::string::npos ? 0 : std::stoi(a.ptx.substr(at + 9));
@@ -68,7 +77,7 @@ TEST_CASE("a cubin's registers, stack frame and shared memory are read from its 
     auto t = a.load_like(o);
     return o.store(t - max<1>(t));
   });
-  CompiledArtifact art = k.compile(Target::sm_90, y.partition<1, 4096>(), x);  // 128 threads
+  CompiledArtifact art = k.compile(versioned_sm_90(), y.partition<1, 4096>(), x);  // 128 threads
   auto r = detail::cubin_resources(art.cubin);
   REQUIRE(r);
   CHECK(r->registers > 0);
@@ -179,7 +188,7 @@ TEST_CASE("a versioned row kernel gets the registers of its interior copy", "[co
   // copy about 63. The kernel is capped at 64 registers: 4 programs per SM.
   Tensor<bfloat16, 2> x({64, 8192}), y({64, 8192});
   Tensor<bfloat16, 1> w({8192});
-  CompiledArtifact art = row_kernels::rmsnorm().compile(Target::sm_90, y.partition<1, 8192>(), x, w);
+  CompiledArtifact art = row_kernels::rmsnorm().compile(versioned_sm_90(), y.partition<1, 8192>(), x, w);
   check_stage_ran(art, "register-cap");
   CHECK(threads_of(art) == 256);
   CHECK(art.ptx.find(".maxnreg 64") != std::string::npos);
@@ -195,7 +204,7 @@ TEST_CASE("a versioned row kernel gets the registers of its interior copy", "[co
   CHECK(add.ptx.find(".maxnreg") == std::string::npos);
 }
 
-TEST_CASE("a row kernel with one reduction compiled for static shapes gets 512 threads when they fill the SM", "[compile][occupancy]") {
+TEST_CASE("a row kernel with one reduction compiled for static shapes or whole tiles gets 512 threads when they fill the SM", "[compile][occupancy]") {
   if (!nvjitlink_available()) {
     WARN("nvJitLink missing: skipped");
     return;
@@ -220,16 +229,28 @@ TEST_CASE("a row kernel with one reduction compiled for static shapes gets 512 t
   CompiledArtifact rms = row_kernels::rmsnorm().compile(o, y.partition<1, 8192>(), x, w);
   check_programs_per_sm(rms, 512, 4, "more-threads");
   CHECK(rms.ptx.find(".maxnreg 32") != std::string::npos);
+  // The same for launches of the generic kernels whose tiles are all whole (LaunchOptions::whole_tiles,
+  // on by default): their variant has no bounds test and no edge copy either.
+  CompiledArtifact whole_sum = row_kernels::row_sum().compile(Target::sm_90, s.partition<1, 1>(), x);
+  check_programs_per_sm(whole_sum, 512, 4, "more-threads");
+  CompiledArtifact whole_rms = row_kernels::rmsnorm().compile(Target::sm_90, y.partition<1, 8192>(), x, w);
+  check_programs_per_sm(whole_rms, 512, 4, "more-threads");
+  CHECK(whole_rms.ptx.find(".maxnreg 32") != std::string::npos);
   // No attempt for kernels with two reductions (LayerNorm, softmax: a max then a sum), nor for
-  // generic kernels.
+  // kernels that test their bounds per program: ragged launches, and whole ones with
+  // LaunchOptions::whole_tiles off.
   auto no_attempt = [](const CompiledArtifact& a, int threads) {
     for (const auto& [stage, ms] : a.stage_ms) CHECK(stage != "more-threads");
     CHECK(threads_of(a) == threads);
   };
   no_attempt(row_kernels::layernorm().compile(o, y.partition<1, 8192>(), x, w, b), 256);
   no_attempt(row_kernels::softmax_fast().compile(o, y.partition<1, 8192>(), x), 256);
-  no_attempt(row_kernels::row_sum().compile(Target::sm_90, s.partition<1, 1>(), x), 256);
-  no_attempt(row_kernels::rmsnorm().compile(Target::sm_90, y.partition<1, 8192>(), x, w), 256);
+  no_attempt(row_kernels::row_sum().compile(versioned_sm_90(), s.partition<1, 1>(), x), 256);
+  no_attempt(row_kernels::rmsnorm().compile(versioned_sm_90(), y.partition<1, 8192>(), x, w), 256);
+  Tensor<bfloat16, 2> xr({64, 8000}), yr({64, 8000});
+  Tensor<bfloat16, 1> wr({8000});
+  no_attempt(row_kernels::row_sum().compile(Target::sm_90, s.partition<1, 1>(), xr), 256);
+  no_attempt(row_kernels::rmsnorm().compile(Target::sm_90, yr.partition<1, 8192>(), xr, wr), 256);
 }
 
 TEST_CASE("exp range tests are kept only when they cost no occupancy", "[compile][occupancy]") {

@@ -62,6 +62,14 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getVersionedAttrName() {
       return ::llvm::StringLiteral("tile.versioned");
     }
+    /// Name of the unit function attribute promising that every tile the
+    /// kernel's programs access lies wholly within its memref (set by the
+    /// front end for a launch whose tiles the launcher found whole, see
+    /// src/compiler/whole_tiles.h). `tile-version-interior` then marks every
+    /// access `tile.interior` instead of testing per program.
+    static constexpr ::llvm::StringLiteral getWholeTilesAttrName() {
+      return ::llvm::StringLiteral("tile.whole_tiles");
+    }
     /// Name of the unit function attribute marking a gpu kernel whose threads
     /// never exchange data (no reduce, transpose, mma, device call or
     /// broadcast across threads; set by `tile-lower-to-loops`).

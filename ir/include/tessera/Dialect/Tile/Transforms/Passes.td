@@ -346,6 +346,21 @@ def TileVersionInterior : Pass<"tile-version-interior", "::mlir::ModuleOp"> {
       (the body as it was)
     } {tile.versions}
     ```
+
+    A kernel marked `tile.whole_tiles` (a unit attribute: the launcher found
+    every tile of every program of the launch in bounds and compiled the
+    kernel for such launches) is not tested: every `tile.load` and
+    `tile.store` in it, at any depth, is marked `tile.interior` in place, and
+    there is no edge copy. Any other value of that attribute is an error.
+
+    ```mlir
+    // before
+    func.func @add(...) attributes {tile.kernel, tile.whole_tiles} {
+      %x = tile.load %a[%p] : memref<?xf32, strided<[1], offset: ?>> -> tensor<64xf32>
+      ...
+    // after
+      %x = tile.load %a[%p] {tile.interior} : ...
+    ```
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
