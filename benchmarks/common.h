@@ -14,7 +14,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -65,6 +67,10 @@ inline const tessera::LaunchOptions& behind_a_spin() {
     tessera::LaunchOptions o;
     o.target = tessera::Target::sm_90;
     o.stream = tessera::Stream::create();
+    // BENCH_WHOLE_TILES=0: every case runs the kernels that test their bounds per program
+    // (LaunchOptions::whole_tiles off), to compare the two on one machine.
+    const char* whole = std::getenv("BENCH_WHOLE_TILES");
+    o.whole_tiles = !whole || std::string_view(whole) != "0";
     return o;
   }();
   static const auto spin = tessera::unsafe_cuda_kernel("bench_spin", R"(

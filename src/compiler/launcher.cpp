@@ -198,12 +198,13 @@ std::optional<std::pair<std::string, std::vector<char>>> linked_with_cap(std::st
 
 // What the register probes measure of a kernel: a versioned kernel's interior copy alone (its
 // branch to the edge copy cut off, see register_cap.h), else the whole kernel (a kernel compiled
-// for static shapes counts as unversioned, see compile_ptx).
+// for static shapes counts as unversioned, see compile_ptx; one compiled for whole tiles has no
+// edge copy).
 std::string probed_ptx(const GpuCode& code) { return code.versioned ? ptx_without_edge_branch(code.ptx) : code.ptx; }
 
 // A versioned kernel that leaves an SM half empty (programs_if_half_empty) is compiled once more
 // without its branch to the edge copy (see register_cap.h), to learn what its interior copy alone
-// needs (a kernel compiled for static shapes is measured whole). Starting from the programs per SM
+// needs (a kernel compiled for static shapes or whole tiles is measured whole). Starting from the programs per SM
 // that the interior fits, the interior is compiled with its registers capped (register_cap,
 // occupancy.h) for one more program at a time, up to half an SM's threads, as long as it keeps its
 // stack frame (ptxas spills nothing there). The kernel is
@@ -322,7 +323,7 @@ int widest_global_vector_bytes(std::string_view ptx) {
 }
 
 // A row kernel with one reduction (one tile.reduce: a row sum or max, RMSNorm) compiled for static
-// shapes, at the 256 threads the lowering gives rows of 8192 elements, is compiled once more with
+// shapes or whole tiles (neither has a bounds test), at the 256 threads the lowering gives rows of 8192 elements, is compiled once more with
 // twice the threads (16 elements each instead of 32) and its registers capped at what fills the SM
 // (32 at 512 threads: 4 programs); that variant is kept if its interior under the cap keeps its
 // stack frame (ptxas spills nothing there), it then fills the SM, and its widest global access is
@@ -336,8 +337,10 @@ int widest_global_vector_bytes(std::string_view ptx) {
 // generic one, Inductor +0.14%; static RMSNorm at 256 +0.02-0.08%, at 512 +0.17-0.22%, Inductor
 // +0.17-0.19%. softmax_fast (two reductions, a max and a sum) lost 0.3% at 512 threads, so kernels
 // with more than one reduction are left alone (LayerNorm and the accurate softmax would spill under
-// the cap anyway). The generic row sum at 512 threads gained +0.03% (runs 4-6, 11): not worth one
-// more compile at every first launch.
+// the cap anyway). The generic row sum at 512 threads, with its bounds test, gained +0.03% (runs
+// 4-6, 11): not worth one more compile at every first launch. Compiled for whole tiles
+// (whole_tiles.h), the row sum and RMSNorm at 512 threads ran within 0.06% of the static ones and
+// of Inductor's (benchmarks/results/...-experiments-session15.log).
 void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
                       GpuCode& code) {
   if (!(code.static_shapes || code.whole_tiles) || code.reduces != 1 || layout_chose_threads(code) || code.exchange_free ||
