@@ -276,7 +276,8 @@ class Kernel {
     options.target = target;
     return compile(options, std::forward<Args>(args)...);
   }
-  // The same for a launch with `options` (its target, else default_target(), and static_shapes).
+  // The same for a launch with `options` (its target, else default_target(), static_shapes and
+  // whole_tiles): the code that launch would run.
   template <class... Args>
   CompiledArtifact compile(const LaunchOptions& options, Args&&... args) const {
     auto descs = make_args(args...);

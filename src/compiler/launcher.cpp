@@ -204,10 +204,10 @@ std::string probed_ptx(const GpuCode& code) { return code.versioned ? ptx_withou
 
 // A versioned kernel that leaves an SM half empty (programs_if_half_empty) is compiled once more
 // without its branch to the edge copy (see register_cap.h), to learn what its interior copy alone
-// needs (a kernel compiled for static shapes or whole tiles is measured whole). Starting from the programs per SM
-// that the interior fits, the interior is compiled with its registers capped (register_cap,
-// occupancy.h) for one more program at a time, up to half an SM's threads, as long as it keeps its
-// stack frame (ptxas spills nothing there). The kernel is
+// needs (a kernel compiled for static shapes or whole tiles is measured whole). Starting from the
+// programs per SM that the interior fits, the interior is compiled with its registers capped
+// (register_cap, occupancy.h) for one more program at a time, up to half an SM's threads, as long
+// as it keeps its stack frame (ptxas spills nothing there). The kernel is
 // then compiled under the last such cap and kept if it fits more programs than before; its edge
 // copy may spill, which only the programs on the edges pay. Softmax, LayerNorm and the accurate
 // fused chain climbed this way to 64 registers (benchmarks/results/...-experiments-session8.log,
@@ -323,7 +323,8 @@ int widest_global_vector_bytes(std::string_view ptx) {
 }
 
 // A row kernel with one reduction (one tile.reduce: a row sum or max, RMSNorm) compiled for static
-// shapes or whole tiles (neither has a bounds test), at the 256 threads the lowering gives rows of 8192 elements, is compiled once more with
+// shapes or whole tiles (neither has a bounds test), at the 256 threads the lowering gives rows of
+// 8192 elements, is compiled once more with
 // twice the threads (16 elements each instead of 32) and its registers capped at what fills the SM
 // (32 at 512 threads: 4 programs); that variant is kept if its interior under the cap keeps its
 // stack frame (ptxas spills nothing there), it then fills the SM, and its widest global access is
@@ -343,8 +344,8 @@ int widest_global_vector_bytes(std::string_view ptx) {
 // of Inductor's (benchmarks/results/...-experiments-session15.log).
 void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
                       GpuCode& code) {
-  if (!(code.static_shapes || code.whole_tiles) || code.reduces != 1 || layout_chose_threads(code) || code.exchange_free ||
-      code.block_size != 256)
+  const bool tested = !code.static_shapes && !code.whole_tiles;  // a bounds test per program
+  if (tested || code.reduces != 1 || layout_chose_threads(code) || code.exchange_free || code.block_size != 256)
     return;
   auto t0 = std::chrono::steady_clock::now();
   auto done = [&] { code.stage_ms.emplace_back("more-threads", ms_since(t0)); };
@@ -495,8 +496,10 @@ class KernelCache {
     return future.get();
   }
 
-  // The whole-tiles analysis of a kernel (see whole_tiles.h), made at its first launch. It depends
-  // on the AST alone, so clear() keeps it (and the reference stays valid).
+  // The whole-tiles analysis of a kernel (see whole_tiles.h), made at its first launch, keyed like
+  // the fast path by the AST's address, size and the kernel's name (the layouts and target of the
+  // key are unused: empty and cpu). It depends on the AST alone, so clear() keeps it (and the
+  // reference stays valid).
   const WholeTiles& whole_tiles(std::string_view kernel, std::string_view ast) {
     const FastKeyView key{ast.data(), ast.size(), kernel, {}, Target::cpu};
     {
