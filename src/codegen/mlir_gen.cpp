@@ -221,9 +221,7 @@ class MlirGen {
   }
 
   Value emit_const(Type ty, std::string_view hex) {
-    if (hex.size() != 18 || !hex.starts_with("0x")) fail(fmt::format("malformed AST: bad constant '{}'", hex));
-    uint64_t bits = std::stoull(std::string(hex.substr(2)), nullptr, 16);
-    double v = std::bit_cast<double>(bits);
+    double v = parse_const(kernel_, hex);
     Type e = mlir::getElementTypeOrSelf(ty);
     mlir::TypedAttr scalar;
     if (auto ft = mlir::dyn_cast<mlir::FloatType>(e)) {

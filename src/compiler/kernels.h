@@ -33,7 +33,9 @@ struct Compiled {
 
 // The process cache (single flight: concurrent first launches compile once) for the kernel and
 // arguments of `request`. With its options' static_shapes the kernel is compiled for the shapes,
-// strides, offsets and grid of the arguments (LaunchOptions::static_shapes), once per distinct set.
+// strides, offsets and grid of the arguments (LaunchOptions::static_shapes), once per distinct set;
+// otherwise a launch whose tiles are all whole (LaunchOptions::whole_tiles, whole_tiles.h) runs
+// the variant compiled without bounds tests, the others the kernel that tests.
 std::shared_ptr<const Compiled> lookup_or_compile(const LaunchRequest& request, Target target);
 
 struct Grid {

@@ -97,6 +97,9 @@ void dump_cubin(const GpuCode& code) {
 }
 
 void collect_load_like(const Sexp& n, std::vector<std::pair<int64_t, int64_t>>& out);
+std::string layouts_of(std::span<const ArgDesc> args, Target target);
+std::string static_shapes_of(std::span<const ArgDesc> args);
+Grid partition_grid(const ArgDesc& out);
 
 // Outputs the body stores (every program stores its whole tile) and outputs it reads back.
 void collect_output_uses(const Sexp& n, std::vector<bool>& stored, std::vector<bool>& read) {
@@ -453,20 +456,37 @@ class KernelCache {
     return *cache;
   }
 
-  std::shared_ptr<const Compiled> lookup_or_compile(std::string_view kernel, std::string_view ast,
-                                                    const std::string& layouts, Target target) {
+  // The compiled kernel a launch runs. Its cache key is the launch's layout letters, then "|" and
+  // its shapes for LaunchOptions::static_shapes. A key other than static holds two variants: the
+  // kernel that tests its bounds per program, and the one for whole tiles (compiled with
+  // kWholeTilesMark appended to the key), which a launch runs where its WholeTiles check holds and
+  // LaunchOptions::whole_tiles is on. The check, made from the AST when the key is first met, is
+  // kept beside the variants: a launch takes the lock and looks up its key once.
+  std::shared_ptr<const Compiled> lookup_or_compile(const LaunchRequest& r, Target target) {
+    const bool fixed = r.options && r.options->static_shapes;
+    const bool whole_allowed = !fixed && !(r.options && !r.options->whole_tiles);
+    std::string layouts = layouts_of(r.args, target);
+    if (fixed) layouts += static_shapes_of(r.args);
     // Fast path: the AST text of a Kernel<Fn> instantiation is a constant with a fixed address, so
     // (address, size, name, layouts, target) finds a compiled kernel without hashing the text.
-    const FastKeyView fast{ast.data(), ast.size(), kernel, layouts, target};
+    const FastKeyView fast{r.ast.data(), r.ast.size(), r.kernel, layouts, target};
+    std::shared_ptr<const WholeTiles> check;
     {
       std::lock_guard lock(mutex_);
-      auto it = fast_.find(fast);
-      if (it != fast_.end()) {
-        stats_.memory_hits++;
-        return it->second;
+      if (auto it = fast_.find(fast); it != fast_.end()) {
+        const FastEntry& e = it->second;
+        const bool whole = whole_allowed && whole_tiles_hold(e.check.get(), r.args);
+        if (const std::shared_ptr<const Compiled>& c = e.variants[whole]) {
+          stats_.memory_hits++;
+          return c;
+        }
+        check = e.check;
       }
     }
-    std::string key = fmt::format("{}\n{}\n{}\n{}", target_str(target), kernel, layouts, ast);
+    if (!check && !fixed) check = std::make_shared<const WholeTiles>(r.kernel, parse_ast(r.kernel, r.ast));
+    const bool whole = whole_allowed && whole_tiles_hold(check.get(), r.args);
+    const std::string variant = whole ? layouts + std::string(kWholeTilesMark) : layouts;
+    std::string key = fmt::format("{}\n{}\n{}\n{}", target_str(target), r.kernel, variant, r.ast);
     std::shared_future<std::shared_ptr<const Compiled>> future;
     std::promise<std::shared_ptr<const Compiled>> promise;
     bool owner = false;
@@ -484,33 +504,18 @@ class KernelCache {
     }
     if (!owner) return future.get();  // rethrows the compile error, if any
     try {
-      auto compiled = compile(kernel, ast, layouts, target);
+      auto compiled = compile(r.kernel, r.ast, variant, target);
       promise.set_value(compiled);
       std::lock_guard lock(mutex_);
-      fast_.emplace(FastKey{ast.data(), ast.size(), std::string(kernel), layouts, target}, compiled);
+      FastEntry& e = fast_[FastKey{r.ast.data(), r.ast.size(), std::string(r.kernel), layouts, target}];
+      if (!e.check) e.check = check;
+      e.variants[whole] = compiled;
     } catch (...) {
       promise.set_exception(std::current_exception());
       std::lock_guard lock(mutex_);
       entries_.erase(key);  // a later launch may try again (e.g. after fixing the environment)
     }
     return future.get();
-  }
-
-  // The whole-tiles analysis of a kernel (see whole_tiles.h), made at its first launch, keyed like
-  // the fast path by the AST's address, size and the kernel's name (the layouts and target of the
-  // key are unused: empty and cpu). It depends on the AST alone, so clear() keeps it (and the
-  // reference stays valid).
-  const WholeTiles& whole_tiles(std::string_view kernel, std::string_view ast) {
-    const FastKeyView key{ast.data(), ast.size(), kernel, {}, Target::cpu};
-    {
-      std::lock_guard lock(mutex_);
-      if (auto it = whole_tiles_.find(key); it != whole_tiles_.end()) return *it->second;
-    }
-    auto analysis = std::make_unique<const WholeTiles>(parse_ast(kernel, ast));
-    std::lock_guard lock(mutex_);
-    auto [it, added] = whole_tiles_.try_emplace(FastKey{ast.data(), ast.size(), std::string(kernel), {}, Target::cpu},
-                                                std::move(analysis));
-    return *it->second;
   }
 
   CacheStats stats() {
@@ -560,6 +565,21 @@ class KernelCache {
       return view_of(a) == view_of(b);
     }
   };
+  // What a fast key holds: the kernel's whole-tiles check (null for static shapes) and the
+  // variants compiled so far, [0] the one that tests its bounds (or the static one), [1] the one
+  // for whole tiles.
+  struct FastEntry {
+    std::shared_ptr<const WholeTiles> check;
+    std::array<std::shared_ptr<const Compiled>, 2> variants;
+  };
+
+  // Whether every tile of the launch is whole (`check` null: never), over the grid of its first
+  // output (check_args rejects launches whose outputs disagree).
+  static bool whole_tiles_hold(const WholeTiles* check, std::span<const ArgDesc> args) {
+    if (!check) return false;
+    auto out = std::find_if(args.begin(), args.end(), [](const ArgDesc& a) { return a.kind == Kind::out; });
+    return out != args.end() && check->holds(args, partition_grid(*out).dims);
+  }
 
   std::shared_ptr<const Compiled> compile(std::string_view kernel, std::string_view ast_text,
                                           const std::string& layouts, Target target) {
@@ -641,8 +661,7 @@ class KernelCache {
 
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_future<std::shared_ptr<const Compiled>>> entries_;
-  std::unordered_map<FastKey, std::shared_ptr<const Compiled>, FastHash, FastEq> fast_;
-  std::unordered_map<FastKey, std::unique_ptr<const WholeTiles>, FastHash, FastEq> whole_tiles_;  // never erased
+  std::unordered_map<FastKey, FastEntry, FastHash, FastEq> fast_;
   CacheStats stats_;
 };
 
@@ -726,22 +745,8 @@ void collect_load_like(const Sexp& n, std::vector<std::pair<int64_t, int64_t>>& 
   throw Error(fmt::format("tessera: kernel '{}': {}", kernel, what));
 }
 
-// Whether the launch runs the kernel's whole-tiles variant (LaunchOptions::whole_tiles): every tile
-// of every program of its grid (the first output's partition) lies wholly inside its tensor.
-bool whole_tiles_of_launch(const LaunchRequest& r) {
-  if (r.options && !r.options->whole_tiles) return false;
-  auto out = std::find_if(r.args.begin(), r.args.end(), [](const ArgDesc& a) { return a.kind == Kind::out; });
-  if (out == r.args.end()) return false;
-  return KernelCache::get().whole_tiles(r.kernel, r.ast).holds(r.args, partition_grid(*out).dims);
-}
-
 std::shared_ptr<const Compiled> lookup_or_compile(const LaunchRequest& r, Target target) {
-  std::string key = layouts_of(r.args, target);
-  if (r.options && r.options->static_shapes)
-    key += static_shapes_of(r.args);
-  else if (whole_tiles_of_launch(r))
-    key += kWholeTilesMark;
-  return KernelCache::get().lookup_or_compile(r.kernel, r.ast, key, target);
+  return KernelCache::get().lookup_or_compile(r, target);
 }
 
 Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<const ArgDesc> args) {

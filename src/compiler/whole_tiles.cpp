@@ -6,7 +6,6 @@
 #include "compiler/whole_tiles.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <limits>
 
@@ -31,7 +30,7 @@ std::vector<int64_t> tile_of(const Sexp& n) {
 
 }  // namespace
 
-WholeTiles::WholeTiles(const KernelAst& ast) : params_(ast.params) {
+WholeTiles::WholeTiles(std::string_view kernel, const KernelAst& ast) : kernel_(kernel), params_(ast.params) {
   if (ast.body) walk(*ast.body);
 }
 
@@ -102,14 +101,8 @@ int WholeTiles::index_node(const Sexp& n) {
     return d;
   };
   if (op == "const" && n.items.size() == 4) {
-    if (n[3].is_list || n[3].atom.size() != 18 || !n[3].atom.starts_with("0x")) return unknown();
-    uint64_t bits = 0;
-    for (char c : n[3].atom.substr(2)) {
-      const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-      if (digit < 0) return unknown();
-      bits = bits << 4 | static_cast<uint64_t>(digit);
-    }
-    const double v = std::bit_cast<double>(bits);
+    if (n[3].is_list) return unknown();
+    const double v = parse_const(kernel_, n[3].atom);
     if (!(v >= static_cast<double>(kI32Min) && v <= static_cast<double>(kI32Max))) return unknown();
     return add_node({Op::constant, static_cast<int64_t>(v)});
   }

@@ -23,6 +23,8 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "frontend/ast.h"
@@ -32,8 +34,9 @@ namespace tessera::detail {
 
 class WholeTiles {
  public:
-  // Reads the kernel's accesses and their index expressions from `ast` (parsed by parse_ast).
-  explicit WholeTiles(const KernelAst& ast);
+  // Reads the kernel's accesses and their index expressions from `ast` (parsed by parse_ast);
+  // throws tessera::Error naming `kernel` on a malformed constant.
+  WholeTiles(std::string_view kernel, const KernelAst& ast);
 
   // True if every tile that a program of `grid` (programs along each axis) accesses lies wholly
   // inside its tensor, for these arguments. False for a kernel with an index it cannot bound, for
@@ -69,6 +72,7 @@ class WholeTiles {
   int index_node(const Sexp& n);  // -1 (and analyzable_ = false) for what the analysis cannot bound
   int add_node(Node n);
 
+  std::string kernel_;  // for messages
   std::vector<ParamInfo> params_;
   std::vector<Node> nodes_;
   std::vector<Load> loads_;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 
 #include "llvm/ADT/SmallVector.h"
@@ -105,6 +106,14 @@ DType parse_dtype(std::string_view kernel, std::string_view name) {
   if (name == "i32") return DType::i32;
   if (name == "i1") return DType::i1;
   bad(kernel, fmt::format("unknown dtype '{}'", name));
+}
+
+double parse_const(std::string_view kernel, std::string_view hex) {
+  uint64_t bits = 0;
+  if (hex.size() != 18 || !hex.starts_with("0x")) bad(kernel, fmt::format("bad constant '{}'", hex));
+  auto [end, ec] = std::from_chars(hex.data() + 2, hex.data() + hex.size(), bits, 16);
+  if (ec != std::errc() || end != hex.data() + hex.size()) bad(kernel, fmt::format("bad constant '{}'", hex));
+  return std::bit_cast<double>(bits);
 }
 
 KernelAst parse_ast(std::string_view kernel, std::string_view text) {

@@ -76,5 +76,8 @@ struct DeviceFunctionUse {
 // node is malformed.
 std::vector<DeviceFunctionUse> device_functions(std::string_view kernel, const KernelAst& ast);
 DType parse_dtype(std::string_view kernel, std::string_view name);
+// The value of a (const TYPE 0xHEX) node's HEX: the bits of a double, 16 hex digits after "0x";
+// throws tessera::Error naming `kernel` when malformed.
+double parse_const(std::string_view kernel, std::string_view hex);
 
 }  // namespace tessera::detail

@@ -1,6 +1,7 @@
 // execution_helpers.h: helpers of the unit tests that run on both targets (test_kernels,
 // test_views, test_async, test_graph, test_unsafe, test_device_functions, test_interop,
-// test_threads, test_static_shapes).
+// test_threads, test_static_shapes, test_whole_tiles; test_compile_gpu and test_occupancy for
+// bounds_tested).
 //
 //  - TESSERA_TARGET_TEST_CASE(name, tags, fn): registers fn(Target) for the CPU target ([cpu]) and,
 //    tagged [gpu], for the GPU (skipped with a warning when there is none).
@@ -63,6 +64,13 @@ tessera::Tensor<T, R> random_tensor(std::array<int64_t, R> shape, float lo, floa
 inline tessera::LaunchOptions on(tessera::Target t) {
   tessera::LaunchOptions o;
   o.target = t;
+  return o;
+}
+// Options for `t` that keep the kernel which tests per program whether its tiles are in bounds,
+// also for launches whose tiles are all whole (LaunchOptions::whole_tiles off).
+inline tessera::LaunchOptions bounds_tested(tessera::Target t) {
+  tessera::LaunchOptions o = on(t);
+  o.whole_tiles = false;
   return o;
 }
 

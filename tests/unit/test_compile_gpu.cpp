@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
+#include "execution_helpers.h"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -29,15 +31,6 @@ bool waits_before_memory(const std::string& ptx) {
   for (const char* access : {"ld.global", "st.global", "ld.b", "st.b", "ld.v", "st.v", "atom.", "red."})
     if (ptx.find(access) < wait) return false;
   return ptx.find("griddepcontrol.launch_dependents;") < wait;
-}
-
-// Options for sm_90 that keep the kernel which tests per program whether its tiles are in bounds
-// (tile-version-interior), also for whole-tile launches (LaunchOptions::whole_tiles off).
-LaunchOptions versioned_sm_90() {
-  LaunchOptions o;
-  o.target = Target::sm_90;
-  o.whole_tiles = false;
-  return o;
 }
 
 template <class K, class... A>
@@ -165,7 +158,7 @@ TEST_CASE("gpu code: a weight load shared by all programs is issued after the ro
   Tensor<bfloat16, 2> xs({64, 8192}), ys({64, 8192});
   Tensor<bfloat16, 1> w({8192});
   auto rms = row_kernels::rmsnorm();
-  std::string ptx = rms.compile(versioned_sm_90(), ys.partition<1, 8192>(), xs, w).ptx;
+  std::string ptx = rms.compile(exec_test::bounds_tested(Target::sm_90), ys.partition<1, 8192>(), xs, w).ptx;
   // T threads (256, or 128 where the block-size retry halved it), 8192 / T bf16 each: 1024 / T
   // vector loads per operand. In the copy of the body for programs wholly in bounds
   // (tile-version-interior; first in the PTX), the row's loads come before the barrier of the
@@ -191,12 +184,13 @@ TEST_CASE("gpu code: RMSNorm over 32768-wide bf16 rows keeps its row in bf16 acr
   // threads per SM under its register cap (half an SM), keeps its first variant.
   Tensor<bfloat16, 2> xs({4, 32768}), ys({4, 32768});
   Tensor<bfloat16, 1> w({32768});
-  std::string ptx = row_kernels::rmsnorm_of<32768>().compile(versioned_sm_90(), ys.partition<1, 32768>(), xs, w).ptx;
+  const LaunchOptions tested = exec_test::bounds_tested(Target::sm_90);
+  std::string ptx = row_kernels::rmsnorm_of<32768>().compile(tested, ys.partition<1, 32768>(), xs, w).ptx;
   CHECK(ptx.find(".maxntid 512, 1, 1") != std::string::npos);
   CHECK(ptx.find(".maxnreg 64") != std::string::npos);
   Tensor<bfloat16, 2> xn({4, 8192}), yn({4, 8192});
   Tensor<bfloat16, 1> wn({8192});
-  std::string narrow = row_kernels::rmsnorm().compile(versioned_sm_90(), yn.partition<1, 8192>(), xn, wn).ptx;
+  std::string narrow = row_kernels::rmsnorm().compile(tested, yn.partition<1, 8192>(), xn, wn).ptx;
   // In the interior copy (first in the PTX, up to its branch past the edge copy), the widening after
   // the barrier: the row's elements by cvt.f32.bf16 (64 per thread), the weight's from its words.
   auto widened_after_barrier = [](const std::string& p) {

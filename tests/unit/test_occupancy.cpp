@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
+#include "execution_helpers.h"
+
 #include "compiler/occupancy.h"
 #include "compiler/pipeline.h"
 #include "compiler/register_cap.h"
@@ -19,15 +21,6 @@ using tessera::detail::KernelResources;
 using tessera::detail::resident_blocks;
 
 namespace {
-// Options for sm_90 that keep the kernel which tests per program whether its tiles are in bounds,
-// with its edge copy, also for whole-tile launches (LaunchOptions::whole_tiles off).
-LaunchOptions versioned_sm_90() {
-  LaunchOptions o;
-  o.target = Target::sm_90;
-  o.whole_tiles = false;
-  return o;
-}
-
 int threads_of(const CompiledArtifact& a) {
   auto at = a.ptx.find(".maxntid ");
   return at == std::string::npos ? 0 : std::stoi(a.ptx.substr(at + 9));
@@ -77,7 +70,7 @@ TEST_CASE("a cubin's registers, stack frame and shared memory are read from its 
     auto t = a.load_like(o);
     return o.store(t - max<1>(t));
   });
-  CompiledArtifact art = k.compile(versioned_sm_90(), y.partition<1, 4096>(), x);  // 128 threads
+  CompiledArtifact art = k.compile(exec_test::bounds_tested(Target::sm_90), y.partition<1, 4096>(), x);  // 128 threads
   auto r = detail::cubin_resources(art.cubin);
   REQUIRE(r);
   CHECK(r->registers > 0);
@@ -188,7 +181,7 @@ TEST_CASE("a versioned row kernel gets the registers of its interior copy", "[co
   // copy about 63. The kernel is capped at 64 registers: 4 programs per SM.
   Tensor<bfloat16, 2> x({64, 8192}), y({64, 8192});
   Tensor<bfloat16, 1> w({8192});
-  CompiledArtifact art = row_kernels::rmsnorm().compile(versioned_sm_90(), y.partition<1, 8192>(), x, w);
+  CompiledArtifact art = row_kernels::rmsnorm().compile(exec_test::bounds_tested(Target::sm_90), y.partition<1, 8192>(), x, w);
   check_stage_ran(art, "register-cap");
   CHECK(threads_of(art) == 256);
   CHECK(art.ptx.find(".maxnreg 64") != std::string::npos);
@@ -245,8 +238,8 @@ TEST_CASE("a row kernel with one reduction compiled for static shapes or whole t
   };
   no_attempt(row_kernels::layernorm().compile(o, y.partition<1, 8192>(), x, w, b), 256);
   no_attempt(row_kernels::softmax_fast().compile(o, y.partition<1, 8192>(), x), 256);
-  no_attempt(row_kernels::row_sum().compile(versioned_sm_90(), s.partition<1, 1>(), x), 256);
-  no_attempt(row_kernels::rmsnorm().compile(versioned_sm_90(), y.partition<1, 8192>(), x, w), 256);
+  no_attempt(row_kernels::row_sum().compile(exec_test::bounds_tested(Target::sm_90), s.partition<1, 1>(), x), 256);
+  no_attempt(row_kernels::rmsnorm().compile(exec_test::bounds_tested(Target::sm_90), y.partition<1, 8192>(), x, w), 256);
   Tensor<bfloat16, 2> xr({64, 8000}), yr({64, 8000});
   Tensor<bfloat16, 1> wr({8000});
   no_attempt(row_kernels::row_sum().compile(Target::sm_90, s.partition<1, 1>(), xr), 256);

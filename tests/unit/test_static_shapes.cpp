@@ -103,10 +103,8 @@ TEST_CASE("static shapes: a whole-tile launch compiles without edge code or boun
   o.static_shapes = true;
   const std::string whole = row_kernels::row_sum().compile(o, s.partition<1, 1>(), x).ptx;
   const std::string edge = row_kernels::row_sum().compile(o, s.partition<1, 1>(), ragged).ptx;
-  LaunchOptions versioned;
-  versioned.target = Target::sm_90;
-  versioned.whole_tiles = false;
-  const std::string generic = row_kernels::row_sum().compile(versioned, s.partition<1, 1>(), x).ptx;
+  const std::string generic =
+      row_kernels::row_sum().compile(exec_test::bounds_tested(Target::sm_90), s.partition<1, 1>(), x).ptx;
   // The edge copy loads element by element (16-bit loads); the interior copy 16 bytes at a time
   // (with the L2 policy of a reduction's streamed loads).
   auto scalar_loads = [](const std::string& ptx) { return ptx.find("ld.global.nc.b16") != std::string::npos; };

@@ -20,7 +20,7 @@ using exec_test::random_tensor;
 // The check of kernel `k` for arguments of these types.
 template <class K, class... A>
 detail::WholeTiles check_of(const K& k, const A&...) {
-  return detail::WholeTiles(detail::parse_ast(k.name(), K::template ast<A...>()));
+  return detail::WholeTiles(k.name(), detail::parse_ast(k.name(), K::template ast<A...>()));
 }
 
 // What the check answers for a launch of `k` with `args` (the grid of its first output).
@@ -50,11 +50,7 @@ const auto shifted = kernel("whole_shifted", [](auto o, auto off, auto a) {
   return o.store(load<128>(a, program_id<0>() + off));
 });
 
-LaunchOptions with_whole_tiles(Target t, bool on) {
-  LaunchOptions o = exec_test::on(t);
-  o.whole_tiles = on;
-  return o;
-}
+LaunchOptions with_whole_tiles(Target t, bool on) { return on ? exec_test::on(t) : exec_test::bounds_tested(t); }
 
 }  // namespace
 
@@ -138,6 +134,13 @@ TEST_CASE("whole tiles: loops, scalars and indices the check cannot bound", "[wh
   // Arguments that do not match the kernel (check_args then says why): no.
   std::array<detail::ArgDesc, 1> one{detail::to_arg(z.partition<128>())};
   CHECK_FALSE(check_of(add2, z.partition<128>(), z, z).holds(one, {8, 1, 1}));
+}
+
+TEST_CASE("whole tiles: AST constants are read as the front end writes them, malformed ones named", "[whole]") {
+  CHECK(detail::parse_const("k", "0x407ff00000000000") == 511.0);  // c<511>
+  CHECK(detail::parse_const("k", "0xbff0000000000000") == -1.0);
+  for (std::string_view bad : {"0x407ff0000000000", "407ff00000000000ab", "0x407ff0000000000g", "0x", ""})
+    CHECK_THROWS_WITH(detail::parse_const("k", bad), Catch::Contains("kernel 'k'") && Catch::Contains("bad constant"));
 }
 
 // A load that leaves its tensor in the last program only: the launch must run the kernel that
