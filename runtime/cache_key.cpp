@@ -56,6 +56,12 @@ std::string make_cache_key(std::initializer_list<std::string_view> parts) {
   return builder.hex();
 }
 
+std::string CacheKeyMaterial::key() const {
+  // The tag names this encoding of the record; a change of fields changes the tag.
+  return make_cache_key({"kernel-material-v1", kernel, source_sha256, target, variant, tessera_version,
+                         build_id, llvm_version, nvjitlink_version, nvrtc_version});
+}
+
 bool is_cache_key(std::string_view key) {
   if (key.size() != 64) return false;
   for (char c : key)

@@ -613,16 +613,24 @@ class KernelCache {
     std::vector<DeviceFunctionUse> calls = device_functions(kernel, c->ast);
     bool uses_nvrtc = std::any_of(calls.begin(), calls.end(), [](const DeviceFunctionUse& f) { return !f.is_ptx; });
     // self_build_id(): cubins of one build of the compiler are never served to another.
-    std::string key = make_cache_key({"tessera", TESSERA_VERSION_STRING, self_build_id(), "llvm", llvm_version(),
-                                      "nvjitlink", nvjitlink_version(), "nvrtc", uses_nvrtc ? nvrtc_version() : "",
-                                      arch, kernel, layouts, ast_text});
+    const CacheKeyMaterial key{std::string(kernel), sha256_hex(ast_text), arch, layouts, TESSERA_VERSION_STRING,
+                               self_build_id(), llvm_version(), nvjitlink_version(),
+                               uses_nvrtc ? nvrtc_version() : ""};
     // While TESSERA_DUMP_DIR is set, a kernel the disk cache holds is compiled all the same, so
-    // that its stages are written; the new cubin then replaces the cached one.
+    // that its stages are written; the new cubin then replaces the cached one. Otherwise a miss
+    // takes the key's compile lock, held until the cubin is stored, so that of several processes
+    // compiling the kernel at once one compiles and the others load its cubin.
     DiskCache disk(DiskCache::default_dir());
     std::optional<std::vector<char>> cubin, ptx;
-    if (dump_dir().empty()) {
+    CompileLock compiling;
+    auto load_entry = [&] {
       cubin = disk.load(key, "cubin");
       if (cubin) ptx = disk.load(key, "ptx");
+      return cubin && ptx;
+    };
+    if (dump_dir().empty() && !load_entry()) {
+      compiling = disk.lock_for_compile(key);
+      load_entry();
     }
     {
       std::lock_guard lock(mutex_);

@@ -1,8 +1,9 @@
 // unsafe.cpp: unsafe CUDA C++ / PTX kernels (include/tessera/unsafe.h). CUDA C++ goes through
 // NVRTC to PTX (relocatable when device code is linked in), everything through nvJitLink to a
-// cubin; the result is cached in the process (single flight) and on disk, keyed by every input
-// and the toolchain versions. A launch takes the borrows of its tessera tensors like any other
-// (submit_work) and passes one 8-byte parameter per argument.
+// cubin; the result is cached in the process (single flight) and on disk (compiled once among
+// processes too, under the key's compile lock), keyed by every input and the toolchain versions.
+// A launch takes the borrows of its tessera tensors like any other (submit_work) and passes one
+// 8-byte parameter per argument.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -32,29 +33,39 @@ std::string arch_of(const UnsafeKernelSpec& spec, Target target) {
   return target_str(target);
 }
 
-std::string key_of(const UnsafeKernelSpec& spec, const std::string& arch) {
-  CacheKeyBuilder k;
-  k.add("tessera-unsafe").add(TESSERA_VERSION_STRING).add(nvjitlink_version()).add(arch).add(spec.name);
-  k.add(spec.is_ptx ? "ptx" : "cuda").add(spec.source);
+// What the kernel's cubin depends on. No build ID or LLVM version: tessera's own compiler plays
+// no part in it.
+CacheKeyMaterial material_of(const UnsafeKernelSpec& spec, const std::string& arch) {
+  CacheKeyBuilder source;
+  source.add(spec.is_ptx ? "ptx" : "cuda").add(spec.source);
   bool needs_nvrtc = !spec.is_ptx;
   for (const auto& d : spec.link) needs_nvrtc = needs_nvrtc || d.kind == unsafe::DeviceCode::Kind::cuda;
-  if (needs_nvrtc) k.add(nvrtc_version());
-  k.add(static_cast<std::int64_t>(spec.options.size()));
-  for (const auto& o : spec.options) k.add(o);
-  k.add(static_cast<std::int64_t>(spec.link.size()));
-  for (const auto& d : spec.link) k.add(d.kind == unsafe::DeviceCode::Kind::ptx ? "ptx" : "cuda").add(d.text);
-  return k.hex();
+  source.add(static_cast<std::int64_t>(spec.options.size()));
+  for (const auto& o : spec.options) source.add(o);
+  source.add(static_cast<std::int64_t>(spec.link.size()));
+  for (const auto& d : spec.link) source.add(d.kind == unsafe::DeviceCode::Kind::ptx ? "ptx" : "cuda").add(d.text);
+  return {spec.name, source.hex(), arch, "unsafe", TESSERA_VERSION_STRING, "", "", nvjitlink_version(),
+          needs_nvrtc ? nvrtc_version() : ""};
 }
 
 std::shared_ptr<const UnsafeCompiled> compile(const UnsafeKernelSpec& spec, const std::string& arch,
-                                              const std::string& key) {
+                                              const CacheKeyMaterial& key) {
   auto c = std::make_shared<UnsafeCompiled>();
   c->arch = arch;
   c->label = std::make_shared<const std::string>(fmt::format("unsafe kernel '{}'", spec.name));
   DiskCache disk(DiskCache::default_dir());
-  auto cubin = disk.load(key, "cubin");
-  auto ptx = cubin ? disk.load(key, "ptx") : std::nullopt;
-  auto symbol = ptx ? disk.load(key, "symbol") : std::nullopt;
+  std::optional<std::vector<char>> cubin, ptx, symbol;
+  auto load_entry = [&] {
+    cubin = disk.load(key, "cubin");
+    ptx = cubin ? disk.load(key, "ptx") : std::nullopt;
+    symbol = ptx ? disk.load(key, "symbol") : std::nullopt;
+    return cubin && ptx && symbol;
+  };
+  CompileLock compiling;  // held until stored: concurrent processes compile the kernel once
+  if (!load_entry()) {
+    compiling = disk.lock_for_compile(key);
+    load_entry();
+  }
   if (cubin && ptx && symbol) {
     c->cubin = std::move(*cubin);
     c->ptx.assign(ptx->begin(), ptx->end());
@@ -98,7 +109,8 @@ class UnsafeCache {
     return *cache;
   }
   std::shared_ptr<const UnsafeCompiled> lookup_or_compile(const UnsafeKernelSpec& spec, const std::string& arch) {
-    std::string key = key_of(spec, arch);
+    CacheKeyMaterial material = material_of(spec, arch);
+    std::string key = material.key();
     std::shared_future<std::shared_ptr<const UnsafeCompiled>> future;
     std::promise<std::shared_ptr<const UnsafeCompiled>> promise;
     bool owner = false;
@@ -115,7 +127,7 @@ class UnsafeCache {
     }
     if (!owner) return future.get();
     try {
-      promise.set_value(compile(spec, arch, key));
+      promise.set_value(compile(spec, arch, material));
     } catch (...) {
       promise.set_exception(std::current_exception());
       std::lock_guard lock(mutex_);
