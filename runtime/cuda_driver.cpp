@@ -173,11 +173,23 @@ CUfunction DeviceModule::function(const std::string& name) const {
 
 // --- DeviceBuffer ---------------------------------------------------------------------------
 
+namespace {
+double gib(std::size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
+}  // namespace
+
 DeviceBuffer::DeviceBuffer(CudaDriver& driver, std::size_t bytes) : driver_(&driver) {
   if (bytes == 0) return;
   driver.make_current();
   CUdeviceptr ptr = 0;
-  driver.check(driver.cuMemAlloc_v2(&ptr, bytes), fmt::format("cuMemAlloc({} bytes)", bytes));
+  if (CUresult r = driver.cuMemAlloc_v2(&ptr, bytes); r != kCudaSuccess) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    std::string room = driver.cuMemGetInfo_v2(&free_bytes, &total_bytes) == kCudaSuccess
+                           ? fmt::format("{} bytes ({:.2f} GiB) of the GPU's {} ({:.2f} GiB) are free", free_bytes,
+                                         gib(free_bytes), total_bytes, gib(total_bytes))
+                           : std::string("the GPU's free memory is unknown");
+    throw Error(fmt::format("cuMemAlloc of {} bytes ({:.2f} GiB) of device memory failed: {}; {}", bytes, gib(bytes),
+                            driver.error_text(r), room));
+  }
   ptr_ = ptr;
   size_ = bytes;
 }

@@ -36,6 +36,69 @@ namespace detail {
 // (if any) is called once no tensor and no work in flight uses it.
 std::shared_ptr<Storage> foreign_device_storage(void* device_ptr, std::size_t bytes, std::function<void()> release);
 
+// Sizes are checked before anything is allocated: an element count or a byte size past 2^63-1
+// (int64, and so size_t on the 64-bit hosts tessera runs on) throws tessera::Error naming the
+// sizes, instead of wrapping around to a small allocation that kernels would then overrun.
+// "[a b c]", for messages.
+inline std::string sizes_str(std::span<const int64_t> sizes) {
+  std::string s = "[";
+  for (std::size_t d = 0; d < sizes.size(); ++d) s += (d ? " " : "") + std::to_string(sizes[d]);
+  return s + "]";
+}
+// a * b, or false if it does not fit int64 (a, b >= 0).
+inline bool mul_fits(int64_t a, int64_t b, int64_t& out) {
+  if (a != 0 && b > INT64_MAX / a) return false;
+  out = a * b;
+  return true;
+}
+// The element count of `shape`; throws, naming `what` and the sizes, if a size is negative or the
+// count, or its bytes at `element_bytes` each, overflows.
+inline int64_t checked_numel(std::span<const int64_t> shape, std::size_t element_bytes, const char* what) {
+  bool empty = false;
+  for (int64_t s : shape) {
+    if (s < 0) throw Error(std::string(what) + ": negative size " + std::to_string(s));
+    empty = empty || s == 0;
+  }
+  if (empty) return 0;
+  int64_t n = 1, bytes = 0;
+  bool fits = true;
+  for (int64_t s : shape) fits = fits && mul_fits(n, s, n);
+  fits = fits && mul_fits(n, static_cast<int64_t>(element_bytes), bytes);
+  if (!fits)
+    throw Error(std::string(what) + ": sizes " + sizes_str(shape) + " of " + std::to_string(element_bytes) +
+                "-byte elements overflow: the element count or the byte size exceeds 2^63-1");
+  return n;
+}
+// Row-major strides of `shape` (in elements) into `strides`. They fit int64 wherever the element
+// count does; past that (possible only for a tensor with no element, whose strides address
+// nothing) they saturate at 0.
+inline void row_major_strides(std::span<const int64_t> shape, std::span<int64_t> strides) {
+  int64_t n = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    strides[d] = n;
+    if (!mul_fits(n, shape[d], n)) n = 0;
+  }
+}
+// The elements one past the largest offset reached by `shape` and `strides` (0 for no element),
+// i.e. the elements from the first to the last; throws, naming `what`, on overflow (also of its
+// bytes).
+inline int64_t checked_extent(std::span<const int64_t> shape, std::span<const int64_t> strides,
+                              std::size_t element_bytes, const char* what) {
+  int64_t extent = 1, bytes = 0;
+  bool fits = true;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) return 0;
+    int64_t reach = 0;
+    fits = fits && mul_fits(shape[d] - 1, strides[d], reach) && reach <= INT64_MAX - extent;
+    if (fits) extent += reach;
+  }
+  fits = fits && mul_fits(extent, static_cast<int64_t>(element_bytes), bytes);
+  if (!fits)
+    throw Error(std::string(what) + ": sizes " + sizes_str(shape) + " with strides " + sizes_str(strides) + " of " +
+                std::to_string(element_bytes) + "-byte elements reach past 2^63-1 bytes");
+  return extent;
+}
+
 // Whether elements with these sizes and strides are dense and row-major (a dimension of size 1
 // may have any stride).
 inline bool dense_row_major(std::span<const int64_t> shape, std::span<const int64_t> strides) {
@@ -58,15 +121,12 @@ class Tensor {
   static constexpr DType dtype = dtype_v<T>;
 
   // A zero-filled tensor of the given sizes.
+  // No memory is committed yet: the host copy is made (zeroed) at the first host access or CPU
+  // launch, the device copy (zeroed on the device) at the first GPU launch (detail/storage.h).
   explicit Tensor(std::array<int64_t, Rank> shape) : shape_(shape) {
-    int64_t n = 1;
-    for (int d = Rank - 1; d >= 0; --d) {
-      if (shape_[d] < 0) throw Error("tessera::Tensor: negative size " + std::to_string(shape_[d]));
-      strides_[d] = n;
-      n *= shape_[d];
-    }
-    numel_ = n;
-    storage_ = std::make_shared<detail::Storage>(static_cast<std::size_t>(n) * sizeof(T));
+    numel_ = detail::checked_numel(shape_, sizeof(T), "tessera::Tensor");
+    detail::row_major_strides(shape_, strides_);
+    storage_ = std::make_shared<detail::Storage>(static_cast<std::size_t>(numel_) * sizeof(T));
   }
   // A tensor holding `values` (row-major); values.size() must equal the element count.
   Tensor(std::array<int64_t, Rank> shape, std::span<const T> values) : Tensor(shape) {
@@ -89,16 +149,16 @@ class Tensor {
   static Tensor from_device(void* device_ptr, std::array<int64_t, Rank> shape,
                             std::optional<std::array<int64_t, Rank>> strides = std::nullopt,
                             std::function<void()> release = nullptr) {
+    constexpr const char* what = "tessera::Tensor::from_device";
+    const int64_t n = detail::checked_numel(shape, sizeof(T), what);
     std::array<int64_t, Rank> st{};
-    int64_t extent = 1, n = 1;
-    for (int d = Rank - 1; d >= 0; --d) {
-      if (shape[d] < 0) throw Error("tessera::Tensor::from_device: negative size " + std::to_string(shape[d]));
-      st[d] = strides ? (*strides)[d] : n;
-      if (st[d] < 0) throw Error("tessera::Tensor::from_device: negative stride " + std::to_string(st[d]));
-      n *= shape[d];
-    }
-    for (int d = 0; d < Rank; ++d) extent += (shape[d] - 1) * st[d];
-    if (n == 0) extent = 0;
+    if (strides)
+      st = *strides;
+    else
+      detail::row_major_strides(shape, st);
+    for (int64_t s : st)
+      if (s < 0) throw Error(std::string(what) + ": negative stride " + std::to_string(s));
+    const int64_t extent = detail::checked_extent(shape, st, sizeof(T), what);
     if (!device_ptr && n != 0) throw Error("tessera::Tensor::from_device: null device pointer");
     auto storage = detail::foreign_device_storage(device_ptr, static_cast<std::size_t>(extent) * sizeof(T),
                                                   std::move(release));
@@ -240,12 +300,8 @@ class Tensor {
       : shape_(shape), strides_(strides), numel_(numel), storage_(std::move(storage)) {}
   Tensor(std::array<int64_t, Rank> shape, std::shared_ptr<detail::Storage> storage, int64_t expected_numel)
       : shape_(shape) {
-    int64_t n = 1;
-    for (int d = Rank - 1; d >= 0; --d) {
-      if (shape_[d] < 0) throw Error("tessera::Tensor::reshape: negative size " + std::to_string(shape_[d]));
-      strides_[d] = n;
-      n *= shape_[d];
-    }
+    const int64_t n = detail::checked_numel(shape_, sizeof(T), "tessera::Tensor::reshape");
+    detail::row_major_strides(shape_, strides_);
     if (n != expected_numel)
       throw Error("tessera::Tensor::reshape: " + std::to_string(expected_numel) + " elements cannot have " +
                   std::to_string(n));
@@ -286,7 +342,7 @@ class Partition {
   Tensor<T, Rank>& tensor() const { return *tensor_; }
   std::array<int64_t, Rank> grid() const {
     std::array<int64_t, Rank> g{};
-    for (int d = 0; d < Rank; ++d) g[d] = (tensor_->shape(d) + tile[d] - 1) / tile[d];
+    for (int d = 0; d < Rank; ++d) g[d] = tensor_->shape(d) / tile[d] + (tensor_->shape(d) % tile[d] != 0);
     return g;
   }
 

@@ -20,6 +20,7 @@
 #include <future>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -29,6 +30,7 @@
 #include "codegen/mlir_gen.h"
 #include "compiler/kernels.h"
 #include "compiler/occupancy.h"
+#include "compiler/output_overlap.h"
 #include "compiler/pipeline.h"
 #include "compiler/register_cap.h"
 #include "compiler/whole_tiles.h"
@@ -41,6 +43,7 @@
 #include "nvjitlink.h"
 #include "runtime_glue/execution.h"
 #include "runtime_glue/graph_capture.h"
+#include "runtime_glue/threads.h"
 #include "tessera/kernel.h"
 #include "tessera/version.h"
 
@@ -49,6 +52,10 @@ namespace detail {
 namespace {
 
 using Kind = ArgDesc::Kind;
+
+// The most programs a launch may have along each grid axis, on every target (check_args).
+constexpr int64_t kMaxGridX = 0x7fffffff;
+constexpr int64_t kMaxGridYZ = 65535;
 
 std::string_view kind_name(Kind k) {
   switch (k) {
@@ -409,12 +416,17 @@ class PlainExpVariant {
     if (!first.has_exp_range_tests) return;
     // The same threads, or the lowering's own choice where its CTA layout chose them.
     threads_ = layout_chose_threads(first) ? 0 : first.block_size;
-    variant_ = std::async(std::launch::async, [this] { return compile_plain_exps(threads_); });
+    try {
+      variant_ = std::async(std::launch::async, [this] { return compile_plain_exps(threads_); });
+    } catch (const std::system_error&) {
+      inline_ = true;  // no thread to be had: keep_if_faster compiles it on this one
+    }
   }
 
   void keep_if_faster(GpuCode& code) {
-    if (!variant_.valid()) return;
-    std::optional<GpuCode> plain = variant_.get();
+    if (!variant_.valid() && !inline_) return;
+    if (inline_ && threads_ != 0) threads_ = code.block_size;  // as below, without compiling twice
+    std::optional<GpuCode> plain = inline_ ? compile_plain_exps(threads_) : variant_.get();
     // The first variant took half the threads (try_fewer_threads): the variant is compiled again
     // with those, as before the two were compiled side by side.
     if (plain && threads_ != 0 && code.block_size != threads_)
@@ -440,6 +452,7 @@ class PlainExpVariant {
   int threads_ = 0;
   std::chrono::steady_clock::time_point t0_;
   std::future<std::optional<GpuCode>> variant_;  // joined by its destructor, also on an exception
+  bool inline_ = false;  // no thread could be started for it: compiled by keep_if_faster
 };
 
 // Appended to the layout letters in the cache key of a launch whose tiles are all whole
@@ -708,11 +721,11 @@ std::string layouts_of(std::span<const ArgDesc> args, Target target) {
 }
 
 // The programs of an output partition along each grid axis: its shape over its tile, rounded up
-// (1 along an axis whose tile size is not positive, which check_args rejects).
+// without overflow (1 along an axis whose tile size is not positive, which check_args rejects).
 Grid partition_grid(const ArgDesc& out) {
   Grid g;
   for (int d = 0; d < out.rank && d < 3; ++d)
-    if (out.tile[d] > 0) g.dims[d] = (out.shape[d] + out.tile[d] - 1) / out.tile[d];
+    if (out.tile[d] > 0) g.dims[d] = out.shape[d] / out.tile[d] + (out.shape[d] % out.tile[d] != 0);
   return g;
 }
 
@@ -785,6 +798,15 @@ Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<con
     }
   }
   if (first_out < 0) fail(kernel, "a kernel needs at least one output partition");
+  // Program ids are i32 (num_programs too); the GPU's limits hold on every target, so that a launch
+  // that runs on the CPU runs on the GPU too (cuda_grid checks the CTAs a program may take).
+  if (grid.dims[0] > kMaxGridX || grid.dims[1] > kMaxGridYZ || grid.dims[2] > kMaxGridYZ)
+    fail(kernel, fmt::format("output parameter {} ({} in tiles of [{}]) makes a grid of [{}] programs, more than the "
+                             "limits of 2^31-1 along x (its first dimension) and 65535 along y and z; use larger tiles",
+                             first_out, shape_str(args[first_out]),
+                             fmt::join(args[first_out].tile.begin(), args[first_out].tile.begin() + args[first_out].rank,
+                                       " "),
+                             fmt::join(grid.dims, " ")));
   // Outputs are exclusive: no other argument may name the same memory.
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i].kind != Kind::out) continue;
@@ -795,6 +817,8 @@ Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<con
                                i, kind_name(args[j].kind), j));
     }
   }
+  // Nor may an output reach one element twice, or share foreign memory with another argument.
+  check_output_overlap(kernel, args);
   for (auto [p, q] : compiled.load_likes) {
     const ArgDesc& in = args[p];
     const ArgDesc& out = args[q];
@@ -880,12 +904,22 @@ void run_programs(const CpuKernel& k, std::span<const int64_t> base, const Grid&
     }
   };
   if (workers == 1) return work(0, programs);
+  // Chunks 0..workers-2 on threads of their own, the last on the calling thread. If the system
+  // refuses a thread (threads.h), the calling thread runs every chunk from that one on: fewer
+  // threads, same result.
   std::vector<std::thread> threads;
-  int64_t chunk = (programs + workers - 1) / workers;
-  for (unsigned w = 0; w < workers; ++w) {
-    int64_t b = w * chunk, e = std::min(programs, b + chunk);
-    if (b < e) threads.emplace_back(work, b, e);
+  threads.reserve(workers);
+  const int64_t chunk = (programs + workers - 1) / workers;
+  int64_t here = 0;  // the first program the calling thread runs
+  while (here + chunk < programs && threads.size() + 1 < workers) {
+    try {
+      threads.push_back(start_thread([&work, b = here, e = here + chunk] { work(b, e); }, "the CPU target's programs"));
+    } catch (const Error&) {
+      break;
+    }
+    here += chunk;
   }
+  work(here, programs);
   for (auto& t : threads) t.join();
 }
 

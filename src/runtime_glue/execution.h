@@ -135,7 +135,11 @@ class StreamImpl : public std::enable_shared_from_this<StreamImpl> {
   std::uint64_t cpu_queue() const { return 2 * id_; }
   std::uint64_t gpu_queue() const { return 2 * id_ + 1; }
   bool pooled() const { return pooled_; }
-  // Runs `task` on this stream's worker thread after the tasks posted before it.
+  // Starts this stream's CPU worker thread if it has none; throws tessera::Error if the system
+  // refuses a thread (threads.h), leaving the stream as it was.
+  void start_worker();
+  // Runs `task` on this stream's worker thread after the tasks posted before it (start_worker()
+  // first: throws as it does).
   void post(std::function<void()> task);
   // The CUstream (made on first use, non-blocking with respect to the legacy default stream).
   CUstream cuda(CudaDriver& driver);
@@ -166,8 +170,10 @@ class StreamImpl : public std::enable_shared_from_this<StreamImpl> {
   bool launcher_idle() const {
     return !launcher_started_.load(std::memory_order_acquire) || sleeping_.load(std::memory_order_seq_cst);
   }
-  // Starts the launcher thread, or wakes it to poll for a while.
-  void wake_launcher(CudaDriver& driver);
+  // Starts the launcher thread, or wakes it to poll for a while. If the system refuses the thread,
+  // launches on this stream are made by their submitting threads from then on (never throws: the
+  // launch that calls it has been made and must still be recorded).
+  void wake_launcher(CudaDriver& driver) noexcept;
   // Under lock_gpu(): the next free entry of the launcher thread's queue (made on first use; waits
   // while the queue is full), to be filled and then handed over with defer(), or left unused.
   DeferredLaunch& next_deferred();
@@ -216,14 +222,15 @@ class StreamImpl : public std::enable_shared_from_this<StreamImpl> {
   alignas(64) std::atomic<std::uint64_t> head_{0};  // entries taken by the thread (written by it)
   alignas(64) std::atomic<std::uint64_t> tail_{0};  // entries handed over (written under lock_gpu())
   std::atomic<bool> launcher_started_{false};
+  std::atomic<bool> launcher_refused_{false};  // the system refused the launcher thread
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> stop_{false};
   std::atomic<std::uint32_t> signal_{0};  // bumped to wake the sleeping thread
 
   const std::uint64_t id_;
   const bool pooled_;
-  std::mutex mutex_;  // started_, worker_, cuda_
-  bool started_ = false;
+  std::mutex mutex_;  // worker_, cuda_, the start of the launcher
+  std::atomic<bool> started_{false};  // worker_ runs (set under mutex_)
   std::shared_ptr<Worker> work_ = std::make_shared<Worker>();
   std::thread worker_;
   CUstream cuda_ = nullptr;
@@ -292,8 +299,12 @@ CompletionPtr submit_work(const Submission& sub, Work& work);
 // Records `c` as the newest use of `s` (its writer, or one of its readers) and, for a writer,
 // which copy it leaves current. Under s.mutex.
 void record_use(Storage& s, bool write, const CompletionPtr& c, bool gpu);
-// The device address of `s`'s copy (made if missing). Under s.mutex.
+// The device address of `s`'s copy (made if missing: a failed allocation throws tessera::Error
+// naming the bytes asked and the GPU's free memory). Under s.mutex.
 CUdeviceptr device_address(CudaDriver& driver, Storage& s);
+// Enqueues on `stream` what makes the device copy of `s` current (it exists): a zero fill for the
+// zeros of a new storage (no host copy is made), else the upload of the host copy. Under s.mutex.
+void make_device_current(CudaDriver& driver, Storage& s, CUstream stream);
 // Copies the device copy to the host copy. Under s.mutex, with the writer done.
 void download(Storage& s);
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "compiler/kernels.h"
+#include "compiler/output_overlap.h"
 #include "execution.h"
 #include "graph_capture.h"
 #include "tessera/graph.h"
@@ -411,6 +412,23 @@ void GraphImpl::rebind(const std::shared_ptr<Storage>& bound, const std::shared_
           throw Error(fmt::format("tessera::Graph::rebind: launch {} (kernel '{}') would use one tensor as "
                                   "parameters {} and {}, and one of them is an output",
                                   i, n.kernel, j, k));
+    // Foreign memory of the replacement must not overlap an output of the launch, or the reverse
+    // (output_overlap.h; unsafe kernels are the opt-out).
+    if (!n.compiled) continue;
+    std::vector<ArgDesc> bound_args = n.args;
+    bool complete = true;
+    for (std::size_t k = 0; k < n.args.size(); ++k) {
+      if (n.args[k].kind == Kind::scalar) continue;
+      bool is_changed = std::find(changed.begin(), changed.end(), std::pair{i, k}) != changed.end();
+      bound_args[k].storage = is_changed ? replacement : n.storages[k].lock();  // same offset (checked above)
+      complete = complete && bound_args[k].storage;
+    }
+    if (!complete) continue;  // a tensor gone: the next replay says so
+    try {
+      check_output_overlap(n.kernel, bound_args);
+    } catch (const Error& e) {
+      throw Error(fmt::format("tessera::Graph::rebind: launch {}: {}", i, e.what()));
+    }
   }
   // A layout specialization (16-byte alignment of foreign device memory) must still hold.
   for (auto [i, j] : changed) {

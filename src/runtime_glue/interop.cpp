@@ -58,19 +58,17 @@ std::shared_ptr<ForeignBorrowState> begin_foreign_borrow(std::shared_ptr<Storage
     }
     CUdeviceptr address = device_address(driver, s);
     if (!s.device_valid) {
-      if (s.bytes())
-        driver.check(driver.cuMemcpyHtoDAsync_v2(address, s.host_raw(), s.bytes(), cs), "cuMemcpyHtoDAsync");
+      if (s.bytes()) make_device_current(driver, s, cs);
       s.device_valid = true;
     }
     state->address = reinterpret_cast<void*>(address);
   } else {
     for (const CompletionPtr& d : deps) wait_quietly(d);
-    s.host_raw();
     if (!s.host_valid) {
       download(s);
       s.host_valid = true;
     }
-    state->address = s.host_raw();
+    state->address = s.host_raw();  // zeros, if nothing was written yet
   }
   record_use(s, write, c, device);
   state->completion = std::move(c);

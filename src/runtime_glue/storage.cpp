@@ -13,9 +13,10 @@
 namespace tessera::detail {
 namespace {
 
-std::byte* allocate_host(std::size_t bytes) {
+// Throws std::bad_alloc if the memory cannot be had.
+std::byte* allocate_host(std::size_t bytes, bool zero) {
   auto* p = static_cast<std::byte*>(::operator new(bytes == 0 ? 1 : bytes, std::align_val_t{64}));
-  std::memset(p, 0, bytes == 0 ? 1 : bytes);
+  if (zero) std::memset(p, 0, bytes == 0 ? 1 : bytes);
   return p;
 }
 void free_host(std::byte* p) {
@@ -61,10 +62,9 @@ CompletionPtr blocking_use(Storage& s, bool write, std::string_view what) {
 
 }  // namespace
 
-Storage::Storage(std::size_t bytes) : bytes_(bytes), host_(allocate_host(bytes)) {
-  host_read_ok.store(true, std::memory_order_relaxed);  // nothing in flight, no device copy yet
-  host_write_ok.store(true, std::memory_order_relaxed);
-}
+// host_read_ok and host_write_ok stay false: the first host access takes the slow path, which
+// allocates the host copy.
+Storage::Storage(std::size_t bytes) : bytes_(bytes) {}
 
 Storage::Storage(std::size_t bytes, std::unique_ptr<DeviceMirror> foreign)
     : mirror(std::move(foreign)), host_valid(false), device_valid(true), bytes_(bytes), foreign_(true) {}
@@ -85,8 +85,8 @@ Storage::~Storage() {
   retire(host_, std::move(mirror), std::move(pending));
 }
 
-std::byte* Storage::host_raw() {
-  if (!host_) host_ = allocate_host(bytes_);
+std::byte* Storage::host_raw(bool zero) {
+  if (!host_) host_ = allocate_host(bytes_, zero);
   return host_;
 }
 
@@ -98,11 +98,11 @@ std::byte* Storage::host_for_read_slow() {
       pending = blocking_use(*this, false, "read");
       if (!pending) {
         if (writer && !writer->open()) writer.reset();  // done: it orders nothing any more
-        host_raw();
         if (!host_valid) {
           download(*this);
           host_valid = true;
         }
+        host_raw();  // zeros, if nothing was written yet
         host_read_ok.store(true, std::memory_order_release);
         return host_;
       }
@@ -118,11 +118,11 @@ std::byte* Storage::host_for_write_slow() {
       std::lock_guard lock(mutex);
       pending = blocking_use(*this, true, "write");
       if (!pending) {
-        host_raw();
         if (!host_valid) {
           download(*this);
           host_valid = true;
         }
+        host_raw();  // zeros, if nothing was written yet
         device_valid = false;
         device_ready.reset();
         writer.reset();
@@ -137,11 +137,24 @@ std::byte* Storage::host_for_write_slow() {
 }
 
 void download(Storage& s) {
-  if (!s.mirror) return;  // never on a device: the host copy is current
+  if (!s.mirror) {  // never on a device: the host copy is current
+    s.host_raw();
+    return;
+  }
   CudaDriver& d = CudaDriver::get();
   d.make_current();
-  if (s.bytes())
-    d.check(d.cuMemcpyDtoH_v2(s.host_raw(), s.mirror->address(), s.bytes()), "cuMemcpyDtoH (tensor download)");
+  std::byte* host = s.host_raw(/*zero=*/false);  // overwritten whole
+  if (s.bytes()) d.check(d.cuMemcpyDtoH_v2(host, s.mirror->address(), s.bytes()), "cuMemcpyDtoH (tensor download)");
+}
+
+void make_device_current(CudaDriver& driver, Storage& s, CUstream stream) {
+  if (!s.bytes()) return;
+  if (s.zeros_unallocated())
+    driver.check(driver.cuMemsetD8Async(s.mirror->address(), 0, s.bytes(), stream),
+                 "cuMemsetD8Async (zeros of a new tensor)");
+  else
+    driver.check(driver.cuMemcpyHtoDAsync_v2(s.mirror->address(), s.host_raw(), s.bytes(), stream),
+                 "cuMemcpyHtoDAsync (tensor upload)");
 }
 
 CUdeviceptr device_address(CudaDriver& driver, Storage& s) {

@@ -12,6 +12,7 @@
 
 #include "execution.h"
 #include "tessera/errors.h"
+#include "threads.h"
 
 namespace tessera::detail {
 namespace {
@@ -142,14 +143,16 @@ StreamImpl::~StreamImpl() {
   }
 }
 
+void StreamImpl::start_worker() {
+  if (started_.load(std::memory_order_acquire)) return;  // no lock once it runs
+  std::lock_guard lock(mutex_);
+  if (started_.load(std::memory_order_relaxed)) return;
+  worker_ = start_thread([w = work_] { Worker::loop(w); }, "a stream's CPU worker");  // throws Error
+  started_.store(true, std::memory_order_release);
+}
+
 void StreamImpl::post(std::function<void()> task) {
-  {
-    std::lock_guard lock(mutex_);
-    if (!started_) {
-      started_ = true;
-      worker_ = std::thread(Worker::loop, work_);
-    }
-  }
+  start_worker();
   {
     std::lock_guard lock(work_->mutex);
     if (work_->stop) throw Error("tessera: work posted to a stream that is being destroyed");
@@ -187,7 +190,7 @@ void StreamImpl::synchronize() {
   std::uint64_t upto;
   {
     std::lock_guard lock(mutex_);
-    has_worker = started_;
+    has_worker = started_.load(std::memory_order_relaxed);
     s = cuda_;
   }
   {
@@ -284,11 +287,19 @@ std::uint64_t StreamImpl::defer() {
   return seq;
 }
 
-void StreamImpl::wake_launcher(CudaDriver& driver) {
+void StreamImpl::wake_launcher(CudaDriver& driver) noexcept {
+  if (launcher_refused_.load(std::memory_order_relaxed)) return;
   {
     std::lock_guard lock(mutex_);
     if (!launcher_thread_.joinable()) {
-      launcher_thread_ = std::thread([this, &driver] { launcher_loop(driver); });
+      try {
+        launcher_thread_ = start_thread([this, &driver] { launcher_loop(driver); }, "a pool stream's launcher");
+      } catch (const Error&) {
+        // No launcher: every launch on this stream stays on its submitting thread (launcher_idle()
+        // stays true), which is correct, only slower. Not retried: one refusal per stream.
+        launcher_refused_.store(true, std::memory_order_relaxed);
+        return;
+      }
       launcher_started_.store(true, std::memory_order_release);
       return;
     }

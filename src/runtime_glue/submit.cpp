@@ -104,14 +104,23 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
     // The host copies must be current: download what a GPU kernel wrote last (after it is done).
     for (const Use& u : uses) {
       Storage& s = *u.storage;
-      s.host_raw();
       if (!s.host_valid && !u.overwrite) {
         wait_quietly(s.writer);
         download(s);
       }
+      s.host_raw();  // zeros if new; allocated before the work is recorded (std::bad_alloc leaves no trace)
       s.host_valid = true;
     }
     std::function<void()> task = work.cpu_task();
+    if (!run_inline) {
+      // Before anything is recorded: a stream whose worker thread cannot be started fails the
+      // submission and leaves the tensors as they were.
+      try {
+        queue->start_worker();
+      } catch (const Error& e) {
+        throw Error(fmt::format("tessera: {}: {}", *sub.label, e.what()));
+      }
+    }
     auto c = std::make_shared<HostCompletion>();
     c->queue = run_inline ? 0 : queue->cpu_queue();
     c->order = next_order();
@@ -155,7 +164,11 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
     bool uploads = false;
     for (const Use& u : uses) {
       Storage& s = *u.storage;
-      device_address(driver, s);  // made if missing
+      try {
+        device_address(driver, s);  // made if missing
+      } catch (const Error& e) {
+        throw Error(fmt::format("tessera: {}: {}", *sub.label, e.what()));
+      }
       uploads = uploads || (!s.device_valid && !u.overwrite && s.bytes());
     }
     auto timeline = queue->lock_gpu();
@@ -179,9 +192,7 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
         if (!s.device_valid && u.overwrite) {
           s.device_valid = true;  // the kernel writes all of it
         } else if (!s.device_valid) {
-          if (s.bytes())
-            driver.check(driver.cuMemcpyHtoDAsync_v2(s.mirror->address(), s.host_raw(), s.bytes(), stream),
-                         "cuMemcpyHtoDAsync (tensor upload)");
+          make_device_current(driver, s, stream);  // an upload, or zeros for a new tensor
           s.device_valid = true;
           uploaded.push_back(&s);
         }

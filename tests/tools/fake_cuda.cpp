@@ -5,7 +5,8 @@
 // (handles that exist, events recorded before they are waited for, non-zero grids, parameters
 // present) and counts the calls, which the smoke program reads through fake_cuda_counts(); it can
 // hold other threads' launches inside the driver call or fail the next launches
-// (fake_cuda_hold_launches, fake_cuda_fail_launches).
+// (fake_cuda_hold_launches, fake_cuda_fail_launches). Its device has 16 GiB: a larger allocation
+// fails with CUDA_ERROR_OUT_OF_MEMORY (and cuMemGetInfo reports what is left).
 // Implements the entry points of runtime/cuda_functions.def, with its signatures, and answers
 // cuGetExportTable (which NVRTC looks up in any libcuda it finds) with "not found".
 #include <atomic>
@@ -29,8 +30,10 @@ constexpr CUresult kInvalidHandle = 400;
 struct Counts {
   std::atomic<long> launches{0}, event_records{0}, stream_waits{0}, uploads{0}, downloads{0}, graph_creates{0},
       graph_nodes{0}, graph_param_sets{0}, graph_launches{0}, errors{0}, programmatic_launches{0}, graph_edges{0},
-      programmatic_edges{0};
+      programmatic_edges{0}, memsets{0};
 };
+constexpr size_t kDeviceBytes = size_t{1} << 34;
+std::atomic<size_t> allocated{0};  // bytes, rounded up to 256
 Counts counts;
 
 // Test hooks (fake_cuda_hold_launches, fake_cuda_fail_launches).
@@ -76,14 +79,14 @@ extern "C" {
 
 // The counters, in this order: launches, event_records, stream_waits, uploads, downloads,
 // graph_creates, graph_nodes, graph_param_sets, graph_launches, errors, programmatic_launches,
-// graph_edges, programmatic_edges.
+// graph_edges, programmatic_edges, memsets.
 void fake_cuda_counts(long* out) {
   const std::atomic<long>* all[] = {&counts.launches,      &counts.event_records, &counts.stream_waits,
                                     &counts.uploads,       &counts.downloads,     &counts.graph_creates,
                                     &counts.graph_nodes,   &counts.graph_param_sets, &counts.graph_launches,
                                     &counts.errors,   &counts.programmatic_launches, &counts.graph_edges,
-                                    &counts.programmatic_edges};
-  for (int i = 0; i < 13; ++i) out[i] = all[i]->load();
+                                    &counts.programmatic_edges, &counts.memsets};
+  for (int i = 0; i < 14; ++i) out[i] = all[i]->load();
 }
 
 // While held, kernel launches made by other threads than the caller wait inside the driver call
@@ -177,19 +180,36 @@ CUresult cuLaunchKernelEx(const LaunchConfig* c, CUfunction f, void** params, vo
                         c->stream, params, nullptr);
 }
 
+// Each allocation is preceded by a header of 256 bytes holding its size (for cuMemFree).
 CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
-  void* m = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-  if (!m) return kCudaErrorOutOfMemory;
-  std::memset(m, 0xcd, bytes);  // like uninitialized device memory
-  *p = reinterpret_cast<CUdeviceptr>(m);
+  if (bytes == 0 || bytes > kDeviceBytes) return kCudaErrorOutOfMemory;
+  const size_t rounded = (bytes + 255) / 256 * 256;
+  if (allocated.fetch_add(rounded) + rounded > kDeviceBytes) {
+    allocated.fetch_sub(rounded);
+    return kCudaErrorOutOfMemory;
+  }
+  auto* m = static_cast<char*>(std::aligned_alloc(256, rounded + 256));
+  if (!m) {
+    allocated.fetch_sub(rounded);
+    return kCudaErrorOutOfMemory;
+  }
+  std::memcpy(m, &rounded, sizeof rounded);
+  std::memset(m + 256, 0xcd, bytes);  // like uninitialized device memory
+  *p = reinterpret_cast<CUdeviceptr>(m + 256);
   return kCudaSuccess;
 }
 CUresult cuMemFree_v2(CUdeviceptr p) {
-  std::free(reinterpret_cast<void*>(p));
+  if (!p) return kCudaSuccess;
+  char* m = reinterpret_cast<char*>(p) - 256;
+  size_t rounded = 0;
+  std::memcpy(&rounded, m, sizeof rounded);
+  allocated.fetch_sub(rounded);
+  std::free(m);
   return kCudaSuccess;
 }
 CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
-  *free_bytes = *total = size_t{1} << 34;
+  *total = kDeviceBytes;
+  *free_bytes = kDeviceBytes - allocated.load();
   return kCudaSuccess;
 }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void* h, size_t n) {
@@ -204,6 +224,12 @@ CUresult cuMemcpyDtoH_v2(void* h, CUdeviceptr d, size_t n) {
 }
 CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
   std::memset(reinterpret_cast<void*>(d), v, n);
+  return kCudaSuccess;
+}
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) {
+  if (!stream_ok(s)) return bad();
+  std::memset(reinterpret_cast<void*>(d), v, n);
+  counts.memsets++;
   return kCudaSuccess;
 }
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void* h, size_t n, CUstream s) {

@@ -7,9 +7,10 @@
 // link;
 // a foreign stream and a device borrow; foreign device memory released after its last use; an
 // unsafe CUDA kernel; in a burst, async launches on the pool return before the driver call (a
-// launcher thread makes it) and a launch the driver rejects there is reported; and that the fake
-// saw no invalid call. Prints what it did; exits non-zero on
-// a failed check.
+// launcher thread makes it) and a launch the driver rejects there is reported; new tensors zeroed
+// on the device instead of uploaded, a failed device allocation reported with the bytes free, an
+// overlapping output refused before any driver call; and that the fake saw no invalid call.
+// Prints what it did; exits non-zero on a failed check.
 #include <tessera/tessera.h>
 
 #include <dlfcn.h>
@@ -26,7 +27,7 @@ namespace {
 
 struct Counts {
   long launches, event_records, stream_waits, uploads, downloads, graph_creates, graph_nodes, graph_param_sets,
-      graph_launches, errors, programmatic_launches, graph_edges, programmatic_edges;
+      graph_launches, errors, programmatic_launches, graph_edges, programmatic_edges, memsets;
 };
 
 Counts counts() {
@@ -102,6 +103,7 @@ int main() {
     o1.stream = s1;
     o2.stream = s2;
     Tensor<float, 1> x({2048}), p({2048}), q({2048}), r({2048});
+    x.fill(1.0f);  // written by the host: uploaded when a kernel reads it
     auto add = kernel("smoke_add", [](auto out, auto u, auto v) { return out.store(u.load_like(out) + v.load_like(out)); });
     Counts c3 = counts();
     inc.launch_async(o1, p.partition<1024>(), x).detach();
@@ -113,6 +115,8 @@ int main() {
     // An output the kernel reads back (o += u) is uploaded, with its input.
     auto accumulate = kernel("smoke_accumulate", [](auto out, auto u) { return out.store(out.load() + u.load_like(out)); });
     Tensor<float, 1> acc({2048}), u({2048});
+    acc.fill(1.0f);
+    u.fill(2.0f);
     accumulate.launch(o, acc.partition<1024>(), u);
     check(counts().uploads - c4.uploads == 2, "an output read back by its kernel is uploaded before the launch");
 
@@ -220,12 +224,57 @@ int main() {
       std::printf("skipped unsafe kernel: %s\n", e.what());
     }
 
+    // 8. New tensors: zeroed on the device, not uploaded (no host copy is made); too large a
+    // tensor is an error naming the bytes; an overlapping output is refused before any driver call.
+    {
+      Tensor<float, 1> fresh({2048}), out({2048});
+      Counts m0 = counts();
+      inc.launch(o, out.partition<1024>(), fresh);
+      Counts m1 = counts();
+      check(m1.memsets - m0.memsets == 1 && m1.uploads == m0.uploads,
+            "a new tensor read on the GPU is zeroed there (cuMemsetD8Async), not uploaded");
+      check(fresh.storage()->zeros_unallocated(), "and has no host copy");
+      {
+        auto borrow = borrow_for_device(std::as_const(fresh), s1);
+        const float* device = static_cast<const float*>(borrow.device_ptr());  // the fake's device memory is host memory
+        check(device[0] == 0.0f && device[2047] == 0.0f, "its device copy holds zeros");
+      }
+      auto fill = kernel("smoke_fill", [](auto out) { return out.store(full<DType::f32, 1024>(c<2>)); });
+      Tensor<float, 1> huge({5'000'000'000});  // 20 GB: more than the fake device's 16 GiB
+      std::string message;
+      try {
+        fill.launch(o, huge.partition<1024>());
+      } catch (const Error& e) {
+        message = e.what();
+      }
+      check(message.find("kernel 'smoke_fill'") != std::string::npos &&
+                message.find("cuMemAlloc of 20000000000 bytes") != std::string::npos &&
+                message.find("free") != std::string::npos,
+            "a device allocation that fails is an Error naming the kernel, the bytes and the free memory: " + message);
+      check(huge.storage()->zeros_unallocated(), "and commits no host memory");
+      inc.launch(o, out.partition<1024>(), fresh);  // the process goes on
+      void* mem = std::aligned_alloc(256, 4096 * sizeof(float));
+      auto rows = Tensor<float, 2>::from_device(mem, {64, 64}, std::array<int64_t, 2>{32, 1});
+      Tensor<float, 2> m({64, 64});
+      Counts m2 = counts();
+      message.clear();
+      try {
+        inc.launch(o, rows.partition<16, 64>(), m);
+      } catch (const Error& e) {
+        message = e.what();
+      }
+      Counts m3 = counts();
+      check(message.find("output parameter 0") != std::string::npos &&
+                m3.launches == m2.launches && m3.uploads == m2.uploads && m3.memsets == m2.memsets,
+            "an output whose rows overlap is refused before any driver call: " + message);
+      std::free(mem);
+    }
   } catch (const std::exception& e) {
     std::printf("FAIL: %s\n", e.what());
     return 1;
   }
 
-  // 8. (Last: it breaks the pool stream it lands on.) In a burst of async launches on the pool a
+  // 9. (Last: it breaks the pool stream it lands on.) In a burst of async launches on the pool a
   // launcher thread makes the driver calls, so a submission returns before its launch is made; a
   // launch the driver rejects there is reported, naming the kernel, by a wait for it and by later
   // work on its stream.

@@ -1,8 +1,14 @@
 // detail/storage.h: the reference-counted memory behind a tessera::Tensor, and what uses it.
 //
-// A Storage owns a 64-byte-aligned host allocation and, once a GPU launch needs it, a device copy
-// (a DeviceMirror made by the runtime), or wraps foreign device memory (Tensor::from_device). Which
+// A Storage owns a 64-byte-aligned host copy and, once a GPU launch needs it, a device copy (a
+// DeviceMirror made by the runtime), or wraps foreign device memory (Tensor::from_device). Which
 // copy is current is tracked with two valid bits. Tensors are move-only handles to a Storage.
+//
+// Memory is committed lazily. A new Storage holds zeros and no memory at all: the host copy is
+// allocated (zero-filled) at the first host access or CPU launch, the device copy at the first GPU
+// launch, which zero-fills it on the device (cuMemsetD8Async) instead of uploading host zeros. So
+// a tensor used only on the GPU never commits host memory: a 160 GB output fits an H200 on a host
+// of 128 GiB. `host_valid` with no host allocation means "zeros".
 //
 // Every launch that uses a Storage records itself in the storage's tracker, under `mutex`:
 //   writer   the completion of the last launch that writes it (an output), or null;
@@ -78,7 +84,7 @@ class DeviceMirror {
 
 class Storage {
  public:
-  // `bytes` of zero-filled host memory.
+  // `bytes` of zeros; no memory is allocated yet (see the file comment).
   explicit Storage(std::size_t bytes);
   // Foreign device memory of `bytes` bytes, current on the device; the host copy is allocated on
   // first host access.
@@ -108,8 +114,12 @@ class Storage {
   // be aligned. Fixed at construction.
   bool foreign_device() const { return foreign_; }
 
-  // For the runtime, under `mutex`: the host allocation, made on first use.
-  std::byte* host_raw();
+  // For the runtime, under `mutex`: the host allocation, made on first use (zero-filled, or left
+  // as it is when `zero` is false because the caller overwrites all of it). Throws std::bad_alloc.
+  std::byte* host_raw(bool zero = true);
+  // Under `mutex`: whether the contents are the zeros of a new Storage that no copy holds yet (no
+  // host allocation and the host copy current), so a device copy is made current by a memset.
+  bool zeros_unallocated() const { return host_valid && !host_; }
 
   std::mutex mutex;
   std::unique_ptr<DeviceMirror> mirror;  // null until the first GPU launch (or foreign)
