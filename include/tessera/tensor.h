@@ -39,6 +39,7 @@ std::shared_ptr<Storage> foreign_device_storage(void* device_ptr, std::size_t by
 // Sizes are checked before anything is allocated: an element count or a byte size past 2^63-1
 // (int64, and so size_t on the 64-bit hosts tessera runs on) throws tessera::Error naming the
 // sizes, instead of wrapping around to a small allocation that kernels would then overrun.
+
 // "[a b c]", for messages.
 inline std::string sizes_str(std::span<const int64_t> sizes) {
   std::string s = "[";
@@ -120,9 +121,9 @@ class Tensor {
   static constexpr int rank = Rank;
   static constexpr DType dtype = dtype_v<T>;
 
-  // A zero-filled tensor of the given sizes.
-  // No memory is committed yet: the host copy is made (zeroed) at the first host access or CPU
-  // launch, the device copy (zeroed on the device) at the first GPU launch (detail/storage.h).
+  // A zero-filled tensor of the given sizes. No memory is committed yet: the host copy is made
+  // (zeroed) at the first host access or CPU launch, the device copy (zeroed on the device) at the
+  // first GPU launch (detail/storage.h).
   explicit Tensor(std::array<int64_t, Rank> shape) : shape_(shape) {
     numel_ = detail::checked_numel(shape_, sizeof(T), "tessera::Tensor");
     detail::row_major_strides(shape_, strides_);

@@ -69,7 +69,8 @@ std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compil
 // programs per CTA of the launch when programs share CTAs.
 unsigned cuda_block(const Compiled& compiled, const Grid& grid);
 
-// Runs every program of `grid` on host threads (the CPU target).
+// Runs every program of `grid` on host threads (the CPU target): up to 16, the calling thread
+// among them, or fewer where the system refuses threads (then the calling thread runs the rest).
 void run_programs(const CpuKernel& k, std::span<const int64_t> slots, const Grid& grid);
 
 std::string target_str(Target t);

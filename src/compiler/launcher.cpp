@@ -800,13 +800,13 @@ Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<con
   if (first_out < 0) fail(kernel, "a kernel needs at least one output partition");
   // Program ids are i32 (num_programs too); the GPU's limits hold on every target, so that a launch
   // that runs on the CPU runs on the GPU too (cuda_grid checks the CTAs a program may take).
-  if (grid.dims[0] > kMaxGridX || grid.dims[1] > kMaxGridYZ || grid.dims[2] > kMaxGridYZ)
+  if (grid.dims[0] > kMaxGridX || grid.dims[1] > kMaxGridYZ || grid.dims[2] > kMaxGridYZ) {
+    const ArgDesc& out = args[first_out];
     fail(kernel, fmt::format("output parameter {} ({} in tiles of [{}]) makes a grid of [{}] programs, more than the "
                              "limits of 2^31-1 along x (its first dimension) and 65535 along y and z; use larger tiles",
-                             first_out, shape_str(args[first_out]),
-                             fmt::join(args[first_out].tile.begin(), args[first_out].tile.begin() + args[first_out].rank,
-                                       " "),
+                             first_out, shape_str(out), fmt::join(out.tile.begin(), out.tile.begin() + out.rank, " "),
                              fmt::join(grid.dims, " ")));
+  }
   // Outputs are exclusive: no other argument may name the same memory.
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i].kind != Kind::out) continue;

@@ -10,7 +10,7 @@
 //    dimensions of smaller stride. This is sufficient for distinct indices to reach distinct
 //    elements (each offset then has one digit per dimension, as in a mixed-radix numeral), and
 //    fails on a zero stride and on equal strides; a layout it refuses although it is injective
-//    (interleaved strides, e.g. sizes [2 2] strides [3 2]) is possible only through from_device;
+//    (interleaved strides, e.g. sizes [3 2] strides [2 3]) is possible only through from_device;
 //  - with an output in foreign device memory whose bytes [first element, last element] overlap
 //    those of another argument held by a different foreign storage: one would be written while the
 //    other is read or written. Inputs may overlap each other and themselves (they are read-only).

@@ -108,7 +108,7 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
         wait_quietly(s.writer);
         download(s);
       }
-      s.host_raw();  // zeros if new; allocated before the work is recorded (std::bad_alloc leaves no trace)
+      s.host_raw();  // zeros if new; before anything is recorded (std::bad_alloc leaves no trace)
       s.host_valid = true;
     }
     std::function<void()> task = work.cpu_task();

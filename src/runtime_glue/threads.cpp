@@ -21,7 +21,7 @@ std::thread start_thread(std::function<void()> body, std::string_view purpose) {
         throw std::system_error(EAGAIN, std::generic_category(), "injected by a test");
     return std::thread(std::move(body));
   } catch (const std::system_error& e) {
-    throw Error(fmt::format("tessera: could not start a host thread for {}: {} (is the limit on threads, ulimit -u, "
+    throw Error(fmt::format("could not start a host thread for {}: {} (is the limit on threads, ulimit -u, "
                             "reached?)",
                             purpose, e.what()));
   }

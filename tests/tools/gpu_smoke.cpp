@@ -236,7 +236,8 @@ int main() {
       check(fresh.storage()->zeros_unallocated(), "and has no host copy");
       {
         auto borrow = borrow_for_device(std::as_const(fresh), s1);
-        const float* device = static_cast<const float*>(borrow.device_ptr());  // the fake's device memory is host memory
+        // The fake's device memory is host memory.
+        const float* device = static_cast<const float*>(borrow.device_ptr());
         check(device[0] == 0.0f && device[2047] == 0.0f, "its device copy holds zeros");
       }
       auto fill = kernel("smoke_fill", [](auto out) { return out.store(full<DType::f32, 1024>(c<2>)); });

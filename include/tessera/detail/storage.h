@@ -7,8 +7,8 @@
 // Memory is committed lazily. A new Storage holds zeros and no memory at all: the host copy is
 // allocated (zero-filled) at the first host access or CPU launch, the device copy at the first GPU
 // launch, which zero-fills it on the device (cuMemsetD8Async) instead of uploading host zeros. So
-// a tensor used only on the GPU never commits host memory: a 160 GB output fits an H200 on a host
-// of 128 GiB. `host_valid` with no host allocation means "zeros".
+// a tensor used only on the GPU never commits host memory, and may be larger than the host's
+// memory. `host_valid` with no host allocation means "zeros".
 //
 // Every launch that uses a Storage records itself in the storage's tracker, under `mutex`:
 //   writer   the completion of the last launch that writes it (an output), or null;
