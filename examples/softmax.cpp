@@ -1,7 +1,8 @@
 // softmax.cpp: row-wise softmax of a 1000 x 1000 matrix, one 1 x 1024 row tile per program.
 //
-// Shows reductions with broadcasting and how a ragged row is handled: the padded columns are
-// masked to -inf before the max and the exponentials, so they contribute nothing.
+// Shows reductions with broadcasting and how a ragged row is handled: the row is loaded padded
+// with -inf (x.load_like(out).padded(c<-inf>)), so the columns past its end contribute nothing to
+// the max and the sum, with no mask.
 #include <tessera/tessera.h>
 
 #include "example_kernels.h"

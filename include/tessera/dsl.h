@@ -9,8 +9,8 @@
 //
 //   tessera::DType, half, bfloat16, dtype_v<T>, host_type_t<D>       dtype.h
 //   tessera::Shape<Dims...>, broadcast_t, reduce_t, transpose_t        shape.h
-//   c<V>, full, iota, program_id, num_programs, dim, load, seq         expr_base.h, index_expr.h,
-//                                                                      load_store_expr.h
+//   c<V>, inf, quiet_nan, full, iota, program_id, num_programs, dim,   expr_base.h, index_expr.h,
+//   load, seq, x.load_like(out).padded(c<V>)                           load_store_expr.h
 //   exp exp2 log sqrt rsqrt tanh abs cast, unary - !                   expr/unary_expr.h
 //   fast_exp fast_sqrt fast_tanh (approximate on the GPU)              expr/unary_expr.h
 //   + - * / && || == != < <= > >=, maximum minimum select fast_div     expr/binary_expr.h

@@ -12,6 +12,7 @@
 //     g.replay();                              // or auto done = g.replay_async();
 //   }
 //   g.rebind(x, x2);                           // same shape and strides: no re-capture
+//   g.rebind(0, 1, x3);                        // the same, by launch and parameter
 //
 // A replay is one piece of work under the rules of launch.h: it reads every tensor the recorded
 // launches read and writes every tensor they write, so it is ordered after the work in flight on
@@ -22,8 +23,9 @@
 // the recorded launches in order.
 //
 // The graph does not keep its tensors alive: a replay after a bound tensor was destroyed throws
-// tessera::Error naming the launch and parameter (rebind it first). A bound tensor that was moved
-// to another Tensor handle stays bound: the binding follows the memory, not the variable.
+// tessera::Error naming the kernel, the launch and the parameter; g.rebind(launch, parameter, t)
+// binds a live tensor there. A bound tensor that was moved to another Tensor handle stays bound:
+// the binding follows the memory, not the variable.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +44,11 @@ class GraphImpl;
 void rebind(GraphImpl& g, const std::shared_ptr<Storage>& bound, const std::shared_ptr<Storage>& replacement,
             DType dtype, int rank, const int64_t* shape, const int64_t* strides, int64_t bound_offset,
             int64_t replacement_offset);
+// The same for the tensor bound to parameter `parameter` of launch `launch`, which may no longer
+// exist. libtessera.
+void rebind_parameter(GraphImpl& g, std::size_t launch, std::size_t parameter,
+                      const std::shared_ptr<Storage>& replacement, DType dtype, int rank, const int64_t* shape,
+                      const int64_t* strides, int64_t replacement_offset);
 }  // namespace detail
 
 class Graph {
@@ -84,6 +91,14 @@ class Graph {
   void rebind(const Tensor<T, Rank>& bound, Tensor<T, Rank>& replacement) {
     detail::rebind(*impl_, bound.storage(), replacement.storage(), dtype_v<T>, Rank, replacement.shape().data(),
                    replacement.strides().data(), bound.storage_offset(), replacement.storage_offset());
+  }
+  // The same for the tensor bound to parameter `parameter` of launch `launch` (both counted from
+  // 0, launches in capture order), wherever it is bound: how to replace a tensor that no longer
+  // exists, which a replay names by launch and parameter.
+  template <class T, int Rank>
+  void rebind(std::size_t launch, std::size_t parameter, Tensor<T, Rank>& replacement) {
+    detail::rebind_parameter(*impl_, launch, parameter, replacement.storage(), dtype_v<T>, Rank,
+                             replacement.shape().data(), replacement.strides().data(), replacement.storage_offset());
   }
 
  private:

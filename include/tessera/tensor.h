@@ -331,9 +331,14 @@ class Tensor {
 };
 
 // An exclusive borrow of a tensor as a kernel output, tiled into Tile-shaped pieces. The grid of a
-// launch is ceil(shape[d] / Tile[d]) along each axis d.
+// launch is ceil(shape[d] / Tile[d]) along each axis d; the grid has three axes, so outputs have
+// rank 1 to 3 (a rank-4 tensor can be an input).
 template <class T, int Rank, int... Tile>
 class Partition {
+  static_assert(Rank <= 3,
+                "tessera: an output partition has rank 1 to 3 (one grid axis per dim, program_id<0..2>); "
+                "reshape the tensor to rank 3 or less to write it, e.g. std::move(t).reshape<3>({a * b, c, d})");
+
  public:
   using value_type = T;
   static constexpr int rank = Rank;
@@ -354,6 +359,10 @@ class Partition {
 // An output moved into a launch: like Partition, but the launch owns the tensor until it is done.
 template <class T, int Rank, int... Tile>
 class OwnedPartition {
+  static_assert(Rank <= 3,
+                "tessera: an output partition has rank 1 to 3 (one grid axis per dim, program_id<0..2>); "
+                "reshape the tensor to rank 3 or less to write it, e.g. std::move(t).reshape<3>({a * b, c, d})");
+
  public:
   using value_type = T;
   static constexpr int rank = Rank;

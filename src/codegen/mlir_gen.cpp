@@ -153,20 +153,22 @@ class MlirGen {
       int64_t p = n[3].as_int();
       const ParamInfo& in = param(n[3], ParamInfo::Kind::in);
       llvm::SmallVector<Value> idx;
-      for (std::size_t i = 4; i < n.items.size(); ++i) idx.push_back(emit(n[i]));
+      for (std::size_t i = 4; i < unpadded_size(n); ++i) idx.push_back(emit(n[i]));
       if (static_cast<int>(idx.size()) != in.rank) fail("malformed AST: load needs one index per dimension");
-      return tile::LoadOp::create(b_, loc_, ty, args_[p], idx);
+      return emit_load(n, ty, args_[p], idx);
     }
     if (op == "load_like") {
+      if (unpadded_size(n) != 5) fail(fmt::format("malformed AST: '{}'", n.text));
       int64_t p = n[3].as_int();
       param(n[3], ParamInfo::Kind::in);
       const ParamInfo& out = param(n[4], ParamInfo::Kind::out);
-      return tile::LoadOp::create(b_, loc_, ty, args_[p], own_indices(out.rank));
+      return emit_load(n, ty, args_[p], own_indices(out.rank));
     }
     if (op == "own") {
+      if (unpadded_size(n) != 4) fail(fmt::format("malformed AST: '{}'", n.text));
       int64_t q = n[3].as_int();
       const ParamInfo& out = param(n[3], ParamInfo::Kind::out);
-      return tile::LoadOp::create(b_, loc_, ty, args_[q], own_indices(out.rank));
+      return emit_load(n, ty, args_[q], own_indices(out.rank));
     }
     if (op == "arg") {
       param(n[3], ParamInfo::Kind::scalar);
@@ -218,6 +220,12 @@ class MlirGen {
     if (n.items.size() == 4) return emit_unary(op, ty, emit(n[3]));
     if (n.items.size() == 5) return emit_binary(op, ty, emit(n[3]), emit(n[4]));
     fail(fmt::format("malformed AST: unknown expression '{}'", op));
+  }
+
+  // The tile.load of load node `n`, with its padding value if it has one (else zero, the default).
+  Value emit_load(const Sexp& n, Type ty, Value source, llvm::ArrayRef<Value> indices) {
+    std::optional<double> pad = load_padding(kernel_, n);
+    return tile::LoadOp::create(b_, loc_, ty, source, indices, pad ? b_.getF64FloatAttr(*pad) : mlir::FloatAttr());
   }
 
   Value emit_const(Type ty, std::string_view hex) {

@@ -115,8 +115,8 @@ void collect_output_uses(const Sexp& n, std::vector<bool>& stored, std::vector<b
     if (p >= 0 && p < static_cast<int64_t>(v.size())) v[p] = true;
   };
   if (n.head() == "store" && n.items.size() == 3) mark(stored, n[1].as_int());
-  // (own DTYPE [DIMS] Q): the output index follows the tile type (docs/ast-format.md).
-  if (n.head() == "own" && n.items.size() == 4) mark(read, n[3].as_int());
+  // (own DTYPE [DIMS] Q PAD?): the output index follows the tile type (docs/ast-format.md).
+  if (n.head() == "own" && unpadded_size(n) == 4) mark(read, n[3].as_int());
   for (const Sexp& c : n.items) collect_output_uses(c, stored, read);
 }
 
@@ -753,10 +753,10 @@ std::string static_shapes_of(std::span<const ArgDesc> args) {
   return s + fmt::format("@{}", fmt::join(grid, ","));
 }
 
-// Collects (input P, output Q) pairs from (load_like TYPE P Q) nodes.
+// Collects (input P, output Q) pairs from (load_like TYPE P Q PAD?) nodes.
 void collect_load_like(const Sexp& n, std::vector<std::pair<int64_t, int64_t>>& out) {
   if (!n.is_list) return;
-  if (n.head() == "load_like" && n.items.size() == 5) out.emplace_back(n[3].as_int(), n[4].as_int());
+  if (n.head() == "load_like" && unpadded_size(n) == 5) out.emplace_back(n[3].as_int(), n[4].as_int());
   for (const Sexp& c : n.items) collect_load_like(c, out);
 }
 

@@ -56,21 +56,27 @@ void WholeTiles::walk(const Sexp& n) {
     walk(n[2]);
     return;
   }
-  if (op == "load" && n.items.size() >= 4) {
+  // Load nodes may end with a (pad ...) item, which holds no index.
+  const std::size_t size = unpadded_size(n);
+  if (op == "load" && size >= 4) {
     Load load{param_of(n[3]), tile_of(n), {}};
-    for (std::size_t i = 4; i < n.items.size(); ++i) load.index.push_back(index_node(n[i]));
+    for (std::size_t i = 4; i < size; ++i) load.index.push_back(index_node(n[i]));
     if (load.index.size() != load.tile.size()) analyzable_ = false;
     loads_.push_back(std::move(load));
     return;
   }
-  if (op == "load_like" && n.items.size() == 5) {
+  if (op == "load_like" && size == 5) {
     const int p = param_of(n[3]), q = param_of(n[4]);
     owned_.push_back({p, params_[q].tile});
     return;
   }
-  if (op == "own" && n.items.size() == 4) {
+  if (op == "own" && size == 4) {
     const int q = param_of(n[3]);
     owned_.push_back({q, params_[q].tile});
+    return;
+  }
+  if (op == "load" || op == "load_like" || op == "own") {
+    analyzable_ = false;  // malformed: the front end's own checks reject it
     return;
   }
   if (op == "for" && n.items.size() == 7) {

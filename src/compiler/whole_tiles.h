@@ -1,7 +1,7 @@
 // whole_tiles.h: whether every tile a launch reads or writes lies wholly inside its tensor, decided
 // on the host from the kernel's AST before the kernel is looked up.
 //
-// A kernel accesses tiles through (load TYPE P IDX...), (load_like TYPE P Q), (own TYPE Q) and
+// A kernel accesses tiles through (load TYPE P IDX... PAD?), (load_like TYPE P Q PAD?), (own TYPE Q PAD?) and
 // (store Q ...) (docs/ast-format.md). The tiles a program owns (load_like, own, store) are whole for
 // every program when the tensor's sizes are at least the grid times the tile. A load's tile index
 // IDX is an i32 expression; WholeTiles bounds each such expression over every program of the

@@ -116,6 +116,20 @@ double parse_const(std::string_view kernel, std::string_view hex) {
   return std::bit_cast<double>(bits);
 }
 
+bool is_padding_item(const Sexp& n) { return n.head() == "pad"; }
+
+std::size_t unpadded_size(const Sexp& n) {
+  const bool padded = n.items.size() > 1 && is_padding_item(n.items.back());
+  return n.items.size() - (padded ? 1 : 0);
+}
+
+std::optional<double> load_padding(std::string_view kernel, const Sexp& n) {
+  if (unpadded_size(n) == n.items.size()) return std::nullopt;
+  const Sexp& pad = n.items.back();
+  if (pad.items.size() != 2 || pad[1].is_list) bad(kernel, fmt::format("bad padding '{}'", pad.text));
+  return parse_const(kernel, pad[1].atom);
+}
+
 KernelAst parse_ast(std::string_view kernel, std::string_view text) {
   KernelAst ast;
   ast.text = text;

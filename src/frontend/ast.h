@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,6 +77,13 @@ struct DeviceFunctionUse {
 // node is malformed.
 std::vector<DeviceFunctionUse> device_functions(std::string_view kernel, const KernelAst& ast);
 DType parse_dtype(std::string_view kernel, std::string_view name);
+// A load node, (load TYPE P IDX*), (load_like TYPE P Q) or (own TYPE Q), may end with an item
+// (pad 0xHEX): the value its elements outside the tensor read as (docs/ast-format.md). Without one
+// they read as zero. unpadded_size is the node's item count without that item; load_padding its
+// value (nullopt: none), throwing tessera::Error naming `kernel` when the item is malformed.
+bool is_padding_item(const Sexp& n);
+std::size_t unpadded_size(const Sexp& n);
+std::optional<double> load_padding(std::string_view kernel, const Sexp& n);
 // The value of a (const TYPE 0xHEX) node's HEX: the bits of a double, 16 hex digits after "0x";
 // throws tessera::Error naming `kernel` when malformed.
 double parse_const(std::string_view kernel, std::string_view hex);

@@ -8,6 +8,7 @@
 // parameters of nodes whose scalars or bindings changed (cuGraphExecKernelNodeSetParams). A rebind
 // that changes which nodes share tensors rebuilds the CUDA graph at the next replay instead.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <thread>
@@ -128,6 +129,13 @@ class GraphImpl final : public GraphCapture {
   void rebind(const std::shared_ptr<Storage>& bound, const std::shared_ptr<Storage>& replacement, DType dtype,
               int rank, const int64_t* shape, const int64_t* strides,
               int64_t bound_offset, int64_t replacement_offset);
+  void rebind_parameter(std::size_t launch, std::size_t parameter, const std::shared_ptr<Storage>& replacement,
+                        DType dtype, int rank, const int64_t* shape, const int64_t* strides,
+                        int64_t replacement_offset);
+  // Rebinds every use of `old` (bound at `bound_offset`); the mutex is held.
+  void rebind_locked(const std::weak_ptr<Storage>& old, const std::shared_ptr<Storage>& replacement, DType dtype,
+                     int rank, const int64_t* shape, const int64_t* strides, int64_t bound_offset,
+                     int64_t replacement_offset);
 
   const Target target;
   std::mutex mutex;
@@ -343,14 +351,23 @@ CompletionPtr GraphImpl::replay(const LaunchOptions& options, bool wait) {
   sub.options = &options;
   sub.wait = wait;
   std::vector<std::shared_ptr<Storage>> bound(bindings.size());
-  for (std::size_t b = 0; b < bindings.size(); ++b) {
-    bound[b] = bindings[b].storage.lock();
-    if (!bound[b])
-      throw Error(fmt::format("tessera: graph replay: the tensor bound to parameter {} of launch {} (kernel '{}') "
-                              "no longer exists; rebind it or capture again",
-                              bindings[b].arg, bindings[b].node, nodes[bindings[b].node].kernel));
-    sub.uses.push_back({bound[b].get(), bindings[b].write});
+  for (std::size_t b = 0; b < bindings.size(); ++b) bound[b] = bindings[b].storage.lock();
+  if (auto dead = std::find(bound.begin(), bound.end(), nullptr); dead != bound.end()) {
+    // Name the first use of the first dead tensor, and how to bind a live one there.
+    const Binding& b = bindings[static_cast<std::size_t>(dead - bound.begin())];
+    const ArgDesc& a = nodes[b.node].args[b.arg];
+    const auto more = std::count(dead + 1, bound.end(), nullptr);
+    throw Error(fmt::format(
+        "tessera: graph replay: the tensor bound to parameter {} of launch {} (kernel '{}') no longer exists{}; "
+        "bind a live {} tensor of shape [{}] and strides [{}] there with g.rebind({}, {}, tensor) (launches and "
+        "parameters are counted from 0 in capture order; every use of the dead tensor is rebound), or capture "
+        "again",
+        b.arg, b.node, nodes[b.node].kernel,
+        more ? fmt::format(" (nor do {} other tensors of the graph)", more) : std::string(), dtype_name(a.dtype),
+        fmt::join(a.shape.begin(), a.shape.begin() + a.rank, " "),
+        fmt::join(a.strides.begin(), a.strides.begin() + a.rank, " "), b.node, b.arg));
   }
+  for (std::size_t b = 0; b < bindings.size(); ++b) sub.uses.push_back({bound[b].get(), bindings[b].write});
   for (Node& n : nodes) {
     if (!n.has_cells) continue;
     for (ArgDesc& a : n.args) {
@@ -370,15 +387,37 @@ void GraphImpl::rebind(const std::shared_ptr<Storage>& bound, const std::shared_
                        DType dtype, int rank, const int64_t* shape, const int64_t* strides, int64_t bound_offset,
                        int64_t replacement_offset) {
   if (!bound || !replacement) throw Error("tessera::Graph::rebind: a moved-from tensor was given");
+  std::lock_guard lock(mutex);
+  if (capturing) throw Error("tessera::Graph::rebind: the graph is being captured");
+  rebind_locked(bound, replacement, dtype, rank, shape, strides, bound_offset, replacement_offset);
+}
+
+void GraphImpl::rebind_parameter(std::size_t launch, std::size_t parameter,
+                                 const std::shared_ptr<Storage>& replacement, DType dtype, int rank,
+                                 const int64_t* shape, const int64_t* strides, int64_t replacement_offset) {
+  if (!replacement) throw Error("tessera::Graph::rebind: a moved-from tensor was given");
+  std::lock_guard lock(mutex);
+  if (capturing) throw Error("tessera::Graph::rebind: the graph is being captured");
+  if (launch >= nodes.size())
+    throw Error(fmt::format("tessera::Graph::rebind: launch {} of a graph of {} launches", launch, nodes.size()));
+  const Node& n = nodes[launch];
+  if (parameter >= n.args.size() || n.args[parameter].kind == Kind::scalar)
+    throw Error(fmt::format("tessera::Graph::rebind: parameter {} of launch {} (kernel '{}', {} parameters) is not "
+                            "a tensor",
+                            parameter, launch, n.kernel, n.args.size()));
+  const std::weak_ptr<Storage> old = n.storages[parameter];
+  rebind_locked(old, replacement, dtype, rank, shape, strides, n.args[parameter].offset, replacement_offset);
+}
+
+void GraphImpl::rebind_locked(const std::weak_ptr<Storage>& old, const std::shared_ptr<Storage>& replacement,
+                              DType dtype, int rank, const int64_t* shape, const int64_t* strides,
+                              int64_t bound_offset, int64_t replacement_offset) {
   // The captured parameters keep their storage offsets: a view must be replaced by a view at the
   // same offset of its own storage.
   if (replacement_offset != bound_offset)
     throw Error(fmt::format("tessera::Graph::rebind: the replacement starts at element {} of its storage, the "
                             "bound tensor at element {}: capture again",
                             replacement_offset, bound_offset));
-  std::lock_guard lock(mutex);
-  if (capturing) throw Error("tessera::Graph::rebind: the graph is being captured");
-  std::weak_ptr<Storage> old = bound;
   std::vector<std::pair<std::size_t, std::size_t>> changed;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     Node& n = nodes[i];
@@ -456,6 +495,12 @@ void rebind(GraphImpl& g, const std::shared_ptr<Storage>& bound, const std::shar
             DType dtype, int rank, const int64_t* shape, const int64_t* strides, int64_t bound_offset,
             int64_t replacement_offset) {
   g.rebind(bound, replacement, dtype, rank, shape, strides, bound_offset, replacement_offset);
+}
+
+void rebind_parameter(GraphImpl& g, std::size_t launch, std::size_t parameter,
+                      const std::shared_ptr<Storage>& replacement, DType dtype, int rank, const int64_t* shape,
+                      const int64_t* strides, int64_t replacement_offset) {
+  g.rebind_parameter(launch, parameter, replacement, dtype, rank, shape, strides, replacement_offset);
 }
 
 }  // namespace tessera::detail

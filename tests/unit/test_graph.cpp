@@ -4,8 +4,9 @@
 // Scalars and rebound tensors are picked up without re-capture (on a GPU: node parameters
 // patched, or the CUDA graph rebuilt when a rebind changes which launches share a tensor); a
 // replay is ordered with launches and host access like any launch; failure cases: replay after a
-// bound tensor was destroyed, rebind to another shape or into an aliasing output, capturing twice
-// or nested, replay while capturing, a launch for another target inside the capture.
+// bound tensor was destroyed (named by launch and parameter, and rebound there), rebind to another
+// shape or into an aliasing output, capturing twice or nested, replay while capturing, a launch
+// for another target inside the capture.
 #include "execution_helpers.h"
 
 using namespace tessera;
@@ -216,6 +217,68 @@ static void moved_binding_follows_memory(Target t) {
 }
 TESSERA_TARGET_TEST_CASE("replay after a bound tensor moved away and was destroyed", "[graph][errors]",
                          moved_binding_follows_memory)
+
+// A tensor that no longer exists cannot be named to rebind(bound, replacement): the replay's error
+// names the kernel, the launch and the parameter, and how to bind a live tensor there.
+static void rebind_dead_tensor_by_parameter(Target t) {
+  auto x = iota_tensor(300);
+  Tensor<float, 1> y({300}), z({300});
+  Graph g(t);
+  {
+    auto recording = g.capture();
+    add_one_kernel().launch(y.partition<128>(), x);  // launch 0: y = x + 1
+    {
+      auto tmp = iota_tensor(300, 1000);
+      add_kernel().launch(z.partition<128>(), y, tmp);  // launch 1: z = y + tmp; tmp dies at once
+    }
+  }
+  CHECK_THROWS_WITH(g.replay(), Contains("the tensor bound to parameter 2 of launch 1 (kernel 'exec_add') no longer "
+                                         "exists") &&
+                                    Contains("bind a live f32 tensor of shape [300] and strides [1] there with "
+                                             "g.rebind(1, 2, tensor)") &&
+                                    Contains("capture again"));
+  CHECK_THROWS_WITH(g.rebind(2, 0, z), Contains("launch 2 of a graph of 2 launches"));
+  CHECK_THROWS_WITH(g.rebind(1, 3, z), Contains("parameter 3 of launch 1 (kernel 'exec_add', 3 parameters) is not a "
+                                                "tensor"));
+  Tensor<float, 1> short_one({299});
+  CHECK_THROWS_WITH(g.rebind(1, 2, short_one), Contains("parameter 2 of launch 1 (kernel 'exec_add') was captured "
+                                                        "with another shape"));
+  CHECK_THROWS_WITH(g.rebind(1, 2, z), Contains("one of them is an output"));  // z is launch 1's output
+  auto w = iota_tensor(300, 10);
+  g.rebind(1, 2, w);
+  g.replay();
+  CHECK(std::as_const(z)(7) == 8.0f + 17.0f);
+  // By parameter, every use of the tensor bound there is rebound: y is launch 0's output and
+  // launch 1's input.
+  Tensor<float, 1> y2({300});
+  g.rebind(0, 0, y2);
+  x.fill(2.0f);
+  g.replay();
+  CHECK(std::as_const(y2)(5) == 3.0f);
+  CHECK(std::as_const(z)(5) == 3.0f + 15.0f);
+  CHECK(std::as_const(y)(5) == 6.0f);  // no longer bound: from the first replay
+}
+TESSERA_TARGET_TEST_CASE("a dead tensor is named by launch and parameter and rebound there", "[graph][errors]",
+                         rebind_dead_tensor_by_parameter)
+
+static void several_dead_tensors(Target t) {
+  Tensor<float, 1> y({100});
+  Graph g(t);
+  {
+    auto recording = g.capture();
+    auto a = iota_tensor(100), b = iota_tensor(100);
+    add_kernel().launch(y.partition<128>(), a, b);
+  }
+  CHECK_THROWS_WITH(g.replay(), Contains("parameter 1 of launch 0 (kernel 'exec_add') no longer exists (nor do 1 "
+                                         "other tensors of the graph)"));
+  auto a = iota_tensor(100), b = iota_tensor(100, 1);
+  g.rebind(0, 1, a);
+  CHECK_THROWS_WITH(g.replay(), Contains("parameter 2 of launch 0 (kernel 'exec_add') no longer exists;"));
+  g.rebind(0, 2, b);
+  g.replay();
+  CHECK(std::as_const(y)(99) == 199.0f);
+}
+TESSERA_TARGET_TEST_CASE("each dead tensor of a graph is named in turn", "[graph][errors]", several_dead_tensors)
 
 static void graph_errors(Target t) {
   auto x = iota_tensor(100);

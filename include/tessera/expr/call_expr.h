@@ -101,6 +101,9 @@ struct DeviceFunction {
                     "tessera: dtype mismatch in a call of a device function: each argument must have "
                     "the declared dtype; use tessera::cast<...>");
       using S = typename detail::expr_shape<detail::operand_t<X0>...>::type;
+      static_assert(S::rank > 0,
+                    "tessera: a device function is called elementwise on tiles: give it a tile of rank 1 or "
+                    "more (for a scalar x, broadcast_to<1>(x))");
       return detail::Call<Name, Lang, Source, R,
                           detail::bcast_t<S, detail::to_expr_t<detail::operand_t<X0>, A, S>>...>{};
     }

@@ -7,12 +7,15 @@
 // of the enclosing loops (see loop_expr.h). text_v<Node, Ctx> is a node's text as a fixed_string.
 //
 // Also defines the untyped literal c<V> (ConstLit<V>: it takes the dtype and shape of the other
-// operand of the op it is used in), the typed splat constant Const<D, S, V> and full<D, Dims...>(c<V>).
+// operand of the op it is used in), the typed splat constant Const<D, S, V>, full<D, Dims...>(c<V>),
+// the values tessera::inf and tessera::quiet_nan, and which values a load can be padded with
+// (pad_representable).
 // Assumes dtype.h, shape.h and fixed_string.h.
 #pragma once
 
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "tessera/dtype.h"
@@ -79,6 +82,20 @@ constexpr bool representable(double v, DType d) {
   return true;
 }
 
+// Whether V can be the padding value of a load of dtype D (see LoadBase::padded): infinities and
+// NaN need a float dtype, finite values must lie within the dtype's finite range (they are rounded
+// to nearest even, as c<V> is), i32 needs an integer and i1 needs 0 or 1.
+constexpr bool pad_representable(double v, DType d) {
+  const bool nan = v != v, infinite = v == std::numeric_limits<double>::infinity() ||
+                                      v == -std::numeric_limits<double>::infinity();
+  if (!is_floating(d)) return !nan && !infinite && representable(v, d);
+  if (nan || infinite) return true;
+  const double largest = d == DType::f32 ? static_cast<double>(std::numeric_limits<float>::max())
+                         : d == DType::f16 ? 65504.0
+                                           : 3.3895313892515355e38;  // bf16: (2 - 2^-7) * 2^127
+  return v >= -largest && v <= largest;
+}
+
 // (const TYPE 0xHEX): V splatted over shape S, dtype D.
 template <DType D, class S, double V>
 struct Const : ExprBase {
@@ -109,6 +126,10 @@ namespace tessera {
 template <auto V>
   requires std::is_arithmetic_v<decltype(V)>
 inline constexpr detail::ConstLit<static_cast<double>(V)> c{};
+
+// Infinity and a quiet NaN, for constants and padding values: c<-inf>, c<quiet_nan>.
+inline constexpr double inf = std::numeric_limits<double>::infinity();
+inline constexpr double quiet_nan = std::numeric_limits<double>::quiet_NaN();
 
 // full<D, Dims...>(c<V>): a tile of dtype D and shape [Dims...] filled with V.
 template <DType D, int... Dims, double V>

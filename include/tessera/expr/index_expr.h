@@ -13,7 +13,7 @@ namespace tessera::detail {
 // (program_id i32 [] D)
 template <int D>
 struct ProgramId : ExprBase {
-  static_assert(D >= 0, "tessera: program_id axis must be >= 0");
+  static_assert(D >= 0 && D <= 2, "tessera: program_id<D>: the grid has three axes, D is 0, 1 or 2");
   static constexpr DType dtype = DType::i32;
   using shape = Shape<>;
   template <class Ctx>
@@ -25,7 +25,7 @@ struct ProgramId : ExprBase {
 // (num_programs i32 [] D)
 template <int D>
 struct NumPrograms : ExprBase {
-  static_assert(D >= 0, "tessera: num_programs axis must be >= 0");
+  static_assert(D >= 0 && D <= 2, "tessera: num_programs<D>: the grid has three axes, D is 0, 1 or 2");
   static constexpr DType dtype = DType::i32;
   using shape = Shape<>;
   template <class Ctx>

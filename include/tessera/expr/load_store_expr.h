@@ -2,16 +2,21 @@
 //
 // Defines the placeholder parameter types the launcher passes to a kernel lambda:
 //   OutParam<I, D, Rank, Tile...>  output partition I; the program owns tile (program_id<0..Rank-1>)
-//                                  of shape [Tile...]: out.store(e), out.load(), out.dim<D>()
+//                                  of shape [Tile...]: out.store(e), out.load(), out.dim<D>(); storing
+//                                  or reading back another program's tile is a compile error
 //   InParam<I, D, Rank>            read-only input I: x.load_like(out), x.load<Dims...>(idx...),
 //                                  x.dim<D>(); x.store(...) is a compile error
 //   ScalarParam<I, D>              run-time scalar I, itself an expression: (arg TYPE I)
-// the nodes Load, LoadLike, Own, the statements Store and Seq, and the free functions
-// load<Dims...>(x, idx...), dim<D>(x) and seq(stores...). Each parameter type has `index`, `rank`,
+// the nodes Load, LoadLike, Own (each with .padded(c<V>): the elements outside the tensor read as
+// V instead of zero), the statements Store and Seq, and the free functions load<Dims...>(x, idx...),
+// dim<D>(x) and seq(stores...). Each parameter type has `index`, `rank`,
 // `dtype` and `static constexpr auto decl()`, its (out ...)/(in ...)/(scalar ...) text.
 // Assumes expr_base.h, index_expr.h (Dim) and shape_expr.h (bcast_t).
 #pragma once
 
+#include <bit>
+#include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "tessera/expr/expr_base.h"
@@ -29,35 +34,96 @@ inline constexpr bool is_out_param_v<OutParam<I, D, R, T...>> = true;
 template <class T> inline constexpr bool is_in_param_v = false;
 template <int I, DType D, int R> inline constexpr bool is_in_param_v<InParam<I, D, R>> = true;
 
-// (load TYPE P IDX*)
-template <class P, class S, class... Idx>
-struct Load : ExprBase {
+// The padding of a load node: what its elements outside the tensor read as.
+struct ZeroPad {};  // zero: the node has no (pad ...) item
+// (pad 0xHEX): V, as the bits of a double (like (const ...)).
+template <double V>
+struct PadWith {
+  template <class Ctx>
+  static constexpr void write(text_sink& s) { s.list("pad", hex_text_v<V>); }
+};
+// The padding of c<V>: +0 is the default (no item), and every NaN is written as one quiet NaN, so
+// that kernels meaning the same have the same text (and cache key).
+template <double V>
+using pad_t = std::conditional_t<std::bit_cast<std::uint64_t>(V) == 0, ZeroPad,
+                                 PadWith<(V != V ? std::numeric_limits<double>::quiet_NaN() : V)>>;
+
+// What the load nodes (Load, LoadLike, Own) share: x.padded(c<V>) is the same load with the
+// elements outside the tensor read as V instead of zero. Node has `dtype`, `pad` (its padding) and
+// `with_pad<Pad>` (the node with another padding).
+template <class Node>
+struct LoadBase : ExprBase {
+  template <class V>
+  constexpr auto padded(V) const {
+    static_assert(ConstLiteral<V>,
+                  "tessera: padded(...) takes a constant: c<V>, c<-tessera::inf>, c<tessera::inf> or "
+                  "c<tessera::quiet_nan>");
+    if constexpr (ConstLiteral<V>) return padded_with(V{});
+    else return Node{};
+  }
+
+ private:
+  template <double V>
+  static constexpr auto padded_with(ConstLit<V>) {
+    static_assert(std::is_same_v<typename Node::pad, ZeroPad>, "tessera: this load is already padded");
+    static_assert(pad_representable(V, Node::dtype),
+                  "tessera: the padding value is not representable in the loaded dtype (infinities and NaN "
+                  "need f32, f16 or bf16, i32 needs an integer, i1 needs 0 or 1, and finite values must lie "
+                  "within the dtype's range)");
+    if constexpr (pad_representable(V, Node::dtype)) return typename Node::template with_pad<pad_t<V>>{};
+    else return Node{};
+  }
+};
+
+// (load TYPE P IDX* PAD?)
+template <class P, class S, class Pad, class... Idx>
+struct Load : LoadBase<Load<P, S, Pad, Idx...>> {
   static constexpr DType dtype = P::dtype;
   using shape = S;
+  using pad = Pad;
+  template <class Q>
+  using with_pad = Load<P, S, Q, Idx...>;
   template <class Ctx>
   static constexpr void write(text_sink& s) {
-    s.list("load", etype_text_v<Load>, int_text_v<P::index>, node<Idx, Ctx>{}...);
+    if constexpr (std::is_same_v<Pad, ZeroPad>)
+      s.list("load", etype_text_v<Load>, int_text_v<P::index>, node<Idx, Ctx>{}...);
+    else
+      s.list("load", etype_text_v<Load>, int_text_v<P::index>, node<Idx, Ctx>{}..., node<Pad, Ctx>{});
   }
 };
 
-// (load_like TYPE P Q)
-template <class P, class Q>
-struct LoadLike : ExprBase {
+// (load_like TYPE P Q PAD?)
+template <class P, class Q, class Pad = ZeroPad>
+struct LoadLike : LoadBase<LoadLike<P, Q, Pad>> {
   static constexpr DType dtype = P::dtype;
   using shape = typename Q::shape;
+  using pad = Pad;
+  template <class R>
+  using with_pad = LoadLike<P, Q, R>;
   template <class Ctx>
   static constexpr void write(text_sink& s) {
-    s.list("load_like", etype_text_v<LoadLike>, int_text_v<P::index>, int_text_v<Q::index>);
+    if constexpr (std::is_same_v<Pad, ZeroPad>)
+      s.list("load_like", etype_text_v<LoadLike>, int_text_v<P::index>, int_text_v<Q::index>);
+    else
+      s.list("load_like", etype_text_v<LoadLike>, int_text_v<P::index>, int_text_v<Q::index>, node<Pad, Ctx>{});
   }
 };
 
-// (own TYPE Q)
-template <class Q>
-struct Own : ExprBase {
+// (own TYPE Q PAD?)
+template <class Q, class Pad = ZeroPad>
+struct Own : LoadBase<Own<Q, Pad>> {
   static constexpr DType dtype = Q::dtype;
   using shape = typename Q::shape;
+  using pad = Pad;
+  template <class R>
+  using with_pad = Own<Q, R>;
   template <class Ctx>
-  static constexpr void write(text_sink& s) { s.list("own", etype_text_v<Own>, int_text_v<Q::index>); }
+  static constexpr void write(text_sink& s) {
+    if constexpr (std::is_same_v<Pad, ZeroPad>)
+      s.list("own", etype_text_v<Own>, int_text_v<Q::index>);
+    else
+      s.list("own", etype_text_v<Own>, int_text_v<Q::index>, node<Pad, Ctx>{});
+  }
 };
 
 // (store P EXPR): X already has the tile shape of output P.
@@ -89,6 +155,8 @@ constexpr bool is_index() {
 template <int I, DType D, int Rank, int... Tile>
 struct OutParam {
   static_assert(sizeof...(Tile) == Rank, "tessera: an output partition needs one tile dim per dim");
+  static_assert(Rank >= 1 && Rank <= 3,
+                "tessera: an output partition has rank 1 to 3 (one grid axis per dim: program_id<0..2>)");
   static constexpr int index = I;
   static constexpr int rank = Rank;
   static constexpr DType dtype = D;
@@ -113,8 +181,25 @@ struct OutParam {
       else return Store<I, E>{};
     }
   }
+  // A program stores only its own tile: other programs' tiles are not its to write.
+  template <class E, class I0, class... Is>
+  constexpr auto store(E, I0, Is...) const {
+    static_assert(always_false<E, I0, Is...>,
+                  "tessera: a program stores only its own tile: write out.store(value), without tile indices "
+                  "(the tile is the program's own, at program_id<0..Rank-1>()); to write other programs' tiles, "
+                  "use the unsafe opt-out tessera::unsafe::cuda_kernel (tessera/unsafe.h)");
+    return InvalidStmt{};
+  }
   // This program's own tile, as currently stored.
   constexpr Own<OutParam> load() const { return {}; }
+  // A program reads back only its own tile of an output.
+  template <class I0, class... Is>
+  constexpr auto load(I0, Is...) const {
+    static_assert(always_false<I0, Is...>,
+                  "tessera: a program reads back only its own tile of an output: write out.load(), without "
+                  "tile indices; to read other tiles, pass the data as an input tensor");
+    return Own<OutParam>{};
+  }
   template <int Dm>
   constexpr Dim<OutParam, Dm> dim() const { return {}; }
 };
@@ -142,7 +227,7 @@ struct InParam {
     static_assert(sizeof...(Idx) == Rank, "tessera: load needs one tile index per dim of the input");
     static_assert((is_index<Idx>() && ...),
                   "tessera: a tile index must be an i32 scalar expression (or c<N>)");
-    return Load<InParam, tile_shape_t<Dims...>, to_expr_t<Idx, DType::i32, Shape<>>...>{};
+    return Load<InParam, tile_shape_t<Dims...>, ZeroPad, to_expr_t<Idx, DType::i32, Shape<>>...>{};
   }
   template <int Dm>
   constexpr Dim<InParam, Dm> dim() const { return {}; }

@@ -58,7 +58,7 @@ func.func @ids(%dst: !g1i32) attributes {tile.kernel} {
 // CHECK-NEXT: memref.store %[[YT]], %[[OUT]]
 func.func @load_f16(%a: memref<?xf16, strided<[?], offset: ?>>) attributes {tile.kernel} {
   %c0 = arith.constant 0 : i32
-  %x = tile.load %a[%c0] padding = neg_inf : memref<?xf16, strided<[?], offset: ?>> -> tensor<2xf16>
+  %x = tile.load %a[%c0] padding = -inf : memref<?xf16, strided<[?], offset: ?>> -> tensor<2xf16>
   %y = arith.mulf %x, %x : tensor<2xf16>
   tile.store %y, %a[%c0] : tensor<2xf16>, memref<?xf16, strided<[?], offset: ?>>
   return

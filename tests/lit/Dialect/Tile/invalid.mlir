@@ -16,6 +16,78 @@ func.func @num_programs_dim() {
 
 // -----
 
+func.func @load_padding_inf_integer(%src: memref<?xi32>, %i: i32) {
+  // expected-error @+1 {{padding -inf is not a value of the element type 'i32'}}
+  %0 = tile.load %src[%i] padding = -inf : memref<?xi32> -> tensor<64xi32>
+  return
+}
+
+// -----
+
+func.func @load_padding_nan_integer(%src: memref<?xi32>, %i: i32) {
+  // expected-error @+1 {{padding nan is not a value of the element type 'i32'}}
+  %0 = tile.load %src[%i] padding = nan : memref<?xi32> -> tensor<64xi32>
+  return
+}
+
+// -----
+
+func.func @load_padding_fraction_integer(%src: memref<?xi32>, %i: i32) {
+  // expected-error @+1 {{padding 0.5 is not a value of the element type 'i32'}}
+  %0 = tile.load %src[%i] padding = 0.5 : memref<?xi32> -> tensor<64xi32>
+  return
+}
+
+// -----
+
+func.func @load_padding_integer_range(%src: memref<?xi32>, %i: i32) {
+  // expected-error @+1 {{padding 2147483648 is not a value of the element type 'i32'}}
+  %0 = tile.load %src[%i] padding = 2147483648 : memref<?xi32> -> tensor<64xi32>
+  return
+}
+
+// -----
+
+func.func @load_padding_i1(%src: memref<?xi1>, %i: i32) {
+  // expected-error @+1 {{padding 2 is not a value of the element type 'i1'}}
+  %0 = tile.load %src[%i] padding = 2 : memref<?xi1> -> tensor<64xi1>
+  return
+}
+
+// -----
+
+func.func @load_padding_f16_range(%src: memref<?xf16>, %i: i32) {
+  // expected-error @+1 {{padding 1.0e+05 is not a value of the element type 'f16'}}
+  %0 = tile.load %src[%i] padding = 100000.0 : memref<?xf16> -> tensor<64xf16>
+  return
+}
+
+// -----
+
+func.func @load_padding_f32_range(%src: memref<?xf32>, %i: i32) {
+  // expected-error @+1 {{padding -1.0e+300 is not a value of the element type 'f32'}}
+  %0 = tile.load %src[%i] padding = -1.0e300 : memref<?xf32> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @load_padding_type(%src: memref<?xf32>, %i: i32) {
+  // expected-error @+1 {{attribute 'padding' failed to satisfy constraint: 64-bit float attribute}}
+  %0 = "tile.load"(%src, %i) <{padding = 1.0 : f32}> : (memref<?xf32>, i32) -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @load_padding_syntax(%src: memref<?xf32>, %i: i32) {
+  // expected-error @+1 {{expected floating point literal}}
+  %0 = tile.load %src[%i] padding = neg_inf : memref<?xf32> -> tensor<64xf32>
+  return
+}
+
+// -----
+
 func.func @load_num_indices(%src: memref<?x?xf32, strided<[?, ?], offset: ?>>, %i: i32) {
   // expected-error @+1 {{expected 2 tile indices (one per memref dimension), got 1}}
   %0 = tile.load %src[%i] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>

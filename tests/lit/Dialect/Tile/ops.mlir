@@ -16,12 +16,48 @@ func.func @load_store(%src: memref<?x?xf32, strided<[?, ?], offset: ?>>,
                       %i: i32, %j: i32) attributes {tile.kernel} {
   // CHECK: %[[A:.*]] = tile.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
   %a = tile.load %src[%i, %j] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
-  // CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}] padding = neg_inf : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
-  %b = tile.load %src[%i, %j] padding = neg_inf : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
-  // CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}] padding = pos_inf :
-  %c = tile.load %src[%i, %j] padding = pos_inf : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
+  // CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}] padding = -inf : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
+  %b = tile.load %src[%i, %j] padding = -inf : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
+  // CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}] padding = inf :
+  %c = tile.load %src[%i, %j] padding = inf : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
   // CHECK: tile.store %[[A]], %{{.*}}[%{{.*}}, %{{.*}}] : tensor<64x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
   tile.store %a, %dst[%i, %j] : tensor<64x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+  return
+}
+
+// Padding values of every element type, in the custom syntax: infinities and
+// nan, finite floats (shortest form, with a fraction), integers, i1. Zero
+// written out stays; no padding is zero.
+// CHECK-LABEL: func.func @load_padding
+func.func @load_padding(%f: memref<?xf32, strided<[?], offset: ?>>,
+                        %h: memref<?xf16, strided<[?], offset: ?>>,
+                        %b: memref<?xbf16, strided<[?], offset: ?>>,
+                        %n: memref<?xi32, strided<[?], offset: ?>>,
+                        %p: memref<?xi1, strided<[?], offset: ?>>, %i: i32) attributes {tile.kernel} {
+  // CHECK: tile.load %{{.*}}[%{{.*}}] padding = nan : memref<?xf32
+  %0 = tile.load %f[%i] padding = nan : memref<?xf32, strided<[?], offset: ?>> -> tensor<64xf32>
+  // CHECK: tile.load %{{.*}}[%{{.*}}] padding = -2.5 : memref<?xf32
+  %1 = tile.load %f[%i] padding = -2.5 : memref<?xf32, strided<[?], offset: ?>> -> tensor<64xf32>
+  // CHECK: tile.load %{{.*}}[%{{.*}}] padding = 3.0 : memref<?xf32
+  %2 = tile.load %f[%i] padding = 3 : memref<?xf32, strided<[?], offset: ?>> -> tensor<64xf32>
+  // CHECK: tile.load %{{.*}}[%{{.*}}] padding = 1.0e+30 : memref<?xf32
+  %3 = tile.load %f[%i] padding = 1.0e30 : memref<?xf32, strided<[?], offset: ?>> -> tensor<64xf32>
+  // CHECK: tile.load %{{.*}}[%{{.*}}] padding = -0.0 : memref<?xf32
+  %4 = tile.load %f[%i] padding = -0.0 : memref<?xf32, strided<[?], offset: ?>> -> tensor<64xf32>
+  // CHECK: tile.load %{{.*}}[%{{.*}}] padding = 0.0 : memref<?xf32
+  %5 = tile.load %f[%i] padding = 0.0 : memref<?xf32, strided<[?], offset: ?>> -> tensor<64xf32>
+  // CHECK: tile.load %{{.*}}[%{{.*}}] padding = 65504.0 : memref<?xf16
+  %6 = tile.load %h[%i] padding = 65504.0 : memref<?xf16, strided<[?], offset: ?>> -> tensor<64xf16>
+  // CHECK: tile.load %{{.*}}[%{{.*}}] padding = -inf : memref<?xbf16
+  %7 = tile.load %b[%i] padding = -inf : memref<?xbf16, strided<[?], offset: ?>> -> tensor<64xbf16>
+  // CHECK: tile.load %{{.*}}[%{{.*}}] padding = -2147483648 : memref<?xi32
+  %8 = tile.load %n[%i] padding = -2147483648 : memref<?xi32, strided<[?], offset: ?>> -> tensor<64xi32>
+  // CHECK: tile.load %{{.*}}[%{{.*}}] padding = 1 : memref<?xi1
+  %9 = tile.load %p[%i] padding = 1 : memref<?xi1, strided<[?], offset: ?>> -> tensor<64xi1>
+  // CHECK: tile.load %{{.*}}[%{{.*}}] {tile.interior} : memref<?xi32
+  %10 = tile.load %n[%i] {tile.interior} : memref<?xi32, strided<[?], offset: ?>> -> tensor<64xi32>
+  // CHECK: tile.load %{{.*}}[%{{.*}}] padding = 7 {tile.interior} : memref<?xi32
+  %11 = tile.load %n[%i] padding = 7 {tile.interior} : memref<?xi32, strided<[?], offset: ?>> -> tensor<64xi32>
   return
 }
 

@@ -1,6 +1,6 @@
 // RUN: %emulate --work %t %s | FileCheck %s
 // No tile.align and a memref without a static unit stride: scalar accesses
-// checked once per chunk, neg_inf padding on two ragged edges (row strides
+// checked once per chunk, -inf padding on two ragged edges (row strides
 // wider than the rows).
 // EMU: T=64 grid=4,3 args=f32[100x50]/64;f32[100x50]/56
 // CHECK: arg0: 6400 elements, {{[1-9][0-9]*}} written, 0 differ
@@ -11,7 +11,7 @@
 func.func @add_strided(%o: !m, %a: !n) attributes {tile.kernel} {
   %p = tile.program_id 0
   %q = tile.program_id 1
-  %x = tile.load %a[%p, %q] padding = neg_inf : !n -> tensor<32x16xf32>
+  %x = tile.load %a[%p, %q] padding = -inf : !n -> tensor<32x16xf32>
   %e = math.exp %x : tensor<32x16xf32>
   tile.store %e, %o[%p, %q] : tensor<32x16xf32>, !m
   return

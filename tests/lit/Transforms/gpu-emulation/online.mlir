@@ -17,7 +17,7 @@ func.func @online(%a: !m {tile.align = 16 : i64}, %om: !m, %os: !m) attributes {
   %zero = arith.constant dense<0.0> : tensor<1x1xf32>
   %r:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%m = %ninf, %s = %zero) -> (tensor<1x1xf32>, tensor<1x1xf32>) {
     %ii = arith.index_cast %i : index to i32
-    %x = tile.load %a[%p, %ii] padding = neg_inf : !m -> tensor<1x256xf32>
+    %x = tile.load %a[%p, %ii] padding = -inf : !m -> tensor<1x256xf32>
     %bm = tile.reduce %x {kind = max, axis = 1} : tensor<1x256xf32> -> tensor<1x1xf32>
     %nm = arith.maximumf %m, %bm : tensor<1x1xf32>
     %b = tile.broadcast %nm : tensor<1x1xf32> -> tensor<1x256xf32>

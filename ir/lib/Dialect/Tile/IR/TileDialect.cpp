@@ -1,6 +1,7 @@
 //===- TileDialect.cpp - tessera tile dialect -----------------------------===//
 //
-// Dialect registration, enum definitions and the verifiers of the tile ops.
+// Dialect registration, enum definitions, the verifiers of the tile ops and
+// the padding of tile.load (its custom syntax and its value).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,11 +12,108 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <string>
+
 using namespace mlir;
 using namespace mlir::tessera::tile;
 
 #include "tessera/Dialect/Tile/IR/TileDialect.cpp.inc"
 #include "tessera/Dialect/Tile/IR/TileEnums.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// tile.load padding
+//===----------------------------------------------------------------------===//
+
+FailureOr<TypedAttr> mlir::tessera::tile::getPaddingValue(Type elt,
+                                                          FloatAttr padding) {
+  Builder b(elt.getContext());
+  if (!padding)
+    return TypedAttr(b.getZeroAttr(elt));
+  double v = padding.getValueAsDouble();
+  if (auto ft = dyn_cast<FloatType>(elt)) {
+    const llvm::fltSemantics &sem = ft.getFloatSemantics();
+    if (std::isnan(v))
+      return TypedAttr(b.getFloatAttr(ft, APFloat::getQNaN(sem)));
+    APFloat value(v);
+    bool lostInfo = false;
+    APFloat::opStatus status =
+        value.convert(sem, APFloat::rmNearestTiesToEven, &lostInfo);
+    if (!std::isinf(v) && (status & APFloat::opOverflow))
+      return failure();
+    return TypedAttr(b.getFloatAttr(ft, value));
+  }
+  auto it = dyn_cast<IntegerType>(elt);
+  if (!it || !std::isfinite(v) || v != std::trunc(v))
+    return failure();
+  unsigned width = it.getWidth();
+  if (width == 1) {
+    if (v != 0 && v != 1)
+      return failure();
+    return TypedAttr(b.getIntegerAttr(it, APInt(1, v != 0)));
+  }
+  double bound = std::ldexp(1.0, static_cast<int>(std::min(width, 64u)) - 1);
+  if (v < -bound || v >= bound)
+    return failure();
+  return TypedAttr(b.getIntegerAttr(
+      it, APInt(width, static_cast<int64_t>(v), /*isSigned=*/true)));
+}
+
+/// The padding value as written after `padding =`: `inf`, `-inf`, `nan`, an
+/// integer for integer element types, else the shortest decimal that reads
+/// back as the same double, with a `.0` where MLIR's float literals need one.
+static std::string formatPadding(double v, Type elt) {
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v < 0 ? "-inf" : "inf";
+  if (isa<IntegerType>(elt) && v == std::trunc(v) && std::abs(v) < 0x1p63)
+    return std::to_string(static_cast<int64_t>(v));
+  char buffer[32];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), v);
+  std::string text(buffer, ec == std::errc() ? end : buffer);
+  if (text.find('.') == std::string::npos) {
+    size_t e = text.find('e');
+    text.insert(e == std::string::npos ? text.size() : e, ".0");
+  }
+  return text;
+}
+
+/// `padding = VALUE`, or nothing (zero padding).
+static ParseResult parsePadding(OpAsmParser &parser, FloatAttr &padding) {
+  if (failed(parser.parseOptionalKeyword("padding")))
+    return success();
+  if (parser.parseEqual())
+    return failure();
+  bool negative = succeeded(parser.parseOptionalMinus());
+  double value = 0;
+  if (succeeded(parser.parseOptionalKeyword("inf"))) {
+    value = std::numeric_limits<double>::infinity();
+  } else if (succeeded(parser.parseOptionalKeyword("nan"))) {
+    value = std::numeric_limits<double>::quiet_NaN();
+  } else {
+    int64_t integer = 0;
+    OptionalParseResult parsed = parser.parseOptionalInteger(integer);
+    if (parsed.has_value()) {
+      if (failed(*parsed))
+        return failure();
+      value = static_cast<double>(integer);
+    } else if (parser.parseFloat(value)) {
+      return failure();
+    }
+  }
+  padding = parser.getBuilder().getF64FloatAttr(negative ? -value : value);
+  return success();
+}
+
+static void printPadding(OpAsmPrinter &printer, LoadOp op, FloatAttr padding) {
+  if (padding)
+    printer << " padding = "
+            << formatPadding(padding.getValueAsDouble(),
+                             op.getType().getElementType());
+}
 
 void TileDialect::initialize() {
   addOperations<
@@ -76,8 +174,19 @@ static LogicalResult verifyGlobalAccess(Operation *op, MemRefType memref,
 //===----------------------------------------------------------------------===//
 
 LogicalResult LoadOp::verify() {
-  return verifyGlobalAccess(*this, getSource().getType(), getType(),
-                            getIndices().size());
+  if (failed(verifyGlobalAccess(*this, getSource().getType(), getType(),
+                                getIndices().size())))
+    return failure();
+  Type elt = getType().getElementType();
+  if (FloatAttr padding = getPaddingAttr();
+      padding && failed(getPaddingValue(elt, padding)))
+    return emitOpError() << "padding "
+                         << formatPadding(padding.getValueAsDouble(), elt)
+                         << " is not a value of the element type " << elt
+                         << " (integer types take integers within their "
+                            "range, float types inf, -inf, nan or a value "
+                            "within their range)";
+  return success();
 }
 
 LogicalResult StoreOp::verify() {

@@ -165,7 +165,7 @@ bool KernelLowering::lowerFusedElementwise(Block &block) {
             OpBuilder eb = ifOp.getElseBodyBuilder();
             scf::YieldOp::create(
                 eb, opLoc,
-                ValueRange{paddingValue(eb, opLoc, elt, load.getPadding())});
+                ValueRange{paddingValue(eb, opLoc, elt, load.getPaddingAttr())});
             element[load.getResult()] = ifOp.getResult(0);
           } else if (auto store = dyn_cast<StoreOp>(op)) {
             const Origin &o = origins[op];

@@ -27,23 +27,13 @@ using namespace mlir::tessera;
 using namespace mlir::tessera::tile;
 
 Value mlir::tessera::tile::paddingValue(OpBuilder &b, Location loc, Type elt,
-                                       PaddingKind kind) {
-  if (auto ft = dyn_cast<FloatType>(elt)) {
-    APFloat value = kind == PaddingKind::zero
-                        ? APFloat::getZero(ft.getFloatSemantics())
-                        : APFloat::getInf(ft.getFloatSemantics(),
-                                          kind == PaddingKind::neg_inf);
-    return arith::ConstantOp::create(b, loc, b.getFloatAttr(ft, value));
-  }
-  unsigned width = elt.getIntOrFloatBitWidth();
-  APInt value = APInt::getZero(width);
-  if (width == 1)
-    value = APInt(1, kind == PaddingKind::pos_inf ? 1 : 0);
-  else if (kind == PaddingKind::neg_inf)
-    value = APInt::getSignedMinValue(width);
-  else if (kind == PaddingKind::pos_inf)
-    value = APInt::getSignedMaxValue(width);
-  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(elt, value));
+                                       FloatAttr padding) {
+  FailureOr<TypedAttr> value = getPaddingValue(elt, padding);
+  // The tile.load verifier has checked the value; zero keeps a release build
+  // defined should an unverified op get here.
+  assert(succeeded(value) && "tile.load padding not of its element type");
+  return arith::ConstantOp::create(
+      b, loc, succeeded(value) ? *value : TypedAttr(b.getZeroAttr(elt)));
 }
 
 int64_t KernelLowering::vectorAccessWidth(Value memref, int64_t segment) {
@@ -170,7 +160,7 @@ void KernelLowering::lowerLoad(LoadOp op) {
   SmallVector<Value> dims;
   SmallVector<Value> base =
       tileOrigin(b, loc, src, op.getIndices(), shape, dims);
-  Value pad = paddingValue(b, loc, elt, op.getPadding());
+  Value pad = paddingValue(b, loc, elt, op.getPaddingAttr());
   Value dst = newBuffer(type);
   // Element by element (ragged tiles, replicated layouts, chunks of one
   // element), without a branch per element: each element is read from its

@@ -1,7 +1,7 @@
 //===- TileDialect.h - tessera tile dialect ---------------------*- C++ -*-===//
 //
 // The `tile` dialect (namespace mlir::tessera::tile): its dialect class, enums
-// (PaddingKind, ReduceKind) and operations.
+// (ReduceKind) and operations.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +31,12 @@ void registerTileDialect(DialectRegistry &registry);
 
 /// Returns true if every dimension of `type` is static and a power of two.
 bool isTileShape(ShapedType type);
+
+/// The value a tile.load with `padding` (null: none, zero) reads for elements
+/// outside its memref, as an attribute of element type `elt`: NaN becomes the
+/// quiet NaN of `elt`, other float values are rounded to nearest even.
+/// Failure when the value is not one of `elt` (see tile.load).
+FailureOr<TypedAttr> getPaddingValue(Type elt, FloatAttr padding);
 
 } // namespace tessera::tile
 } // namespace mlir

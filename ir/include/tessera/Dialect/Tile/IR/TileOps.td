@@ -13,7 +13,8 @@
 //    at a time. Tile index `i` along a dimension of tile size `S` addresses the
 //    elements `[i*S, i*S + S)`. Elements outside the memref's bounds (below 0
 //    or at/after `memref.dim`) are never accessed: a load yields its padding
-//    value (zero, -inf or +inf) for them, a store does not write them.
+//    value for them (zero unless it says otherwise), a store does not write
+//    them.
 //  * 16-bit floats (f16, bf16) are storage types: arithmetic, comparisons and
 //    math functions on them are computed in f32 and rounded back to the 16-bit
 //    type per operation.
@@ -35,15 +36,6 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 //===----------------------------------------------------------------------===//
 // Enums
 //===----------------------------------------------------------------------===//
-
-def Tile_PaddingKind : I32EnumAttr<"PaddingKind",
-    "value read by tile.load for out-of-bounds elements", [
-      I32EnumAttrCase<"zero", 0>,
-      I32EnumAttrCase<"neg_inf", 1>,
-      I32EnumAttrCase<"pos_inf", 2>
-    ]> {
-  let cppNamespace = "::mlir::tessera::tile";
-}
 
 def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "tile.reduce combiner", [
       I32EnumAttrCase<"sum", 0>,
@@ -105,23 +97,30 @@ def Tile_LoadOp : Tile_Op<"load"> {
   let description = [{
     Loads the tile with tile indices `indices` (one i32 per memref dimension)
     from `source`: the result element at tile coordinates `c` is the source
-    element at `indices[d] * tileDim[d] + c[d]`. Elements outside the bounds of
-    `source` read as `padding`: `zero` (the default), `neg_inf` or `pos_inf`
-    (for integer element types the infinities are the minimum and maximum
-    values). The tile's rank and element type equal those of `source`.
+    element at `indices[d] * tileDim[d] + c[d]`. The tile's rank and element
+    type equal those of `source`.
+
+    Elements outside the bounds of `source` read as `padding`, zero when it
+    is absent. The padding is a value of the element type, held as an f64
+    (every value of f32, f16, bf16 and i32 is one): `inf`, `-inf` or `nan` (a
+    quiet NaN) for float types, a finite value within the type's range (for
+    f16 and bf16 rounded to nearest even), or an integer within the range of
+    an integer type (0 or 1 for i1). Written after the indices, in the custom
+    form without its type: `padding = -inf`, `padding = 2.5`,
+    `padding = -2147483648`.
 
     ```mlir
     %t = tile.load %src[%i, %j] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
-    %m = tile.load %src[%i, %j] padding = neg_inf : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
+    %m = tile.load %src[%i, %j] padding = -inf : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<64x64xf32>
+    %n = tile.load %idx[%i] padding = -1 : memref<?xi32, strided<[?], offset: ?>> -> tensor<128xi32>
     ```
   }];
   let arguments = (ins Arg<Tile_GlobalMemRef, "global tensor", [MemRead]>:$source,
                        Variadic<I32>:$indices,
-                       DefaultValuedAttr<Tile_PaddingKind,
-                                         "::mlir::tessera::tile::PaddingKind::zero">:$padding);
+                       OptionalAttr<F64Attr>:$padding);
   let results = (outs Tile_Tensor:$result);
   let assemblyFormat = [{
-    $source `[` $indices `]` (`padding` `=` $padding^)? attr-dict
+    $source `[` $indices `]` `` custom<Padding>($padding) attr-dict
     `:` type($source) `->` type($result)
   }];
   let hasVerifier = 1;
