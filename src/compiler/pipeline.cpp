@@ -209,14 +209,16 @@ void expand_bf16_conversions(std::string_view kernel, mlir::ModuleOp module) {
     throw Error(fmt::format("tessera: kernel '{}': internal error: the bf16 conversions did not converge", kernel));
 }
 
-// tile IR -> loops (stage "loops.mlir") -> LLVM dialect (stage "llvm-dialect.mlir").
+// tile IR -> loops (stage "loops.mlir") -> LLVM dialect (stage "llvm-dialect.mlir"). `target` is
+// "cpu" or the GPU architecture ("sm_90"), which errors name.
 // On GPU targets the lowering chooses the block size per kernel (block-size=0: about 32 elements of
 // the largest tile per thread, between 32 and 512 threads) unless the caller gives one, and records
 // it as tile.block_size; with block-size=0 it may also run the program of a kernel whose threads
 // never exchange data as several CTAs of 256 threads (tile.ctas_per_program, see ThreadMapping.h).
 // On GPU targets, loads from read-only parameters finally get the L2 policy evict_last
 // (tile-load-cache-hints: the written lines are evicted first); a reduction's streamed loads get
-// evict_first (its stream passes through L2 without displacing other data).
+// evict_first (its stream passes through L2 without displacing other data). A scratch over 48 KiB
+// is dynamic shared memory, up to `max_shared_bytes` (tile.dynamic_shared_bytes, see Passes.td).
 void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target,
                            const Dumper& dump, DiagnosticCollector& diags, StageClock& clock, int block_size = 0,
                            bool exp_range_test = true, bool rewiden = false, int max_shared_bytes = 48 * 1024) {
@@ -499,7 +501,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   clock.mark("tile-ir");
   dump.write_ir("tile.mlir", *module);
   module->walk([&](mlir::tessera::tile::ReduceOp) { ++code.reduces; });
-  lower_to_llvm_dialect(kernel, *module, "gpu", dump, diags, clock, block_size, exp_range_test, rewiden,
+  lower_to_llvm_dialect(kernel, *module, code.arch, dump, diags, clock, block_size, exp_range_test, rewiden,
                         max_shared_bytes_of_arch(code.arch));
   // Mark the entry point: a PTX .entry with the block size the lowering chose as .maxntid.
   auto fn = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(code.symbol);
