@@ -267,11 +267,6 @@ void launch(CUfunction function, std::array<unsigned, 3> grid, std::array<unsign
   for (unsigned d : block)
     if (d == 0) throw Error(fmt::format("launch: block ({}, {}, {}) has a zero dimension", block[0], block[1], block[2]));
   driver.make_current();
-  constexpr unsigned kDefaultSharedLimit = 48 * 1024;
-  if (shared_bytes > kDefaultSharedLimit)
-    driver.check(driver.cuFuncSetAttribute(function, kFuncAttrMaxDynamicSharedSizeBytes,
-                                           static_cast<int>(shared_bytes)),
-                 fmt::format("cuFuncSetAttribute(max dynamic shared memory = {} bytes)", shared_bytes));
   CUresult r = programmatic ? launch_programmatic(driver, function, grid, block, shared_bytes, stream, params)
                             : driver.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1],
                                                     block[2], shared_bytes, stream, params, nullptr);

@@ -92,6 +92,8 @@ inline constexpr CUdevice_attribute kAttrComputeCapabilityMajor = 75;
 inline constexpr CUdevice_attribute kAttrComputeCapabilityMinor = 76;
 inline constexpr CUdevice_attribute kAttrMaxSharedMemoryPerBlockOptin = 97;
 inline constexpr CUfunction_attribute kFuncAttrMaxDynamicSharedSizeBytes = 8;
+// Shared memory a block may use without opting in (static and dynamic together).
+inline constexpr unsigned kStaticSharedBytes = 48 * 1024;
 // Programmatic dependent launch: a kernel launched with this attribute (or the downstream end of a
 // programmatic graph edge) may begin before the kernel it follows has ended, and must itself wait
 // (griddepcontrol.wait) before touching memory that kernel may write.
@@ -210,8 +212,10 @@ private:
 };
 
 // Launches `function` on `stream` (nullptr: the legacy default stream). `params` is the usual
-// cuLaunchKernel array of pointers to each argument. Dynamic shared memory above 48 KiB is opted
-// into first. Asynchronous: errors from the kernel itself surface at the next synchronization.
+// cuLaunchKernel array of pointers to each argument. Dynamic shared memory above 48 KiB must have
+// been opted into for `function` (LoadedKernel::function does it once per function, in
+// device_memory.h; the launch fails otherwise). Asynchronous: errors from the kernel itself surface
+// at the next synchronization.
 // `programmatic`: the kernel begins with griddepcontrol.wait (every tile kernel does), so it is
 // launched with programmatic stream serialization: it may start while the kernel before it on the
 // stream finishes, which hides most of the launch latency between dependent kernels.

@@ -7,12 +7,19 @@
 
 namespace tessera::detail {
 
-CUfunction LoadedKernel::function(CudaDriver& driver, std::span<const char> cubin, const std::string& symbol) {
+CUfunction LoadedKernel::function(CudaDriver& driver, std::span<const char> cubin, const std::string& symbol,
+                                  unsigned shared_bytes) {
   std::lock_guard lock(mutex_);
   if (!function_) {
     auto module = std::make_unique<DeviceModule>(driver, cubin);
     function_ = module->function(symbol);
     module_ = std::move(module);
+  }
+  if (shared_bytes > opted_in_bytes_) {
+    driver.make_current();
+    driver.check(driver.cuFuncSetAttribute(function_, kFuncAttrMaxDynamicSharedSizeBytes, static_cast<int>(shared_bytes)),
+                 fmt::format("cuFuncSetAttribute('{}', max dynamic shared memory = {} bytes)", symbol, shared_bytes));
+    opted_in_bytes_ = shared_bytes;
   }
   return function_;
 }

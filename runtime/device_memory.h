@@ -49,13 +49,19 @@ class ForeignMirror final : public DeviceMirror {
 // A cubin loaded into the current context, with its entry point; loaded on first use.
 class LoadedKernel {
  public:
-  // Loads (once) and returns the entry point `symbol` of `cubin`.
-  CUfunction function(CudaDriver& driver, std::span<const char> cubin, const std::string& symbol);
+  // Loads (once) and returns the entry point `symbol` of `cubin`, opted into `shared_bytes` of
+  // dynamic shared memory per block when that exceeds 48 KiB (cuFuncSetAttribute's
+  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, set again only when a call asks for more than
+  // before), so that a launch of the function may pass that many bytes. Throws tessera::Error
+  // naming the bytes when the driver refuses them.
+  CUfunction function(CudaDriver& driver, std::span<const char> cubin, const std::string& symbol,
+                      unsigned shared_bytes = 0);
 
  private:
   std::mutex mutex_;
   std::unique_ptr<DeviceModule> module_;
   CUfunction function_ = nullptr;
+  unsigned opted_in_bytes_ = kStaticSharedBytes;  // what a launch may pass without a new opt-in
 };
 
 // Checks that a grid fits the GPU's limits (2^31-1, 65535, 65535); throws naming `kernel`.

@@ -139,6 +139,15 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 constexpr int kHalfAnSm = kThreadsPerSm / 2;
 
+// The resources of a kernel linked from `ptx` into `cubin`, its dynamic shared memory (the scratch
+// over 48 KiB, which the PTX states: dynamic_shared_bytes_of_ptx) counted as shared memory per
+// block beside the static one that the cubin records.
+std::optional<KernelResources> resources_of(std::span<const char> cubin, std::string_view ptx) {
+  std::optional<KernelResources> r = cubin_resources(cubin);
+  if (r) r->shared_bytes += dynamic_shared_bytes_of_ptx(ptx);
+  return r;
+}
+
 // Whether the lowering chose the kernel's threads for its CTA layout (a program split over several
 // CTAs, or programs sharing CTAs: see ThreadMapping.h), so that a variant with other threads would
 // not be the same layout.
@@ -154,7 +163,7 @@ std::optional<int> programs_if_half_empty(const KernelResources& resources, int 
   return blocks;
 }
 std::optional<int> programs_if_half_empty(const GpuCode& code) {
-  auto resources = cubin_resources(code.cubin);
+  auto resources = resources_of(code.cubin, code.ptx);
   return resources ? programs_if_half_empty(*resources, code.block_size) : std::nullopt;
 }
 
@@ -186,7 +195,7 @@ void adopt_variant(GpuCode& code, GpuCode&& variant) {
 std::optional<KernelResources> linked_resources(std::string_view kernel, const std::string& ptx,
                                                 const std::vector<DeviceFunctionUse>& calls, const std::string& arch) {
   try {
-    return cubin_resources(link_kernel(kernel, ptx, calls, arch));
+    return resources_of(link_kernel(kernel, ptx, calls, arch), ptx);
   } catch (const Error&) {
     return std::nullopt;
   }
@@ -260,7 +269,7 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
   auto capped = linked_with_cap(kernel, code.ptx, register_cap(wanted, code.block_size), calls, code.arch);
   done();
   if (!capped) return;
-  auto second = cubin_resources(capped->second);
+  auto second = resources_of(capped->second, capped->first);
   if (!second || resident_blocks(*second, code.block_size) <= *blocks) return;
   code.ptx = std::move(capped->first);
   code.cubin = std::move(capped->second);
@@ -284,7 +293,7 @@ void try_rewidened(std::string_view kernel, const KernelAst& ast, const std::vec
                                                    layout_chose_threads(code) ? 0 : code.block_size,
                                                    code.exp_range_test, /*rewiden=*/true);
   if (variant) try_register_cap(kernel, calls, *variant);
-  auto second = variant ? cubin_resources(variant->cubin) : std::nullopt;
+  auto second = variant ? resources_of(variant->cubin, variant->ptx) : std::nullopt;
   code.stage_ms.emplace_back("rewiden", ms_since(t0));
   if (second && resident_blocks(*second, variant->block_size) > *blocks) adopt_variant(code, std::move(*variant));
 }
@@ -309,7 +318,7 @@ void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std:
   std::optional<GpuCode> half =
       compile_variant(kernel, ast, calls, code.arch, code.block_size / 2, code.exp_range_test, code.rewiden);
   if (!half) return;
-  auto second = cubin_resources(half->cubin);
+  auto second = resources_of(half->cubin, half->ptx);
   code.stage_ms.emplace_back("fewer-threads", ms_since(t0));
   if (second && 4 * resident_blocks(*second, half->block_size) >= 5 * *blocks) adopt_variant(code, std::move(*half));
 }
@@ -380,7 +389,7 @@ void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::
   auto capped = linked_with_cap(kernel, variant.ptx, cap, calls, code.arch);
   done();
   if (!capped) return;
-  const std::optional<KernelResources> second = cubin_resources(capped->second);
+  const std::optional<KernelResources> second = resources_of(capped->second, capped->first);
   if (!second || resident_blocks(*second, threads) * threads < kThreadsPerSm) return;
   variant.ptx = std::move(capped->first);
   variant.cubin = std::move(capped->second);
@@ -431,10 +440,10 @@ class PlainExpVariant {
     // with those, as before the two were compiled side by side.
     if (plain && threads_ != 0 && code.block_size != threads_)
       plain = compile_plain_exps(code.block_size);
-    auto first = cubin_resources(code.cubin);
+    auto first = resources_of(code.cubin, code.ptx);
     if (plain && first && programs_if_half_empty(*first, code.block_size)) try_register_cap(kernel_, calls_, *plain);
     code.stage_ms.emplace_back("plain-exp", ms_since(t0_));
-    auto second = plain ? cubin_resources(plain->cubin) : std::nullopt;
+    auto second = plain ? resources_of(plain->cubin, plain->ptx) : std::nullopt;
     if (!first || !second || resident_blocks(*second, plain->block_size) <= resident_blocks(*first, code.block_size))
       return;
     adopt_variant(code, std::move(*plain));
@@ -656,6 +665,7 @@ class KernelCache {
       c->gpu.block_size = block_size_of_ptx(c->gpu.ptx);  // chosen per kernel at compile time
       c->gpu.ctas_per_program = ctas_per_program_of_ptx(c->gpu.ptx);
       c->gpu.programs_per_cta = programs_per_cta_of_ptx(c->gpu.ptx);
+      c->gpu.dynamic_shared_bytes = dynamic_shared_bytes_of_ptx(c->gpu.ptx);
       c->gpu.cubin = std::move(*cubin);
       c->from_disk_cache = true;
       std::lock_guard lock(mutex_);
@@ -955,13 +965,13 @@ class KernelWork final : public Work {
     thread_local std::vector<void*> params;  // not re-entered, like parameter_slots
     params.clear();
     for (const int64_t& s : slots) params.push_back(const_cast<int64_t*>(&s));
-    CUfunction fn = compiled_->loaded.function(driver, compiled_->gpu.cubin, compiled_->gpu.symbol);
+    CUfunction fn = function(driver);
     if (elapsed_ms_) {
       for (CUevent& e : timing_) driver.check(driver.cuEventCreate(&e, 0), "cuEventCreate");
       driver.check(driver.cuEventRecord(timing_[0], stream), "cuEventRecord");
     }
     try {
-      tessera::launch(fn, grid, {block(), 1, 1}, 0, stream, params.data(), /*programmatic=*/true);
+      tessera::launch(fn, grid, {block(), 1, 1}, shared_bytes(), stream, params.data(), /*programmatic=*/true);
     } catch (const Error& e) {
       fail(kernel_, e.what());
     }
@@ -972,9 +982,10 @@ class KernelWork final : public Work {
     if (elapsed_ms_ || grid_.count() == 0) return false;
     const std::vector<int64_t>& slots = parameter_slots(driver);
     if (slots.size() > DeferredLaunch::kMaxSlots) return false;
-    d.function = compiled_->loaded.function(driver, compiled_->gpu.cubin, compiled_->gpu.symbol);
+    d.function = function(driver);
     d.grid = cuda_grid_of_launch();
     d.block = block();
+    d.shared_bytes = shared_bytes();
     d.count = static_cast<std::uint32_t>(slots.size());
     std::copy(slots.begin(), slots.end(), d.slots.begin());
     d.keep_alive = compiled_;
@@ -1013,6 +1024,16 @@ class KernelWork final : public Work {
     return {static_cast<unsigned>(dims[0]), static_cast<unsigned>(dims[1]), static_cast<unsigned>(dims[2])};
   }
   unsigned block() const { return cuda_block(*compiled_, grid_); }
+  // The scratch over 48 KiB, in dynamic shared memory (see Passes.td); 0 for the others.
+  unsigned shared_bytes() const { return static_cast<unsigned>(compiled_->gpu.dynamic_shared_bytes); }
+  // The loaded kernel, opted into its dynamic shared memory (once, at its first launch).
+  CUfunction function(CudaDriver& driver) const {
+    try {
+      return compiled_->loaded.function(driver, compiled_->gpu.cubin, compiled_->gpu.symbol, shared_bytes());
+    } catch (const Error& e) {
+      fail(kernel_, e.what());
+    }
+  }
 
   std::string_view kernel_;
   std::shared_ptr<const Compiled> compiled_;

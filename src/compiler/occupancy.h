@@ -11,7 +11,7 @@ namespace tessera::detail {
 
 struct KernelResources {
   int registers = 0;     // per thread
-  int shared_bytes = 0;  // static shared memory per block
+  int shared_bytes = 0;  // shared memory per block (static; the launcher adds the dynamic)
   int frame_bytes = 0;   // the largest stack frame of its functions (grows when ptxas spills)
 };
 

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <optional>
 
@@ -208,17 +209,19 @@ void expand_bf16_conversions(std::string_view kernel, mlir::ModuleOp module) {
     throw Error(fmt::format("tessera: kernel '{}': internal error: the bf16 conversions did not converge", kernel));
 }
 
-// tile IR -> loops (stage "loops.mlir") -> LLVM dialect (stage "llvm-dialect.mlir").
+// tile IR -> loops (stage "loops.mlir") -> LLVM dialect (stage "llvm-dialect.mlir"). `target` is
+// "cpu" or the GPU architecture ("sm_90"), which errors name.
 // On GPU targets the lowering chooses the block size per kernel (block-size=0: about 32 elements of
 // the largest tile per thread, between 32 and 512 threads) unless the caller gives one, and records
 // it as tile.block_size; with block-size=0 it may also run the program of a kernel whose threads
 // never exchange data as several CTAs of 256 threads (tile.ctas_per_program, see ThreadMapping.h).
 // On GPU targets, loads from read-only parameters finally get the L2 policy evict_last
 // (tile-load-cache-hints: the written lines are evicted first); a reduction's streamed loads get
-// evict_first (its stream passes through L2 without displacing other data).
+// evict_first (its stream passes through L2 without displacing other data). A scratch over 48 KiB
+// is dynamic shared memory, up to `max_shared_bytes` (tile.dynamic_shared_bytes, see Passes.td).
 void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target,
                            const Dumper& dump, DiagnosticCollector& diags, StageClock& clock, int block_size = 0,
-                           bool exp_range_test = true, bool rewiden = false) {
+                           bool exp_range_test = true, bool rewiden = false, int max_shared_bytes = 48 * 1024) {
   bool cpu = target == "cpu";
   // tile-hoist-loads issues loads from read-only arguments before the reductions (and barriers) that
   // precede their first use; tile-version-interior tests once per program whether all its tiles are
@@ -229,11 +232,12 @@ void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::
       cpu ? std::string("tile-hoist-loads,tile-version-interior,tile-lower-to-loops{target=cpu},canonicalize,cse,"
                         "tile-promote-private-arrays")
           : fmt::format("tile-hoist-loads,{}tile-version-interior,"
-                        "tile-lower-to-loops{{target=gpu block-size={} ctas-per-program={} exp-range-test={}}},"
+                        "tile-lower-to-loops{{target=gpu block-size={} ctas-per-program={} exp-range-test={} "
+                        "max-shared-bytes={}}},"
                         "canonicalize,cse,tile-promote-private-arrays,"
                         "tile-math-to-nvvm",
                         rewiden ? "tile-rewiden-after-reduce," : "", block_size, block_size == 0 ? 0 : 1,
-                        exp_range_test);
+                        exp_range_test, max_shared_bytes);
   run_passes(kernel, module, to_loops, target, diags);
   if (cpu) expand_bf16_conversions(kernel, module);
   clock.mark("loops");
@@ -385,16 +389,16 @@ std::string llvm_version() { return LLVM_VERSION_STRING; }
 
 namespace {
 
-// The decimal number (1 to 1024) that follows `marker` and spaces in `ptx`; std::nullopt without one.
-std::optional<int> number_after(std::string_view ptx, std::string_view marker) {
+// The decimal number (1 to `most`) that follows `marker` and spaces in `ptx`; std::nullopt without one.
+std::optional<int> number_after(std::string_view ptx, std::string_view marker, int most = 1024) {
   std::size_t i = ptx.find(marker);
   if (i == std::string_view::npos) return std::nullopt;
   i += marker.size();
   while (i < ptx.size() && (ptx[i] == ' ' || ptx[i] == '\t')) ++i;
-  int n = 0;
-  for (; i < ptx.size() && ptx[i] >= '0' && ptx[i] <= '9' && n <= 1024; ++i) n = n * 10 + (ptx[i] - '0');
-  if (n < 1 || n > 1024) return std::nullopt;
-  return n;
+  int64_t n = 0;
+  for (; i < ptx.size() && ptx[i] >= '0' && ptx[i] <= '9' && n <= most; ++i) n = n * 10 + (ptx[i] - '0');
+  if (n < 1 || n > most) return std::nullopt;
+  return static_cast<int>(n);
 }
 
 }  // namespace
@@ -404,6 +408,19 @@ int block_size_of_ptx(std::string_view ptx) { return number_after(ptx, ".maxntid
 int ctas_per_program_of_ptx(std::string_view ptx) { return number_after(ptx, kCtasPerProgramComment).value_or(1); }
 
 int programs_per_cta_of_ptx(std::string_view ptx) { return number_after(ptx, kProgramsPerCtaComment).value_or(1); }
+
+int dynamic_shared_bytes_of_ptx(std::string_view ptx) {
+  return number_after(ptx, kDynamicSharedBytesComment, std::numeric_limits<int32_t>::max()).value_or(0);
+}
+
+int max_shared_bytes_of_arch(std::string_view arch) {
+  // cudaDevAttrMaxSharedMemoryPerBlockOptin of each architecture (the CUDA programming guide's
+  // table of compute capabilities): the SM's shared memory less 1 KiB reserved per block.
+  if (arch == "sm_90" || arch == "sm_100a") return 227 * 1024;
+  if (arch == "sm_80") return 163 * 1024;
+  if (arch == "sm_86" || arch == "sm_89" || arch == "sm_120") return 99 * 1024;
+  return 48 * 1024;
+}
 
 int64_t programs_per_cta_of_launch(int64_t programs_per_cta, int64_t programs_along_x) {
   if (programs_per_cta <= 1) return 1;
@@ -484,7 +501,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   clock.mark("tile-ir");
   dump.write_ir("tile.mlir", *module);
   module->walk([&](mlir::tessera::tile::ReduceOp) { ++code.reduces; });
-  lower_to_llvm_dialect(kernel, *module, "gpu", dump, diags, clock, block_size, exp_range_test, rewiden);
+  lower_to_llvm_dialect(kernel, *module, code.arch, dump, diags, clock, block_size, exp_range_test, rewiden,
+                        max_shared_bytes_of_arch(code.arch));
   // Mark the entry point: a PTX .entry with the block size the lowering chose as .maxntid.
   auto fn = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(code.symbol);
   if (!fn) throw Error(fmt::format("tessera: kernel '{}': internal error: lowered kernel not found", kernel));
@@ -495,6 +513,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
     code.ctas_per_program = static_cast<int>(ctas.getInt());
   if (auto programs = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tessera::tile::TileDialect::getProgramsPerCtaAttrName()))
     code.programs_per_cta = static_cast<int>(programs.getInt());
+  if (auto shared = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tessera::tile::TileDialect::getDynamicSharedBytesAttrName()))
+    code.dynamic_shared_bytes = static_cast<int>(shared.getInt());
   // A kernel compiled for static shapes counts as unversioned: where its launch has whole tiles
   // only, LLVM folds the interior test away (the grid's range on the CTA ids) and no edge copy is
   // left for the launcher's register probes (register_cap.h) to cut off; they measure it whole.
@@ -535,10 +555,13 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   // A kernel that keeps bf16 values across a reduction widens them again after it: each chunk's
   // work then moves next to its store, so that one chunk is live at a time (see sink_pure_ops.cpp).
   if (rewiden) sink_pure_ops(*m, code.symbol);
-  // The split of a program over CTAs, or the programs sharing a CTA, as a PTX comment that comes
-  // back with the PTX from the disk cache (see ctas_per_program_of_ptx, programs_per_cta_of_ptx).
+  // The split of a program over CTAs, the programs sharing a CTA, or the dynamic shared memory, as
+  // a PTX comment that comes back with the PTX from the disk cache (see ctas_per_program_of_ptx,
+  // programs_per_cta_of_ptx, dynamic_shared_bytes_of_ptx).
   if (code.ctas_per_program > 1) m->appendModuleInlineAsm(fmt::format("{} {}", kCtasPerProgramComment, code.ctas_per_program));
   if (code.programs_per_cta > 1) m->appendModuleInlineAsm(fmt::format("{} {}", kProgramsPerCtaComment, code.programs_per_cta));
+  if (code.dynamic_shared_bytes > 0)
+    m->appendModuleInlineAsm(fmt::format("{} {}", kDynamicSharedBytesComment, code.dynamic_shared_bytes));
   mark_read_only_noalias(*m, code.symbol);
   add_grid_dependency_wait(*m, code.symbol);
   skip_programs_past_the_end(kernel, *m, code);

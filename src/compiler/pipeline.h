@@ -33,6 +33,7 @@ struct GpuCode {
   int block_size = 128;      // threads per CTA
   int ctas_per_program = 1;  // CTAs that run one program together (grid x is multiplied by it)
   int programs_per_cta = 1;  // programs that share one CTA (grid x is divided by it, rounded up)
+  int dynamic_shared_bytes = 0;  // dynamic shared memory per CTA (scratch over 48 KiB), 0 if none
   bool versioned = false;    // the body has a copy for programs wholly in bounds, taken first
   bool static_shapes = false;  // compiled for one launch's shapes (LaunchOptions::static_shapes)
   bool whole_tiles = false;    // compiled for launches whose tiles are all whole (no edge code)
@@ -69,6 +70,14 @@ int ctas_per_program_of_ptx(std::string_view ptx);
 // Likewise the programs per CTA (`// tessera.programs_per_cta G`, present when G > 1).
 inline constexpr std::string_view kProgramsPerCtaComment = "// tessera.programs_per_cta";
 int programs_per_cta_of_ptx(std::string_view ptx);
+// Likewise the dynamic shared memory per CTA (`// tessera.dynamic_shared_bytes N`, present when the
+// kernel's scratch exceeds the 48 KiB of static shared memory, see Passes.td); 0 without it.
+inline constexpr std::string_view kDynamicSharedBytesComment = "// tessera.dynamic_shared_bytes";
+int dynamic_shared_bytes_of_ptx(std::string_view ptx);
+// The shared memory one CTA may use on `arch` with the opt-in (cuFuncSetAttribute's
+// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): 227 KiB on sm_90 and sm_100a; 48 KiB (what
+// needs no opt-in) for an architecture not in the table.
+int max_shared_bytes_of_arch(std::string_view arch);
 // The programs that share one CTA in a launch of `programs_along_x` programs along x of a kernel
 // compiled with G = `programs_per_cta`: G, or for fewer programs the next power of two of their
 // number (a launch of one program runs one program's threads), so that a small grid does not

@@ -86,6 +86,7 @@ class GraphImpl final : public GraphCapture {
     if (is_gpu(target)) {
       n.block = {cuda_block(*n.compiled, n.grid), 1, 1};
       n.grid.dims = cuda_grid(r.kernel, *n.compiled, n.grid);  // from here on, CTAs
+      n.shared_bytes = static_cast<unsigned>(n.compiled->gpu.dynamic_shared_bytes);
     }
     add(std::move(n), r.args);
   }
@@ -238,9 +239,9 @@ class GraphWork final : public Work {
     if (n.compiled) {
       if (driver.arch() != n.compiled->gpu.arch)
         fail(n.kernel, fmt::format("compiled for {} but the GPU is {}", n.compiled->gpu.arch, driver.arch()));
-      return n.compiled->loaded.function(driver, n.compiled->gpu.cubin, n.compiled->gpu.symbol);
+      return n.compiled->loaded.function(driver, n.compiled->gpu.cubin, n.compiled->gpu.symbol, n.shared_bytes);
     }
-    return n.unsafe->loaded.function(driver, n.unsafe->cubin, n.unsafe->symbol);
+    return n.unsafe->loaded.function(driver, n.unsafe->cubin, n.unsafe->symbol, n.shared_bytes);
   }
 
   KernelNodeParams params_of(CudaDriver& driver, Node& n) {
@@ -290,11 +291,7 @@ class GraphWork final : public Work {
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
       n.slots = slots_of(n);
-      KernelNodeParams p = params_of(driver, n);
-      if (n.shared_bytes > 48 * 1024)
-        driver.check(driver.cuFuncSetAttribute(p.func, kFuncAttrMaxDynamicSharedSizeBytes,
-                                               static_cast<int>(n.shared_bytes)),
-                     "cuFuncSetAttribute(max dynamic shared memory)");
+      KernelNodeParams p = params_of(driver, n);  // its function opted into the node's shared memory
       driver.check(driver.cuGraphAddKernelNode_v2(&n.cuda_node, cuda->graph, nullptr, 0, &p),
                    fmt::format("cuGraphAddKernelNode (kernel '{}')", n.kernel));
       // A tile kernel waits for its prerequisites itself (griddepcontrol.wait): programmatic edges

@@ -156,8 +156,8 @@ class UnsafeWork final : public Work {
     std::vector<int64_t> slots = unsafe_slots(r_.args, addresses);
     std::vector<void*> params;
     for (auto& s : slots) params.push_back(&s);
-    CUfunction fn = compiled_->loaded.function(driver, compiled_->cubin, compiled_->symbol);
     const auto& g = r_.grid;
+    CUfunction fn = compiled_->loaded.function(driver, compiled_->cubin, compiled_->symbol, g.shared_bytes);
     tessera::launch(fn, {g.blocks.x, g.blocks.y, g.blocks.z}, {g.threads.x, g.threads.y, g.threads.z}, g.shared_bytes, stream,
            params.data());
   }

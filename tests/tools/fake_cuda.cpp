@@ -3,7 +3,8 @@
 // is host memory, every copy happens at once, kernels do not run (a launch only checks its
 // arguments), events are reached when recorded. It checks what it can about how it is called
 // (handles that exist, events recorded before they are waited for, non-zero grids, parameters
-// present) and counts the calls, which the smoke program reads through fake_cuda_counts(); it can
+// present, dynamic shared memory above 48 KiB opted into by cuFuncSetAttribute before a launch or a
+// graph node passes it) and counts the calls, which the smoke program reads through fake_cuda_counts(); it can
 // hold other threads' launches inside the driver call or fail the next launches
 // (fake_cuda_hold_launches, fake_cuda_fail_launches). Its device has 16 GiB: a larger allocation
 // fails with CUDA_ERROR_OUT_OF_MEMORY (and cuMemGetInfo reports what is left).
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -30,7 +32,8 @@ constexpr CUresult kInvalidHandle = 400;
 struct Counts {
   std::atomic<long> launches{0}, event_records{0}, stream_waits{0}, uploads{0}, downloads{0}, graph_creates{0},
       graph_nodes{0}, graph_param_sets{0}, graph_launches{0}, errors{0}, programmatic_launches{0}, graph_edges{0},
-      programmatic_edges{0}, memsets{0};
+      programmatic_edges{0}, memsets{0}, shared_opt_ins{0}, dynamic_shared_launches{0}, dynamic_shared_nodes{0},
+      last_shared_bytes{0};
 };
 constexpr size_t kDeviceBytes = size_t{1} << 34;
 std::atomic<size_t> allocated{0};  // bytes, rounded up to 256
@@ -44,6 +47,10 @@ std::atomic<long> launches_to_fail{0};
 
 std::mutex mutex;
 std::set<void*> streams, events, recorded_events, modules, graphs, execs;
+std::map<void*, int> opted_in;  // per function: the dynamic shared memory it may pass above 48 KiB
+
+constexpr unsigned kSharedWithoutOptIn = 48 * 1024;
+constexpr int kSharedOptInLimit = 227 * 1024;  // an H200's (sm_90)
 
 struct Handle {
   int tag;
@@ -72,6 +79,13 @@ bool drop(std::set<void*>& set, void* h) {
 }
 // A stream argument: null (the legacy stream) or one we made.
 bool stream_ok(CUstream s) { return s == nullptr || known(streams, s); }
+// Whether `f` may be launched with `shared` bytes of dynamic shared memory.
+bool shared_ok(CUfunction f, unsigned shared) {
+  if (shared <= kSharedWithoutOptIn) return true;
+  std::lock_guard lock(mutex);
+  auto it = opted_in.find(f);
+  return it != opted_in.end() && shared <= static_cast<unsigned>(it->second);
+}
 
 }  // namespace
 
@@ -79,14 +93,18 @@ extern "C" {
 
 // The counters, in this order: launches, event_records, stream_waits, uploads, downloads,
 // graph_creates, graph_nodes, graph_param_sets, graph_launches, errors, programmatic_launches,
-// graph_edges, programmatic_edges, memsets.
+// graph_edges, programmatic_edges, memsets, shared_opt_ins (cuFuncSetAttribute of the dynamic shared
+// memory), dynamic_shared_launches and dynamic_shared_nodes (launches and graph nodes, added or
+// set, passing dynamic shared memory), last_shared_bytes (of the last launch or graph node).
 void fake_cuda_counts(long* out) {
   const std::atomic<long>* all[] = {&counts.launches,      &counts.event_records, &counts.stream_waits,
                                     &counts.uploads,       &counts.downloads,     &counts.graph_creates,
                                     &counts.graph_nodes,   &counts.graph_param_sets, &counts.graph_launches,
                                     &counts.errors,   &counts.programmatic_launches, &counts.graph_edges,
-                                    &counts.programmatic_edges, &counts.memsets};
-  for (int i = 0; i < 14; ++i) out[i] = all[i]->load();
+                                    &counts.programmatic_edges, &counts.memsets, &counts.shared_opt_ins,
+                                    &counts.dynamic_shared_launches, &counts.dynamic_shared_nodes,
+                                    &counts.last_shared_bytes};
+  for (int i = 0; i < 18; ++i) out[i] = all[i]->load();
 }
 
 // While held, kernel launches made by other threads than the caller wait inside the driver call
@@ -128,7 +146,10 @@ CUresult cuDeviceGetCount(int* n) {
   return kCudaSuccess;
 }
 CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice) {
-  *value = attribute == kAttrComputeCapabilityMajor ? 9 : attribute == kAttrComputeCapabilityMinor ? 0 : 49152;
+  *value = attribute == kAttrComputeCapabilityMajor   ? 9
+           : attribute == kAttrComputeCapabilityMinor ? 0
+           : attribute == kAttrMaxSharedMemoryPerBlockOptin ? kSharedOptInLimit
+                                                            : 49152;
   return kCudaSuccess;
 }
 CUresult cuDeviceGetName(char* name, int length, CUdevice) {
@@ -149,16 +170,35 @@ CUresult cuModuleLoadData(CUmodule* m, const void* image) {
   *m = make<CUmodule>(modules);
   return kCudaSuccess;
 }
-CUresult cuModuleUnload(CUmodule m) { return drop(modules, m) ? kCudaSuccess : bad(); }
+CUresult cuModuleUnload(CUmodule m) {
+  {
+    std::lock_guard lock(mutex);
+    opted_in.erase(m);  // its function's opt-in (a function is its module here)
+  }
+  return drop(modules, m) ? kCudaSuccess : bad();
+}
 CUresult cuModuleGetFunction(CUfunction* f, CUmodule m, const char* name) {
   if (!known(modules, m) || !name || !*name) return bad();
   *f = reinterpret_cast<CUfunction>(m);  // a function is its module here
   return kCudaSuccess;
 }
-CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) { return kCudaSuccess; }
+CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attribute, int value) {
+  if (!known(modules, f)) return bad();
+  if (attribute != kFuncAttrMaxDynamicSharedSizeBytes) return kCudaSuccess;
+  if (value < 0 || value > kSharedOptInLimit) {
+    counts.errors++;
+    return kInvalidValue;
+  }
+  std::lock_guard lock(mutex);
+  opted_in[f] = value;
+  counts.shared_opt_ins++;
+  return kCudaSuccess;
+}
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                        unsigned, CUstream s, void** params, void**) {
-  if (!known(modules, f) || !stream_ok(s) || !gx || !gy || !gz || !bx || !by || !bz || !params) return bad();
+                        unsigned shared, CUstream s, void** params, void**) {
+  if (!known(modules, f) || !stream_ok(s) || !gx || !gy || !gz || !bx || !by || !bz || !params ||
+      !shared_ok(f, shared))
+    return bad();
   if (hold_launches.load() && std::this_thread::get_id() != holder) {
     held_now++;
     while (hold_launches.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -167,6 +207,8 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
   for (long n = launches_to_fail.load(); n > 0;)
     if (launches_to_fail.compare_exchange_weak(n, n - 1)) return 701;  // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
   counts.launches++;
+  counts.dynamic_shared_launches += shared > 0 ? 1 : 0;
+  counts.last_shared_bytes = shared;
   return kCudaSuccess;
 }
 
@@ -301,10 +343,12 @@ CUresult cuGraphDestroy(CUgraph g) { return drop(graphs, g) ? kCudaSuccess : bad
 CUresult cuGraphAddKernelNode_v2(CUgraphNode* node, CUgraph g, const CUgraphNode*, size_t,
                                  const KernelNodeParams* p) {
   if (!known(graphs, g) || !p || !known(modules, p->func) || !p->grid_x || !p->grid_y || !p->grid_z ||
-      !p->block_x || !p->kernel_params)
+      !p->block_x || !p->kernel_params || !shared_ok(p->func, p->shared_bytes))
     return bad();
   *node = reinterpret_cast<CUgraphNode>(new Handle{2});  // leaked: a test tool
   counts.graph_nodes++;
+  counts.dynamic_shared_nodes += p->shared_bytes > 0 ? 1 : 0;
+  counts.last_shared_bytes = p->shared_bytes;
   return kCudaSuccess;
 }
 CUresult cuGraphAddDependencies_v2(CUgraph g, const CUgraphNode* from, const CUgraphNode* to, const GraphEdgeData* edges,
@@ -324,8 +368,12 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec* e, CUgraph g, unsigned long lo
   return kCudaSuccess;
 }
 CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec e, CUgraphNode n, const KernelNodeParams* p) {
-  if (!known(execs, e) || !n || !p || !known(modules, p->func) || !p->kernel_params) return bad();
+  if (!known(execs, e) || !n || !p || !known(modules, p->func) || !p->kernel_params ||
+      !shared_ok(p->func, p->shared_bytes))
+    return bad();
   counts.graph_param_sets++;
+  counts.dynamic_shared_nodes += p->shared_bytes > 0 ? 1 : 0;
+  counts.last_shared_bytes = p->shared_bytes;
   return kCudaSuccess;
 }
 CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {

@@ -6,7 +6,9 @@
 // tile kernels are launched programmatically and a chain in a graph gets one programmatic edge per
 // link;
 // a foreign stream and a device borrow; foreign device memory released after its last use; an
-// unsafe CUDA kernel; in a burst, async launches on the pool return before the driver call (a
+// unsafe CUDA kernel; a reduction whose scratch exceeds 48 KiB opts its function into that dynamic
+// shared memory once and passes it at every launch (synchronous, async, queued for the launcher
+// thread, graph node); in a burst, async launches on the pool return before the driver call (a
 // launcher thread makes it) and a launch the driver rejects there is reported; new tensors zeroed
 // on the device instead of uploaded, a failed device allocation reported with the bytes free, an
 // overlapping output refused before any driver call; and that the fake saw no invalid call.
@@ -27,7 +29,8 @@ namespace {
 
 struct Counts {
   long launches, event_records, stream_waits, uploads, downloads, graph_creates, graph_nodes, graph_param_sets,
-      graph_launches, errors, programmatic_launches, graph_edges, programmatic_edges, memsets;
+      graph_launches, errors, programmatic_launches, graph_edges, programmatic_edges, memsets, shared_opt_ins,
+      dynamic_shared_launches, dynamic_shared_nodes, last_shared_bytes;
 };
 
 Counts counts() {
@@ -223,6 +226,62 @@ int main() {
     } catch (const Error& e) {
       std::printf("skipped unsafe kernel: %s\n", e.what());
     }
+
+    // 7b. A reduction whose scratch (a 128x128 f32 tile, 64 KiB) exceeds the 48 KiB of static shared
+    // memory: its function is opted into the dynamic shared memory once, and every launch passes it.
+    auto colsum = kernel("smoke_colsum", [](auto out, auto a) {
+      return out.store(sum<0>(load<128, 128>(a, c<0>, program_id<1>())));
+    });
+    Tensor<float, 2> big({128, 1024});
+    Tensor<float, 2> sums({1, 1024});
+    Counts c14 = counts();
+    colsum.launch(o, sums.partition<1, 128>(), big);
+    Counts c15 = counts();
+    check(c15.shared_opt_ins - c14.shared_opt_ins == 1, "a kernel with 64 KiB of scratch opts into it at its first launch");
+    check(c15.dynamic_shared_launches - c14.dynamic_shared_launches == 1 && c15.last_shared_bytes == 65536,
+          "and its launch passes 65536 bytes of dynamic shared memory");
+    colsum.launch(o, sums.partition<1, 128>(), big);
+    for (int i = 0; i < 20; ++i) colsum.launch_async(o, sums.partition<1, 128>(), big).detach();
+    synchronize();
+    Counts c16 = counts();
+    check(c16.shared_opt_ins == c15.shared_opt_ins, "the opt-in is made once per loaded function");
+    check(c16.dynamic_shared_launches - c15.dynamic_shared_launches == 21 && c16.last_shared_bytes == 65536,
+          "every launch passes the dynamic shared memory, also those an async burst queues");
+    Graph big_graph(gpu);
+    {
+      auto recording = big_graph.capture();
+      colsum.launch(sums.partition<1, 128>(), big);
+    }
+    big_graph.replay();
+    Counts c17 = counts();
+    check(c17.dynamic_shared_nodes - c16.dynamic_shared_nodes == 1 && c17.last_shared_bytes == 65536,
+          "a graph node of the kernel passes its dynamic shared memory");
+
+    // 7c. A launch of that kernel queued for a pool stream's launcher thread (its driver call held,
+    // as in 8) passes the dynamic shared memory too.
+    hold_others(1);
+    long submitted = 0;
+    bool queued = false;
+    for (; submitted < 100000 && !queued; ++submitted) {
+      const long before = counts().launches;
+      colsum.launch_async(o, sums.partition<1, 128>(), big).detach();
+      queued = counts().launches == before;
+    }
+    if (queued) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (hold_others(-1) == 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    hold_others(0);
+    synchronize();
+    if (queued) {
+      Counts c18 = counts();
+      check(c18.dynamic_shared_launches - c17.dynamic_shared_launches == submitted && c18.last_shared_bytes == 65536,
+            "a launch queued for the launcher thread passes the dynamic shared memory");
+    } else {
+      std::printf("skipped the queued launch with dynamic shared memory: no launch of the burst was queued\n");
+    }
+
 
     // 8. New tensors: zeroed on the device, not uploaded (no host copy is made); too large a
     // tensor is an error naming the bytes; an overlapping output is refused before any driver call.

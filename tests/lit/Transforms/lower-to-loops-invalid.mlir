@@ -6,6 +6,7 @@
 // RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu ctas-per-program=3" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu block-size=4096 ctas-per-program=2" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu split-chunks=3" 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu max-shared-bytes=-1" 2>&1 | FileCheck %s --check-prefix=BLOCK
 
 // TARGET: tile-lower-to-loops: target must be 'cpu' or 'gpu', got 'xpu'
 // BLOCK: block-size must be 0 or a power of two, at most 1024 per CTA, ctas-per-program 0 or a power of two, split-chunks a power of two up to 256, vector-width and vector-bytes positive powers of two
@@ -84,12 +85,14 @@ func.func private @decl() attributes {tile.kernel}
 
 // -----
 
+// Scratch over 48 KiB is dynamic shared memory, up to max-shared-bytes (227
+// KiB by default): 256 KiB is too much.
 func.func @shared_memory(%a: memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {tile.kernel} {
   %c0 = arith.constant 0 : i32
-  %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<128x128xf32>
-  // expected-error @+1 {{'tile.transpose' op needs 65536 bytes of shared memory scratch, more than the 49152 bytes (48 KiB) of static shared memory}}
-  %t = tile.transpose %x : tensor<128x128xf32> -> tensor<128x128xf32>
-  tile.store %t, %a[%c0, %c0] : tensor<128x128xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<256x256xf32>
+  // expected-error @+1 {{'tile.transpose' op needs 262144 bytes of shared memory scratch, more than the 232448 bytes (227 KiB) of shared memory a CTA can use on this target; use smaller tiles}}
+  %t = tile.transpose %x : tensor<256x256xf32> -> tensor<256x256xf32>
+  tile.store %t, %a[%c0, %c0] : tensor<256x256xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
   return
 }
 
@@ -116,8 +119,9 @@ func.func @align_not_integer(%a: memref<?xf32, strided<[1], offset: ?>> {tile.al
 
 // -----
 
-// A row reduction keeps its scratch small (one partial per warp and row),
-// but a transpose of a 128x128 tile does not fit.
+// A row reduction keeps its scratch small (one partial per warp and row); a
+// reduction along axis 0 writes the whole tile to the scratch, and 256 KiB
+// does not fit.
 func.func @shared_memory_reduce_ok(%a: memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {tile.kernel} {
   %c0 = arith.constant 0 : i32
   %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<128x128xf32>
@@ -130,10 +134,10 @@ func.func @shared_memory_reduce_ok(%a: memref<?x?xf32, strided<[?, ?], offset: ?
 
 func.func @shared_memory_reduce_columns(%a: memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {tile.kernel} {
   %c0 = arith.constant 0 : i32
-  %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<128x128xf32>
-  // expected-error @+1 {{'tile.reduce' op needs 65536 bytes of shared memory scratch}}
-  %r = tile.reduce %x {kind = sum, axis = 0} : tensor<128x128xf32> -> tensor<1x128xf32>
-  tile.store %r, %a[%c0, %c0] : tensor<1x128xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+  %x = tile.load %a[%c0, %c0] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<256x256xf32>
+  // expected-error @+1 {{'tile.reduce' op needs 262144 bytes of shared memory scratch}}
+  %r = tile.reduce %x {kind = sum, axis = 0} : tensor<256x256xf32> -> tensor<1x256xf32>
+  tile.store %r, %a[%c0, %c0] : tensor<1x256xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
   return
 }
 

@@ -17,7 +17,9 @@ where <arg> is <dtype>[<d0>x<d1>] or <dtype>[<n>], optionally /<row stride>,
 one per kernel argument (memrefs only, row-major, unit inner stride). S
 (default 1; 0 = chosen by the pass) is passed as ctas-per-program: the gpu run
 then has g0 * S CTAs along x of T / S threads each (the tile.block_size and
-tile.ctas_per_program the pass reports).
+tile.ctas_per_program the pass reports). A kernel whose scratch is dynamic
+shared memory (tile.dynamic_shared_bytes = N) declares it as an external array;
+the harness defines it with the N bytes a launch would pass.
 """
 import argparse
 import os
@@ -110,6 +112,10 @@ def main():
     split = re.search(r"tile\.ctas_per_program = (\d+) : i32", gpu)
     ctas = int(split.group(1)) if split else 1
     gpu_obj = compile_ir(to_host(gpu), "gpu")
+    dynamic = re.search(r"tile\.dynamic_shared_bytes = (\d+) : i32", gpu)
+    scratch = "".join(f'extern "C" {{ alignas(16) unsigned char {name}[{dynamic.group(1)}]; }}\n'
+                      for name in sorted(set(re.findall(r"memref\.global @(__tile_dynamic_scratch_\w+)", gpu)))
+                      ) if dynamic else ""
     cpu = run([opt, a.kernel, "-tile-lower-to-loops", "-canonicalize", "-cse"])
     cpu_obj = compile_ir(cpu.replace(f"@{fn}(", f"@cpu_{fn}("), "cpu")
 
@@ -132,7 +138,7 @@ def main():
 #include <type_traits>
 #include <vector>
 extern "C" void emu_run(int threads, int grid0, int grid1, void (*kernel)(void*), void* context);
-extern "C" void {fn}({", ".join(decls)});
+{scratch}extern "C" void {fn}({", ".join(decls)});
 extern "C" void cpu_{fn}({", ".join(decls)}, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t);
 static float bf16_to_f32(uint16_t h) {{ uint32_t b = uint32_t(h) << 16; float f; std::memcpy(&f, &b, 4); return f; }}
 template <class V> void fill(V& v, int seed) {{
@@ -171,7 +177,8 @@ int main() {{
     for (int x = 0; x < {g0}; ++x) cpu_{fn}({", ".join(cpu_args)}, x, y, 0, {g0}, {g1}, 1);
   int bad = 0;
   {chr(10).join(checks)}
-  std::printf("{fn}: T=%d%s %s\\n", {threads}, "{f' S={ctas}' if ctas > 1 else ''}", bad ? "MISMATCH" : "OK");
+  std::printf("{fn}: T=%d%s%s %s\\n", {threads}, "{f' S={ctas}' if ctas > 1 else ''}",
+              "{f' dynamic shared {dynamic.group(1)}' if dynamic else ''}", bad ? "MISMATCH" : "OK");
   return bad != 0;
 }}
 """

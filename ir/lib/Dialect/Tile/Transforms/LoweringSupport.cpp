@@ -186,10 +186,24 @@ Value KernelLowering::getScratchView(OpBuilder &b, Location loc, Type elt,
       auto module = func->getParentOfType<ModuleOp>();
       SymbolTable symbols(module);
       OpBuilder mb(module.getContext()); // no insertion point: detached op
-      auto global = memref::GlobalOp::create(
-          mb, func.getLoc(), ("__tile_scratch_" + func.getSymName()).str(),
-          mb.getStringAttr("private"), baseType, mb.getUnitAttr(),
-          /*constant=*/false, mb.getI64IntegerAttr(16));
+      memref::GlobalOp global;
+      if (scratch.dynamic) {
+        // Dynamic shared memory: an external declaration of no elements (in
+        // PTX `.extern .shared .align 16 .b8 name[]`), whose size the launch
+        // gives; the views below reach past its declared size.
+        baseType = MemRefType::get({0}, entry.getI8Type(),
+                                   MemRefLayoutAttrInterface(), space);
+        global = memref::GlobalOp::create(
+            mb, func.getLoc(),
+            ("__tile_dynamic_scratch_" + func.getSymName()).str(),
+            /*sym_visibility=*/StringAttr(), baseType, Attribute(),
+            /*constant=*/false, mb.getI64IntegerAttr(16));
+      } else {
+        global = memref::GlobalOp::create(
+            mb, func.getLoc(), ("__tile_scratch_" + func.getSymName()).str(),
+            mb.getStringAttr("private"), baseType, mb.getUnitAttr(),
+            /*constant=*/false, mb.getI64IntegerAttr(16));
+      }
       symbols.insert(global, Block::iterator(func)); // renames on a clash
       scratchBase = memref::GetGlobalOp::create(entry, func.getLoc(), baseType,
                                                 global.getSymName());

@@ -15,6 +15,8 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::tessera;
 using namespace mlir::tessera::tile;
@@ -316,7 +318,6 @@ static bool runsOnce(Operation *op, func::FuncOp func) {
 FailureOr<ScratchPlan>
 mlir::tessera::tile::planScratch(const LoweringOptions &opts,
                                  func::FuncOp func) {
-  ScratchPlan plan;
   int64_t shared = 0;
   Operation *largest = nullptr;
   SmallVector<std::pair<Operation *, int64_t>> candidates;
@@ -339,27 +340,46 @@ mlir::tessera::tile::planScratch(const LoweringOptions &opts,
     }
   });
   auto align16 = [](int64_t x) { return llvm::alignTo(x, 16); };
-  int64_t total = align16(shared);
-  for (auto [op, bytes] : candidates)
-    total += align16(bytes);
-  bool fits = !opts.gpu || total <= kMaxStaticSharedBytes;
-  int64_t cursor = align16(shared);
-  for (auto [op, bytes] : candidates) {
-    if (fits) {
-      plan.privateOffset[op] = cursor;
-      cursor += align16(bytes);
-    } else if (bytes > shared) {
-      shared = bytes;
-      largest = op;
+  // The row reductions get own regions after the shared one if all fit in
+  // `limit`; else they share it (which grows to the largest of them).
+  auto layOut = [&](int64_t limit, int64_t &sharedBytes, Operation *&user) {
+    ScratchPlan plan;
+    int64_t total = align16(sharedBytes);
+    for (auto [op, bytes] : candidates)
+      total += align16(bytes);
+    bool fits = total <= limit;
+    int64_t cursor = align16(sharedBytes);
+    for (auto [op, bytes] : candidates) {
+      if (fits) {
+        plan.privateOffset[op] = cursor;
+        cursor += align16(bytes);
+      } else if (bytes > sharedBytes) {
+        sharedBytes = bytes;
+        user = op;
+      }
     }
-  }
-  plan.totalBytes = fits ? cursor : shared;
-  if (opts.gpu && plan.totalBytes > kMaxStaticSharedBytes)
+    plan.totalBytes = fits ? cursor : sharedBytes;
+    return plan;
+  };
+  if (!opts.gpu)
+    return layOut(std::numeric_limits<int64_t>::max(), shared, largest);
+  // Within the static 48 KiB first: a kernel that fits is laid out as it
+  // always was, as a static shared array.
+  int64_t staticLimit = std::min(kMaxStaticSharedBytes, opts.maxSharedBytes);
+  int64_t staticShared = shared;
+  Operation *staticLargest = largest;
+  ScratchPlan plan = layOut(staticLimit, staticShared, staticLargest);
+  if (plan.totalBytes <= staticLimit)
+    return plan;
+  plan = layOut(opts.maxSharedBytes, shared, largest);
+  plan.dynamic = true;
+  if (plan.totalBytes > opts.maxSharedBytes)
     return largest->emitOpError()
            << "needs " << shared
            << " bytes of shared memory scratch, more than the "
-           << kMaxStaticSharedBytes
-           << " bytes (48 KiB) of static shared memory";
+           << opts.maxSharedBytes << " bytes (" << opts.maxSharedBytes / 1024
+           << " KiB) of shared memory a CTA can use on this target; use "
+              "smaller tiles";
   return plan;
 }
 

@@ -40,6 +40,9 @@ namespace mlir::tessera::tile {
 
 /// Static shared memory available to a CTA without opt-in.
 constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+/// Shared memory a CTA may use with the opt-in on sm_90 and sm_100a (227 KiB):
+/// the default of `max-shared-bytes`.
+constexpr int64_t kDefaultMaxSharedBytes = 227 * 1024;
 /// Threads of a warp on the gpu target.
 constexpr int64_t kWarpSize = 32;
 /// Bounds of the block size chosen per kernel (block-size=0).
@@ -68,6 +71,9 @@ struct LoweringOptions {
   int64_t unrollLimit = 64;
   int64_t splitChunks = 2; // chunks per thread of an automatic split
   bool expRangeTest = true; // see lowerExpWithRangeTest (KernelLowering.h)
+  /// Shared memory a CTA may use (gpu): scratch above kMaxStaticSharedBytes
+  /// is dynamic shared memory up to this (see planScratch).
+  int64_t maxSharedBytes = kDefaultMaxSharedBytes;
 
   /// Threads of one program in one CTA.
   int64_t ctaThreads() const { return threads / ctasPerProgram; }
@@ -179,9 +185,16 @@ std::optional<RowReducePlan> planRowReduce(const LoweringOptions &opts,
 struct ScratchPlan {
   int64_t totalBytes = 0;
   DenseMap<Operation *, int64_t> privateOffset;
+  /// On gpu, a scratch over kMaxStaticSharedBytes is dynamic shared memory:
+  /// an external array of unknown size, whose totalBytes the launch provides
+  /// (the kernel carries tile.dynamic_shared_bytes).
+  bool dynamic = false;
 };
-/// Plans the scratch of `func`; fails, with an error on the largest user,
-/// when the gpu target would need more than 48 KiB.
+/// Plans the scratch of `func`. On gpu, regions are laid out within the
+/// static 48 KiB (own regions for row reductions only if all fit, as
+/// always); a kernel whose scratch exceeds that is laid out again within
+/// `opts.maxSharedBytes` as dynamic shared memory. Fails, with an error on
+/// the largest user naming the bytes needed and the limit, beyond that.
 FailureOr<ScratchPlan> planScratch(const LoweringOptions &opts,
                                    func::FuncOp func);
 

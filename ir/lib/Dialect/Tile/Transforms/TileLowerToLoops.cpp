@@ -378,6 +378,9 @@ LogicalResult KernelLowering::run() {
   if (opts.gpu && opts.programsPerCta > 1)
     func->setAttr(TileDialect::getProgramsPerCtaAttrName(),
                   entry.getI32IntegerAttr(opts.programsPerCta));
+  if (opts.gpu && scratch.dynamic)
+    func->setAttr(TileDialect::getDynamicSharedBytesAttrName(),
+                  entry.getI32IntegerAttr(scratch.totalBytes));
   WalkResult leftover = func.walk([](Operation *op) {
     if (touchesTensors(op) || isa_and_nonnull<TileDialect>(op->getDialect())) {
       op->emitOpError("was not lowered by tile-lower-to-loops");
@@ -415,12 +418,15 @@ struct TileLowerToLoopsPass
         (ctasPerProgram != 0 && !isPow2(ctasPerProgram)) ||
         !isPow2(splitChunks) || splitChunks > kSplitCtaThreads ||
         blockSize > 1024 * std::max<int64_t>(1, ctasPerProgram) ||
-        !isPow2(vectorWidth) || !isPow2(vectorBytes) || unrollLimit < 0) {
+        !isPow2(vectorWidth) || !isPow2(vectorBytes) || unrollLimit < 0 ||
+        maxSharedBytes < 0 ||
+        maxSharedBytes > std::numeric_limits<int32_t>::max()) {
       module.emitError("tile-lower-to-loops: block-size must be 0 or a power "
                        "of two, at most 1024 per CTA, ctas-per-program 0 or "
                        "a power of two, split-chunks a power of two up to "
                        "256, vector-width and vector-bytes positive powers "
-                       "of two and unroll-limit >= 0");
+                       "of two, unroll-limit >= 0 and max-shared-bytes "
+                       "between 0 and 2^31 - 1");
       return signalPassFailure();
     }
     opts.threads = opts.gpu ? blockSize : 1;
@@ -430,6 +436,7 @@ struct TileLowerToLoopsPass
     opts.unrollLimit = unrollLimit;
     opts.splitChunks = splitChunks;
     opts.expRangeTest = expRangeTest;
+    opts.maxSharedBytes = maxSharedBytes;
 
     SmallVector<func::FuncOp> kernels;
     module.walk([&](func::FuncOp f) {

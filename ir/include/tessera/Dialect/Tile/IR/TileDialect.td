@@ -56,6 +56,13 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getProgramsPerCtaAttrName() {
       return ::llvm::StringLiteral("tile.programs_per_cta");
     }
+    /// Name of the i32 function attribute holding the bytes of dynamic shared
+    /// memory a CTA needs, present when its scratch exceeds the 48 KiB of
+    /// static shared memory (set by `tile-lower-to-loops` for the gpu target;
+    /// the launch passes that many bytes and opts into them above 48 KiB).
+    static constexpr ::llvm::StringLiteral getDynamicSharedBytesAttrName() {
+      return ::llvm::StringLiteral("tile.dynamic_shared_bytes");
+    }
     /// Name of the unit function attribute marking a kernel whose body
     /// `tile-version-interior` has split into a copy for programs wholly in
     /// bounds (taken first) and one for the tensors' edges.

@@ -55,9 +55,24 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     held by other threads, exchange one partial per warp and row through
     shared memory (one barrier). Other reductions, broadcasts whose results
     come from other threads, transpose and mma exchange data through a
-    scratch buffer (shared memory `memref.global` in address space 3 on gpu,
-    limited to 48 KiB; an entry block alloca on cpu) between barriers
-    (`nvvm.barrier0` on gpu). Broadcasts of a single element or of a tile
+    scratch buffer (an entry block alloca on cpu) between barriers
+    (`nvvm.barrier0` on gpu). On gpu the scratch is a shared memory
+    `memref.global` in address space 3 when it fits the 48 KiB of static
+    shared memory. Above that it is dynamic shared memory, up to
+    `max-shared-bytes` (the device's opt-in limit): an external
+    `memref.global` of no elements (`.extern .shared .align 16 .b8 name[]` in
+    PTX) viewed past its declared size, and the function gets
+    `tile.dynamic_shared_bytes = N : i32`, the bytes each launch must pass
+    (and opt into). A kernel needing more is an error naming the bytes
+    needed and the limit. Example: a 128x128 f32 tile summed along axis 0
+    writes its 64 KiB to the scratch:
+
+    ```mlir
+    memref.global @__tile_dynamic_scratch_k : memref<0xi8, 3> {alignment = 16 : i64}
+    func.func @k(...) attributes {tile.dynamic_shared_bytes = 65536 : i32, ...} {
+      %s = memref.get_global @__tile_dynamic_scratch_k : memref<0xi8, 3>
+      %v = memref.view %s[%c0][] : memref<0xi8, 3> to memref<16384xf32, 3>
+    ``` Broadcasts of a single element or of a tile
     whose elements stay in their threads are copied within the thread. Loops
     carrying tiles are rebuilt with the tiles in private buffers.
 
@@ -179,6 +194,11 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     Option<"unrollLimit", "unroll-limit", "int64_t", /*default=*/"64",
            "Fully unroll per-thread element loops of at most this many "
            "elements (gpu target)">,
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t",
+           /*default=*/"232448",
+           "Shared memory a CTA may use on the gpu target (the device's "
+           "opt-in limit; 232448 = 227 KiB on sm_90 and sm_100a): scratch "
+           "above 48 KiB is dynamic shared memory up to this many bytes">,
     Option<"expRangeTest", "exp-range-test", "bool", /*default=*/"true",
            "On gpu, test per group of up to 32 unrolled elements whether "
            "all arguments of an accurate exp lie within +-69 (then the exps "
