@@ -399,14 +399,23 @@ class MlirGen {
     if (op == "min") return f ? Value(MinimumFOp::create(b_, loc_, x, y)) : Value(MinSIOp::create(b_, loc_, x, y));
     if (op == "and") return AndIOp::create(b_, loc_, x, y);
     if (op == "or") return OrIOp::create(b_, loc_, x, y);
-    static const std::pair<std::string_view, std::pair<CmpFPredicate, CmpIPredicate>> cmps[] = {
-        {"eq", {CmpFPredicate::OEQ, CmpIPredicate::eq}}, {"ne", {CmpFPredicate::UNE, CmpIPredicate::ne}},
-        {"lt", {CmpFPredicate::OLT, CmpIPredicate::slt}}, {"le", {CmpFPredicate::OLE, CmpIPredicate::sle}},
-        {"gt", {CmpFPredicate::OGT, CmpIPredicate::sgt}}, {"ge", {CmpFPredicate::OGE, CmpIPredicate::sge}}};
+    // i32 compares signed; i1 unsigned, as C++ compares bools (false < true; signed, true is -1).
+    struct Predicates {
+      CmpFPredicate f;
+      CmpIPredicate i32, i1;
+    };
+    static const std::pair<std::string_view, Predicates> cmps[] = {
+        {"eq", {CmpFPredicate::OEQ, CmpIPredicate::eq, CmpIPredicate::eq}},
+        {"ne", {CmpFPredicate::UNE, CmpIPredicate::ne, CmpIPredicate::ne}},
+        {"lt", {CmpFPredicate::OLT, CmpIPredicate::slt, CmpIPredicate::ult}},
+        {"le", {CmpFPredicate::OLE, CmpIPredicate::sle, CmpIPredicate::ule}},
+        {"gt", {CmpFPredicate::OGT, CmpIPredicate::sgt, CmpIPredicate::ugt}},
+        {"ge", {CmpFPredicate::OGE, CmpIPredicate::sge, CmpIPredicate::uge}}};
     for (const auto& [name, preds] : cmps) {
       if (op != name) continue;
-      if (f) return CmpFOp::create(b_, loc_, preds.first, x, y);
-      return CmpIOp::create(b_, loc_, preds.second, x, y);
+      if (f) return CmpFOp::create(b_, loc_, preds.f, x, y);
+      const bool boolean = mlir::getElementTypeOrSelf(x.getType()).isInteger(1);
+      return CmpIOp::create(b_, loc_, boolean ? preds.i1 : preds.i32, x, y);
     }
     (void)ty;
     fail(fmt::format("malformed AST: unknown binary op '{}'", op));

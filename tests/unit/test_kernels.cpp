@@ -528,6 +528,22 @@ static void body_half_math(Target target) {
 }
 
 // Every kernel test runs on the CPU target and, tagged [gpu], on the GPU when one is present.
+// Booleans compare as in C++ (false < true): i1 compares are unsigned (signed, true is -1).
+static void body_bool_compare(Target target) {
+  const std::vector<bool> av{false, false, true, true}, bv{false, true, false, true};
+  Tensor<bool, 1> a({4}), b({4}), lt({4}), ge({4});
+  for (int64_t i = 0; i < 4; ++i) a(i) = av[i], b(i) = bv[i];
+  kernel("bool_lt", [](auto o, auto x, auto y) { return o.store(x.load_like(o) < y.load_like(o)); })
+      .launch_on(target, lt.partition<4>(), a, b);
+  kernel("bool_ge", [](auto o, auto x, auto y) { return o.store(x.load_like(o) >= y.load_like(o)); })
+      .launch_on(target, ge.partition<4>(), a, b);
+  for (int64_t i = 0; i < 4; ++i) {
+    INFO(av[i] << " vs " << bv[i]);
+    CHECK(lt(i) == (av[i] < bv[i]));
+    CHECK(ge(i) == (av[i] >= bv[i]));
+  }
+}
+
 // A bf16 scalar parameter, held in a register: on x86 the CPU target truncates it with
 // __truncsfbf2, which its module defines (older libgccs do not).
 static void body_bf16_scalar(Target target) {
@@ -918,6 +934,7 @@ TESSERA_TARGET_TEST_CASE("loops over growing tile indices: versioned and ragged 
                          body_loop_versions)
 TESSERA_TARGET_TEST_CASE("scalar parameters: scale and add", "[scalar]", body_12)
 TESSERA_TARGET_TEST_CASE("i32 arithmetic and i1 tensors in and out", "[elementwise][dtype]", body_ints_bools)
+TESSERA_TARGET_TEST_CASE("i1 tiles compare as C++ bools", "[elementwise][dtype]", body_bool_compare)
 TESSERA_TARGET_TEST_CASE("a bf16 scalar parameter", "[scalar][dtype]", body_bf16_scalar)
 TESSERA_TARGET_TEST_CASE("f16 and bf16 math, computed in f32", "[math][dtype]", body_half_math)
 
