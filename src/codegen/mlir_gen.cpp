@@ -127,7 +127,15 @@ class MlirGen {
     int64_t p = s[1].as_int();
     const ParamInfo& out = param(s[1], ParamInfo::Kind::out);
     Value v = emit(s[2]);
+    if (v.getType() != own_tile_type(out, out.dtype))
+      fail(fmt::format("malformed AST: '{}' stores a value whose type is not output {}'s tile", s.text.substr(0, 80), p));
     tile::StoreOp::create(b_, loc_, v, args_[p], own_indices(out.rank));
+  }
+  // The type of output `out`'s own tile with elements of dtype d. Accesses at the program's own
+  // tile index (store, own, load_like) must have it: the launcher's grid and its whole-tiles check
+  // (whole_tiles.h) assume the declared tile; a larger one would reach past the tensor unmasked.
+  Type own_tile_type(const ParamInfo& out, DType d) {
+    return mlir::RankedTensorType::get(llvm::SmallVector<int64_t>(out.tile.begin(), out.tile.end()), elem_type(d));
   }
 
   Value lookup(std::string_view text) {
@@ -159,13 +167,15 @@ class MlirGen {
     }
     if (op == "load_like") {
       int64_t p = n[3].as_int();
-      param(n[3], ParamInfo::Kind::in);
+      const ParamInfo& in = param(n[3], ParamInfo::Kind::in);
       const ParamInfo& out = param(n[4], ParamInfo::Kind::out);
+      if (ty != own_tile_type(out, in.dtype)) fail(fmt::format("malformed AST: '{}' is not output {}'s tile", n.text.substr(0, 80), n[4].atom));
       return tile::LoadOp::create(b_, loc_, ty, args_[p], own_indices(out.rank));
     }
     if (op == "own") {
       int64_t q = n[3].as_int();
       const ParamInfo& out = param(n[3], ParamInfo::Kind::out);
+      if (ty != own_tile_type(out, out.dtype)) fail(fmt::format("malformed AST: '{}' is not output {}'s tile", n.text.substr(0, 80), q));
       return tile::LoadOp::create(b_, loc_, ty, args_[q], own_indices(out.rank));
     }
     if (op == "arg") {
