@@ -186,7 +186,11 @@ class MlirGen {
       int64_t p = n[3].as_int();
       if (p < 0 || p >= static_cast<int64_t>(args_.size()) || ast_.params[p].kind == ParamInfo::Kind::scalar)
         fail("malformed AST: dim of a non-tensor");
-      Value d = mlir::memref::DimOp::create(b_, loc_, args_[p], n[4].as_int());
+      // memref.dim past the rank would read past the tensor's descriptor.
+      const int64_t axis = n[4].as_int();
+      if (axis < 0 || axis >= ast_.params[p].rank)
+        fail(fmt::format("malformed AST: '{}' names dim {} of a rank-{} tensor", n.text, axis, ast_.params[p].rank));
+      Value d = mlir::memref::DimOp::create(b_, loc_, args_[p], axis);
       return mlir::arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), d);
     }
     if (op == "program_id") return program_ids_value(static_cast<int>(n[3].as_int()));

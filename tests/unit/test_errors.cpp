@@ -112,3 +112,18 @@ TEST_CASE("AST tiles that disagree with the output's tile are refused", "[errors
   CHECK_THROWS_WITH(launch("(kernel (params (out f32 2 [8 1])) (body (store 0 (const f32 [8 1] 0x3ff0000000000000))))", 32),
                     Contains("parameter 0: the partition's tile [32 1] is not the kernel's tile [8 1]"));
 }
+
+TEST_CASE("an AST dim past the tensor's rank is refused", "[errors]") {
+  auto out = std::make_shared<detail::Storage>(64 * 4);
+  std::array<detail::ArgDesc, 1> args{};
+  args[0].kind = detail::ArgDesc::Kind::out;
+  args[0].dtype = DType::i32;
+  args[0].rank = 1;
+  args[0].shape = {64};
+  args[0].strides = {1};
+  args[0].tile = {64};
+  args[0].storage = out;
+  const std::string_view ast = "(kernel (params (out i32 1 [64])) (body (store 0 (broadcast i32 [64] (dim i32 [] 0 65536)))))";
+  CHECK_THROWS_WITH(detail::launch(detail::LaunchRequest{"err_dim", ast, args}, Target::cpu),
+                    Contains("kernel 'err_dim'") && Contains("names dim 65536 of a rank-1 tensor"));
+}
