@@ -127,7 +127,15 @@ class MlirGen {
     int64_t p = s[1].as_int();
     const ParamInfo& out = param(s[1], ParamInfo::Kind::out);
     Value v = emit(s[2]);
+    if (v.getType() != own_tile_type(out, out.dtype))
+      fail(fmt::format("malformed AST: '{}' stores a value whose type is not output {}'s tile", s.text.substr(0, 80), p));
     tile::StoreOp::create(b_, loc_, v, args_[p], own_indices(out.rank));
+  }
+  // The type of output `out`'s own tile with elements of dtype d. Accesses at the program's own
+  // tile index (store, own, load_like) must have it: the launcher's grid and its whole-tiles check
+  // (whole_tiles.h) assume the declared tile; a larger one would reach past the tensor unmasked.
+  Type own_tile_type(const ParamInfo& out, DType d) {
+    return mlir::RankedTensorType::get(llvm::SmallVector<int64_t>(out.tile.begin(), out.tile.end()), elem_type(d));
   }
 
   Value lookup(std::string_view text) {
@@ -160,14 +168,16 @@ class MlirGen {
     if (op == "load_like") {
       if (unpadded_size(n) != 5) fail(fmt::format("malformed AST: '{}'", n.text));
       int64_t p = n[3].as_int();
-      param(n[3], ParamInfo::Kind::in);
+      const ParamInfo& in = param(n[3], ParamInfo::Kind::in);
       const ParamInfo& out = param(n[4], ParamInfo::Kind::out);
+      if (ty != own_tile_type(out, in.dtype)) fail(fmt::format("malformed AST: '{}' is not output {}'s tile", n.text.substr(0, 80), n[4].atom));
       return emit_load(n, ty, args_[p], own_indices(out.rank));
     }
     if (op == "own") {
       if (unpadded_size(n) != 4) fail(fmt::format("malformed AST: '{}'", n.text));
       int64_t q = n[3].as_int();
       const ParamInfo& out = param(n[3], ParamInfo::Kind::out);
+      if (ty != own_tile_type(out, out.dtype)) fail(fmt::format("malformed AST: '{}' is not output {}'s tile", n.text.substr(0, 80), q));
       return emit_load(n, ty, args_[q], own_indices(out.rank));
     }
     if (op == "arg") {
@@ -178,7 +188,11 @@ class MlirGen {
       int64_t p = n[3].as_int();
       if (p < 0 || p >= static_cast<int64_t>(args_.size()) || ast_.params[p].kind == ParamInfo::Kind::scalar)
         fail("malformed AST: dim of a non-tensor");
-      Value d = mlir::memref::DimOp::create(b_, loc_, args_[p], n[4].as_int());
+      // memref.dim past the rank would read past the tensor's descriptor.
+      const int64_t axis = n[4].as_int();
+      if (axis < 0 || axis >= ast_.params[p].rank)
+        fail(fmt::format("malformed AST: '{}' names dim {} of a rank-{} tensor", n.text, axis, ast_.params[p].rank));
+      Value d = mlir::memref::DimOp::create(b_, loc_, args_[p], axis);
       return mlir::arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), d);
     }
     if (op == "program_id") return program_ids_value(static_cast<int>(n[3].as_int()));
@@ -407,14 +421,23 @@ class MlirGen {
     if (op == "min") return f ? Value(MinimumFOp::create(b_, loc_, x, y)) : Value(MinSIOp::create(b_, loc_, x, y));
     if (op == "and") return AndIOp::create(b_, loc_, x, y);
     if (op == "or") return OrIOp::create(b_, loc_, x, y);
-    static const std::pair<std::string_view, std::pair<CmpFPredicate, CmpIPredicate>> cmps[] = {
-        {"eq", {CmpFPredicate::OEQ, CmpIPredicate::eq}}, {"ne", {CmpFPredicate::UNE, CmpIPredicate::ne}},
-        {"lt", {CmpFPredicate::OLT, CmpIPredicate::slt}}, {"le", {CmpFPredicate::OLE, CmpIPredicate::sle}},
-        {"gt", {CmpFPredicate::OGT, CmpIPredicate::sgt}}, {"ge", {CmpFPredicate::OGE, CmpIPredicate::sge}}};
+    // i32 compares signed; i1 unsigned, as C++ compares bools (false < true; signed, true is -1).
+    struct Predicates {
+      CmpFPredicate f;
+      CmpIPredicate i32, i1;
+    };
+    static const std::pair<std::string_view, Predicates> cmps[] = {
+        {"eq", {CmpFPredicate::OEQ, CmpIPredicate::eq, CmpIPredicate::eq}},
+        {"ne", {CmpFPredicate::UNE, CmpIPredicate::ne, CmpIPredicate::ne}},
+        {"lt", {CmpFPredicate::OLT, CmpIPredicate::slt, CmpIPredicate::ult}},
+        {"le", {CmpFPredicate::OLE, CmpIPredicate::sle, CmpIPredicate::ule}},
+        {"gt", {CmpFPredicate::OGT, CmpIPredicate::sgt, CmpIPredicate::ugt}},
+        {"ge", {CmpFPredicate::OGE, CmpIPredicate::sge, CmpIPredicate::uge}}};
     for (const auto& [name, preds] : cmps) {
       if (op != name) continue;
-      if (f) return CmpFOp::create(b_, loc_, preds.first, x, y);
-      return CmpIOp::create(b_, loc_, preds.second, x, y);
+      if (f) return CmpFOp::create(b_, loc_, preds.f, x, y);
+      const bool boolean = mlir::getElementTypeOrSelf(x.getType()).isInteger(1);
+      return CmpIOp::create(b_, loc_, boolean ? preds.i1 : preds.i32, x, y);
     }
     (void)ty;
     fail(fmt::format("malformed AST: unknown binary op '{}'", op));

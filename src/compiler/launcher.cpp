@@ -797,6 +797,10 @@ Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<con
     if (a.rank > 3) fail(kernel, fmt::format("parameter {}: outputs have rank 1 to 3 (one grid axis per dim)", i));
     for (int d = 0; d < a.rank; ++d)
       if (a.tile[d] <= 0) fail(kernel, fmt::format("parameter {}: tile sizes must be positive", i));
+    // The grid comes from the partition's tile, the kernel's accesses from the AST's.
+    if (!std::equal(p.tile.begin(), p.tile.end(), a.tile.begin(), a.tile.begin() + a.rank))
+      fail(kernel, fmt::format("parameter {}: the partition's tile [{}] is not the kernel's tile [{}]", i,
+                               fmt::join(a.tile.begin(), a.tile.begin() + a.rank, " "), fmt::join(p.tile, " ")));
     const Grid g = partition_grid(a);
     if (first_out < 0) {
       first_out = static_cast<int>(i);

@@ -295,6 +295,28 @@ void add_packed_wrapper(llvm::Module& m, const std::string& symbol) {
   b.CreateRetVoid();
 }
 
+// Defines __truncsfbf2 (f32 -> bf16, round to nearest even, NaN to a quiet NaN: as
+// float_to_bf16_bits in dtype.h) in a CPU kernel's module. x86 without AVX512-BF16 holds bf16
+// values in registers (a bf16 scalar parameter, a select or loop phi of bf16 scalars) promoted to
+// f32 and truncates them back with a call to __truncsfbf2, which compiler-rt and libgcc 13 define
+// but older libgccs (Debian 12's) do not: the JIT then failed to link such kernels ("Symbols not
+// found: [ __truncsfbf2 ]"). The module's own definition is found first.
+void define_bf16_truncation(llvm::Module& m) {
+  if (m.getFunction("__truncsfbf2")) return;
+  llvm::LLVMContext& c = m.getContext();
+  auto* i32 = llvm::Type::getInt32Ty(c);
+  auto* ty = llvm::FunctionType::get(llvm::Type::getBFloatTy(c), {llvm::Type::getFloatTy(c)}, false);
+  auto* f = llvm::Function::Create(ty, llvm::Function::ExternalLinkage, "__truncsfbf2", m);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", f));
+  llvm::Value* x = b.CreateBitCast(f->getArg(0), i32);
+  llvm::Value* high = b.CreateLShr(x, 16);
+  llvm::Value* bias = b.CreateAdd(b.CreateAnd(high, 1), llvm::ConstantInt::get(i32, 0x7fff));
+  llvm::Value* rounded = b.CreateLShr(b.CreateAdd(x, bias), 16);
+  llvm::Value* nan = b.CreateICmpUGT(b.CreateAnd(x, 0x7fffffff), llvm::ConstantInt::get(i32, 0x7f800000));
+  llvm::Value* bits = b.CreateSelect(nan, b.CreateOr(high, 0x40), rounded);
+  b.CreateRet(b.CreateBitCast(b.CreateTrunc(bits, llvm::Type::getInt16Ty(c)), llvm::Type::getBFloatTy(c)));
+}
+
 // Marks the kernel's pointer parameters that it only reads (readonly/readnone, as inferred by the
 // optimizer) noalias, so that NVPTX selects ld.global.nc (the read-only data path) for loads through
 // them. Sound because the launcher never lets an output alias an input: no memory a read-only
@@ -447,6 +469,7 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
   auto llctx = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> m = translate(kernel, *module, *llctx, diags);
   add_packed_wrapper(*m, symbol);
+  define_bf16_truncation(*m);
 
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) throw Error("tessera: cannot detect the host target: " + llvm::toString(jtmb.takeError()));

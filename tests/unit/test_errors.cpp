@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
+#include <array>
 #include <cstdlib>
+#include <memory>
 
 using namespace tessera;
 using Catch::Matchers::Contains;
@@ -81,4 +83,47 @@ TEST_CASE("fill and reshape keep one owner of the storage", "[tensor]") {
   CHECK(m(1, 2) == 2.5f);
   CHECK(v.storage() == nullptr);  // NOLINT(bugprone-use-after-move): the moved-from state under test
   CHECK_THROWS_WITH(std::move(m).reshape<1>({7}), Contains("6 elements cannot have 7"));
+}
+
+// The internal entry point takes AST text with argument descriptions: a store, own or load_like
+// tile other than the output's declared tile, or a partition tile other than the kernel's, is
+// refused (the grid and the whole-tiles check assume the declared tile: a larger tile would be
+// accessed past the tensor without masks).
+TEST_CASE("AST tiles that disagree with the output's tile are refused", "[errors]") {
+  auto out = std::make_shared<detail::Storage>(58 * 4);
+  auto args_for = [&](int64_t tile) {
+    std::array<detail::ArgDesc, 1> a{};
+    a[0].kind = detail::ArgDesc::Kind::out;
+    a[0].rank = 2;
+    a[0].shape = {58, 1};
+    a[0].strides = {1, 1};
+    a[0].tile = {tile, 1};
+    a[0].storage = out;
+    return a;
+  };
+  auto launch = [&](std::string_view ast, int64_t tile) {
+    auto args = args_for(tile);
+    detail::launch(detail::LaunchRequest{"err_tiles", ast, args}, Target::cpu);
+  };
+  CHECK_THROWS_WITH(launch("(kernel (params (out f32 2 [8 1])) (body (store 0 (const f32 [32 1] 0x3ff0000000000000))))", 8),
+                    Contains("kernel 'err_tiles'") && Contains("is not output 0's tile"));
+  CHECK_THROWS_WITH(launch("(kernel (params (out f32 2 [8 1])) (body (store 0 (own f32 [32 1] 0))))", 8),
+                    Contains("is not output 0's tile"));
+  CHECK_THROWS_WITH(launch("(kernel (params (out f32 2 [8 1])) (body (store 0 (const f32 [8 1] 0x3ff0000000000000))))", 32),
+                    Contains("parameter 0: the partition's tile [32 1] is not the kernel's tile [8 1]"));
+}
+
+TEST_CASE("an AST dim past the tensor's rank is refused", "[errors]") {
+  auto out = std::make_shared<detail::Storage>(64 * 4);
+  std::array<detail::ArgDesc, 1> args{};
+  args[0].kind = detail::ArgDesc::Kind::out;
+  args[0].dtype = DType::i32;
+  args[0].rank = 1;
+  args[0].shape = {64};
+  args[0].strides = {1};
+  args[0].tile = {64};
+  args[0].storage = out;
+  const std::string_view ast = "(kernel (params (out i32 1 [64])) (body (store 0 (broadcast i32 [64] (dim i32 [] 0 65536)))))";
+  CHECK_THROWS_WITH(detail::launch(detail::LaunchRequest{"err_dim", ast, args}, Target::cpu),
+                    Contains("kernel 'err_dim'") && Contains("names dim 65536 of a rank-1 tensor"));
 }

@@ -528,6 +528,34 @@ static void body_half_math(Target target) {
 }
 
 // Every kernel test runs on the CPU target and, tagged [gpu], on the GPU when one is present.
+// Booleans compare as in C++ (false < true): i1 compares are unsigned (signed, true is -1).
+static void body_bool_compare(Target target) {
+  const std::vector<bool> av{false, false, true, true}, bv{false, true, false, true};
+  Tensor<bool, 1> a({4}), b({4}), lt({4}), ge({4});
+  for (int64_t i = 0; i < 4; ++i) a(i) = av[i], b(i) = bv[i];
+  kernel("bool_lt", [](auto o, auto x, auto y) { return o.store(x.load_like(o) < y.load_like(o)); })
+      .launch_on(target, lt.partition<4>(), a, b);
+  kernel("bool_ge", [](auto o, auto x, auto y) { return o.store(x.load_like(o) >= y.load_like(o)); })
+      .launch_on(target, ge.partition<4>(), a, b);
+  for (int64_t i = 0; i < 4; ++i) {
+    INFO(av[i] << " vs " << bv[i]);
+    CHECK(lt(i) == (av[i] < bv[i]));
+    CHECK(ge(i) == (av[i] >= bv[i]));
+  }
+}
+
+// A bf16 scalar parameter, held in a register: on x86 the CPU target truncates it with
+// __truncsfbf2, which its module defines (older libgccs do not).
+static void body_bf16_scalar(Target target) {
+  Tensor<bfloat16, 2> z({58, 10});
+  const bfloat16 s(-1.6015625f);
+  kernel("bf16_scalar", [](auto o, auto v) { return o.store(v); }).launch_on(target, z.partition<64, 4>(), s);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < 58; ++i)
+    for (int64_t j = 0; j < 10; ++j) bad += z(i, j).bits != s.bits;
+  CHECK(bad == 0);
+}
+
 TESSERA_TARGET_TEST_CASE("1-D add over ragged lengths, f32", "[elementwise]", body_1)
 // On the GPU, a kernel whose threads never exchange data runs each program with large tiles as
 // several CTAs (a bf16 add of 8192-element tiles: 4 CTAs of 128 threads; a 64 x 256 f32 tile: 16).
@@ -906,6 +934,8 @@ TESSERA_TARGET_TEST_CASE("loops over growing tile indices: versioned and ragged 
                          body_loop_versions)
 TESSERA_TARGET_TEST_CASE("scalar parameters: scale and add", "[scalar]", body_12)
 TESSERA_TARGET_TEST_CASE("i32 arithmetic and i1 tensors in and out", "[elementwise][dtype]", body_ints_bools)
+TESSERA_TARGET_TEST_CASE("i1 tiles compare as C++ bools", "[elementwise][dtype]", body_bool_compare)
+TESSERA_TARGET_TEST_CASE("a bf16 scalar parameter", "[scalar][dtype]", body_bf16_scalar)
 TESSERA_TARGET_TEST_CASE("f16 and bf16 math, computed in f32", "[math][dtype]", body_half_math)
 
 // On the CPU target one thread holds a whole tile: 1024 x 1024 f32 values (4 MiB each) and the

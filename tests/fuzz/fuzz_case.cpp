@@ -1,0 +1,123 @@
+// fuzz_case.cpp: the dtype helpers of fuzz_case.h (rounding, spacing, storage encoding).
+#include "fuzz_case.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace tessera::fuzz {
+
+std::vector<int64_t> grid_of(const FuzzCase& c) {
+  std::vector<int64_t> g{1, 1, 1};
+  for (const ParamSpec& p : c.params) {
+    if (p.kind != ParamKind::out) continue;
+    for (std::size_t d = 0; d < p.shape.size() && d < 3; ++d) g[d] = (p.shape[d] + p.tile[d] - 1) / p.tile[d];
+    break;
+  }
+  return g;
+}
+
+double round_to(DType d, double x) {
+  switch (d) {
+    case DType::f32: return static_cast<float>(x);
+    case DType::f16: return static_cast<float>(half(static_cast<float>(x)));
+    case DType::bf16: return static_cast<float>(bfloat16(static_cast<float>(x)));
+    case DType::i32: {
+      if (!std::isfinite(x)) return 0;
+      auto v = static_cast<int64_t>(std::trunc(std::fmod(x, 0x1p64)));
+      return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
+    }
+    case DType::i1: return x != 0 ? 1 : 0;
+  }
+  return x;
+}
+
+double ulp_of(DType d, double x) {
+  int mantissa = 0, min_exp = 0;
+  switch (d) {
+    case DType::f32: mantissa = 23, min_exp = -126; break;
+    case DType::f16: mantissa = 10, min_exp = -14; break;
+    case DType::bf16: mantissa = 7, min_exp = -126; break;
+    default: return 0;
+  }
+  x = std::fabs(x);
+  if (!std::isfinite(x)) return std::numeric_limits<double>::infinity();
+  int e = x == 0 ? min_exp : std::max(std::ilogb(x), min_exp);
+  return std::ldexp(1.0, e - mantissa);
+}
+
+double max_finite(DType d) {
+  switch (d) {
+    case DType::f32: return std::numeric_limits<float>::max();
+    case DType::f16: return 65504.0;
+    case DType::bf16: return static_cast<float>(bfloat16::from_bits(0x7f7f));
+    case DType::i32: return 2147483647.0;
+    case DType::i1: return 1;
+  }
+  return 0;
+}
+
+void store_element(DType d, void* base, int64_t i, double v) {
+  auto* b = static_cast<std::byte*>(base);
+  switch (d) {
+    case DType::f32: {
+      float f = static_cast<float>(v);
+      std::memcpy(b + 4 * i, &f, 4);
+      break;
+    }
+    case DType::f16: {
+      half h(static_cast<float>(v));
+      std::memcpy(b + 2 * i, &h.bits, 2);
+      break;
+    }
+    case DType::bf16: {
+      bfloat16 h(static_cast<float>(v));
+      std::memcpy(b + 2 * i, &h.bits, 2);
+      break;
+    }
+    case DType::i32: {
+      auto x = static_cast<int32_t>(round_to(DType::i32, v));
+      std::memcpy(b + 4 * i, &x, 4);
+      break;
+    }
+    case DType::i1: {
+      bool x = v != 0;
+      std::memcpy(b + i, &x, 1);
+      break;
+    }
+  }
+}
+
+double load_element(DType d, const void* base, int64_t i) {
+  const auto* b = static_cast<const std::byte*>(base);
+  switch (d) {
+    case DType::f32: {
+      float f;
+      std::memcpy(&f, b + 4 * i, 4);
+      return f;
+    }
+    case DType::f16: {
+      uint16_t bits;
+      std::memcpy(&bits, b + 2 * i, 2);
+      return static_cast<float>(half::from_bits(bits));
+    }
+    case DType::bf16: {
+      uint16_t bits;
+      std::memcpy(&bits, b + 2 * i, 2);
+      return static_cast<float>(bfloat16::from_bits(bits));
+    }
+    case DType::i32: {
+      int32_t x;
+      std::memcpy(&x, b + 4 * i, 4);
+      return x;
+    }
+    case DType::i1: {
+      uint8_t x;
+      std::memcpy(&x, b + i, 1);
+      return x != 0 ? 1 : 0;
+    }
+  }
+  return 0;
+}
+
+}  // namespace tessera::fuzz
