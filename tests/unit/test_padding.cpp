@@ -5,7 +5,7 @@
 // -inf / +inf padding (f32, f16, bf16; i32 with its least and greatest values), ragged softmax
 // with -inf padding and no mask, NaN padding (counted lane by lane), constant padding of every
 // dtype (f32, f16, bf16, i32, i1), an output's own tile read back padded, 2-D tiles ragged in both
-// dims, a loop over a row in chunks, whole-tile and bounds-tested launches of padded kernels. Also
+// dims, a loop over a row in chunks, whole-tile, bounds-tested and static-shape launches. Also
 // the AST text of padded loads (the old forms unchanged), the parse of the (pad ...) item, the
 // whole-tiles check and the launcher's checks on padded nodes, and a padded kernel's PTX.
 #include "execution_helpers.h"
@@ -290,6 +290,31 @@ void body_tiles_and_loops(Target target) {
   }
 }
 
+// Kernels compiled for the launch's exact shapes (LaunchOptions::static_shapes) pad the same.
+void body_static_shapes(Target target) {
+  LaunchOptions o = on(target);
+  o.static_shapes = true;
+  auto a = random_tensor<float, 2>({3, 1000}, -20, -1, 76);
+  Tensor<float, 2> y({3, 1000});
+  softmax.launch(o, y.partition<1, 1024>(), a);
+  Tensor<float, 2> m({2, 16});
+  auto b = random_tensor<float, 2>({100, 1000}, -9, -1, 77);
+  tile_max.launch(o, m.partition<1, 1>(), b);
+  for (int64_t r = 0; r < 3; ++r) {
+    double mx = -INFINITY, sum = 0;
+    for (int64_t c = 0; c < 1000; ++c) mx = std::max<double>(mx, a(r, c));
+    for (int64_t c = 0; c < 1000; ++c) sum += std::exp(a(r, c) - mx);
+    for (int64_t c = 0; c < 1000; ++c) CHECK(std::abs(y(r, c) - std::exp(a(r, c) - mx) / sum) <= 1e-5 * y(r, c) + 1e-30);
+  }
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 16; ++j) {
+      float want = -INFINITY;
+      for (int64_t r = 64 * i; r < std::min<int64_t>(100, 64 * i + 64); ++r)
+        for (int64_t c = 64 * j; c < std::min<int64_t>(1000, 64 * j + 64); ++c) want = std::max(want, b(r, c));
+      CHECK(m(i, j) == want);
+    }
+}
+
 }  // namespace
 
 TESSERA_TARGET_TEST_CASE("padding: ragged row max and min with -inf / +inf (i32: its least and greatest)",
@@ -300,6 +325,7 @@ TESSERA_TARGET_TEST_CASE("padding: constant padding of every dtype", "[padding]"
 TESSERA_TARGET_TEST_CASE("padding: an output's own tile read back padded", "[padding]", body_own)
 TESSERA_TARGET_TEST_CASE("padding: 2-D tiles ragged in both dims and a chunked loop", "[padding]",
                          body_tiles_and_loops)
+TESSERA_TARGET_TEST_CASE("padding: kernels compiled for static shapes", "[padding][static]", body_static_shapes)
 
 namespace {
 
