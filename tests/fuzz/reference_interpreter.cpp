@@ -166,13 +166,13 @@ class Interpreter {
     return static_cast<int64_t>(v.x[0].v);
   }
 
-  // Whether a node's value is an f32 product (possibly negated, broadcast or reshaped), which the
+  // Whether a node's value is a float product (possibly negated, broadcast or reshaped), which the
   // GPU may fuse with an add into an fma.
   static bool is_product(const SNode& n) {
     const SNode* p = &n;
     while (p->head() == "broadcast" || p->head() == "reshape" || p->head() == "transpose" || p->head() == "neg")
       p = &(*p)[3];
-    return p->head() == "mul" && (*p)[1].atom == "f32";
+    return p->head() == "mul" && (*p)[1].atom != "i32";
   }
 
   Val eval_uncached(const SNode& n) {

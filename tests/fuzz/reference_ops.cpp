@@ -173,9 +173,9 @@ Elem binary_op(std::string_view op, DType d, Elem a, Elem b, bool a_product, boo
     const double r = op == "add" ? x + y : x - y;
     // An operand product fused into an fma on the GPU is not rounded on its own.
     double slack = 0;
-    if (ctx.gpu && d == DType::f32) {
-      if (a_product) slack += ulp_of(DType::f32, x);
-      if (b_product) slack += ulp_of(DType::f32, y);
+    if (ctx.gpu) {
+      if (a_product) slack += ulp_of(d, x);
+      if (b_product) slack += ulp_of(d, y);
     }
     return finish_float(d, r, ex + ey, true, slack);
   }
