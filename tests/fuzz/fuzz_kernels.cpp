@@ -2,14 +2,15 @@
 //
 //   fuzz_kernels [--seed S] [--count N] [--time SECONDS] [--target cpu|sm_90|sm_100a | --gpu]
 //                [--mutate] [--minimize] [--print] [--max-elems N] [--case-timeout SECONDS]
-//                [--memory-limit-mb N]
+//                [--memory-limit-mb N] [--compile-only]
 //
 // Case i of a run has seed S + i (S: --seed, else random, printed first); a failing case prints
 // its seed, and `--seed <it> --count 1` runs that case alone. Default mode: each case is a
 // generated kernel (kernel_generator.h) launched on the target and compared with the reference
 // interpreter (fuzz_runner.h); --minimize shrinks a failing kernel's AST before printing it.
 // --mutate: each case is a generated kernel's text after random edits (ast_mutator.h), which must
-// run or throw tessera::Error. The process supervises workers (itself with --worker) that run the
+// run or throw tessera::Error. --compile-only: each generated kernel is only compiled for the
+// target, which must succeed (sm_90 and sm_100a need no GPU then). The process supervises workers (itself with --worker) that run the
 // cases, so that a case that crashes the process or runs past --case-timeout is reported with its
 // seed and the run goes on with the next one. On the CPU target a worker's heap is limited
 // (RLIMIT_DATA, default 4 GiB; not under ASan or TSan, whose shadow memory counts against it) so that a mutated text
@@ -46,7 +47,7 @@ struct Options {
   uint64_t count = 0;  // 0: no limit
   double time_s = 0;   // 0: no limit
   std::string target = "cpu";
-  bool mutate = false, minimize = false, print = false, worker = false;
+  bool mutate = false, minimize = false, print = false, worker = false, compile_only = false;
   int max_elems = 1024;
   int case_timeout_s = 120;
   int64_t memory_limit_mb = -1;  // -1: 4096 on the CPU target, none on a GPU (the driver maps much)
@@ -56,7 +57,7 @@ struct Options {
   std::fprintf(stderr,
                "fuzz_kernels: %s\nusage: fuzz_kernels [--seed S] [--count N] [--time SECONDS] "
                "[--target cpu|sm_90|sm_100a | --gpu] [--mutate] [--minimize] [--print] [--max-elems N] "
-               "[--case-timeout SECONDS] [--memory-limit-mb N]\n",
+               "[--case-timeout SECONDS] [--memory-limit-mb N] [--compile-only]\n",
                why);
   std::exit(2);
 }
@@ -78,6 +79,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--minimize") o.minimize = true;
     else if (a == "--print") o.print = true;
     else if (a == "--worker") o.worker = true;
+    else if (a == "--compile-only") o.compile_only = true;
     else if (a == "--max-elems") o.max_elems = std::stoi(value());
     else if (a == "--case-timeout") o.case_timeout_s = std::stoi(value());
     else if (a == "--memory-limit-mb") o.memory_limit_mb = std::stoll(value());
@@ -102,6 +104,20 @@ void line(const std::string& s) {
 }
 
 // ---- worker: runs cases ------------------------------------------------------------------------
+
+// Before a case runs: its description, printed (--print) or handed to the supervisor as "@text"
+// lines, which it shows only if the case kills the worker.
+void announce(const FuzzCase& c, bool print) {
+  const std::string d = describe(c);
+  if (print) return line(d);
+  std::string tagged;
+  for (std::size_t at = 0; at < d.size();) {
+    const std::size_t end = std::min(d.find('\n', at), d.size());
+    tagged += "@text " + d.substr(at, end - at) + "\n";
+    at = end + 1;
+  }
+  line(tagged);
+}
 
 // Whether this binary runs under ASan or TSan (GCC's and clang's macros).
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -137,7 +153,7 @@ int work(const Options& o) {
     if (o.mutate) {
       Rng rng(seed ^ 0x6a09e667f3bcc909ull);
       const FuzzCase m = with_ast(c, mutate_ast(c.ast, rng));
-      if (o.print) line(describe(m));
+      announce(m, o.print);
       const LaunchOnly r = launch_only(m, target);
       threw += r.threw;
       if (!r.ok) {
@@ -145,8 +161,17 @@ int work(const Options& o) {
         line(fmt::format("FAIL seed {} (mutated text): {}\n  reproduce: fuzz_kernels --mutate --seed {} --count 1\n{}",
                          seed, r.message, seed, describe(m)));
       }
+    } else if (o.compile_only) {
+      announce(c, o.print);
+      const std::string error = compile_only(c, target);
+      for (const std::string& f : c.features) ++features[f];
+      if (!error.empty()) {
+        ++failures;
+        line(fmt::format("FAIL seed {} for {}: {}\n  reproduce: fuzz_kernels --compile-only --target {} --seed {} --count 1\n{}",
+                         seed, o.target, error, o.target, seed, describe(c)));
+      }
     } else {
-      if (o.print) line(describe(c));
+      announce(c, o.print);
       const Outcome r = run_case(c, target);
       checked += r.checked;
       unknown += r.unknown;
@@ -193,7 +218,9 @@ std::string quote(const std::string& s) {
 int supervise(const Options& o) {
   const auto t0 = std::chrono::steady_clock::now();
   line(fmt::format("fuzz_kernels: seed {}, target {}, {}{}{}\n", o.seed, o.target,
-                   o.mutate ? "mutated texts (must run or throw tessera::Error)" : "generated kernels against the reference",
+                   o.mutate         ? "mutated texts (must run or throw tessera::Error)"
+                   : o.compile_only ? "generated kernels, compiled only"
+                                    : "generated kernels against the reference",
                    o.count ? fmt::format(", {} cases", o.count) : "",
                    o.time_s > 0 ? fmt::format(", {} s", o.time_s) : ""));
   line(fmt::format("  reproduce a failing case with: fuzz_kernels{} --target {} --seed <its seed> --count 1\n",
@@ -215,16 +242,23 @@ int supervise(const Options& o) {
     if (o.mutate) cmd += " --mutate";
     if (o.minimize) cmd += " --minimize";
     if (o.print) cmd += " --print";
+    if (o.compile_only) cmd += " --compile-only";
     FILE* pipe = popen(cmd.c_str(), "r");
     if (!pipe) usage("cannot start a worker");
     uint64_t current = next;
     bool in_case = false;
-    char buf[1 << 16];
+    std::string text;  // the current case's description
+    static char buf[1 << 20];
     while (std::fgets(buf, sizeof(buf), pipe)) {
       std::string_view l(buf);
       if (l.starts_with("@case ")) {
         current = std::strtoull(buf + 6, nullptr, 10);
         in_case = true;
+        text.clear();
+        continue;
+      }
+      if (l.starts_with("@text ")) {
+        text += l.substr(6);
         continue;
       }
       if (l.starts_with("@done")) {
@@ -243,9 +277,10 @@ int supervise(const Options& o) {
                                                        : fmt::format("died of signal {} ({})", WTERMSIG(status),
                                                                      strsignal(WTERMSIG(status))))
                                                 : fmt::format("exited with status {}", WEXITSTATUS(status));
-    line(fmt::format("FAIL seed {}: the process {} during this case\n  reproduce: fuzz_kernels{} --target {} --seed {} "
-                     "--count 1 --print\n",
-                     current, how, o.mutate ? " --mutate" : "", o.target, current));
+    line(fmt::format("FAIL seed {}: the process {} during this case\n  reproduce: fuzz_kernels{}{} --target {} --seed {} "
+                     "--count 1\n{}",
+                     current, how, o.mutate ? " --mutate" : "", o.compile_only ? " --compile-only" : "", o.target,
+                     current, text));
     if (!in_case) break;
     next = current + 1;
   }
@@ -259,7 +294,7 @@ int supervise(const Options& o) {
 int main(int argc, char** argv) {
   Options o = parse(argc, argv);
   if (!o.seed_given) o.seed = (std::random_device()() * 0x9e3779b97f4a7c15ull) >> 16;
-  if (o.target != "cpu" && !gpu_available()) {
+  if (o.target != "cpu" && !o.compile_only && !gpu_available()) {
     std::fprintf(stderr, "fuzz_kernels: --target %s needs a GPU, and none is usable here\n", o.target.c_str());
     return 2;
   }

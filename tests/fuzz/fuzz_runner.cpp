@@ -160,6 +160,17 @@ LaunchOnly launch_only(const FuzzCase& c, Target target) {
   return r;
 }
 
+std::string compile_only(const FuzzCase& c, Target target) {
+  std::vector<detail::ArgDesc> args = make_args(c);
+  const LaunchOptions options = options_of(c, target);
+  try {
+    detail::compile(detail::LaunchRequest{c.name, c.ast, args, nullptr, &options, true}, target);
+  } catch (const std::exception& e) {
+    return fmt::format("compiling a valid kernel for {} threw: {}", target == Target::cpu ? "cpu" : "a GPU", e.what());
+  }
+  return "";
+}
+
 std::string describe(const FuzzCase& c) {
   std::string s = fmt::format("seed {}  kernel '{}'  whole_tiles={} static_shapes={}\n", c.seed, c.name, c.whole_tiles,
                               c.static_shapes);

@@ -6,6 +6,7 @@
 // the reference interpreter's value and bound (reference_ops.h): exact where the bound is 0,
 // within it otherwise, skipped where it is unknown. launch_only() runs text that need not be
 // valid (the mutation mode): it must run or throw tessera::Error (std::bad_alloc allowed).
+// compile_only() compiles a case for a target without running it.
 // describe() prints a case completely (seed, options, parameters, views, AST) for reports.
 #pragma once
 
@@ -33,6 +34,10 @@ struct LaunchOnly {
   std::string message;     // the error's message, or what else went wrong
 };
 LaunchOnly launch_only(const FuzzCase& c, Target target);
+
+// Compiles the case for `target` without running it (detail::compile: no GPU needed for sm_90);
+// empty if it compiled, else what went wrong.
+std::string compile_only(const FuzzCase& c, Target target);
 
 std::string describe(const FuzzCase& c);
 

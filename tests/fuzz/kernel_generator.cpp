@@ -65,6 +65,7 @@ class Generator {
 
   FuzzCase run() {
     exact_ = rng_.chance(0.3);
+    max_elems_ = rng_.chance(o_.big_chance) ? o_.big_elems : o_.max_elems;
     make_outputs();
     scopes_.emplace_back();
     std::vector<int> order;
@@ -108,14 +109,15 @@ class Generator {
   // A power of two 2^k, k in [0, max_log].
   int64_t pow2(int max_log) { return int64_t{1} << rng_.uniform(0, max_log); }
 
-  // A random tile shape of `rank` dims, at most `max_elems` elements.
+  // A random tile shape of `rank` dims, at most `max_elems` elements (at most 256 per dim above rank 1).
   Shape tile_shape(int rank, int64_t max_elems) {
     Shape s(rank, 1);
     int64_t budget = max_elems;
+    const int64_t per_dim = rank == 1 ? max_elems : 256;
     for (int tries = 0; tries < 3 * rank; ++tries) {
       int d = static_cast<int>(rng_.uniform(0, rank - 1));
-      int64_t grow = pow2(rank == 1 ? 10 : 4);
-      if (s[d] * grow > 256 || grow > budget) continue;
+      int64_t grow = pow2(rank == 1 ? 13 : 4);
+      if (s[d] * grow > per_dim || grow > budget) continue;
       s[d] *= grow;
       budget /= grow;
     }
@@ -191,7 +193,7 @@ class Generator {
     ParamSpec out;
     out.kind = ParamKind::out;
     out.dtype = random_dtype();
-    out.tile = tile_shape(rank, o_.max_elems);
+    out.tile = tile_shape(rank, max_elems_);
     Shape grid(rank);
     for (int d = 0; d < rank; ++d) {
       grid[d] = rng_.uniform(1, rank == 1 ? 6 : 3);
@@ -209,7 +211,7 @@ class Generator {
       int64_t t = out.tile[d];
       const int64_t k = rng_.uniform(-1, 1);
       if (k < 0 && t > 1) t /= 2;
-      if (k > 0 && elems * t * 2 <= o_.max_elems) t *= 2;
+      if (k > 0 && elems * t * 2 <= max_elems_) t *= 2;
       elems *= t;
       second.tile.push_back(t);
       // The same number of tiles along d as the first output (none if it has none).
@@ -618,7 +620,8 @@ class Generator {
   Rng rng_;
   GeneratorOptions o_;
   FuzzCase c_;
-  bool exact_ = false;  // sizes are whole multiples of the tiles
+  bool exact_ = false;       // sizes are whole multiples of the tiles
+  int64_t max_elems_ = 0;    // elements of the outputs' tiles: o_.max_elems, or o_.big_elems
   int nodes_left_ = 0;
   std::set<int> stored_;                     // outputs whose store is already in the body
   std::vector<LoopDef> loops_;               // enclosing loops, outermost first

@@ -11,7 +11,8 @@
 // are dense or views (a slice of a larger storage, a transposed matrix, rows with a larger
 // stride). Every node carries a type consistent with its operands, so a correct compiler accepts
 // every generated kernel. The same seed gives the same case on every platform (fuzz_case.h's
-// Rng). Assumes tile dims are powers of two and at most `max_elems` elements per tile value.
+// Rng). Tiles have power-of-two dims; values have at most max_elems elements, or in some kernels
+// big_elems (large elementwise tiles: a GPU program of several CTAs).
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,9 @@
 namespace tessera::fuzz {
 
 struct GeneratorOptions {
-  int max_elems = 1024;  // elements of any tile value in the kernel
+  int max_elems = 1024;     // elements of any tile value in the kernel, except:
+  int big_elems = 8192;     // elements of the output tiles (and the values of their shape) of
+  double big_chance = 0.1;  // this share of the kernels (reductions and mma operands stay small)
   int max_nodes = 48;    // expression nodes per kernel, roughly
   int max_depth = 6;     // nesting of expressions
 };

@@ -166,13 +166,13 @@ class Interpreter {
     return static_cast<int64_t>(v.x[0].v);
   }
 
-  // Whether a node's value is an f32 product (possibly negated, broadcast or reshaped), which the
+  // Whether a node's value is a float product (possibly negated, broadcast or reshaped), which the
   // GPU may fuse with an add into an fma.
   static bool is_product(const SNode& n) {
     const SNode* p = &n;
     while (p->head() == "broadcast" || p->head() == "reshape" || p->head() == "transpose" || p->head() == "neg")
       p = &(*p)[3];
-    return p->head() == "mul" && (*p)[1].atom == "f32";
+    return p->head() == "mul" && (*p)[1].atom != "i32";
   }
 
   Val eval_uncached(const SNode& n) {
@@ -358,18 +358,19 @@ class Interpreter {
     for (int64_t k = 0; k < n; ++k) {
       const Elem e = at(k);
       if (!(e.e < kUnknown)) return {0, kUnknown};
-      r += e.v;
+      r = k == 0 ? e.v : r + e.v;
       magnitude += std::fabs(e.v);
       pe += e.e;
       finite = finite && std::isfinite(e.v);
       exact = exact && e.e == 0;
     }
-    if (n == 1) return finish_float(d, r, pe, true);
     if (!finite) return exact ? finish_float(d, r, 0, true) : Elem{0, kUnknown};  // inf, -inf or NaN in any order
-    pe += (n - 1) * 0x1p-24 * magnitude;
+    if (n > 1) pe += (n - 1) * 0x1p-24 * magnitude;
     if (magnitude >= max_finite(DType::f32)) return {0, kUnknown};  // a partial sum may overflow
-    if (pe == 0) pe = DBL_MIN;  // zeros: the sign of the zero depends on the order
-    return finish_float(d, r, pe, false);
+    // A zero sum's sign depends on the order and on where the accumulator starts (+0, or the first
+    // element: a sum of one -0 may give either).
+    if (r == 0) pe = std::max(pe, DBL_MIN);
+    return finish_float(d, r, pe, n == 1);
   }
 
   Val mma(Val v, const Val& a, const Val& b, const Val& acc) {

@@ -7,6 +7,7 @@
 #include "reference_ops.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -169,25 +170,28 @@ Elem binary_op(std::string_view op, DType d, Elem a, Elem b, bool a_product, boo
   }
   if (unknown(a) || unknown(b)) return {0, kUnknown};
   const double ex = a.e, ey = b.e;
+  // A result of inexact operands is inexact even where the propagated bound vanishes (a zero of
+  // uncertain sign divided by an infinity, or times zero): its sign may still differ.
+  const double floor = ex > 0 || ey > 0 ? DBL_MIN : 0;
   if (op == "add" || op == "sub") {
     const double r = op == "add" ? x + y : x - y;
     // An operand product fused into an fma on the GPU is not rounded on its own.
     double slack = 0;
-    if (ctx.gpu && d == DType::f32) {
-      if (a_product) slack += ulp_of(DType::f32, x);
-      if (b_product) slack += ulp_of(DType::f32, y);
+    if (ctx.gpu) {
+      if (a_product) slack += ulp_of(d, x);
+      if (b_product) slack += ulp_of(d, y);
     }
-    return finish_float(d, r, ex + ey, true, slack);
+    return finish_float(d, r, ex + ey, true, slack);  // ex + ey > 0 where an operand is inexact
   }
   if (op == "mul") {
     const double r = x * y;
-    const double pe = ex == 0 && ey == 0 ? 0 : std::fabs(x) * ey + std::fabs(y) * ex + ex * ey;
+    const double pe = std::max(floor, std::fabs(x) * ey + std::fabs(y) * ex + ex * ey);
     return finish_float(d, r, pe, true);
   }
   if (op == "div" || op == "fast_div") {
     if (ey > 0 && ey >= std::fabs(y)) return {0, kUnknown};
     const double r = x / y;
-    const double pe = ex == 0 && ey == 0 ? 0 : (ex + std::fabs(r) * ey) / (std::fabs(y) - ey);
+    const double pe = ex == 0 && ey == 0 ? 0 : std::max(floor, (ex + std::fabs(r) * ey) / (std::fabs(y) - ey));
     if (op == "div" || !ctx.gpu) return finish_float(d, r, pe, true);
     return finish_float(d, r, pe, false, 2 * ulp_of(DType::f32, r) + kMin32);
   }
@@ -226,7 +230,8 @@ Elem select_op(DType d, Elem c, Elem x, Elem y) {
     return {x.v, kUnknown};
   }
   if (unknown(x) || unknown(y) || !std::isfinite(x.v) || !std::isfinite(y.v)) return {x.v, kUnknown};
-  return {x.v, std::fabs(x.v - y.v) + std::max(x.e, y.e)};
+  const bool same = x.v == y.v && std::signbit(x.v) == std::signbit(y.v);
+  return {x.v, std::max(same ? 0.0 : DBL_MIN, std::fabs(x.v - y.v) + std::max(x.e, y.e))};
 }
 
 }  // namespace tessera::fuzz

@@ -41,7 +41,7 @@ Elem finish_float(DType d, double r, double pe, bool exact_op, double slack = 0)
 Elem unary_op(std::string_view op, DType d, Elem a, const OpContext& ctx);
 
 // (OP TYPE X Y) for add sub mul div fast_div max min and or eq ne lt le gt ge; `d` is the dtype of
-// the operands. `a_product` / `b_product`: the operand is an f32 product the GPU may have fused
+// the operands. `a_product` / `b_product`: the operand is a float product the GPU may have fused
 // into this add or sub.
 Elem binary_op(std::string_view op, DType d, Elem a, Elem b, bool a_product, bool b_product, const OpContext& ctx);
 

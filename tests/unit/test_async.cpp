@@ -179,14 +179,18 @@ TEST_CASE("a handle destroyed while its launch is in flight waits for it", "[cpu
   auto gate = make_gate();
   auto x = iota_tensor(300);
   Tensor<float, 1> z({300});
-  std::thread opener([gate] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    gate->open();
-  });
-  auto t0 = std::chrono::steady_clock::now();
+  std::thread opener;
+  std::chrono::steady_clock::time_point t0;
   {
     auto h = copy_kernel().launch_async(after_gate(gate), z.partition<128>(), x);
     CHECK_FALSE(h.ready());
+    // The gate opens 50 ms after the launch was submitted (not after the test began: the compile
+    // may take longer than that, e.g. under a sanitizer).
+    t0 = std::chrono::steady_clock::now();
+    opener = std::thread([gate] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      gate->open();
+    });
   }  // waits here
   auto waited = std::chrono::steady_clock::now() - t0;
   opener.join();
