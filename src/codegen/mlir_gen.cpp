@@ -251,8 +251,12 @@ class MlirGen {
       return tile::DeviceCallOp::create(b_, loc_, ty, mlir::FlatSymbolRefAttr::get(&ctx_, n[3].atom), call_args);
     }
     if (op == "select") {
+      // Operands of several-operand nodes are emitted last to first, the order in which the front
+      // end has always emitted them: it fixes the order of the ops, and so the generated code.
+      Value y = expect(emit(n[5]), ty, n);
+      Value x = expect(emit(n[4]), ty, n);
       Value c = expect(emit(n[3]), bool_like(ty), n);
-      return mlir::arith::SelectOp::create(b_, loc_, c, expect(emit(n[4]), ty, n), expect(emit(n[5]), ty, n));
+      return mlir::arith::SelectOp::create(b_, loc_, c, x, y);
     }
     if (op == "for") return emit_for(n);
     if (op == "result") {
@@ -274,8 +278,8 @@ class MlirGen {
     }
     if (n.items.size() == 4) return emit_unary(op, ty, expect(emit(n[3]), ty, n));
     if (n.items.size() == 5) {
-      Value x = emit(n[3]);
-      Value y = expect(emit(n[4]), x.getType(), n);
+      Value y = emit(n[4]);  // last to first, as for select
+      Value x = expect(emit(n[3]), y.getType(), n);
       // Comparisons give i1 of the operands' shape; the other ops the operands' type.
       static constexpr std::string_view kCompare[] = {"eq", "ne", "lt", "le", "gt", "ge"};
       const bool compare = std::find(std::begin(kCompare), std::end(kCompare), op) != std::end(kCompare);

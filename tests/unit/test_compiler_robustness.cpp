@@ -4,7 +4,8 @@
 //    kMaxAstDepth, through the parser (parse_ast and the walkers of the parsed tree), through
 //    detail::compile and through detail::submit with hand-written requests: every case compiles
 //    (and runs) or throws tessera::Error (std::bad_alloc for memory); nesting just under the limit
-//    compiles and computes the right values on the CPU target.
+//    compiles and computes the right values on the CPU target; a store, load_like or own whose
+//    tile is not the output's is an error (such a store once ran past its tensor).
 //  - LLVM's fatal-error and bad-alloc handlers: in child processes, an LLVM fatal error and an
 //    allocation failure inside LLVM become tessera::Error naming the kernel and std::bad_alloc; a
 //    compile under a lowered RLIMIT_AS ends in one of those (or succeeds), never in a signal.
@@ -420,6 +421,22 @@ TEST_CASE("robustness: an expression nested just under kMaxAstDepth compiles and
   detail::run_with_stack(
       detail::kCompilerStackBytes, [&] { ptx = detail::compile_ptx("deep_sum", ast, "sm_90").ptx; }, "a test");
   CHECK(ptx.find(".entry") != std::string::npos);
+}
+
+TEST_CASE("robustness: a program's own tiles must have the output's tile type", "[robustness]") {
+  // The whole-tiles check bounds what a program stores, loads like an output or reads back by the
+  // output's tile: a store of a wider tile (found by the mutations: it ran past the tensor in the
+  // variant without bounds tests) is an error, as are load_like and own of another tile.
+  Tensor<float, 1> x({256}), z({256});
+  std::array<detail::ArgDesc, 2> args{detail::to_arg(z.partition<16>()), detail::to_arg(x)};
+  for (std::string text : {"(kernel (params (out f32 1 [16]) (in f32 1)) (body (store 0 (load f32 [32] 1 (program_id i32 [] 0)))))",
+                           "(kernel (params (out f32 1 [16]) (in f32 1)) (body (store 0 (load_like f32 [32] 1 0))))",
+                           "(kernel (params (out f32 1 [16]) (in f32 1)) (body (store 0 (own f32 [8] 0))))",
+                           "(kernel (params (out f32 1 [16]) (in f32 1)) (body (store 0 (load_like i32 [16] 1 0))))"}) {
+    detail::LaunchRequest r{"own_tile", text, args};
+    INFO(text);
+    CHECK_THROWS_WITH(detail::submit(r, Target::cpu), Catch::Contains("kernel 'own_tile'") && Catch::Contains("malformed AST"));
+  }
 }
 
 TEST_CASE("robustness: mutated kernels through detail::compile and detail::submit compile or are errors",
