@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <unordered_map>
@@ -35,6 +36,10 @@ std::string kernel_symbol(std::string_view kernel_name) {
 }
 
 namespace {
+
+// The most elements a tile may have: the lowering's index arithmetic (elements times bytes) stays
+// far from overflowing.
+constexpr int64_t kMaxTileElements = int64_t{1} << 31;
 
 class MlirGen {
  public:
@@ -97,15 +102,35 @@ class MlirGen {
     auto strided = mlir::StridedLayoutAttr::get(&ctx_, mlir::ShapedType::kDynamic, strides);
     return mlir::MemRefType::get(dyn, e, strided);
   }
-  // "DTYPE [DIMS]" at items[i], items[i+1] -> scalar or tensor type.
+  // "DTYPE [DIMS]" at items[i], items[i+1] -> scalar or tensor type. Tile dims are powers of two
+  // (as the front end makes them), at most kMaxTileElements in all.
   Type node_type(const Sexp& n, std::size_t i = 1) {
     Type e = elem_type(parse_dtype(kernel_, n[i].atom));
     const Sexp& dims = n[i + 1];
     if (!dims.is_list || dims.bracket != '[') fail(fmt::format("malformed AST: expected a shape in '{}'", n.text));
     if (dims.items.empty()) return e;
     llvm::SmallVector<int64_t> shape;
-    for (const Sexp& d : dims.items) shape.push_back(d.as_int());
+    int64_t elements = 1;
+    for (const Sexp& d : dims.items) {
+      const int64_t size = d.as_int();
+      if (size < 1 || !std::has_single_bit(static_cast<uint64_t>(size)) || size > kMaxTileElements / elements)
+        fail(fmt::format("malformed AST: the tile shape {} in '{}' needs powers of two and at most 2^{} elements",
+                         dims.text, n.text.substr(0, 80), std::bit_width(static_cast<uint64_t>(kMaxTileElements)) - 1));
+      elements *= size;
+      shape.push_back(size);
+    }
     return mlir::RankedTensorType::get(shape, e);
+  }
+  // `v`'s type must be `want` (the AST's type of the operand): MLIR's builders assume operands of
+  // matching types.
+  Value expect(Value v, Type want, const Sexp& n) {
+    if (v.getType() != want) fail(fmt::format("malformed AST: an operand of '{}' has the wrong type", n.text.substr(0, 80)));
+    return v;
+  }
+  // The i1 type of `ty`'s shape.
+  Type bool_like(Type ty) {
+    if (auto tt = mlir::dyn_cast<mlir::RankedTensorType>(ty)) return tt.clone(b_.getI1Type());
+    return b_.getI1Type();
   }
   const ParamInfo& param(const Sexp& n, ParamInfo::Kind kind) {
     int64_t p = n.as_int();
@@ -123,7 +148,7 @@ class MlirGen {
   }
 
   void emit_stmt(const Sexp& s) {
-    if (s.head() != "store") fail(fmt::format("malformed AST: unknown statement '{}'", s.text));
+    if (s.head() != "store") fail(fmt::format("malformed AST: unknown statement '{}'", s.text.substr(0, 80)));
     int64_t p = s[1].as_int();
     const ParamInfo& out = param(s[1], ParamInfo::Kind::out);
     Value v = emit(s[2]);
@@ -144,9 +169,13 @@ class MlirGen {
     return {};
   }
 
+  // Every node's value has the type the node carries (docs/ast-format.md); the checks before
+  // the builders and this one keep malformed trees from reaching MLIR's builders and the lowering.
   Value emit(const Sexp& n) {
     if (Value v = lookup(n.text)) return v;
     Value v = emit_uncached(n);
+    if (v.getType() != node_type(n))
+      fail(fmt::format("malformed AST: '{}' does not have the type it names", n.text.substr(0, 80)));
     scopes_.back()[n.text] = v;
     return v;
   }
@@ -182,7 +211,7 @@ class MlirGen {
     }
     if (op == "arg") {
       param(n[3], ParamInfo::Kind::scalar);
-      return args_[n[3].as_int()];
+      return expect(args_[n[3].as_int()], ty, n);
     }
     if (op == "dim") {
       int64_t p = n[3].as_int();
@@ -200,7 +229,15 @@ class MlirGen {
       return tile::NumProgramsOp::create(b_, loc_, b_.getI32Type(), static_cast<uint32_t>(n[3].as_int()));
     if (op == "const") return emit_const(ty, n[3].atom);
     if (op == "iota") return tile::IotaOp::create(b_, loc_, ty);
-    if (op == "cast") return emit_cast(ty, emit(n[3]));
+    if (op == "cast") {
+      Value x = emit(n[3]);
+      auto shape_of = [](Type t) {
+        auto tt = mlir::dyn_cast<mlir::RankedTensorType>(t);
+        return tt ? llvm::SmallVector<int64_t>(tt.getShape()) : llvm::SmallVector<int64_t>{-1};
+      };
+      if (shape_of(x.getType()) != shape_of(ty)) fail(fmt::format("malformed AST: a cast changes the shape in '{}'", n.text.substr(0, 80)));
+      return emit_cast(ty, x);
+    }
     if (op == "broadcast") return emit_broadcast(ty, emit(n[3]));
     if (op == "reshape") return tile::ReshapeOp::create(b_, loc_, ty, emit(n[3]));
     if (op == "transpose") return tile::TransposeOp::create(b_, loc_, ty, emit(n[3]));
@@ -213,11 +250,19 @@ class MlirGen {
       for (std::size_t i = 6; i < n.items.size(); ++i) call_args.push_back(emit(n[i]));
       return tile::DeviceCallOp::create(b_, loc_, ty, mlir::FlatSymbolRefAttr::get(&ctx_, n[3].atom), call_args);
     }
-    if (op == "select") return mlir::arith::SelectOp::create(b_, loc_, emit(n[3]), emit(n[4]), emit(n[5]));
+    if (op == "select") {
+      // Operands of several-operand nodes are emitted last to first, the order in which the front
+      // end has always emitted them: it fixes the order of the ops, and so the generated code.
+      Value y = expect(emit(n[5]), ty, n);
+      Value x = expect(emit(n[4]), ty, n);
+      Value c = expect(emit(n[3]), bool_like(ty), n);
+      return mlir::arith::SelectOp::create(b_, loc_, c, x, y);
+    }
     if (op == "for") return emit_for(n);
     if (op == "result") {
       Value loop_first = emit(n[4]);  // the loop's result 0 (memoized loop)
-      auto loop = mlir::cast<mlir::scf::ForOp>(loop_first.getDefiningOp());
+      auto loop = mlir::dyn_cast_or_null<mlir::scf::ForOp>(loop_first.getDefiningOp());
+      if (!loop) fail("malformed AST: a loop result of something other than a loop");
       int64_t k = n[3].as_int();
       if (k < 0 || k >= static_cast<int64_t>(loop.getNumResults())) fail("malformed AST: bad loop result index");
       return loop.getResult(k);
@@ -231,8 +276,17 @@ class MlirGen {
       if (k < 0 || k >= static_cast<int64_t>(loop.getRegionIterArgs().size())) fail("malformed AST: bad carried index");
       return loop.getRegionIterArgs()[k];
     }
-    if (n.items.size() == 4) return emit_unary(op, ty, emit(n[3]));
-    if (n.items.size() == 5) return emit_binary(op, ty, emit(n[3]), emit(n[4]));
+    if (n.items.size() == 4) return emit_unary(op, ty, expect(emit(n[3]), ty, n));
+    if (n.items.size() == 5) {
+      Value y = emit(n[4]);  // last to first, as for select
+      Value x = expect(emit(n[3]), y.getType(), n);
+      // Comparisons give i1 of the operands' shape; the other ops the operands' type.
+      static constexpr std::string_view kCompare[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+      const bool compare = std::find(std::begin(kCompare), std::end(kCompare), op) != std::end(kCompare);
+      if ((compare ? bool_like(x.getType()) : x.getType()) != ty)
+        fail(fmt::format("malformed AST: '{}' has the wrong result type", n.text.substr(0, 80)));
+      return emit_binary(op, ty, x, y);
+    }
     fail(fmt::format("malformed AST: unknown expression '{}'", op));
   }
 
@@ -251,6 +305,8 @@ class MlirGen {
     } else if (e.isInteger(1)) {
       scalar = b_.getIntegerAttr(e, v != 0.0 ? 1 : 0);
     } else {
+      if (!(v >= -2147483648.0 && v <= 2147483647.0))
+        fail(fmt::format("malformed AST: the i32 constant {} is out of range", v));
       scalar = b_.getIntegerAttr(e, static_cast<int64_t>(v));
     }
     if (auto tt = mlir::dyn_cast<mlir::RankedTensorType>(ty))
@@ -458,7 +514,7 @@ class MlirGen {
 
 mlir::OwningOpRef<mlir::ModuleOp> generate_tile_ir(mlir::MLIRContext& ctx, std::string_view kernel_name,
                                                    const KernelAst& ast) {
-  return MlirGen(ctx, kernel_name, ast).run();
+  return naming_kernel(kernel_name, [&] { return MlirGen(ctx, kernel_name, ast).run(); });
 }
 
 }  // namespace tessera::detail

@@ -17,7 +17,9 @@
 #include <chrono>
 #include <atomic>
 #include <cstdlib>
+#include <exception>
 #include <future>
+#include <new>
 #include <mutex>
 #include <optional>
 #include <system_error>
@@ -426,16 +428,23 @@ class PlainExpVariant {
     // The same threads, or the lowering's own choice where its CTA layout chose them.
     threads_ = layout_chose_threads(first) ? 0 : first.block_size;
     try {
-      variant_ = std::async(std::launch::async, [this] { return compile_plain_exps(threads_); });
-    } catch (const std::system_error&) {
+      compiling_ = std::make_unique<StackThread>(
+          kCompilerStackBytes, [this] { variant_ = compile_plain_exps(threads_); }, "a kernel's variant's compile");
+    } catch (const Error&) {
       inline_ = true;  // no thread to be had: keep_if_faster compiles it on this one
     }
   }
 
   void keep_if_faster(GpuCode& code) {
-    if (!variant_.valid() && !inline_) return;
+    if (!compiling_ && !inline_) return;
     if (inline_ && threads_ != 0) threads_ = code.block_size;  // as below, without compiling twice
-    std::optional<GpuCode> plain = inline_ ? compile_plain_exps(threads_) : variant_.get();
+    std::optional<GpuCode> plain;
+    if (inline_) {
+      plain = compile_plain_exps(threads_);
+    } else {
+      compiling_->join();
+      plain = std::move(variant_);
+    }
     // The first variant took half the threads (try_fewer_threads): the variant is compiled again
     // with those, as before the two were compiled side by side.
     if (plain && threads_ != 0 && code.block_size != threads_)
@@ -460,8 +469,9 @@ class PlainExpVariant {
   std::string arch_;
   int threads_ = 0;
   std::chrono::steady_clock::time_point t0_;
-  std::future<std::optional<GpuCode>> variant_;  // joined by its destructor, also on an exception
+  std::optional<GpuCode> variant_;
   bool inline_ = false;  // no thread could be started for it: compiled by keep_if_faster
+  std::unique_ptr<StackThread> compiling_;  // compiles variant_; joined by its destructor, also on an exception
 };
 
 // Appended to the layout letters in the cache key of a launch whose tiles are all whole
@@ -505,7 +515,13 @@ class KernelCache {
         check = e.check;
       }
     }
-    if (!check && !fixed) check = std::make_shared<const WholeTiles>(r.kernel, parse_ast(r.kernel, r.ast));
+    // The parse, the AST walks and the compile run on a stack of known size (kCompilerStackBytes);
+    // the system refusing that thread fails the launch (tessera::Error).
+    const std::string compiling = fmt::format("compiling kernel '{}'", r.kernel);
+    if (!check && !fixed)
+      run_with_stack(
+          kCompilerStackBytes,
+          [&] { check = std::make_shared<const WholeTiles>(r.kernel, parse_ast(r.kernel, r.ast)); }, compiling);
     const bool whole = whole_allowed && whole_tiles_hold(check.get(), r.args);
     const std::string variant = whole ? layouts + std::string(kWholeTilesMark) : layouts;
     std::string key = fmt::format("{}\n{}\n{}\n{}", target_str(target), r.kernel, variant, r.ast);
@@ -526,7 +542,8 @@ class KernelCache {
     }
     if (!owner) return future.get();  // rethrows the compile error, if any
     try {
-      auto compiled = compile(r.kernel, r.ast, variant, target);
+      std::shared_ptr<const Compiled> compiled;
+      run_with_stack(kCompilerStackBytes, [&] { compiled = compile(r.kernel, r.ast, variant, target); }, compiling);
       promise.set_value(compiled);
       std::lock_guard lock(mutex_);
       FastEntry& e = fast_[FastKey{r.ast.data(), r.ast.size(), std::string(r.kernel), layouts, target}];
@@ -619,9 +636,11 @@ class KernelCache {
     c->ast.layouts = std::string(letters.substr(0, bar));
     if (bar != std::string_view::npos) parse_static_shapes(kernel, letters.substr(bar + 1), c->ast);
     c->label = std::make_shared<const std::string>(fmt::format("kernel '{}'", kernel));
-    collect_load_like(*c->ast.body, c->load_likes);
     std::vector<bool> stored(c->ast.params.size()), read(c->ast.params.size());
-    collect_output_uses(*c->ast.body, stored, read);
+    naming_kernel(kernel, [&] {
+      collect_load_like(*c->ast.body, c->load_likes);
+      collect_output_uses(*c->ast.body, stored, read);
+    });
     c->overwrites.resize(c->ast.params.size());
     for (std::size_t i = 0; i < c->overwrites.size(); ++i)
       c->overwrites[i] = c->ast.params[i].kind == ParamInfo::Kind::out && stored[i] && !read[i];
@@ -897,19 +916,59 @@ std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compil
   return dims;
 }
 
+namespace {
+
+// A program's workspace (CpuKernel::workspace_bytes): 64-byte aligned, freed at the end of the
+// scope; none for 0 bytes. Throws std::bad_alloc.
+class Workspace {
+ public:
+  explicit Workspace(std::size_t bytes)
+      : bytes_(bytes), data_(bytes ? ::operator new(bytes, std::align_val_t{64}) : nullptr) {}
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  ~Workspace() {
+    if (data_) ::operator delete(data_, std::align_val_t{64});
+  }
+  // The five int64 of its descriptor (see CpuKernel::run).
+  std::array<int64_t, 5> descriptor() const {
+    const auto address = reinterpret_cast<int64_t>(data_);
+    return {address, address, 0, static_cast<int64_t>(bytes_), 1};
+  }
+
+ private:
+  std::size_t bytes_;
+  void* data_;
+};
+
+// Stack that run_programs' own frames take below a program's (the loop over programs).
+constexpr std::size_t kRunnerStackBytes = std::size_t{16} << 10;
+// Smallest stack of the threads run_programs starts.
+constexpr std::size_t kMinWorkerStackBytes = std::size_t{1} << 20;
+
+}  // namespace
+
+// Programs run on the calling thread (all of them when there are few) when its stack has room for
+// a program's frames (CpuKernel::stack_bytes), else on a thread started with that much stack (the
+// caller's may be small: a user's thread pool, a low RLIMIT_STACK); the other workers' threads
+// too. Each thread has a workspace of its own.
 void run_programs(const CpuKernel& k, std::span<const int64_t> base, const Grid& grid) {
   const int64_t programs = grid.count();
   if (programs == 0) return;
   static const unsigned cores = std::thread::hardware_concurrency();  // reads sysfs: once
   unsigned workers = std::max(1u, std::min<unsigned>(cores, 16));
   if (programs < 64) workers = 1;
+  const std::size_t workspace_bytes = k.workspace_bytes();
+  const std::size_t stack = k.stack_bytes() + kRunnerStackBytes;
   auto work = [&](int64_t begin, int64_t end) {
+    Workspace workspace(workspace_bytes);
     std::vector<int64_t> slots(base.begin(), base.end());
     std::array<int32_t, 6> ids{0, 0, 0, static_cast<int32_t>(grid.dims[0]), static_cast<int32_t>(grid.dims[1]),
                                static_cast<int32_t>(grid.dims[2])};
+    std::array<int64_t, 5> workspace_slots = workspace.descriptor();
     std::vector<void*> argv;
     for (auto& s : slots) argv.push_back(&s);
     for (auto& id : ids) argv.push_back(&id);
+    for (auto& w : workspace_slots) argv.push_back(&w);
     for (int64_t p = begin; p < end; ++p) {
       ids[0] = static_cast<int32_t>(p % grid.dims[0]);
       ids[1] = static_cast<int32_t>((p / grid.dims[0]) % grid.dims[1]);
@@ -917,24 +976,42 @@ void run_programs(const CpuKernel& k, std::span<const int64_t> base, const Grid&
       k.run(argv.data());
     }
   };
-  if (workers == 1) return work(0, programs);
+  // Programs run on the calling thread only if its stack has room for a program's frames.
+  const bool room_here = stack_left() >= stack;
+  const std::size_t thread_stack = std::max(stack, kMinWorkerStackBytes);
+  auto run_here = [&](int64_t begin, int64_t end) {
+    if (room_here) return work(begin, end);
+    run_with_stack(thread_stack, [&] { work(begin, end); }, "the CPU target's programs");  // or Error
+  };
+  if (workers == 1) return run_here(0, programs);
   // Chunks 0..workers-2 on threads of their own, the last on the calling thread. If the system
   // refuses a thread (threads.h), the calling thread runs every chunk from that one on: fewer
-  // threads, same result.
-  std::vector<std::thread> threads;
+  // threads, same result. The threads are destroyed (joined) before `work` if run_here throws.
+  std::vector<std::unique_ptr<StackThread>> threads;
   threads.reserve(workers);
   const int64_t chunk = (programs + workers - 1) / workers;
   int64_t here = 0;  // the first program the calling thread runs
   while (here + chunk < programs && threads.size() + 1 < workers) {
     try {
-      threads.push_back(start_thread([&work, b = here, e = here + chunk] { work(b, e); }, "the CPU target's programs"));
+      threads.push_back(std::make_unique<StackThread>(
+          thread_stack, [&work, b = here, e = here + chunk] { work(b, e); }, "the CPU target's programs",
+          /*injectable=*/true));
     } catch (const Error&) {
       break;
     }
     here += chunk;
   }
-  work(here, programs);
-  for (auto& t : threads) t.join();
+  run_here(here, programs);
+  // An exception on a worker (std::bad_alloc for its workspace) is rethrown once all have ended.
+  std::exception_ptr failure;
+  for (auto& t : threads) {
+    try {
+      t->join();
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 namespace {

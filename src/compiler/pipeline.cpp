@@ -9,15 +9,18 @@
 #include "compiler/pipeline.h"
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <optional>
 
 #include "codegen/mlir_gen.h"
@@ -27,6 +30,8 @@
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Instructions.h"
@@ -35,7 +40,9 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -79,9 +86,59 @@
 namespace tessera::detail {
 namespace {
 
+// The kernel this thread compiles (CompileScope), named by the errors LLVM's handlers throw.
+thread_local const std::string_view* compiling_kernel = nullptr;
+
+// Marks the current thread as compiling `kernel` for its lifetime.
+class CompileScope {
+ public:
+  explicit CompileScope(const std::string_view& kernel) : outer_(compiling_kernel) { compiling_kernel = &kernel; }
+  CompileScope(const CompileScope&) = delete;
+  CompileScope& operator=(const CompileScope&) = delete;
+  ~CompileScope() { compiling_kernel = outer_; }
+
+ private:
+  const std::string_view* outer_;
+};
+
+// LLVM's fatal errors (report_fatal_error: an instruction the back end cannot select, a pass
+// that gives up) during a compile become a tessera::Error naming the kernel, thrown through
+// LLVM's frames: Debian's libLLVM and libMLIR are built without exceptions but with unwind tables
+// (.eh_frame), so the unwinder passes their frames, skipping their destructors: what the failed
+// compile allocated inside LLVM leaks, and its MLIR and LLVM contexts, ours, are destroyed.
+// Outside a compile (another user of LLVM in the process) the handler keeps LLVM's behaviour: it
+// prints the message and returns, and LLVM exits.
+void on_llvm_fatal_error(void*, const char* reason, bool) {
+  if (!compiling_kernel) {
+    std::fprintf(stderr, "LLVM ERROR: %s\n", reason);
+    return;
+  }
+  throw Error(fmt::format("tessera: kernel '{}': LLVM failed to compile it: {}", *compiling_kernel, reason));
+}
+
+// LLVM's allocation failures outside operator new (which throws std::bad_alloc itself): malloc in
+// its containers ("LLVM ERROR: out of memory" and abort without a handler).
+void on_llvm_bad_alloc(void*, const char*, bool) { throw std::bad_alloc(); }
+
+// MLIR allocates operations with malloc and does not check the result (Operation::create): a
+// compile that runs out of memory midway can fault inside MLIR whatever the handlers do (measured
+// under a lowered RLIMIT_AS: a softmax's compile needs about 50 MiB; with less left it faulted in
+// Operation::create, or the unwinder gave up on a std::bad_alloc thrown from MLIR's frames). A
+// compile therefore starts only when kCompileMemoryBytes plus kCompileMemoryPerAstByte per byte
+// of AST text can be mapped (mapped and unmapped at once, nothing touched); else std::bad_alloc.
+// It makes running out midway unlikely, not impossible (memory others take meanwhile).
+void require_compile_memory(std::size_t ast_bytes) {
+  const std::size_t bytes = kCompileMemoryBytes + kCompileMemoryPerAstByte * ast_bytes;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  munmap(p, bytes);
+}
+
 void initialize_llvm_once() {
   static std::once_flag once;
   std::call_once(once, [] {
+    llvm::install_fatal_error_handler(&on_llvm_fatal_error);
+    llvm::install_bad_alloc_error_handler(&on_llvm_bad_alloc);
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     LLVMInitializeNVPTXTargetInfo();
@@ -185,6 +242,43 @@ class DiagnosticCollector {
   mlir::ScopedDiagnosticHandler handler_;
 };
 
+// The LLVM back end's diagnostics for one LLVMContext: errors, which LLVM without a handler answers
+// with exit(1), are collected for a tessera::Error; frame sizes ("stack frame size" of functions
+// marked "warn-stack-size"="0", see compile_cpu) are added up; other diagnostics are printed as
+// LLVM prints them.
+class LlvmDiagnostics {
+ public:
+  // Only the diagnostics LLVM would report without a handler reach it (RespectFilters: no remarks).
+  explicit LlvmDiagnostics(llvm::LLVMContext& ctx) {
+    ctx.setDiagnosticHandlerCallBack(&LlvmDiagnostics::handle, this, /*RespectFilters=*/true);
+  }
+  const std::string& errors() const { return errors_; }
+  uint64_t frame_bytes() const { return frame_bytes_; }
+
+ private:
+  static void handle(const llvm::DiagnosticInfo* info, void* self) {
+    auto* me = static_cast<LlvmDiagnostics*>(self);
+    const llvm::DiagnosticInfo& d = *info;
+    if (auto* frame = llvm::dyn_cast<llvm::DiagnosticInfoStackSize>(&d)) {
+      me->frame_bytes_ += frame->getStackSize();
+      return;
+    }
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvm::DiagnosticPrinterRawOStream printer(os);
+    d.print(printer);
+    if (d.getSeverity() == llvm::DS_Error) {
+      me->errors_ += (me->errors_.empty() ? "" : "\n") + text;
+      return;
+    }
+    if (d.getSeverity() == llvm::DS_Remark) return;
+    llvm::errs() << llvm::LLVMContext::getDiagnosticMessagePrefix(d.getSeverity()) << ": " << text << "\n";
+  }
+
+  std::string errors_;
+  uint64_t frame_bytes_ = 0;
+};
+
 // Runs a textual pass pipeline on the module; a failure becomes a tessera::Error.
 void run_passes(std::string_view kernel, mlir::ModuleOp module, const std::string& pipeline,
                 std::string_view target, DiagnosticCollector& diags) {
@@ -230,7 +324,7 @@ void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::
   // the reductions that they feed and widens them again after (fewer registers across them).
   std::string to_loops =
       cpu ? std::string("tile-hoist-loads,tile-version-interior,tile-lower-to-loops{target=cpu},canonicalize,cse,"
-                        "tile-promote-private-arrays")
+                        "tile-promote-private-arrays,tile-cpu-workspace")
           : fmt::format("tile-hoist-loads,{}tile-version-interior,"
                         "tile-lower-to-loops{{target=gpu block-size={} ctas-per-program={} exp-range-test={} "
                         "max-shared-bytes={}}},"
@@ -390,12 +484,17 @@ void skip_programs_past_the_end(std::string_view kernel, llvm::Module& m, const 
 
 class JitCpuKernel : public CpuKernel {
  public:
-  JitCpuKernel(std::unique_ptr<llvm::orc::LLJIT> jit, void (*fn)(void**)) : jit_(std::move(jit)), fn_(fn) {}
+  JitCpuKernel(std::unique_ptr<llvm::orc::LLJIT> jit, void (*fn)(void**), std::size_t workspace_bytes,
+               std::size_t stack_bytes)
+      : jit_(std::move(jit)), fn_(fn), workspace_bytes_(workspace_bytes), stack_bytes_(stack_bytes) {}
   void run(void** argv) const override { fn_(argv); }
+  std::size_t workspace_bytes() const override { return workspace_bytes_; }
+  std::size_t stack_bytes() const override { return stack_bytes_; }
 
  private:
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   void (*fn_)(void**);
+  std::size_t workspace_bytes_, stack_bytes_;
 };
 
 std::string to_string(const llvm::Module& m) {
@@ -408,6 +507,13 @@ std::string to_string(const llvm::Module& m) {
 }  // namespace
 
 std::string llvm_version() { return LLVM_VERSION_STRING; }
+
+void raise_llvm_error(std::string_view kernel, bool out_of_memory) {
+  initialize_llvm_once();
+  CompileScope scope(kernel);
+  if (out_of_memory) llvm::report_bad_alloc_error("tessera: a test of the bad-alloc handler");
+  llvm::report_fatal_error("a test of the fatal-error handler");
+}
 
 namespace {
 
@@ -449,12 +555,21 @@ int64_t programs_per_cta_of_launch(int64_t programs_per_cta, int64_t programs_al
   return std::min<int64_t>(programs_per_cta, std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(programs_along_x, 1))));
 }
 
+// The CPU target: the lowered kernel (its private arrays beyond 128 KiB of stack in a workspace,
+// tile-cpu-workspace) is optimized at O2 and compiled to an object file here, where the frames the
+// code generator lays out are measured ("warn-stack-size"="0" reports every function's frame to
+// LlvmDiagnostics; stack probes make a frame that still overran its thread's stack fault on the
+// guard page instead of writing past it); the ORC JIT then only links that object. A kernel whose
+// frames exceed kMaxCpuFrameBytes is rejected. The target machine mirrors the one LLJIT makes for
+// JITLink (PIC, small code model).
 std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast) {
   if (auto calls = device_functions(kernel, ast); !calls.empty())
     throw Error(fmt::format("tessera: kernel '{}': calls the device function '{}' ({}), which only GPU targets "
                             "(sm_90, sm_100a) can run; the CPU target cannot",
                             kernel, calls.front().name, calls.front().is_ptx ? "PTX" : "CUDA C++"));
   initialize_llvm_once();
+  CompileScope scope(kernel);
+  require_compile_memory(ast.text.size());
   std::string symbol = kernel_symbol(kernel);
   Dumper dump(symbol, ast.whole_tiles ? "cpu.whole" : "cpu");
   StageClock clock(nullptr);
@@ -465,8 +580,13 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
   auto module = generate_tile_ir(ctx, kernel, ast);
   dump.write_ir("tile.mlir", *module);
   lower_to_llvm_dialect(kernel, *module, "cpu", dump, diags, clock);
+  std::size_t workspace_bytes = 0;
+  if (auto fn = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(symbol))
+    if (auto bytes = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tessera::tile::TileDialect::getWorkspaceBytesAttrName()))
+      workspace_bytes = static_cast<std::size_t>(bytes.getInt());
 
   auto llctx = std::make_unique<llvm::LLVMContext>();
+  LlvmDiagnostics llvm_diags(*llctx);
   std::unique_ptr<llvm::Module> m = translate(kernel, *module, *llctx, diags);
   add_packed_wrapper(*m, symbol);
   define_bf16_truncation(*m);
@@ -483,17 +603,44 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
     throw Error(fmt::format("tessera: kernel '{}': internal error: invalid LLVM IR", kernel));
   dump.write("ll", to_string(*m));
 
+  for (llvm::Function& f : *m) {
+    if (f.isDeclaration()) continue;
+    f.addFnAttr("warn-stack-size", "0");
+    f.addFnAttr("probe-stack", "inline-asm");
+  }
+  jtmb->setRelocationModel(llvm::Reloc::PIC_);
+  if (!jtmb->getCodeModel()) jtmb->setCodeModel(llvm::CodeModel::Small);
+  auto codegen_tm = jtmb->createTargetMachine();
+  if (!codegen_tm) throw Error("tessera: cannot create the host target machine: " + llvm::toString(codegen_tm.takeError()));
+  llvm::SmallVector<char, 0> object;
+  {
+    llvm::raw_svector_ostream os(object);
+    llvm::legacy::PassManager pm;
+    if ((*codegen_tm)->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+      throw Error("tessera: the host target cannot emit object files");
+    pm.run(*m);
+  }
+  if (!llvm_diags.errors().empty())
+    throw Error(fmt::format("tessera: kernel '{}': the host code generator rejected the kernel:\n{}", kernel,
+                            llvm_diags.errors()));
+  if (llvm_diags.frame_bytes() > kMaxCpuFrameBytes)
+    throw Error(fmt::format("tessera: kernel '{}': a program of the CPU target needs {} bytes of stack, more than the "
+                            "{} allowed (its values do not fit the registers and the frame)",
+                            kernel, llvm_diags.frame_bytes(), kMaxCpuFrameBytes));
+
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
-  if (!jit) throw Error("tessera: cannot create the CPU JIT: " + llvm::toString(jit.takeError()));
+  if (!jit) throw Error(fmt::format("tessera: kernel '{}': cannot create the CPU JIT: {}", kernel, llvm::toString(jit.takeError())));
   auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess((*jit)->getDataLayout().getGlobalPrefix());
-  if (!gen) throw Error("tessera: CPU JIT: " + llvm::toString(gen.takeError()));
+  if (!gen) throw Error(fmt::format("tessera: kernel '{}': CPU JIT: {}", kernel, llvm::toString(gen.takeError())));
   (*jit)->getMainJITDylib().addGenerator(std::move(*gen));
-  if (auto err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(llctx))))
-    throw Error("tessera: CPU JIT: " + llvm::toString(std::move(err)));
+  if (auto err = (*jit)->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
+          llvm::StringRef(object.data(), object.size()), symbol)))
+    throw Error(fmt::format("tessera: kernel '{}': CPU JIT: {}", kernel, llvm::toString(std::move(err))));
   auto sym = (*jit)->lookup(symbol + "_packed");
-  if (!sym) throw Error("tessera: CPU JIT: " + llvm::toString(sym.takeError()));
+  if (!sym) throw Error(fmt::format("tessera: kernel '{}': CPU JIT: {}", kernel, llvm::toString(sym.takeError())));
   auto fn = sym->toPtr<void (*)(void**)>();
-  return std::make_unique<JitCpuKernel>(std::move(*jit), fn);
+  return std::make_unique<JitCpuKernel>(std::move(*jit), fn, workspace_bytes,
+                                        static_cast<std::size_t>(llvm_diags.frame_bytes()) + kCpuCallStackBytes);
 }
 
 GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch, int block_size,
@@ -501,6 +648,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   if (arch != "sm_90" && arch != "sm_100a")
     throw Error(fmt::format("tessera: kernel '{}': unsupported GPU target '{}' (expected sm_90 or sm_100a)", kernel, arch));
   initialize_llvm_once();
+  CompileScope scope(kernel);
+  require_compile_memory(ast.text.size());
   GpuCode code;
   code.arch = std::string(arch);
   code.symbol = kernel_symbol(kernel);
@@ -556,6 +705,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   fn->setAttr(mlir::NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({code.block_size, 1, 1}));
 
   llvm::LLVMContext llctx;
+  LlvmDiagnostics llvm_diags(llctx);
   std::unique_ptr<llvm::Module> m = translate(kernel, *module, llctx, diags);
   clock.mark("llvm-ir");
   llvm::Triple triple("nvptx64-nvidia-cuda");
@@ -600,6 +750,9 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
       throw Error("tessera: the NVPTX target cannot emit PTX");
     pm.run(*m);
   }
+  if (!llvm_diags.errors().empty())
+    throw Error(fmt::format("tessera: kernel '{}': the NVPTX code generator rejected the kernel:\n{}", kernel,
+                            llvm_diags.errors()));
   code.ptx = std::string(ptx.str());
   clock.mark("ptx");
   dump.write("ptx", code.ptx);

@@ -7,6 +7,7 @@
 // Invalid kernels and targets are rejected with tessera::Error before LLVM could abort.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -19,12 +20,27 @@
 namespace tessera::detail {
 
 // A kernel JIT-compiled for the host. run() calls it once for one program; argv holds one pointer
-// per flattened parameter (see kernel_abi.h) followed by pid0..2 and nprog0..2 (int32).
+// per flattened parameter (see kernel_abi.h) followed by pid0..2 and nprog0..2 (int32), then the
+// program's workspace as five int64: its address twice, 0, workspace_bytes(), 1 (a 64-byte aligned
+// block that no other program uses meanwhile; ignored by a kernel that needs none).
 class CpuKernel {
  public:
   virtual ~CpuKernel() = default;
   virtual void run(void** argv) const = 0;
+  // Bytes of workspace a program needs: its private arrays that a thread's stack cannot hold
+  // (tile-cpu-workspace); 0 if none.
+  virtual std::size_t workspace_bytes() const = 0;
+  // Bytes of stack a program needs below the caller's frame: the frames the code generator laid
+  // out for the kernel's functions, together (see compile_cpu), and kCpuCallStackBytes for the
+  // library functions it calls (libm).
+  virtual std::size_t stack_bytes() const = 0;
 };
+
+// Stack allowed for the library functions a CPU program calls (libm's exp, log, ...).
+inline constexpr std::size_t kCpuCallStackBytes = std::size_t{64} << 10;
+// Largest frame a CPU kernel may have: compile_cpu rejects a kernel whose functions' frames exceed
+// it (tile-cpu-workspace keeps its private arrays to 128 KiB; the rest is the code generator's).
+inline constexpr std::size_t kMaxCpuFrameBytes = std::size_t{16} << 20;
 
 struct GpuCode {
   std::string arch;          // "sm_90", "sm_100a"
@@ -94,7 +110,24 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
 // no PTX (rewidened false): the compile stops after the LLVM dialect.
 GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch, int block_size = 0,
                     bool exp_range_test = true, bool rewiden = false);
+// The stack a kernel's compile runs on (the launcher starts it on a StackThread of this size,
+// runtime_glue/threads.h). Measured at the nesting the front end accepts (kMaxAstDepth,
+// frontend/ast.h): a chain of 4088 scalar adds compiled (cpu and gpu) with 2 MiB, not 1; 4088
+// chained tile ops and 1300 nested loops with 8 MiB (the largest tried).
+inline constexpr std::size_t kCompilerStackBytes = std::size_t{32} << 20;
+
+// The memory a compile (compile_cpu, compile_ptx) requires to be free before it starts, else it
+// throws std::bad_alloc: MLIR does not check all its allocations (see pipeline.cpp).
+inline constexpr std::size_t kCompileMemoryBytes = std::size_t{256} << 20;
+inline constexpr std::size_t kCompileMemoryPerAstByte = 1024;
+
 // The LLVM version string, for cache keys.
 std::string llvm_version();
+
+// Every compile runs with LLVM's fatal-error and bad-alloc handlers installed: an LLVM fatal error
+// (report_fatal_error) becomes a tessera::Error naming the kernel, an allocation failure inside
+// LLVM std::bad_alloc, instead of exiting or aborting the process. For tests: raises one of them
+// (out_of_memory: the allocation failure) as if while compiling `kernel`.
+[[noreturn]] void raise_llvm_error(std::string_view kernel, bool out_of_memory);
 
 }  // namespace tessera::detail

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace tessera::detail {
 namespace {
@@ -28,10 +29,17 @@ std::vector<int64_t> tile_of(const Sexp& n) {
   return sizes;
 }
 
+// Tile sizes the products in holds() cannot overflow with (1 to 2^31; the compile rejects others).
+bool tile_ok(const std::vector<int64_t>& tile) {
+  return std::all_of(tile.begin(), tile.end(), [](int64_t d) { return d >= 1 && d <= (int64_t{1} << 31); });
+}
+
 }  // namespace
 
 WholeTiles::WholeTiles(std::string_view kernel, const KernelAst& ast) : kernel_(kernel), params_(ast.params) {
-  if (ast.body) walk(*ast.body);
+  for (const ParamInfo& p : params_)
+    if (!tile_ok(p.tile)) analyzable_ = false;
+  if (ast.body) naming_kernel(kernel, [&] { walk(*ast.body); });
 }
 
 int WholeTiles::add_node(Node n) {
@@ -42,16 +50,19 @@ int WholeTiles::add_node(Node n) {
 void WholeTiles::walk(const Sexp& n) {
   if (!n.is_list || !analyzable_) return;
   const std::string_view op = n.head();
+  // A parameter index, or -1 (and analyzable_ = false) for a malformed one: the front end's own
+  // checks reject the kernel then.
   const auto param_of = [&](const Sexp& p) -> int {
     const int64_t i = p.as_int();
     if (i < 0 || i >= std::ssize(params_)) {
-      analyzable_ = false;  // malformed: the front end's own checks reject it
-      return 0;
+      analyzable_ = false;
+      return -1;
     }
     return static_cast<int>(i);
   };
   if (op == "store" && n.items.size() == 3) {
     const int q = param_of(n[1]);
+    if (q < 0) return;
     owned_.push_back({q, params_[q].tile});
     walk(n[2]);
     return;
@@ -60,6 +71,10 @@ void WholeTiles::walk(const Sexp& n) {
   const std::size_t size = unpadded_size(n);
   if (op == "load" && size >= 4) {
     Load load{param_of(n[3]), tile_of(n), {}};
+    if (load.param < 0 || !tile_ok(load.tile)) {
+      analyzable_ = false;
+      return;
+    }
     for (std::size_t i = 4; i < size; ++i) load.index.push_back(index_node(n[i]));
     if (load.index.size() != load.tile.size()) analyzable_ = false;
     loads_.push_back(std::move(load));
@@ -67,11 +82,13 @@ void WholeTiles::walk(const Sexp& n) {
   }
   if (op == "load_like" && size == 5) {
     const int p = param_of(n[3]), q = param_of(n[4]);
+    if (p < 0 || q < 0) return;
     owned_.push_back({p, params_[q].tile});
     return;
   }
   if (op == "own" && size == 4) {
     const int q = param_of(n[3]);
+    if (q < 0) return;
     owned_.push_back({q, params_[q].tile});
     return;
   }
@@ -85,9 +102,11 @@ void WholeTiles::walk(const Sexp& n) {
     walk(n[5]);
     loops_.push_back(&n);
     loop_counts_.push_back(-1);
+    visible_loops_ = std::ssize(loops_);
     walk(n[6]);
     loops_.pop_back();
     loop_counts_.pop_back();
+    visible_loops_ = std::ssize(loops_);
     return;
   }
   for (const Sexp& item : n.items) walk(item);
@@ -129,9 +148,15 @@ int WholeTiles::index_node(const Sexp& n) {
     return add_node({Op::arg, 0, static_cast<int>(p)});
   }
   if (op == "iv" && n.items.size() == 4) {
+    // A trip count is computed outside its loop: while reading loop L's, only the loops
+    // enclosing L are visible (a malformed count naming L's own variable would recurse forever).
     const int64_t id = n[3].as_int();
-    if (id < 0 || id >= std::ssize(loops_)) return unknown();
-    if (loop_counts_[id] < 0) loop_counts_[id] = index_node((*loops_[id])[4]);
+    if (id < 0 || id >= visible_loops_) return unknown();
+    if (loop_counts_[id] < 0) {
+      const int64_t outer = std::exchange(visible_loops_, id);
+      loop_counts_[id] = index_node((*loops_[id])[4]);
+      visible_loops_ = outer;
+    }
     if (loop_counts_[id] < 0) return unknown();
     return add_node({Op::iv, 0, -1, loop_counts_[id]});
   }

@@ -79,6 +79,7 @@ class WholeTiles {
   std::vector<Owned> owned_;
   std::vector<const Sexp*> loops_;      // the enclosing (for ...) nodes while walking, outermost first
   std::vector<int> loop_counts_;        // their trip-count nodes (-1 until an iv needs one)
+  int64_t visible_loops_ = 0;           // the loops an iv may name: all, or those outside a count
   bool analyzable_ = true;
 };
 

@@ -1,7 +1,9 @@
 // ast.cpp: S-expression parser for the serialized kernel AST.
 //
 // The text comes from our own compile-time serializer, so errors here mean a version mismatch or a
-// bug; they are still reported as tessera::Error (never a crash) with the offending position.
+// bug; they are still reported as tessera::Error (never a crash) with the offending position. The
+// parser and every walker of the tree recurse once per level of nesting: the nesting is bounded
+// (kMaxAstDepth), and the launcher runs them on a stack of known size (kCompilerStackBytes).
 #include "frontend/ast.h"
 
 #include <fmt/format.h>
@@ -41,7 +43,9 @@ class Parser {
     std::size_t start = pos_;
     char c = text_[pos_];
     if (c == '(' || c == '[') {
+      if (depth_ == kMaxAstDepth) fail(fmt::format("lists nested deeper than {}", kMaxAstDepth));
       char close = c == '(' ? ')' : ']';
+      ++depth_;
       Sexp s;
       s.is_list = true;
       s.bracket = c;
@@ -57,6 +61,7 @@ class Parser {
         s.items.push_back(node());
       }
       s.text = text_.substr(start, pos_ - start);
+      --depth_;
       return s;
     }
     if (c == ')' || c == ']') fail("unexpected closing bracket");
@@ -72,6 +77,7 @@ class Parser {
   std::string_view kernel_;
   std::string_view text_;
   std::size_t pos_ = 0;
+  int depth_ = 0;  // lists open at pos_
 };
 
 [[noreturn]] void bad(std::string_view kernel, std::string_view what) {
@@ -82,7 +88,7 @@ class Parser {
 
 const Sexp& Sexp::operator[](std::size_t i) const {
   if (!is_list || i >= items.size())
-    throw Error(fmt::format("tessera: malformed AST: node '{}' has no item {}", text, i));
+    throw MalformedNode(fmt::format("node '{}' has no item {}", text.substr(0, 80), i));
   return items[i];
 }
 
@@ -95,7 +101,7 @@ int64_t Sexp::as_int() const {
   int64_t v = 0;
   auto [p, ec] = std::from_chars(atom.data(), atom.data() + atom.size(), v);
   if (is_list || ec != std::errc() || p != atom.data() + atom.size())
-    throw Error(fmt::format("tessera: malformed AST: expected an integer, got '{}'", text));
+    throw MalformedNode(fmt::format("expected an integer, got '{}'", text.substr(0, 80)));
   return v;
 }
 
@@ -130,7 +136,8 @@ std::optional<double> load_padding(std::string_view kernel, const Sexp& n) {
   return parse_const(kernel, pad[1].atom);
 }
 
-KernelAst parse_ast(std::string_view kernel, std::string_view text) {
+// A function-try-block: Sexp's accessors throw MalformedNode, named here.
+KernelAst parse_ast(std::string_view kernel, std::string_view text) try {
   KernelAst ast;
   ast.text = text;
   ast.root = Parser(kernel, text).parse();
@@ -148,6 +155,9 @@ KernelAst parse_ast(std::string_view kernel, std::string_view text) {
       info.rank = static_cast<int>(p[2].as_int());
       for (const Sexp& d : p[3].items) info.tile.push_back(d.as_int());
       if (static_cast<int>(info.tile.size()) != info.rank) bad(kernel, "output tile rank");
+      for (int64_t d : info.tile)
+        if (d < 1 || d > (int64_t{1} << 31) || !std::has_single_bit(static_cast<uint64_t>(d)))
+          bad(kernel, fmt::format("output tile size {} is not a power of two up to 2^31", d));
     } else if (kind == "in" && p.items.size() == 3) {
       info.kind = ParamInfo::Kind::in;
       info.dtype = parse_dtype(kernel, p[1].atom);
@@ -164,6 +174,8 @@ KernelAst parse_ast(std::string_view kernel, std::string_view text) {
   }
   ast.body = &r[2];
   return ast;
+} catch (const MalformedNode& e) {
+  bad(kernel, e.what());
 }
 
 }  // namespace tessera::detail
@@ -204,7 +216,7 @@ void collect_calls(std::string_view kernel, const Sexp& n, std::vector<DeviceFun
 
 std::vector<DeviceFunctionUse> device_functions(std::string_view kernel, const KernelAst& ast) {
   std::vector<DeviceFunctionUse> out;
-  if (ast.body) collect_calls(kernel, *ast.body, out);
+  if (ast.body) naming_kernel(kernel, [&] { collect_calls(kernel, *ast.body, out); });
   return out;
 }
 

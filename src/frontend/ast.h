@@ -12,8 +12,28 @@
 #include <vector>
 
 #include "tessera/dtype.h"
+#include "tessera/errors.h"
 
 namespace tessera::detail {
+
+// Thrown by Sexp's accessors on a node of the wrong form. They do not know the kernel: every
+// function that walks a kernel's tree (parse_ast, device_functions, generate_tile_ir, WholeTiles,
+// the launcher's collectors) turns it into a tessera::Error naming the kernel (naming_kernel).
+class MalformedNode : public Error {
+ public:
+  using Error::Error;
+};
+
+// Runs f(); a MalformedNode it throws becomes a tessera::Error naming the kernel, as parse_ast's
+// errors: "tessera: kernel 'K': malformed AST (<what>)".
+template <class F>
+decltype(auto) naming_kernel(std::string_view kernel, F&& f) {
+  try {
+    return f();
+  } catch (const MalformedNode& e) {
+    throw Error("tessera: kernel '" + std::string(kernel) + "': malformed AST (" + e.what() + ")");
+  }
+}
 
 struct Sexp {
   bool is_list = false;
@@ -63,7 +83,14 @@ struct KernelAst {
 // naming `kernel` on malformed text or a parameter count or rank that does not match.
 void parse_static_shapes(std::string_view kernel, std::string_view text, KernelAst& ast);
 
-// Parses and checks the outline; throws tessera::Error naming `kernel` on malformed text.
+// The deepest nesting of lists that parse_ast accepts. The front end's kernels nest a few levels
+// per expression node and C++ compilers bound constant evaluation at about 512 levels, so real
+// kernels stay far below; the parser and the compiler's recursive walkers, which run on a stack of
+// kCompilerStackBytes (compiler/pipeline.h), need well under that stack at this depth.
+inline constexpr int kMaxAstDepth = 4096;
+
+// Parses and checks the outline; throws tessera::Error naming `kernel` on malformed text (nesting
+// deeper than kMaxAstDepth included).
 KernelAst parse_ast(std::string_view kernel, std::string_view text);
 
 // A device function called by a kernel: (call TYPE NAME LANG HEX X...) nodes, code decoded.

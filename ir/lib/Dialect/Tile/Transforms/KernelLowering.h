@@ -45,9 +45,6 @@ inline bool isKernelArgument(func::FuncOp fn, Value v) {
   return arg && !fn.getBody().empty() && arg.getOwner() == &fn.getBody().front();
 }
 
-/// Largest private buffer kept on the stack on cpu (larger: on the heap).
-constexpr int64_t kMaxCpuStackBufferBytes = 16 * 1024;
-
 //===----------------------------------------------------------------------===//
 // Type helpers shared by the lowering files
 //===----------------------------------------------------------------------===//
@@ -271,8 +268,6 @@ private:
   /// the order of the thread's elements, kExpGroup (LowerElementwise.cpp)
   /// elements each.
   DenseMap<Value, SmallVector<Value>> expGroupTests;
-  /// Private buffers allocated on the heap (cpu), freed at each return.
-  SmallVector<Value> heapBuffers;
   /// Per scf.yield with tiles: the buffers its tile operands are copied to.
   DenseMap<Operation *, SmallVector<Value>> yieldTargets;
   /// Replaced ops, erased once the whole kernel is rewritten.

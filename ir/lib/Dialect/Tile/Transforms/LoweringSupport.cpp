@@ -23,16 +23,8 @@ using namespace mlir::tessera::tile;
 Value KernelLowering::newBuffer(RankedTensorType type) {
   Layout layout = getLayout(type);
   auto memrefType = MemRefType::get({layout.perThread}, type.getElementType());
-  // On cpu one thread holds a whole tile: large ones go to the heap (a
-  // worker thread's stack holds a few MiB), freed before the kernel returns.
-  int64_t bytes =
-      layout.perThread * scratchElementBytes(type.getElementType());
-  if (!opts.gpu && bytes > kMaxCpuStackBufferBytes) {
-    Value buffer = memref::AllocOp::create(entry, func.getLoc(), memrefType,
-                                           entry.getI64IntegerAttr(64));
-    heapBuffers.push_back(buffer);
-    return buffer;
-  }
+  // On cpu one thread holds a whole tile: tile-cpu-workspace then moves the
+  // arrays that would overflow a host thread's stack to a workspace.
   return memref::AllocaOp::create(entry, func.getLoc(), memrefType);
 }
 
@@ -207,11 +199,6 @@ Value KernelLowering::getScratchView(OpBuilder &b, Location loc, Type elt,
       symbols.insert(global, Block::iterator(func)); // renames on a clash
       scratchBase = memref::GetGlobalOp::create(entry, func.getLoc(), baseType,
                                                 global.getSymName());
-    } else if (scratch.totalBytes > kMaxCpuStackBufferBytes) {
-      // Freed at each return, like the large private buffers.
-      scratchBase = memref::AllocOp::create(entry, func.getLoc(), baseType,
-                                            entry.getI64IntegerAttr(64));
-      heapBuffers.push_back(scratchBase);
     } else {
       scratchBase = memref::AllocaOp::create(entry, func.getLoc(), baseType,
                                              entry.getI64IntegerAttr(16));

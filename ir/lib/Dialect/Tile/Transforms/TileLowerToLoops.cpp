@@ -357,11 +357,6 @@ LogicalResult KernelLowering::run() {
     op->dropAllReferences();
   for (Operation *op : toErase)
     op->erase();
-  func.walk([&](func::ReturnOp ret) {
-    OpBuilder b(ret);
-    for (Value buffer : heapBuffers)
-      memref::DeallocOp::create(b, ret.getLoc(), buffer);
-  });
   // Unused index arithmetic and constants (users first, hence the reverse
   // walk).
   func.walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {

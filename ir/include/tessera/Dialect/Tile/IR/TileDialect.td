@@ -114,6 +114,13 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getExpRangeTestedAttrName() {
       return ::llvm::StringLiteral("tile.exp_range_tested");
     }
+    /// Name of the i64 function attribute holding the bytes of the workspace
+    /// a cpu kernel takes as its last argument (`memref<?xi8>`, 64-byte
+    /// aligned, one per thread running programs; set by `tile-cpu-workspace`
+    /// when the kernel's private arrays do not all fit its stack budget).
+    static constexpr ::llvm::StringLiteral getWorkspaceBytesAttrName() {
+      return ::llvm::StringLiteral("tile.workspace_bytes");
+    }
     /// Name of the unit function attribute set by `tile-rewiden-after-reduce`
     /// on a kernel where it widened a bf16 tile again after a reduction (or
     /// moved its widening after it); the launcher keeps such a variant if it

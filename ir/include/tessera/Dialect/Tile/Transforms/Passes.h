@@ -6,6 +6,7 @@
 //   tile-hoist-loads:    createTileHoistLoads()
 //   tile-version-interior: createTileVersionInterior()
 //   tile-load-cache-hints: createTileLoadCacheHints(TileLoadCacheHintsOptions)
+//   tile-cpu-workspace:  createTileCpuWorkspace(TileCpuWorkspaceOptions)
 // registerTilePasses() registers their command-line flags.
 //
 //===----------------------------------------------------------------------===//

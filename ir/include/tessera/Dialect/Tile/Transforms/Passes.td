@@ -26,8 +26,8 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     share it, whatever their dtypes (e.g. bf16 load, f32 math, bf16 store).
 
     Each tile value lives in a per-thread buffer `memref<n x T>` allocated by
-    `memref.alloca` in the entry block (on cpu, buffers over 16 KiB are
-    heap-allocated and freed before the return). Elementwise ops run per
+    `memref.alloca` in the entry block (on cpu, `tile-cpu-workspace` then
+    moves those a host thread's stack cannot hold). Elementwise ops run per
     element on scalars (16-bit floats computed in f32); `tile.device_call`
     becomes one `func.call` per element.
 
@@ -413,6 +413,48 @@ def TilePromotePrivateArrays : Pass<"tile-promote-private-arrays"> {
     ```
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def TileCpuWorkspace : Pass<"tile-cpu-workspace", "::mlir::ModuleOp"> {
+  let summary = "Move a cpu kernel's private arrays beyond its stack budget to a workspace";
+  let description = [{
+    On cpu one thread runs a whole program and `tile-lower-to-loops` keeps
+    each tile in a private array (`memref.alloca`) of the whole tile, so a
+    kernel's arrays can need more stack than a host thread has (a tile of
+    2^26 f32, hundreds of 16 KiB tiles). In every `func.func` carrying
+    `tile.kernel`, allocas in the entry block stay on the stack while each
+    holds at most `buffer-bytes` and all of them at most `stack-bytes`, in
+    program order; every other alloca (too large, beyond the budget, or in a
+    nested block, where each execution would take new stack) becomes a
+    `memref.view` of a workspace appended as the kernel's last argument,
+    `memref<?xi8>` (marked `llvm.noalias` and `llvm.align = 64`), at an
+    offset of its own (64-byte aligned, or to the alloca's alignment if
+    larger). The kernel then carries
+    `tile.workspace_bytes`: the size of the workspace its caller passes,
+    64-byte aligned, one per thread that runs programs. A kernel whose arrays
+    all fit is left as it is. An alloca of dynamic size, with a layout or a
+    memory space, or one outside the entry block that is passed to a
+    terminator or a call (it could outlive its iteration, whose region the
+    next iteration reuses) is an error. Run after `tile-lower-to-loops`
+    (target cpu) and `tile-promote-private-arrays`.
+
+    ```mlir
+    %big = memref.alloca() : memref<65536xf32>
+    // becomes, with %ws the new last argument (memref<?xi8>)
+    %c0 = arith.constant 0 : index
+    %big = memref.view %ws[%c0][] : memref<?xi8> to memref<65536xf32>
+    ```
+  }];
+  let options = [
+    Option<"stackBytes", "stack-bytes", "int64_t", /*default=*/"131072",
+           "Bytes of private arrays a kernel may keep on the stack">,
+    Option<"bufferBytes", "buffer-bytes", "int64_t", /*default=*/"16384",
+           "Largest private array kept on the stack">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
 }
 
 def TileMathToNVVM : Pass<"tile-math-to-nvvm"> {
