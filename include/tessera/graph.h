@@ -89,7 +89,7 @@ class Graph {
   // distinct from the other tensors of the same launch.
   template <class T, int Rank>
   void rebind(const Tensor<T, Rank>& bound, Tensor<T, Rank>& replacement) {
-    detail::rebind(*impl_, bound.storage(), replacement.storage(), dtype_v<T>, Rank, replacement.shape().data(),
+    detail::rebind(live("rebind"), bound.storage(), replacement.storage(), dtype_v<T>, Rank, replacement.shape().data(),
                    replacement.strides().data(), bound.storage_offset(), replacement.storage_offset());
   }
   // The same for the tensor bound to parameter `parameter` of launch `launch` (both counted from
@@ -97,11 +97,13 @@ class Graph {
   // exists, which a replay names by launch and parameter.
   template <class T, int Rank>
   void rebind(std::size_t launch, std::size_t parameter, Tensor<T, Rank>& replacement) {
-    detail::rebind_parameter(*impl_, launch, parameter, replacement.storage(), dtype_v<T>, Rank,
+    detail::rebind_parameter(live("rebind"), launch, parameter, replacement.storage(), dtype_v<T>, Rank,
                              replacement.shape().data(), replacement.strides().data(), replacement.storage_offset());
   }
 
  private:
+  // The graph's state; throws tessera::Error naming `operation` on a moved-from Graph.
+  detail::GraphImpl& live(const char* operation) const;
   std::shared_ptr<detail::GraphImpl> impl_;
 };
 

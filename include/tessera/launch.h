@@ -29,6 +29,7 @@
 
 #include "tessera/detail/storage.h"
 #include "tessera/dtype.h"
+#include "tessera/errors.h"
 
 namespace tessera {
 
@@ -159,6 +160,7 @@ class [[nodiscard]] LaunchHandle {
   Result get() && {
     wait();
     if constexpr (!std::is_void_v<Result>) {
+      if (!result_) throw Error("tessera::LaunchHandle::get: the handle holds no outputs (default-constructed, or already taken by get() or detach())");
       Result r = std::move(*result_);
       result_.reset();
       done_.reset();
@@ -173,6 +175,7 @@ class [[nodiscard]] LaunchHandle {
   Result detach() && {
     done_.reset();
     if constexpr (!std::is_void_v<Result>) {
+      if (!result_) throw Error("tessera::LaunchHandle::detach: the handle holds no outputs (default-constructed, or already taken by get() or detach())");
       Result r = std::move(*result_);
       result_.reset();
       return r;

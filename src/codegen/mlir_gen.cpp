@@ -1,9 +1,13 @@
 // mlir_gen.cpp: AST -> tile dialect. One MlirGen class with one emit function per node kind.
 //
 // Every AST expression carries its result type, so emission is a direct walk: rank-0 expressions
-// become scalars, the rest become static tensors (tile values). Identical subtrees are emitted
-// once per region scope (all expressions are pure), which also keeps a loop that is read through
-// several (result ...) nodes a single scf.for. Loads of "own" tiles and stores use the program ids.
+// become scalars, the rest become static tensors (tile values). A node of the AST's DAG (identical
+// subtrees are one node, frontend/ast.h) is emitted once per region scope (all expressions are
+// pure), which also keeps a loop that is read through several (result ...) nodes a single scf.for:
+// its value is reused in that scope and the loop bodies inside it; a node first met inside a loop
+// body is emitted again where it is met after the loop (its value there would not dominate), and
+// again in another loop body at that depth (its (iv ...) and (carried ...) then name that loop).
+// Loads of "own" tiles and stores use the program ids.
 #include "codegen/mlir_gen.h"
 
 #include <fmt/format.h>
@@ -11,8 +15,8 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <unordered_map>
 
+#include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -63,7 +67,7 @@ class MlirGen {
     b_.setInsertionPointToStart(entry);
     args_.assign(entry->args_begin(), entry->args_end());
     scopes_.emplace_back();
-    for (const Sexp& stmt : llvm::ArrayRef(ast_.body->items).drop_front()) emit_stmt(stmt);
+    for (const Sexp* stmt : llvm::ArrayRef(ast_.body->items).drop_front()) emit_stmt(*stmt);
     mlir::func::ReturnOp::create(b_, loc_);
     if (mlir::failed(mlir::verify(*module)))
       fail("the generated tile IR does not verify (a front-end bug; run with TESSERA_DUMP_DIR to see it)");
@@ -111,7 +115,7 @@ class MlirGen {
     if (dims.items.empty()) return e;
     llvm::SmallVector<int64_t> shape;
     int64_t elements = 1;
-    for (const Sexp& d : dims.items) {
+    for (const Sexp& d : dims.children()) {
       const int64_t size = d.as_int();
       if (size < 1 || !std::has_single_bit(static_cast<uint64_t>(size)) || size > kMaxTileElements / elements)
         fail(fmt::format("malformed AST: the tile shape {} in '{}' needs powers of two and at most 2^{} elements",
@@ -163,20 +167,20 @@ class MlirGen {
     return mlir::RankedTensorType::get(llvm::SmallVector<int64_t>(out.tile.begin(), out.tile.end()), elem_type(d));
   }
 
-  Value lookup(std::string_view text) {
+  Value lookup(const Sexp& n) {
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
-      if (auto f = it->find(text); f != it->end()) return f->second;
+      if (auto f = it->find(&n); f != it->end()) return f->second;
     return {};
   }
 
   // Every node's value has the type the node carries (docs/ast-format.md); the checks before
   // the builders and this one keep malformed trees from reaching MLIR's builders and the lowering.
   Value emit(const Sexp& n) {
-    if (Value v = lookup(n.text)) return v;
+    if (Value v = lookup(n)) return v;
     Value v = emit_uncached(n);
     if (v.getType() != node_type(n))
       fail(fmt::format("malformed AST: '{}' does not have the type it names", n.text.substr(0, 80)));
-    scopes_.back()[n.text] = v;
+    scopes_.back()[&n] = v;
     return v;
   }
 
@@ -384,7 +388,7 @@ class MlirGen {
     if (id != static_cast<int64_t>(loops_.size())) fail("malformed AST: loop id does not match its nesting depth");
     Value count = emit(n[4]);
     llvm::SmallVector<Value> inits;
-    for (const Sexp& i : n[5].items) inits.push_back(emit(i));
+    for (const Sexp& i : n[5].children()) inits.push_back(emit(i));
     Value lb = mlir::arith::ConstantIndexOp::create(b_, loc_, 0);
     Value ub = mlir::arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), count);
     Value step = mlir::arith::ConstantIndexOp::create(b_, loc_, 1);
@@ -395,7 +399,7 @@ class MlirGen {
     loop_ivs_.push_back(mlir::arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), loop.getInductionVar()));
     scopes_.emplace_back();
     llvm::SmallVector<Value> yields;
-    for (const Sexp& y : n[6].items) yields.push_back(emit(y));
+    for (const Sexp& y : n[6].children()) yields.push_back(emit(y));
     if (yields.size() != inits.size()) fail("malformed AST: a loop yields a different number of values than it carries");
     // scf.for built with inits already has an implicit yield only when there are no iter_args.
     if (!loop.getBody()->empty() && mlir::isa<mlir::scf::YieldOp>(loop.getBody()->back()))
@@ -505,7 +509,7 @@ class MlirGen {
   std::string_view kernel_;
   const KernelAst& ast_;
   llvm::SmallVector<Value> args_;
-  std::vector<std::unordered_map<std::string_view, Value>> scopes_;
+  std::vector<llvm::DenseMap<const Sexp*, Value>> scopes_;
   llvm::SmallVector<mlir::scf::ForOp> loops_;
   llvm::SmallVector<Value> loop_ivs_;
 };

@@ -42,6 +42,7 @@
 #include "device_memory.h"
 #include "disk_cache.h"
 #include "frontend/ast.h"
+#include "llvm/ADT/DenseSet.h"
 #include "nvjitlink.h"
 #include "runtime_glue/execution.h"
 #include "runtime_glue/graph_capture.h"
@@ -105,21 +106,23 @@ void dump_cubin(const GpuCode& code) {
   }
 }
 
-void collect_load_like(const Sexp& n, std::vector<std::pair<int64_t, int64_t>>& out);
+void collect_load_like(const Sexp& n, std::vector<std::pair<int64_t, int64_t>>& out, llvm::DenseSet<const Sexp*>& seen);
 std::string layouts_of(std::span<const ArgDesc> args, Target target);
 std::string static_shapes_of(std::span<const ArgDesc> args);
 Grid partition_grid(const ArgDesc& out);
 
-// Outputs the body stores (every program stores its whole tile) and outputs it reads back.
-void collect_output_uses(const Sexp& n, std::vector<bool>& stored, std::vector<bool>& read) {
-  if (!n.is_list) return;
+// Outputs the body stores (every program stores its whole tile) and outputs it reads back. Visits
+// each node of the DAG once (`seen`).
+void collect_output_uses(const Sexp& n, std::vector<bool>& stored, std::vector<bool>& read,
+                         llvm::DenseSet<const Sexp*>& seen) {
+  if (!n.is_list || !seen.insert(&n).second) return;
   auto mark = [](std::vector<bool>& v, int64_t p) {
     if (p >= 0 && p < static_cast<int64_t>(v.size())) v[p] = true;
   };
   if (n.head() == "store" && n.items.size() == 3) mark(stored, n[1].as_int());
   // (own DTYPE [DIMS] Q PAD?): the output index follows the tile type (docs/ast-format.md).
   if (n.head() == "own" && unpadded_size(n) == 4) mark(read, n[3].as_int());
-  for (const Sexp& c : n.items) collect_output_uses(c, stored, read);
+  for (const Sexp& c : n.children()) collect_output_uses(c, stored, read, seen);
 }
 
 // The kernel's cubin: its PTX alone, or linked with the device functions it calls.
@@ -638,8 +641,10 @@ class KernelCache {
     c->label = std::make_shared<const std::string>(fmt::format("kernel '{}'", kernel));
     std::vector<bool> stored(c->ast.params.size()), read(c->ast.params.size());
     naming_kernel(kernel, [&] {
-      collect_load_like(*c->ast.body, c->load_likes);
-      collect_output_uses(*c->ast.body, stored, read);
+      llvm::DenseSet<const Sexp*> seen;
+      collect_load_like(*c->ast.body, c->load_likes, seen);
+      seen.clear();
+      collect_output_uses(*c->ast.body, stored, read, seen);
     });
     c->overwrites.resize(c->ast.params.size());
     for (std::size_t i = 0; i < c->overwrites.size(); ++i)
@@ -782,11 +787,11 @@ std::string static_shapes_of(std::span<const ArgDesc> args) {
   return s + fmt::format("@{}", fmt::join(grid, ","));
 }
 
-// Collects (input P, output Q) pairs from (load_like TYPE P Q PAD?) nodes.
-void collect_load_like(const Sexp& n, std::vector<std::pair<int64_t, int64_t>>& out) {
-  if (!n.is_list) return;
+// Collects (input P, output Q) pairs from (load_like TYPE P Q PAD?) nodes, visiting each node once.
+void collect_load_like(const Sexp& n, std::vector<std::pair<int64_t, int64_t>>& out, llvm::DenseSet<const Sexp*>& seen) {
+  if (!n.is_list || !seen.insert(&n).second) return;
   if (n.head() == "load_like" && unpadded_size(n) == 5) out.emplace_back(n[3].as_int(), n[4].as_int());
-  for (const Sexp& c : n.items) collect_load_like(c, out);
+  for (const Sexp& c : n.children()) collect_load_like(c, out, seen);
 }
 
 }  // namespace

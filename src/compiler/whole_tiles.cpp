@@ -2,7 +2,9 @@
 //
 // The AST is walked once, when the launcher first meets the kernel: each access becomes a Load or
 // an Owned entry, each index expression a list of Nodes. holds() then costs one pass over those
-// nodes per launch (a few integer operations each).
+// nodes per launch (a few integer operations each). The walk visits a shared node of the DAG once
+// per loop body (frontend/ast.h): a node met again inside the body it was met in, or inside a body
+// within it, means the same tiles and index values.
 #include "compiler/whole_tiles.h"
 
 #include <algorithm>
@@ -25,7 +27,7 @@ bool is_index_typed(const Sexp& n) {
 // The tile sizes of a node's TYPE ("DTYPE [D0 D1 ...]" at items 1 and 2).
 std::vector<int64_t> tile_of(const Sexp& n) {
   std::vector<int64_t> sizes;
-  for (const Sexp& d : n[2].items) sizes.push_back(d.as_int());
+  for (const Sexp& d : n[2].children()) sizes.push_back(d.as_int());
   return sizes;
 }
 
@@ -39,7 +41,21 @@ bool tile_ok(const std::vector<int64_t>& tile) {
 WholeTiles::WholeTiles(std::string_view kernel, const KernelAst& ast) : kernel_(kernel), params_(ast.params) {
   for (const ParamInfo& p : params_)
     if (!tile_ok(p.tile)) analyzable_ = false;
+  scopes_.emplace_back();
   if (ast.body) naming_kernel(kernel, [&] { walk(*ast.body); });
+}
+
+bool WholeTiles::walked(const Sexp& n) {
+  for (const Scope& s : scopes_)
+    if (s.walked.contains(&n)) return true;
+  scopes_.back().walked.insert(&n);
+  return false;
+}
+
+int WholeTiles::known_index(const Sexp& n) const {
+  for (const Scope& s : scopes_)
+    if (auto it = s.indices.find(&n); it != s.indices.end()) return it->second;
+  return -1;
 }
 
 int WholeTiles::add_node(Node n) {
@@ -48,7 +64,7 @@ int WholeTiles::add_node(Node n) {
 }
 
 void WholeTiles::walk(const Sexp& n) {
-  if (!n.is_list || !analyzable_) return;
+  if (!n.is_list || !analyzable_ || walked(n)) return;
   const std::string_view op = n.head();
   // A parameter index, or -1 (and analyzable_ = false) for a malformed one: the front end's own
   // checks reject the kernel then.
@@ -103,16 +119,25 @@ void WholeTiles::walk(const Sexp& n) {
     loops_.push_back(&n);
     loop_counts_.push_back(-1);
     visible_loops_ = std::ssize(loops_);
+    scopes_.emplace_back();
     walk(n[6]);
+    scopes_.pop_back();
     loops_.pop_back();
     loop_counts_.pop_back();
     visible_loops_ = std::ssize(loops_);
     return;
   }
-  for (const Sexp& item : n.items) walk(item);
+  for (const Sexp& item : n.children()) walk(item);
 }
 
 int WholeTiles::index_node(const Sexp& n) {
+  if (const int known = known_index(n); known >= 0) return known;
+  const int i = new_index_node(n);
+  if (i >= 0) scopes_.back().indices[&n] = i;
+  return i;
+}
+
+int WholeTiles::new_index_node(const Sexp& n) {
   const std::string_view op = n.head();
   const auto unknown = [&] {
     analyzable_ = false;

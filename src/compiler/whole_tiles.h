@@ -28,6 +28,8 @@
 #include <vector>
 
 #include "frontend/ast.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "tessera/kernel.h"
 
 namespace tessera::detail {
@@ -70,7 +72,10 @@ class WholeTiles {
 
   void walk(const Sexp& n);
   int index_node(const Sexp& n);  // -1 (and analyzable_ = false) for what the analysis cannot bound
+  int new_index_node(const Sexp& n);
   int add_node(Node n);
+  bool walked(const Sexp& n);             // whether walk() met n in this scope; marks it met
+  int known_index(const Sexp& n) const;   // index_node(n) in this scope, or -1
 
   std::string kernel_;  // for messages
   std::vector<ParamInfo> params_;
@@ -80,6 +85,13 @@ class WholeTiles {
   std::vector<const Sexp*> loops_;      // the enclosing (for ...) nodes while walking, outermost first
   std::vector<int> loop_counts_;        // their trip-count nodes (-1 until an iv needs one)
   int64_t visible_loops_ = 0;           // the loops an iv may name: all, or those outside a count
+  // What the walk learned of shared nodes, for the body and each enclosing loop body: valid
+  // inside them, as (iv ...) in a node names its loop by depth.
+  struct Scope {
+    llvm::DenseSet<const Sexp*> walked;
+    llvm::DenseMap<const Sexp*, int> indices;
+  };
+  std::vector<Scope> scopes_;
   bool analyzable_ = true;
 };
 

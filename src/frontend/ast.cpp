@@ -2,8 +2,10 @@
 //
 // The text comes from our own compile-time serializer, so errors here mean a version mismatch or a
 // bug; they are still reported as tessera::Error (never a crash) with the offending position. The
-// parser and every walker of the tree recurse once per level of nesting: the nesting is bounded
-// (kMaxAstDepth), and the launcher runs them on a stack of known size (kCompilerStackBytes).
+// parser builds the DAG of ast.h bottom-up: each list is looked up by its bracket and its items,
+// which are shared nodes already, so the parse costs time linear in the text. The parser and every
+// walker of the tree recurse once per level of the DAG: its depth is bounded (kMaxAstDepth), and
+// the launcher runs them on a stack of known size (kCompilerStackBytes).
 #include "frontend/ast.h"
 
 #include <fmt/format.h>
@@ -11,7 +13,12 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <deque>
+#include <string>
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "tessera/errors.h"
@@ -21,10 +28,11 @@ namespace {
 
 class Parser {
  public:
-  Parser(std::string_view kernel, std::string_view text) : kernel_(kernel), text_(text) {}
+  Parser(std::string_view kernel, std::string_view text, std::deque<Sexp>& nodes)
+      : kernel_(kernel), text_(text), nodes_(nodes) {}
 
-  Sexp parse() {
-    Sexp s = node();
+  const Sexp* parse() {
+    const Sexp* s = node();
     skip_spaces();
     if (pos_ != text_.size()) fail("trailing text");
     return s;
@@ -37,7 +45,7 @@ class Parser {
   void skip_spaces() {
     while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
   }
-  Sexp node() {
+  const Sexp* node() {
     skip_spaces();
     if (pos_ >= text_.size()) fail("unexpected end");
     std::size_t start = pos_;
@@ -59,25 +67,82 @@ class Parser {
         }
         if (text_[pos_] == ')' || text_[pos_] == ']') fail("mismatched bracket");
         s.items.push_back(node());
+        if (s.items.size() == 1) open_let(s);
       }
       s.text = text_.substr(start, pos_ - start);
       --depth_;
-      return s;
+      return shared_list(std::move(s));
     }
     if (c == ')' || c == ']') fail("unexpected closing bracket");
     while (pos_ < text_.size() && text_[pos_] != ' ' && text_[pos_] != '(' && text_[pos_] != ')' &&
            text_[pos_] != '[' && text_[pos_] != ']')
       ++pos_;
-    Sexp s;
-    s.atom = text_.substr(start, pos_ - start);
-    s.text = s.atom;
-    return s;
+    return shared_atom(text_.substr(start, pos_ - start));
+  }
+
+  // The one node of this atom.
+  const Sexp* shared_atom(std::string_view atom) {
+    const Sexp*& n = atoms_[atom];
+    if (!n) {
+      Sexp s;
+      s.atom = atom;
+      s.text = atom;
+      n = &nodes_.emplace_back(std::move(s));
+    }
+    return n;
+  }
+  // (let ID EXPR) is EXPR's node, (ref TYPE ID) that of let ID's EXPR, any other list the one node
+  // of its bracket and items (which are already shared nodes).
+  const Sexp* shared_list(Sexp&& s) {
+    if (s.bracket == '(' && s.head() == "let") return bind(s);
+    if (s.bracket == '(' && s.head() == "ref") return resolve(s);
+    // The walkers recurse through shared nodes as through nested text: bound the DAG's depth.
+    for (const Sexp* item : s.items) s.depth = std::max(s.depth, item->depth + 1);
+    if (s.depth > kMaxAstDepth) fail(fmt::format("expressions nested deeper than {}", kMaxAstDepth));
+    auto& lists = s.bracket == '(' ? lists_ : shapes_;
+    if (auto it = lists.find(s.items); it != lists.end()) return it->second;
+    const Sexp* n = &nodes_.emplace_back(std::move(s));
+    lists.try_emplace(n->items, n);  // the key views the node's own items
+    return n;
+  }
+  // (let ID EXPR): IDs count 0, 1, 2, ... in the order in which the lets open in the text; each
+  // is bound when it closes.
+  void open_let(const Sexp& s) {
+    if (s.bracket != '(' || s.head() != "let") return;
+    open_lets_.push_back(lets_.size());
+    lets_.push_back(nullptr);
+  }
+  const Sexp* bind(const Sexp& s) {
+    const std::size_t id = open_lets_.back();
+    open_lets_.pop_back();
+    if (s.items.size() != 3 || s[1].is_list || !s[2].is_list) fail("expected (let ID EXPR)");
+    if (s[1].atom != std::to_string(id)) fail(fmt::format("let {} where let {} was expected", s[1].atom, id));
+    lets_[id] = s.items[2];
+    return s.items[2];
+  }
+  // (ref DTYPE [DIMS] ID): a let earlier in the text, of that type.
+  const Sexp* resolve(const Sexp& s) {
+    if (s.items.size() != 4 || s[1].is_list || !s[2].is_list || s[3].is_list) fail("expected (ref TYPE ID)");
+    std::string_view id = s[3].atom;
+    std::size_t i = 0;
+    auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), i);
+    if (ec != std::errc() || end != id.data() + id.size() || i >= lets_.size() || !lets_[i])
+      fail(fmt::format("ref {} before its let", id));
+    const Sexp* e = lets_[i];
+    if (e->items.size() < 3 || e->items[1] != s.items[1] || e->items[2] != s.items[2])
+      fail(fmt::format("ref {} of type {} {} to a let of another type", s[3].atom, s[1].text, s[2].text));
+    return e;
   }
 
   std::string_view kernel_;
   std::string_view text_;
   std::size_t pos_ = 0;
   int depth_ = 0;  // lists open at pos_
+  std::deque<Sexp>& nodes_;
+  llvm::DenseMap<llvm::StringRef, const Sexp*> atoms_;
+  llvm::DenseMap<llvm::ArrayRef<const Sexp*>, const Sexp*> lists_, shapes_;  // ( ) and [ ] lists
+  std::vector<const Sexp*> lets_;       // by ID; null while the let is open
+  std::vector<std::size_t> open_lets_;  // the IDs of the lets open at pos_, innermost last
 };
 
 [[noreturn]] void bad(std::string_view kernel, std::string_view what) {
@@ -89,12 +154,12 @@ class Parser {
 const Sexp& Sexp::operator[](std::size_t i) const {
   if (!is_list || i >= items.size())
     throw MalformedNode(fmt::format("node '{}' has no item {}", text.substr(0, 80), i));
-  return items[i];
+  return *items[i];
 }
 
 std::string_view Sexp::head() const {
-  if (!is_list || items.empty() || items[0].is_list) return {};
-  return items[0].atom;
+  if (!is_list || items.empty() || items[0]->is_list) return {};
+  return items[0]->atom;
 }
 
 int64_t Sexp::as_int() const {
@@ -125,13 +190,13 @@ double parse_const(std::string_view kernel, std::string_view hex) {
 bool is_padding_item(const Sexp& n) { return n.head() == "pad"; }
 
 std::size_t unpadded_size(const Sexp& n) {
-  const bool padded = n.items.size() > 1 && is_padding_item(n.items.back());
+  const bool padded = n.items.size() > 1 && is_padding_item(*n.items.back());
   return n.items.size() - (padded ? 1 : 0);
 }
 
 std::optional<double> load_padding(std::string_view kernel, const Sexp& n) {
   if (unpadded_size(n) == n.items.size()) return std::nullopt;
-  const Sexp& pad = n.items.back();
+  const Sexp& pad = *n.items.back();
   if (pad.items.size() != 2 || pad[1].is_list) bad(kernel, fmt::format("bad padding '{}'", pad.text));
   return parse_const(kernel, pad[1].atom);
 }
@@ -140,8 +205,10 @@ std::optional<double> load_padding(std::string_view kernel, const Sexp& n) {
 KernelAst parse_ast(std::string_view kernel, std::string_view text) try {
   KernelAst ast;
   ast.text = text;
-  ast.root = Parser(kernel, text).parse();
-  const Sexp& r = ast.root;
+  auto nodes = std::make_shared<std::deque<Sexp>>();
+  ast.root = Parser(kernel, text, *nodes).parse();
+  ast.nodes = std::move(nodes);
+  const Sexp& r = *ast.root;
   if (r.head() != "kernel" || r.items.size() != 3 || r[1].head() != "params" || r[2].head() != "body")
     bad(kernel, "expected (kernel (params ...) (body ...))");
   const Sexp& params = r[1];
@@ -153,7 +220,7 @@ KernelAst parse_ast(std::string_view kernel, std::string_view text) try {
       info.kind = ParamInfo::Kind::out;
       info.dtype = parse_dtype(kernel, p[1].atom);
       info.rank = static_cast<int>(p[2].as_int());
-      for (const Sexp& d : p[3].items) info.tile.push_back(d.as_int());
+      for (const Sexp& d : p[3].children()) info.tile.push_back(d.as_int());
       if (static_cast<int>(info.tile.size()) != info.rank) bad(kernel, "output tile rank");
       for (int64_t d : info.tile)
         if (d < 1 || d > (int64_t{1} << 31) || !std::has_single_bit(static_cast<uint64_t>(d)))
@@ -183,8 +250,10 @@ KernelAst parse_ast(std::string_view kernel, std::string_view text) try {
 namespace tessera::detail {
 namespace {
 
-void collect_calls(std::string_view kernel, const Sexp& n, std::vector<DeviceFunctionUse>& out) {
-  if (!n.is_list) return;
+// Visits each node of the DAG once (`seen`).
+void collect_calls(std::string_view kernel, const Sexp& n, std::vector<DeviceFunctionUse>& out,
+                   llvm::DenseSet<const Sexp*>& seen) {
+  if (!n.is_list || !seen.insert(&n).second) return;
   if (n.head() == "call") {
     auto bad = [&](std::string_view what) {
       throw Error(fmt::format("tessera: kernel '{}': malformed AST (device call: {})", kernel, what));
@@ -209,14 +278,15 @@ void collect_calls(std::string_view kernel, const Sexp& n, std::vector<DeviceFun
                               kernel, use.name));
     }
   }
-  for (const Sexp& c : n.items) collect_calls(kernel, c, out);
+  for (const Sexp& c : n.children()) collect_calls(kernel, c, out, seen);
 }
 
 }  // namespace
 
 std::vector<DeviceFunctionUse> device_functions(std::string_view kernel, const KernelAst& ast) {
   std::vector<DeviceFunctionUse> out;
-  if (ast.body) naming_kernel(kernel, [&] { collect_calls(kernel, *ast.body, out); });
+  llvm::DenseSet<const Sexp*> seen;
+  if (ast.body) naming_kernel(kernel, [&] { collect_calls(kernel, *ast.body, out, seen); });
   return out;
 }
 

@@ -1,16 +1,29 @@
 // ast.h: the parsed form of a kernel's serialized AST (docs/ast-format.md).
 //
 // The front end in include/tessera/ serializes a kernel into an S-expression at C++ compile time;
-// parse_ast() turns that text back into a tree of Sexp nodes and checks its outline (params, body),
-// so that codegen can walk it. Atoms are views into the original text, which must outlive the tree.
+// parse_ast() turns that text back into a DAG of Sexp nodes and checks its outline (params, body),
+// so that codegen can walk it. Atoms are views into the original text, which must outlive the DAG.
+//
+// The DAG holds one node per distinct subtree: (let ID EXPR) and (ref TYPE ID) become one shared
+// node, and so do identical subtrees of a plain tree, so that two nodes are the same node exactly
+// when their texts, lets and refs written out, are equal. A walker of the DAG must therefore visit a
+// shared node once (a set of visited nodes, or memoized results), or it costs the size of the tree,
+// which may be exponential in the size of the text. Identical texts denote identical values, except
+// that (iv ...) and (carried ...) name their loop by its depth: inside the bodies of two loops at
+// the same depth one node denotes two values, so a walker that needs values (codegen) or loop
+// bounds (WholeTiles) keeps what it learned of a node inside a loop body only until it leaves it.
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "llvm/ADT/iterator_range.h"
+#include "llvm/ADT/iterator.h"
 #include "tessera/dtype.h"
 #include "tessera/errors.h"
 
@@ -37,12 +50,15 @@ decltype(auto) naming_kernel(std::string_view kernel, F&& f) {
 
 struct Sexp {
   bool is_list = false;
-  char bracket = '(';          // '(' or '[' for lists
-  std::string_view atom;       // for atoms
-  std::string_view text;       // the node's whole source text (for memoizing identical subtrees)
-  std::vector<Sexp> items;     // for lists
+  char bracket = '(';                // '(' or '[' for lists
+  std::string_view atom;             // for atoms
+  std::string_view text;             // the source text of its first occurrence (for messages)
+  std::vector<const Sexp*> items;    // for lists
+  int depth = 0;                     // 0 for atoms, else 1 + the deepest item's depth
 
   const Sexp& operator[](std::size_t i) const;
+  // The items as references: for (const Sexp& c : n.children()).
+  auto children() const { return llvm::make_pointee_range(items); }
   std::string_view head() const;  // first atom of a list ("" for atoms / empty lists)
   int64_t as_int() const;
 };
@@ -56,7 +72,8 @@ struct ParamInfo {
 
 struct KernelAst {
   std::string_view text;
-  Sexp root;
+  std::shared_ptr<const std::deque<Sexp>> nodes;  // every node of the DAG, once; shared by copies
+  const Sexp* root = nullptr;
   std::vector<ParamInfo> params;
   const Sexp* body = nullptr;  // the (body ...) list
   // Launch-time specialization, one letter per parameter (part of every cache key):
@@ -83,14 +100,16 @@ struct KernelAst {
 // naming `kernel` on malformed text or a parameter count or rank that does not match.
 void parse_static_shapes(std::string_view kernel, std::string_view text, KernelAst& ast);
 
-// The deepest nesting of lists that parse_ast accepts. The front end's kernels nest a few levels
-// per expression node and C++ compilers bound constant evaluation at about 512 levels, so real
-// kernels stay far below; the parser and the compiler's recursive walkers, which run on a stack of
-// kCompilerStackBytes (compiler/pipeline.h), need well under that stack at this depth.
+// The deepest nesting that parse_ast accepts, counted through shared nodes (a ref is as deep as
+// its let's expression). The front end's kernels nest a few levels per expression node and C++
+// compilers bound constant evaluation at about 512 levels, so real kernels stay far below; the
+// parser and the compiler's recursive walkers, which run on a stack of kCompilerStackBytes
+// (compiler/pipeline.h), need well under that stack at this depth.
 inline constexpr int kMaxAstDepth = 4096;
 
 // Parses and checks the outline; throws tessera::Error naming `kernel` on malformed text (nesting
-// deeper than kMaxAstDepth included).
+// deeper than kMaxAstDepth included), lets numbered out of order, refs to lets not yet seen or of
+// another type.
 KernelAst parse_ast(std::string_view kernel, std::string_view text);
 
 // A device function called by a kernel: (call TYPE NAME LANG HEX X...) nodes, code decoded.

@@ -529,7 +529,7 @@ void Graph::Capture::end() {
 }
 
 Graph::Capture Graph::capture() {
-  if (!impl_) throw Error("tessera::Graph::capture: the graph was moved from");
+  live("capture");
   if (detail::current_capture()) throw Error("tessera::Graph::capture: this thread is already capturing a graph");
   {
     std::lock_guard lock(impl_->mutex);
@@ -542,15 +542,21 @@ Graph::Capture Graph::capture() {
   return Capture(impl_);
 }
 
-Target Graph::target() const { return impl_->target; }
-
-std::size_t Graph::size() const {
-  std::lock_guard lock(impl_->mutex);
-  return impl_->nodes.size();
+detail::GraphImpl& Graph::live(const char* operation) const {
+  if (!impl_) throw Error(fmt::format("tessera::Graph::{}: the graph was moved from", operation));
+  return *impl_;
 }
 
-void Graph::replay(const LaunchOptions& options) { impl_->replay(options, true); }
+Target Graph::target() const { return live("target").target; }
 
-LaunchHandle<> Graph::replay_async(const LaunchOptions& options) { return LaunchHandle<>(impl_->replay(options, false)); }
+std::size_t Graph::size() const {
+  detail::GraphImpl& g = live("size");
+  std::lock_guard lock(g.mutex);
+  return g.nodes.size();
+}
+
+void Graph::replay(const LaunchOptions& options) { live("replay").replay(options, true); }
+
+LaunchHandle<> Graph::replay_async(const LaunchOptions& options) { return LaunchHandle<>(live("replay_async").replay(options, false)); }
 
 }  // namespace tessera

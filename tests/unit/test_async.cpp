@@ -235,6 +235,18 @@ TEST_CASE("a moved-from tensor is rejected at launch", "[cpu][async][errors]") {
   CHECK_THROWS_WITH(copy_kernel().launch_on(Target::cpu, z.partition<128>(), x), Contains("moved-from tensor"));
 }
 
+TEST_CASE("a handle without outputs throws on get and detach", "[cpu][async][errors]") {
+  Tensor<float, 1> z({10});
+  auto h = copy_kernel().launch_async(on(Target::cpu), std::move(z).partition<128>(), iota_tensor(10));
+  auto moved = std::move(h);
+  Tensor<float, 1> back = std::move(moved).get();
+  CHECK(std::as_const(back)(9) == 9.0f);
+  // NOLINTNEXTLINE(bugprone-use-after-move): the misuse under test
+  CHECK_THROWS_WITH(std::move(moved).get(), Contains("holds no outputs"));
+  LaunchHandle<Tensor<float, 1>> empty;
+  CHECK_THROWS_WITH(std::move(empty).detach(), Contains("holds no outputs"));
+}
+
 static void streams_and_join(Target t) {
   const int64_t n = 2048;
   auto x = iota_tensor(n);

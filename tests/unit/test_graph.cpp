@@ -6,7 +6,7 @@
 // replay is ordered with launches and host access like any launch; failure cases: replay after a
 // bound tensor was destroyed (named by launch and parameter, and rebound there), rebind to another
 // shape or into an aliasing output, capturing twice or nested, replay while capturing, a launch
-// for another target inside the capture.
+// for another target inside the capture, any use of a moved-from graph.
 #include "execution_helpers.h"
 
 using namespace tessera;
@@ -305,6 +305,18 @@ static void graph_errors(Target t) {
   }
   CHECK(g2.size() == 0);
   g2.replay();  // an empty graph replays as nothing
+  // A moved-from graph throws on every use.
+  Graph g3 = std::move(g2);
+  CHECK(g3.size() == 0);
+  // NOLINTBEGIN(bugprone-use-after-move): the moved-from state under test
+  CHECK_THROWS_WITH(g2.replay(), Contains("Graph::replay: the graph was moved from"));
+  CHECK_THROWS_WITH(g2.replay_async(), Contains("Graph::replay_async: the graph was moved from"));
+  CHECK_THROWS_WITH(g2.size(), Contains("Graph::size: the graph was moved from"));
+  CHECK_THROWS_WITH(g2.target(), Contains("Graph::target: the graph was moved from"));
+  CHECK_THROWS_WITH(g2.capture(), Contains("Graph::capture: the graph was moved from"));
+  CHECK_THROWS_WITH(g2.rebind(x, other), Contains("Graph::rebind: the graph was moved from"));
+  CHECK_THROWS_WITH(g2.rebind(0, 1, other), Contains("Graph::rebind: the graph was moved from"));
+  // NOLINTEND(bugprone-use-after-move)
 }
 TESSERA_TARGET_TEST_CASE("graph misuse is reported", "[graph][errors]", graph_errors)
 

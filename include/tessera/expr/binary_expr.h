@@ -47,6 +47,7 @@ template <class Op, class X, class Y>
 struct Binary : ExprBase {
   static constexpr DType dtype = Op::kind == BinaryKind::compare ? DType::i1 : X::dtype;
   using shape = typename X::shape;
+  using operands = type_list<X, Y>;
   template <class Ctx>
   static constexpr void write(text_sink& s) {
     s.list(Op::name, etype_text_v<Binary>, node<X, Ctx>{}, node<Y, Ctx>{});
@@ -58,6 +59,7 @@ template <class C, class X, class Y>
 struct Select : ExprBase {
   static constexpr DType dtype = X::dtype;
   using shape = typename X::shape;
+  using operands = type_list<C, X, Y>;
   template <class Ctx>
   static constexpr void write(text_sink& s) {
     s.list("select", etype_text_v<Select>, node<C, Ctx>{}, node<X, Ctx>{}, node<Y, Ctx>{});

@@ -55,6 +55,7 @@ template <auto Name, DeviceLanguage Lang, auto Source, DType R, class... X>
 struct Call : ExprBase {
   static constexpr DType dtype = R;
   using shape = typename expr_shape<X...>::type;
+  using operands = type_list<X...>;
   static constexpr auto source_hex = hex_bytes(Source);
   template <class Ctx>
   static constexpr void write(text_sink& s) {

@@ -2,24 +2,32 @@
 //
 // A node is an empty literal type deriving from detail::ExprBase whose *type* encodes its whole
 // subtree: static members `dtype` (DType) and `shape` (a Shape<...> type), children stored as
-// template arguments, and `template <class Ctx> static constexpr void write(text_sink&)` writing
-// its text in docs/ast-format.md (see text_sink in fixed_string.h). Ctx is a type_list of the tags
-// of the enclosing loops (see loop_expr.h). text_v<Node, Ctx> is a node's text as a fixed_string.
+// template arguments and listed in `operands` (a type_list; absent for leaves), and
+// `template <class Ctx> static constexpr void write(text_sink&)` writing its text in
+// docs/ast-format.md (see text_sink.h). Ctx is a type_list of the tags of the enclosing loops (see
+// loop_expr.h); a node whose text depends on them (a loop variable, a carried value, a loop, or a
+// node with one of those among its operands) is loop_dependent. part_of(node<N, Ctx>) tells the
+// sink how to write node N: a typed node with operands may be shared (written once, then referred
+// to), and a node that depends on no loop is written in the empty context, so that its uses inside
+// and outside loops are one node. text_v<Node, Ctx> is a node's text as a fixed_string.
 //
 // Also defines the untyped literal c<V> (ConstLit<V>: it takes the dtype and shape of the other
 // operand of the op it is used in), the typed splat constant Const<D, S, V>, full<D, Dims...>(c<V>),
 // the values tessera::inf and tessera::quiet_nan, and which values a load can be padded with
 // (pad_representable).
-// Assumes dtype.h, shape.h and fixed_string.h.
+// Assumes dtype.h, shape.h, fixed_string.h and text_sink.h.
 #pragma once
 
+#include <bit>
 #include <concepts>
+#include <initializer_list>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
 
 #include "tessera/dtype.h"
 #include "tessera/expr/fixed_string.h"
+#include "tessera/expr/text_sink.h"
 #include "tessera/shape.h"
 
 namespace tessera::detail {
@@ -56,9 +64,61 @@ inline constexpr auto type_text_v = concat(dtype_text<D>(), " ", shape_text<S>::
 template <class E>
 inline constexpr auto etype_text_v = type_text_v<E::dtype, typename E::shape>;
 
-// The serialized text of node N inside the loops listed in Ctx (a fixed_string).
-template <class N, class Ctx = type_list<>>
-inline constexpr auto text_v = make_text<N, Ctx>();
+// ---- how the sink writes a node (text_sink.h) ---------------------------------------------------
+//
+// These traits are class templates whose values are template arguments (std::integral_constant),
+// for two reasons. A trait computed by a constexpr function would instantiate its operands' traits
+// while it is being evaluated, and GCC counts such nested evaluations against -fconstexpr-depth,
+// one level of the tree at a time. And every variable template specialization or function named
+// after a node type costs GCC a mangled name of that type; the integral_constant bases are shared.
+
+template <class N> struct operands_of { using type = type_list<>; };
+template <class N> requires requires { typename N::operands; }
+struct operands_of<N> { using type = typename N::operands; };
+template <class N> using operands_t = typename operands_of<N>::type;
+
+// Whether node N's text depends on the enclosing loops (see the file comment).
+template <class N> struct loop_dependent;
+template <class List> struct any_loop_dependent;
+template <class... Ops>
+struct any_loop_dependent<type_list<Ops...>> : std::bool_constant<(loop_dependent<Ops>::value || ...)> {};
+template <class N> struct loop_dependent : any_loop_dependent<operands_t<N>> {};
+template <class N> requires requires { N::loop_dependent; }
+struct loop_dependent<N> : std::bool_constant<N::loop_dependent> {};
+
+// Typed nodes with operands may be shared; leaves (and statements) are always written in place.
+template <class N>
+struct shareable : std::bool_constant<requires { N::dtype; typename N::shape; } &&
+                                      !std::is_same_v<operands_t<N>, type_list<>>> {};
+
+// The context node N is written in inside the loops Ctx: Ctx if its text depends on them, else
+// the empty one (the same text, and one node for every use).
+template <class N, class Ctx>
+using node_context_t = std::conditional_t<loop_dependent<N>::value, Ctx, type_list<>>;
+
+// A hash of node N's text inside Ctx (a context node_context_t gives): of its own text and its
+// operands' hashes. Instantiated once per node type and context, so its cost follows the DAG, not
+// the tree.
+constexpr std::uint64_t hash_list(std::initializer_list<std::uint64_t> xs) {
+  std::uint64_t h = 0;
+  for (std::uint64_t x : xs) h = std::rotl(h ^ x, 29) * 0x9e3779b97f4a7c15ull;
+  return h;
+}
+template <class N, class Ctx, class Ops = operands_t<N>> struct node_hash;
+template <class N, class Ctx, class... Ops>
+struct node_hash<N, Ctx, type_list<Ops...>>
+    : std::integral_constant<std::uint64_t,
+                             hash_list({label_hash_of(&N::template write<Ctx>),
+                                        node_hash<Ops, node_context_t<Ops, Ctx>>::value...})> {};
+
+template <class N, class Ctx>
+constexpr text_part part_of(node<N, Ctx>) {
+  using context = node_context_t<N, Ctx>;
+  if constexpr (shareable<N>::value)
+    return {nullptr, 0, &N::template write<context>, etype_text_v<N>.data, etype_text_v<N>.size(),
+            &node_hash<N, context>::value};
+  else return {nullptr, 0, &N::template write<context>};
+}
 
 // ---- constants --------------------------------------------------------------------------------
 

@@ -2,10 +2,10 @@
 //
 // Defines detail::fixed_string<N> (N chars plus a terminating NUL, a literal type usable in constant
 // expressions), one-step concatenation (concat, and sexpr/bracket, which join parts with single
-// spaces inside "( )" or "[ ]"), decimal integers (int_text_v<V>), the 0x + 16-hex-digit spelling
-// of a double (hex_text_v<V>), and text_sink, through which expression nodes write a whole tree's
-// text in one linear pass (make_text<Node, Ctx>()). Every function takes all its parts at once, so
-// building a string of K parts is one constant evaluation, not K nested template instantiations.
+// spaces inside "( )" or "[ ]"), decimal integers (int_text_v<V>) and the 0x + 16-hex-digit spelling
+// of a double (hex_text_v<V>); text_sink.h builds a kernel's text from them. Every function takes
+// all its parts at once, so building a string of K parts is one constant evaluation, not K nested
+// template instantiations.
 // Assumes nothing but the standard library.
 #pragma once
 
@@ -116,80 +116,5 @@ constexpr auto hex_text() {
 }
 template <double V>
 inline constexpr auto hex_text_v = hex_text<V>();
-
-// ---- text_sink: writing (or measuring) an S-expression in one pass ------------------------------
-//
-// Nodes serialize themselves with `template <class Ctx> static constexpr void write(text_sink&)`,
-// typically one call s.list(parts...): "(" parts separated by single spaces ")", where a part is a
-// string literal, a fixed_string, node<N, Ctx>{} (node N's own text, written by N::write<Ctx>) or
-// group<node...>{} (a nested list of nodes). A sink without a buffer only counts, so the exact
-// length is known before the characters are written: building a text costs time linear in its
-// length. list() calls a child's write through a function pointer, so each tree level costs two
-// constexpr calls; GCC's default -fconstexpr-depth=512 thus allows trees about 250 levels deep.
-
-template <class N, class Ctx> struct node {};
-template <class... Nodes> struct group {};
-
-struct text_sink;
-using part_writer = void (*)(text_sink&);
-
-struct text_piece {
-  const char* chars;
-  std::size_t n;
-  constexpr void operator()(text_sink& s) const;
-};
-
-template <std::size_t N>
-constexpr text_piece part_of(const fixed_string<N>& f) { return {f.data, N}; }
-template <std::size_t M>
-constexpr text_piece part_of(const char (&lit)[M]) { return {lit, M - 1}; }
-template <class N, class Ctx>
-constexpr part_writer part_of(node<N, Ctx>) { return &N::template write<Ctx>; }
-template <class... Nodes>
-constexpr void write_group(text_sink& s);
-template <class... Nodes>
-constexpr part_writer part_of(group<Nodes...>) { return &write_group<Nodes...>; }
-
-struct text_sink {
-  char* out = nullptr;  // nullptr: count only
-  std::size_t size = 0;
-
-  constexpr void put(char c) {
-    if (out) out[size] = c;
-    ++size;
-  }
-  constexpr void put(const char* chars, std::size_t n) {
-    if (out)
-      for (std::size_t i = 0; i < n; ++i) out[size + i] = chars[i];
-    size += n;
-  }
-  template <class... Parts>
-  constexpr void list(const Parts&... parts) {
-    put('(');
-    bool first = true;
-    ((first ? void(first = false) : put(' '), part_of(parts)(*this)), ...);
-    put(')');
-  }
-};
-
-constexpr void text_piece::operator()(text_sink& s) const { s.put(chars, n); }
-
-template <class... Nodes>
-constexpr void write_group(text_sink& s) { s.list(Nodes{}...); }
-
-// The text of node N inside context Ctx, as a fixed_string of exactly the right length.
-template <class N, class Ctx>
-constexpr std::size_t text_size() {
-  text_sink counter;
-  N::template write<Ctx>(counter);
-  return counter.size;
-}
-template <class N, class Ctx>
-constexpr auto make_text() {
-  fixed_string<text_size<N, Ctx>()> r{};
-  text_sink writer{r.data};
-  N::template write<Ctx>(writer);
-  return r;
-}
 
 }  // namespace tessera::detail

@@ -83,6 +83,7 @@ struct Load : LoadBase<Load<P, S, Pad, Idx...>> {
   using pad = Pad;
   template <class Q>
   using with_pad = Load<P, S, Q, Idx...>;
+  using operands = type_list<Idx...>;
   template <class Ctx>
   static constexpr void write(text_sink& s) {
     if constexpr (std::is_same_v<Pad, ZeroPad>)

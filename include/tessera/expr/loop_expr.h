@@ -9,7 +9,9 @@
 // closure type. The tag is resolved to the loop's id, its nesting depth (0 = outermost), only at
 // serialization: every write<Ctx>() receives Ctx = type_list of the enclosing loops' tags, and a
 // For writes its yields with its own tag appended. So nested loops, loops inside loop inits and
-// loop results used inside other loops all get consistent, deterministic ids.
+// loop results used inside other loops all get consistent, deterministic ids. All of these are
+// loop_dependent (their text depends on Ctx); a loop whose several values are read is one For
+// node under several Result nodes, written once (text_sink.h).
 // Text: (for TYPE ID N (INIT*) (YIELD*)), (iv i32 [] ID), (carried TYPE ID K), (result TYPE K FOR).
 // Assumes expr_base.h and load_store_expr.h (is_index).
 #pragma once
@@ -54,6 +56,7 @@ template <class Tag>
 struct LoopVar : ExprBase {
   static constexpr DType dtype = DType::i32;
   using shape = Shape<>;
+  static constexpr bool loop_dependent = true;
   template <class Ctx>
   static constexpr void write(text_sink& s) {
     s.list("iv", etype_text_v<LoopVar>, int_text_v<enclosing_loop_id<Tag, Ctx>()>);
@@ -65,6 +68,7 @@ template <class Tag, int K, DType D, class S>
 struct Carried : ExprBase {
   static constexpr DType dtype = D;
   using shape = S;
+  static constexpr bool loop_dependent = true;
   template <class Ctx>
   static constexpr void write(text_sink& s) {
     s.list("carried", etype_text_v<Carried>, int_text_v<enclosing_loop_id<Tag, Ctx>()>, int_text_v<K>);
@@ -78,18 +82,23 @@ struct Carry {};
 template <class R> struct yields_of { using type = type_list<R>; };
 template <class... Es> struct yields_of<Carry<Es...>> { using type = type_list<Es...>; };
 
-// (for TYPE ID N (INIT*) (YIELD*))
+// (for TYPE ID N (INIT*) (YIELD*)): not an expression, but typed (TYPE, that of carried value 0)
+// and shared by the (result ...) nodes of its carried values; its ID is its nesting depth.
 template <class Tag, class N, class Inits, class Yields> struct For;
 template <class Tag, class N, class Init0, class... Inits, class... Yields>
 struct For<Tag, N, type_list<Init0, Inits...>, type_list<Yields...>> {
   static constexpr std::size_t count = 1 + sizeof...(Inits);
   using inits = type_list<Init0, Inits...>;
+  static constexpr DType dtype = Init0::dtype;
+  using shape = typename Init0::shape;
+  using operands = type_list<N, Init0, Inits...>;  // those outside the loop; the yields are inside
+  static constexpr bool loop_dependent = true;
   template <class Ctx>
   static constexpr void write(text_sink& s) {
     static_assert(loop_id<Tag, Ctx>::value < 0,
                   "tessera: a loop body object cannot be reused for a loop nested inside itself");
     using Inner = typename push_loop<Ctx, Tag>::type;
-    s.list("for", etype_text_v<Init0>, int_text_v<list_size<Ctx>::value>, node<N, Ctx>{},
+    s.list("for", etype_text_v<For>, int_text_v<list_size<Ctx>::value>, node<N, Ctx>{},
            group<node<Init0, Ctx>, node<Inits, Ctx>...>{}, group<node<Yields, Inner>...>{});
   }
 };
@@ -105,6 +114,7 @@ struct Result : ExprBase {
   using init = typename list_at<K, typename F::inits>::type;
   static constexpr DType dtype = init::dtype;
   using shape = typename init::shape;
+  using operands = type_list<F>;
   template <class Ctx>
   static constexpr void write(text_sink& s) {
     s.list("result", etype_text_v<Result>, int_text_v<K>, node<F, Ctx>{});

@@ -15,6 +15,7 @@ template <class A, class B, class C>
 struct Mma : ExprBase {
   static constexpr DType dtype = C::dtype;
   using shape = typename C::shape;
+  using operands = type_list<A, B, C>;
   template <class Ctx>
   static constexpr void write(text_sink& s) {
     s.list("mma", etype_text_v<Mma>, node<A, Ctx>{}, node<B, Ctx>{}, node<C, Ctx>{});

@@ -20,6 +20,7 @@ template <class Kind, int Axis, class X>
 struct Reduce : ExprBase {
   static constexpr DType dtype = X::dtype;
   using shape = reduce_t<typename X::shape, Axis>;
+  using operands = type_list<X>;
   template <class Ctx>
   static constexpr void write(text_sink& s) {
     s.list("reduce", etype_text_v<Reduce>, Kind::name, int_text_v<Axis>, node<X, Ctx>{});

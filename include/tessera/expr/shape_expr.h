@@ -19,6 +19,7 @@ template <class S, class X>
 struct Broadcast : ExprBase {
   static constexpr DType dtype = X::dtype;
   using shape = S;
+  using operands = type_list<X>;
   template <class Ctx>
   static constexpr void write(text_sink& s) {
     s.list("broadcast", etype_text_v<Broadcast>, node<X, Ctx>{});
@@ -30,6 +31,7 @@ template <class S, class X>
 struct Reshape : ExprBase {
   static constexpr DType dtype = X::dtype;
   using shape = S;
+  using operands = type_list<X>;
   template <class Ctx>
   static constexpr void write(text_sink& s) {
     s.list("reshape", etype_text_v<Reshape>, node<X, Ctx>{});
@@ -41,6 +43,7 @@ template <class X>
 struct Transpose : ExprBase {
   static constexpr DType dtype = X::dtype;
   using shape = transpose_t<typename X::shape>;
+  using operands = type_list<X>;
   template <class Ctx>
   static constexpr void write(text_sink& s) {
     s.list("transpose", etype_text_v<Transpose>, node<X, Ctx>{});

@@ -41,6 +41,7 @@ template <class Op, class X>
 struct Unary : ExprBase {
   static constexpr DType dtype = X::dtype;
   using shape = typename X::shape;
+  using operands = type_list<X>;
   template <class Ctx>
   static constexpr void write(text_sink& s) { s.list(Op::name, etype_text_v<Unary>, node<X, Ctx>{}); }
 };
@@ -66,6 +67,7 @@ template <DType D, class X>
 struct Cast : ExprBase {
   static constexpr DType dtype = D;
   using shape = typename X::shape;
+  using operands = type_list<X>;
   template <class Ctx>
   static constexpr void write(text_sink& s) { s.list("cast", etype_text_v<Cast>, node<X, Ctx>{}); }
 };

@@ -7,6 +7,7 @@
 // RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu block-size=4096 ctas-per-program=2" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu split-chunks=3" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu max-shared-bytes=-1" 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: not tessera-opt %s -split-input-file -tile-lower-to-loops="target=gpu fuse-above=-1" 2>&1 | FileCheck %s --check-prefix=BLOCK
 
 // TARGET: tile-lower-to-loops: target must be 'cpu' or 'gpu', got 'xpu'
 // BLOCK: block-size must be 0 or a power of two, at most 1024 per CTA, ctas-per-program 0 or a power of two, split-chunks a power of two up to 256, vector-width and vector-bytes positive powers of two

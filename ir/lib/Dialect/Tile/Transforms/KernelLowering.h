@@ -242,10 +242,10 @@ private:
   SmallVector<Value>
   scalarElementwise(OpBuilder &b, Operation *op,
                     function_ref<Value(OpBuilder &, Value)> elementOf);
-  // LowerEdgeCopy.cpp.
-  /// Lowers `block` (the edge copy of a versioned kernel) as one loop over
-  /// the thread's elements if it is purely elementwise; false (nothing
-  /// changed) otherwise.
+  // LowerFusedElementwise.cpp.
+  /// Lowers `block` (the edge copy of a versioned kernel, or any block of
+  /// more than `fuse-above` tile ops) as one loop over the thread's elements
+  /// if it is purely elementwise; false (nothing changed) otherwise.
   bool lowerFusedElementwise(Block &block);
   void lowerDeviceCall(DeviceCallOp op);
   // LowerControlFlow.cpp.

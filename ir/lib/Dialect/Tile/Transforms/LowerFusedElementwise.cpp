@@ -1,19 +1,27 @@
-//===- LowerFusedElementwise.cpp - the edge copy as one element loop ------===//
+//===- LowerFusedElementwise.cpp - elementwise blocks as one element loop --===//
 //
 // Lowers the edge copy of a versioned kernel (the else branch of the scf.if
-// that tile-version-interior made, marked `tile.versions`) as one rolled loop
-// over the thread's elements when that copy is purely elementwise: tile.load,
-// tile.store, tile.splat, splat constants and elementwise arith/math ops, on
-// tiles of one shape. Each iteration loads its elements under a bounds check
-// (the padding value outside), computes every op on scalars and stores the
-// results it owns under a bounds check: nothing is staged in private buffers.
+// that tile-version-interior made, marked `tile.versions`), and any block of
+// more than `fuse-above` tile ops, as one rolled loop over the thread's
+// elements when the block is purely elementwise: tile.load, tile.store,
+// tile.splat, splat constants and elementwise arith/math ops, on tiles of one
+// shape. Each iteration loads its elements under a bounds check (the padding
+// value outside; none for accesses marked `tile.interior`), computes every op
+// on scalars and stores the results it owns under a bounds check: nothing is
+// staged in private buffers.
 //
 // Why: lowered op by op, the edge copy (per access an in-bounds branch, a
 // ragged branch staged through local memory, then every op unrolled over the
 // thread's elements) was two thirds of a small elementwise kernel's code, and
 // so of the time LLVM, the NVPTX backend and ptxas took to compile it, for
 // programs that only touch the tensors' edges. As one loop it is a few dozen
-// instructions and keeps its values in registers.
+// instructions and keeps its values in registers. A long block lowered op by
+// op is a loop per op on cpu and every op unrolled over the thread's elements
+// on gpu, and the compile time grows faster than its length: 2000 chained
+// adds took minutes (on cpu LLVM's SCEV walks back over the loops before each
+// loop and InstCombine sinks values one unrolled loop body at a time; ptxas
+// spent 150 s on one basic block of 64000 adds). As one loop they take
+// seconds. Blocks of at most `fuse-above` ops keep the op-by-op code.
 //
 // A memref that is stored to must be accessed at one tile only (the same
 // index operands for all its loads and stores): then every element's loads
@@ -88,8 +96,6 @@ std::optional<RankedTensorType> fusableShape(Block &block) {
           operand.getParentBlock() != &block)
         return std::nullopt;
     if (isa<LoadOp, StoreOp>(op)) {
-      if (op.hasAttr(kInteriorAttrName))
-        return std::nullopt;
       accesses.push_back(&op);
       if (auto store = dyn_cast<StoreOp>(op)) {
         auto [it, fresh] = storedAt.try_emplace(store.getDest(),
@@ -150,7 +156,15 @@ bool KernelLowering::lowerFusedElementwise(Block &block) {
         };
         for (Operation *op : tileOps) {
           Location opLoc = op->getLoc();
-          if (auto load = dyn_cast<LoadOp>(op)) {
+          // An access of a tile wholly inside its memref.
+          const bool interior = op->hasAttr(kInteriorAttrName);
+          if (auto load = dyn_cast<LoadOp>(op); load && interior) {
+            SmallVector<Value> global = globalCoords(b, opLoc, origins[op].base, l, shape);
+            element[load.getResult()] = memref::LoadOp::create(b, opLoc, load.getSource(), global);
+          } else if (auto store = dyn_cast<StoreOp>(op); store && interior) {
+            SmallVector<Value> global = globalCoords(b, opLoc, origins[op].base, l, shape);
+            memref::StoreOp::create(b, opLoc, element.lookup(store.getValue()), store.getDest(), global);
+          } else if (auto load = dyn_cast<LoadOp>(op)) {
             const Origin &o = origins[op];
             SmallVector<Value> global = globalCoords(b, opLoc, o.base, l, shape);
             Type elt = load.getType().getElementType();

@@ -69,6 +69,7 @@ struct LoweringOptions {
   int64_t vectorWidth = 4;  // V: elements per chunk (at most)
   int64_t vectorBytes = 16; // widest global access in bytes
   int64_t unrollLimit = 64;
+  int64_t fuseAbove = 256; // see lowerFusedElementwise (KernelLowering.h)
   int64_t splitChunks = 2; // chunks per thread of an automatic split
   bool expRangeTest = true; // see lowerExpWithRangeTest (KernelLowering.h)
   /// Shared memory a CTA may use (gpu): scratch above kMaxStaticSharedBytes

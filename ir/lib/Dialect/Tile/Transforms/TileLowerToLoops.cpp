@@ -287,6 +287,11 @@ LogicalResult lowerKernel(func::FuncOp func, LoweringOptions opts) {
 //===----------------------------------------------------------------------===//
 
 void KernelLowering::lowerBlock(Block &block) {
+  const auto tileOps = llvm::count_if(block, [](Operation &op) {
+    return touchesTensors(&op);
+  });
+  if (tileOps > opts.fuseAbove && lowerFusedElementwise(block))
+    return;
   for (Operation &op : llvm::make_early_inc_range(block))
     lowerOp(&op);
 }
@@ -414,13 +419,13 @@ struct TileLowerToLoopsPass
         !isPow2(splitChunks) || splitChunks > kSplitCtaThreads ||
         blockSize > 1024 * std::max<int64_t>(1, ctasPerProgram) ||
         !isPow2(vectorWidth) || !isPow2(vectorBytes) || unrollLimit < 0 ||
-        maxSharedBytes < 0 ||
+        fuseAbove < 0 || maxSharedBytes < 0 ||
         maxSharedBytes > std::numeric_limits<int32_t>::max()) {
       module.emitError("tile-lower-to-loops: block-size must be 0 or a power "
                        "of two, at most 1024 per CTA, ctas-per-program 0 or "
                        "a power of two, split-chunks a power of two up to "
                        "256, vector-width and vector-bytes positive powers "
-                       "of two, unroll-limit >= 0 and max-shared-bytes "
+                       "of two, unroll-limit and fuse-above >= 0 and max-shared-bytes "
                        "between 0 and 2^31 - 1");
       return signalPassFailure();
     }
@@ -429,6 +434,7 @@ struct TileLowerToLoopsPass
     opts.vectorWidth = vectorWidth;
     opts.vectorBytes = vectorBytes;
     opts.unrollLimit = unrollLimit;
+    opts.fuseAbove = fuseAbove;
     opts.splitChunks = splitChunks;
     opts.expRangeTest = expRangeTest;
     opts.maxSharedBytes = maxSharedBytes;

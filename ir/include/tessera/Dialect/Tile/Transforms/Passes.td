@@ -126,6 +126,17 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     On gpu, code for a value is fully unrolled (constant buffer indices) when
     n <= `unroll-limit`, so that SROA promotes the buffers to registers.
 
+    A block of only elementwise ops, splats, splat constants, loads and
+    stores, on tiles of one shape, with more than `fuse-above` tile ops, is
+    lowered as one rolled loop over each thread's elements that computes
+    every op on scalars (as the edge copy of a versioned kernel is at any
+    size): op by op, such a block is a loop per op on cpu and every op
+    unrolled over the thread's elements on gpu, and LLVM and ptxas take time
+    superlinear in that code (SCEV's walks over the loops before each loop,
+    InstCombine sinking values through the chain of unrolled loop bodies,
+    ptxas on one basic block of N ops times the thread's elements). Loads
+    and stores marked `tile.interior` are not bounds-checked there.
+
     On gpu, a max or min along rows of a widened 16-bit float tile
     (`tile.reduce` of `arith.extf`) combines each thread's elements two per op
     on the narrow values, as `vector<2xbf16>` or `vector<2xf16>` pairs
@@ -194,6 +205,9 @@ def TileLowerToLoops : Pass<"tile-lower-to-loops", "::mlir::ModuleOp"> {
     Option<"unrollLimit", "unroll-limit", "int64_t", /*default=*/"64",
            "Fully unroll per-thread element loops of at most this many "
            "elements (gpu target)">,
+    Option<"fuseAbove", "fuse-above", "int64_t", /*default=*/"256",
+           "Lower a purely elementwise block of more than this many tile ops "
+           "as one loop over each thread's elements (see the description)">,
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t",
            /*default=*/"232448",
            "Shared memory a CTA may use on the gpu target (the device's "
