@@ -31,9 +31,9 @@ inline bool have_gpu() {
 // Puts L2 in the same state before every timed launch, here and in the PyTorch baselines
 // (torch_baselines.reset_l2): it reads 128 MiB of other data, 2.5 times the H200's L2, with plain
 // loads, so that L2 holds clean lines of that data and nothing of the benchmark's tensors. Without
-// it a kernel's time depended on what the case before it had left in L2: Inductor's row sum ran at
-// 4.547 or 4.572 TB/s on the same tensor in one process depending on the order of the cases
-// (results/h200-2026-12-01-experiments-session14.log). It reads rather than writes (as
+// it a kernel's time depends on what the case before it left in L2 (most for kernels whose loads
+// are evict_first, such as Inductor's reductions), so the order of the cases would move the
+// numbers. It reads rather than writes (as
 // triton.testing.do_bench's cache clear does) so that the timed kernel has no dirty lines to write
 // back.
 inline void reset_l2(const tessera::LaunchOptions& options) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run_on_gpu.sh: the whole GPU session in one command, on the GPU machine, from the repo root,
-# with the bundle made by `../shared/tools/device-bundle` in .device/ (see benchmarks/README.md).
+# with the binaries and their libraries bundled in .device/ (its unpack.sh unpacks them into
+# /tmp/bundle; see benchmarks/README.md).
 # Writes logs and JSON under $OUT (default ./out).
 set -uo pipefail
 OUT=${OUT:-$PWD/out}
