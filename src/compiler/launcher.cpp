@@ -234,10 +234,9 @@ std::string probed_ptx(const GpuCode& code) { return code.versioned ? ptx_withou
 // as it keeps its stack frame (ptxas spills nothing there). The kernel is
 // then compiled under the last such cap and kept if it fits more programs than before; its edge
 // copy may spill, which only the programs on the edges pay. Softmax, LayerNorm and the accurate
-// fused chain climbed this way to 64 registers (benchmarks/results/...-experiments-session8.log,
-// run 2: softmax 3.63 -> 4.04 TB/s, LayerNorm 3.90 -> 4.24, fused chain 2.52 -> 3.15; a cap up
-// to a whole SM's threads, run 3, slowed the row sum and RMSNorm). Earlier, on the H200
-// (benchmarks/results/...-experiments-session6.log, run 6): RMSNorm over 8192-wide bf16 rows at
+// fused chain climbed this way to 64 registers (on the H200: softmax 3.63 -> 4.04 TB/s, LayerNorm
+// 3.90 -> 4.24, fused chain 2.52 -> 3.15). The cap stops at half an SM's threads because a cap up
+// to a whole SM's threads slowed the row sum and RMSNorm. RMSNorm over 8192-wide bf16 rows at
 // 256 threads needed 80 registers, its interior 63; capped at 64 (4 programs per SM instead of 3)
 // it ran 4.27 TB/s instead of 4.14; the accurate fused chain 105 -> 96 registers, 2.21 -> 2.50
 // TB/s. Kernels with half an SM resident already are left alone (the adds, capped from 1536 to
@@ -247,7 +246,7 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
   // Small elementwise programs sharing CTAs are left alone, as when each had a CTA of its own
   // (under 128 threads): the attempt took 60-80 ms of an elementwise kernel's cold compile. Small
   // programs that reduce are capped: softmax over 1024-wide bf16 rows, eight programs per CTA,
-  // ran 4.26-4.29 TB/s capped against 3.66 (...-experiments-session11.log, run 10).
+  // ran 4.26-4.29 TB/s capped against 3.66 on the H200.
   if (code.programs_per_cta > 1 && code.exchange_free) return;
   const std::optional<int> blocks = programs_if_half_empty(code);
   if (!blocks) return;
@@ -284,8 +283,7 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
 // values in registers across the reduction. When the kernel (after try_register_cap) leaves an SM
 // half empty, it is compiled once more with tile-rewiden-after-reduce: the bf16 values, half the
 // registers, are held instead and widened again after the reduction. That variant gets its own
-// register cap and is kept if it fits more programs per SM. Measured on the H200
-// (benchmarks/results/...-experiments-session12.log, run 7): RMSNorm over 32768-wide bf16 rows at
+// register cap and is kept if it fits more programs per SM. On the H200, RMSNorm over 32768-wide bf16 rows at
 // 512 threads then fits two programs per SM in 64 registers, 4.25 TB/s against 3.84 with one
 // (torch.compile: 4.16). A kernel the pass leaves unchanged (no such tile) keeps its first variant.
 void try_rewidened(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
@@ -311,7 +309,7 @@ void try_rewidened(std::string_view kernel, const KernelAst& ast, const std::vec
 // The second variant is kept if it fits at least a quarter more programs per SM. Measured on the
 // H200 (LayerNorm over 8192-wide bf16 rows): 85 registers x 256 threads fit 2 programs per SM,
 // 149 x 128 fit 3, and the kernel ran 25% faster. It runs after try_register_cap, which now gives
-// that LayerNorm 4 programs of 256 threads (4.24 TB/s against 3.90 with 128 threads, session 8),
+// that LayerNorm 4 programs of 256 threads (4.24 TB/s against 3.90 with 128 threads),
 // so the retry is no longer taken there; it stays for kernels whose interior spills under the cap.
 // Kernels with registers to spare (elementwise ones) are compiled once.
 void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
@@ -353,19 +351,18 @@ int widest_global_vector_bytes(std::string_view ptx) {
 // (32 at 512 threads: 4 programs); that variant is kept if its interior under the cap keeps its
 // stack frame (ptxas spills nothing there), it then fills the SM, and its widest global access is
 // as wide (a row read in 2048-element chunks by a loop would get 8-byte chunks: 3.1 TB/s against
-// 4.4, session 10). Without its bounds test the static row sum needs 29 registers at 256 threads,
+// 4.4). Without its bounds test the static row sum needs 29 registers at 256 threads,
 // 8 programs per SM, and gains nothing from the static shapes; with 4 programs of 512, fewer rows
 // at once per SM (as in Inductor's and a hand-written row sum), it does. Measured on the H200 in
 // one process beside torch.compile's kernels on the same tensors (medians of paired ratios over
-// 12-25 alternating rounds over 32768 x 8192 bf16; benchmarks/results/...-experiments-session13.log
-// and -session14.log): the static row sum at 256 threads -0.05%, at 512 +0.11-0.14% against the
+// 12-25 alternating rounds over 32768 x 8192 bf16): the static row sum at 256 threads -0.05%, at 512 +0.11-0.14% against the
 // generic one, Inductor +0.14%; static RMSNorm at 256 +0.02-0.08%, at 512 +0.17-0.22%, Inductor
 // +0.17-0.19%. softmax_fast (two reductions, a max and a sum) lost 0.3% at 512 threads, so kernels
 // with more than one reduction are left alone (LayerNorm and the accurate softmax would spill under
-// the cap anyway). The generic row sum at 512 threads, with its bounds test, gained +0.03% (runs
-// 4-6, 11): not worth one more compile at every first launch. Compiled for whole tiles
+// the cap anyway). The generic row sum at 512 threads, with its bounds test, gained +0.03%: not
+// worth one more compile at every first launch. Compiled for whole tiles
 // (whole_tiles.h), the row sum and RMSNorm at 512 threads ran within 0.06% of the static ones and
-// of Inductor's (benchmarks/results/...-experiments-session15.log).
+// of Inductor's.
 void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
                       GpuCode& code) {
   const bool tested = !code.static_shapes && !code.whole_tiles;  // a bounds test per program
@@ -410,7 +407,7 @@ void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::
 // to 106 registers, 5 to 4 programs per SM, 2.50 -> 2.24 TB/s. Comparing after the caps matters:
 // softmax over 8192-wide bf16 rows at 256 threads needs 95 registers with the tests and 78
 // without, but both run capped at 64 without spilling, and then the tests win (4.03 TB/s against
-// 3.75, benchmarks/results/...-experiments-session8.log).
+// 3.75).
 //
 // The variant is compiled and linked on its own thread while the first one is linked and tuned
 // (PlainExpVariant): softmax's first compile went from 1.35-1.59 s to 0.75-0.86 s on 2

@@ -456,7 +456,7 @@ void add_grid_dependency_wait(llvm::Module& m, const std::string& symbol) {
 // ctaid.x * (ntid.x / T) + tid.x / T at or past the number of programs along x (the kernel's last
 // parameter, which the launcher appends) returns at once, instead of running the edge copy with
 // every access masked (on an H200, a chain of two-program kernels took 0.99 us per launch with six
-// such programs running beside them, benchmarks/results/...-experiments-session11.log).
+// such programs running beside them).
 void skip_programs_past_the_end(std::string_view kernel, llvm::Module& m, const GpuCode& code) {
   if (code.programs_per_cta <= 1) return;
   llvm::Function* f = m.getFunction(code.symbol);

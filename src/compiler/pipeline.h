@@ -20,7 +20,7 @@
 namespace tessera::detail {
 
 // A kernel JIT-compiled for the host. run() calls it once for one program; argv holds one pointer
-// per flattened parameter (see kernel_abi.h) followed by pid0..2 and nprog0..2 (int32), then the
+// per flattened parameter (see flatten_args in kernels.h) followed by pid0..2 and nprog0..2 (int32), then the
 // program's workspace as five int64: its address twice, 0, workspace_bytes(), 1 (a 64-byte aligned
 // block that no other program uses meanwhile; ignored by a kernel that needs none).
 class CpuKernel {

@@ -125,7 +125,7 @@ bool isUnrolled(const LoweringOptions &opts, const Layout &layout);
 /// repeats the thread's work, so fewer elements per iteration suffice (a
 /// 1 x 2048 chunk of a row sum's loop gets 256 threads: 4.55 TB/s over
 /// 8192-wide bf16 rows, as the one-pass row sum, against 4.43 at 64 threads;
-/// 128 threads ran as fast, 512 at 3.1; experiments-session10.log).
+/// 128 threads ran as fast, 512 at 3.1).
 int64_t chooseBlockSize(func::FuncOp func);
 
 /// Whether the programs of `func` store an eighth of the bytes they load or
@@ -212,7 +212,7 @@ bool isExchangeFree(const LoweringOptions &opts, func::FuncOp func);
 /// T' threads in S = T' / Tc CTAs; else T and S = 1 are left alone. CTA s of a
 /// program owns the contiguous elements [s * Tc C V, (s + 1) * Tc C V) of each
 /// tile of Pmax elements (see Layout): 4 KiB of each tile of the narrowest
-/// type. Measured on an H200 (benchmarks/results, session 5), against one CTA
+/// type. Measured on an H200, against one CTA
 /// per program (C = 2, the default, in parentheses C = 1 in CTAs of 256): a
 /// 1 GiB bf16 copy in 1x8192 tiles 4.12 -> 4.26 (4.01), in 1-D tiles of 8192
 /// 4.11 -> 4.23 (4.27), a bf16 add of 4096-element tiles 4.37 -> 4.39 (4.43),
@@ -235,7 +235,7 @@ void chooseCtaSplit(func::FuncOp func, LoweringOptions &opts);
 /// skip_programs_past_the_end). Small programs otherwise run into the rate at
 /// which an SM starts CTAs: on an H200 a row sum over 1024-wide bf16 rows (a
 /// program of one warp) moved 1.69 TB/s against Inductor's 3.34, and 4.40
-/// with eight programs per CTA (benchmarks/results/...-session11.log).
+/// with eight programs per CTA.
 void chooseProgramsPerCta(func::FuncOp func, LoweringOptions &opts,
                           const ScratchPlan &scratch);
 

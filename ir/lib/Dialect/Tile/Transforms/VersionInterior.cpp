@@ -38,7 +38,7 @@
 // in chunks, or a K loop, then runs without a bounds check per iteration
 // (on the H200, a row sum over 2048-wide chunks of 8192-wide bf16 rows went
 // from 0.959 to 0.973 of the one-pass row sum's bandwidth in the same run,
-// 4.43 TB/s; benchmarks/results/...-experiments-session10.log). Other
+// 4.43 TB/s). Other
 // loops (scf.while, loops with regions inside, indices that fall or are
 // carried by the loop) leave the kernel alone.
 //
@@ -48,9 +48,8 @@
 // `tile.interior` in place, with no test and no edge copy. On the H200 that
 // form (before, only reachable by static shapes or by cutting the branch to
 // the edge copy out of the PTX) ran the row sum and RMSNorm 0.2-0.3% faster
-// than the versioned kernel (benchmarks/results/...-experiments-session13.log,
-// runs 6-8), LayerNorm over 1024- and 16384-wide rows 3-3.6% faster
-// (-session15.log).
+// than the versioned kernel, LayerNorm over 1024- and 16384-wide rows 3-3.6%
+// faster.
 //
 //===----------------------------------------------------------------------===//
 

@@ -288,8 +288,7 @@ def TileRewidenAfterReduce : Pass<"tile-rewiden-after-reduce", "::mlir::ModuleOp
     reduces in nested regions are left alone. The kernel is marked
     `tile.rewidened` when the pass changed it. The launcher compiles this
     variant for kernels that leave an SM half empty (see
-    src/compiler/launcher.cpp). Measured on the H200
-    (benchmarks/results/...-experiments-session12.log, run 7): RMSNorm over
+    src/compiler/launcher.cpp). Measured on the H200: RMSNorm over
     32768-wide bf16 rows at 512 threads then fits two programs per SM in 64
     registers, 4.25 TB/s against 3.84 with one (torch.compile: 4.16).
 
@@ -527,11 +526,10 @@ def TileLoadCacheHints : Pass<"tile-load-cache-hints", "::mlir::ModuleOp"> {
     program reads for itself. Data that several programs read, such as a
     weight vector or a matrix product's operand tiles (one on ctaid.x, the
     other on ctaid.y), keeps plain loads. With evict_last
-    the row sum and row max ran 0.45% slower (`...-experiments-session8.log`,
-    run 5); with evict_first the row sum gained 0.1-0.6%
-    (`...-experiments-session14.log`).
+    the row sum and row max ran 0.45% slower on the H200; with evict_first
+    the row sum gained 0.1-0.6%.
 
-    Why (H200, `benchmarks/results/h200-2026-11-30-experiments-session6.log`):
+    Why evict_last for the other kernels (H200):
     with evict_last (presumably: the L2 then evicts the kernel's written lines
     before the lines it read) streaming kernels ran faster: bf16 add 4.387 -> 4.424 TB/s,
     copy 4.24 -> 4.30, softmax with fast math 4.20 -> 4.29, transpose 3.71 ->
