@@ -2,7 +2,7 @@
 // benchmarks/row_kernels.h, the kernels of bench_elementwise and bench_transpose, and loops of one
 // and two carried values) for sm_90 and the CPU target with TESSERA_DUMP_DIR set to a directory
 // per kernel inside the one given as argv[1], so that every stage of every compile (tile IR, loops,
-// LLVM IR, PTX; see the README's Environment section) lands there. Two builds' directories compared file by file show
+// LLVM IR, PTX; see docs/debugging.md) lands there. Two builds' directories compared file by file show
 // whether a change to the compiler changed the code of existing kernels:
 //   build-a/tests/codegen_dump /tmp/a && build-b/tests/codegen_dump /tmp/b
 //   diff -r -x '*.ast.txt' /tmp/a /tmp/b
