@@ -1,8 +1,9 @@
 // thread_limit.cpp: tessera in a process that the system refuses every new thread (test
 // execution.thread_limit). It lowers RLIMIT_NPROC to 1 (as root it first becomes user nobody,
 // since root ignores that limit), checks that std::thread now fails, and then launches on the CPU
-// target: a synchronous launch of many programs runs them on the calling thread with the right
-// results; an asynchronous launch, which needs a stream's worker thread, fails with a
+// target a kernel compiled before: a synchronous launch of many programs runs them on the calling
+// thread with the right results; the first compile of another kernel, which runs on a thread of
+// known stack (kCompilerStackBytes), fails with a tessera::Error naming that kernel; an asynchronous launch, which needs a stream's worker thread, fails with a
 // tessera::Error naming the kernel; afterwards host access and synchronous launches still work and
 // the process exits normally. Prints "PASSED", or "skipped: ..." where the limit cannot be set up.
 #include <tessera/tessera.h>
@@ -40,6 +41,14 @@ bool threads_refused() {
 }  // namespace
 
 int main() {
+  auto inc = kernel("limit_inc", [](auto out, auto a) { return out.store(a.load_like(out) + c<1>); });
+  const int64_t n = 1 << 16;
+  LaunchOptions cpu;
+  cpu.target = Target::cpu;
+  {
+    Tensor<float, 1> x({n}), y({n});
+    inc.launch(cpu, y.partition<64>(), x);  // compiled while threads may start
+  }
   if (geteuid() == 0) {
     const uid_t nobody = 65534;
     if (setgroups(0, nullptr) != 0 || setgid(nobody) != 0 || setuid(nobody) != 0) {
@@ -54,12 +63,8 @@ int main() {
   }
   std::printf("ok: std::thread fails under RLIMIT_NPROC = 1\n");
   try {
-    auto inc = kernel("limit_inc", [](auto out, auto a) { return out.store(a.load_like(out) + c<1>); });
-    const int64_t n = 1 << 16;
     Tensor<float, 1> x({n}), y({n});
     for (int64_t i = 0; i < n; ++i) x(i) = static_cast<float>(i);
-    LaunchOptions cpu;
-    cpu.target = Target::cpu;
     inc.launch(cpu, y.partition<64>(), x);  // 1024 programs, normally on several threads
     int64_t bad = 0;
     for (int64_t i = 0; i < n; ++i) bad += y(i) != x(i) + 1;
@@ -73,6 +78,16 @@ int main() {
     check(message.find("kernel 'limit_inc'") != std::string::npos &&
               message.find("could not start a host thread") != std::string::npos,
           "an asynchronous launch fails with an Error naming the kernel: " + message);
+    std::string compile_message;
+    try {
+      kernel("limit_new", [](auto out, auto a) { return out.store(a.load_like(out) * c<2>); })
+          .launch(cpu, y.partition<64>(), x);
+    } catch (const Error& e) {
+      compile_message = e.what();
+    }
+    check(compile_message.find("kernel 'limit_new'") != std::string::npos &&
+              compile_message.find("could not start a host thread") != std::string::npos,
+          "a first compile fails with an Error naming the kernel: " + compile_message);
     y(0) = 7;  // nothing of the failed launch is in flight
     check(y(0) == 7, "host access goes on");
     inc.launch(cpu, x.partition<64>(), y);
