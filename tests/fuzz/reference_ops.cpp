@@ -65,9 +65,14 @@ Elem finish_float(DType d, double r, double pe, bool exact_op, double slack) {
   Elem out{round_to(d, r), 0};
   if (pe == 0 && exact_op && slack == 0) return out;
   if (!(pe < kUnknown) || std::isnan(r) || std::isnan(pe) || !std::isfinite(out.v)) return {out.v, kUnknown};
-  // The target's result, before its own rounding, is within pe + slack of r; rounding it and r to
-  // the dtype may then land one spacing apart (16-bit results: also the f32 step before).
-  out.e = pe + slack + ulp_of(d, out.v) + (d != DType::f32 ? ulp_of(DType::f32, r) : 0);
+  // The target's result t, before its own rounding, is within pe + slack of r; rounding t and r to
+  // the dtype may then land one spacing apart (16-bit results: also the f32 step before). The
+  // spacing is the one at the larger of |t| and |r|, not at |r|: where the bound is wide (a select
+  // on an uncertain condition, then exp) t may lie binades above r and round by far more than r's
+  // ulp (seed 281: exp(select(le(log x) 0) y 1) in f16, NaN log, the target's e rounded to 2.71875
+  // while the bound from exp(y) ~ 0.03 allowed only e + 3e-5).
+  const double top = std::max(std::fabs(r), std::fabs(out.v)) + pe + slack;
+  out.e = pe + slack + ulp_of(d, top) + (d != DType::f32 ? ulp_of(DType::f32, top) : 0);
   if (std::fabs(out.v) + out.e >= max_finite(d)) out.e = kUnknown;
   return out;
 }
