@@ -43,15 +43,6 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-const char* target_name(Target t) {
-  switch (t) {
-    case Target::cpu: return "cpu";
-    case Target::sm_90: return "sm_90";
-    case Target::sm_100a: return "sm_100a";
-  }
-  return "?";
-}
-
 auto step_kernel() {
   return kernel("pipeline_step", [](auto out, auto x) { return out.store(x.load_like(out) + c<1>); });
 }
@@ -159,7 +150,7 @@ void report(const char* mode, Target t, int n, const std::vector<Result>& rs, do
   }
   std::printf("{\"bench\": \"pipeline\", \"mode\": \"%s\", \"target\": \"%s\", \"n\": %d, \"dtype\": \"f16\", "
               "\"elements\": %lld, \"us_per_op\": %.3f, \"host_us_per_op\": %.3f",
-              mode, target_name(t), n, static_cast<long long>(kElems), median(total), median(host));
+              mode, std::string(to_string(t)).c_str(), n, static_cast<long long>(kElems), median(total), median(host));
   if (target_us > 0 && t != Target::cpu)
     std::printf(", \"target_us_per_op\": %.1f, \"meets_target\": %s", target_us,
                 median(total) <= target_us ? "true" : "false");

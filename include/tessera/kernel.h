@@ -61,9 +61,15 @@ CacheStats cache_stats();
 void clear_memory_cache();
 // Whether a usable CUDA GPU (driver and device) is present. Never throws.
 bool gpu_available();
-// The target launches use: TESSERA_TARGET if set (cpu, sm_90, sm_100a), else the GPU if one is
-// present, else cpu.
+// The target launches use: TESSERA_TARGET if set (cpu, sm_80, sm_86, sm_89, sm_90, sm_100a,
+// sm_120), else the GPU's own if one is present, else cpu. The GPU's own is the newest target whose
+// cubin it runs (sm_86 on an sm_87 GPU); on a GPU newer than every target, the newest target,
+// whose PTX the driver compiles for it. Throws tessera::Error on a GPU older than sm_80.
 Target default_target();
+// "cpu", "sm_90", ...: the spelling TESSERA_TARGET takes.
+std::string_view to_string(Target target);
+// Every GPU target, oldest first.
+std::span<const Target> gpu_targets();
 
 namespace detail {
 

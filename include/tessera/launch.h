@@ -33,8 +33,10 @@
 
 namespace tessera {
 
-// Where a kernel runs (or, for compile-only use, what it is compiled for).
-enum class Target { cpu, sm_90, sm_100a };
+// Where a kernel runs (or, for compile-only use, what it is compiled for): the CPU, or a GPU
+// architecture (A100 sm_80; RTX 30xx, A10, A40 sm_86; L4, L40S, RTX 40xx sm_89; H100, H200 sm_90;
+// B200 sm_100a; RTX 50xx, RTX PRO 6000 sm_120). default_target() picks the GPU's own.
+enum class Target { cpu, sm_80, sm_86, sm_89, sm_90, sm_100a, sm_120 };
 
 namespace detail {
 class StreamImpl;

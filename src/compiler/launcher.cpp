@@ -42,6 +42,7 @@
 #include "device_memory.h"
 #include "disk_cache.h"
 #include "frontend/ast.h"
+#include "gpu_arch.h"
 #include "llvm/ADT/DenseSet.h"
 #include "nvjitlink.h"
 #include "runtime_glue/execution.h"
@@ -82,15 +83,32 @@ std::string shape_str(const ArgDesc& a) {
 
 }  // namespace
 
-std::string target_str(Target t) {
-  switch (t) {
-    case Target::cpu: return "cpu";
-    case Target::sm_90: return "sm_90";
-    case Target::sm_100a: return "sm_100a";
-  }
-  return "?";
-}
+std::string target_str(Target t) { return std::string(target_name(t)); }
 bool is_gpu(Target t) { return t != Target::cpu; }
+
+bool waits_for_prerequisites(const GpuCode& code) {
+  const GpuArch* arch = gpu_arch(code.arch);
+  return arch && arch->grid_dependency_control;
+}
+
+std::span<const char> device_image(std::string_view kernel, const Compiled& compiled, const CudaDriver& driver) {
+  const GpuCode& code = compiled.gpu;
+  const GpuArch* arch = gpu_arch(code.arch);
+  switch (arch ? device_load(*arch, driver.compute_capability()) : DeviceLoad::none) {
+    case DeviceLoad::cubin: return code.cubin;
+    case DeviceLoad::ptx:
+      if (compiled.links_device_code)
+        fail(kernel, fmt::format("compiled for {}, which the GPU ({}, {}) runs only through PTX, and it calls device "
+                                 "functions that PTX alone does not hold; compile it for an older target the GPU runs "
+                                 "as a cubin, or update tessera",
+                                 code.arch, driver.device_name(), driver.arch()));
+      return {code.ptx.c_str(), code.ptx.size() + 1};
+    case DeviceLoad::none: break;
+  }
+  fail(kernel, fmt::format("compiled for {} but the GPU ({}) is {}, which runs neither its cubin nor its PTX; "
+                           "launch for the GPU's own target (the default) or Target::cpu",
+                           code.arch, driver.device_name(), driver.arch()));
+}
 
 namespace {
 
@@ -654,6 +672,7 @@ class KernelCache {
     }
     std::string arch = target_str(target);
     std::vector<DeviceFunctionUse> calls = device_functions(kernel, c->ast);
+    c->links_device_code = !calls.empty();
     bool uses_nvrtc = std::any_of(calls.begin(), calls.end(), [](const DeviceFunctionUse& f) { return !f.is_ptx; });
     // self_build_id(): cubins of one build of the compiler are never served to another.
     const CacheKeyMaterial key{std::string(kernel), sha256_hex(ast_text), arch, layouts, TESSERA_VERSION_STRING,
@@ -1054,7 +1073,8 @@ class KernelWork final : public Work {
       driver.check(driver.cuEventRecord(timing_[0], stream), "cuEventRecord");
     }
     try {
-      tessera::launch(fn, grid, {block(), 1, 1}, shared_bytes(), stream, params.data(), /*programmatic=*/true);
+      tessera::launch(fn, grid, {block(), 1, 1}, shared_bytes(), stream, params.data(),
+                      waits_for_prerequisites(compiled_->gpu));
     } catch (const Error& e) {
       fail(kernel_, e.what());
     }
@@ -1069,6 +1089,7 @@ class KernelWork final : public Work {
     d.grid = cuda_grid_of_launch();
     d.block = block();
     d.shared_bytes = shared_bytes();
+    d.programmatic = waits_for_prerequisites(compiled_->gpu);
     d.count = static_cast<std::uint32_t>(slots.size());
     std::copy(slots.begin(), slots.end(), d.slots.begin());
     d.keep_alive = compiled_;
@@ -1091,8 +1112,7 @@ class KernelWork final : public Work {
   // scratch, valid until the next call on this thread (enqueue_gpu and describe_launch are not
   // re-entered).
   const std::vector<int64_t>& parameter_slots(CudaDriver& driver) {
-    if (driver.arch() != compiled_->gpu.arch)
-      fail(kernel_, fmt::format("compiled for {} but the GPU is {}", compiled_->gpu.arch, driver.arch()));
+    device_image(kernel_, *compiled_, driver);  // throws when the GPU cannot run the kernel
     thread_local std::vector<int64_t> pointers, slots;
     pointers.assign(args_.size(), 0);
     for (std::size_t i = 0; i < args_.size(); ++i)
@@ -1112,7 +1132,8 @@ class KernelWork final : public Work {
   // The loaded kernel, opted into its dynamic shared memory (once, at its first launch).
   CUfunction function(CudaDriver& driver) const {
     try {
-      return compiled_->loaded.function(driver, compiled_->gpu.cubin, compiled_->gpu.symbol, shared_bytes());
+      return compiled_->loaded.function(driver, device_image(kernel_, *compiled_, driver), compiled_->gpu.symbol,
+                                        shared_bytes());
     } catch (const Error& e) {
       fail(kernel_, e.what());
     }
@@ -1178,15 +1199,28 @@ CompiledArtifact compile(const LaunchRequest& r, Target target) {
 CacheStats cache_stats() { return detail::KernelCache::get().stats(); }
 void clear_memory_cache() { detail::KernelCache::get().clear(); }
 
+std::string_view to_string(Target target) { return detail::target_name(target); }
+
+std::span<const Target> gpu_targets() {
+  static const std::vector<Target> targets = [] {
+    std::vector<Target> v;
+    for (const detail::GpuArch& a : detail::gpu_archs()) v.push_back(a.target);
+    return v;
+  }();
+  return targets;
+}
+
 Target default_target() {
   if (const char* t = std::getenv("TESSERA_TARGET"); t && *t) {
-    std::string_view s(t);
-    if (s == "cpu") return Target::cpu;
-    if (s == "sm_90") return Target::sm_90;
-    if (s == "sm_100a") return Target::sm_100a;
-    throw Error(fmt::format("tessera: TESSERA_TARGET='{}' is not one of cpu, sm_90, sm_100a", s));
+    if (std::optional<Target> named = target_named(t)) return *named;
+    throw Error(fmt::format("tessera: TESSERA_TARGET='{}' is not one of {}", t, target_names()));
   }
-  return gpu_available() ? Target::sm_90 : Target::cpu;
+  CudaDriver* driver = CudaDriver::get_if_available();
+  if (!driver) return Target::cpu;
+  if (std::optional<Target> gpu = default_gpu_target(driver->compute_capability())) return *gpu;
+  throw Error(fmt::format("tessera: the GPU ({}, compute capability {}.{}) is older than tessera's oldest target, "
+                          "sm_80; use TESSERA_TARGET=cpu or LaunchOptions::target = Target::cpu",
+                          driver->device_name(), driver->compute_capability() / 10, driver->compute_capability() % 10));
 }
 
 }  // namespace tessera

@@ -27,6 +27,7 @@
 #include "compiler/bf16_widening.h"
 #include "compiler/shared_divisors.h"
 #include "compiler/sink_pure_ops.h"
+#include "gpu_arch.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -433,8 +434,10 @@ void mark_read_only_noalias(llvm::Module& m, const std::string& symbol) {
 // cuda_driver.h), which overlaps a dependent kernel's launch with the end of the one before it;
 // without them both instructions do nothing. The wait is inline asm with a memory clobber, and in a
 // block of its own: the optimizer has run already, and instruction selection, which works block by
-// block, cannot move loads from read-only (constant to it) parameters above it.
-void add_grid_dependency_wait(llvm::Module& m, const std::string& symbol) {
+// block, cannot move loads from read-only (constant to it) parameters above it. Targets before
+// sm_90 have no griddepcontrol (and their launches are never programmatic): the entry block is made
+// all the same, without the instructions, as skip_programs_past_the_end expects it.
+void add_grid_dependency_wait(llvm::Module& m, const std::string& symbol, bool grid_dependency_control) {
   llvm::Function* f = m.getFunction(symbol);
   if (!f || f->empty()) return;
   llvm::LLVMContext& c = m.getContext();
@@ -445,8 +448,9 @@ void add_grid_dependency_wait(llvm::Module& m, const std::string& symbol) {
     if (auto* a = llvm::dyn_cast<llvm::AllocaInst>(&i); a && a->isStaticAlloca()) a->moveBefore(entry->end());
   auto* asm_type = llvm::FunctionType::get(llvm::Type::getVoidTy(c), false);
   b.SetInsertPoint(entry);
-  b.CreateCall(llvm::InlineAsm::get(asm_type, "griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;", "~{memory}",
-                                    /*hasSideEffects=*/true));
+  if (grid_dependency_control)
+    b.CreateCall(llvm::InlineAsm::get(asm_type, "griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;",
+                                      "~{memory}", /*hasSideEffects=*/true));
   b.CreateBr(old_entry);
 }
 
@@ -542,12 +546,8 @@ int dynamic_shared_bytes_of_ptx(std::string_view ptx) {
 }
 
 int max_shared_bytes_of_arch(std::string_view arch) {
-  // cudaDevAttrMaxSharedMemoryPerBlockOptin of each architecture (the CUDA programming guide's
-  // table of compute capabilities): the SM's shared memory less 1 KiB reserved per block.
-  if (arch == "sm_90" || arch == "sm_100a") return 227 * 1024;
-  if (arch == "sm_80") return 163 * 1024;
-  if (arch == "sm_86" || arch == "sm_89" || arch == "sm_120") return 99 * 1024;
-  return 48 * 1024;
+  const GpuArch* a = gpu_arch(arch);
+  return a ? a->max_shared_bytes : 48 * 1024;
 }
 
 int64_t programs_per_cta_of_launch(int64_t programs_per_cta, int64_t programs_along_x) {
@@ -565,7 +565,7 @@ int64_t programs_per_cta_of_launch(int64_t programs_per_cta, int64_t programs_al
 std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast) {
   if (auto calls = device_functions(kernel, ast); !calls.empty())
     throw Error(fmt::format("tessera: kernel '{}': calls the device function '{}' ({}), which only GPU targets "
-                            "(sm_90, sm_100a) can run; the CPU target cannot",
+                            "can run; the CPU target cannot",
                             kernel, calls.front().name, calls.front().is_ptx ? "PTX" : "CUDA C++"));
   initialize_llvm_once();
   CompileScope scope(kernel);
@@ -645,8 +645,9 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
 
 GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch, int block_size,
                     bool exp_range_test, bool rewiden) {
-  if (arch != "sm_90" && arch != "sm_100a")
-    throw Error(fmt::format("tessera: kernel '{}': unsupported GPU target '{}' (expected sm_90 or sm_100a)", kernel, arch));
+  if (!gpu_arch(arch))
+    throw Error(fmt::format("tessera: kernel '{}': unsupported GPU target '{}' (expected one of {})", kernel, arch,
+                            target_names().substr(5)));
   initialize_llvm_once();
   CompileScope scope(kernel);
   require_compile_memory(ast.text.size());
@@ -736,7 +737,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   if (code.dynamic_shared_bytes > 0)
     m->appendModuleInlineAsm(fmt::format("{} {}", kDynamicSharedBytesComment, code.dynamic_shared_bytes));
   mark_read_only_noalias(*m, code.symbol);
-  add_grid_dependency_wait(*m, code.symbol);
+  add_grid_dependency_wait(*m, code.symbol, gpu_arch(code.arch)->grid_dependency_control);
   skip_programs_past_the_end(kernel, *m, code);
   if (llvm::verifyModule(*m, &llvm::errs()))
     throw Error(fmt::format("tessera: kernel '{}': internal error: invalid LLVM IR", kernel));

@@ -70,6 +70,7 @@ struct DeferredLaunch {
   std::array<unsigned, 3> grid{};
   unsigned block = 0;
   unsigned shared_bytes = 0;  // dynamic shared memory (the function is opted into it)
+  bool programmatic = true;   // launched with programmatic stream serialization (see cuda_driver.h)
   std::uint64_t seq = 0;  // its submission number, set by defer()
   std::uint32_t count = 0;  // parameter slots used (8 bytes each)
   std::array<std::int64_t, kMaxSlots> slots;

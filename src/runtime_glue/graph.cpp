@@ -237,11 +237,10 @@ class GraphWork final : public Work {
 
   static CUfunction function_of(CudaDriver& driver, const Node& n) {
     if (n.compiled) {
-      if (driver.arch() != n.compiled->gpu.arch)
-        fail(n.kernel, fmt::format("compiled for {} but the GPU is {}", n.compiled->gpu.arch, driver.arch()));
-      return n.compiled->loaded.function(driver, n.compiled->gpu.cubin, n.compiled->gpu.symbol, n.shared_bytes);
+      return n.compiled->loaded.function(driver, device_image(n.kernel, *n.compiled, driver), n.compiled->gpu.symbol,
+                                         n.shared_bytes);
     }
-    return n.unsafe->loaded.function(driver, n.unsafe->cubin, n.unsafe->symbol, n.shared_bytes);
+    return n.unsafe->loaded.function(driver, unsafe_device_image(*n.unsafe, driver), n.unsafe->symbol, n.shared_bytes);
   }
 
   KernelNodeParams params_of(CudaDriver& driver, Node& n) {
@@ -294,11 +293,12 @@ class GraphWork final : public Work {
       KernelNodeParams p = params_of(driver, n);  // its function opted into the node's shared memory
       driver.check(driver.cuGraphAddKernelNode_v2(&n.cuda_node, cuda->graph, nullptr, 0, &p),
                    fmt::format("cuGraphAddKernelNode (kernel '{}')", n.kernel));
-      // A tile kernel waits for its prerequisites itself (griddepcontrol.wait): programmatic edges
-      // let it be launched while they finish. Unsafe kernels make no such wait: full edges.
+      // A tile kernel for sm_90 and newer waits for its prerequisites itself (griddepcontrol.wait):
+      // programmatic edges let it be launched while they finish. Older targets' kernels and unsafe
+      // kernels make no such wait: full edges.
       if (!deps.empty()) {
         GraphEdgeData edge;
-        if (n.compiled) {
+        if (n.compiled && waits_for_prerequisites(n.compiled->gpu)) {
           edge.from_port = kGraphKernelNodePortProgrammatic;
           edge.type = kGraphDependencyTypeProgrammatic;
         }

@@ -349,8 +349,10 @@ void StreamImpl::launcher_loop(CudaDriver& driver) {
       DeferredLaunch& d = ring_[head % kRing];
       if (!gpu_shut_down()) {
         for (std::uint32_t i = 0; i < d.count; ++i) params[i] = &d.slots[i];
-        CUresult r = launch_programmatic(driver, d.function, d.grid, {d.block, 1, 1}, d.shared_bytes, cuda_,
-                                         params.data());
+        CUresult r = d.programmatic ? launch_programmatic(driver, d.function, d.grid, {d.block, 1, 1},
+                                                          d.shared_bytes, cuda_, params.data())
+                                    : driver.cuLaunchKernel(d.function, d.grid[0], d.grid[1], d.grid[2], d.block, 1, 1,
+                                                            d.shared_bytes, cuda_, params.data(), nullptr);
         if (r != kCudaSuccess && failed_seq_.load(std::memory_order_relaxed) == 0) {
           failure_ = fmt::format("tessera: {} could not be launched (cuLaunchKernelEx, grid {}x{}x{}, block {}): {}",
                                  d.label ? *d.label : std::string("a kernel"), d.grid[0], d.grid[1], d.grid[2],

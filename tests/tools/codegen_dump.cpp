@@ -9,6 +9,9 @@
 // (the AST files differ where the serialized format changed). Uses a cache directory of its own
 // inside argv[1] so that nothing is served from an earlier run. Needs no GPU; exits non-zero when
 // a compile throws.
+// With --cubins (`codegen_dump --cubins DIR`, the ctest targets.cubins) it dumps nothing and
+// compiles every kernel for every GPU target instead (sm_80 ... sm_120, gpu_targets()),
+// failing unless each gives a cubin.
 #include <tessera/tessera.h>
 
 #include <cstdio>
@@ -25,11 +28,20 @@ namespace {
 
 std::filesystem::path root;
 int kernels = 0;
+bool cubins_only = false;  // --cubins
+
+bool is_elf(const std::vector<char>& b) { return b.size() > 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F'; }
 
 // Compiles k for both targets, dumping its stages into a directory of its own (kernels of one name,
 // such as the two softmaxes, would overwrite each other's files).
 template <class K, class... A>
 void dump(const K& k, A&&... args) {
+  if (cubins_only) {
+    for (Target t : gpu_targets())
+      if (!is_elf(k.compile(t, args...).cubin)) throw Error(k.name() + ": no cubin for " + std::string(to_string(t)));
+    std::printf("%s: a cubin for every GPU target\n", k.name().c_str());
+    return;
+  }
   const std::filesystem::path dir = root / (std::to_string(kernels++) + "." + k.name());
   setenv("TESSERA_DUMP_DIR", dir.c_str(), 1);
   for (Target t : {Target::sm_90, Target::cpu}) k.compile(t, std::forward<A>(args)...);
@@ -109,11 +121,12 @@ void dump_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
+  cubins_only = argc == 3 && std::string(argv[1]) == "--cubins";
+  if (argc != 2 && !cubins_only) {
+    std::fprintf(stderr, "usage: %s [--cubins] DIR\n", argv[0]);
     return 2;
   }
-  root = argv[1];
+  root = argv[argc - 1];
   std::filesystem::create_directories(root);
   setenv("TESSERA_CACHE_DIR", (root / "cache").c_str(), 1);
   try {

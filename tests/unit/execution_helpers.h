@@ -29,7 +29,7 @@
       WARN("no GPU on this machine: skipped");                   \
       return;                                                    \
     }                                                            \
-    fn(tessera::Target::sm_90);                                  \
+    fn(tessera::default_target()); /* the GPU's own target */  \
   }
 
 namespace exec_test {
