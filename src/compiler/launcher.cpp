@@ -1212,12 +1212,12 @@ std::span<const Target> gpu_targets() {
 
 Target default_target() {
   if (const char* t = std::getenv("TESSERA_TARGET"); t && *t) {
-    if (std::optional<Target> named = target_named(t)) return *named;
-    throw Error(fmt::format("tessera: TESSERA_TARGET='{}' is not one of {}", t, target_names()));
+    if (std::optional<Target> named = detail::target_named(t)) return *named;
+    throw Error(fmt::format("tessera: TESSERA_TARGET='{}' is not one of {}", t, detail::target_names()));
   }
   CudaDriver* driver = CudaDriver::get_if_available();
   if (!driver) return Target::cpu;
-  if (std::optional<Target> gpu = default_gpu_target(driver->compute_capability())) return *gpu;
+  if (std::optional<Target> gpu = detail::default_gpu_target(driver->compute_capability())) return *gpu;
   throw Error(fmt::format("tessera: the GPU ({}, compute capability {}.{}) is older than tessera's oldest target, "
                           "sm_80; use TESSERA_TARGET=cpu or LaunchOptions::target = Target::cpu",
                           driver->device_name(), driver->compute_capability() / 10, driver->compute_capability() % 10));

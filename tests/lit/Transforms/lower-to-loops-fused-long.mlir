@@ -53,6 +53,33 @@ func.func @chain(%o: !f1 {tile.align = 16 : i64}, %a: !f1 {tile.align = 16 : i64
 
 // -----
 
+// A kernel promised whole tiles (no versions; every access tile.interior) is
+// one unchecked loop as well.
+// CHECK-LABEL: func.func @whole
+// CHECK-NOT: scf.if
+// CHECK: scf.for
+// CHECK-NOT: scf.if
+// CHECK: memref.load %arg1
+// CHECK: arith.mulf
+// CHECK: memref.store
+// CPU-LABEL: func.func @whole
+// CPU-NOT: scf.if
+// CPU: scf.for
+// CPU: memref.store
+!f1 = memref<?xf32, strided<[1], offset: ?>>
+func.func @whole(%o: !f1 {tile.align = 16 : i64}, %a: !f1 {tile.align = 16 : i64})
+    attributes {tile.kernel, tile.whole_tiles} {
+  %p = tile.program_id 0
+  %x = tile.load %a[%p] : !f1 -> tensor<128xf32>
+  %s = arith.mulf %x, %x : tensor<128xf32>
+  %t = arith.mulf %s, %x : tensor<128xf32>
+  %u = arith.mulf %t, %x : tensor<128xf32>
+  tile.store %u, %o[%p] : tensor<128xf32>, !f1
+  return
+}
+
+// -----
+
 // A long block with a reduction keeps the op-by-op lowering.
 // CHECK-LABEL: func.func @with_sum
 // CHECK: scf.if

@@ -78,7 +78,8 @@ std::optional<RankedTensorType> fusableShape(Block &block) {
     if (op.getNumRegions() != 0)
       return std::nullopt;
     bool tileOp = isa_and_nonnull<TileDialect>(op.getDialect());
-    if (tileOp && !isa<LoadOp, StoreOp, SplatOp>(op))
+    // Program ids are scalars: lowerBlock lowers them as usual.
+    if (tileOp && !isa<LoadOp, StoreOp, SplatOp, ProgramIdOp, NumProgramsOp>(op))
       return std::nullopt;
     if (!tileOp && touchesTensors(&op) && !isElementwise(&op)) {
       auto cst = dyn_cast<arith::ConstantOp>(op);

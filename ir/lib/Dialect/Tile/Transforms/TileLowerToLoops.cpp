@@ -290,8 +290,13 @@ void KernelLowering::lowerBlock(Block &block) {
   const auto tileOps = llvm::count_if(block, [](Operation &op) {
     return touchesTensors(&op);
   });
-  if (tileOps > opts.fuseAbove && lowerFusedElementwise(block))
+  if (tileOps > opts.fuseAbove && lowerFusedElementwise(block)) {
+    // What the fused loop leaves: the program ids its accesses index with.
+    for (Operation &op : llvm::make_early_inc_range(block))
+      if (isa<ProgramIdOp, NumProgramsOp>(op))
+        lowerOp(&op);
     return;
+  }
   for (Operation &op : llvm::make_early_inc_range(block))
     lowerOp(&op);
 }
