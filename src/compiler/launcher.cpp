@@ -31,6 +31,7 @@
 #include "cache_key.h"
 #include "codegen/mlir_gen.h"
 #include "compiler/kernels.h"
+#include "compiler/launch_record.h"
 #include "compiler/occupancy.h"
 #include "compiler/output_overlap.h"
 #include "compiler/pipeline.h"
@@ -682,13 +683,23 @@ class KernelCache {
     // that its stages are written; the new cubin then replaces the cached one. Otherwise a miss
     // takes the key's compile lock, held until the cubin is stored, so that of several processes
     // compiling the kernel at once one compiles and the others load its cubin.
+    // An entry is the cubin, its PTX and its launch record (launch_record.h); one whose record does
+    // not parse or names another target is recompiled.
     DiskCache disk(DiskCache::default_dir());
     std::optional<std::vector<char>> cubin, ptx;
+    std::optional<LaunchRecord> record;
+    int bad_records = 0;
     CompileLock compiling;
     auto load_entry = [&] {
       cubin = disk.load(key, "cubin");
-      if (cubin) ptx = disk.load(key, "ptx");
-      return cubin && ptx;
+      ptx = cubin ? disk.load(key, "ptx") : std::nullopt;
+      std::optional<std::vector<char>> launch = ptx ? disk.load(key, "launch") : std::nullopt;
+      record = launch ? parse_launch_record(std::string_view(launch->data(), launch->size())) : std::nullopt;
+      if (launch && (!record || record->arch != arch)) {
+        record.reset();
+        ++bad_records;
+      }
+      return cubin && ptx && record;
     };
     if (dump_dir().empty() && !load_entry()) {
       compiling = disk.lock_for_compile(key);
@@ -696,16 +707,12 @@ class KernelCache {
     }
     {
       std::lock_guard lock(mutex_);
-      stats_.disk_corrupt += disk.stats().corrupt;
+      stats_.disk_corrupt += disk.stats().corrupt + bad_records;
     }
-    if (cubin && ptx) {
-      c->gpu.arch = arch;
+    if (cubin && ptx && record) {
+      apply_launch_record(*record, c->gpu);
       c->gpu.symbol = kernel_symbol(kernel);
       c->gpu.ptx.assign(ptx->begin(), ptx->end());
-      c->gpu.block_size = block_size_of_ptx(c->gpu.ptx);  // chosen per kernel at compile time
-      c->gpu.ctas_per_program = ctas_per_program_of_ptx(c->gpu.ptx);
-      c->gpu.programs_per_cta = programs_per_cta_of_ptx(c->gpu.ptx);
-      c->gpu.dynamic_shared_bytes = dynamic_shared_bytes_of_ptx(c->gpu.ptx);
       c->gpu.cubin = std::move(*cubin);
       c->from_disk_cache = true;
       std::lock_guard lock(mutex_);
@@ -723,6 +730,8 @@ class KernelCache {
     try_more_threads(kernel, c->ast, calls, c->gpu);
     plain.keep_if_faster(c->gpu);
     dump_cubin(c->gpu);
+    const std::string launch = to_json(launch_record_of(c->gpu));
+    disk.store(key, "launch", std::span<const char>(launch.data(), launch.size()));
     disk.store(key, "ptx", std::span<const char>(c->gpu.ptx.data(), c->gpu.ptx.size()));
     disk.store(key, "cubin", std::span<const char>(c->gpu.cubin.data(), c->gpu.cubin.size()));
     std::lock_guard lock(mutex_);

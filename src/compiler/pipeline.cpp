@@ -535,6 +535,7 @@ std::optional<int> number_after(std::string_view ptx, std::string_view marker, i
 
 }  // namespace
 
+
 int block_size_of_ptx(std::string_view ptx) { return number_after(ptx, ".maxntid").value_or(kGpuBlockSize); }
 
 int ctas_per_program_of_ptx(std::string_view ptx) { return number_after(ptx, kCtasPerProgramComment).value_or(1); }
@@ -730,8 +731,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   // work then moves next to its store, so that one chunk is live at a time (see sink_pure_ops.cpp).
   if (rewiden) sink_pure_ops(*m, code.symbol);
   // The split of a program over CTAs, the programs sharing a CTA, or the dynamic shared memory, as
-  // a PTX comment that comes back with the PTX from the disk cache (see ctas_per_program_of_ptx,
-  // programs_per_cta_of_ptx, dynamic_shared_bytes_of_ptx).
+  // a PTX comment for readers of the PTX (the launcher reads GpuCode, or the launch record of a
+  // cached cubin: launch_record.h).
   if (code.ctas_per_program > 1) m->appendModuleInlineAsm(fmt::format("{} {}", kCtasPerProgramComment, code.ctas_per_program));
   if (code.programs_per_cta > 1) m->appendModuleInlineAsm(fmt::format("{} {}", kProgramsPerCtaComment, code.programs_per_cta));
   if (code.dynamic_shared_bytes > 0)

@@ -71,16 +71,18 @@ struct GpuCode {
 // PTX at hand; compile_ptx chooses the block size per kernel).
 inline constexpr int kGpuBlockSize = 128;
 
-// The block size of a kernel compiled by compile_ptx, read back from its PTX (`.maxntid T, 1, 1`),
-// e.g. for a cubin loaded from the disk cache; kGpuBlockSize if the directive is missing.
-int block_size_of_ptx(std::string_view ptx);
-
 // The directory TESSERA_DUMP_DIR names, or "" when it is unset or empty (stages are then not
 // written).
 std::string dump_dir();
 
-// The CTAs per program of a kernel compiled by compile_ptx, read back from its PTX (the comment
-// line `// tessera.ctas_per_program S`, present when S > 1); 1 without it.
+// The block size of a kernel compiled by compile_ptx, read from its PTX (`.maxntid T, 1, 1`), as
+// the raw-launch benchmarks do; kGpuBlockSize if the directive is missing.
+int block_size_of_ptx(std::string_view ptx);
+
+// compile_ptx marks in the PTX (for readers of dumps) how programs map to CTAs and the dynamic
+// shared memory; the launcher takes them from GpuCode, or from the launch record beside a cached
+// cubin (launch_record.h), never from these comments. The CTAs per program read from the PTX (the
+// comment line `// tessera.ctas_per_program S`, present when S > 1); 1 without it.
 inline constexpr std::string_view kCtasPerProgramComment = "// tessera.ctas_per_program";
 int ctas_per_program_of_ptx(std::string_view ptx);
 // Likewise the programs per CTA (`// tessera.programs_per_cta G`, present when G > 1).

@@ -129,8 +129,8 @@ TEST_CASE("a row kernel that leaves an SM half empty gets more programs per SM",
   for (const auto& [stage, ms] : add.stage_ms) CHECK(stage != "fewer-threads");
 }
 
-TEST_CASE("the CTAs per program of a split kernel come back from its PTX", "[compile][occupancy]") {
-  // A cubin loaded from the disk cache comes with its PTX only: the launcher reads the split there.
+TEST_CASE("the PTX of a split kernel marks its CTAs per program", "[compile][occupancy]") {
+  // For readers of the PTX (the launcher takes the split from the launch record: test_launch_record).
   using tessera::detail::ctas_per_program_of_ptx;
   CHECK(ctas_per_program_of_ptx(".version 9.0\n\n// tessera.ctas_per_program 4\n\n.visible .entry k(") == 4);
   CHECK(ctas_per_program_of_ptx(".version 9.0\n.visible .entry k(") == 1);
