@@ -6,15 +6,15 @@
 namespace tessera::detail {
 namespace {
 
-// Shared memory and threads per SM from the programming guide's table (per block opt-in: 163 KiB
-// on sm_80, 99 KiB on sm_86/89/120, 227 KiB on sm_90/100).
+// Per-block shared memory opt-in, threads, blocks and shared memory per SM from the programming
+// guide's table of compute capabilities.
 constexpr std::array<GpuArch, 6> kArchs{{
-    {Target::sm_80, "sm_80", 80, false, false, 163 * 1024, 2048},
-    {Target::sm_86, "sm_86", 86, false, false, 99 * 1024, 1536},
-    {Target::sm_89, "sm_89", 89, false, false, 99 * 1024, 1536},
-    {Target::sm_90, "sm_90", 90, false, true, 227 * 1024, 2048},
-    {Target::sm_100a, "sm_100a", 100, true, true, 227 * 1024, 2048},
-    {Target::sm_120, "sm_120", 120, false, true, 99 * 1024, 1536},
+    {Target::sm_80, "sm_80", 80, false, false, 163 * 1024, 2048, 32, 164 * 1024},
+    {Target::sm_86, "sm_86", 86, false, false, 99 * 1024, 1536, 16, 100 * 1024},
+    {Target::sm_89, "sm_89", 89, false, false, 99 * 1024, 1536, 24, 100 * 1024},
+    {Target::sm_90, "sm_90", 90, false, true, 227 * 1024, 2048, 32, 228 * 1024},
+    {Target::sm_100a, "sm_100a", 100, true, true, 227 * 1024, 2048, 32, 228 * 1024},
+    {Target::sm_120, "sm_120", 120, false, true, 99 * 1024, 1536, 32, 100 * 1024},
 }};
 
 }  // namespace

@@ -27,6 +27,9 @@ struct GpuArch {
   bool grid_dependency_control; // griddepcontrol and programmatic launches (sm_90 and newer)
   int max_shared_bytes;         // shared memory a block may opt into (the SM's less 1 KiB)
   int threads_per_sm;           // resident threads per SM at most
+  int blocks_per_sm;            // resident blocks per SM at most
+  int shared_per_sm;            // shared memory per SM (1 KiB of it reserved per resident block)
+  int registers_per_sm = 65536;
 };
 
 // Every GPU target, oldest first.

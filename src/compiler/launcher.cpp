@@ -161,7 +161,9 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-constexpr int kHalfAnSm = kThreadsPerSm / 2;
+// The SM of the architecture `code` was compiled for (compile_ptx accepts no other).
+const GpuArch& sm_of(const GpuCode& code) { return *gpu_arch(code.arch); }
+int half_an_sm(const GpuArch& sm) { return sm.threads_per_sm / 2; }
 
 // The resources of a kernel linked from `ptx` into `cubin`, its dynamic shared memory (the scratch
 // over 48 KiB, which the PTX states: dynamic_shared_bytes_of_ptx) counted as shared memory per
@@ -180,15 +182,15 @@ bool layout_chose_threads(const GpuCode& code) { return code.ctas_per_program > 
 // The programs per SM of a compiled kernel of 128 threads or more that leaves fewer than half of
 // an SM's threads resident (the case where try_fewer_threads and try_register_cap compile a
 // variant); nullopt otherwise. Smaller blocks meet the 32 blocks per SM first.
-std::optional<int> programs_if_half_empty(const KernelResources& resources, int block_size) {
+std::optional<int> programs_if_half_empty(const GpuArch& sm, const KernelResources& resources, int block_size) {
   if (block_size < 128) return std::nullopt;
-  const int blocks = resident_blocks(resources, block_size);
-  if (blocks * block_size >= kHalfAnSm) return std::nullopt;
+  const int blocks = resident_blocks(sm, resources, block_size);
+  if (blocks * block_size >= half_an_sm(sm)) return std::nullopt;
   return blocks;
 }
 std::optional<int> programs_if_half_empty(const GpuCode& code) {
   auto resources = resources_of(code.cubin, code.ptx);
-  return resources ? programs_if_half_empty(*resources, code.block_size) : std::nullopt;
+  return resources ? programs_if_half_empty(sm_of(code), *resources, code.block_size) : std::nullopt;
 }
 
 // Another variant of a kernel, compiled (compile_ptx's options) and linked; nullopt if that fails
@@ -279,21 +281,22 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
   if (!interior) return done();
   // The interior's own occupancy, then one more program at a time while its interior compiled
   // under the cap keeps its stack frame, up to half an SM's threads.
-  int wanted = std::max(resident_blocks(*interior, code.block_size), *blocks);
-  while ((wanted + 1) * code.block_size <= kHalfAnSm) {
+  const GpuArch& sm = sm_of(code);
+  int wanted = std::max(resident_blocks(sm, *interior, code.block_size), *blocks);
+  while ((wanted + 1) * code.block_size <= half_an_sm(sm)) {
     const std::optional<KernelResources> squeezed =
-        resources(ptx_with_register_cap(interior_ptx, register_cap(wanted + 1, code.block_size)));
+        resources(ptx_with_register_cap(interior_ptx, register_cap(sm, wanted + 1, code.block_size)));
     if (!squeezed || squeezed->frame_bytes > interior->frame_bytes ||
-        resident_blocks(*squeezed, code.block_size) <= wanted)
+        resident_blocks(sm, *squeezed, code.block_size) <= wanted)
       break;
     ++wanted;
   }
   if (wanted <= *blocks) return done();
-  auto capped = linked_with_cap(kernel, code.ptx, register_cap(wanted, code.block_size), calls, code.arch);
+  auto capped = linked_with_cap(kernel, code.ptx, register_cap(sm, wanted, code.block_size), calls, code.arch);
   done();
   if (!capped) return;
   auto second = resources_of(capped->second, capped->first);
-  if (!second || resident_blocks(*second, code.block_size) <= *blocks) return;
+  if (!second || resident_blocks(sm, *second, code.block_size) <= *blocks) return;
   code.ptx = std::move(capped->first);
   code.cubin = std::move(capped->second);
 }
@@ -317,7 +320,7 @@ void try_rewidened(std::string_view kernel, const KernelAst& ast, const std::vec
   if (variant) try_register_cap(kernel, calls, *variant);
   auto second = variant ? resources_of(variant->cubin, variant->ptx) : std::nullopt;
   code.stage_ms.emplace_back("rewiden", ms_since(t0));
-  if (second && resident_blocks(*second, variant->block_size) > *blocks) adopt_variant(code, std::move(*variant));
+  if (second && resident_blocks(sm_of(*variant), *second, variant->block_size) > *blocks) adopt_variant(code, std::move(*variant));
 }
 
 // The lowering gives each thread about 32 elements of the largest tile. When the registers (or the
@@ -342,7 +345,7 @@ void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std:
   if (!half) return;
   auto second = resources_of(half->cubin, half->ptx);
   code.stage_ms.emplace_back("fewer-threads", ms_since(t0));
-  if (second && 4 * resident_blocks(*second, half->block_size) >= 5 * *blocks) adopt_variant(code, std::move(*half));
+  if (second && 4 * resident_blocks(sm_of(*half), *second, half->block_size) >= 5 * *blocks) adopt_variant(code, std::move(*half));
 }
 
 // The widest vector access to global memory in `ptx` in bytes (`ld.global.nc.v4.b32`: 16), 0 if
@@ -401,7 +404,8 @@ void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::
   if ((code.rewiden && !variant.rewidened) || variant.block_size != threads ||
       widest_global_vector_bytes(variant.ptx) < widest_global_vector_bytes(code.ptx))
     return done();
-  const int cap = register_cap(kThreadsPerSm / threads, threads);
+  const GpuArch& sm = sm_of(code);
+  const int cap = register_cap(sm, sm.threads_per_sm / threads, threads);
   const std::string interior = probed_ptx(variant);
   const std::optional<KernelResources> plain = linked_resources(kernel, interior, calls, code.arch);
   const std::optional<KernelResources> squeezed =
@@ -411,7 +415,7 @@ void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::
   done();
   if (!capped) return;
   const std::optional<KernelResources> second = resources_of(capped->second, capped->first);
-  if (!second || resident_blocks(*second, threads) * threads < kThreadsPerSm) return;
+  if (!second || resident_blocks(sm, *second, threads) * threads < sm.threads_per_sm) return;
   variant.ptx = std::move(capped->first);
   variant.cubin = std::move(capped->second);
   adopt_variant(code, std::move(variant));
@@ -469,10 +473,11 @@ class PlainExpVariant {
     if (plain && threads_ != 0 && code.block_size != threads_)
       plain = compile_plain_exps(code.block_size);
     auto first = resources_of(code.cubin, code.ptx);
-    if (plain && first && programs_if_half_empty(*first, code.block_size)) try_register_cap(kernel_, calls_, *plain);
+    if (plain && first && programs_if_half_empty(sm_of(code), *first, code.block_size)) try_register_cap(kernel_, calls_, *plain);
     code.stage_ms.emplace_back("plain-exp", ms_since(t0_));
     auto second = plain ? resources_of(plain->cubin, plain->ptx) : std::nullopt;
-    if (!first || !second || resident_blocks(*second, plain->block_size) <= resident_blocks(*first, code.block_size))
+    if (!first || !second ||
+        resident_blocks(sm_of(*plain), *second, plain->block_size) <= resident_blocks(sm_of(code), *first, code.block_size))
       return;
     adopt_variant(code, std::move(*plain));
   }

@@ -19,11 +19,7 @@ constexpr std::uint8_t kFormatSized = 4;      // EIFMT_SVAL
 constexpr std::uint8_t kAttrRegCount = 0x2f;  // EIATTR_REGCOUNT
 constexpr std::uint8_t kAttrFrameSize = 0x11;  // EIATTR_FRAME_SIZE
 
-constexpr int kRegistersPerSm = 65536;
 constexpr int kRegisterUnitPerWarp = 256;  // registers are given to a warp in units of 256
-constexpr int kWarpsPerSm = kThreadsPerSm / 32;
-constexpr int kBlocksPerSm = 32;
-constexpr int kSharedPerSm = 228 * 1024;
 constexpr int kSharedReservedPerBlock = 1024;
 
 std::uint32_t word(llvm::ArrayRef<std::uint8_t> bytes, std::size_t at) {
@@ -78,19 +74,19 @@ std::optional<KernelResources> cubin_resources(std::span<const char> cubin) {
   return r;
 }
 
-int resident_blocks(const KernelResources& r, int block_size) {
+int resident_blocks(const GpuArch& sm, const KernelResources& r, int block_size) {
   const int warps = std::max(1, (block_size + 31) / 32);
   const int per_warp = (std::max(1, r.registers) * 32 + kRegisterUnitPerWarp - 1) / kRegisterUnitPerWarp *
                        kRegisterUnitPerWarp;
-  int blocks = std::min({kBlocksPerSm, kWarpsPerSm / warps, (kRegistersPerSm / per_warp) / warps});
-  if (r.shared_bytes > 0) blocks = std::min(blocks, kSharedPerSm / (r.shared_bytes + kSharedReservedPerBlock));
+  int blocks = std::min({sm.blocks_per_sm, sm.threads_per_sm / 32 / warps, (sm.registers_per_sm / per_warp) / warps});
+  if (r.shared_bytes > 0) blocks = std::min(blocks, sm.shared_per_sm / (r.shared_bytes + kSharedReservedPerBlock));
   return std::max(blocks, 0);
 }
 
-int register_cap(int blocks, int block_size) {
+int register_cap(const GpuArch& sm, int blocks, int block_size) {
   const int warps = blocks * ((block_size + 31) / 32);
   if (warps <= 0) return 255;
-  const int per_warp = kRegistersPerSm / warps / kRegisterUnitPerWarp * kRegisterUnitPerWarp;
+  const int per_warp = sm.registers_per_sm / warps / kRegisterUnitPerWarp * kRegisterUnitPerWarp;
   return std::min(255, per_warp / 32 / 8 * 8);
 }
 

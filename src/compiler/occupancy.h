@@ -1,11 +1,13 @@
 // occupancy.h: how many programs of a compiled GPU kernel an SM holds at once, from the resources
 // its cubin records (registers per thread, static shared memory) and its block size. Used to pick
-// between block sizes after ptxas has run (launcher.cpp). The limits are those of sm_90 and
-// sm_100a (64K registers, 64 warps, 32 blocks and 228 KiB of shared memory per SM).
+// between block sizes after ptxas has run (launcher.cpp). The SM's limits (registers, threads,
+// blocks, shared memory) are those of the target's architecture (gpu_arch.h).
 #pragma once
 
 #include <optional>
 #include <span>
+
+#include "gpu_arch.h"
 
 namespace tessera::detail {
 
@@ -21,14 +23,11 @@ struct KernelResources {
 // std::nullopt when the bytes are not an ELF file with a register count.
 std::optional<KernelResources> cubin_resources(std::span<const char> cubin);
 
-// Threads resident on one SM at most (64 warps on sm_90 and sm_100).
-inline constexpr int kThreadsPerSm = 2048;
-
-// Blocks of `block_size` threads that fit on one SM at once.
-int resident_blocks(const KernelResources& r, int block_size);
+// Blocks of `block_size` threads that fit on one SM of `sm` at once.
+int resident_blocks(const GpuArch& sm, const KernelResources& r, int block_size);
 
 // The inverse for registers: the most registers per thread (a multiple of 8, at most 255) with
 // which `blocks` blocks of `block_size` threads fit in an SM's registers.
-int register_cap(int blocks, int block_size);
+int register_cap(const GpuArch& sm, int blocks, int block_size);
 
 }  // namespace tessera::detail

@@ -18,9 +18,15 @@
 
 using namespace tessera;
 using tessera::detail::KernelResources;
-using tessera::detail::resident_blocks;
 
 namespace {
+// The H200's SM, and one of an RTX 30xx.
+const detail::GpuArch& sm90 = *detail::gpu_arch(Target::sm_90);
+const detail::GpuArch& sm86 = *detail::gpu_arch(Target::sm_86);
+
+int resident_blocks(const KernelResources& r, int block_size) { return detail::resident_blocks(sm90, r, block_size); }
+int register_cap(int blocks, int block_size) { return detail::register_cap(sm90, blocks, block_size); }
+
 int threads_of(const CompiledArtifact& a) {
   auto at = a.ptx.find(".maxntid ");
   return at == std::string::npos ? 0 : std::stoi(a.ptx.substr(at + 9));
@@ -58,6 +64,11 @@ TEST_CASE("resident blocks per SM: registers, threads and shared memory", "[comp
   CHECK(resident_blocks(KernelResources{16, 0}, 32) == 32);   // blocks: 32 per SM
   CHECK(resident_blocks(KernelResources{32, 100 * 1024}, 128) == 2);  // shared memory
   CHECK(resident_blocks(KernelResources{255, 0}, 1024) == 0);  // cannot launch at all
+  // An sm_86 SM holds 48 warps, 16 blocks and 100 KiB of shared memory.
+  CHECK(detail::resident_blocks(sm86, KernelResources{16, 0}, 128) == 12);
+  CHECK(detail::resident_blocks(sm86, KernelResources{16, 0}, 32) == 16);
+  CHECK(detail::resident_blocks(sm86, KernelResources{32, 40 * 1024}, 128) == 2);
+  CHECK(detail::resident_blocks(sm86, KernelResources{80, 0}, 256) == 3);
 }
 
 TEST_CASE("a cubin's registers, stack frame and shared memory are read from its ELF sections", "[compile][occupancy]") {
@@ -149,7 +160,8 @@ TEST_CASE("the PTX of a split kernel marks its CTAs per program", "[compile][occ
 }
 
 TEST_CASE("register caps: the PTX edits and the cap for an occupancy", "[compile][occupancy]") {
-  using namespace tessera::detail;
+  using detail::ptx_with_register_cap;
+  using detail::ptx_without_edge_branch;
   // The most registers that fit 4 blocks of 256 threads (64K registers per SM): 64; 5 blocks of
   // 128 threads: 102, in units of 8: 96; one block of 32 threads: capped at 255.
   CHECK(register_cap(4, 256) == 64);
