@@ -1,4 +1,4 @@
-// kernels.h: compiled tessera kernels and their arguments, shared by launches (launcher.cpp) and
+// kernels.h: compiled tessera kernels and their arguments, shared by launches (launcher.cpp, kernel_cache.cpp, launch_args.cpp) and
 // graphs (runtime_glue/graph.cpp). Internal to libtessera.
 #pragma once
 
@@ -43,6 +43,14 @@ struct Grid {
   std::array<int64_t, 3> dims{1, 1, 1};
   int64_t count() const { return dims[0] * dims[1] * dims[2]; }
 };
+
+// The programs of an output partition along each grid axis: its shape over its tile, rounded up
+// (1 along an axis whose tile size is not positive, which check_args rejects).
+Grid partition_grid(const ArgDesc& out);
+
+// Whether a tensor argument is its whole storage: dense, row-major, from its start. Only then may
+// a launch that overwrites it skip the storage's previous contents (a view's neighbours stay).
+bool covers_storage(const ArgDesc& a);
 
 // Checks the arguments against the kernel (kinds, dtypes, ranks, shapes of tiles loaded like an
 // output, grid agreement, aliasing); returns the launch grid. Throws tessera::Error.

@@ -1,6 +1,6 @@
 // occupancy.h: how many programs of a compiled GPU kernel an SM holds at once, from the resources
 // its cubin records (registers per thread, static shared memory) and its block size. Used to pick
-// between block sizes after ptxas has run (launcher.cpp). The SM's limits (registers, threads,
+// between block sizes after ptxas has run (variant_search.cpp). The SM's limits (registers, threads,
 // blocks, shared memory) are those of the target's architecture (gpu_arch.h).
 #pragma once
 

@@ -655,7 +655,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   GpuCode code;
   code.arch = std::string(arch);
   code.symbol = kernel_symbol(kernel);
-  // A compile with a block size given by the caller (a second try, see launcher.cpp) dumps its
+  // A compile with a block size given by the caller (a second try, see variant_search.h) dumps its
   // stages as <symbol>.<arch>.t<threads>.<stage>.
   // Without exp range tests (the launcher's other variant) they are <symbol>.<arch>.plain-exp.<stage>,
   // widened again after reductions <symbol>.<arch>.rewiden.<stage>; compiled for one launch's

@@ -3,7 +3,7 @@
 // programs whose tiles lie wholly in bounds, and one for the tensors' edges, which stages ragged
 // tiles through local memory and may need more registers. ptxas gives the whole kernel the
 // registers of its hungriest path, so the edge copy can lower the occupancy of every program.
-// The launcher (launcher.cpp, try_register_cap) measures the interior copy alone, compiling the
+// The launcher (variant_search.cpp, try_register_cap) measures the interior copy alone, compiling the
 // PTX without its branch to the edge copy, with and without caps (`.maxnreg`), and caps the
 // kernel's registers at the most programs per SM (up to half an SM's threads) for which the
 // interior compiles without spilling (its stack frame unchanged): the edge copy may then spill to

@@ -4,7 +4,7 @@
 // stores them: every element is live at once. Moved down to its first use, each element's
 // widening, products and packing sit just before the store of its chunk, one chunk live at a time
 // (as a hand-written kernel does). Used on the kernels compiled with tile-rewiden-after-reduce,
-// which keep their bf16 values across a reduction to save registers (see launcher.cpp,
+// which keep their bf16 values across a reduction to save registers (see variant_search.cpp,
 // try_rewidened). Loads, including the L2-policy loads in inline asm, stay where they are: they
 // were issued early on purpose (tile-hoist-loads). Runs after the optimizer, on the final IR.
 #include "compiler/sink_pure_ops.h"

@@ -178,7 +178,7 @@ TEST_CASE("gpu code: a weight load shared by all programs is issued after the ro
 TEST_CASE("gpu code: RMSNorm over 32768-wide bf16 rows keeps its row in bf16 across the reduction", "[compile][ptx]") {
   // 512 threads of 64 elements each: widened once and held as f32 across the reduction, the row
   // takes 128 registers, one program per SM. The launcher keeps the variant made with
-  // tile-rewiden-after-reduce (launcher.cpp, try_rewidened): the bf16 row lives across the
+  // tile-rewiden-after-reduce (variant_search.cpp, try_rewidened): the bf16 row lives across the
   // reduction, each chunk is widened again next to its store (compiler/sink_pure_ops.cpp), and the
   // kernel fits two programs per SM in 64 registers. The 8192-wide RMSNorm, four programs of 256
   // threads per SM under its register cap (half an SM), keeps its first variant.

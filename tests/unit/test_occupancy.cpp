@@ -1,5 +1,5 @@
 // test_occupancy.cpp: the block size of GPU kernels follows the registers ptxas gave them
-// (compiler/occupancy.h, launcher.cpp). Without a GPU: resident-block arithmetic against the
+// (compiler/occupancy.h, variant_search.cpp). Without a GPU: resident-block arithmetic against the
 // numbers ncu reported on the H200, a cubin's recorded resources, a row kernel that keeps
 // its row in registers compiled with fewer threads when that fits more programs per SM, and a
 // versioned kernel whose registers are capped at what its interior copy needs

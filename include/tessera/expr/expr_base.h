@@ -115,9 +115,9 @@ template <class N, class Ctx>
 constexpr text_part part_of(node<N, Ctx>) {
   using context = node_context_t<N, Ctx>;
   if constexpr (shareable<N>::value)
-    return {nullptr, 0, &N::template write<context>, etype_text_v<N>.data, etype_text_v<N>.size(),
+    return {part_kind::shared, nullptr, 0, &N::template write<context>, etype_text_v<N>.data, etype_text_v<N>.size(),
             &node_hash<N, context>::value};
-  else return {nullptr, 0, &N::template write<context>};
+  else return {part_kind::writer, nullptr, 0, &N::template write<context>};
 }
 
 // ---- constants --------------------------------------------------------------------------------

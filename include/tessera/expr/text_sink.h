@@ -12,13 +12,15 @@
 // with operands, see expr_base.h) and is used more than once is written at its first use as
 // (let ID EXPR) and as (ref TYPE ID) at the others; a node used once is written in place, so a
 // kernel without reuse reads as a plain tree. A first pass over the DAG (discovering) finds the
-// nodes used more than once: it records each shareable node by its writer (one function per node
-// type and context, its identity; function pointers only compare for equality in constant
-// expressions, so they are found through a table on a hash that expr_base.h computes per type) and
-// descends into a node at its first use only. The text pass then meets the nodes in the same
+// nodes used more than once: it records each shareable node by a hash of its text that expr_base.h
+// computes per node type and context (with the TYPE's length; equal text is equal value, as the
+// parser too merges equal subtrees) and descends into a node at its first use only. The text pass then meets the nodes in the same
 // order. Both cost a step per edge of the DAG, so building the text takes time and memory linear
 // in the DAG, not in the tree. list() calls a child's writer directly, so each tree level costs
 // two constexpr calls; GCC's default -fconstexpr-depth=512 thus allows trees about 250 levels deep.
+// Nothing here compares addresses (a pointer with null, or two functions): GCC's
+// -fsanitize=undefined makes such comparisons non-constant, which would keep a user's sanitized
+// build from compiling any kernel. Flags and kinds say what a pointer would.
 // Assumes fixed_string.h; part_of(node<N, Ctx>) is defined by expr_base.h.
 #pragma once
 
@@ -37,8 +39,10 @@ struct text_sink;
 using part_writer = void (*)(text_sink&);
 
 // One part of a list: text (chars, n), or something that writes itself (write): a node or a group.
-// A node that may be shared also carries its TYPE text, for (ref TYPE ID).
+// A node that may be shared also carries its TYPE text, for (ref TYPE ID), and its hash.
+enum class part_kind : unsigned char { text, writer, shared };
 struct text_part {
+  part_kind kind = part_kind::text;
   const char* chars = nullptr;
   std::size_t n = 0;
   part_writer write = nullptr;
@@ -48,22 +52,21 @@ struct text_part {
 };
 
 template <std::size_t N>
-constexpr text_part part_of(const fixed_string<N>& f) { return {f.data, N}; }
+constexpr text_part part_of(const fixed_string<N>& f) { return {part_kind::text, f.data, N}; }
 template <std::size_t M>
-constexpr text_part part_of(const char (&lit)[M]) { return {lit, M - 1}; }
+constexpr text_part part_of(const char (&lit)[M]) { return {part_kind::text, lit, M - 1}; }
 // The text_part of node<N, Ctx>: defined in expr_base.h, which knows what nodes are.
 template <class N, class Ctx>
 constexpr text_part part_of(node<N, Ctx>);
 template <class... Nodes>
 constexpr void write_group(text_sink& s);
 template <class... Nodes>
-constexpr text_part part_of(group<Nodes...>) { return {nullptr, 0, &write_group<Nodes...>}; }
+constexpr text_part part_of(group<Nodes...>) { return {part_kind::writer, nullptr, 0, &write_group<Nodes...>}; }
 
-// The shareable nodes of one DAG, in order of first use: each one's writer (its identity), hash,
-// TYPE length, number of uses and let ID (-1 until written); and for every use in traversal order
-// the node used. Nodes are found through an open-addressing table on their hash.
+// The shareable nodes of one DAG, in order of first use: each one's hash (with its TYPE length,
+// its identity), TYPE length, number of uses and let ID (-1 until written); and for every use in
+// traversal order the node used. Nodes are found through an open-addressing table on their hash.
 struct dag_node {
-  part_writer write;
   std::uint64_t hash;
   std::size_t type_size;
   int uses;
@@ -77,20 +80,20 @@ struct dag_table {
   bool discovering = true;
   std::vector<std::size_t> slots = std::vector<std::size_t>(64);  // index + 1 into nodes; 0: empty
 
-  // Records a use of the node written by `w`; true if it is the first.
-  constexpr bool first_use(part_writer w, std::size_t type_size, std::uint64_t h) {
+  // Records a use of the node of hash `h`; true if it is the first.
+  constexpr bool first_use(std::size_t type_size, std::uint64_t h) {
     const std::size_t mask = slots.size() - 1;
     std::size_t i = static_cast<std::size_t>(h) & mask;
     for (; slots[i] != 0; i = (i + 1) & mask) {
       dag_node& n = nodes[slots[i] - 1];
-      if (n.hash == h && n.write == w) {
+      if (n.hash == h && n.type_size == type_size) {
         ++n.uses;
         trace.push_back(slots[i] - 1);
         return false;
       }
     }
     trace.push_back(nodes.size());
-    nodes.push_back({w, h, type_size, 1, -1});
+    nodes.push_back({h, type_size, 1, -1});
     slots[i] = nodes.size();
     if (2 * nodes.size() > slots.size()) grow();
     return true;
@@ -114,21 +117,24 @@ constexpr std::uint64_t hash_char(std::uint64_t h, char c) {
 constexpr std::uint64_t kHashSeed = 0xcbf29ce484222325ull;
 
 struct text_sink {
-  char* out = nullptr;  // nullptr: count only
+  char* out = nullptr;  // written when `writing`, else only counted
   std::size_t size = 0;
   dag_table* dag = nullptr;
-  // Set: hash the node's own text instead, its shareable operands each as one '$' (label_hash_of).
+  // When `labelling`: hash the node's own text instead, its shareable operands each as one '$'
+  // (label_hash_of).
   std::uint64_t* label = nullptr;
+  bool writing = false;
+  bool labelling = false;
 
   constexpr void put(char c) {
-    if (out) out[size] = c;
-    if (label) *label = hash_char(*label, c);
+    if (writing) out[size] = c;
+    if (labelling) *label = hash_char(*label, c);
     ++size;
   }
   constexpr void put(const char* chars, std::size_t n) {
-    if (out)
+    if (writing)
       for (std::size_t i = 0; i < n; ++i) out[size + i] = chars[i];
-    if (label)
+    if (labelling)
       for (std::size_t i = 0; i < n; ++i) *label = hash_char(*label, chars[i]);
     size += n;
   }
@@ -151,14 +157,14 @@ struct text_sink {
       for (std::size_t i = 0; i < sizeof...(Parts); ++i) {
         if (i) put(' ');
         const text_part& p = ps[i];
-        if (!p.write) {
+        if (p.kind == part_kind::text) {
           put(p.chars, p.n);
-        } else if (!p.type) {
+        } else if (p.kind == part_kind::writer) {
           p.write(*this);
-        } else if (label) {
+        } else if (labelling) {
           put('$');
         } else if (dag->discovering) {
-          if (dag->first_use(p.write, p.type_n, *p.hash)) p.write(*this);
+          if (dag->first_use(p.type_n, *p.hash)) p.write(*this);
         } else {
           dag_node& n = dag->nodes[dag->trace[dag->next_use++]];
           if (n.uses < 2) {
@@ -190,7 +196,7 @@ constexpr void write_group(text_sink& s) { s.list(Nodes{}...); }
 // The hash of the text that `write` writes for its node, its shareable operands each as one '$'.
 constexpr std::uint64_t label_hash_of(part_writer write) {
   std::uint64_t h = kHashSeed;
-  text_sink s{nullptr, 0, nullptr, &h};
+  text_sink s{nullptr, 0, nullptr, &h, false, true};
   write(s);
   return h;
 }
@@ -202,15 +208,15 @@ constexpr std::size_t decimal_size(int v) {
 }
 
 // The text of node N inside context Ctx, written into `out` by a discovering pass over its DAG
-// and one that writes; or, if `out` is null, its length, from the discovering pass alone: that
+// and one that writes; or, if not `writing`, its length, from the discovering pass alone: that
 // pass meets every node's own text once, so the text is as long as what it met plus the lets
 // around the nodes used more than once, numbered in order of first use, and their refs.
 template <class N, class Ctx>
-constexpr std::size_t write_text(char* out) {
+constexpr std::size_t write_text(char* out, bool writing) {
   dag_table dag;
   text_sink discover{nullptr, 0, &dag};
   N::template write<Ctx>(discover);
-  if (!out) {
+  if (!writing) {
     std::size_t size = discover.size;
     int id = 0;
     for (const dag_node& n : dag.nodes) {
@@ -222,7 +228,7 @@ constexpr std::size_t write_text(char* out) {
     return size;
   }
   dag.discovering = false;
-  text_sink sink{out, 0, &dag};
+  text_sink sink{out, 0, &dag, nullptr, true};
   N::template write<Ctx>(sink);
   return sink.size;
 }
@@ -230,8 +236,8 @@ constexpr std::size_t write_text(char* out) {
 // The text of node N inside context Ctx, as a fixed_string of exactly the right length.
 template <class N, class Ctx>
 constexpr auto make_text() {
-  fixed_string<write_text<N, Ctx>(nullptr)> r{};
-  write_text<N, Ctx>(r.data);
+  fixed_string<write_text<N, Ctx>(nullptr, false)> r{};
+  write_text<N, Ctx>(r.data, true);
   return r;
 }
 

@@ -228,7 +228,7 @@ void chooseCtaSplit(func::FuncOp func, LoweringOptions &opts);
 /// call (which may read the CUDA thread id): up to G = 256 / T programs
 /// share one CTA, program ctaid.x * g + tid.x / T running on threads tid.x
 /// mod T, where g = ntid.x / T is the launch's choice (G, or fewer for a grid
-/// of fewer than G programs along x: launcher.cpp, programs_per_cta_of_launch);
+/// of fewer than G programs along x: launch_args.cpp, programs_per_cta_of_launch);
 /// otherwise G = 1. The grid then has ceil(X / g) CTAs along x for X
 /// programs; X comes as a trailing i32 argument (num_programs along x), and
 /// the compiler makes programs at or past X return at once (pipeline.cpp,

@@ -288,7 +288,7 @@ def TileRewidenAfterReduce : Pass<"tile-rewiden-after-reduce", "::mlir::ModuleOp
     reduces in nested regions are left alone. The kernel is marked
     `tile.rewidened` when the pass changed it. The launcher compiles this
     variant for kernels that leave an SM half empty (see
-    src/compiler/launcher.cpp). Measured on the H200: RMSNorm over
+    src/compiler/variant_search.cpp). Measured on the H200: RMSNorm over
     32768-wide bf16 rows at 512 threads then fits two programs per SM in 64
     registers, 4.25 TB/s against 3.84 with one (torch.compile: 4.16).
 

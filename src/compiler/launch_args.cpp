@@ -1,0 +1,186 @@
+// launch_args.cpp: a launch's arguments against its compiled kernel (check_args: kinds, dtypes,
+// ranks, tile shapes of loads "like" an output, grid agreement between outputs, aliasing, grid
+// limits) and the kernel ABI (flatten_args: MLIR's memref descriptors and scalars in 8-byte slots;
+// the GPU's trailing program count; the CUDA grid and block of a launch).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "compiler/kernels.h"
+#include "compiler/output_overlap.h"
+#include "device_memory.h"
+#include "tessera/errors.h"
+
+namespace tessera::detail {
+namespace {
+
+using Kind = ArgDesc::Kind;
+
+// The most programs a launch may have along each grid axis, on every target (check_args).
+constexpr int64_t kMaxGridX = 0x7fffffff;
+constexpr int64_t kMaxGridYZ = 65535;
+
+std::string_view kind_name(Kind k) {
+  switch (k) {
+    case Kind::out: return "output";
+    case Kind::in: return "input";
+    case Kind::scalar: return "scalar";
+  }
+  return "?";
+}
+std::string_view kind_name(ParamInfo::Kind k) {
+  switch (k) {
+    case ParamInfo::Kind::out: return "output";
+    case ParamInfo::Kind::in: return "input";
+    case ParamInfo::Kind::scalar: return "scalar";
+  }
+  return "?";
+}
+std::string shape_str(const ArgDesc& a) {
+  return fmt::format("[{}]", fmt::join(a.shape.begin(), a.shape.begin() + a.rank, " "));
+}
+
+}  // namespace
+
+[[noreturn]] void fail(std::string_view kernel, const std::string& what) {
+  throw Error(fmt::format("tessera: kernel '{}': {}", kernel, what));
+}
+// Whether a tensor argument is its whole storage: dense, row-major, from its start. Only then may
+// a launch that overwrites it skip the storage's previous contents (a view's neighbours must be
+// kept).
+bool covers_storage(const ArgDesc& a) {
+  const auto rank = static_cast<std::size_t>(a.rank);
+  if (a.offset != 0 || !dense_row_major({a.shape.data(), rank}, {a.strides.data(), rank})) return false;
+  int64_t n = 1;
+  for (std::size_t d = 0; d < rank; ++d) n *= a.shape[d];
+  return static_cast<std::size_t>(n) * dtype_size(a.dtype) == a.storage->bytes();
+}
+
+// The programs of an output partition along each grid axis: its shape over its tile, rounded up
+// without overflow (1 along an axis whose tile size is not positive, which check_args rejects).
+Grid partition_grid(const ArgDesc& out) {
+  Grid g;
+  for (int d = 0; d < out.rank && d < 3; ++d)
+    if (out.tile[d] > 0) g.dims[d] = out.shape[d] / out.tile[d] + (out.shape[d] % out.tile[d] != 0);
+  return g;
+}
+
+Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<const ArgDesc> args) {
+  const KernelAst& ast = compiled.ast;
+  if (args.size() != ast.params.size())
+    fail(kernel, fmt::format("expected {} arguments, got {}", ast.params.size(), args.size()));
+  Grid grid;
+  int first_out = -1;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgDesc& a = args[i];
+    const ParamInfo& p = ast.params[i];
+    if (kind_name(a.kind) != kind_name(p.kind) || a.dtype != p.dtype ||
+        (a.kind != Kind::scalar && a.rank != p.rank))
+      fail(kernel, fmt::format("parameter {}: expected {} {} of rank {}, got {} {} of rank {}", i, kind_name(p.kind),
+                               dtype_name(p.dtype), p.rank, kind_name(a.kind), dtype_name(a.dtype), a.rank));
+    if (a.kind != Kind::out) continue;
+    if (a.rank > 3) fail(kernel, fmt::format("parameter {}: outputs have rank 1 to 3 (one grid axis per dim)", i));
+    for (int d = 0; d < a.rank; ++d)
+      if (a.tile[d] <= 0) fail(kernel, fmt::format("parameter {}: tile sizes must be positive", i));
+    // The grid comes from the partition's tile, the kernel's accesses from the AST's.
+    if (!std::equal(p.tile.begin(), p.tile.end(), a.tile.begin(), a.tile.begin() + a.rank))
+      fail(kernel, fmt::format("parameter {}: the partition's tile [{}] is not the kernel's tile [{}]", i,
+                               fmt::join(a.tile.begin(), a.tile.begin() + a.rank, " "), fmt::join(p.tile, " ")));
+    const Grid g = partition_grid(a);
+    if (first_out < 0) {
+      first_out = static_cast<int>(i);
+      grid = g;
+    } else if (g.dims != grid.dims) {
+      fail(kernel, fmt::format("output parameter {} has grid [{}] but output parameter {} has grid [{}]; all outputs "
+                               "of a launch must have the same grid",
+                               i, fmt::join(g.dims, " "), first_out, fmt::join(grid.dims, " ")));
+    }
+  }
+  if (first_out < 0) fail(kernel, "a kernel needs at least one output partition");
+  // Program ids are i32 (num_programs too); the GPU's limits hold on every target, so that a launch
+  // that runs on the CPU runs on the GPU too (cuda_grid checks the CTAs a program may take).
+  if (grid.dims[0] > kMaxGridX || grid.dims[1] > kMaxGridYZ || grid.dims[2] > kMaxGridYZ) {
+    const ArgDesc& out = args[first_out];
+    fail(kernel, fmt::format("output parameter {} ({} in tiles of [{}]) makes a grid of [{}] programs, more than the "
+                             "limits of 2^31-1 along x (its first dimension) and 65535 along y and z; use larger tiles",
+                             first_out, shape_str(out), fmt::join(out.tile.begin(), out.tile.begin() + out.rank, " "),
+                             fmt::join(grid.dims, " ")));
+  }
+  // Outputs are exclusive: no other argument may name the same memory.
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != Kind::out) continue;
+    for (std::size_t j = 0; j < args.size(); ++j) {
+      if (j == i || args[j].kind == Kind::scalar || args[j].storage != args[i].storage) continue;
+      fail(kernel, fmt::format("output parameter {} aliases {} parameter {}: an output must not be passed twice or "
+                               "also read as an input",
+                               i, kind_name(args[j].kind), j));
+    }
+  }
+  // Nor may an output reach one element twice, or share foreign memory with another argument.
+  check_output_overlap(kernel, args);
+  for (auto [p, q] : compiled.load_likes) {
+    const ArgDesc& in = args[p];
+    const ArgDesc& out = args[q];
+    if (in.rank != out.rank || !std::equal(in.shape.begin(), in.shape.begin() + in.rank, out.shape.begin()))
+      fail(kernel, fmt::format("input parameter {} has shape {} but is loaded like output parameter {} of shape {}; "
+                               "they must have the same shape",
+                               p, shape_str(in), q, shape_str(out)));
+  }
+  return grid;
+}
+
+// The flattened parameter list (see kernels.h).
+std::vector<int64_t> flatten_args(std::span<const ArgDesc> args, std::span<const int64_t> pointers) {
+  std::vector<int64_t> slots;
+  flatten_args_into(args, pointers, slots);
+  return slots;
+}
+
+void flatten_args_into(std::span<const ArgDesc> args, std::span<const int64_t> pointers, std::vector<int64_t>& slots) {
+  slots.clear();
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgDesc& a = args[i];
+    if (a.kind == Kind::scalar) {
+      int64_t v = 0;
+      std::memcpy(&v, a.scalar.data(), sizeof(v));
+      slots.push_back(v);
+      continue;
+    }
+    int64_t p = pointers[i];
+    slots.push_back(p);
+    slots.push_back(p);
+    slots.push_back(a.offset);
+    for (int d = 0; d < a.rank; ++d) slots.push_back(a.shape[d]);
+    for (int d = 0; d < a.rank; ++d) slots.push_back(a.strides[d]);
+  }
+}
+
+void append_grid_slots(const Compiled& compiled, const Grid& grid, std::vector<int64_t>& slots) {
+  if (compiled.gpu.programs_per_cta > 1) slots.push_back(grid.dims[0]);
+}
+
+unsigned cuda_block(const Compiled& compiled, const Grid& grid) {
+  const int64_t threads = compiled.gpu.block_size / compiled.gpu.programs_per_cta;
+  return static_cast<unsigned>(threads * programs_per_cta_of_launch(compiled.gpu.programs_per_cta, grid.dims[0]));
+}
+
+std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compiled, const Grid& grid) {
+  std::array<int64_t, 3> dims = grid.dims;
+  const int64_t ctas = compiled.gpu.ctas_per_program;
+  if (ctas > 1 && dims[0] > 0x7fffffff / ctas)
+    throw Error(fmt::format("tessera: kernel '{}': {} programs along grid x, each run as {} CTAs, exceed the GPU's "
+                            "limit of 2^31-1 CTAs",
+                            kernel, dims[0], ctas));
+  dims[0] *= ctas;
+  // Programs sharing CTAs: program ids (i32, like the count the kernel takes) must still fit.
+  const int64_t shared = programs_per_cta_of_launch(compiled.gpu.programs_per_cta, grid.dims[0]);
+  if (shared > 1 && dims[0] > 0x7fffffff)
+    throw Error(fmt::format("tessera: kernel '{}': {} programs along grid x exceed the limit of 2^31-1", kernel,
+                            dims[0]));
+  dims[0] = (dims[0] + shared - 1) / shared;
+  check_grid(kernel, dims);
+  return dims;
+}
+
+}  // namespace tessera::detail
