@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstdio>
 
-int main() {
+int run() {
   const int64_t rows = 1000, cols = 1000;
   tessera::Tensor<float, 2> x({rows, cols}), y({rows, cols});
   for (int64_t r = 0; r < rows; ++r)
@@ -28,4 +28,13 @@ int main() {
   }
   std::printf("softmax %lldx%lld: max abs error %.3g\n", static_cast<long long>(rows), static_cast<long long>(cols), worst);
   return worst < 1e-5 ? 0 : 1;
+}
+
+int main() {
+  try {
+    return run();
+  } catch (const tessera::Error& e) {
+    std::fprintf(stderr, "softmax: %s\n", e.what());
+    return 2;
+  }
 }
