@@ -155,7 +155,7 @@ class KernelCache {
           [&] { check = std::make_shared<const WholeTiles>(r.kernel, parse_ast(r.kernel, r.ast)); }, compiling);
     const bool whole = whole_allowed && whole_tiles_hold(check.get(), r.args);
     const std::string variant = whole ? layouts + std::string(kWholeTilesMark) : layouts;
-    std::string key = fmt::format("{}\n{}\n{}\n{}", target_str(target), r.kernel, variant, r.ast);
+    std::string key = fmt::format("{}\n{}\n{}\n{}", target_name(target), r.kernel, variant, r.ast);
     std::shared_future<std::shared_ptr<const Compiled>> future;
     std::promise<std::shared_ptr<const Compiled>> promise;
     bool owner = false;
@@ -283,7 +283,7 @@ class KernelCache {
       stats_.compiles++;
       return c;
     }
-    std::string arch = target_str(target);
+    const std::string arch(target_name(target));
     std::vector<DeviceFunctionUse> calls = device_functions(kernel, c->ast);
     c->links_device_code = !calls.empty();
     bool uses_nvrtc = std::any_of(calls.begin(), calls.end(), [](const DeviceFunctionUse& f) { return !f.is_ptx; });

@@ -14,6 +14,7 @@
 #include "compiler/pipeline.h"
 #include "device_memory.h"
 #include "frontend/ast.h"
+#include "gpu_arch.h"
 #include "tessera/kernel.h"
 
 namespace tessera::detail {
@@ -82,7 +83,6 @@ unsigned cuda_block(const Compiled& compiled, const Grid& grid);
 // among them, or fewer where the system refuses threads (then the calling thread runs the rest).
 void run_programs(const CpuKernel& k, std::span<const int64_t> slots, const Grid& grid);
 
-std::string target_str(Target t);
 bool is_gpu(Target t);
 
 // Whether `code` waits for the grids it depends on (griddepcontrol.wait: targets of sm_90 and

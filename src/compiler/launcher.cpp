@@ -31,7 +31,6 @@ using Kind = ArgDesc::Kind;
 
 }  // namespace
 
-std::string target_str(Target t) { return std::string(target_name(t)); }
 bool is_gpu(Target t) { return t != Target::cpu; }
 
 bool waits_for_prerequisites(const GpuCode& code) {
@@ -191,7 +190,7 @@ CompletionPtr submit(const LaunchRequest& r, Target target) {
                           a.kind == Kind::out && compiled->overwrites[i] && covers_storage(a)});
   }
   if (sub.gpu && !CudaDriver::get_if_available())
-    fail(r.kernel, fmt::format("cannot run on {}: no usable GPU ({}); use TESSERA_TARGET=cpu", target_str(target),
+    fail(r.kernel, fmt::format("cannot run on {}: no usable GPU ({}); use TESSERA_TARGET=cpu", target_name(target),
                                CudaDriver::unavailable_reason()));
   KernelWork work(r.kernel, std::move(compiled), r.args, grid, r.elapsed_ms);
   CompletionPtr done = submit_work(sub, work);
@@ -209,7 +208,7 @@ CompiledArtifact compile(const LaunchRequest& r, Target target) {
   auto compiled = lookup_or_compile(r, target);
   check_args(r.kernel, *compiled, r.args);
   CompiledArtifact a;
-  a.target = target_str(target);
+  a.target = std::string(target_name(target));
   a.ptx = compiled->gpu.ptx;
   a.cubin = compiled->gpu.cubin;
   a.from_disk_cache = compiled->from_disk_cache;

@@ -153,7 +153,7 @@ class GraphImpl final : public GraphCapture {
   void check_target(const LaunchOptions* options, Target t, std::string_view kernel) const {
     if (options && options->target && t != target)
       throw Error(fmt::format("tessera: kernel '{}' launched for {} while capturing a graph for {}", kernel,
-                              target_str(t), target_str(target)));
+                              target_name(t), target_name(target)));
     if (options && !options->after.empty())
       throw Error(fmt::format("tessera: kernel '{}': LaunchOptions::after cannot be recorded into a graph "
                               "(order the replay instead)",
@@ -333,13 +333,13 @@ class GraphWork final : public Work {
 
 CompletionPtr GraphImpl::replay(const LaunchOptions& options, bool wait) {
   if (options.target && *options.target != target)
-    throw Error(fmt::format("tessera: a graph for {} cannot be replayed on {}", target_str(target),
-                            target_str(*options.target)));
+    throw Error(fmt::format("tessera: a graph for {} cannot be replayed on {}", target_name(target),
+                            target_name(*options.target)));
   std::lock_guard lock(mutex);
   if (capturing) throw Error("tessera: a graph cannot be replayed while it is being captured");
   if (nodes.empty()) return nullptr;
   if (is_gpu(target) && !CudaDriver::get_if_available())
-    throw Error(fmt::format("tessera: cannot replay a graph on {}: no usable GPU ({})", target_str(target),
+    throw Error(fmt::format("tessera: cannot replay a graph on {}: no usable GPU ({})", target_name(target),
                             CudaDriver::unavailable_reason()));
   Submission sub;
   if (!label) label = std::make_shared<const std::string>(fmt::format("graph replay ({} launches)", nodes.size()));

@@ -30,8 +30,8 @@ using Kind = ArgDesc::Kind;
 std::string arch_of(const UnsafeKernelSpec& spec, Target target) {
   if (!is_gpu(target))
     throw Error(fmt::format("tessera: unsafe kernel '{}' runs on GPUs only (target {})", spec.name,
-                            target_str(target)));
-  return target_str(target);
+                            target_name(target)));
+  return std::string(target_name(target));
 }
 
 // What the kernel's cubin depends on. No build ID or LLVM version: tessera's own compiler plays
@@ -224,7 +224,7 @@ CompletionPtr submit_unsafe(const UnsafeLaunchRequest& r, Target target) {
                                        i, j));
   }
   if (!CudaDriver::get_if_available())
-    fail(r.spec->name, fmt::format("cannot run on {}: no usable GPU ({})", target_str(target),
+    fail(r.spec->name, fmt::format("cannot run on {}: no usable GPU ({})", target_name(target),
                                    CudaDriver::unavailable_reason()));
   Submission sub;
   sub.label = compiled->label;
