@@ -287,6 +287,8 @@ ChildResult run_child(const std::function<int()>& child) {
     int rc = 98;
     try {
       rc = child();
+    } catch (const std::exception& e) {
+      std::printf("exception: %s\n", e.what());
     } catch (...) {
     }
     std::fflush(nullptr);

@@ -122,6 +122,73 @@ void TileDialect::initialize() {
       >();
 }
 
+// The values of the dialect's attributes (TileDialect.td): what each one
+// holds, checked wherever it appears, so that a pass never reads a malformed
+// one; a `tile.*` name the dialect does not declare is an error.
+LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  const StringRef name = attr.getName().getValue();
+  const Attribute value = attr.getValue();
+  auto fail = [&](StringRef what) {
+    return op->emitOpError() << "attribute '" << name << "' must be " << what
+                             << ", got " << value;
+  };
+  auto integer = [&](unsigned width, int64_t lo, int64_t hi, bool pow2,
+                     StringRef what) -> LogicalResult {
+    auto i = dyn_cast<IntegerAttr>(value);
+    if (!i || !i.getType().isSignlessInteger(width) || i.getInt() < lo ||
+        i.getInt() > hi ||
+        (pow2 && !llvm::isPowerOf2_64(static_cast<uint64_t>(i.getInt()))))
+      return fail(what);
+    return success();
+  };
+  if (name == getKernelAttrName() || name == getVersionedAttrName() ||
+      name == getWholeTilesAttrName() || name == getExchangeFreeAttrName() ||
+      name == getReductionAttrName() || name == getExpInRangeAttrName() ||
+      name == getExpRangeTestedAttrName() || name == getRewidenedAttrName() ||
+      name == getInteriorAttrName() || name == getVersionsAttrName() ||
+      name == getRewidenAttrName())
+    return isa<UnitAttr>(value) ? success() : fail("a unit attribute");
+  if (name == getBlockSizeAttrName())
+    return integer(32, 1, 1024, true, "an i32 power of two up to 1024");
+  if (name == getCtasPerProgramAttrName() ||
+      name == getProgramsPerCtaAttrName())
+    return integer(32, 1, 1 << 20, true, "an i32 power of two");
+  if (name == getDynamicSharedBytesAttrName())
+    return integer(32, 1, std::numeric_limits<int32_t>::max(), false,
+                   "a positive i32");
+  if (name == getWorkspaceBytesAttrName())
+    return integer(64, 0, std::numeric_limits<int64_t>::max(), false,
+                   "a non-negative i64");
+  if (name == getGridAttrName()) {
+    auto grid = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!grid || grid.size() != 3 ||
+        llvm::any_of(grid.asArrayRef(), [](int64_t d) {
+          return d < 1 || d > std::numeric_limits<int32_t>::max();
+        }))
+      return fail("three positive i32-sized program counts");
+    return success();
+  }
+  return op->emitOpError() << "unknown attribute '" << name
+                           << "' of the tile dialect";
+}
+
+LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  const StringRef name = attr.getName().getValue();
+  if (name != getAlignAttrName())
+    return op->emitOpError() << "unknown argument attribute '" << name
+                             << "' of the tile dialect";
+  auto align = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!align || !align.getType().isSignlessInteger(64) || align.getInt() < 1 ||
+      !llvm::isPowerOf2_64(static_cast<uint64_t>(align.getInt())))
+    return op->emitOpError() << "argument " << argIndex << ": attribute '"
+                             << name << "' must be an i64 power of two, got "
+                             << attr.getValue();
+  return success();
+}
+
 void mlir::tessera::tile::registerTileDialect(DialectRegistry &registry) {
   registry.insert<TileDialect>();
 }

@@ -24,20 +24,15 @@
 
 namespace mlir::tessera::tile {
 
-/// Argument attribute of a kernel memref: its base address and row strides
-/// are multiples of this many bytes (set by the launcher).
-constexpr StringLiteral kAlignAttrName = "tile.align";
-/// Unit attribute of a tile.load/tile.store whose tile is known to be in
-/// bounds (set by tile-version-interior).
-constexpr StringLiteral kInteriorAttrName = "tile.interior";
-/// Unit attribute of the scf.if made by tile-version-interior: its then
-/// branch is the interior copy, its else branch the edge copy.
-constexpr StringLiteral kVersionsAttrName = "tile.versions";
-/// Unit attribute of an arith.extf of a bf16 tile that widens it again after
-/// a reduction (set by tile-rewiden-after-reduce); on gpu each element is
-/// widened from the bf16 value passed through `llvm.arithmetic.fence`, so that
-/// CSE cannot merge it with the first widening.
-constexpr StringLiteral kRewidenAttrName = "tile.rewiden";
+/// The dialect's attributes of kernel arguments, accesses, versions and
+/// rewidenings (declared and documented in TileDialect.td). On gpu a
+/// `tile.rewiden` element is widened from the bf16 value passed through
+/// `llvm.arithmetic.fence`, so that CSE cannot merge it with the first
+/// widening.
+constexpr StringLiteral kAlignAttrName = TileDialect::getAlignAttrName();
+constexpr StringLiteral kInteriorAttrName = TileDialect::getInteriorAttrName();
+constexpr StringLiteral kVersionsAttrName = TileDialect::getVersionsAttrName();
+constexpr StringLiteral kRewidenAttrName = TileDialect::getRewidenAttrName();
 
 /// True when `v` is an argument of `fn`'s entry block (a kernel parameter).
 inline bool isKernelArgument(func::FuncOp fn, Value v) {

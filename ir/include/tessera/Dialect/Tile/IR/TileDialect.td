@@ -25,9 +25,44 @@ def Tile_Dialect : Dialect {
     `scf.for` with tensor `iter_args`. This dialect adds what those dialects
     lack: program ids, masked tile loads and stores, layout-changing ops
     (broadcast, reshape, transpose, reduce, iota) and matrix multiply-accumulate.
+
+    The `tile.*` attributes that the front end and the passes exchange are
+    declared below, each with its meaning; the dialect verifies their values
+    (a unit attribute, an i32 block size that is a power of two up to 1024,
+    ...) wherever they appear, and rejects a `tile.*` attribute it does not
+    declare:
+
+    ```mlir
+    func.func @k(%o: memref<?xf32> {tile.align = 16 : i64})
+        attributes {tile.kernel, tile.block_size = 128 : i32} { ... }
+    ```
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
+    /// Name of the i64 argument attribute of a kernel memref: its base
+    /// address and row strides are multiples of this many bytes, a power of
+    /// two (set by the front end from the launch's arguments).
+    static constexpr ::llvm::StringLiteral getAlignAttrName() {
+      return ::llvm::StringLiteral("tile.align");
+    }
+    /// Name of the unit attribute of a tile.load/tile.store whose tile is
+    /// known to be in bounds (set by `tile-version-interior`).
+    static constexpr ::llvm::StringLiteral getInteriorAttrName() {
+      return ::llvm::StringLiteral("tile.interior");
+    }
+    /// Name of the unit attribute of the scf.if made by
+    /// `tile-version-interior`: its then branch is the interior copy, its else
+    /// branch the edge copy.
+    static constexpr ::llvm::StringLiteral getVersionsAttrName() {
+      return ::llvm::StringLiteral("tile.versions");
+    }
+    /// Name of the unit attribute of an arith.extf of a bf16 tile that widens
+    /// it again after a reduction (set by `tile-rewiden-after-reduce`).
+    static constexpr ::llvm::StringLiteral getRewidenAttrName() {
+      return ::llvm::StringLiteral("tile.rewiden");
+    }
     /// Name of the unit attribute that marks a `func.func` as a tile kernel.
     static constexpr ::llvm::StringLiteral getKernelAttrName() {
       return ::llvm::StringLiteral("tile.kernel");
