@@ -262,7 +262,9 @@ int main() {
     hold_others(1);
     long submitted = 0;
     bool queued = false;
-    for (; submitted < 100000 && !queued; ++submitted) {
+    // Bounded in time too: under a sanitizer's scheduling a burst may take long to queue one.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (; submitted < 100000 && !queued && std::chrono::steady_clock::now() < give_up; ++submitted) {
       const long before = counts().launches;
       colsum.launch_async(o, sums.partition<1, 128>(), big).detach();
       queued = counts().launches == before;
@@ -346,7 +348,8 @@ int main() {
     hold_others(1);  // the launcher's calls wait in the driver; this thread's do not
     int n = 0;
     bool queued = false;
-    for (; n < 100000 && !queued; ++n) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (; n < 100000 && !queued && std::chrono::steady_clock::now() < give_up; ++n) {
       const long before = counts().launches;
       step(n).detach();
       queued = counts().launches == before;  // made by the launcher, which is held
