@@ -595,6 +595,11 @@ TEST_CASE("robustness: 160 distinct row sums of 16 KiB tiles run on 512 KiB thre
       for (int64_t i = 0; i < x.numel(); ++i) want += x(i);
       Stream stream = Stream::create();
       for (bool async : {false, true}) {
+#if defined(__SANITIZE_THREAD__)
+        // ThreadSanitizer does not start threads in a child forked from a process with threads:
+        // the stream's worker is refused (a clear tessera::Error, as under RLIMIT_NPROC).
+        if (async) continue;
+#endif
         Tensor<float, 1> z({1});
         if (async) {
           LaunchOptions o = exec_test::on(Target::cpu);
