@@ -581,6 +581,11 @@ TEST_CASE("robustness: 160 distinct row sums of 16 KiB tiles run on 512 KiB thre
           "[robustness]") {
   // In a child whose threads get 512 KiB stacks by default (the stream's worker too), launched
   // from such a thread: the kernel's 2.5 MiB of private arrays must not be on those stacks.
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer starts no threads in a child forked from a process with threads.
+  WARN("built with ThreadSanitizer: skipped (threads in a forked child)");
+  return;
+#endif
   ChildResult r = run_child([] {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
@@ -595,11 +600,6 @@ TEST_CASE("robustness: 160 distinct row sums of 16 KiB tiles run on 512 KiB thre
       for (int64_t i = 0; i < x.numel(); ++i) want += x(i);
       Stream stream = Stream::create();
       for (bool async : {false, true}) {
-#if defined(__SANITIZE_THREAD__)
-        // ThreadSanitizer does not start threads in a child forked from a process with threads:
-        // the stream's worker is refused (a clear tessera::Error, as under RLIMIT_NPROC).
-        if (async) continue;
-#endif
         Tensor<float, 1> z({1});
         if (async) {
           LaunchOptions o = exec_test::on(Target::cpu);
