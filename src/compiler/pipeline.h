@@ -116,7 +116,13 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
 // runtime_glue/threads.h). Measured at the nesting the front end accepts (kMaxAstDepth,
 // frontend/ast.h): a chain of 4088 scalar adds compiled (cpu and gpu) with 2 MiB, not 1; 4088
 // chained tile ops and 1300 nested loops with 8 MiB (the largest tried).
+// AddressSanitizer's redzones make every frame several times larger, so an instrumented build
+// reserves more (a thread's stack is only committed as it is touched).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr std::size_t kCompilerStackBytes = std::size_t{256} << 20;
+#else
 inline constexpr std::size_t kCompilerStackBytes = std::size_t{32} << 20;
+#endif
 
 // The memory a compile (compile_cpu, compile_ptx) requires to be free before it starts, else it
 // throws std::bad_alloc: MLIR does not check all its allocations (see pipeline.cpp).
