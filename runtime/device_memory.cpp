@@ -24,6 +24,22 @@ CUfunction LoadedKernel::function(CudaDriver& driver, std::span<const char> cubi
   return function_;
 }
 
+std::span<const char> device_image(std::string_view label, const GpuArch& target, std::span<const char> cubin,
+                                   const std::string& ptx, bool linked, const CudaDriver& driver) {
+  switch (device_load(target, driver.compute_capability())) {
+    case DeviceLoad::cubin: return cubin;
+    case DeviceLoad::ptx:
+      if (!linked) return {ptx.c_str(), ptx.size() + 1};
+      throw Error(fmt::format("tessera: {}: compiled for {}, which the GPU ({}, {}) runs only through PTX, and it links "
+                              "device code that its PTX alone does not hold; compile it for the GPU's own target",
+                              label, target.name, driver.device_name(), driver.arch()));
+    case DeviceLoad::none: break;
+  }
+  throw Error(fmt::format("tessera: {}: compiled for {} but the GPU ({}) is {}, which runs neither its cubin nor its "
+                          "PTX; launch for the GPU's own target (the default) or Target::cpu",
+                          label, target.name, driver.device_name(), driver.arch()));
+}
+
 void check_grid(std::string_view kernel, std::array<int64_t, 3> grid) {
   if (grid[0] > 0x7fffffff || grid[1] > 65535 || grid[2] > 65535)
     throw Error(fmt::format("tessera: kernel '{}': grid [{} {} {}] exceeds the GPU's limits (2^31-1, 65535, 65535)",

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "cuda_driver.h"
+#include "gpu_arch.h"
 #include "tessera/detail/storage.h"
 
 namespace tessera::detail {
@@ -63,6 +64,14 @@ class LoadedKernel {
   CUfunction function_ = nullptr;
   unsigned opted_in_bytes_ = kStaticSharedBytes;  // what a launch may pass without a new opt-in
 };
+
+// What a launch loads on `driver`'s GPU for code compiled for `target` (gpu_arch.h): the cubin,
+// or on a GPU newer than the target the PTX (NUL-terminated), which the driver compiles. Throws
+// tessera::Error "tessera: <label>: ..." when the GPU runs neither, or when the PTX alone does not
+// hold the kernel (`linked`: device code was linked into the cubin). A few integer compares: it
+// runs at every launch.
+std::span<const char> device_image(std::string_view label, const GpuArch& target, std::span<const char> cubin,
+                                   const std::string& ptx, bool linked, const CudaDriver& driver);
 
 // Checks that a grid fits the GPU's limits (2^31-1, 65535, 65535); throws naming `kernel`.
 void check_grid(std::string_view kernel, std::array<int64_t, 3> grid);

@@ -284,6 +284,7 @@ class KernelCache {
       return c;
     }
     const std::string arch(target_name(target));
+    c->target = gpu_arch(target);
     std::vector<DeviceFunctionUse> calls = device_functions(kernel, c->ast);
     c->links_device_code = !calls.empty();
     bool uses_nvrtc = std::any_of(calls.begin(), calls.end(), [](const DeviceFunctionUse& f) { return !f.is_ptx; });

@@ -29,6 +29,7 @@ struct Compiled {
   std::vector<std::pair<int64_t, int64_t>> load_likes;  // (input, output) of each load_like node
   std::vector<bool> overwrites;  // per parameter: an output stored whole and never read ((own ..))
   std::shared_ptr<const std::string> label;              // "kernel 'name'", for messages
+  const GpuArch* target = nullptr;  // GPU targets: the architecture compiled for, resolved once
   bool links_device_code = false;  // its cubin links device functions (cuda_function, ptx_function)
   mutable LoadedKernel loaded;  // the cubin in the GPU's context, loaded at the first GPU launch
 };
@@ -85,14 +86,17 @@ void run_programs(const CpuKernel& k, std::span<const int64_t> slots, const Grid
 
 bool is_gpu(Target t);
 
-// Whether `code` waits for the grids it depends on (griddepcontrol.wait: targets of sm_90 and
+// Whether `compiled` waits for the grids it depends on (griddepcontrol.wait: targets of sm_90 and
 // newer), so that its launches and the graph edges into it may be programmatic.
-bool waits_for_prerequisites(const GpuCode& code);
+inline bool waits_for_prerequisites(const Compiled& compiled) {
+  return compiled.target && compiled.target->grid_dependency_control;
+}
 
-// What a launch of `compiled` loads on `driver`'s GPU (gpu_arch.h): its cubin, or on a GPU newer
-// than its target its PTX (NUL-terminated), which the driver compiles. Throws naming `kernel` when
-// the GPU runs neither, or when the PTX alone cannot run (device functions linked in).
-std::span<const char> device_image(std::string_view kernel, const Compiled& compiled, const CudaDriver& driver);
+// What a launch of `compiled` loads on `driver`'s GPU (device_image in device_memory.h).
+inline std::span<const char> device_image(const Compiled& compiled, const CudaDriver& driver) {
+  return device_image(*compiled.label, *compiled.target, compiled.gpu.cubin, compiled.gpu.ptx,
+                      compiled.links_device_code, driver);
+}
 [[noreturn]] void fail(std::string_view kernel, const std::string& what);
 
 }  // namespace tessera::detail

@@ -33,30 +33,6 @@ using Kind = ArgDesc::Kind;
 
 bool is_gpu(Target t) { return t != Target::cpu; }
 
-bool waits_for_prerequisites(const GpuCode& code) {
-  const GpuArch* arch = gpu_arch(code.arch);
-  return arch && arch->grid_dependency_control;
-}
-
-std::span<const char> device_image(std::string_view kernel, const Compiled& compiled, const CudaDriver& driver) {
-  const GpuCode& code = compiled.gpu;
-  const GpuArch* arch = gpu_arch(code.arch);
-  switch (arch ? device_load(*arch, driver.compute_capability()) : DeviceLoad::none) {
-    case DeviceLoad::cubin: return code.cubin;
-    case DeviceLoad::ptx:
-      if (compiled.links_device_code)
-        fail(kernel, fmt::format("compiled for {}, which the GPU ({}, {}) runs only through PTX, and it calls device "
-                                 "functions that PTX alone does not hold; compile it for an older target the GPU runs "
-                                 "as a cubin, or update tessera",
-                                 code.arch, driver.device_name(), driver.arch()));
-      return {code.ptx.c_str(), code.ptx.size() + 1};
-    case DeviceLoad::none: break;
-  }
-  fail(kernel, fmt::format("compiled for {} but the GPU ({}) is {}, which runs neither its cubin nor its PTX; "
-                           "launch for the GPU's own target (the default) or Target::cpu",
-                           code.arch, driver.device_name(), driver.arch()));
-}
-
 namespace {
 
 // One launch of a compiled tessera kernel, for submit_work.
@@ -96,7 +72,7 @@ class KernelWork final : public Work {
     }
     try {
       tessera::launch(fn, grid, {block(), 1, 1}, shared_bytes(), stream, params.data(),
-                      waits_for_prerequisites(compiled_->gpu));
+                      waits_for_prerequisites(*compiled_));
     } catch (const Error& e) {
       fail(kernel_, e.what());
     }
@@ -111,7 +87,7 @@ class KernelWork final : public Work {
     d.grid = cuda_grid_of_launch();
     d.block = block();
     d.shared_bytes = shared_bytes();
-    d.programmatic = waits_for_prerequisites(compiled_->gpu);
+    d.programmatic = waits_for_prerequisites(*compiled_);
     d.count = static_cast<std::uint32_t>(slots.size());
     std::copy(slots.begin(), slots.end(), d.slots.begin());
     d.keep_alive = compiled_;
@@ -134,7 +110,7 @@ class KernelWork final : public Work {
   // scratch, valid until the next call on this thread (enqueue_gpu and describe_launch are not
   // re-entered).
   const std::vector<int64_t>& parameter_slots(CudaDriver& driver) {
-    device_image(kernel_, *compiled_, driver);  // throws when the GPU cannot run the kernel
+    device_image(*compiled_, driver);  // throws when the GPU cannot run the kernel
     thread_local std::vector<int64_t> pointers, slots;
     pointers.assign(args_.size(), 0);
     for (std::size_t i = 0; i < args_.size(); ++i)
@@ -154,7 +130,7 @@ class KernelWork final : public Work {
   // The loaded kernel, opted into its dynamic shared memory (once, at its first launch).
   CUfunction function(CudaDriver& driver) const {
     try {
-      return compiled_->loaded.function(driver, device_image(kernel_, *compiled_, driver), compiled_->gpu.symbol,
+      return compiled_->loaded.function(driver, device_image(*compiled_, driver), compiled_->gpu.symbol,
                                         shared_bytes());
     } catch (const Error& e) {
       fail(kernel_, e.what());
@@ -235,9 +211,12 @@ Target default_target() {
     if (std::optional<Target> named = detail::target_named(t)) return *named;
     throw Error(fmt::format("tessera: TESSERA_TARGET='{}' is not one of {}", t, detail::target_names()));
   }
-  CudaDriver* driver = CudaDriver::get_if_available();
+  // The GPU's own target, looked up once: launches without a target ask at every launch.
+  static CudaDriver* const driver = CudaDriver::get_if_available();
+  static const std::optional<Target> gpu = driver ? detail::default_gpu_target(driver->compute_capability())
+                                                  : std::nullopt;
   if (!driver) return Target::cpu;
-  if (std::optional<Target> gpu = detail::default_gpu_target(driver->compute_capability())) return *gpu;
+  if (gpu) return *gpu;
   throw Error(fmt::format("tessera: the GPU ({}, compute capability {}.{}) is older than tessera's oldest target, "
                           "sm_80; use TESSERA_TARGET=cpu or LaunchOptions::target = Target::cpu",
                           driver->device_name(), driver->compute_capability() / 10, driver->compute_capability() % 10));

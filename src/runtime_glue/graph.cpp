@@ -237,10 +237,10 @@ class GraphWork final : public Work {
 
   static CUfunction function_of(CudaDriver& driver, const Node& n) {
     if (n.compiled) {
-      return n.compiled->loaded.function(driver, device_image(n.kernel, *n.compiled, driver), n.compiled->gpu.symbol,
+      return n.compiled->loaded.function(driver, device_image(*n.compiled, driver), n.compiled->gpu.symbol,
                                          n.shared_bytes);
     }
-    return n.unsafe->loaded.function(driver, unsafe_device_image(*n.unsafe, driver), n.unsafe->symbol, n.shared_bytes);
+    return n.unsafe->loaded.function(driver, n.unsafe->image(driver), n.unsafe->symbol, n.shared_bytes);
   }
 
   KernelNodeParams params_of(CudaDriver& driver, Node& n) {
@@ -298,7 +298,7 @@ class GraphWork final : public Work {
       // kernels make no such wait: full edges.
       if (!deps.empty()) {
         GraphEdgeData edge;
-        if (n.compiled && waits_for_prerequisites(n.compiled->gpu)) {
+        if (n.compiled && waits_for_prerequisites(*n.compiled)) {
           edge.from_port = kGraphKernelNodePortProgrammatic;
           edge.type = kGraphDependencyTypeProgrammatic;
         }

@@ -53,6 +53,7 @@ std::shared_ptr<const UnsafeCompiled> compile(const UnsafeKernelSpec& spec, cons
                                               const CacheKeyMaterial& key) {
   auto c = std::make_shared<UnsafeCompiled>();
   c->arch = arch;
+  c->target = gpu_arch(arch);
   c->linked = !spec.link.empty();
   c->label = std::make_shared<const std::string>(fmt::format("unsafe kernel '{}'", spec.name));
   DiskCache disk(DiskCache::default_dir());
@@ -160,7 +161,7 @@ class UnsafeWork final : public Work {
     for (auto& s : slots) params.push_back(&s);
     const auto& g = r_.grid;
     CUfunction fn =
-        compiled_->loaded.function(driver, unsafe_device_image(*compiled_, driver), compiled_->symbol, g.shared_bytes);
+        compiled_->loaded.function(driver, compiled_->image(driver), compiled_->symbol, g.shared_bytes);
     tessera::launch(fn, {g.blocks.x, g.blocks.y, g.blocks.z}, {g.threads.x, g.threads.y, g.threads.z}, g.shared_bytes, stream,
            params.data());
   }
@@ -176,22 +177,6 @@ class UnsafeWork final : public Work {
 
 std::shared_ptr<const UnsafeCompiled> unsafe_lookup_or_compile(const UnsafeKernelSpec& spec, Target target) {
   return UnsafeCache::get().lookup_or_compile(spec, arch_of(spec, target));
-}
-
-std::span<const char> unsafe_device_image(const UnsafeCompiled& compiled, const CudaDriver& driver) {
-  const GpuArch* arch = gpu_arch(compiled.arch);
-  switch (arch ? device_load(*arch, driver.compute_capability()) : DeviceLoad::none) {
-    case DeviceLoad::cubin: return compiled.cubin;
-    case DeviceLoad::ptx:
-      if (!compiled.linked) return {compiled.ptx.c_str(), compiled.ptx.size() + 1};
-      throw Error(fmt::format("tessera: {}: compiled for {}, which the GPU ({}, {}) runs only through PTX, and it links "
-                              "device code that its PTX alone does not hold; compile it for the GPU's own target",
-                              *compiled.label, compiled.arch, driver.device_name(), driver.arch()));
-    case DeviceLoad::none: break;
-  }
-  throw Error(fmt::format("tessera: {}: compiled for {} but the GPU ({}) is {}, which runs neither its cubin nor its "
-                          "PTX; launch it for the GPU's own target (the default)",
-                          *compiled.label, compiled.arch, driver.device_name(), driver.arch()));
 }
 
 std::vector<int64_t> unsafe_slots(std::span<const ArgDesc> args, std::span<const int64_t> addresses) {
