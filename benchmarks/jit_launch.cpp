@@ -22,11 +22,16 @@
 
 #include <unistd.h>
 
-#include "cuda_driver.h"
+#include "driver/cuda_driver.h"
 #include "raw_launch.h"
 #include "row_kernels.h"
 
 using namespace tessera;
+// The driver bindings (driver/cuda_driver.h) of the raw baseline.
+using tessera::detail::CudaDriver;
+using tessera::detail::CUfunction;
+using tessera::detail::DeviceBuffer;
+using tessera::detail::DeviceModule;
 using Clock = std::chrono::steady_clock;
 
 namespace {

@@ -19,7 +19,7 @@
 // edges): raw_async_pdl and raw_graph_pdl do the same through the raw driver API.
 #include <tessera/tessera.h>
 
-#include "cuda_driver.h"
+#include "driver/cuda_driver.h"
 #include "raw_launch.h"
 
 #include <algorithm>
@@ -32,6 +32,23 @@
 #include <vector>
 
 using namespace tessera;
+// The driver bindings (driver/cuda_driver.h) of the raw baselines.
+using tessera::detail::CudaDriver;
+using tessera::detail::CUfunction;
+using tessera::detail::CUgraph;
+using tessera::detail::CUgraphExec;
+using tessera::detail::CUgraphNode;
+using tessera::detail::CUstream;
+using tessera::detail::DeviceBuffer;
+using tessera::detail::DeviceModule;
+using tessera::detail::GraphEdgeData;
+using tessera::detail::KernelNodeParams;
+using tessera::detail::LaunchAttribute;
+using tessera::detail::LaunchConfig;
+using tessera::detail::kGraphDependencyTypeProgrammatic;
+using tessera::detail::kGraphKernelNodePortProgrammatic;
+using tessera::detail::kLaunchAttributeProgrammaticStreamSerialization;
+using tessera::detail::kStreamNonBlocking;
 using Clock = std::chrono::steady_clock;
 
 namespace {

@@ -1,6 +1,6 @@
 // kernel_cache.cpp: the process cache of compiled kernels (detail::lookup_or_compile, compile
 // statistics). A launch's key is its kernel, AST, layout letters and target; concurrent first
-// launches compile once (single flight through a shared_future per key), consulting the disk
+// launches compile once (single flight, cache/single_flight.h), consulting the disk
 // cache (cubin, PTX and launch record) under a per-key compile lock first. The whole-tiles check
 // (whole_tiles.h) decides per launch between the kernel that tests its bounds and the variant for
 // whole tiles.
@@ -8,26 +8,26 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <future>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
-#include "build_id.h"
-#include "cache_key.h"
+#include "cache/build_id.h"
+#include "cache/cache_key.h"
+#include "cache/disk_cache.h"
+#include "cache/single_flight.h"
 #include "codegen/mlir_gen.h"
 #include "compiler/kernels.h"
 #include "compiler/launch_record.h"
 #include "compiler/pipeline.h"
 #include "compiler/variant_search.h"
 #include "compiler/whole_tiles.h"
-#include "cuda_compiler.h"
-#include "disk_cache.h"
+#include "driver/nvjitlink.h"
+#include "driver/nvrtc.h"
+#include "execution/threads.h"
 #include "frontend/ast.h"
 #include "llvm/ADT/DenseSet.h"
-#include "nvjitlink.h"
-#include "runtime_glue/threads.h"
 #include "tessera/kernel.h"
 #include "tessera/version.h"
 
@@ -110,7 +110,7 @@ void collect_load_like(const Sexp& n, std::vector<std::pair<int64_t, int64_t>>& 
 constexpr std::string_view kWholeTilesMark = "/whole";
 
 // The process-wide cache of compiled kernels. Never destroyed: work in flight at exit may still
-// run its code (the exit drain in runtime_glue/streams.cpp waits for it after the statics made
+// run its code (the exit drain in execution/streams.cpp waits for it after the statics made
 // later are gone).
 class KernelCache {
  public:
@@ -156,36 +156,25 @@ class KernelCache {
     const bool whole = whole_allowed && whole_tiles_hold(check.get(), r.args);
     const std::string variant = whole ? layouts + std::string(kWholeTilesMark) : layouts;
     std::string key = fmt::format("{}\n{}\n{}\n{}", target_name(target), r.kernel, variant, r.ast);
-    std::shared_future<std::shared_ptr<const Compiled>> future;
-    std::promise<std::shared_ptr<const Compiled>> promise;
-    bool owner = false;
-    {
+    // A failed compile is not kept: a later launch tries again (e.g. after fixing the environment).
+    bool found = false;
+    std::shared_ptr<const Compiled> compiled = compiles_.get(
+        key,
+        [&] {
+          std::shared_ptr<const Compiled> c;
+          run_with_stack(kCompilerStackBytes, [&] { c = compile(r.kernel, r.ast, variant, target); }, compiling);
+          std::lock_guard lock(mutex_);
+          FastEntry& e = fast_[FastKey{r.ast.data(), r.ast.size(), std::string(r.kernel), layouts, target}];
+          if (!e.check) e.check = check;
+          e.variants[whole] = c;
+          return c;
+        },
+        &found);
+    if (found) {
       std::lock_guard lock(mutex_);
-      auto it = entries_.find(key);
-      if (it != entries_.end()) {
-        future = it->second;
-        stats_.memory_hits++;
-      } else {
-        future = promise.get_future().share();
-        entries_.emplace(key, future);
-        owner = true;
-      }
+      stats_.memory_hits++;
     }
-    if (!owner) return future.get();  // rethrows the compile error, if any
-    try {
-      std::shared_ptr<const Compiled> compiled;
-      run_with_stack(kCompilerStackBytes, [&] { compiled = compile(r.kernel, r.ast, variant, target); }, compiling);
-      promise.set_value(compiled);
-      std::lock_guard lock(mutex_);
-      FastEntry& e = fast_[FastKey{r.ast.data(), r.ast.size(), std::string(r.kernel), layouts, target}];
-      if (!e.check) e.check = check;
-      e.variants[whole] = compiled;
-    } catch (...) {
-      promise.set_exception(std::current_exception());
-      std::lock_guard lock(mutex_);
-      entries_.erase(key);  // a later launch may try again (e.g. after fixing the environment)
-    }
-    return future.get();
+    return compiled;
   }
 
   CacheStats stats() {
@@ -193,8 +182,8 @@ class KernelCache {
     return stats_;
   }
   void clear() {
+    compiles_.clear();
     std::lock_guard lock(mutex_);
-    entries_.clear();
     fast_.clear();
   }
 
@@ -266,7 +255,7 @@ class KernelCache {
     std::size_t bar = letters.find('|');
     c->ast.layouts = std::string(letters.substr(0, bar));
     if (bar != std::string_view::npos) parse_static_shapes(kernel, letters.substr(bar + 1), c->ast);
-    c->label = std::make_shared<const std::string>(fmt::format("kernel '{}'", kernel));
+    c->code.label = std::make_shared<const std::string>(fmt::format("kernel '{}'", kernel));
     std::vector<bool> stored(c->ast.params.size()), read(c->ast.params.size());
     naming_kernel(kernel, [&] {
       llvm::DenseSet<const Sexp*> seen;
@@ -279,14 +268,15 @@ class KernelCache {
       c->overwrites[i] = c->ast.params[i].kind == ParamInfo::Kind::out && stored[i] && !read[i];
     if (target == Target::cpu) {
       c->cpu = compile_cpu(kernel, c->ast);
+      set_launch_code(*c);
       std::lock_guard lock(mutex_);
       stats_.compiles++;
       return c;
     }
     const std::string arch(target_name(target));
-    c->target = gpu_arch(target);
+    c->code.target = gpu_arch(target);
     std::vector<DeviceFunctionUse> calls = device_functions(kernel, c->ast);
-    c->links_device_code = !calls.empty();
+    c->code.linked = !calls.empty();
     bool uses_nvrtc = std::any_of(calls.begin(), calls.end(), [](const DeviceFunctionUse& f) { return !f.is_ptx; });
     // self_build_id(): cubins of one build of the compiler are never served to another.
     const CacheKeyMaterial key{std::string(kernel), sha256_hex(ast_text), arch, layouts, TESSERA_VERSION_STRING,
@@ -328,6 +318,7 @@ class KernelCache {
       c->gpu.ptx.assign(ptx->begin(), ptx->end());
       c->gpu.cubin = std::move(*cubin);
       c->from_disk_cache = true;
+      set_launch_code(*c);
       std::lock_guard lock(mutex_);
       stats_.disk_hits++;
       return c;
@@ -337,13 +328,14 @@ class KernelCache {
     disk.store(key, "launch", std::span<const char>(launch.data(), launch.size()));
     disk.store(key, "ptx", std::span<const char>(c->gpu.ptx.data(), c->gpu.ptx.size()));
     disk.store(key, "cubin", std::span<const char>(c->gpu.cubin.data(), c->gpu.cubin.size()));
+    set_launch_code(*c);
     std::lock_guard lock(mutex_);
     stats_.compiles++;
     return c;
   }
 
-  std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_future<std::shared_ptr<const Compiled>>> entries_;
+  SingleFlight<std::shared_ptr<const Compiled>> compiles_;  // by full key
+  std::mutex mutex_;  // fast_ and stats_
   std::unordered_map<FastKey, FastEntry, FastHash, FastEq> fast_;
   CacheStats stats_;
 };

@@ -1,15 +1,15 @@
 // launch_args.cpp: a launch's arguments against its compiled kernel (check_args: kinds, dtypes,
 // ranks, tile shapes of loads "like" an output, grid agreement between outputs, aliasing, grid
-// limits) and the kernel ABI (flatten_args: MLIR's memref descriptors and scalars in 8-byte slots;
-// the GPU's trailing program count; the CUDA grid and block of a launch).
+// limits) and the CUDA grid and block of a launch. How the arguments become parameter slots is the
+// execution layer's (LaunchPlan::fill_slots, execution/launch_plan.h).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include "compiler/kernels.h"
-#include "compiler/output_overlap.h"
-#include "device_memory.h"
+#include "execution/output_overlap.h"
+#include "execution/device_memory.h"
 #include "tessera/errors.h"
 
 namespace tessera::detail {
@@ -46,17 +46,6 @@ std::string shape_str(const ArgDesc& a) {
 [[noreturn]] void fail(std::string_view kernel, const std::string& what) {
   throw Error(fmt::format("tessera: kernel '{}': {}", kernel, what));
 }
-// Whether a tensor argument is its whole storage: dense, row-major, from its start. Only then may
-// a launch that overwrites it skip the storage's previous contents (a view's neighbours must be
-// kept).
-bool covers_storage(const ArgDesc& a) {
-  const auto rank = static_cast<std::size_t>(a.rank);
-  if (a.offset != 0 || !dense_row_major({a.shape.data(), rank}, {a.strides.data(), rank})) return false;
-  int64_t n = 1;
-  for (std::size_t d = 0; d < rank; ++d) n *= a.shape[d];
-  return static_cast<std::size_t>(n) * dtype_size(a.dtype) == a.storage->bytes();
-}
-
 // The programs of an output partition along each grid axis: its shape over its tile, rounded up
 // without overflow (1 along an axis whose tile size is not positive, which check_args rejects).
 Grid partition_grid(const ArgDesc& out) {
@@ -128,36 +117,6 @@ Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<con
                                p, shape_str(in), q, shape_str(out)));
   }
   return grid;
-}
-
-// The flattened parameter list (see kernels.h).
-std::vector<int64_t> flatten_args(std::span<const ArgDesc> args, std::span<const int64_t> pointers) {
-  std::vector<int64_t> slots;
-  flatten_args_into(args, pointers, slots);
-  return slots;
-}
-
-void flatten_args_into(std::span<const ArgDesc> args, std::span<const int64_t> pointers, std::vector<int64_t>& slots) {
-  slots.clear();
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const ArgDesc& a = args[i];
-    if (a.kind == Kind::scalar) {
-      int64_t v = 0;
-      std::memcpy(&v, a.scalar.data(), sizeof(v));
-      slots.push_back(v);
-      continue;
-    }
-    int64_t p = pointers[i];
-    slots.push_back(p);
-    slots.push_back(p);
-    slots.push_back(a.offset);
-    for (int d = 0; d < a.rank; ++d) slots.push_back(a.shape[d]);
-    for (int d = 0; d < a.rank; ++d) slots.push_back(a.strides[d]);
-  }
-}
-
-void append_grid_slots(const Compiled& compiled, const Grid& grid, std::vector<int64_t>& slots) {
-  if (compiled.gpu.programs_per_cta > 1) slots.push_back(grid.dims[0]);
 }
 
 unsigned cuda_block(const Compiled& compiled, const Grid& grid) {

@@ -7,7 +7,7 @@
 #include <optional>
 #include <span>
 
-#include "gpu_arch.h"
+#include "driver/gpu_arch.h"
 
 namespace tessera::detail {
 

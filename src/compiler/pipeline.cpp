@@ -27,7 +27,7 @@
 #include "compiler/bf16_widening.h"
 #include "compiler/shared_divisors.h"
 #include "compiler/sink_pure_ops.h"
-#include "gpu_arch.h"
+#include "driver/gpu_arch.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"

@@ -20,7 +20,7 @@
 namespace tessera::detail {
 
 // A kernel JIT-compiled for the host. run() calls it once for one program; argv holds one pointer
-// per flattened parameter (see flatten_args in kernels.h) followed by pid0..2 and nprog0..2 (int32), then the
+// per flattened parameter (launch_plan.h's memref ABI) followed by pid0..2 and nprog0..2 (int32), then the
 // program's workspace as five int64: its address twice, 0, workspace_bytes(), 1 (a 64-byte aligned
 // block that no other program uses meanwhile; ignored by a kernel that needs none).
 class CpuKernel {
@@ -113,7 +113,7 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
 GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch, int block_size = 0,
                     bool exp_range_test = true, bool rewiden = false);
 // The stack a kernel's compile runs on (the launcher starts it on a StackThread of this size,
-// runtime_glue/threads.h). Measured at the nesting the front end accepts (kMaxAstDepth,
+// execution/threads.h). Measured at the nesting the front end accepts (kMaxAstDepth,
 // frontend/ast.h): a chain of 4088 scalar adds compiled (cpu and gpu) with 2 MiB, not 1; 4088
 // chained tile ops and 1300 nested loops with 8 MiB (the largest tried).
 // AddressSanitizer's redzones make every frame several times larger, so an instrumented build

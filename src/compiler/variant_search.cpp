@@ -14,10 +14,10 @@
 
 #include "compiler/occupancy.h"
 #include "compiler/register_cap.h"
-#include "device_link.h"
-#include "gpu_arch.h"
-#include "nvjitlink.h"
-#include "runtime_glue/threads.h"
+#include "driver/device_link.h"
+#include "driver/gpu_arch.h"
+#include "driver/nvjitlink.h"
+#include "execution/threads.h"
 #include "tessera/errors.h"
 
 namespace tessera::detail {

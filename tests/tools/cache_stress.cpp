@@ -13,8 +13,8 @@
 
 #include <unistd.h>
 
-#include "cache_key.h"
-#include "disk_cache.h"
+#include "cache/cache_key.h"
+#include "cache/disk_cache.h"
 
 namespace {
 
@@ -36,13 +36,13 @@ int main(int argc, char** argv) {
   }
   try {
     std::string dir = argv[1], name = argv[2];
-    tessera::CacheKeyMaterial material;
+    tessera::detail::CacheKeyMaterial material;
     material.kernel = name;
-    material.source_sha256 = tessera::sha256_hex(name);
+    material.source_sha256 = tessera::detail::sha256_hex(name);
     material.target = "sm_90";
     int iterations = std::atoi(argv[3]);
     if (iterations < 0) iterations = 0;
-    tessera::DiskCache cache(dir);
+    tessera::detail::DiskCache cache(dir);
     const std::vector<std::pair<std::string, std::vector<char>>> files = {
         {"cubin", contents(name, "cubin", 256 * 1024)},
         {"ptx", contents(name, "ptx", 96 * 1024 + 17)},

@@ -20,9 +20,9 @@
 #include <set>
 #include <thread>
 
-#include "cuda_driver.h"
+#include "driver/cuda_driver.h"
 
-using namespace tessera;
+using namespace tessera::detail;
 
 namespace {
 

@@ -18,9 +18,9 @@
 
 #include <random>
 
-#include "cuda_compiler.h"
+#include "driver/nvrtc.h"
 #include "gate.h"
-#include "nvjitlink.h"
+#include "driver/nvjitlink.h"
 
 #define TESSERA_TARGET_TEST_CASE(name, tags, fn)                \
   TEST_CASE(name " (cpu)", "[cpu]" tags) { fn(tessera::Target::cpu); } \
@@ -36,8 +36,8 @@ namespace exec_test {
 
 
 inline bool toolchain_present() {
-  if (tessera::nvrtc_available() && tessera::nvjitlink_available()) return true;
-  WARN("NVRTC or nvJitLink missing: skipped (" << tessera::nvrtc_load_error() << tessera::nvjitlink_load_error() << ")");
+  if (tessera::detail::nvrtc_available() && tessera::detail::nvjitlink_available()) return true;
+  WARN("NVRTC or nvJitLink missing: skipped (" << tessera::detail::nvrtc_load_error() << tessera::detail::nvjitlink_load_error() << ")");
   return false;
 }
 

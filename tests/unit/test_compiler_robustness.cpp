@@ -32,7 +32,7 @@
 
 #include "compiler/kernels.h"
 #include "compiler/pipeline.h"
-#include "runtime_glue/threads.h"
+#include "execution/threads.h"
 #include "compiler/whole_tiles.h"
 #include "frontend/ast.h"
 

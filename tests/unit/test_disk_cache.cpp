@@ -25,16 +25,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "build_id.h"
-#include "cache_key.h"
-#include "disk_cache.h"
+#include "cache/build_id.h"
+#include "cache/cache_key.h"
+#include "cache/disk_cache.h"
 #include "scoped_env.h"
 #include "tessera/errors.h"
 
 namespace fs = std::filesystem;
-using tessera::CacheKeyMaterial;
-using tessera::CompileLock;
-using tessera::DiskCache;
+using tessera::detail::CacheKeyMaterial;
+using tessera::detail::CompileLock;
+using tessera::detail::DiskCache;
 using namespace std::chrono_literals;
 using test_env::EnvGuard;
 using test_env::TempDir;
@@ -49,7 +49,7 @@ std::vector<char> payload(size_t size, unsigned seed) {
 }
 
 CacheKeyMaterial material(std::string kernel, std::string source = "ast of add") {
-  return {std::move(kernel), tessera::sha256_hex(source), "sm_90", "aa", "0.1", "build-id:1", "22.1", "12.9", ""};
+  return {std::move(kernel), tessera::detail::sha256_hex(source), "sm_90", "aa", "0.1", "build-id:1", "22.1", "12.9", ""};
 }
 
 const CacheKeyMaterial kAdd = material("add");
@@ -261,7 +261,7 @@ TEST_CASE("disk cache records the key material and checks it on load", "[cache]"
   // Every field is part of the key.
   std::vector<CacheKeyMaterial> others(9, kAdd);
   others[0].kernel = "mul";
-  others[1].source_sha256 = tessera::sha256_hex(std::string_view("other ast"));
+  others[1].source_sha256 = tessera::detail::sha256_hex(std::string_view("other ast"));
   others[2].target = "sm_100a";
   others[3].variant = "ac";
   others[4].tessera_version = "0.2";
@@ -339,7 +339,7 @@ TEST_CASE("disk cache rejects bytes whose checksum was rewritten to match", "[ca
   const std::string recorded = DiskCache::file_digest(kKey, "cubin", add_bytes);
 
   SECTION("to the plain SHA-256 of the new bytes") {
-    write_text(metadata, replace_once(read_text(metadata), recorded, tessera::sha256_hex(mul_bytes)));
+    write_text(metadata, replace_once(read_text(metadata), recorded, tessera::detail::sha256_hex(mul_bytes)));
   }
   SECTION("to the digest the other entry records") {
     write_text(metadata, replace_once(read_text(metadata), recorded, DiskCache::file_digest(mul.key(), "cubin", mul_bytes)));
@@ -616,43 +616,43 @@ TEST_CASE("disk cache survives many threads storing and loading one key", "[cach
 }
 
 TEST_CASE("cache keys are deterministic SHA-256 hex", "[cache]") {
-  CHECK(tessera::sha256_hex(std::string_view("abc")) ==
+  CHECK(tessera::detail::sha256_hex(std::string_view("abc")) ==
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 
-  auto key = tessera::make_cache_key({"ast", "spec", "sm_90", "llvm 22"});
+  auto key = tessera::detail::make_cache_key({"ast", "spec", "sm_90", "llvm 22"});
   CHECK(key.size() == 64);
-  CHECK(tessera::is_cache_key(key));
-  CHECK(key == tessera::make_cache_key({"ast", "spec", "sm_90", "llvm 22"}));
-  CHECK(key == tessera::CacheKeyBuilder().add("ast").add("spec").add("sm_90").add("llvm 22").hex());
+  CHECK(tessera::detail::is_cache_key(key));
+  CHECK(key == tessera::detail::make_cache_key({"ast", "spec", "sm_90", "llvm 22"}));
+  CHECK(key == tessera::detail::CacheKeyBuilder().add("ast").add("spec").add("sm_90").add("llvm 22").hex());
 
   // Changing any one part changes the key.
-  CHECK(key != tessera::make_cache_key({"ast2", "spec", "sm_90", "llvm 22"}));
-  CHECK(key != tessera::make_cache_key({"ast", "spec2", "sm_90", "llvm 22"}));
-  CHECK(key != tessera::make_cache_key({"ast", "spec", "sm_100a", "llvm 22"}));
-  CHECK(key != tessera::make_cache_key({"ast", "spec", "sm_90", "llvm 23"}));
-  CHECK(key != tessera::make_cache_key({"ast", "spec", "sm_90"}));
-  CHECK(key != tessera::make_cache_key({"ast", "spec", "sm_90", "llvm 22", ""}));
+  CHECK(key != tessera::detail::make_cache_key({"ast2", "spec", "sm_90", "llvm 22"}));
+  CHECK(key != tessera::detail::make_cache_key({"ast", "spec2", "sm_90", "llvm 22"}));
+  CHECK(key != tessera::detail::make_cache_key({"ast", "spec", "sm_100a", "llvm 22"}));
+  CHECK(key != tessera::detail::make_cache_key({"ast", "spec", "sm_90", "llvm 23"}));
+  CHECK(key != tessera::detail::make_cache_key({"ast", "spec", "sm_90"}));
+  CHECK(key != tessera::detail::make_cache_key({"ast", "spec", "sm_90", "llvm 22", ""}));
 
   // Parts are length-prefixed, so moving a boundary changes the key.
-  CHECK(tessera::make_cache_key({"ab", "c"}) != tessera::make_cache_key({"a", "bc"}));
-  CHECK(tessera::make_cache_key({"abc"}) != tessera::make_cache_key({"ab", "c"}));
-  CHECK(tessera::make_cache_key({"", "a"}) != tessera::make_cache_key({"a", ""}));
-  CHECK(tessera::make_cache_key({}) != tessera::make_cache_key({""}));
+  CHECK(tessera::detail::make_cache_key({"ab", "c"}) != tessera::detail::make_cache_key({"a", "bc"}));
+  CHECK(tessera::detail::make_cache_key({"abc"}) != tessera::detail::make_cache_key({"ab", "c"}));
+  CHECK(tessera::detail::make_cache_key({"", "a"}) != tessera::detail::make_cache_key({"a", ""}));
+  CHECK(tessera::detail::make_cache_key({}) != tessera::detail::make_cache_key({""}));
 
   // Parts may hold any bytes, NULs included.
   using namespace std::string_view_literals;
-  CHECK(tessera::make_cache_key({"a\0b"sv}) != tessera::make_cache_key({"a\0c"sv}));
+  CHECK(tessera::detail::make_cache_key({"a\0b"sv}) != tessera::detail::make_cache_key({"a\0c"sv}));
 
-  CHECK(tessera::CacheKeyBuilder().add(int64_t{42}).hex() == tessera::make_cache_key({"42"}));
-  CHECK_FALSE(tessera::is_cache_key("abc"));
-  CHECK_FALSE(tessera::is_cache_key(std::string(64, 'g')));
+  CHECK(tessera::detail::CacheKeyBuilder().add(int64_t{42}).hex() == tessera::detail::make_cache_key({"42"}));
+  CHECK_FALSE(tessera::detail::is_cache_key("abc"));
+  CHECK_FALSE(tessera::detail::is_cache_key(std::string(64, 'g')));
 }
 
 TEST_CASE("cache keys include the build ID of tessera's own code", "[cache]") {
   // A change to the compiler without a version bump must not reuse old cubins: the key has the
   // GNU build ID (or the file's identity) of the binary holding tessera.
-  const std::string& id = tessera::self_build_id();
+  const std::string& id = tessera::detail::self_build_id();
   CHECK_FALSE(id.empty());
   CHECK((id.starts_with("build-id:") || id.starts_with("file:")));
-  CHECK(&tessera::self_build_id() == &id);
+  CHECK(&tessera::detail::self_build_id() == &id);
 }

@@ -5,14 +5,14 @@
 // (a double exclusive borrow); a borrow waits for tessera's work in flight; from_device checks its
 // arguments and calls the release callback once. On a GPU ([gpu]): foreign device memory (plain and
 // strided) read and written by tessera kernels without copies, the release callback after the last
-// work, launches on a foreign CUstream, and foreign work on a borrowed tensor ordered with tessera's.
+// work, launches on a foreign detail::CUstream, and foreign work on a borrowed tensor ordered with tessera's.
 #include "execution_helpers.h"
 
 #include <atomic>
 #include <chrono>
 #include <thread>
 
-#include "cuda_driver.h"
+#include "driver/cuda_driver.h"
 
 using namespace tessera;
 using namespace exec_test;
@@ -101,11 +101,11 @@ TEST_CASE("foreign device memory is read and written by tessera kernels without 
     WARN("no GPU on this machine: skipped");
     return;
   }
-  CudaDriver& d = CudaDriver::get();
+  detail::CudaDriver& d = detail::CudaDriver::get();
   const int64_t n = 10000;
   std::vector<float> host(n);
   for (int64_t i = 0; i < n; ++i) host[i] = static_cast<float>(i);
-  DeviceBuffer in_buf(d, n * sizeof(float)), out_buf(d, n * sizeof(float)), strided_buf(d, 2 * n * sizeof(float));
+  detail::DeviceBuffer in_buf(d, n * sizeof(float)), out_buf(d, n * sizeof(float)), strided_buf(d, 2 * n * sizeof(float));
   in_buf.upload(std::span<const float>(host));
   std::vector<float> interleaved(2 * n, -1.0f);
   for (int64_t i = 0; i < n; ++i) interleaved[2 * i] = static_cast<float>(3 * i);
@@ -135,10 +135,10 @@ TEST_CASE("tessera launches on a foreign CUDA stream, beside foreign work on bor
     WARN("no GPU on this machine: skipped");
     return;
   }
-  CudaDriver& d = CudaDriver::get();
+  detail::CudaDriver& d = detail::CudaDriver::get();
   d.make_current();
-  CUstream raw = nullptr;
-  d.check(d.cuStreamCreate(&raw, kStreamNonBlocking), "cuStreamCreate");
+  detail::CUstream raw = nullptr;
+  d.check(d.cuStreamCreate(&raw, detail::kStreamNonBlocking), "cuStreamCreate");
   {
     Stream foreign = Stream::from_cuda(raw);
     const int64_t n = 4096;
@@ -152,7 +152,7 @@ TEST_CASE("tessera launches on a foreign CUDA stream, beside foreign work on bor
     std::vector<float> sevens(n, 7.0f);
     {
       ForeignBorrow b = borrow_for_device(y, foreign);
-      d.check(d.cuMemcpyHtoDAsync_v2(reinterpret_cast<CUdeviceptr>(b.device_ptr()), sevens.data(), n * sizeof(float),
+      d.check(d.cuMemcpyHtoDAsync_v2(reinterpret_cast<detail::CUdeviceptr>(b.device_ptr()), sevens.data(), n * sizeof(float),
                                      raw),
               "cuMemcpyHtoDAsync");
       CHECK_THROWS_WITH(add_one_kernel().launch(on(Target::sm_90), z.partition<128>(), y), Contains("has not ended"));

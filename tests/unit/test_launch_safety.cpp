@@ -7,7 +7,7 @@
 //    errors before anything is allocated.
 //  - A new tensor commits no memory until it is used; host memory that cannot be had is
 //    std::bad_alloc, device memory an Error naming the bytes asked and the bytes free.
-//  - A host thread the system refuses (injected through runtime_glue/threads.h) slows the CPU
+//  - A host thread the system refuses (injected through execution/threads.h) slows the CPU
 //    target down or fails one launch with an Error; the process and the tensors stay usable.
 #include <unistd.h>
 
@@ -15,10 +15,10 @@
 #include <fstream>
 #include <utility>
 
-#include "compiler/output_overlap.h"
-#include "cuda_driver.h"
+#include "execution/output_overlap.h"
+#include "driver/cuda_driver.h"
 #include "execution_helpers.h"
-#include "runtime_glue/threads.h"
+#include "execution/threads.h"
 
 using namespace tessera;
 using namespace exec_test;
@@ -249,9 +249,9 @@ TEST_CASE("outputs overlapping in device memory are refused on the GPU", "[safet
     WARN("no GPU on this machine: skipped");
     return;
   }
-  CudaDriver& d = CudaDriver::get();
+  detail::CudaDriver& d = detail::CudaDriver::get();
   const int64_t n = 4096;
-  DeviceBuffer buf(d, 2 * n * sizeof(float));
+  detail::DeviceBuffer buf(d, 2 * n * sizeof(float));
   buf.fill(0);
   d.check(d.cuCtxSynchronize(), "cuCtxSynchronize");
   auto* base = reinterpret_cast<float*>(buf.ptr());

@@ -11,7 +11,7 @@
 
 #include "ptx_fixtures.h"
 #include "tessera/errors.h"
-#include "nvjitlink.h"
+#include "driver/nvjitlink.h"
 
 namespace {
 
@@ -22,8 +22,8 @@ bool is_elf(const std::vector<char>& bytes) {
 }
 
 #define SKIP_WITHOUT_NVJITLINK()                                                   \
-  if (!tessera::nvjitlink_available()) {                                           \
-    WARN("nvJitLink not loadable, skipping: " << tessera::nvjitlink_load_error()); \
+  if (!tessera::detail::nvjitlink_available()) {                                           \
+    WARN("nvJitLink not loadable, skipping: " << tessera::detail::nvjitlink_load_error()); \
     return;                                                                        \
   }
 
@@ -31,19 +31,19 @@ bool is_elf(const std::vector<char>& bytes) {
 
 TEST_CASE("nvJitLink reports its version", "[nvjitlink]") {
   SKIP_WITHOUT_NVJITLINK();
-  std::string version = tessera::nvjitlink_version();
+  std::string version = tessera::detail::nvjitlink_version();
   INFO("version " << version);
   CHECK(std::regex_match(version, std::regex("[0-9]+\\.[0-9]+")));
 }
 
 TEST_CASE("nvJitLink compiles PTX to an sm_90 cubin", "[nvjitlink]") {
   SKIP_WITHOUT_NVJITLINK();
-  auto result = tessera::ptx_to_cubin(store_const_ptx("9.0", "sm_90"), "sm_90");
+  auto result = tessera::detail::ptx_to_cubin(store_const_ptx("9.0", "sm_90"), "sm_90");
   CHECK(is_elf(result.cubin));
   CHECK(result.millis > 0);
   // Extra options reach nvJitLink: -lineinfo is harmless, -verbose fills the info log.
   std::vector<std::string> extra = {"-lineinfo", "-verbose"};
-  auto verbose = tessera::ptx_to_cubin(store_const_ptx("9.0", "sm_90"), "sm_90", extra);
+  auto verbose = tessera::detail::ptx_to_cubin(store_const_ptx("9.0", "sm_90"), "sm_90", extra);
   CHECK(is_elf(verbose.cubin));
   INFO("info log: " << verbose.info_log);
   CHECK(verbose.info_log.find("store_const") != std::string::npos);
@@ -51,7 +51,7 @@ TEST_CASE("nvJitLink compiles PTX to an sm_90 cubin", "[nvjitlink]") {
 
 TEST_CASE("nvJitLink compiles PTX to an sm_100a cubin", "[nvjitlink]") {
   SKIP_WITHOUT_NVJITLINK();
-  auto result = tessera::ptx_to_cubin(store_const_ptx("9.0", "sm_100a"), "sm_100a");
+  auto result = tessera::detail::ptx_to_cubin(store_const_ptx("9.0", "sm_100a"), "sm_100a");
   CHECK(is_elf(result.cubin));
 }
 
@@ -60,7 +60,7 @@ TEST_CASE("nvJitLink errors carry the log", "[nvjitlink]") {
   std::string bad = store_const_ptx("9.0", "sm_90");
   bad.replace(bad.find("mov.u32"), 7, "mov.bogus");
   try {
-    tessera::ptx_to_cubin(bad, "sm_90");
+    tessera::detail::ptx_to_cubin(bad, "sm_90");
     FAIL("bad PTX compiled");
   } catch (const tessera::Error& e) {
     std::string message = e.what();
@@ -73,12 +73,12 @@ TEST_CASE("nvJitLink errors carry the log", "[nvjitlink]") {
 
 TEST_CASE("nvJitLink rejects a PTX ISA newer than it knows", "[nvjitlink]") {
   SKIP_WITHOUT_NVJITLINK();
-  if (tessera::nvjitlink_version() != "13.0") {
-    WARN("PTX ISA 9.1 is only too new for nvJitLink 13.0; this is " << tessera::nvjitlink_version());
+  if (tessera::detail::nvjitlink_version() != "13.0") {
+    WARN("PTX ISA 9.1 is only too new for nvJitLink 13.0; this is " << tessera::detail::nvjitlink_version());
     return;
   }
   try {
-    tessera::ptx_to_cubin(store_const_ptx("9.1", "sm_90"), "sm_90");
+    tessera::detail::ptx_to_cubin(store_const_ptx("9.1", "sm_90"), "sm_90");
     FAIL("PTX .version 9.1 compiled");
   } catch (const tessera::Error& e) {
     std::string message = e.what();
@@ -91,13 +91,13 @@ TEST_CASE("nvJitLink rejects a PTX ISA newer than it knows", "[nvjitlink]") {
 TEST_CASE("ptx_to_cubin checks its arguments", "[nvjitlink]") {
   SKIP_WITHOUT_NVJITLINK();
   std::string ptx = store_const_ptx("9.0", "sm_90");
-  CHECK_THROWS_AS(tessera::ptx_to_cubin(ptx, "sm90"), tessera::Error);
-  CHECK_THROWS_AS(tessera::ptx_to_cubin(ptx, "compute_90"), tessera::Error);
-  CHECK_THROWS_AS(tessera::ptx_to_cubin(ptx, ""), tessera::Error);
+  CHECK_THROWS_AS(tessera::detail::ptx_to_cubin(ptx, "sm90"), tessera::Error);
+  CHECK_THROWS_AS(tessera::detail::ptx_to_cubin(ptx, "compute_90"), tessera::Error);
+  CHECK_THROWS_AS(tessera::detail::ptx_to_cubin(ptx, ""), tessera::Error);
   std::vector<std::string> extra = {"-no-such-option"};
-  CHECK_THROWS_WITH(tessera::ptx_to_cubin(ptx, "sm_90", extra),
+  CHECK_THROWS_WITH(tessera::detail::ptx_to_cubin(ptx, "sm_90", extra),
                     Catch::Contains("-no-such-option"));
   // PTX for a newer target cannot be compiled for an older one.
-  CHECK_THROWS_AS(tessera::ptx_to_cubin(store_const_ptx("9.0", "sm_100a"), "sm_90"),
+  CHECK_THROWS_AS(tessera::detail::ptx_to_cubin(store_const_ptx("9.0", "sm_100a"), "sm_90"),
                   tessera::Error);
 }

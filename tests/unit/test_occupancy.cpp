@@ -12,7 +12,7 @@
 #include "compiler/occupancy.h"
 #include "compiler/pipeline.h"
 #include "compiler/register_cap.h"
-#include "nvjitlink.h"
+#include "driver/nvjitlink.h"
 #include "row_kernels.h"
 #include "two_rows_kernel.h"
 
@@ -72,7 +72,7 @@ TEST_CASE("resident blocks per SM: registers, threads and shared memory", "[comp
 }
 
 TEST_CASE("a cubin's registers, stack frame and shared memory are read from its ELF sections", "[compile][occupancy]") {
-  if (!nvjitlink_available()) {
+  if (!detail::nvjitlink_available()) {
     WARN("nvJitLink missing: skipped");
     return;
   }
@@ -105,7 +105,7 @@ TEST_CASE("a cubin's registers, stack frame and shared memory are read from its 
 }
 
 TEST_CASE("a row kernel that leaves an SM half empty gets more programs per SM", "[compile][occupancy]") {
-  if (!nvjitlink_available()) {
+  if (!detail::nvjitlink_available()) {
     WARN("nvJitLink missing: skipped");
     return;
   }
@@ -184,7 +184,7 @@ TEST_CASE("register caps: the PTX edits and the cap for an occupancy", "[compile
 }
 
 TEST_CASE("a versioned row kernel gets the registers of its interior copy", "[compile][occupancy]") {
-  if (!nvjitlink_available()) {
+  if (!detail::nvjitlink_available()) {
     WARN("nvJitLink missing: skipped");
     return;
   }
@@ -210,7 +210,7 @@ TEST_CASE("a versioned row kernel gets the registers of its interior copy", "[co
 }
 
 TEST_CASE("a row kernel with one reduction compiled for static shapes or whole tiles gets 512 threads when they fill the SM", "[compile][occupancy]") {
-  if (!nvjitlink_available()) {
+  if (!detail::nvjitlink_available()) {
     WARN("nvJitLink missing: skipped");
     return;
   }
@@ -259,7 +259,7 @@ TEST_CASE("a row kernel with one reduction compiled for static shapes or whole t
 }
 
 TEST_CASE("exp range tests are kept only when they cost no occupancy", "[compile][occupancy]") {
-  if (!nvjitlink_available()) {
+  if (!detail::nvjitlink_available()) {
     WARN("nvJitLink missing: skipped");
     return;
   }

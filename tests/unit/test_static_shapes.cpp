@@ -92,7 +92,7 @@ TEST_CASE("static shapes: one compile per distinct set of shapes, apart from the
 }
 
 TEST_CASE("static shapes: a whole-tile launch compiles without edge code or bounds test", "[static]") {
-  if (!nvjitlink_available()) {
+  if (!detail::nvjitlink_available()) {
     WARN("nvJitLink missing: skipped");
     return;
   }

@@ -7,7 +7,7 @@
 #include "execution_helpers.h"
 
 #include "example_kernels.h"
-#include "gpu_arch.h"
+#include "driver/gpu_arch.h"
 #include "scoped_env.h"
 
 using namespace tessera;

@@ -8,8 +8,8 @@
 // with a Scalar updated between replays.
 #include "execution_helpers.h"
 
-#include "cuda_compiler.h"
-#include "nvjitlink.h"
+#include "driver/nvrtc.h"
+#include "driver/nvjitlink.h"
 
 using namespace tessera;
 using namespace exec_test;
@@ -38,7 +38,7 @@ extern "C" __device__ float twice_plus(float x, float b) { return 2.0f * x + b; 
 
 // The same device function written in PTX.
 std::string device_function_ptx(const std::string& arch) {
-  return cuda_to_ptx(kDeviceFunctionCuda, "twice_plus", arch, {}, std::vector<std::string>{"-rdc=true"}).ptx;
+  return detail::cuda_to_ptx(kDeviceFunctionCuda, "twice_plus", arch, {}, std::vector<std::string>{"-rdc=true"}).ptx;
 }
 
 }  // namespace
@@ -74,7 +74,7 @@ TEST_CASE("device functions in CUDA C++ or PTX are linked into an unsafe kernel"
                                       {unsafe::DeviceCode::ptx(device_function_ptx("sm_90"), "twice_plus.ptx")});
   CHECK_FALSE(with_ptx.compile(Target::sm_90).cubin.empty());
   // A kernel given as PTX, calling the device function from CUDA C++.
-  auto ptx_kernel = unsafe::ptx_kernel("apply", cuda_to_ptx(kUsesDeviceFunction, "apply", "sm_90", {},
+  auto ptx_kernel = unsafe::ptx_kernel("apply", detail::cuda_to_ptx(kUsesDeviceFunction, "apply", "sm_90", {},
                                                             std::vector<std::string>{"-rdc=true"})
                                                     .ptx,
                                        {unsafe::DeviceCode::cuda(kDeviceFunctionCuda)});

@@ -219,7 +219,7 @@ TEST_CASE("whole tiles: one more compile for a kernel launched both ways, none w
 }
 
 TEST_CASE("whole tiles: a whole-tile launch compiles without edge code or bounds test", "[whole]") {
-  if (!nvjitlink_available()) {
+  if (!detail::nvjitlink_available()) {
     WARN("nvJitLink missing: skipped");
     return;
   }

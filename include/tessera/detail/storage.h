@@ -20,7 +20,7 @@
 // completions, or throws in strict mode. The memory is freed when the Storage dies, and if a
 // launch still uses it then, only once that launch has completed (see ~Storage).
 //
-// The definitions of the out-of-line members live in libtessera (src/runtime_glue/).
+// The definitions of the out-of-line members live in libtessera (runtime/execution/).
 #pragma once
 
 #include <atomic>

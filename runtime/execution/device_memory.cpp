@@ -1,0 +1,33 @@
+// device_memory.cpp: see device_memory.h.
+#include "execution/device_memory.h"
+
+#include <fmt/format.h>
+
+#include "tessera/errors.h"
+
+namespace tessera::detail {
+
+CUfunction LoadedKernel::function(CudaDriver& driver, std::span<const char> cubin, const std::string& symbol,
+                                  unsigned shared_bytes) {
+  std::lock_guard lock(mutex_);
+  if (!function_) {
+    auto module = std::make_unique<DeviceModule>(driver, cubin);
+    function_ = module->function(symbol);
+    module_ = std::move(module);
+  }
+  if (shared_bytes > opted_in_bytes_) {
+    driver.make_current();
+    driver.check(driver.cuFuncSetAttribute(function_, kFuncAttrMaxDynamicSharedSizeBytes, static_cast<int>(shared_bytes)),
+                 fmt::format("cuFuncSetAttribute('{}', max dynamic shared memory = {} bytes)", symbol, shared_bytes));
+    opted_in_bytes_ = shared_bytes;
+  }
+  return function_;
+}
+
+void check_grid(std::string_view kernel, std::array<int64_t, 3> grid) {
+  if (grid[0] > 0x7fffffff || grid[1] > 65535 || grid[2] > 65535)
+    throw Error(fmt::format("tessera: kernel '{}': grid [{} {} {}] exceeds the GPU's limits (2^31-1, 65535, 65535)",
+                            kernel, grid[0], grid[1], grid[2]));
+}
+
+}  // namespace tessera::detail
