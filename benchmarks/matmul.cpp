@@ -17,10 +17,13 @@
 // fewer for slow kernels so that a case's timing takes about 2 s of GPU time (at least 3).
 // Each line has "tflops" (2 M N K per second) and "tbps" (A, B and the output each read or
 // written once, per second; for M = 1 the bound that matters, compared with a copy).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <unistd.h>
 
@@ -54,12 +57,17 @@ void fill_random(Tensor<T, 2>& t, int seed) {
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-// Empty in-process and disk caches (a directory of this process's own per compile), so that the
-// next launch compiles from scratch as a new shape's first launch would.
+// This process's disk caches: one directory per cold start, all removed at the end.
+std::filesystem::path cache_root() {
+  static const auto root = std::filesystem::temp_directory_path() / ("tessera-matmul-bench-" + std::to_string(::getpid()));
+  return root;
+}
+
+// Empty in-process and disk caches, so that the next launch compiles from scratch as a new
+// shape's first launch would.
 void cold_caches() {
   static int n = 0;
-  auto dir = std::filesystem::temp_directory_path() /
-             ("tessera-matmul-bench-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+  const auto dir = cache_root() / std::to_string(n++);
   std::filesystem::remove_all(dir);
   ::setenv("TESSERA_CACHE_DIR", dir.c_str(), 1);
   clear_memory_cache();
@@ -131,10 +139,19 @@ void report(const std::string& name, const std::string& baseline, const char* dt
   std::fflush(stdout);
 }
 
-// One tile shape on one problem: a cold first launch (checked), then the timing.
+// An {"error": ...} line (quotes and newlines of the message made harmless).
+void print_error(std::string what) {
+  std::replace(what.begin(), what.end(), '"', '\'');
+  std::replace(what.begin(), what.end(), '\n', ' ');
+  std::printf("{\"error\": \"%s\"}\n", what.c_str());
+  std::fflush(stdout);
+}
+
+// One tile shape on one problem: a cold first launch (checked), then the timing. A tessera::Error
+// (a tile that needs more shared memory than the GPU has, say) is printed and the next case runs.
 template <int BM, int BN, int BK, class T, class K, class... Extra>
 void time_tile(const K& k, const std::string& base, const char* dtype, const Problem& s, const Tensor<T, 2>& a,
-               const Tensor<T, 2>& b, Tensor<T, 2>& out, const Samples& ref, const Extra&... extra) {
+               const Tensor<T, 2>& b, Tensor<T, 2>& out, const Samples& ref, const Extra&... extra) try {
   const std::string tile = matmul_kernels::tile_name(BM, BN, BK);
   auto launch = [&] { return bench::timed(k, out.template partition<BM, BN>(), a, b, extra...); };
   cold_caches();
@@ -149,6 +166,8 @@ void time_tile(const K& k, const std::string& base, const char* dtype, const Pro
   const double ms = bench::median_ms(launch, warmup, iters);
   const double bytes = double(sizeof(T)) * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
   report(base + "_t" + tile, base, dtype, s, tile, bytes, ms, first_ms, iters, err);
+} catch (const Error& e) {
+  print_error(base + "_t" + matmul_kernels::tile_name(BM, BN, BK) + ": " + e.what());
 }
 
 template <class T>
@@ -185,6 +204,7 @@ int main() {
   // nvJitLink keeps cubins in NVIDIA's compute cache across processes; first launches are cold
   // only without it (as in bench_jit_launch).
   ::setenv("CUDA_CACHE_DISABLE", "1", 1);
+  bench::behind_a_spin();  // builds the L2 reset and spin kernels now, not inside a first launch
   const char* only = std::getenv("BENCH_MATMUL_CASES");  // e.g. "mm_4096x4096x4096": run the cases named
   auto wanted = [&](const std::string& name) { return !only || std::string_view(only).find(name) != std::string_view::npos; };
   try {
@@ -199,11 +219,10 @@ int main() {
       if (wanted(s.name())) plain_case<bfloat16>(s, "bf16");
     if (wanted("mm_bias_gelu_4096x4096x4096")) epilogue_case({4096, 4096, 4096});
   } catch (const Error& e) {
-    std::string what = e.what();
-    std::replace(what.begin(), what.end(), '"', '\'');
-    std::replace(what.begin(), what.end(), '\n', ' ');
-    std::printf("{\"error\": \"%s\"}\n", what.c_str());
+    print_error(e.what());
+    std::filesystem::remove_all(cache_root());
     return 1;
   }
+  std::filesystem::remove_all(cache_root());
   return 0;
 }
