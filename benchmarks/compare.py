@@ -6,6 +6,11 @@ JSON lines; with a third argument draws a bar chart (needs matplotlib, which the
 machine has; the GPU machine may not). A case measured in several rounds (run_on_gpu.sh alternates
 the two sides) counts with each side's median TB/s over the rounds; the per-round numbers are
 printed beside it.
+
+Matmul cases (bench_matmul) print TFLOP/s instead, beside cuBLAS's, Triton's and (for the
+fused-epilogue case) torch.compile's, with the ratio to each, and the first launch's time; the
+batch-1 cases (M = 1) also their TB/s and the ratio to a copy of the same bytes. Their chart is
+drawn beside the other, named CHART with "_matmul" before the extension.
 """
 import json
 import statistics
@@ -21,20 +26,54 @@ def load(path):
     return rows
 
 
-def rounds_by(rows, key):
-    """TB/s per key, in the order of the rounds."""
+def rounds_by(rows, key, field="tbps"):
+    """`field` (TB/s by default) per key, in the order of the rounds."""
     out = {}
     for r in rows:
-        out.setdefault(key(r), []).append(r["tbps"])
+        if field in r:
+            out.setdefault(key(r), []).append(r[field])
     return out
 
 
+def matmul_row(case, dtype, ours, base):
+    """One matmul case: TFLOP/s of each side, the ratios to cuBLAS, Triton and torch.compile, the
+    first launch (compile included); for M = 1 also TB/s and the ratio to a copy."""
+    tflops, tbps, first = ours
+    peers = {impl: statistics.median(v) for impl, v in base["tflops"].items()}
+    mine = statistics.median(tflops)
+    row = {"case": f"{case} {dtype}", "tessera_tflops": round(mine, 2), **{f"{k}_tflops": round(v, 2) for k, v in peers.items()}}
+    for ref in ("cublas", "triton", "compile"):
+        if peers.get(ref):
+            row[f"ratio_to_{ref}"] = round(mine / peers[ref], 3)
+    if "copy" in base["tbps"]:
+        copy = statistics.median(base["tbps"]["copy"])
+        row.update({"tessera_tbps": round(statistics.median(tbps), 3), "copy_tbps": round(copy, 3),
+                    "ratio_to_copy": round(statistics.median(tbps) / copy, 3)})
+    row["first_launch_ms"] = round(statistics.median(first), 1)
+    if len(tflops) > 1:
+        row["rounds"] = {"tessera": tflops, **base["tflops"]}
+    return row
+
+
 def main():
-    ours = rounds_by([r for r in load(sys.argv[1]) if "tbps" in r],
-                     lambda r: (r["bench"], r["case"], r.get("baseline", r["case"]), r["dtype"]))
-    base = rounds_by(load(sys.argv[2]), lambda b: (b["bench"], b["case"], b["dtype"], b["impl"]))
-    out = []
+    our_rows = [r for r in load(sys.argv[1]) if "tbps" in r]
+    base_rows = [b for b in load(sys.argv[2]) if "tbps" in b]
+    ours = rounds_by(our_rows, lambda r: (r["bench"], r["case"], r.get("baseline", r["case"]), r["dtype"]))
+    base = rounds_by(base_rows, lambda b: (b["bench"], b["case"], b["dtype"], b["impl"]))
+    # bench_matmul's rows: TFLOP/s, TB/s and first launch per round, by (case, baseline, dtype).
+    mm_ours = [rounds_by([r for r in our_rows if r["bench"] == "matmul"],
+                         lambda r: (r["case"], r.get("baseline", r["case"]), r["dtype"]), f)
+               for f in ("tflops", "tbps", "first_launch_ms")]
+    mm_base = {f: rounds_by([b for b in base_rows if b["bench"] == "matmul"], lambda b: (b["case"], b["dtype"], b["impl"]), f)
+               for f in ("tflops", "tbps")}
+    out, mm_out = [], []
     for (bench, case, baseline, dtype), tbps in ours.items():
+        if bench == "matmul":
+            peers = {f: {impl: v for (c, d, impl), v in mm_base[f].items() if (c, d) == (baseline, dtype)} for f in mm_base}
+            row = matmul_row(case, dtype, [m.get((case, baseline, dtype), [0.0]) for m in mm_ours], peers)
+            mm_out.append(row)
+            print(json.dumps(row))
+            continue
         theirs = {impl: v for (b, c, d, impl), v in base.items() if (b, c, d) == (bench, baseline, dtype)}
         peers = {impl: statistics.median(v) for impl, v in theirs.items()}
         mine = statistics.median(tbps)
@@ -45,7 +84,9 @@ def main():
             row["rounds"] = {"tessera": tbps, **theirs}
         out.append(row)
         print(json.dumps(row))
-    if len(sys.argv) > 3:
+    if len(sys.argv) > 3 and mm_out:
+        matmul_chart(mm_out, sys.argv[3])
+    if len(sys.argv) > 3 and out:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
@@ -62,6 +103,30 @@ def main():
         ax.legend()
         fig.tight_layout()
         fig.savefig(sys.argv[3], dpi=120)
+
+
+def matmul_chart(rows, path):
+    """TFLOP/s of tessera (each tile shape), cuBLAS, Triton and torch.compile per matmul case."""
+    import os
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    stem, ext = os.path.splitext(path)
+    names = [o["case"] for o in rows]
+    series = [("tessera", "tessera_tflops"), ("cuBLAS", "cublas_tflops"), ("Triton", "triton_tflops"),
+              ("torch.compile", "compile_tflops")]
+    fig, ax = plt.subplots(figsize=(max(6, len(names) * 0.9), 4.5))
+    width = 0.2
+    for i, (label, k) in enumerate(series):
+        ax.bar([x + (i - 1.5) * width for x in range(len(names))], [o.get(k) or 0 for o in rows], width, label=label)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel("TFLOP/s (2 M N K per second)")
+    ax.set_title("Matrix products on H200")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(stem + "_matmul" + (ext or ".png"), dpi=120)
 
 
 if __name__ == "__main__":

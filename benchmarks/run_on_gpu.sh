@@ -13,7 +13,7 @@ bin=/tmp/bundle/bin
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 step() { echo "== $*"; }
 if [ -x $bin/example_vector_add ]; then
-  step examples; ($bin/example_vector_add; $bin/example_softmax) 2>&1 | tee "$OUT/examples.log"
+  step examples; ($bin/example_vector_add; $bin/example_softmax; $bin/example_matmul) 2>&1 | tee "$OUT/examples.log"
 fi
 if [ -x $bin/tessera_unit_tests ] && [ "${TESTS:-1}" = 1 ]; then
   step "unit tests on the GPU"
@@ -32,19 +32,21 @@ fi
 # tessera, PyTorch, PyTorch, tessera, ...: a drift of the GPU's speed over the run (its clocks,
 # its memory's temperature) then weighs on both sides alike. compare.py takes each side's median
 # over the rounds. The JIT and pipeline benchmarks have no baseline and run once.
-benches=${BENCHES:-bench_elementwise bench_rows bench_row_widths bench_transpose bench_jit_launch bench_pipeline_overhead}
+benches=${BENCHES:-bench_elementwise bench_rows bench_row_widths bench_transpose bench_matmul bench_jit_launch bench_pipeline_overhead}
 : > "$OUT/tessera.jsonl"
 : > "$OUT/torch.jsonl"
 ours() {
   step "benchmarks, round $1"
   for b in $benches; do
     case $b in bench_jit_launch|bench_pipeline_overhead) [ "$1" = 1 ] || continue ;; esac
-    [ -x $bin/$b ] && timeout 200 $bin/$b 2>&1 | sed "s/^{/{\"round\": $1, /" | tee -a "$OUT/tessera.jsonl"
+    # bench_matmul compiles every case cold (about 2 minutes in all while mma is scalar).
+    limit=200; [ $b = bench_matmul ] && limit=500
+    [ -x $bin/$b ] && timeout $limit $bin/$b 2>&1 | sed "s/^{/{\"round\": $1, /" | tee -a "$OUT/tessera.jsonl"
   done
 }
 theirs() {
   step "PyTorch baselines, round $1 (same run)"
-  timeout 400 python3 "$here/benchmarks/torch_baselines.py" ${BASELINE_FAMILIES:-} 2>>"$OUT/torch.err" |
+  timeout 900 python3 "$here/benchmarks/torch_baselines.py" ${BASELINE_FAMILIES:-} 2>>"$OUT/torch.err" |
     sed "s/^{/{\"round\": $1, /" | tee -a "$OUT/torch.jsonl"
 }
 if [ "${BASELINES:-1}" != 1 ]; then

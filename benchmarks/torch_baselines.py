@@ -1,16 +1,19 @@
-"""PyTorch baselines for the memory-bound benchmarks (run on the GPU machine, in the same run).
+"""PyTorch baselines for the benchmarks (run on the GPU machine, in the same run).
 
-Runs the same cases as bench_elementwise, bench_rows and bench_transpose through PyTorch eager and
-torch.compile, timed the same way (CUDA events around each call, median of 30 after 5 warm-ups,
-each call behind an L2 reset (a read of 128 MiB of other data, as ours) and a GPU spin of about
-half a millisecond so that the host's work to submit it, e.g. torch.compile's guards, is not
-counted), and prints one JSON line per case and implementation.
-Bytes count each byte read and written once.
+usage: torch_baselines.py [FAMILY ...]   (elementwise rows row_widths transpose matmul; default all)
+
+Runs the same cases as bench_elementwise, bench_rows, bench_row_widths and bench_transpose through
+PyTorch eager and torch.compile, and those of bench_matmul through torch.matmul (cuBLAS), a Triton
+matmul (triton_matmul.py, when Triton imports), torch.compile of the fused-epilogue function and,
+for the batch-1 shapes, a copy of the same bytes. Everything is timed the same way (CUDA events
+around each call, median of 30 after 5 warm-ups, each call behind an L2 reset (a read of 128 MiB
+of other data, as ours) and a GPU spin of about half a millisecond so that the host's work to
+submit it, e.g. torch.compile's guards, is not counted), and prints one JSON line per case and
+implementation. Bytes count each byte read and written once; matmul lines also have "tflops"
+(2 M N K per second).
 """
 import json
 import sys
-
-import torch
 
 
 _l2_scratch = None
@@ -111,7 +114,71 @@ def main(which):
         n = 16384
         x = torch.rand(n, n, dtype=torch.bfloat16, device=dev)
         both("transpose", "transpose", "bf16", 2 * n * n * 2, lambda t: t.t().contiguous(), x)
+    if "matmul" in which:
+        matmul(dev)
+
+
+def matmul(dev):
+    """bench_matmul's cases (matmul.cpp): a is M x K and b is K x N, row-major, uniform in [-1, 1)."""
+    import triton_matmul  # beside this file
+
+    triton = triton_matmul.available()
+    if not triton:
+        print(json.dumps({"bench": "matmul", "skipped": "triton does not import: no Triton baseline"}), flush=True)
+
+    def one(case, dtype, m, n, k, impls):
+        size = torch.tensor([], dtype=dtype).element_size()
+        nbytes = size * (m * k + k * n + m * n)
+        name = "bf16" if dtype == torch.bfloat16 else "f16"
+        for impl, fn in impls:
+            fn()  # autotunes (Triton) or compiles (torch.compile) outside the timing
+            ms = median_ms(fn)
+            print(json.dumps({"bench": "matmul", "case": case, "dtype": name, "impl": impl, "m": m, "n": n, "k": k,
+                              "bytes": nbytes, "ms": round(ms, 4), "tbps": round(nbytes / (ms * 1e-3) / 1e12, 3),
+                              "tflops": round(2 * m * n * k / (ms * 1e-3) / 1e12, 2)}), flush=True)
+
+    def rand(*shape, dtype):
+        return torch.rand(*shape, dtype=dtype, device=dev) * 2 - 1
+
+    shapes = [(n, n, n, dt) for n in (4096, 8192) for dt in (torch.bfloat16, torch.float16)]
+    shapes += [(m, n, k, torch.bfloat16) for m, n, k in ((4096, 9728, 2560), (4096, 2560, 9728), (128, 151936, 2560),
+                                                          (1, 9728, 2560), (1, 2560, 9728), (1, 151936, 2560))]
+    for m, n, k, dtype in shapes:
+        a, b = rand(m, k, dtype=dtype), rand(k, n, dtype=dtype)
+        impls = [("cublas", lambda: torch.matmul(a, b))]
+        if triton:
+            impls.append(("triton", lambda: triton_matmul.matmul(a, b)))
+        one(f"mm_{m}x{n}x{k}", dtype, m, n, k, impls)
+        if m == 1:
+            # The ceiling of a product that reads b once: a copy of b (its bytes read and written).
+            y = torch.empty_like(b)
+            ms = median_ms(lambda: y.copy_(b))
+            nb = 2 * b.numel() * b.element_size()
+            print(json.dumps({"bench": "matmul", "case": f"mm_{m}x{n}x{k}", "dtype": "bf16", "impl": "copy",
+                              "bytes": nb, "ms": round(ms, 4), "tbps": round(nb / (ms * 1e-3) / 1e12, 3)}), flush=True)
+            del y
+        del a, b
+
+    # The fused epilogue: bf16(gelu_tanh(a @ b + bias)), eager and torch.compile of that function,
+    # and the Triton kernel with the same epilogue fused.
+    m = n = k = 4096
+    a, b = rand(m, k, dtype=torch.bfloat16), rand(k, n, dtype=torch.bfloat16)
+    bias = rand(n, dtype=torch.bfloat16)
+
+    def epilogue(x, w, r):
+        return torch.nn.functional.gelu(x @ w + r, approximate="tanh").to(torch.bfloat16)
+
+    compiled = torch.compile(epilogue, dynamic=False)
+    impls = [("eager", lambda: epilogue(a, b, bias)), ("compile", lambda: compiled(a, b, bias))]
+    if triton:
+        impls.append(("triton", lambda: triton_matmul.matmul(a, b, bias, gelu=True)))
+    one(f"mm_bias_gelu_{m}x{n}x{k}", torch.bfloat16, m, n, k, impls)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["elementwise", "rows", "row_widths", "transpose"])
+    if "-h" in sys.argv or "--help" in sys.argv:
+        print(__doc__)
+        sys.exit(0)
+    import torch  # here, so that --help works without PyTorch; the functions above use it
+
+    main(sys.argv[1:] or ["elementwise", "rows", "row_widths", "transpose", "matmul"])

@@ -1,5 +1,6 @@
 // example_kernels.h: the kernels of the examples, shared with the tests that compile every
-// example kernel for sm_90 and sm_100a (tests/unit/test_compile_gpu.cpp).
+// example kernel for sm_90 and sm_100a (tests/unit/test_compile_gpu.cpp; the matmul's in
+// tests/unit/test_matmul.cpp, for every GPU target).
 #pragma once
 
 #include <tessera/tessera.h>
@@ -21,6 +22,22 @@ inline auto softmax() {
     auto t = in.load_like(out).padded(c<-inf>);  // f32 [1 1024], -inf past the row's end
     auto e = exp(t - max<1>(t));
     return out.store(e / sum<1>(e));
+  });
+}
+
+// out = bf16(relu(a @ b + bias)) for bf16 a: M x K, b: K x N, bias: N, in 64 x 64 output tiles.
+// A K loop carries the f32 accumulator over 64 x 32 tiles of a and 32 x 64 tiles of b (tiles past
+// an edge read as zero, so ragged M, N and K need nothing more); bias, relu and the cast are fused
+// before the store.
+inline auto matmul_bias_relu() {
+  return tessera::kernel("matmul_bias_relu", [](auto out, auto a, auto b, auto bias) {
+    using namespace tessera;
+    auto acc = for_range(
+        (dim<1>(a) + c<31>) / c<32>,
+        [=](auto k, auto acc) { return mma(load<64, 32>(a, program_id<0>(), k), load<32, 64>(b, k, program_id<1>()), acc); },
+        full<DType::f32, 64, 64>(c<0.0>));
+    auto y = acc + cast<DType::f32>(load<64>(bias, program_id<1>()));  // the bias row, broadcast
+    return out.store(cast<DType::bf16>(maximum(y, c<0.0>)));
   });
 }
 

@@ -1,0 +1,228 @@
+// matmul.cpp: matrix products as a user writes them (matmul_kernels.h: BM x BN output tiles, a
+// K loop carrying an f32 accumulator over mma of BM x BK and BK x BN tiles), on random data
+// (issue #22's targets): bf16 and f16 at M = N = K = 4096 and 8192; the LLM shapes (M x N x K)
+// 4096 x 9728 x 2560, 4096 x 2560 x 9728 and 128 x 151936 x 2560; the batch-1 shapes
+// 1 x 9728 x 2560, 1 x 2560 x 9728 and 1 x 151936 x 2560; and a product with a fused bias + GELU
+// (tanh) + bf16 cast epilogue at 4096^3. A is M x K and B is K x N, both row-major, the output
+// in the inputs' dtype.
+//
+// Each shape runs with two tile shapes chosen here (128 x 128 x 64 and 64 x 64 x 32; 1 x 64 x 64
+// and 1 x 16 x 128 for M = 1), named "<case>_t<BM>x<BN>x<BK>" with the shape's own case as the
+// baseline (torch_baselines.py's matmul family: cuBLAS, Triton, torch.compile). Each is first
+// launched cold, with empty in-process and disk caches and NVIDIA's compute cache off: its wall
+// time, compile included, is "first_launch_ms". That launch's output is checked on 64 sampled
+// elements against a double-precision host product (bound: 2 K 2^-24 sum |a||b| for the f32
+// accumulation, plus 2^-8 of the value for the output's rounding; test_matmul.cpp explains it).
+// Then the median of up to 30 timed launches (each behind an L2 reset and a GPU spin, common.h),
+// fewer for slow kernels so that a case's timing takes about 2 s of GPU time (at least 3).
+// Each line has "tflops" (2 M N K per second) and "tbps" (A, B and the output each read or
+// written once, per second; for M = 1 the bound that matters, compared with a copy).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
+
+#include "common.h"
+#include "matmul_kernels.h"
+
+using namespace tessera;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Values in [-1, 1) from a hash of the flat element index, filled on the device; the quadratic
+// step keeps neighbouring elements unrelated (tensor cores draw more power on varied data, so
+// constant or periodic inputs would flatter both sides). Every intermediate stays below 2^31.
+template <class T>
+void fill_random(Tensor<T, 2>& t, int seed) {
+  auto fill = kernel("matmul_fill", [](auto o, auto s) {
+    constexpr double p = 46337;  // prime, p^2 < 2^31
+    auto i = program_id<0>() * dim<1>(o) + program_id<1>() * c<1024> + iota<1024>();
+    auto j = i - (i / c<p>) * c<p>;
+    auto h0 = j * c<40009> + s;
+    auto h = h0 - (h0 / c<p>) * c<p>;
+    auto q0 = h * h + j;
+    auto q = q0 - (q0 / c<p>) * c<p>;
+    auto v = cast<DType::f32>(q) * c<2.0 / p> - c<1.0>;
+    return o.store(cast<dtype_v<T>>(reshape<1, 1024>(v)));
+  });
+  fill.launch(t.template partition<1, 1024>(), int32_t{seed * 7919 + 13});
+}
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// This process's disk caches: one directory per cold start, all removed at the end.
+std::filesystem::path cache_root() {
+  static const auto root = std::filesystem::temp_directory_path() / ("tessera-matmul-bench-" + std::to_string(::getpid()));
+  return root;
+}
+
+// Empty in-process and disk caches, so that the next launch compiles from scratch as a new
+// shape's first launch would.
+void cold_caches() {
+  static int n = 0;
+  const auto dir = cache_root() / std::to_string(n++);
+  std::filesystem::remove_all(dir);
+  ::setenv("TESSERA_CACHE_DIR", dir.c_str(), 1);
+  clear_memory_cache();
+}
+
+struct Problem {
+  int64_t m, n, k;
+  std::string name() const { return "mm_" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k); }
+};
+
+// The sampled output elements and their reference values.
+struct Samples {
+  std::vector<std::pair<int64_t, int64_t>> at;
+  std::vector<double> want, magnitude;
+};
+
+// 64 elements (the four corners and 60 others spread by a hash) of a @ b, and for the epilogue
+// case gelu(a @ b + bias); computed in double from the inputs' values.
+template <class T>
+Samples reference(const Problem& s, const Tensor<T, 2>& a, const Tensor<T, 2>& b, const Tensor<T, 1>* bias) {
+  Samples r;
+  r.at = {{0, 0}, {0, s.n - 1}, {s.m - 1, 0}, {s.m - 1, s.n - 1}};
+  for (int64_t q = 1; r.at.size() < 64; ++q) r.at.push_back({(q * 2654435761LL) % s.m, (q * 40503LL + 7) % s.n});
+  const T* pa = a.data();
+  const T* pb = b.data();
+  for (auto [i, j] : r.at) {
+    double v = 0, mag = 0;
+    for (int64_t k = 0; k < s.k; ++k) {
+      const double x = double(float(pa[i * s.k + k])) * double(float(pb[k * s.n + j]));
+      v += x;
+      mag += std::abs(x);
+    }
+    if (bias) {
+      v += double(float(bias->data()[j]));
+      v = 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+      mag *= 1.13;  // GELU's steepest slope
+    }
+    r.want.push_back(v);
+    r.magnitude.push_back(mag);
+  }
+  return r;
+}
+
+// Worst |got - want| over the samples, relative to (1 + |want|), and whether every sample is
+// within the bound.
+template <class T>
+std::pair<double, bool> check(const Problem& s, const Samples& r, const Tensor<T, 2>& out) {
+  const T* po = out.data();
+  double worst = 0;
+  bool ok = true;
+  for (std::size_t q = 0; q < r.at.size(); ++q) {
+    const auto [i, j] = r.at[q];
+    const double got = double(float(po[i * s.n + j])), want = r.want[q];
+    const double bound = 2.0 * double(s.k) * std::ldexp(1.0, -24) * r.magnitude[q] + std::ldexp(1.0, -8) * std::abs(want);
+    ok = ok && std::abs(got - want) <= bound + 1e-6;
+    worst = std::max(worst, std::abs(got - want) / (1 + std::abs(want)));
+  }
+  return {worst, ok};
+}
+
+void report(const std::string& name, const std::string& baseline, const char* dtype, const Problem& s, const std::string& tile,
+            double bytes, double ms, double first_ms, int iters, double err) {
+  const double tflops = 2.0 * double(s.m) * double(s.n) * double(s.k) / (ms * 1e-3) / 1e12;
+  std::printf("{\"bench\": \"matmul\", \"case\": \"%s\", \"baseline\": \"%s\", \"dtype\": \"%s\", \"m\": %lld, \"n\": %lld, "
+              "\"k\": %lld, \"tile\": \"%s\", \"bytes\": %.0f, \"ms\": %.4f, \"tflops\": %.2f, \"tbps\": %.3f, "
+              "\"first_launch_ms\": %.1f, \"iters\": %d, \"max_err\": %.3g}\n",
+              name.c_str(), baseline.c_str(), dtype, static_cast<long long>(s.m), static_cast<long long>(s.n),
+              static_cast<long long>(s.k), tile.c_str(), bytes, ms, tflops, bytes / (ms * 1e-3) / 1e12, first_ms, iters, err);
+  std::fflush(stdout);
+}
+
+// An {"error": ...} line (quotes and newlines of the message made harmless).
+void print_error(std::string what) {
+  std::replace(what.begin(), what.end(), '"', '\'');
+  std::replace(what.begin(), what.end(), '\n', ' ');
+  std::printf("{\"error\": \"%s\"}\n", what.c_str());
+  std::fflush(stdout);
+}
+
+// One tile shape on one problem: a cold first launch (checked), then the timing. A tessera::Error
+// (a tile that needs more shared memory than the GPU has, say) is printed and the next case runs.
+template <int BM, int BN, int BK, class T, class K, class... Extra>
+void time_tile(const K& k, const std::string& base, const char* dtype, const Problem& s, const Tensor<T, 2>& a,
+               const Tensor<T, 2>& b, Tensor<T, 2>& out, const Samples& ref, const Extra&... extra) try {
+  const std::string tile = matmul_kernels::tile_name(BM, BN, BK);
+  auto launch = [&] { return bench::timed(k, out.template partition<BM, BN>(), a, b, extra...); };
+  cold_caches();
+  auto t0 = Clock::now();
+  const double first_kernel_ms = launch();
+  const double first_ms = ms_since(t0);
+  auto [err, ok] = check(s, ref, std::as_const(out));
+  if (!ok) std::printf("{\"error\": \"%s_t%s %s: wrong result, max error %g\"}\n", base.c_str(), tile.c_str(), dtype, err);
+  // About 2 s of GPU time per case: 30 launches when they are fast, at least 3.
+  const int iters = std::clamp(static_cast<int>(2000.0 / std::max(first_kernel_ms, 1e-3)), 3, 30);
+  const int warmup = first_kernel_ms > 100 ? 1 : 3;
+  const double ms = bench::median_ms(launch, warmup, iters);
+  const double bytes = double(sizeof(T)) * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
+  report(base + "_t" + tile, base, dtype, s, tile, bytes, ms, first_ms, iters, err);
+} catch (const Error& e) {
+  print_error(base + "_t" + matmul_kernels::tile_name(BM, BN, BK) + ": " + e.what());
+}
+
+template <class T>
+void plain_case(const Problem& s, const char* dtype) {
+  Tensor<T, 2> a({s.m, s.k}), b({s.k, s.n}), out({s.m, s.n});
+  fill_random(a, 1);
+  fill_random(b, 2);
+  const Samples ref = reference(s, std::as_const(a), std::as_const(b), static_cast<const Tensor<T, 1>*>(nullptr));
+  if (s.m == 1) {
+    time_tile<1, 64, 64>(matmul_kernels::matmul<1, 64, 64>(), s.name(), dtype, s, a, b, out, ref);
+    time_tile<1, 16, 128>(matmul_kernels::matmul<1, 16, 128>(), s.name(), dtype, s, a, b, out, ref);
+  } else {
+    time_tile<128, 128, 64>(matmul_kernels::matmul<128, 128, 64>(), s.name(), dtype, s, a, b, out, ref);
+    time_tile<64, 64, 32>(matmul_kernels::matmul<64, 64, 32>(), s.name(), dtype, s, a, b, out, ref);
+  }
+}
+
+void epilogue_case(const Problem& s) {
+  Tensor<bfloat16, 2> a({s.m, s.k}), b({s.k, s.n}), out({s.m, s.n}), row({1, s.n});
+  fill_random(a, 3);
+  fill_random(b, 4);
+  fill_random(row, 5);
+  const Tensor<bfloat16, 1> bias = std::move(row).reshape<1>({s.n});
+  const Samples ref = reference(s, std::as_const(a), std::as_const(b), &bias);
+  const std::string base = "mm_bias_gelu_" + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+  time_tile<128, 128, 64>(matmul_kernels::matmul_bias_gelu<128, 128, 64>(), base, "bf16", s, a, b, out, ref, bias);
+  time_tile<64, 64, 32>(matmul_kernels::matmul_bias_gelu<64, 64, 32>(), base, "bf16", s, a, b, out, ref, bias);
+}
+
+}  // namespace
+
+int main() {
+  if (!bench::have_gpu()) return 0;
+  // nvJitLink keeps cubins in NVIDIA's compute cache across processes; first launches are cold
+  // only without it (as in bench_jit_launch).
+  ::setenv("CUDA_CACHE_DISABLE", "1", 1);
+  bench::behind_a_spin();  // builds the L2 reset and spin kernels now, not inside a first launch
+  const char* only = std::getenv("BENCH_MATMUL_CASES");  // e.g. "mm_4096x4096x4096": run the cases named
+  auto wanted = [&](const std::string& name) { return !only || std::string_view(only).find(name) != std::string_view::npos; };
+  try {
+    for (int64_t n : {4096, 8192}) {
+      const Problem s{n, n, n};
+      if (!wanted(s.name())) continue;
+      plain_case<bfloat16>(s, "bf16");
+      plain_case<half>(s, "f16");
+    }
+    for (Problem s : {Problem{4096, 9728, 2560}, Problem{4096, 2560, 9728}, Problem{128, 151936, 2560}, Problem{1, 9728, 2560},
+                    Problem{1, 2560, 9728}, Problem{1, 151936, 2560}})
+      if (wanted(s.name())) plain_case<bfloat16>(s, "bf16");
+    if (wanted("mm_bias_gelu_4096x4096x4096")) epilogue_case({4096, 4096, 4096});
+  } catch (const Error& e) {
+    print_error(e.what());
+    std::filesystem::remove_all(cache_root());
+    return 1;
+  }
+  std::filesystem::remove_all(cache_root());
+  return 0;
+}

@@ -1,0 +1,340 @@
+// test_matmul.cpp: matrix products written as a user writes a GEMM kernel, on random data, on the
+// CPU target and on the GPU, against a host reference accumulated in double (issue #22, item 6).
+//
+// Every kernel has the same shape: the output is partitioned into BM x BN tiles (one program per
+// tile), a for_range K loop carries an f32 accumulator, and each iteration adds
+//   mma(load<BM, BK>(a, program_id<0>(), k), load<BK, BN>(b, k, program_id<1>()), acc).
+// Covered: f16, bf16 and f32 inputs; M, N and K that no tile divides, and K smaller than one
+// tile; M = 1 (a row vector times a matrix); a fused epilogue (scale, bias row, relu or the tanh
+// GELU, residual add, bf16 cast) before the store; transposed operands (through
+// Tensor::transposed() views, and through transpose() of a loaded tile); batched products (3-D
+// tensors, the batch as program_id<0>, tiles of 1 x BM x BK reshaped to BM x BK), also with one
+// matrix shared by the whole batch; and a compile of the benchmark's and the example's kernels for
+// every GPU target. The tolerances (product_bound below) hold for any summation order and for
+// the tensor-core lowering, so these tests stay as they are when mma moves onto tensor cores.
+#include "execution_helpers.h"
+#include "example_kernels.h"
+#include "matmul_kernels.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace tessera;
+
+namespace {
+
+using exec_test::random_tensor;
+
+template <class T>
+double d(T v) {
+  return static_cast<double>(static_cast<float>(v));
+}
+
+// The reference product of an M x K and a K x N matrix given as element accessors (double in,
+// double out): value(i, j) = sum_k a(i, k) b(k, j), and magnitude(i, j) = sum_k |a(i, k)| |b(k, j)|,
+// which scales the error bound.
+struct Reference {
+  int64_t n = 0;
+  std::vector<double> value, magnitude;
+  double at(int64_t i, int64_t j) const { return value[i * n + j]; }
+  double mag(int64_t i, int64_t j) const { return magnitude[i * n + j]; }
+};
+
+template <class A, class B>
+Reference reference(int64_t m, int64_t n, int64_t k, A a, B b) {
+  Reference r;
+  r.n = n;
+  r.value.assign(m * n, 0.0);
+  r.magnitude.assign(m * n, 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const double x = a(i, kk);
+      for (int64_t j = 0; j < n; ++j) {
+        r.value[i * n + j] += x * b(kk, j);
+        r.magnitude[i * n + j] += std::abs(x * b(kk, j));
+      }
+    }
+  return r;
+}
+
+// Bound on |c - reference| for one element of an f32-accumulated product of K terms, as a factor
+// of its magnitude sum_k |a_ik| |b_kj|:
+//   f16 and bf16 inputs: a product of two such values has at most 22 significant bits, so it is
+//     exact in f32 and only the accumulation errs: |err| <= gamma_K * sum |a||b| with
+//     gamma_K ~ K u, u = 2^-24 (round to nearest). The bound is 2 K 2^-24: the factor 2 allows
+//     additions that truncate instead of rounding (tensor-core accumulation may) and any order.
+//   f32 inputs: the same plus 2^-9 for the products: the tensor-core path for f32 inputs is tf32,
+//     whose 10-bit mantissas (inputs truncated, relative error < 2^-10 each) give products within
+//     2^-9 of the exact one.
+double product_bound(DType inputs, int64_t k) {
+  const double accumulation = 2.0 * static_cast<double>(k) * std::ldexp(1.0, -24);
+  return inputs == DType::f32 ? accumulation + std::ldexp(1.0, -9) : accumulation;
+}
+
+// Counts the elements of `got` (an accessor, i, j -> double) outside
+// |got - want| <= bound * magnitude + rel * |want|, where want = f(reference) and rel covers the
+// rounding of the output's own dtype; reports the first such element.
+template <class Got, class Want>
+int64_t mismatches(const Reference& r, int64_t m, int64_t n, double bound, double rel, Got got, Want want) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      const double w = want(i, j), g = got(i, j);
+      const double tol = bound * r.mag(i, j) + rel * std::abs(w);
+      if (!(std::abs(g - w) <= tol)) {
+        if (bad == 0) UNSCOPED_INFO("first mismatch at (" << i << ", " << j << "): got " << g << ", want " << w
+                                                          << ", tolerance " << tol);
+        ++bad;
+      }
+    }
+  return bad;
+}
+
+template <int BM, int BN, int BK>
+auto gemm(const std::string& name) {
+  return kernel(name, [](auto o, auto a, auto b) {
+    auto acc = for_range(
+        (dim<1>(a) + c<BK - 1>) / c<BK>,
+        [=](auto k, auto acc) { return mma(load<BM, BK>(a, program_id<0>(), k), load<BK, BN>(b, k, program_id<1>()), acc); },
+        full<DType::f32, BM, BN>(c<0.0>));
+    return o.store(acc);
+  });
+}
+
+// c = a b for random a: m x k, b: k x n of dtype T, with 32 x 32 x 16 tiles, f32 output.
+template <class T>
+void check_product(Target target, int64_t m, int64_t n, int64_t k, unsigned seed) {
+  auto a = random_tensor<T, 2>({m, k}, -1, 1, seed);
+  auto b = random_tensor<T, 2>({k, n}, -1, 1, seed + 1);
+  Tensor<float, 2> out({m, n});
+  gemm<32, 32, 16>("matmul_" + std::string(dtype_name(dtype_v<T>))).launch_on(target, out.partition<32, 32>(), a, b);
+  const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                           [&](int64_t kk, int64_t j) { return d(b(kk, j)); });
+  INFO(dtype_name(dtype_v<T>) << " " << m << " x " << n << " x " << k);
+  CHECK(mismatches(r, m, n, product_bound(dtype_v<T>, k), 0, [&](int64_t i, int64_t j) { return d(out(i, j)); },
+                   [&](int64_t i, int64_t j) { return r.at(i, j); }) == 0);
+}
+
+// Shapes (M x N x K) over 32 x 32 x 16 tiles: whole tiles; M, N and K all ragged; K smaller than
+// one tile; a longer K loop; M and N smaller than one tile.
+template <class T>
+void ragged_products(Target target) {
+  check_product<T>(target, 64, 64, 64, 1);
+  check_product<T>(target, 100, 72, 50, 3);
+  check_product<T>(target, 45, 37, 7, 5);
+  check_product<T>(target, 33, 65, 300, 7);
+  check_product<T>(target, 5, 3, 17, 9);
+}
+void ragged_bf16(Target target) { ragged_products<bfloat16>(target); }
+void ragged_f16(Target target) { ragged_products<half>(target); }
+void ragged_f32(Target target) { ragged_products<float>(target); }
+
+// A row vector (and five of them) times a matrix, with 1 x 64 output tiles and K in 32-wide steps:
+// the batch-1 projections of a decoder.
+void row_vector_times_matrix(Target target) {
+  const int64_t n = 200, k = 100;
+  auto b = random_tensor<bfloat16, 2>({k, n}, -1, 1, 11);
+  auto vec = gemm<1, 64, 32>("matvec");
+  for (int64_t m : {1, 5}) {
+    auto a = random_tensor<bfloat16, 2>({m, k}, -1, 1, 12);
+    Tensor<float, 2> out({m, n});
+    vec.launch_on(target, out.partition<1, 64>(), a, b);
+    const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                             [&](int64_t kk, int64_t j) { return d(b(kk, j)); });
+    INFO("m = " << m);
+    CHECK(mismatches(r, m, n, product_bound(DType::bf16, k), 0, [&](int64_t i, int64_t j) { return d(out(i, j)); },
+                     [&](int64_t i, int64_t j) { return r.at(i, j); }) == 0);
+  }
+}
+
+// The tanh approximation of GELU: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+double gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+
+// out = cast<bf16>(act(alpha * (a b) + bias) + residual) in one kernel, bias a row of N loaded with
+// the output tile's column index, residual loaded like the output tile. The tolerance is the
+// product's bound times |alpha| times the activation's steepest slope (1 for relu, under 1.13 for
+// GELU), plus 2^-8 of the result for the bf16 rounding of the output (round to nearest: 2^-9) and
+// the few f32 roundings of the epilogue.
+template <bool Gelu>
+void fused_epilogue_case(Target target) {
+  const int64_t m = 100, n = 72, k = 50;
+  const float alpha = 0.75f;
+  auto a = random_tensor<bfloat16, 2>({m, k}, -1, 1, 21);
+  auto b = random_tensor<bfloat16, 2>({k, n}, -1, 1, 22);
+  auto bias = random_tensor<bfloat16, 1>({n}, -1, 1, 23);
+  auto res = random_tensor<bfloat16, 2>({m, n}, -1, 1, 24);
+  Tensor<bfloat16, 2> out({m, n});
+  auto fused = kernel(Gelu ? "matmul_gelu_epilogue" : "matmul_relu_epilogue",
+                      [](auto o, auto x, auto y, auto scale, auto row, auto skip) {
+                        constexpr int BM = 32, BN = 32, BK = 16;
+                        auto acc = for_range(
+                            (dim<1>(x) + c<BK - 1>) / c<BK>,
+                            [=](auto kk, auto acc) {
+                              return mma(load<BM, BK>(x, program_id<0>(), kk), load<BK, BN>(y, kk, program_id<1>()), acc);
+                            },
+                            full<DType::f32, BM, BN>(c<0.0>));
+                        auto z = scale * acc + cast<DType::f32>(load<BN>(row, program_id<1>()));
+                        if constexpr (Gelu) {
+                          auto g = c<0.5> * z * (c<1.0> + tanh(c<0.7978845608028654> * (z + c<0.044715> * z * z * z)));
+                          return o.store(cast<DType::bf16>(g + cast<DType::f32>(skip.load_like(o))));
+                        } else {
+                          return o.store(cast<DType::bf16>(maximum(z, c<0.0>) + cast<DType::f32>(skip.load_like(o))));
+                        }
+                      });
+  fused.launch_on(target, out.partition<32, 32>(), a, b, alpha, bias, res);
+  const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                           [&](int64_t kk, int64_t j) { return d(b(kk, j)); });
+  auto want = [&](int64_t i, int64_t j) {
+    const double z = alpha * r.at(i, j) + d(bias(j));
+    return (Gelu ? gelu_tanh(z) : std::max(z, 0.0)) + d(res(i, j));
+  };
+  const double slope = Gelu ? 1.13 : 1.0;
+  // The f32 epilogue's roundings are relative to its operands, up to about |alpha| 2 sqrt(K) here,
+  // not to the result: an absolute 1e-5 covers them.
+  auto got = [&](int64_t i, int64_t j) { return d(out(i, j)); };
+  int64_t bad = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      const double w = want(i, j);
+      const double tol = slope * alpha * product_bound(DType::bf16, k) * r.mag(i, j) + std::ldexp(1.0, -8) * std::abs(w) + 1e-5;
+      if (!(std::abs(got(i, j) - w) <= tol)) {
+        if (bad == 0) UNSCOPED_INFO("first mismatch at (" << i << ", " << j << "): got " << got(i, j) << ", want " << w);
+        ++bad;
+      }
+    }
+  CHECK(bad == 0);
+}
+void epilogue_relu(Target target) { fused_epilogue_case<false>(target); }
+void epilogue_gelu(Target target) { fused_epilogue_case<true>(target); }
+
+// A transposed operand: B kept as N x K (a weight matrix as nn.Linear stores it) and A as K x M,
+// passed as Tensor::transposed() views (K x N and M x K, strided, no copy) to the plain GEMM
+// kernel; and B read as N x K tiles, turned with transpose() inside the kernel.
+void transposed_operands(Target target) {
+  const int64_t m = 100, n = 72, k = 50;
+  auto at = random_tensor<half, 2>({k, m}, -1, 1, 31);  // A^T
+  auto bt = random_tensor<half, 2>({n, k}, -1, 1, 32);  // B^T
+  auto a = random_tensor<half, 2>({m, k}, -1, 1, 33);
+  const auto bound = product_bound(DType::f16, k);
+  {
+    Tensor<float, 2> out({m, n});
+    gemm<32, 32, 16>("matmul_views").launch_on(target, out.partition<32, 32>(), at.transposed(), bt.transposed());
+    const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(at(kk, i)); },
+                             [&](int64_t kk, int64_t j) { return d(bt(j, kk)); });
+    INFO("A and B through transposed() views");
+    CHECK(mismatches(r, m, n, bound, 0, [&](int64_t i, int64_t j) { return d(out(i, j)); },
+                     [&](int64_t i, int64_t j) { return r.at(i, j); }) == 0);
+  }
+  {
+    Tensor<float, 2> out({m, n});
+    auto nt = kernel("matmul_nt", [](auto o, auto x, auto wt) {
+      auto acc = for_range(
+          (dim<1>(x) + c<15>) / c<16>,
+          [=](auto kk, auto acc) {
+            return mma(load<32, 16>(x, program_id<0>(), kk), transpose(load<32, 16>(wt, program_id<1>(), kk)), acc);
+          },
+          full<DType::f32, 32, 32>(c<0.0>));
+      return o.store(acc);
+    });
+    nt.launch_on(target, out.partition<32, 32>(), a, bt);
+    const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                             [&](int64_t kk, int64_t j) { return d(bt(j, kk)); });
+    INFO("B as N x K tiles, transpose() in the kernel");
+    CHECK(mismatches(r, m, n, bound, 0, [&](int64_t i, int64_t j) { return d(out(i, j)); },
+                     [&](int64_t i, int64_t j) { return r.at(i, j); }) == 0);
+  }
+}
+
+// Batched products over 3-D tensors: the output [batch, M, N] in 1 x 32 x 32 tiles, so that
+// program_id<0> is the batch and program_id<1>, <2> the tile's row and column; each iteration
+// loads 1 x 32 x 16 and 1 x 16 x 32 tiles and reshapes them to matrices. Then the same with one
+// 2-D B shared by every batch (a weight applied to a batch of activations).
+void batched_products(Target target) {
+  const int64_t batch = 3, m = 50, n = 40, k = 24;
+  auto a = random_tensor<bfloat16, 3>({batch, m, k}, -1, 1, 41);
+  auto b = random_tensor<bfloat16, 3>({batch, k, n}, -1, 1, 42);
+  auto w = random_tensor<bfloat16, 2>({k, n}, -1, 1, 43);
+  const auto bound = product_bound(DType::bf16, k);
+  auto bmm = kernel("batched_matmul", [](auto o, auto x, auto y) {
+    auto acc = for_range(
+        (dim<2>(x) + c<15>) / c<16>,
+        [=](auto kk, auto acc) {
+          return mma(reshape<32, 16>(load<1, 32, 16>(x, program_id<0>(), program_id<1>(), kk)),
+                     reshape<16, 32>(load<1, 16, 32>(y, program_id<0>(), kk, program_id<2>())), acc);
+        },
+        full<DType::f32, 32, 32>(c<0.0>));
+    return o.store(reshape<1, 32, 32>(acc));
+  });
+  auto shared = kernel("batched_matmul_shared_b", [](auto o, auto x, auto y) {
+    auto acc = for_range(
+        (dim<2>(x) + c<15>) / c<16>,
+        [=](auto kk, auto acc) {
+          return mma(reshape<32, 16>(load<1, 32, 16>(x, program_id<0>(), program_id<1>(), kk)),
+                     load<16, 32>(y, kk, program_id<2>()), acc);
+        },
+        full<DType::f32, 32, 32>(c<0.0>));
+    return o.store(reshape<1, 32, 32>(acc));
+  });
+  Tensor<float, 3> out({batch, m, n}), out_shared({batch, m, n});
+  bmm.launch_on(target, out.partition<1, 32, 32>(), a, b);
+  shared.launch_on(target, out_shared.partition<1, 32, 32>(), a, w);
+  for (int64_t s = 0; s < batch; ++s) {
+    const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(s, i, kk)); },
+                             [&](int64_t kk, int64_t j) { return d(b(s, kk, j)); });
+    const auto rw = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(s, i, kk)); },
+                              [&](int64_t kk, int64_t j) { return d(w(kk, j)); });
+    INFO("batch " << s);
+    CHECK(mismatches(r, m, n, bound, 0, [&](int64_t i, int64_t j) { return d(out(s, i, j)); },
+                     [&](int64_t i, int64_t j) { return r.at(i, j); }) == 0);
+    CHECK(mismatches(rw, m, n, bound, 0, [&](int64_t i, int64_t j) { return d(out_shared(s, i, j)); },
+                     [&](int64_t i, int64_t j) { return rw.at(i, j); }) == 0);
+  }
+}
+
+// The example's kernel (examples/matmul.cpp) and a benchmark kernel at small sizes, so that the
+// exact kernels bench_matmul times are checked on both targets too.
+void example_and_benchmark_kernels(Target target) {
+  const int64_t m = 70, n = 130, k = 90;
+  auto a = random_tensor<bfloat16, 2>({m, k}, -1, 1, 51);
+  auto b = random_tensor<bfloat16, 2>({k, n}, -1, 1, 52);
+  auto bias = random_tensor<bfloat16, 1>({n}, -1, 1, 53);
+  const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                           [&](int64_t kk, int64_t j) { return d(b(kk, j)); });
+  const double bound = product_bound(DType::bf16, k), rel = std::ldexp(1.0, -8);
+  Tensor<bfloat16, 2> out({m, n});
+  auto got = [&](int64_t i, int64_t j) { return d(out(i, j)); };
+  examples::matmul_bias_relu().launch_on(target, out.partition<64, 64>(), a, b, bias);
+  CHECK(mismatches(r, m, n, bound, rel, got, [&](int64_t i, int64_t j) { return std::max(r.at(i, j) + d(bias(j)), 0.0); }) == 0);
+  matmul_kernels::matmul<64, 64, 32>().launch_on(target, out.partition<64, 64>(), a, b);
+  CHECK(mismatches(r, m, n, bound, rel, got, [&](int64_t i, int64_t j) { return r.at(i, j); }) == 0);
+  // GELU's slope is under 1.13; its own f32 roundings fall within the bf16 output's 2^-8.
+  matmul_kernels::matmul_bias_gelu<64, 64, 32>().launch_on(target, out.partition<64, 64>(), a, b, bias);
+  CHECK(mismatches(r, m, n, 1.13 * bound, rel, got, [&](int64_t i, int64_t j) { return gelu_tanh(r.at(i, j) + d(bias(j))); }) == 0);
+}
+
+}  // namespace
+
+TESSERA_TARGET_TEST_CASE("matmul, bf16 inputs: whole and ragged M, N, K, K below one tile", "[mma][matmul]", ragged_bf16)
+TESSERA_TARGET_TEST_CASE("matmul, f16 inputs: whole and ragged M, N, K, K below one tile", "[mma][matmul]", ragged_f16)
+TESSERA_TARGET_TEST_CASE("matmul, f32 inputs: whole and ragged M, N, K, K below one tile", "[mma][matmul]", ragged_f32)
+TESSERA_TARGET_TEST_CASE("matmul of one and of five rows by a matrix, 1 x 64 tiles", "[mma][matmul]", row_vector_times_matrix)
+TESSERA_TARGET_TEST_CASE("matmul with a fused scale, bias, relu, residual and bf16 cast", "[mma][matmul]", epilogue_relu)
+TESSERA_TARGET_TEST_CASE("matmul with a fused scale, bias, tanh GELU, residual and bf16 cast", "[mma][matmul]",
+                         epilogue_gelu)
+TESSERA_TARGET_TEST_CASE("matmul with transposed operands: views and transpose() of a tile", "[mma][matmul][views]",
+                         transposed_operands)
+TESSERA_TARGET_TEST_CASE("batched matmul over 3-D tensors, and with one B for the whole batch", "[mma][matmul]",
+                         batched_products)
+TESSERA_TARGET_TEST_CASE("the matmul example's and benchmark's kernels", "[mma][matmul]", example_and_benchmark_kernels)
+
+TEST_CASE("the matmul example's and benchmark's kernels compile for every GPU target", "[mma][matmul][compile]") {
+  if (!exec_test::toolchain_present()) return;
+  Tensor<bfloat16, 2> a({256, 256}), b({256, 256}), out({256, 256});
+  Tensor<bfloat16, 1> bias({256});
+  for (Target t : gpu_targets()) {
+    INFO(to_string(t));
+    CHECK(!examples::matmul_bias_relu().compile(t, out.partition<64, 64>(), a, b, bias).cubin.empty());
+    CHECK(!matmul_kernels::matmul<64, 64, 32>().compile(t, out.partition<64, 64>(), a, b).cubin.empty());
+  }
+}
