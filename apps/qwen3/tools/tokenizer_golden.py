@@ -12,8 +12,8 @@ whole file, read as bytes and decoded as UTF-8, is one more case.
 
 Each encode case records the ids with special tokens recognised, the ids with them encoded as text
 (encode_special_tokens), and decode() of the first with and without skip_special_tokens. The chat
-template is rendered with transformers' apply_chat_template when transformers is importable, else
-with jinja2 set up as transformers does (trim_blocks, lstrip_blocks, loopcontrols).
+template is rendered with transformers' apply_chat_template when transformers can load the folder,
+else with jinja2 set up as transformers does (trim_blocks, lstrip_blocks, loopcontrols).
 
 Usage (GPU machine, from the repository root; needs no network):
   python3 apps/qwen3/tools/tokenizer_golden.py --tokenizer-dir DIR \
@@ -96,8 +96,10 @@ def render_chats(tokenizer_dir):
             extra = {} if enable_thinking is None else {"enable_thinking": enable_thinking}
             return hf.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt,
                                           **extra)
+        render(*CHATS[0])
         renderer = "transformers " + __import__("transformers").__version__
-    except ImportError:
+    except Exception as e:  # no transformers, or it cannot load the folder: render with jinja2 as it does
+        print(f"tokenizer_golden: chat template through jinja2 ({type(e).__name__}: {e})", file=sys.stderr)
         import jinja2
         import jinja2.sandbox
         env = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
