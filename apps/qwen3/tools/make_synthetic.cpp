@@ -77,6 +77,8 @@ int main(int argc, char** argv) {
       fs::path from = fs::path(tokenizer_dir) / name;
       if (!fs::exists(from)) continue;
       fs::copy_file(from, fs::path(out) / name, fs::copy_options::overwrite_existing);
+      // The source may be read-only (shared/ is); the copy must stay overwritable by the next run.
+      fs::permissions(fs::path(out) / name, fs::perms::owner_write, fs::perm_options::add);
       ++copied;
     }
     if (copied == 2)
