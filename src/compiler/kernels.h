@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/pipeline.h"
+#include "compiler/specialization.h"
 #include "device_memory.h"
 #include "frontend/ast.h"
 #include "gpu_arch.h"
@@ -19,9 +20,10 @@
 
 namespace tessera::detail {
 
-// Everything compiled for one (kernel, AST, layouts, target).
+// Everything compiled for one (kernel, AST, target, Specialization).
 struct Compiled {
   KernelAst ast;                      // parsed once; views into `text`
+  Specialization spec;                // what it is compiled for
   std::unique_ptr<std::string> text;  // owns the AST text the views point into
   std::unique_ptr<CpuKernel> cpu;
   GpuCode gpu;

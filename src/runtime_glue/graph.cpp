@@ -469,8 +469,8 @@ void GraphImpl::rebind_locked(const std::weak_ptr<Storage>& old, const std::shar
   // A layout specialization (16-byte alignment of foreign device memory) must still hold.
   for (auto [i, j] : changed) {
     const Node& n = nodes[i];
-    if (n.compiled && is_gpu(target) && replacement->foreign_device() && !n.compiled->ast.layouts.empty() &&
-        n.compiled->ast.layouts[j] == 'a' && replacement->mirror->address() % 16 != 0)
+    if (n.compiled && is_gpu(target) && replacement->foreign_device() &&
+        n.compiled->spec.layout(j) == ArgLayout::aligned && replacement->mirror->address() % 16 != 0)
       throw Error(fmt::format("tessera::Graph::rebind: launch {} (kernel '{}') was compiled for 16-byte aligned "
                               "memory in parameter {}; the replacement is not aligned: capture again",
                               i, n.kernel, j));
