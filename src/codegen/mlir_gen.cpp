@@ -7,15 +7,17 @@
 // its value is reused in that scope and the loop bodies inside it; a node first met inside a loop
 // body is emitted again where it is met after the loop (its value there would not dominate), and
 // again in another loop body at that depth (its (iv ...) and (carried ...) then name that loop).
-// Loads of "own" tiles and stores use the program ids.
+// Loads of "own" tiles and stores use the program ids. Nodes are read through the views of
+// frontend/ast_nodes.h: the parser has checked their form and the parameters they name, so what is
+// checked here is what the grammar cannot say (types, loops, results).
 #include "codegen/mlir_gen.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 
+#include "frontend/ast_nodes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -41,33 +43,36 @@ std::string kernel_symbol(std::string_view kernel_name) {
 
 namespace {
 
-// The most elements a tile may have: the lowering's index arithmetic (elements times bytes) stays
-// far from overflowing.
-constexpr int64_t kMaxTileElements = int64_t{1} << 31;
-
 class MlirGen {
  public:
-  MlirGen(mlir::MLIRContext& ctx, std::string_view kernel, const KernelAst& ast)
-      : ctx_(ctx), b_(&ctx), loc_(mlir::NameLoc::get(b_.getStringAttr(kernel))), kernel_(kernel), ast_(ast) {}
+  MlirGen(mlir::MLIRContext& ctx, std::string_view kernel, const KernelAst& ast, const Specialization& spec)
+      : ctx_(ctx),
+        b_(&ctx),
+        loc_(mlir::NameLoc::get(b_.getStringAttr(kernel))),
+        kernel_(kernel),
+        ast_(ast),
+        spec_(spec) {}
 
   mlir::OwningOpRef<mlir::ModuleOp> run() {
+    check_static_shapes();
     mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc_);
     b_.setInsertionPointToEnd(module->getBody());
     llvm::SmallVector<Type> arg_types;
     for (std::size_t i = 0; i < ast_.params.size(); ++i) arg_types.push_back(param_type(ast_.params[i], i));
     auto fn = mlir::func::FuncOp::create(b_, loc_, kernel_symbol(kernel_), b_.getFunctionType(arg_types, {}));
     fn->setAttr("tile.kernel", b_.getUnitAttr());
-    if (!ast_.static_grid.empty())
-      fn->setAttr(tile::TileDialect::getGridAttrName(), b_.getDenseI64ArrayAttr(ast_.static_grid));
-    if (ast_.whole_tiles) fn->setAttr(tile::TileDialect::getWholeTilesAttrName(), b_.getUnitAttr());
+    if (spec_.shapes)
+      fn->setAttr(tile::TileDialect::getGridAttrName(), b_.getDenseI64ArrayAttr(spec_.shapes->grid));
+    if (spec_.whole_tiles) fn->setAttr(tile::TileDialect::getWholeTilesAttrName(), b_.getUnitAttr());
     // Tensors whose base and row strides are 16-byte aligned say so, for vector accesses.
     for (std::size_t i = 0; i < ast_.params.size(); ++i)
-      if (layout(i) == 'a') fn.setArgAttr(static_cast<unsigned>(i), "tile.align", b_.getI64IntegerAttr(16));
+      if (spec_.layout(i) == ArgLayout::aligned)
+        fn.setArgAttr(static_cast<unsigned>(i), "tile.align", b_.getI64IntegerAttr(16));
     mlir::Block* entry = fn.addEntryBlock();
     b_.setInsertionPointToStart(entry);
     args_.assign(entry->args_begin(), entry->args_end());
     scopes_.emplace_back();
-    for (const Sexp* stmt : llvm::ArrayRef(ast_.body->items).drop_front()) emit_stmt(*stmt);
+    for (const Sexp& stmt : BodyNode(*ast_.body).statements()) emit_stmt(stmt);
     mlir::func::ReturnOp::create(b_, loc_);
     if (mlir::failed(mlir::verify(*module)))
       fail("the generated tile IR does not verify (a front-end bug; run with TESSERA_DUMP_DIR to see it)");
@@ -89,41 +94,44 @@ class MlirGen {
     }
     fail("unknown dtype");
   }
-  char layout(std::size_t i) const { return i < ast_.layouts.size() ? ast_.layouts[i] : 's'; }
-  // A strided memref; contiguous rows ('a', 'c') get a static innermost stride of 1. A kernel
-  // compiled for static shapes (KernelAst::static_tensors) has static sizes, strides and offset.
+  // Static shapes name one tensor of the parameter's rank per tensor parameter (a launch with
+  // other arguments than the kernel's parameters, which check_args refuses, may get here first).
+  void check_static_shapes() const {
+    if (!spec_.shapes) return;
+    const auto& tensors = spec_.shapes->tensors;
+    if (tensors.size() != ast_.params.size())
+      fail(fmt::format("compiled for the static shapes of {} arguments; the kernel has {} parameters", tensors.size(),
+                       ast_.params.size()));
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      const ParamInfo& p = ast_.params[i];
+      const int64_t rank = p.kind == ParamInfo::Kind::scalar ? 0 : p.rank;
+      if (std::ssize(tensors[i].sizes) != rank || tensors[i].strides.size() != tensors[i].sizes.size())
+        fail(fmt::format("compiled for static shapes whose argument {} does not have parameter {}'s rank {}", i, i,
+                         rank));
+    }
+  }
+  // A strided memref; contiguous rows (aligned or not) get a static innermost stride of 1. A
+  // kernel compiled for static shapes has static sizes, strides and offset.
   Type param_type(const ParamInfo& p, std::size_t i) {
     Type e = elem_type(p.dtype);
     if (p.kind == ParamInfo::Kind::scalar) return e;
-    if (i < ast_.static_tensors.size()) {
-      const KernelAst::StaticTensor& t = ast_.static_tensors[i];
+    if (spec_.shapes) {
+      const StaticTensor& t = spec_.shapes->tensors[i];
       auto strided = mlir::StridedLayoutAttr::get(&ctx_, t.offset, t.strides);
       return mlir::MemRefType::get(t.sizes, e, strided);
     }
     llvm::SmallVector<int64_t> dyn(p.rank, mlir::ShapedType::kDynamic);
     llvm::SmallVector<int64_t> strides = dyn;
-    if (layout(i) == 'a' || layout(i) == 'c') strides.back() = 1;
+    if (spec_.layout(i) == ArgLayout::aligned || spec_.layout(i) == ArgLayout::contiguous) strides.back() = 1;
     auto strided = mlir::StridedLayoutAttr::get(&ctx_, mlir::ShapedType::kDynamic, strides);
     return mlir::MemRefType::get(dyn, e, strided);
   }
-  // "DTYPE [DIMS]" at items[i], items[i+1] -> scalar or tensor type. Tile dims are powers of two
-  // (as the front end makes them), at most kMaxTileElements in all.
-  Type node_type(const Sexp& n, std::size_t i = 1) {
-    Type e = elem_type(parse_dtype(kernel_, n[i].atom));
-    const Sexp& dims = n[i + 1];
-    if (!dims.is_list || dims.bracket != '[') fail(fmt::format("malformed AST: expected a shape in '{}'", n.text));
-    if (dims.items.empty()) return e;
-    llvm::SmallVector<int64_t> shape;
-    int64_t elements = 1;
-    for (const Sexp& d : dims.children()) {
-      const int64_t size = d.as_int();
-      if (size < 1 || !std::has_single_bit(static_cast<uint64_t>(size)) || size > kMaxTileElements / elements)
-        fail(fmt::format("malformed AST: the tile shape {} in '{}' needs powers of two and at most 2^{} elements",
-                         dims.text, n.text.substr(0, 80), std::bit_width(static_cast<uint64_t>(kMaxTileElements)) - 1));
-      elements *= size;
-      shape.push_back(size);
-    }
-    return mlir::RankedTensorType::get(shape, e);
+  // The scalar or tensor type of an expression's TYPE.
+  Type node_type(const Sexp& n) {
+    const NodeType t = type_of(n);
+    Type e = elem_type(t.dtype);
+    if (t.shape.empty()) return e;
+    return mlir::RankedTensorType::get(t.shape, e);
   }
   // `v`'s type must be `want` (the AST's type of the operand): MLIR's builders assume operands of
   // matching types.
@@ -136,12 +144,6 @@ class MlirGen {
     if (auto tt = mlir::dyn_cast<mlir::RankedTensorType>(ty)) return tt.clone(b_.getI1Type());
     return b_.getI1Type();
   }
-  const ParamInfo& param(const Sexp& n, ParamInfo::Kind kind) {
-    int64_t p = n.as_int();
-    if (p < 0 || p >= static_cast<int64_t>(ast_.params.size()) || ast_.params[p].kind != kind)
-      fail(fmt::format("malformed AST: parameter {} has the wrong kind", p));
-    return ast_.params[p];
-  }
   Value program_ids_value(int d) {
     return tile::ProgramIdOp::create(b_, loc_, b_.getI32Type(), static_cast<uint32_t>(d));
   }
@@ -152,10 +154,10 @@ class MlirGen {
   }
 
   void emit_stmt(const Sexp& s) {
-    if (s.head() != "store") fail(fmt::format("malformed AST: unknown statement '{}'", s.text.substr(0, 80)));
-    int64_t p = s[1].as_int();
-    const ParamInfo& out = param(s[1], ParamInfo::Kind::out);
-    Value v = emit(s[2]);
+    const StoreNode store(s);
+    const int p = store.output();
+    const ParamInfo& out = ast_.params[p];
+    Value v = emit(store.value());
     if (v.getType() != own_tile_type(out, out.dtype))
       fail(fmt::format("malformed AST: '{}' stores a value whose type is not output {}'s tile", s.text.substr(0, 80), p));
     tile::StoreOp::create(b_, loc_, v, args_[p], own_indices(out.rank));
@@ -187,121 +189,121 @@ class MlirGen {
   static bool is_float(Type t) { return mlir::isa<mlir::FloatType>(mlir::getElementTypeOrSelf(t)); }
 
   Value emit_uncached(const Sexp& n) {
-    std::string_view op = n.head();
-    if (op.empty()) fail(fmt::format("malformed AST: '{}' is not an expression", n.text));
     Type ty = node_type(n);
-    if (op == "load") {
-      int64_t p = n[3].as_int();
-      const ParamInfo& in = param(n[3], ParamInfo::Kind::in);
-      llvm::SmallVector<Value> idx;
-      for (std::size_t i = 4; i < unpadded_size(n); ++i) idx.push_back(emit(n[i]));
-      if (static_cast<int>(idx.size()) != in.rank) fail("malformed AST: load needs one index per dimension");
-      return emit_load(n, ty, args_[p], idx);
+    switch (n.kind) {
+      case NodeKind::load: {
+        const LoadNode load(n);
+        llvm::SmallVector<Value> idx;
+        for (const Sexp& i : load.indices()) idx.push_back(emit(i));
+        return emit_load(load.padding(), ty, args_[load.input()], idx);
+      }
+      case NodeKind::load_like: {
+        const LoadLikeNode like(n);
+        const ParamInfo& in = ast_.params[like.input()];
+        const ParamInfo& out = ast_.params[like.output()];
+        if (ty != own_tile_type(out, in.dtype))
+          fail(fmt::format("malformed AST: '{}' is not output {}'s tile", n.text.substr(0, 80), like.output()));
+        return emit_load(like.padding(), ty, args_[like.input()], own_indices(out.rank));
+      }
+      case NodeKind::own: {
+        const OwnNode own(n);
+        const ParamInfo& out = ast_.params[own.output()];
+        if (ty != own_tile_type(out, out.dtype))
+          fail(fmt::format("malformed AST: '{}' is not output {}'s tile", n.text.substr(0, 80), own.output()));
+        return emit_load(own.padding(), ty, args_[own.output()], own_indices(out.rank));
+      }
+      case NodeKind::arg: return expect(args_[ArgNode(n).param()], ty, n);
+      case NodeKind::dim: {
+        const DimNode dim(n);
+        Value d = mlir::memref::DimOp::create(b_, loc_, args_[dim.param()], dim.axis());
+        return mlir::arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), d);
+      }
+      case NodeKind::program_id: return program_ids_value(static_cast<int>(ProgramIdNode(n).axis()));
+      case NodeKind::num_programs:
+        return tile::NumProgramsOp::create(b_, loc_, b_.getI32Type(), static_cast<uint32_t>(NumProgramsNode(n).axis()));
+      case NodeKind::constant: return emit_const(ty, ConstNode(n).value());
+      case NodeKind::iota: return tile::IotaOp::create(b_, loc_, ty);
+      case NodeKind::cast: {
+        Value x = emit(CastNode(n).operand());
+        auto shape_of = [](Type t) {
+          auto tt = mlir::dyn_cast<mlir::RankedTensorType>(t);
+          return tt ? llvm::SmallVector<int64_t>(tt.getShape()) : llvm::SmallVector<int64_t>{-1};
+        };
+        if (shape_of(x.getType()) != shape_of(ty))
+          fail(fmt::format("malformed AST: a cast changes the shape in '{}'", n.text.substr(0, 80)));
+        return emit_cast(ty, x);
+      }
+      case NodeKind::broadcast: return emit_broadcast(ty, emit(BroadcastNode(n).operand()));
+      case NodeKind::reshape: return tile::ReshapeOp::create(b_, loc_, ty, emit(ReshapeNode(n).operand()));
+      case NodeKind::transpose: return tile::TransposeOp::create(b_, loc_, ty, emit(TransposeNode(n).operand()));
+      case NodeKind::reduce: {
+        const ReduceNode reduce(n);
+        return emit_reduce(ty, reduce.reduction(), reduce.axis(), emit(reduce.operand()));
+      }
+      case NodeKind::mma: {
+        const MmaNode mma(n);
+        return tile::MmaOp::create(b_, loc_, ty, emit(mma.a()), emit(mma.b()), emit(mma.accumulator()));
+      }
+      case NodeKind::call: {
+        // The code is linked in by the GPU pipeline.
+        const CallNode call(n);
+        llvm::SmallVector<Value> call_args;
+        for (const Sexp& a : call.args()) call_args.push_back(emit(a));
+        return tile::DeviceCallOp::create(b_, loc_, ty, mlir::FlatSymbolRefAttr::get(&ctx_, call.name()), call_args);
+      }
+      case NodeKind::select: {
+        // Operands of several-operand nodes are emitted last to first, the order in which the front
+        // end has always emitted them: it fixes the order of the ops, and so the generated code.
+        const SelectNode select(n);
+        Value y = expect(emit(select.if_false()), ty, n);
+        Value x = expect(emit(select.if_true()), ty, n);
+        Value c = expect(emit(select.condition()), bool_like(ty), n);
+        return mlir::arith::SelectOp::create(b_, loc_, c, x, y);
+      }
+      case NodeKind::loop: return emit_for(n);
+      case NodeKind::result: {
+        const ResultNode result(n);
+        Value loop_first = emit(result.loop());  // the loop's result 0 (memoized loop)
+        auto loop = mlir::dyn_cast_or_null<mlir::scf::ForOp>(loop_first.getDefiningOp());
+        if (!loop) fail("malformed AST: a loop result of something other than a loop");
+        const int64_t k = result.index();
+        if (k < 0 || k >= static_cast<int64_t>(loop.getNumResults())) fail("malformed AST: bad loop result index");
+        return loop.getResult(k);
+      }
+      case NodeKind::iv:
+      case NodeKind::carried: {
+        const int64_t id = n.kind == NodeKind::iv ? IvNode(n).loop() : CarriedNode(n).loop();
+        if (id < 0 || id >= static_cast<int64_t>(loops_.size())) fail("malformed AST: loop variable outside its loop");
+        mlir::scf::ForOp loop = loops_[id];
+        if (n.kind == NodeKind::iv) return loop_ivs_[id];
+        const int64_t k = CarriedNode(n).index();
+        if (k < 0 || k >= static_cast<int64_t>(loop.getRegionIterArgs().size())) fail("malformed AST: bad carried index");
+        return loop.getRegionIterArgs()[k];
+      }
+      case NodeKind::unary: {
+        const UnaryNode unary(n);
+        return emit_unary(unary.op(), ty, expect(emit(unary.operand()), ty, n));
+      }
+      case NodeKind::binary:
+      case NodeKind::compare: {
+        const BinaryNode binary(n);
+        Value y = emit(binary.rhs());  // last to first, as for select
+        Value x = expect(emit(binary.lhs()), y.getType(), n);
+        // Comparisons give i1 of the operands' shape; the other ops the operands' type.
+        if ((n.kind == NodeKind::compare ? bool_like(x.getType()) : x.getType()) != ty)
+          fail(fmt::format("malformed AST: '{}' has the wrong result type", n.text.substr(0, 80)));
+        return emit_binary(binary.op(), ty, x, y);
+      }
+      default: fail(fmt::format("malformed AST: '{}' is not an expression", n.text.substr(0, 80)));
     }
-    if (op == "load_like") {
-      if (unpadded_size(n) != 5) fail(fmt::format("malformed AST: '{}'", n.text));
-      int64_t p = n[3].as_int();
-      const ParamInfo& in = param(n[3], ParamInfo::Kind::in);
-      const ParamInfo& out = param(n[4], ParamInfo::Kind::out);
-      if (ty != own_tile_type(out, in.dtype)) fail(fmt::format("malformed AST: '{}' is not output {}'s tile", n.text.substr(0, 80), n[4].atom));
-      return emit_load(n, ty, args_[p], own_indices(out.rank));
-    }
-    if (op == "own") {
-      if (unpadded_size(n) != 4) fail(fmt::format("malformed AST: '{}'", n.text));
-      int64_t q = n[3].as_int();
-      const ParamInfo& out = param(n[3], ParamInfo::Kind::out);
-      if (ty != own_tile_type(out, out.dtype)) fail(fmt::format("malformed AST: '{}' is not output {}'s tile", n.text.substr(0, 80), q));
-      return emit_load(n, ty, args_[q], own_indices(out.rank));
-    }
-    if (op == "arg") {
-      param(n[3], ParamInfo::Kind::scalar);
-      return expect(args_[n[3].as_int()], ty, n);
-    }
-    if (op == "dim") {
-      int64_t p = n[3].as_int();
-      if (p < 0 || p >= static_cast<int64_t>(args_.size()) || ast_.params[p].kind == ParamInfo::Kind::scalar)
-        fail("malformed AST: dim of a non-tensor");
-      // memref.dim past the rank would read past the tensor's descriptor.
-      const int64_t axis = n[4].as_int();
-      if (axis < 0 || axis >= ast_.params[p].rank)
-        fail(fmt::format("malformed AST: '{}' names dim {} of a rank-{} tensor", n.text, axis, ast_.params[p].rank));
-      Value d = mlir::memref::DimOp::create(b_, loc_, args_[p], axis);
-      return mlir::arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), d);
-    }
-    if (op == "program_id") return program_ids_value(static_cast<int>(n[3].as_int()));
-    if (op == "num_programs")
-      return tile::NumProgramsOp::create(b_, loc_, b_.getI32Type(), static_cast<uint32_t>(n[3].as_int()));
-    if (op == "const") return emit_const(ty, n[3].atom);
-    if (op == "iota") return tile::IotaOp::create(b_, loc_, ty);
-    if (op == "cast") {
-      Value x = emit(n[3]);
-      auto shape_of = [](Type t) {
-        auto tt = mlir::dyn_cast<mlir::RankedTensorType>(t);
-        return tt ? llvm::SmallVector<int64_t>(tt.getShape()) : llvm::SmallVector<int64_t>{-1};
-      };
-      if (shape_of(x.getType()) != shape_of(ty)) fail(fmt::format("malformed AST: a cast changes the shape in '{}'", n.text.substr(0, 80)));
-      return emit_cast(ty, x);
-    }
-    if (op == "broadcast") return emit_broadcast(ty, emit(n[3]));
-    if (op == "reshape") return tile::ReshapeOp::create(b_, loc_, ty, emit(n[3]));
-    if (op == "transpose") return tile::TransposeOp::create(b_, loc_, ty, emit(n[3]));
-    if (op == "reduce") return emit_reduce(ty, n[3].atom, n[4].as_int(), emit(n[5]));
-    if (op == "mma") return tile::MmaOp::create(b_, loc_, ty, emit(n[3]), emit(n[4]), emit(n[5]));
-    if (op == "call") {
-      // (call TYPE NAME LANG HEX X...): the code is linked in by the GPU pipeline.
-      if (n.items.size() < 7 || n[3].is_list) fail("malformed AST: call needs a name, code and arguments");
-      llvm::SmallVector<Value> call_args;
-      for (std::size_t i = 6; i < n.items.size(); ++i) call_args.push_back(emit(n[i]));
-      return tile::DeviceCallOp::create(b_, loc_, ty, mlir::FlatSymbolRefAttr::get(&ctx_, n[3].atom), call_args);
-    }
-    if (op == "select") {
-      // Operands of several-operand nodes are emitted last to first, the order in which the front
-      // end has always emitted them: it fixes the order of the ops, and so the generated code.
-      Value y = expect(emit(n[5]), ty, n);
-      Value x = expect(emit(n[4]), ty, n);
-      Value c = expect(emit(n[3]), bool_like(ty), n);
-      return mlir::arith::SelectOp::create(b_, loc_, c, x, y);
-    }
-    if (op == "for") return emit_for(n);
-    if (op == "result") {
-      Value loop_first = emit(n[4]);  // the loop's result 0 (memoized loop)
-      auto loop = mlir::dyn_cast_or_null<mlir::scf::ForOp>(loop_first.getDefiningOp());
-      if (!loop) fail("malformed AST: a loop result of something other than a loop");
-      int64_t k = n[3].as_int();
-      if (k < 0 || k >= static_cast<int64_t>(loop.getNumResults())) fail("malformed AST: bad loop result index");
-      return loop.getResult(k);
-    }
-    if (op == "iv" || op == "carried") {
-      int64_t id = n[3].as_int();
-      if (id < 0 || id >= static_cast<int64_t>(loops_.size())) fail("malformed AST: loop variable outside its loop");
-      mlir::scf::ForOp loop = loops_[id];
-      if (op == "iv") return loop_ivs_[id];
-      int64_t k = n[4].as_int();
-      if (k < 0 || k >= static_cast<int64_t>(loop.getRegionIterArgs().size())) fail("malformed AST: bad carried index");
-      return loop.getRegionIterArgs()[k];
-    }
-    if (n.items.size() == 4) return emit_unary(op, ty, expect(emit(n[3]), ty, n));
-    if (n.items.size() == 5) {
-      Value y = emit(n[4]);  // last to first, as for select
-      Value x = expect(emit(n[3]), y.getType(), n);
-      // Comparisons give i1 of the operands' shape; the other ops the operands' type.
-      static constexpr std::string_view kCompare[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-      const bool compare = std::find(std::begin(kCompare), std::end(kCompare), op) != std::end(kCompare);
-      if ((compare ? bool_like(x.getType()) : x.getType()) != ty)
-        fail(fmt::format("malformed AST: '{}' has the wrong result type", n.text.substr(0, 80)));
-      return emit_binary(op, ty, x, y);
-    }
-    fail(fmt::format("malformed AST: unknown expression '{}'", op));
   }
 
-  // The tile.load of load node `n`, with its padding value if it has one (else zero, the default).
-  Value emit_load(const Sexp& n, Type ty, Value source, llvm::ArrayRef<Value> indices) {
-    std::optional<double> pad = load_padding(kernel_, n);
+  // The tile.load of a load node, with its padding value if it has one (else zero, the default).
+  Value emit_load(std::optional<double> pad, Type ty, Value source, llvm::ArrayRef<Value> indices) {
     return tile::LoadOp::create(b_, loc_, ty, source, indices, pad ? b_.getF64FloatAttr(*pad) : mlir::FloatAttr());
   }
 
-  Value emit_const(Type ty, std::string_view hex) {
-    double v = parse_const(kernel_, hex);
+  Value emit_const(Type ty, double v) {
     Type e = mlir::getElementTypeOrSelf(ty);
     mlir::TypedAttr scalar;
     if (auto ft = mlir::dyn_cast<mlir::FloatType>(e)) {
@@ -382,13 +384,14 @@ class MlirGen {
     return tile::ReduceOp::create(b_, loc_, ty, x, k, static_cast<uint32_t>(axis));
   }
 
+  // (for TYPE ID N (INIT*) (YIELD*)): as many yields as inits, at least one (the grammar's rule).
   Value emit_for(const Sexp& n) {
-    // (for TYPE ID N (INIT*) (YIELD*))
-    int64_t id = n[3].as_int();
-    if (id != static_cast<int64_t>(loops_.size())) fail("malformed AST: loop id does not match its nesting depth");
-    Value count = emit(n[4]);
+    const LoopNode for_node(n);
+    if (for_node.depth() != static_cast<int64_t>(loops_.size()))
+      fail("malformed AST: loop id does not match its nesting depth");
+    Value count = emit(for_node.trip_count());
     llvm::SmallVector<Value> inits;
-    for (const Sexp& i : n[5].children()) inits.push_back(emit(i));
+    for (const Sexp& i : for_node.inits()) inits.push_back(emit(i));
     Value lb = mlir::arith::ConstantIndexOp::create(b_, loc_, 0);
     Value ub = mlir::arith::IndexCastOp::create(b_, loc_, b_.getIndexType(), count);
     Value step = mlir::arith::ConstantIndexOp::create(b_, loc_, 1);
@@ -399,8 +402,7 @@ class MlirGen {
     loop_ivs_.push_back(mlir::arith::IndexCastOp::create(b_, loc_, b_.getI32Type(), loop.getInductionVar()));
     scopes_.emplace_back();
     llvm::SmallVector<Value> yields;
-    for (const Sexp& y : n[6].children()) yields.push_back(emit(y));
-    if (yields.size() != inits.size()) fail("malformed AST: a loop yields a different number of values than it carries");
+    for (const Sexp& y : for_node.yields()) yields.push_back(emit(y));
     // scf.for built with inits already has an implicit yield only when there are no iter_args.
     if (!loop.getBody()->empty() && mlir::isa<mlir::scf::YieldOp>(loop.getBody()->back()))
       loop.getBody()->back().erase();
@@ -408,7 +410,6 @@ class MlirGen {
     scopes_.pop_back();
     loops_.pop_back();
     loop_ivs_.pop_back();
-    if (loop.getNumResults() == 0) fail("malformed AST: a loop must carry at least one value");
     return loop.getResult(0);
   }
 
@@ -508,6 +509,7 @@ class MlirGen {
   mlir::Location loc_;
   std::string_view kernel_;
   const KernelAst& ast_;
+  const Specialization& spec_;
   llvm::SmallVector<Value> args_;
   std::vector<llvm::DenseMap<const Sexp*, Value>> scopes_;
   llvm::SmallVector<mlir::scf::ForOp> loops_;
@@ -517,8 +519,8 @@ class MlirGen {
 }  // namespace
 
 mlir::OwningOpRef<mlir::ModuleOp> generate_tile_ir(mlir::MLIRContext& ctx, std::string_view kernel_name,
-                                                   const KernelAst& ast) {
-  return naming_kernel(kernel_name, [&] { return MlirGen(ctx, kernel_name, ast).run(); });
+                                                   const KernelAst& ast, const Specialization& spec) {
+  return MlirGen(ctx, kernel_name, ast, spec).run();
 }
 
 }  // namespace tessera::detail

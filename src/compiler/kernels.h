@@ -14,15 +14,17 @@
 #include <vector>
 
 #include "compiler/pipeline.h"
+#include "compiler/specialization.h"
 #include "execution/launch_plan.h"
 #include "frontend/ast.h"
 #include "tessera/kernel.h"
 
 namespace tessera::detail {
 
-// Everything compiled for one (kernel, AST, layouts, target).
+// Everything compiled for one (kernel, AST, target, Specialization).
 struct Compiled {
   KernelAst ast;                      // parsed once; views into `text`
+  Specialization spec;                // what it is compiled for
   std::unique_ptr<std::string> text;  // owns the AST text the views point into
   std::unique_ptr<CpuKernel> cpu;
   GpuCode gpu;

@@ -33,7 +33,7 @@ void set_launch_code(Compiled& c) {
   code.params.resize(c.ast.params.size());
   for (std::size_t i = 0; i < code.params.size(); ++i) {
     code.params[i].overwritten = i < c.overwrites.size() && c.overwrites[i];
-    code.params[i].aligned = i < c.ast.layouts.size() && c.ast.layouts[i] == 'a';
+    code.params[i].aligned = c.spec.layout(i) == ArgLayout::aligned;
   }
   if (c.cpu) {
     code.cpu.run = [](const void* kernel, void** argv) { static_cast<const CpuKernel*>(kernel)->run(argv); };

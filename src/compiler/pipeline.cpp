@@ -563,7 +563,7 @@ int64_t programs_per_cta_of_launch(int64_t programs_per_cta, int64_t programs_al
 // guard page instead of writing past it); the ORC JIT then only links that object. A kernel whose
 // frames exceed kMaxCpuFrameBytes is rejected. The target machine mirrors the one LLJIT makes for
 // JITLink (PIC, small code model).
-std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast) {
+std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast, const Specialization& spec) {
   if (auto calls = device_functions(kernel, ast); !calls.empty())
     throw Error(fmt::format("tessera: kernel '{}': calls the device function '{}' ({}), which only GPU targets "
                             "can run; the CPU target cannot",
@@ -572,13 +572,13 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
   CompileScope scope(kernel);
   require_compile_memory(ast.text.size());
   std::string symbol = kernel_symbol(kernel);
-  Dumper dump(symbol, ast.whole_tiles ? "cpu.whole" : "cpu");
+  Dumper dump(symbol, spec.whole_tiles ? "cpu.whole" : "cpu");
   StageClock clock(nullptr);
   dump.write("ast.txt", ast.text);
   mlir::MLIRContext ctx(make_registry(), mlir::MLIRContext::Threading::DISABLED);
   ctx.loadAllAvailableDialects();
   DiagnosticCollector diags(ctx);
-  auto module = generate_tile_ir(ctx, kernel, ast);
+  auto module = generate_tile_ir(ctx, kernel, ast, spec);
   dump.write_ir("tile.mlir", *module);
   lower_to_llvm_dialect(kernel, *module, "cpu", dump, diags, clock);
   std::size_t workspace_bytes = 0;
@@ -644,8 +644,8 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
                                         static_cast<std::size_t>(llvm_diags.frame_bytes()) + kCpuCallStackBytes);
 }
 
-GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch, int block_size,
-                    bool exp_range_test, bool rewiden) {
+GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Specialization& spec, std::string_view arch,
+                    int block_size, bool exp_range_test, bool rewiden) {
   if (!gpu_arch(arch))
     throw Error(fmt::format("tessera: kernel '{}': unsupported GPU target '{}' (expected one of {})", kernel, arch,
                             target_names().substr(5)));
@@ -662,7 +662,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   // shapes (LaunchOptions::static_shapes) <symbol>.<arch>.static.<stage>, for whole tiles
   // (LaunchOptions::whole_tiles) <symbol>.<arch>.whole.<stage>.
   Dumper dump(code.symbol, fmt::format("{}{}{}{}{}", code.arch,
-                                       ast.static_grid.empty() ? (ast.whole_tiles ? ".whole" : "") : ".static",
+                                       spec.shapes ? ".static" : spec.whole_tiles ? ".whole" : "",
                                        block_size ? fmt::format(".t{}", block_size) : "",
                                        exp_range_test ? "" : ".plain-exp", rewiden ? ".rewiden" : ""));
   StageClock clock(&code.stage_ms);
@@ -671,7 +671,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   ctx.loadAllAvailableDialects();
   DiagnosticCollector diags(ctx);
   clock.mark("context");
-  auto module = generate_tile_ir(ctx, kernel, ast);
+  auto module = generate_tile_ir(ctx, kernel, ast, spec);
   clock.mark("tile-ir");
   dump.write_ir("tile.mlir", *module);
   module->walk([&](mlir::tessera::tile::ReduceOp) { ++code.reduces; });
@@ -692,8 +692,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_v
   // A kernel compiled for static shapes counts as unversioned: where its launch has whole tiles
   // only, LLVM folds the interior test away (the grid's range on the CTA ids) and no edge copy is
   // left for the launcher's register probes (register_cap.h) to cut off; they measure it whole.
-  code.static_shapes = !ast.static_grid.empty();
-  code.whole_tiles = ast.whole_tiles;
+  code.static_shapes = spec.shapes.has_value();
+  code.whole_tiles = spec.whole_tiles;
   code.versioned = fn->hasAttr(mlir::tessera::tile::TileDialect::getVersionedAttrName()) && !code.static_shapes;
   code.exchange_free = fn->hasAttr(mlir::tessera::tile::TileDialect::getExchangeFreeAttrName());
   code.exp_range_test = exp_range_test;

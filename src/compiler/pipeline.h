@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/specialization.h"
 #include "frontend/ast.h"
 
 namespace tessera::detail {
@@ -103,15 +104,16 @@ int max_shared_bytes_of_arch(std::string_view arch);
 // of the benchmarks (benchmarks/raw_launch.h).
 int64_t programs_per_cta_of_launch(int64_t programs_per_cta, int64_t programs_along_x);
 
-std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast);
-// Lowers to PTX for `arch`; the caller turns it into a cubin (nvJitLink) so that the cache sits
+// Compiles `ast`, specialized as `spec` says (specialization.h), for the host.
+std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast, const Specialization& spec);
+// Lowers `ast`, specialized as `spec` says, to PTX for `arch`; the caller turns it into a cubin (nvJitLink) so that the cache sits
 // between the two. `block_size` 0 lets the lowering choose (about 32 elements of the largest tile
 // per thread); else a power of two up to 1024.
 // `exp_range_test` is tile-lower-to-loops' option of that name (see Passes.td); `rewiden` runs
 // tile-rewiden-after-reduce before the lowering, and if that pass changes nothing the result has
 // no PTX (rewidened false): the compile stops after the LLVM dialect.
-GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, std::string_view arch, int block_size = 0,
-                    bool exp_range_test = true, bool rewiden = false);
+GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Specialization& spec, std::string_view arch,
+                    int block_size = 0, bool exp_range_test = true, bool rewiden = false);
 // The stack a kernel's compile runs on (the launcher starts it on a StackThread of this size,
 // execution/threads.h). Measured at the nesting the front end accepts (kMaxAstDepth,
 // frontend/ast.h): a chain of 4088 scalar adds compiled (cpu and gpu) with 2 MiB, not 1; 4088

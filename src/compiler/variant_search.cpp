@@ -87,12 +87,12 @@ std::optional<int> programs_if_half_empty(const GpuCode& code) {
 // Another variant of a kernel, compiled (compile_ptx's options) and linked; nullopt if that fails
 // (an optimization that fails only keeps the variant the kernel has) or, with `rewiden`, if
 // tile-rewiden-after-reduce found nothing to change (compile_ptx then stops before LLVM IR).
-std::optional<GpuCode> compile_variant(std::string_view kernel, const KernelAst& ast,
+std::optional<GpuCode> compile_variant(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
                                        const std::vector<DeviceFunctionUse>& calls, const std::string& arch,
                                        int threads, bool exp_range_test, bool rewiden) {
   GpuCode variant;
   try {
-    variant = compile_ptx(kernel, ast, arch, threads, exp_range_test, rewiden);
+    variant = compile_ptx(kernel, ast, spec, arch, threads, exp_range_test, rewiden);
     if (rewiden && !variant.rewidened) return std::nullopt;
     variant.cubin = link_kernel(kernel, variant.ptx, calls, arch);
   } catch (const Error&) {
@@ -199,13 +199,13 @@ void try_register_cap(std::string_view kernel, const std::vector<DeviceFunctionU
 // register cap and is kept if it fits more programs per SM. On the H200, RMSNorm over 32768-wide bf16 rows at
 // 512 threads then fits two programs per SM in 64 registers, 4.25 TB/s against 3.84 with one
 // (torch.compile: 4.16). A kernel the pass leaves unchanged (no such tile) keeps its first variant.
-void try_rewidened(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
-                   GpuCode& code) {
+void try_rewidened(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
+                   const std::vector<DeviceFunctionUse>& calls, GpuCode& code) {
   if (code.rewiden || code.exchange_free) return;
   const std::optional<int> blocks = programs_if_half_empty(code);
   if (!blocks) return;
   auto t0 = std::chrono::steady_clock::now();
-  std::optional<GpuCode> variant = compile_variant(kernel, ast, calls, code.arch,
+  std::optional<GpuCode> variant = compile_variant(kernel, ast, spec, calls, code.arch,
                                                    layout_chose_threads(code) ? 0 : code.block_size,
                                                    code.exp_range_test, /*rewiden=*/true);
   if (variant) try_register_cap(kernel, calls, *variant);
@@ -225,14 +225,14 @@ void try_rewidened(std::string_view kernel, const KernelAst& ast, const std::vec
 // that LayerNorm 4 programs of 256 threads (4.24 TB/s against 3.90 with 128 threads),
 // so the retry is no longer taken there; it stays for kernels whose interior spills under the cap.
 // Kernels with registers to spare (elementwise ones) are compiled once.
-void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
-                       GpuCode& code) {
+void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
+                       const std::vector<DeviceFunctionUse>& calls, GpuCode& code) {
   if (layout_chose_threads(code)) return;
   const std::optional<int> blocks = programs_if_half_empty(code);
   if (!blocks) return;
   auto t0 = std::chrono::steady_clock::now();
   std::optional<GpuCode> half =
-      compile_variant(kernel, ast, calls, code.arch, code.block_size / 2, code.exp_range_test, code.rewiden);
+      compile_variant(kernel, ast, spec, calls, code.arch, code.block_size / 2, code.exp_range_test, code.rewiden);
   if (!half) return;
   auto second = resources_of(half->cubin, half->ptx);
   code.stage_ms.emplace_back("fewer-threads", ms_since(t0));
@@ -276,8 +276,8 @@ int widest_global_vector_bytes(std::string_view ptx) {
 // worth one more compile at every first launch. Compiled for whole tiles
 // (whole_tiles.h), the row sum and RMSNorm at 512 threads ran within 0.06% of the static ones and
 // of Inductor's.
-void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
-                      GpuCode& code) {
+void try_more_threads(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
+                      const std::vector<DeviceFunctionUse>& calls, GpuCode& code) {
   const bool tested = !code.static_shapes && !code.whole_tiles;  // a bounds test per program
   if (tested || code.reduces != 1 || layout_chose_threads(code) || code.exchange_free || code.block_size != 256)
     return;
@@ -287,7 +287,7 @@ void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::
   // Only the PTX: the variant is linked under its cap below.
   GpuCode variant;
   try {
-    variant = compile_ptx(kernel, ast, code.arch, threads, code.exp_range_test, code.rewiden);
+    variant = compile_ptx(kernel, ast, spec, code.arch, threads, code.exp_range_test, code.rewiden);
   } catch (const Error&) {
     return done();
   }
@@ -335,9 +335,10 @@ void try_more_threads(std::string_view kernel, const KernelAst& ast, const std::
 // it in place of the first variant if it fits more programs per SM.
 class PlainExpVariant {
  public:
-  PlainExpVariant(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
-                  const GpuCode& first)
-      : kernel_(kernel), ast_(ast), calls_(calls), arch_(first.arch), t0_(std::chrono::steady_clock::now()) {
+  PlainExpVariant(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
+                  const std::vector<DeviceFunctionUse>& calls, const GpuCode& first)
+      : kernel_(kernel), ast_(ast), spec_(spec), calls_(calls), arch_(first.arch),
+        t0_(std::chrono::steady_clock::now()) {
     if (!first.has_exp_range_tests) return;
     // The same threads, or the lowering's own choice where its CTA layout chose them.
     threads_ = layout_chose_threads(first) ? 0 : first.block_size;
@@ -375,11 +376,12 @@ class PlainExpVariant {
 
  private:
   std::optional<GpuCode> compile_plain_exps(int threads) const {
-    return compile_variant(kernel_, ast_, calls_, arch_, threads, /*exp_range_test=*/false, /*rewiden=*/false);
+    return compile_variant(kernel_, ast_, spec_, calls_, arch_, threads, /*exp_range_test=*/false, /*rewiden=*/false);
   }
 
   std::string_view kernel_;
   const KernelAst& ast_;
+  const Specialization& spec_;
   const std::vector<DeviceFunctionUse>& calls_;
   std::string arch_;
   int threads_ = 0;
@@ -391,17 +393,17 @@ class PlainExpVariant {
 
 }  // namespace
 
-GpuCode compile_gpu_code(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
-                         const std::string& arch) {
-  GpuCode code = compile_ptx(kernel, ast, arch);
-  PlainExpVariant plain(kernel, ast, calls, code);
+GpuCode compile_gpu_code(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
+                         const std::vector<DeviceFunctionUse>& calls, const std::string& arch) {
+  GpuCode code = compile_ptx(kernel, ast, spec, arch);
+  PlainExpVariant plain(kernel, ast, spec, calls, code);
   auto t0 = std::chrono::steady_clock::now();
   code.cubin = link_kernel(kernel, code.ptx, calls, arch);
   code.stage_ms.emplace_back("cubin", ms_since(t0));
   try_register_cap(kernel, calls, code);
-  try_rewidened(kernel, ast, calls, code);
-  try_fewer_threads(kernel, ast, calls, code);
-  try_more_threads(kernel, ast, calls, code);
+  try_rewidened(kernel, ast, spec, calls, code);
+  try_fewer_threads(kernel, ast, spec, calls, code);
+  try_more_threads(kernel, ast, spec, calls, code);
   plain.keep_if_faster(code);
   dump_cubin(code);
   return code;

@@ -24,14 +24,15 @@
 #include <vector>
 
 #include "compiler/pipeline.h"
+#include "compiler/specialization.h"
 #include "frontend/ast.h"
 
 namespace tessera::detail {
 
-// Compiles `ast` for the GPU architecture `arch`, links it (with the device functions it calls)
+// Compiles `ast`, specialized as `spec` says, for the GPU architecture `arch`, links it (with the device functions it calls)
 // and keeps the best variant of the table above; writes the cubin with the other stages when
 // TESSERA_DUMP_DIR is set. Throws tessera::Error naming `kernel`.
-GpuCode compile_gpu_code(std::string_view kernel, const KernelAst& ast, const std::vector<DeviceFunctionUse>& calls,
-                         const std::string& arch);
+GpuCode compile_gpu_code(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
+                         const std::vector<DeviceFunctionUse>& calls, const std::string& arch);
 
 }  // namespace tessera::detail

@@ -12,37 +12,26 @@
 #include <limits>
 #include <utility>
 
+#include "frontend/ast_nodes.h"
+
 namespace tessera::detail {
 namespace {
 
 constexpr int64_t kI32Min = std::numeric_limits<int32_t>::min();
 constexpr int64_t kI32Max = std::numeric_limits<int32_t>::max();
 
-// Whether (OP DTYPE [] ...) has the type of an index: "i32 []".
+// Whether an expression has the type of an index: "i32 []".
 bool is_index_typed(const Sexp& n) {
-  return n.is_list && n.items.size() >= 3 && !n[1].is_list && n[1].atom == "i32" && n[2].is_list &&
-         n[2].bracket == '[' && n[2].items.empty();
-}
-
-// The tile sizes of a node's TYPE ("DTYPE [D0 D1 ...]" at items 1 and 2).
-std::vector<int64_t> tile_of(const Sexp& n) {
-  std::vector<int64_t> sizes;
-  for (const Sexp& d : n[2].children()) sizes.push_back(d.as_int());
-  return sizes;
-}
-
-// Tile sizes the products in holds() cannot overflow with (1 to 2^31; the compile rejects others).
-bool tile_ok(const std::vector<int64_t>& tile) {
-  return std::all_of(tile.begin(), tile.end(), [](int64_t d) { return d >= 1 && d <= (int64_t{1} << 31); });
+  if (!is_expression(n.kind)) return false;
+  const NodeType t = type_of(n);
+  return t.dtype == DType::i32 && t.shape.empty();
 }
 
 }  // namespace
 
-WholeTiles::WholeTiles(std::string_view kernel, const KernelAst& ast) : kernel_(kernel), params_(ast.params) {
-  for (const ParamInfo& p : params_)
-    if (!tile_ok(p.tile)) analyzable_ = false;
+WholeTiles::WholeTiles(const KernelAst& ast) : params_(ast.params) {
   scopes_.emplace_back();
-  if (ast.body) naming_kernel(kernel, [&] { walk(*ast.body); });
+  if (ast.body) walk(*ast.body);
 }
 
 bool WholeTiles::walked(const Sexp& n) {
@@ -63,71 +52,57 @@ int WholeTiles::add_node(Node n) {
   return static_cast<int>(nodes_.size()) - 1;
 }
 
+// The parser has checked every node's form and that each parameter a node names exists and is of
+// the kind the node needs (ast_grammar.h); tile sizes are powers of two up to 2^31, so the products
+// in holds() cannot overflow.
 void WholeTiles::walk(const Sexp& n) {
-  if (!n.is_list || !analyzable_ || walked(n)) return;
-  const std::string_view op = n.head();
-  // A parameter index, or -1 (and analyzable_ = false) for a malformed one: the front end's own
-  // checks reject the kernel then.
-  const auto param_of = [&](const Sexp& p) -> int {
-    const int64_t i = p.as_int();
-    if (i < 0 || i >= std::ssize(params_)) {
-      analyzable_ = false;
-      return -1;
-    }
-    return static_cast<int>(i);
-  };
-  if (op == "store" && n.items.size() == 3) {
-    const int q = param_of(n[1]);
-    if (q < 0) return;
-    owned_.push_back({q, params_[q].tile});
-    walk(n[2]);
-    return;
-  }
-  // Load nodes may end with a (pad ...) item, which holds no index.
-  const std::size_t size = unpadded_size(n);
-  if (op == "load" && size >= 4) {
-    Load load{param_of(n[3]), tile_of(n), {}};
-    if (load.param < 0 || !tile_ok(load.tile)) {
-      analyzable_ = false;
+  if (!analyzable_ || walked(n)) return;
+  switch (n.kind) {
+    case NodeKind::store: {
+      const StoreNode store(n);
+      owned_.push_back({store.output(), params_[store.output()].tile});
+      walk(store.value());
       return;
     }
-    for (std::size_t i = 4; i < size; ++i) load.index.push_back(index_node(n[i]));
-    if (load.index.size() != load.tile.size()) analyzable_ = false;
-    loads_.push_back(std::move(load));
-    return;
+    case NodeKind::load: {
+      // The (pad ...) item holds no index.
+      const LoadNode load(n);
+      const NodeType type = type_of(n);
+      Load entry{load.input(), std::vector<int64_t>(type.shape.begin(), type.shape.end()), {}};
+      for (const Sexp& i : load.indices()) entry.index.push_back(index_node(i));
+      if (entry.index.size() != entry.tile.size()) analyzable_ = false;
+      loads_.push_back(std::move(entry));
+      return;
+    }
+    case NodeKind::load_like: {
+      const LoadLikeNode like(n);
+      owned_.push_back({like.input(), params_[like.output()].tile});
+      return;
+    }
+    case NodeKind::own: {
+      const OwnNode own(n);
+      owned_.push_back({own.output(), params_[own.output()].tile});
+      return;
+    }
+    case NodeKind::loop: {
+      // N and the inits are outside the loop, the yields inside.
+      const LoopNode loop(n);
+      walk(loop.trip_count());
+      for (const Sexp& init : loop.inits()) walk(init);
+      loops_.push_back(&n);
+      loop_counts_.push_back(-1);
+      visible_loops_ = std::ssize(loops_);
+      scopes_.emplace_back();
+      for (const Sexp& y : loop.yields()) walk(y);
+      scopes_.pop_back();
+      loops_.pop_back();
+      loop_counts_.pop_back();
+      visible_loops_ = std::ssize(loops_);
+      return;
+    }
+    default:
+      for (const Sexp& item : subnodes(n)) walk(item);
   }
-  if (op == "load_like" && size == 5) {
-    const int p = param_of(n[3]), q = param_of(n[4]);
-    if (p < 0 || q < 0) return;
-    owned_.push_back({p, params_[q].tile});
-    return;
-  }
-  if (op == "own" && size == 4) {
-    const int q = param_of(n[3]);
-    if (q < 0) return;
-    owned_.push_back({q, params_[q].tile});
-    return;
-  }
-  if (op == "load" || op == "load_like" || op == "own") {
-    analyzable_ = false;  // malformed: the front end's own checks reject it
-    return;
-  }
-  if (op == "for" && n.items.size() == 7) {
-    // (for TYPE ID N (INIT*) (YIELD*)): N and the inits are outside the loop, the yields inside.
-    walk(n[4]);
-    walk(n[5]);
-    loops_.push_back(&n);
-    loop_counts_.push_back(-1);
-    visible_loops_ = std::ssize(loops_);
-    scopes_.emplace_back();
-    walk(n[6]);
-    scopes_.pop_back();
-    loops_.pop_back();
-    loop_counts_.pop_back();
-    visible_loops_ = std::ssize(loops_);
-    return;
-  }
-  for (const Sexp& item : n.children()) walk(item);
 }
 
 int WholeTiles::index_node(const Sexp& n) {
@@ -138,66 +113,66 @@ int WholeTiles::index_node(const Sexp& n) {
 }
 
 int WholeTiles::new_index_node(const Sexp& n) {
-  const std::string_view op = n.head();
   const auto unknown = [&] {
     analyzable_ = false;
     return -1;
   };
   if (!is_index_typed(n) || !analyzable_) return unknown();
   using Op = Node::Op;
-  const auto axis = [&](const Sexp& a) {
-    const int64_t d = a.as_int();
+  const auto axis = [&](int64_t d) {
     if (d < 0 || d > 2) analyzable_ = false;
     return d;
   };
-  if (op == "const" && n.items.size() == 4) {
-    if (n[3].is_list) return unknown();
-    const double v = parse_const(kernel_, n[3].atom);
-    if (!(v >= static_cast<double>(kI32Min) && v <= static_cast<double>(kI32Max))) return unknown();
-    return add_node({Op::constant, static_cast<int64_t>(v)});
-  }
-  if (op == "program_id" && n.items.size() == 4) return add_node({Op::program_id, axis(n[3])});
-  if (op == "num_programs" && n.items.size() == 4) return add_node({Op::num_programs, axis(n[3])});
-  if (op == "dim" && n.items.size() == 5) {
-    const int64_t p = n[3].as_int(), d = n[4].as_int();
-    if (p < 0 || p >= std::ssize(params_) || params_[p].kind == ParamInfo::Kind::scalar || d < 0 ||
-        d >= params_[p].rank)
-      return unknown();
-    return add_node({Op::dim, d, static_cast<int>(p)});
-  }
-  if (op == "arg" && n.items.size() == 4) {
-    const int64_t p = n[3].as_int();
-    if (p < 0 || p >= std::ssize(params_) || params_[p].kind != ParamInfo::Kind::scalar ||
-        params_[p].dtype != DType::i32)
-      return unknown();
-    return add_node({Op::arg, 0, static_cast<int>(p)});
-  }
-  if (op == "iv" && n.items.size() == 4) {
-    // A trip count is computed outside its loop: while reading loop L's, only the loops
-    // enclosing L are visible (a malformed count naming L's own variable would recurse forever).
-    const int64_t id = n[3].as_int();
-    if (id < 0 || id >= visible_loops_) return unknown();
-    if (loop_counts_[id] < 0) {
-      const int64_t outer = std::exchange(visible_loops_, id);
-      loop_counts_[id] = index_node((*loops_[id])[4]);
-      visible_loops_ = outer;
+  switch (n.kind) {
+    case NodeKind::constant: {
+      const double v = ConstNode(n).value();
+      if (!(v >= static_cast<double>(kI32Min) && v <= static_cast<double>(kI32Max))) return unknown();
+      return add_node({Op::constant, static_cast<int64_t>(v)});
     }
-    if (loop_counts_[id] < 0) return unknown();
-    return add_node({Op::iv, 0, -1, loop_counts_[id]});
+    case NodeKind::program_id: return add_node({Op::program_id, axis(ProgramIdNode(n).axis())});
+    case NodeKind::num_programs: return add_node({Op::num_programs, axis(NumProgramsNode(n).axis())});
+    case NodeKind::dim: {
+      const DimNode dim(n);
+      return add_node({Op::dim, dim.axis(), dim.param()});
+    }
+    case NodeKind::arg: {
+      const int p = ArgNode(n).param();
+      if (params_[p].dtype != DType::i32) return unknown();
+      return add_node({Op::arg, 0, p});
+    }
+    case NodeKind::iv: {
+      // A trip count is computed outside its loop: while reading loop L's, only the loops
+      // enclosing L are visible (a malformed count naming L's own variable would recurse forever).
+      const int64_t id = IvNode(n).loop();
+      if (id < 0 || id >= visible_loops_) return unknown();
+      if (loop_counts_[id] < 0) {
+        const int64_t outer = std::exchange(visible_loops_, id);
+        loop_counts_[id] = index_node(LoopNode(*loops_[id]).trip_count());
+        visible_loops_ = outer;
+      }
+      if (loop_counts_[id] < 0) return unknown();
+      return add_node({Op::iv, 0, -1, loop_counts_[id]});
+    }
+    case NodeKind::unary: {
+      const UnaryNode neg(n);
+      if (neg.op() != "neg") return unknown();
+      const int a = index_node(neg.operand());
+      return a < 0 ? -1 : add_node({Op::neg, 0, -1, a});
+    }
+    case NodeKind::binary: {
+      static constexpr std::pair<std::string_view, Op> kBinary[] = {
+          {"add", Op::add}, {"sub", Op::sub}, {"mul", Op::mul}, {"div", Op::div}, {"max", Op::max}, {"min", Op::min}};
+      const BinaryNode binary(n);
+      for (auto [name, op] : kBinary) {
+        if (binary.op() != name) continue;
+        const int a = index_node(binary.lhs());
+        const int b = a < 0 ? -1 : index_node(binary.rhs());
+        return b < 0 ? -1 : add_node({op, 0, -1, a, b});
+      }
+      return unknown();
+    }
+    default: return unknown();
   }
-  if (op == "neg" && n.items.size() == 4) {
-    const int a = index_node(n[3]);
-    return a < 0 ? -1 : add_node({Op::neg, 0, -1, a});
-  }
-  static constexpr std::pair<std::string_view, Op> kBinary[] = {
-      {"add", Op::add}, {"sub", Op::sub}, {"mul", Op::mul}, {"div", Op::div}, {"max", Op::max}, {"min", Op::min}};
-  for (auto [name, binary] : kBinary) {
-    if (op != name || n.items.size() != 5) continue;
-    const int a = index_node(n[3]);
-    const int b = a < 0 ? -1 : index_node(n[4]);
-    return b < 0 ? -1 : add_node({binary, 0, -1, a, b});
-  }
-  return unknown();
 }
 
 bool WholeTiles::holds(std::span<const ArgDesc> args, const std::array<int64_t, 3>& grid) const {

@@ -23,8 +23,6 @@
 #include <array>
 #include <cstdint>
 #include <span>
-#include <string>
-#include <string_view>
 #include <vector>
 
 #include "frontend/ast.h"
@@ -36,9 +34,9 @@ namespace tessera::detail {
 
 class WholeTiles {
  public:
-  // Reads the kernel's accesses and their index expressions from `ast` (parsed by parse_ast);
-  // throws tessera::Error naming `kernel` on a malformed constant.
-  WholeTiles(std::string_view kernel, const KernelAst& ast);
+  // Reads the kernel's accesses and their index expressions from `ast` (parsed, and so checked
+  // against the grammar, by parse_ast).
+  explicit WholeTiles(const KernelAst& ast);
 
   // True if every tile that a program of `grid` (programs along each axis) accesses lies wholly
   // inside its tensor, for these arguments. False for a kernel with an index it cannot bound, for
@@ -77,7 +75,6 @@ class WholeTiles {
   bool walked(const Sexp& n);             // whether walk() met n in this scope; marks it met
   int known_index(const Sexp& n) const;   // index_node(n) in this scope, or -1
 
-  std::string kernel_;  // for messages
   std::vector<ParamInfo> params_;
   std::vector<Node> nodes_;
   std::vector<Load> loads_;

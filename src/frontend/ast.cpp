@@ -3,7 +3,9 @@
 // The text comes from our own compile-time serializer, so errors here mean a version mismatch or a
 // bug; they are still reported as tessera::Error (never a crash) with the offending position. The
 // parser builds the DAG of ast.h bottom-up: each list is looked up by its bracket and its items,
-// which are shared nodes already, so the parse costs time linear in the text. The parser and every
+// which are shared nodes already, so the parse costs time linear in the text. A new list gets the
+// kind its head names and is checked against the grammar (ast_grammar.h) as it closes, its items
+// having been checked before it; once the parameters are read, their uses are. The parser and every
 // walker of the tree recurse once per level of the DAG: its depth is bounded (kMaxAstDepth), and
 // the launcher runs them on a stack of known size (kCompilerStackBytes).
 #include "frontend/ast.h"
@@ -16,6 +18,8 @@
 #include <deque>
 #include <string>
 
+#include "frontend/ast_grammar.h"
+#include "frontend/ast_nodes.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -87,23 +91,37 @@ class Parser {
       Sexp s;
       s.atom = atom;
       s.text = atom;
+      auto [end, ec] = std::from_chars(atom.data(), atom.data() + atom.size(), s.value);
+      s.is_integer = ec == std::errc() && end == atom.data() + atom.size();
       n = &nodes_.emplace_back(std::move(s));
     }
     return n;
   }
   // (let ID EXPR) is EXPR's node, (ref TYPE ID) that of let ID's EXPR, any other list the one node
-  // of its bracket and items (which are already shared nodes).
+  // of its bracket and items (which are already shared nodes), checked against the grammar when
+  // it is new.
   const Sexp* shared_list(Sexp&& s) {
-    if (s.bracket == '(' && s.head() == "let") return bind(s);
-    if (s.bracket == '(' && s.head() == "ref") return resolve(s);
+    if (s.bracket == '(') {
+      s.kind = s.items.empty() || s.items[0]->is_list ? NodeKind::group : node_kind_named(s.head());
+      if (s.kind == NodeKind::none) fail(fmt::format("unknown node '{}'", s.head()));
+    }
+    if (s.kind == NodeKind::let) return bind(s);
+    if (s.kind == NodeKind::ref) return resolve(s);
     // The walkers recurse through shared nodes as through nested text: bound the DAG's depth.
     for (const Sexp* item : s.items) s.depth = std::max(s.depth, item->depth + 1);
     if (s.depth > kMaxAstDepth) fail(fmt::format("expressions nested deeper than {}", kMaxAstDepth));
     auto& lists = s.bracket == '(' ? lists_ : shapes_;
     if (auto it = lists.find(s.items); it != lists.end()) return it->second;
+    check(s);
     const Sexp* n = &nodes_.emplace_back(std::move(s));
     lists.try_emplace(n->items, n);  // the key views the node's own items
     return n;
+  }
+  // A node that does not conform to the grammar is an error naming it and its form.
+  void check(const Sexp& s) {
+    if (s.kind == NodeKind::none) return;  // a shape: its parent's field checks it
+    if (std::string what = check_node(s); !what.empty())
+      fail(fmt::format("'{}' is not {}: {}", s.text.substr(0, 80), signature(s.kind), what));
   }
   // (let ID EXPR): IDs count 0, 1, 2, ... in the order in which the lets open in the text; each
   // is bound when it closes.
@@ -115,22 +133,23 @@ class Parser {
   const Sexp* bind(const Sexp& s) {
     const std::size_t id = open_lets_.back();
     open_lets_.pop_back();
-    if (s.items.size() != 3 || s[1].is_list || !s[2].is_list) fail("expected (let ID EXPR)");
-    if (s[1].atom != std::to_string(id)) fail(fmt::format("let {} where let {} was expected", s[1].atom, id));
-    lets_[id] = s.items[2];
-    return s.items[2];
+    if (!check_node(s).empty()) fail("expected (let ID EXPR)");
+    const int64_t named = s.items[position(NodeKind::let, "ID")]->value;
+    if (named != static_cast<int64_t>(id)) fail(fmt::format("let {} where let {} was expected", named, id));
+    lets_[id] = s.items[position(NodeKind::let, "EXPR")];
+    return lets_[id];
   }
   // (ref DTYPE [DIMS] ID): a let earlier in the text, of that type.
   const Sexp* resolve(const Sexp& s) {
-    if (s.items.size() != 4 || s[1].is_list || !s[2].is_list || s[3].is_list) fail("expected (ref TYPE ID)");
-    std::string_view id = s[3].atom;
-    std::size_t i = 0;
-    auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), i);
-    if (ec != std::errc() || end != id.data() + id.size() || i >= lets_.size() || !lets_[i])
-      fail(fmt::format("ref {} before its let", id));
-    const Sexp* e = lets_[i];
-    if (e->items.size() < 3 || e->items[1] != s.items[1] || e->items[2] != s.items[2])
-      fail(fmt::format("ref {} of type {} {} to a let of another type", s[3].atom, s[1].text, s[2].text));
+    if (!check_node(s).empty()) fail("expected (ref TYPE ID)");
+    const Sexp& id = *s.items[position(NodeKind::ref, "ID")];
+    const std::size_t type = position(NodeKind::ref, "TYPE");
+    if (id.value < 0 || id.value >= std::ssize(lets_) || !lets_[id.value])
+      fail(fmt::format("ref {} before its let", id.atom));
+    const Sexp* e = lets_[id.value];
+    if (e->items[kTypePosition] != s.items[type] || e->items[kTypePosition + 1] != s.items[type + 1])
+      fail(fmt::format("ref {} of type {} {} to a let of another type", id.atom, s.items[type]->text,
+                       s.items[type + 1]->text));
     return e;
   }
 
@@ -151,23 +170,9 @@ class Parser {
 
 }  // namespace
 
-const Sexp& Sexp::operator[](std::size_t i) const {
-  if (!is_list || i >= items.size())
-    throw MalformedNode(fmt::format("node '{}' has no item {}", text.substr(0, 80), i));
-  return *items[i];
-}
-
 std::string_view Sexp::head() const {
   if (!is_list || items.empty() || items[0]->is_list) return {};
   return items[0]->atom;
-}
-
-int64_t Sexp::as_int() const {
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(atom.data(), atom.data() + atom.size(), v);
-  if (is_list || ec != std::errc() || p != atom.data() + atom.size())
-    throw MalformedNode(fmt::format("expected an integer, got '{}'", text.substr(0, 80)));
-  return v;
 }
 
 DType parse_dtype(std::string_view kernel, std::string_view name) {
@@ -179,70 +184,45 @@ DType parse_dtype(std::string_view kernel, std::string_view name) {
   bad(kernel, fmt::format("unknown dtype '{}'", name));
 }
 
-double parse_const(std::string_view kernel, std::string_view hex) {
+std::optional<double> hex_double(std::string_view hex) {
   uint64_t bits = 0;
-  if (hex.size() != 18 || !hex.starts_with("0x")) bad(kernel, fmt::format("bad constant '{}'", hex));
+  if (hex.size() != 18 || !hex.starts_with("0x")) return std::nullopt;
   auto [end, ec] = std::from_chars(hex.data() + 2, hex.data() + hex.size(), bits, 16);
-  if (ec != std::errc() || end != hex.data() + hex.size()) bad(kernel, fmt::format("bad constant '{}'", hex));
+  if (ec != std::errc() || end != hex.data() + hex.size()) return std::nullopt;
   return std::bit_cast<double>(bits);
 }
 
-bool is_padding_item(const Sexp& n) { return n.head() == "pad"; }
-
-std::size_t unpadded_size(const Sexp& n) {
-  const bool padded = n.items.size() > 1 && is_padding_item(*n.items.back());
-  return n.items.size() - (padded ? 1 : 0);
+double parse_const(std::string_view kernel, std::string_view hex) {
+  std::optional<double> v = hex_double(hex);
+  if (!v) bad(kernel, fmt::format("bad constant '{}'", hex));
+  return *v;
 }
 
-std::optional<double> load_padding(std::string_view kernel, const Sexp& n) {
-  if (unpadded_size(n) == n.items.size()) return std::nullopt;
-  const Sexp& pad = *n.items.back();
-  if (pad.items.size() != 2 || pad[1].is_list) bad(kernel, fmt::format("bad padding '{}'", pad.text));
-  return parse_const(kernel, pad[1].atom);
-}
-
-// A function-try-block: Sexp's accessors throw MalformedNode, named here.
-KernelAst parse_ast(std::string_view kernel, std::string_view text) try {
+KernelAst parse_ast(std::string_view kernel, std::string_view text) {
   KernelAst ast;
   ast.text = text;
   auto nodes = std::make_shared<std::deque<Sexp>>();
   ast.root = Parser(kernel, text, *nodes).parse();
-  ast.nodes = std::move(nodes);
-  const Sexp& r = *ast.root;
-  if (r.head() != "kernel" || r.items.size() != 3 || r[1].head() != "params" || r[2].head() != "body")
-    bad(kernel, "expected (kernel (params ...) (body ...))");
-  const Sexp& params = r[1];
-  for (std::size_t i = 1; i < params.items.size(); ++i) {
-    const Sexp& p = params[i];
+  if (ast.root->kind != NodeKind::kernel) bad(kernel, "expected (kernel (params ...) (body ...))");
+  const KernelNode root(*ast.root);
+  for (const Sexp& p : root.params()) {
+    const ParamNode param(p);
     ParamInfo info{};
-    std::string_view kind = p.head();
-    if (kind == "out" && p.items.size() == 4 && p[3].is_list && p[3].bracket == '[') {
-      info.kind = ParamInfo::Kind::out;
-      info.dtype = parse_dtype(kernel, p[1].atom);
-      info.rank = static_cast<int>(p[2].as_int());
-      for (const Sexp& d : p[3].children()) info.tile.push_back(d.as_int());
-      if (static_cast<int>(info.tile.size()) != info.rank) bad(kernel, "output tile rank");
-      for (int64_t d : info.tile)
-        if (d < 1 || d > (int64_t{1} << 31) || !std::has_single_bit(static_cast<uint64_t>(d)))
-          bad(kernel, fmt::format("output tile size {} is not a power of two up to 2^31", d));
-    } else if (kind == "in" && p.items.size() == 3) {
-      info.kind = ParamInfo::Kind::in;
-      info.dtype = parse_dtype(kernel, p[1].atom);
-      info.rank = static_cast<int>(p[2].as_int());
-    } else if (kind == "scalar" && p.items.size() == 2) {
-      info.kind = ParamInfo::Kind::scalar;
-      info.dtype = parse_dtype(kernel, p[1].atom);
-    } else {
-      bad(kernel, fmt::format("bad parameter '{}'", p.text));
-    }
-    if (info.kind != ParamInfo::Kind::scalar && (info.rank < 1 || info.rank > 4))
+    info.kind = p.kind == NodeKind::out ? ParamInfo::Kind::out
+                : p.kind == NodeKind::in ? ParamInfo::Kind::in
+                                         : ParamInfo::Kind::scalar;
+    info.dtype = parse_dtype(kernel, param.dtype());
+    if (info.kind != ParamInfo::Kind::scalar && (param.rank() < 1 || param.rank() > 4))
       bad(kernel, "tensor rank must be 1..4");
+    info.rank = static_cast<int>(param.rank());
+    for (int64_t d : param.tile()) info.tile.push_back(d);
+    if (info.kind == ParamInfo::Kind::out && std::ssize(info.tile) != info.rank) bad(kernel, "output tile rank");
     ast.params.push_back(std::move(info));
   }
-  ast.body = &r[2];
+  check_parameter_uses(kernel, *nodes, ast.params);
+  ast.body = &root.body();
+  ast.nodes = std::move(nodes);
   return ast;
-} catch (const MalformedNode& e) {
-  bad(kernel, e.what());
 }
 
 }  // namespace tessera::detail
@@ -253,23 +233,10 @@ namespace {
 // Visits each node of the DAG once (`seen`).
 void collect_calls(std::string_view kernel, const Sexp& n, std::vector<DeviceFunctionUse>& out,
                    llvm::DenseSet<const Sexp*>& seen) {
-  if (!n.is_list || !seen.insert(&n).second) return;
-  if (n.head() == "call") {
-    auto bad = [&](std::string_view what) {
-      throw Error(fmt::format("tessera: kernel '{}': malformed AST (device call: {})", kernel, what));
-    };
-    if (n.items.size() < 6 || n[3].is_list || n[4].is_list || n[5].is_list) bad("too few parts");
-    std::string_view lang = n[4].atom, hex = n[5].atom;
-    if (lang != "cuda" && lang != "ptx") bad("unknown language");
-    if (hex.size() % 2 != 0) bad("odd code length");
-    DeviceFunctionUse use{std::string(n[3].atom), lang == "ptx", {}};
-    use.code.reserve(hex.size() / 2);
-    for (std::size_t i = 0; i < hex.size(); i += 2) {
-      unsigned byte = 0;
-      auto [end, ec] = std::from_chars(hex.data() + i, hex.data() + i + 2, byte, 16);
-      if (ec != std::errc() || end != hex.data() + i + 2) bad("code is not hex");
-      use.code.push_back(static_cast<char>(byte));
-    }
+  if (!seen.insert(&n).second) return;
+  if (n.kind == NodeKind::call) {
+    const CallNode call(n);
+    DeviceFunctionUse use{std::string(call.name()), call.is_ptx(), call.code()};
     auto same = std::find_if(out.begin(), out.end(), [&](const DeviceFunctionUse& u) { return u.name == use.name; });
     if (same == out.end()) {
       out.push_back(std::move(use));
@@ -278,7 +245,7 @@ void collect_calls(std::string_view kernel, const Sexp& n, std::vector<DeviceFun
                               kernel, use.name));
     }
   }
-  for (const Sexp& c : n.children()) collect_calls(kernel, c, out, seen);
+  for (const Sexp& c : subnodes(n)) collect_calls(kernel, c, out, seen);
 }
 
 }  // namespace
@@ -286,55 +253,8 @@ void collect_calls(std::string_view kernel, const Sexp& n, std::vector<DeviceFun
 std::vector<DeviceFunctionUse> device_functions(std::string_view kernel, const KernelAst& ast) {
   std::vector<DeviceFunctionUse> out;
   llvm::DenseSet<const Sexp*> seen;
-  if (ast.body) naming_kernel(kernel, [&] { collect_calls(kernel, *ast.body, out, seen); });
+  if (ast.body) collect_calls(kernel, *ast.body, out, seen);
   return out;
-}
-
-void parse_static_shapes(std::string_view kernel, std::string_view text, KernelAst& ast) {
-  auto fail = [&](std::string_view what) {
-    throw Error(fmt::format("tessera: kernel '{}': malformed static shapes '{}' ({})", kernel, text, what));
-  };
-  auto numbers = [&](llvm::StringRef s, char sep) {
-    llvm::SmallVector<llvm::StringRef> parts;
-    s.split(parts, sep);
-    std::vector<int64_t> v;
-    for (llvm::StringRef part : parts) {
-      int64_t n = 0;
-      if (part.getAsInteger(10, n)) fail(fmt::format("'{}' is not an integer", std::string_view(part)));
-      v.push_back(n);
-    }
-    return v;
-  };
-  auto [shapes, grid] = llvm::StringRef(text).rsplit('@');
-  if (grid.empty()) fail("no grid");
-  ast.static_grid = numbers(grid, ',');
-  if (ast.static_grid.size() != 3 || std::any_of(ast.static_grid.begin(), ast.static_grid.end(),
-                                                 [](int64_t g) { return g < 1; }))
-    fail("the grid needs three positive sizes");
-  llvm::SmallVector<llvm::StringRef> params;
-  shapes.split(params, ';');
-  if (params.size() != ast.params.size())
-    fail(fmt::format("{} parameters for a kernel of {}", params.size(), ast.params.size()));
-  ast.static_tensors.assign(params.size(), {});
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    bool scalar = ast.params[i].kind == ParamInfo::Kind::scalar;
-    if (params[i] == "-") {
-      if (!scalar) fail(fmt::format("parameter {} is a tensor", i));
-      continue;
-    }
-    llvm::SmallVector<llvm::StringRef> fields;
-    params[i].split(fields, ':');
-    if (scalar || fields.size() != 3) fail(fmt::format("parameter {}", i));
-    KernelAst::StaticTensor& t = ast.static_tensors[i];
-    if (fields[0].getAsInteger(10, t.offset)) fail(fmt::format("'{}' is not an integer", std::string_view(fields[0])));
-    t.sizes = numbers(fields[1], 'x');
-    t.strides = numbers(fields[2], 'x');
-    if (t.offset < 0 || std::ssize(t.sizes) != ast.params[i].rank ||
-        t.strides.size() != t.sizes.size() ||
-        std::any_of(t.sizes.begin(), t.sizes.end(), [](int64_t s) { return s < 0; }))
-      fail(fmt::format("parameter {} needs an offset, {} sizes and {} strides", i, ast.params[i].rank,
-                       ast.params[i].rank));
-  }
 }
 
 }  // namespace tessera::detail

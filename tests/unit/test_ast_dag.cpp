@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "frontend/ast.h"
+#include "frontend/ast_nodes.h"
 
 using namespace tessera;
 
@@ -192,6 +193,11 @@ static void loops_compute_right(Target target) {
 TESSERA_TARGET_TEST_CASE("loops with several results, values used after a loop, one body for two loops", "[dag]",
                          loops_compute_right)
 
+// The value the kernel's first statement stores.
+static const detail::Sexp& stored_value(const detail::KernelAst& ast) {
+  return detail::StoreNode(*detail::BodyNode(*ast.body).statements().begin()).value();
+}
+
 TEST_CASE("the parser makes one node of each distinct subtree, from lets or from a plain tree", "[dag][ast]") {
   const std::string plain =
       "(kernel (params (out f32 1 [128]) (in f32 1)) (body (store 0 (add f32 [128] (mul f32 [128] (exp f32 [128] "
@@ -203,19 +209,19 @@ TEST_CASE("the parser makes one node of each distinct subtree, from lets or from
   for (const std::string& text : {plain, dag}) {
     INFO(text);
     detail::KernelAst ast = detail::parse_ast("dag", text);
-    const detail::Sexp& add = (*ast.body)[1][2];
-    const detail::Sexp& mul = add[3];
-    CHECK(&mul[3] == &mul[4]);
-    CHECK(&mul[3] == &add[4]);
-    CHECK(mul[3].head() == "exp");
+    const detail::BinaryNode add(stored_value(ast));
+    const detail::BinaryNode mul(add.lhs());
+    CHECK(&mul.lhs() == &mul.rhs());
+    CHECK(&mul.lhs() == &add.rhs());
+    CHECK(mul.lhs().head() == "exp");
   }
   // Lets take their IDs in the order they open; an outer let is bound when it closes.
   detail::KernelAst nested = detail::parse_ast(
       "dag", "(kernel (params (out f32 1 [128]) (in f32 1)) (body (store 0 (add f32 [128] (let 0 (mul f32 [128] "
              "(let 1 (exp f32 [128] (load_like f32 [128] 1 0))) (ref f32 [128] 1))) (ref f32 [128] 0)))))");
-  const detail::Sexp& sum = (*nested.body)[1][2];
-  CHECK(&sum[3] == &sum[4]);
-  CHECK(&sum[3][3] == &sum[3][4]);
+  const detail::BinaryNode sum(stored_value(nested));
+  CHECK(&sum.lhs() == &sum.rhs());
+  CHECK(&detail::BinaryNode(sum.lhs()).lhs() == &detail::BinaryNode(sum.lhs()).rhs());
   auto rejects = [](const std::string& body, const std::string& what) {
     const std::string text = "(kernel (params (out f32 1 [128]) (in f32 1)) (body (store 0 " + body + ")))";
     CHECK_THROWS_WITH(detail::parse_ast("bad_dag", text), Catch::Contains("bad_dag") && Catch::Contains(what));
@@ -227,7 +233,7 @@ TEST_CASE("the parser makes one node of each distinct subtree, from lets or from
   rejects("(add f32 [128] (let 0 (exp f32 [128] (load_like f32 [128] 1 0))) (ref f32 [64] 0))", "another type");
   rejects("(let 0 (exp f32 [128] (ref f32 [128] 0)))", "ref 0 before its let");
   rejects("(add f32 [128] (let 0) (load_like f32 [128] 1 0))", "expected (let ID EXPR)");
-  rejects("(add f32 [128] (let 0 (exp f32 [128] (load_like f32 [128] 1 0))) (ref f32 [128] x))", "before its let");
+  rejects("(add f32 [128] (let 0 (exp f32 [128] (load_like f32 [128] 1 0))) (ref f32 [128] x))", "expected (ref TYPE ID)");
 }
 
 TEST_CASE("a chain of 2000 elementwise operations compiles for the CPU and sm_90 within a minute", "[dag][compile]") {

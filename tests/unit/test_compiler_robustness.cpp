@@ -247,7 +247,7 @@ Outcome outcome_of(const std::function<void()>& f, const std::string& name) {
 // Parses `text` and walks the tree as the launcher does; true if it parsed.
 bool parse_and_walk(std::string_view name, const std::string& text) {
   detail::KernelAst ast = detail::parse_ast(name, text);
-  detail::WholeTiles check(name, ast);
+  detail::WholeTiles check(ast);
   (void)detail::device_functions(name, ast);
   return true;
 }
@@ -429,7 +429,7 @@ TEST_CASE("robustness: an expression nested just under kMaxAstDepth compiles and
   detail::KernelAst ast = parse_on_compiler_stack("deep_sum", text);
   std::string ptx;
   detail::run_with_stack(
-      detail::kCompilerStackBytes, [&] { ptx = detail::compile_ptx("deep_sum", ast, "sm_90").ptx; }, "a test");
+      detail::kCompilerStackBytes, [&] { ptx = detail::compile_ptx("deep_sum", ast, detail::Specialization{}, "sm_90").ptx; }, "a test");
   CHECK(ptx.find(".entry") != std::string::npos);
 }
 

@@ -16,6 +16,7 @@
 
 #include "compiler/whole_tiles.h"
 #include "frontend/ast.h"
+#include "frontend/ast_nodes.h"
 
 using namespace tessera;
 using Catch::Matchers::Contains;
@@ -381,25 +382,26 @@ TEST_CASE("padding: the (pad ...) item is read back; malformed ones are named", 
       "(kernel (params (out f32 1 [128]) (in f32 1)) (body (store 0 (add f32 [128] "
       "(load_like f32 [128] 1 0 (pad 0xfff0000000000000)) (load_like f32 [128] 1 0)))))";
   detail::KernelAst ast = detail::parse_ast("k", text);
-  const detail::Sexp& add = (*ast.body)[1][2];
-  CHECK(detail::unpadded_size(add[3]) == 5);
-  CHECK(detail::load_padding("k", add[3]) == -std::numeric_limits<double>::infinity());
-  CHECK(detail::unpadded_size(add[4]) == 5);
-  CHECK_FALSE(detail::load_padding("k", add[4]).has_value());
+  const detail::StoreNode store(*detail::BodyNode(*ast.body).statements().begin());
+  const detail::BinaryNode add(store.value());
+  const detail::LoadLikeNode padded(add.lhs()), plain(add.rhs());
+  CHECK(padded.input() == 1);
+  CHECK(padded.output() == 0);
+  CHECK(padded.padding() == -std::numeric_limits<double>::infinity());
+  CHECK(plain.output() == 0);
+  CHECK_FALSE(plain.padding().has_value());
   for (std::string_view bad : {"(pad)", "(pad 0x12)", "(pad (x) 0xfff0000000000000)", "(pad 1 2)"}) {
     std::string t = "(kernel (params (out f32 1 [128]) (in f32 1)) (body (store 0 (load_like f32 [128] 1 0 " +
                     std::string(bad) + "))))";
-    detail::KernelAst a = detail::parse_ast("k", t);
     INFO(bad);
-    CHECK_THROWS_WITH(detail::load_padding("k", (*a.body)[1][2]),
-                      Contains("kernel 'k'") && Contains("malformed AST"));
+    CHECK_THROWS_WITH(detail::parse_ast("k", t), Contains("kernel 'k'") && Contains("malformed AST"));
   }
 }
 
 TEST_CASE("padding: the whole-tiles check and the launcher's checks see through the padding", "[padding][whole]") {
   auto check = [](const auto& k, const auto&... args) {
     using K = std::remove_cvref_t<decltype(k)>;
-    detail::WholeTiles w(k.name(), detail::parse_ast(k.name(), K::template ast<decltype(args)...>()));
+    detail::WholeTiles w(detail::parse_ast(k.name(), K::template ast<decltype(args)...>()));
     std::array<detail::ArgDesc, sizeof...(args)> descs{detail::to_arg(args)...};
     const detail::ArgDesc& out = descs[0];
     std::array<int64_t, 3> grid{1, 1, 1};

@@ -20,7 +20,7 @@ using exec_test::random_tensor;
 // The check of kernel `k` for arguments of these types.
 template <class K, class... A>
 detail::WholeTiles check_of(const K& k, const A&...) {
-  return detail::WholeTiles(k.name(), detail::parse_ast(k.name(), K::template ast<A...>()));
+  return detail::WholeTiles(detail::parse_ast(k.name(), K::template ast<A...>()));
 }
 
 // What the check answers for a launch of `k` with `args` (the grid of its first output).

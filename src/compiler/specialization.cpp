@@ -1,0 +1,102 @@
+// specialization.cpp: a launch's Specialization, its hash and its key text (specialization.h).
+#include "compiler/specialization.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "compiler/kernels.h"
+
+namespace tessera::detail {
+namespace {
+
+using Kind = ArgDesc::Kind;
+
+// Our device and host allocations are at least 64-byte aligned; a view's offset into its storage
+// and foreign device memory (`gpu`: on GPU targets) are checked.
+ArgLayout layout_of(const ArgDesc& a, bool gpu) {
+  if (a.kind == Kind::scalar) return ArgLayout::scalar;
+  if (a.strides[a.rank - 1] != 1) return ArgLayout::strided;
+  const auto bytes = static_cast<int64_t>(dtype_size(a.dtype));
+  bool aligned = (a.offset * bytes) % 16 == 0;
+  if (gpu && a.storage->foreign_device()) aligned = aligned && a.storage->mirror->address() % 16 == 0;
+  for (int d = 0; d + 1 < a.rank; ++d) aligned = aligned && (a.strides[d] * bytes) % 16 == 0;
+  return aligned ? ArgLayout::aligned : ArgLayout::contiguous;
+}
+
+char letter(ArgLayout l) {
+  switch (l) {
+    case ArgLayout::scalar: return '-';
+    case ArgLayout::strided: return 's';
+    case ArgLayout::contiguous: return 'c';
+    case ArgLayout::aligned: return 'a';
+  }
+  return 's';
+}
+
+}  // namespace
+
+void specialize(std::span<const ArgDesc> args, Target target, bool static_shapes, Specialization& spec) {
+  spec.shapes.reset();
+  spec.whole_tiles = false;
+  spec.layouts.resize_for_overwrite(args.size());
+  const bool gpu = is_gpu(target);
+  for (std::size_t i = 0; i < args.size(); ++i) spec.layouts[i] = layout_of(args[i], gpu);
+  if (!static_shapes) return;
+  StaticShapes& shapes = spec.shapes.emplace();
+  const ArgDesc* first_out = nullptr;
+  for (const ArgDesc& a : args) {
+    StaticTensor& t = shapes.tensors.emplace_back();
+    if (a.kind == Kind::scalar) continue;
+    const auto rank = static_cast<std::size_t>(a.rank);
+    t.offset = a.offset;
+    t.sizes.assign(a.shape.begin(), a.shape.begin() + rank);
+    t.strides.assign(a.strides.begin(), a.strides.begin() + rank);
+    if (a.kind == Kind::out && !first_out) first_out = &a;
+  }
+  // The grid is that of the first output (check_args rejects launches whose outputs disagree);
+  // tile.grid counts at least one program per axis (an empty launch runs none anyway).
+  if (first_out) shapes.grid = partition_grid(*first_out).dims;
+  for (int64_t& g : shapes.grid) g = std::max<int64_t>(g, 1);
+}
+
+std::string Specialization::key_text() const {
+  std::string s;
+  for (ArgLayout l : layouts) s += letter(l);
+  if (shapes) {
+    s += '|';
+    for (std::size_t i = 0; i < shapes->tensors.size(); ++i) {
+      const StaticTensor& t = shapes->tensors[i];
+      if (i) s += ';';
+      if (t.sizes.empty()) {
+        s += '-';
+        continue;
+      }
+      s += fmt::format("{}:{}:{}", t.offset, fmt::join(t.sizes, "x"), fmt::join(t.strides, "x"));
+    }
+    s += fmt::format("@{}", fmt::join(shapes->grid, ","));
+  }
+  if (whole_tiles) s += "/whole";
+  return s;
+}
+
+std::size_t Specialization::hash() const {
+  // Two bits per layout, rotated in: the launch path hashes a few arguments without a call.
+  std::size_t h = layouts.size();
+  for (ArgLayout l : layouts) h = (h << 2 | h >> 62) ^ static_cast<std::size_t>(l);
+  const auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+  if (whole_tiles) mix(1);
+  if (shapes) {
+    for (const StaticTensor& t : shapes->tensors) {
+      mix(static_cast<uint64_t>(t.offset));
+      for (int64_t v : t.sizes) mix(static_cast<uint64_t>(v));
+      for (int64_t v : t.strides) mix(static_cast<uint64_t>(v));
+    }
+    for (int64_t g : shapes->grid) mix(static_cast<uint64_t>(g));
+  }
+  return h;
+}
+
+}  // namespace tessera::detail
