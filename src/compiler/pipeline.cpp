@@ -395,8 +395,12 @@ llvm::ModulePassManager cpu_entry(const std::string& symbol) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Stage optimize (gpu): LLVM's O3, then the rewrites that must follow it ("ll").
+// Stage optimize ("ll"): LLVM's O2 on the CPU; on the GPU O3, then the rewrites that must follow it.
 // ---------------------------------------------------------------------------------------------
+llvm::ModulePassManager optimize_cpu(llvm::PassBuilder& pb) {
+  return pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+}
+
 llvm::ModulePassManager optimize_gpu(llvm::PassBuilder& pb, const GpuCode& code) {
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   // Divisions by one value share its reciprocal (the optimizer would merge them back).
@@ -409,7 +413,7 @@ llvm::ModulePassManager optimize_gpu(llvm::PassBuilder& pb, const GpuCode& code)
   mpm.addPass(llvmir::LaunchCommentsPass({code.ctas_per_program, code.programs_per_cta, code.dynamic_shared_bytes}));
   // Read-only pointer parameters noalias: loads through them take ld.global.nc.
   mpm.addPass(llvmir::MarkReadOnlyNoAliasPass(code.symbol));
-  // The wait for the grids the kernel depends on (griddepcontrol, sm_90 and later), in an entry block of its own.
+  // The wait for the grids the kernel depends on (griddepcontrol, sm_90 and later), in its own entry block.
   mpm.addPass(llvmir::GridDependencyWaitPass(code.symbol, gpu_arch(code.arch)->grid_dependency_control));
   // Where programs share CTAs, those past the end of the grid return after that wait.
   if (code.programs_per_cta > 1)
@@ -616,9 +620,7 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
   if (!tm) throw Error("tessera: cannot create the host target machine: " + llvm::toString(tm.takeError()));
   m->setDataLayout((*tm)->createDataLayout());
   m->setTargetTriple((*tm)->getTargetTriple());
-  run_llvm_passes(*m, tm->get(), [](llvm::PassBuilder& pb) {
-    return pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
-  });
+  run_llvm_passes(*m, tm->get(), optimize_cpu);
   verify(kernel, *m);
   dump.write("ll", to_string(*m));
 

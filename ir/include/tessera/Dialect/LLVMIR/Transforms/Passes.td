@@ -17,8 +17,9 @@ def LLVMLoadCacheHints : Pass<"llvm-load-cache-hints", "::mlir::ModuleOp"> {
   let description = [{
     Guarantees: a load is rewritten only when no store of the kernel can
     reach the memory it reads, and then reads the same bits through the
-    read-only data path with an L2 eviction policy; a kernel whose writes
-    cannot all be traced is left unchanged.
+    read-only data path with an L2 eviction policy (and the parameters it
+    reads are marked `llvm.noalias` and `llvm.readonly`); a kernel whose
+    writes cannot all be traced is left unchanged.
 
     Runs on the LLVM dialect form of gpu kernels (`llvm.func` carrying
     `tile.kernel`, after the conversion to the LLVM dialect). Every aligned 4-, 8- or
