@@ -15,8 +15,8 @@
 
 #include "ThreadMapping.h"
 
-#include "tessera/Dialect/Tile/IR/TileDialect.h"
 #include "tessera/Conversion/TileToLoops/TileToLoops.h"
+#include "tessera/Dialect/Tile/IR/TileDialect.h"
 #include "tessera/Dialect/Tile/Utils/KernelUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
