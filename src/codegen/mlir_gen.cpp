@@ -459,7 +459,7 @@ class MlirGen {
     if (op == "sqrt") return mlir::math::SqrtOp::create(b_, loc_, x);
     if (op == "rsqrt") return mlir::math::RsqrtOp::create(b_, loc_, x);
     if (op == "tanh") return mlir::math::TanhOp::create(b_, loc_, x);
-    // The approximate functions: the same ops marked `afn` (tile-math-to-nvvm picks the fast forms).
+    // The approximate functions: the same ops marked `afn` (convert-math-to-nvvm picks the fast forms).
     auto afn = mlir::arith::FastMathFlagsAttr::get(&ctx_, mlir::arith::FastMathFlags::afn);
     if (op == "fast_exp") return mlir::math::ExpOp::create(b_, loc_, x, afn);
     if (op == "fast_sqrt") return mlir::math::SqrtOp::create(b_, loc_, x, afn);

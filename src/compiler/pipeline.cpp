@@ -1,11 +1,24 @@
-// pipeline.cpp: runs the compiler stages declared in pipeline.h.
+// pipeline.cpp: the compiler's stages (pipeline.h), each a list of typed pass calls.
 //
-// One MLIRContext per compile (no threading inside it: machines are small and kernels are small).
-// Diagnostics are collected and turned into tessera::Error; passes verify their input first, so
-// LLVM never sees IR it could abort on. The LLVM targets used are initialised once per process.
-// GPU kernels begin by waiting for the grids they depend on (griddepcontrol), so that the runtime
-// may launch them programmatically (add_grid_dependency_wait); where programs share CTAs, those
-// past the end of the grid then return (skip_programs_past_the_end).
+// The table of contents, in the order a compile runs it (dump file names in quotes, see
+// docs/debugging.md; the passes and why each runs are in docs/compiler.md):
+//
+//   to_tile_ir       the AST as tile IR (codegen/mlir_gen.h)                      "tile.mlir"
+//   to_loops         tile passes, the conversion to per-thread loops, cleanups     "loops.mlir"
+//   to_llvm_dialect  the upstream conversions to the LLVM dialect, L2 hints (gpu)  "llvm-dialect.mlir"
+//   to_llvm_ir       the translation to LLVM IR; the CPU entry point (cpu)
+//   optimize         LLVM's O3 (gpu: then the rewrites that must follow it) or O2  "ll"
+//   to_ptx           NVPTX code generation (gpu)                                   "ptx"
+//   to_object        host code generation, frames measured (cpu); the ORC JIT links it
+//
+// compile_ptx and compile_cpu at the end of the file run them. The passes are tessera's (ir/:
+// Dialect/Tile, Conversion, Dialect/LLVMIR for MLIR, LLVMIR/Transforms for LLVM IR) and MLIR's and
+// LLVM's own, added by their creation functions with typed options.
+//
+// One MLIRContext per compile (no threading inside it: machines are small and kernels are small),
+// with the dialects of tessera/Registration.h. Diagnostics are collected and turned into
+// tessera::Error; passes verify their input first, so LLVM never sees IR it could abort on. The LLVM
+// targets used are initialised once per process.
 #include "compiler/pipeline.h"
 
 #include <fmt/format.h>
@@ -24,68 +37,51 @@
 #include <optional>
 
 #include "codegen/mlir_gen.h"
-#include "compiler/bf16_widening.h"
-#include "compiler/shared_divisors.h"
-#include "compiler/sink_pure_ops.h"
 #include "driver/gpu_arch.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
-#include "llvm/IR/IRBuilder.h"
-#include "llvm/IR/InlineAsm.h"
-#include "llvm/IR/Instructions.h"
-#include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Support/ErrorHandling.h"
-#include "llvm/Support/MathExtras.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
-#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
-#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
-#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
-#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
-#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
-#include "mlir/Conversion/Passes.h"
-#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Arith/Transforms/Passes.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
+#include "tessera/Conversion/Passes.h"
+#include "tessera/Dialect/LLVMIR/Transforms/Passes.h"
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
+#include "tessera/LLVMIR/Transforms/Passes.h"
+#include "tessera/Registration.h"
 #include "tessera/errors.h"
 
 namespace tessera::detail {
 namespace {
+
+namespace llvmir = mlir::tessera::llvmir;
+namespace tile = mlir::tessera::tile;
+using mlir::tessera::tile::TileDialect;
 
 // The kernel this thread compiles (CompileScope), named by the errors LLVM's handlers throw.
 thread_local const std::string_view* compiling_kernel = nullptr;
@@ -146,15 +142,6 @@ void initialize_llvm_once() {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
-    mlir::registerSCFToControlFlowPass();
-    mlir::registerConvertMathToLLVMPass();
-    mlir::registerConvertMathToLibmPass();
-    mlir::registerReconcileUnrealizedCastsPass();
-    mlir::registerConvertToLLVMPass();
-    mlir::memref::registerExpandStridedMetadataPass();
-    mlir::registerCanonicalizerPass();
-    mlir::registerCSEPass();
-    mlir::tessera::tile::registerTilePasses();
   });
 }
 
@@ -196,20 +183,7 @@ class Dumper {
 
 mlir::DialectRegistry make_registry() {
   mlir::DialectRegistry registry;
-  registry.insert<mlir::func::FuncDialect, mlir::arith::ArithDialect, mlir::math::MathDialect,
-                  mlir::scf::SCFDialect, mlir::memref::MemRefDialect, mlir::index::IndexDialect,
-                  mlir::cf::ControlFlowDialect, mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect,
-                  mlir::vector::VectorDialect, mlir::tessera::tile::TileDialect>();
-  mlir::arith::registerConvertArithToLLVMInterface(registry);
-  mlir::cf::registerConvertControlFlowToLLVMInterface(registry);
-  mlir::registerConvertFuncToLLVMInterface(registry);
-  mlir::index::registerConvertIndexToLLVMInterface(registry);
-  mlir::registerConvertMathToLLVMInterface(registry);
-  mlir::registerConvertMemRefToLLVMInterface(registry);
-  mlir::vector::registerConvertVectorToLLVMInterface(registry);
-  mlir::registerBuiltinDialectTranslation(registry);
-  mlir::registerLLVMDialectTranslation(registry);
-  mlir::registerNVVMDialectTranslation(registry);
+  mlir::tessera::registerAllDialects(registry);
   return registry;
 }
 
@@ -280,83 +254,23 @@ class LlvmDiagnostics {
   uint64_t frame_bytes_ = 0;
 };
 
-// Runs a textual pass pipeline on the module; a failure becomes a tessera::Error.
-void run_passes(std::string_view kernel, mlir::ModuleOp module, const std::string& pipeline,
-                std::string_view target, DiagnosticCollector& diags) {
+// Runs the passes `add` puts on a pass manager over the module; a failure becomes a
+// tessera::Error naming the target. TESSERA_PRINT_IR=1 prints the IR after every pass.
+void run_passes(std::string_view kernel, mlir::ModuleOp module, std::string_view target, DiagnosticCollector& diags,
+                llvm::function_ref<void(mlir::OpPassManager&)> add) {
   mlir::PassManager pm(module->getName());
-  if (mlir::failed(mlir::parsePassPipeline(pipeline, pm)))
-    throw Error(fmt::format("tessera: kernel '{}': internal error: bad pass pipeline '{}'", kernel, pipeline));
+  add(pm);
   if (const char* p = std::getenv("TESSERA_PRINT_IR"); p && *p == '1') pm.enableIRPrinting();
   if (mlir::failed(pm.run(module)))
     throw Error(fmt::format("tessera: kernel '{}': the compiler rejected the kernel for target {}:\n{}", kernel,
                             target, diags.messages()));
 }
 
-// On the CPU target, f32 <-> bf16 conversions become integer arithmetic (MLIR's expansion: the
-// f32 -> bf16 rounding to nearest even by a rounding bias, NaN to a quiet NaN). The x86 backend
-// would otherwise use the host's conversion instructions where it has them (AVX512-BF16), which
-// flush subnormal results to zero: the GPU's cvt.rn.bf16.f32 keeps them (a softmax of bf16 rows
-// has results near 6e-39 where the row holds max - 88).
-void expand_bf16_conversions(std::string_view kernel, mlir::ModuleOp module) {
-  mlir::RewritePatternSet patterns(module.getContext());
-  mlir::arith::populateExpandBFloat16Patterns(patterns);
-  if (mlir::failed(mlir::applyPatternsGreedily(module, std::move(patterns))))
-    throw Error(fmt::format("tessera: kernel '{}': internal error: the bf16 conversions did not converge", kernel));
-}
-
-// tile IR -> loops (stage "loops.mlir") -> LLVM dialect (stage "llvm-dialect.mlir"). `target` is
-// "cpu" or the GPU architecture ("sm_90"), which errors name.
-// On GPU targets the lowering chooses the block size per kernel (block-size=0: about 32 elements of
-// the largest tile per thread, between 32 and 512 threads) unless the caller gives one, and records
-// it as tile.block_size; with block-size=0 it may also run the program of a kernel whose threads
-// never exchange data as several CTAs of 256 threads (tile.ctas_per_program, see ThreadMapping.h).
-// On GPU targets, loads from read-only parameters finally get the L2 policy evict_last
-// (tile-load-cache-hints: the written lines are evicted first); a reduction's streamed loads get
-// evict_first (its stream passes through L2 without displacing other data). A scratch over 48 KiB
-// is dynamic shared memory, up to `max_shared_bytes` (tile.dynamic_shared_bytes, see Passes.td).
-void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target,
-                           const Dumper& dump, DiagnosticCollector& diags, StageClock& clock, int block_size = 0,
-                           bool exp_range_test = true, bool rewiden = false, int max_shared_bytes = 48 * 1024) {
-  bool cpu = target == "cpu";
-  // tile-hoist-loads issues loads from read-only arguments before the reductions (and barriers) that
-  // precede their first use; tile-version-interior tests once per program whether all its tiles are
-  // in bounds, so that the common case has no ragged paths (and no waits for loads at their joins).
-  // With `rewiden` (a launcher variant), tile-rewiden-after-reduce first keeps bf16 tiles across
-  // the reductions that they feed and widens them again after (fewer registers across them).
-  std::string to_loops =
-      cpu ? std::string("tile-hoist-loads,tile-version-interior,tile-lower-to-loops{target=cpu},canonicalize,cse,"
-                        "tile-promote-private-arrays,tile-cpu-workspace")
-          : fmt::format("tile-hoist-loads,{}tile-version-interior,"
-                        "tile-lower-to-loops{{target=gpu block-size={} ctas-per-program={} exp-range-test={} "
-                        "max-shared-bytes={}}},"
-                        "canonicalize,cse,tile-promote-private-arrays,"
-                        "tile-math-to-nvvm",
-                        rewiden ? "tile-rewiden-after-reduce," : "", block_size, block_size == 0 ? 0 : 1,
-                        exp_range_test, max_shared_bytes);
-  run_passes(kernel, module, to_loops, target, diags);
-  if (cpu) expand_bf16_conversions(kernel, module);
-  clock.mark("loops");
-  dump.write_ir("loops.mlir", module);
-  // One conversion to the LLVM dialect for every dialect left (convert-to-llvm, through each
-  // dialect's ConvertToLLVMPatternInterface, registered in make_registry): one walk instead of a
-  // pass per dialect, which took twice as long. On the CPU target, math ops that LLVM has
-  // intrinsics for become those first, the rest libm calls.
-  std::string to_llvm = fmt::format(
-      "convert-scf-to-cf,{}expand-strided-metadata,convert-to-llvm,reconcile-unrealized-casts{}",
-      cpu ? "convert-math-to-llvm,convert-math-to-libm," : "", cpu ? "" : ",tile-load-cache-hints");
-  run_passes(kernel, module, to_llvm, target, diags);
-  clock.mark("llvm-dialect");
-  dump.write_ir("llvm-dialect.mlir", module);
-}
-
-std::unique_ptr<llvm::Module> translate(std::string_view kernel, mlir::ModuleOp module, llvm::LLVMContext& llctx,
-                                        DiagnosticCollector& diags) {
-  std::unique_ptr<llvm::Module> m = mlir::translateModuleToLLVMIR(module, llctx);
-  if (!m) throw Error(fmt::format("tessera: kernel '{}': translation to LLVM IR failed:\n{}", kernel, diags.messages()));
-  return m;
-}
-
-void optimize(llvm::Module& m, llvm::TargetMachine* tm, llvm::OptimizationLevel level) {
+// Runs the LLVM passes `build` makes with a PassBuilder for `tm` (null: no target) over `m`. A pass
+// that rejects the module reports an error diagnostic (collected by LlvmDiagnostics) and leaves it
+// unchanged: the caller then throws.
+void run_llvm_passes(llvm::Module& m, llvm::TargetMachine* tm,
+                     llvm::function_ref<llvm::ModulePassManager(llvm::PassBuilder&)> build) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -367,123 +281,206 @@ void optimize(llvm::Module& m, llvm::TargetMachine* tm, llvm::OptimizationLevel 
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
+  llvm::ModulePassManager mpm = build(pb);
   mpm.run(m, mam);
 }
 
-// Adds `void <symbol>_packed(ptr argv)` that loads each parameter of <symbol> from argv[i].
-void add_packed_wrapper(llvm::Module& m, const std::string& symbol) {
-  llvm::Function* f = m.getFunction(symbol);
-  if (!f) throw Error(fmt::format("tessera: internal error: kernel function '{}' not found in LLVM IR", symbol));
-  llvm::LLVMContext& c = m.getContext();
-  auto* ptr = llvm::PointerType::getUnqual(c);
-  auto* wrapper_ty = llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr}, false);
-  auto* w = llvm::Function::Create(wrapper_ty, llvm::Function::ExternalLinkage, symbol + "_packed", m);
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", w));
-  llvm::SmallVector<llvm::Value*> args;
-  for (llvm::Argument& a : f->args()) {
-    llvm::Value* slot = b.CreateConstGEP1_64(ptr, w->getArg(0), a.getArgNo());
-    llvm::Value* p = b.CreateLoad(ptr, slot);
-    args.push_back(b.CreateLoad(a.getType(), p));
+// Throws the errors LLVM's passes or code generator reported for the kernel, if any (`what`: who).
+void throw_llvm_errors(std::string_view kernel, const LlvmDiagnostics& diags, std::string_view what) {
+  if (!diags.errors().empty())
+    throw Error(fmt::format("tessera: kernel '{}': {} rejected the kernel:\n{}", kernel, what, diags.errors()));
+}
+
+void verify(std::string_view kernel, const llvm::Module& m) {
+  if (llvm::verifyModule(m, &llvm::errs()))
+    throw Error(fmt::format("tessera: kernel '{}': internal error: invalid LLVM IR", kernel));
+}
+
+// The target of one compile and the launcher's variant of it: what selects the lowering.
+struct Lowering {
+  bool cpu = false;
+  int block_size = 0;                // gpu: threads per CTA; 0 = chosen per kernel
+  bool exp_range_test = true;        // gpu: convert-tile-to-loops' exp-range-test
+  bool rewiden = false;              // gpu: run tile-rewiden-after-reduce (a launcher variant)
+  int max_shared_bytes = 48 * 1024;  // gpu: the shared memory a CTA may use (the device's opt-in limit)
+};
+
+// ---------------------------------------------------------------------------------------------
+// Stage to_loops: tile IR -> scalar loops over each thread's private arrays ("loops.mlir").
+// ---------------------------------------------------------------------------------------------
+void to_loops(mlir::OpPassManager& pm, const Lowering& l) {
+  // Loads from read-only arguments issued before the reductions and barriers that precede their use.
+  pm.addPass(tile::createTileHoistLoads());
+  // (variant) bf16 tiles kept across the reductions they feed and widened again after them.
+  if (l.rewiden) pm.addPass(tile::createTileRewidenAfterReduce());
+  // One bounds test per program: programs wholly in bounds run no ragged paths.
+  pm.addPass(tile::createTileVersionInterior());
+  // The conversion: per-thread code; on gpu the block size and the CTAs of a program chosen per
+  // kernel (block-size=0) unless the caller gives the block size, scratch over 48 KiB in dynamic
+  // shared memory up to max-shared-bytes.
+  mlir::tessera::ConvertTileToLoopsOptions loops;
+  loops.target = l.cpu ? "cpu" : "gpu";
+  if (!l.cpu) {
+    loops.blockSize = l.block_size;
+    loops.ctasPerProgram = l.block_size == 0 ? 0 : 1;
+    loops.expRangeTest = l.exp_range_test;
+    loops.maxSharedBytes = l.max_shared_bytes;
   }
-  b.CreateCall(f, args);
-  b.CreateRetVoid();
+  pm.addPass(mlir::tessera::createConvertTileToLoops(loops));
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  // Private arrays read and written at constant indices become SSA values (most of a small kernel's ops).
+  pm.addPass(tile::createTilePromotePrivateArrays());
+  if (l.cpu) {
+    // Private arrays a host thread's stack cannot hold move to a per-thread workspace.
+    pm.addPass(tile::createTileCpuWorkspace());
+    // bf16 conversions as integer arithmetic: x86's instructions flush subnormals, the GPU's do not.
+    pm.addPass(tile::createTileExpandBF16Conversions());
+  } else {
+    // Math that NVPTX cannot select as PTX approximations and polynomials (no libdevice).
+    pm.addPass(mlir::tessera::createConvertMathToNVVM());
+  }
 }
 
-// Defines __truncsfbf2 (f32 -> bf16, round to nearest even, NaN to a quiet NaN: as
-// float_to_bf16_bits in dtype.h) in a CPU kernel's module. x86 without AVX512-BF16 holds bf16
-// values in registers (a bf16 scalar parameter, a select or loop phi of bf16 scalars) promoted to
-// f32 and truncates them back with a call to __truncsfbf2, which compiler-rt and libgcc 13 define
-// but older libgccs (Debian 12's) do not: the JIT then failed to link such kernels ("Symbols not
-// found: [ __truncsfbf2 ]"). The module's own definition is found first.
-void define_bf16_truncation(llvm::Module& m) {
-  if (m.getFunction("__truncsfbf2")) return;
-  llvm::LLVMContext& c = m.getContext();
-  auto* i32 = llvm::Type::getInt32Ty(c);
-  auto* ty = llvm::FunctionType::get(llvm::Type::getBFloatTy(c), {llvm::Type::getFloatTy(c)}, false);
-  auto* f = llvm::Function::Create(ty, llvm::Function::ExternalLinkage, "__truncsfbf2", m);
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", f));
-  llvm::Value* x = b.CreateBitCast(f->getArg(0), i32);
-  llvm::Value* high = b.CreateLShr(x, 16);
-  llvm::Value* bias = b.CreateAdd(b.CreateAnd(high, 1), llvm::ConstantInt::get(i32, 0x7fff));
-  llvm::Value* rounded = b.CreateLShr(b.CreateAdd(x, bias), 16);
-  llvm::Value* nan = b.CreateICmpUGT(b.CreateAnd(x, 0x7fffffff), llvm::ConstantInt::get(i32, 0x7f800000));
-  llvm::Value* bits = b.CreateSelect(nan, b.CreateOr(high, 0x40), rounded);
-  b.CreateRet(b.CreateBitCast(b.CreateTrunc(bits, llvm::Type::getInt16Ty(c)), llvm::Type::getBFloatTy(c)));
+// ---------------------------------------------------------------------------------------------
+// Stage to_llvm_dialect: loops -> the LLVM dialect ("llvm-dialect.mlir").
+// ---------------------------------------------------------------------------------------------
+void to_llvm_dialect(mlir::OpPassManager& pm, const Lowering& l) {
+  pm.addPass(mlir::createSCFToControlFlowPass());
+  if (l.cpu) {
+    // Math ops that LLVM has intrinsics for become those, the rest libm calls.
+    pm.addPass(mlir::createConvertMathToLLVMPass());
+    pm.addPass(mlir::createConvertMathToLibmPass());
+  }
+  pm.addPass(mlir::memref::createExpandStridedMetadataPass());
+  // One conversion for every dialect left, through each dialect's ConvertToLLVMPatternInterface
+  // (registerAllDialects): one walk instead of a pass per dialect, which took twice as long.
+  pm.addPass(mlir::createConvertToLLVMPass());
+  pm.addPass(mlir::createReconcileUnrealizedCastsPass());
+  // Loads from read-only parameters get an L2 policy: evict_last, or evict_first on a reduction's
+  // streams.
+  if (!l.cpu) pm.addPass(mlir::tessera::createLLVMLoadCacheHints());
 }
 
-// Marks the kernel's pointer parameters that it only reads (readonly/readnone, as inferred by the
-// optimizer) noalias, so that NVPTX selects ld.global.nc (the read-only data path) for loads through
-// them. Sound because the launcher never lets an output alias an input: no memory a read-only
-// parameter points to is written during the kernel, whatever else aliases it.
-// Occupancy (nvvm.minctasm) is deliberately not requested: measured on the H200 with 512-thread
-// rows, a cap of 3 CTAs per SM made RMSNorm 10% faster but LayerNorm 1.8x slower (it spills).
-void mark_read_only_noalias(llvm::Module& m, const std::string& symbol) {
-  llvm::Function* f = m.getFunction(symbol);
-  if (!f) return;
-  for (llvm::Argument& a : f->args())
-    if (a.getType()->isPointerTy() && a.onlyReadsMemory() && !a.hasNoAliasAttr())
-      a.addAttr(llvm::Attribute::NoAlias);
+// Runs to_loops and to_llvm_dialect on the module, with their dumps and clock marks. `target` is
+// "cpu" or the GPU architecture ("sm_90"), which errors name.
+void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target, const Lowering& l,
+                           const Dumper& dump, DiagnosticCollector& diags, StageClock& clock) {
+  run_passes(kernel, module, target, diags, [&](mlir::OpPassManager& pm) { to_loops(pm, l); });
+  clock.mark("loops");
+  dump.write_ir("loops.mlir", module);
+  run_passes(kernel, module, target, diags, [&](mlir::OpPassManager& pm) { to_llvm_dialect(pm, l); });
+  clock.mark("llvm-dialect");
+  dump.write_ir("llvm-dialect.mlir", module);
 }
 
-// Makes the kernel wait for the grids it depends on before anything else: a new entry block
-// (holding the static allocas, which must stay in the entry block) runs
-//   griddepcontrol.launch_dependents;  the next kernel may be launched now (it waits in turn),
-//   griddepcontrol.wait;               every prerequisite grid has ended, its writes are visible,
-// then branches to the old entry. Launches and graph edges may then be programmatic (see
-// cuda_driver.h), which overlaps a dependent kernel's launch with the end of the one before it;
-// without them both instructions do nothing. The wait is inline asm with a memory clobber, and in a
-// block of its own: the optimizer has run already, and instruction selection, which works block by
-// block, cannot move loads from read-only (constant to it) parameters above it. Targets before
-// sm_90 have no griddepcontrol (and their launches are never programmatic): the entry block is made
-// all the same, without the instructions, as skip_programs_past_the_end expects it.
-void add_grid_dependency_wait(llvm::Module& m, const std::string& symbol, bool grid_dependency_control) {
-  llvm::Function* f = m.getFunction(symbol);
-  if (!f || f->empty()) return;
-  llvm::LLVMContext& c = m.getContext();
-  llvm::BasicBlock* old_entry = &f->getEntryBlock();
-  llvm::BasicBlock* entry = llvm::BasicBlock::Create(c, "wait_for_prerequisite_grids", f, old_entry);
-  llvm::IRBuilder<> b(entry);
-  for (llvm::Instruction& i : llvm::make_early_inc_range(*old_entry))
-    if (auto* a = llvm::dyn_cast<llvm::AllocaInst>(&i); a && a->isStaticAlloca()) a->moveBefore(entry->end());
-  auto* asm_type = llvm::FunctionType::get(llvm::Type::getVoidTy(c), false);
-  b.SetInsertPoint(entry);
-  if (grid_dependency_control)
-    b.CreateCall(llvm::InlineAsm::get(asm_type, "griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;",
-                                      "~{memory}", /*hasSideEffects=*/true));
-  b.CreateBr(old_entry);
+// ---------------------------------------------------------------------------------------------
+// Stage to_llvm_ir: the LLVM dialect -> LLVM IR.
+// ---------------------------------------------------------------------------------------------
+std::unique_ptr<llvm::Module> to_llvm_ir(std::string_view kernel, mlir::ModuleOp module, llvm::LLVMContext& llctx,
+                                         DiagnosticCollector& diags) {
+  std::unique_ptr<llvm::Module> m = mlir::translateModuleToLLVMIR(module, llctx);
+  if (!m) throw Error(fmt::format("tessera: kernel '{}': translation to LLVM IR failed:\n{}", kernel, diags.messages()));
+  return m;
 }
 
-// Programs sharing a CTA (GpuCode::programs_per_cta, see ThreadMapping.h): the last CTA along x
-// holds programs past the end of the grid when the programs per CTA do not divide it. After the
-// wait for the prerequisite grids (add_grid_dependency_wait's entry block, which must run first), a program
-// ctaid.x * (ntid.x / T) + tid.x / T at or past the number of programs along x (the kernel's last
-// parameter, which the launcher appends) returns at once, instead of running the edge copy with
-// every access masked (on an H200, a chain of two-program kernels took 0.99 us per launch with six
-// such programs running beside them).
-void skip_programs_past_the_end(std::string_view kernel, llvm::Module& m, const GpuCode& code) {
-  if (code.programs_per_cta <= 1) return;
-  llvm::Function* f = m.getFunction(code.symbol);
-  auto* wait = f && !f->empty() ? llvm::dyn_cast<llvm::BranchInst>(f->getEntryBlock().getTerminator()) : nullptr;
-  if (!wait || wait->isConditional() || f->arg_empty() || !f->getArg(f->arg_size() - 1)->getType()->isIntegerTy(32))
-    throw Error(fmt::format("tessera: kernel '{}': internal error: no program count after the arguments", kernel));
-  llvm::LLVMContext& c = m.getContext();
-  llvm::BasicBlock* past = llvm::BasicBlock::Create(c, "program_past_the_end", f);
-  llvm::ReturnInst::Create(c, past);
-  // The program id and the count are read before the wait (the inline asm, a memory clobber that
-  // the parameter load cannot cross), so that only the branch follows it on the path from the end
-  // of the prerequisite grids to this program's work.
-  llvm::Instruction* first = &*f->getEntryBlock().getFirstNonPHIOrDbgOrAlloca();
-  llvm::IRBuilder<> b(first);
-  const unsigned t_log2 = llvm::Log2_32(static_cast<unsigned>(code.block_size / code.programs_per_cta));
-  llvm::Value* cta = b.CreateIntrinsic(b.getInt32Ty(), llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, {});
-  llvm::Value* ntid = b.CreateIntrinsic(b.getInt32Ty(), llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, {});
-  llvm::Value* tid = b.CreateIntrinsic(b.getInt32Ty(), llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {});
-  llvm::Value* program = b.CreateAdd(b.CreateMul(cta, b.CreateLShr(ntid, t_log2)), b.CreateLShr(tid, t_log2));
-  llvm::Value* inside = b.CreateICmpULT(program, f->getArg(f->arg_size() - 1));
-  b.SetInsertPoint(wait);
-  b.CreateCondBr(inside, wait->getSuccessor(0), past);
-  wait->eraseFromParent();
+// On the CPU target, before the optimizer (and before the module has a data layout).
+llvm::ModulePassManager cpu_entry(const std::string& symbol) {
+  llvm::ModulePassManager mpm;
+  // `void <symbol>_packed(ptr argv)`: the one signature the launcher calls (CpuKernel::run).
+  mpm.addPass(llvmir::PackedWrapperPass(symbol));
+  // __truncsfbf2, which x86 code generation calls and Debian 12's libgcc lacks.
+  mpm.addPass(llvmir::DefineBF16TruncationPass());
+  return mpm;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage optimize ("ll"): LLVM's O2 on the CPU; on the GPU O3, then the rewrites that must follow it.
+// ---------------------------------------------------------------------------------------------
+llvm::ModulePassManager optimize_cpu(llvm::PassBuilder& pb) {
+  return pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+}
+
+llvm::ModulePassManager optimize_gpu(llvm::PassBuilder& pb, const GpuCode& code) {
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  // Divisions by one value share its reciprocal (the optimizer would merge them back).
+  mpm.addPass(llvmir::ShareDivisorsPass(code.symbol));
+  // A bf16 of a packed pair widened by one integer op instead of a split and a cvt.
+  mpm.addPass(llvmir::WidenBF16PairsPass(code.symbol));
+  // (rewiden variant) Each chunk's work moved next to its store: one chunk live at a time.
+  if (code.rewiden) mpm.addPass(llvmir::SinkPureOpsPass(code.symbol));
+  // How programs map to CTAs, as comments for readers of the PTX.
+  mpm.addPass(llvmir::LaunchCommentsPass({code.ctas_per_program, code.programs_per_cta, code.dynamic_shared_bytes}));
+  // Read-only pointer parameters noalias: loads through them take ld.global.nc.
+  mpm.addPass(llvmir::MarkReadOnlyNoAliasPass(code.symbol));
+  // The wait for the grids the kernel depends on (griddepcontrol, sm_90 and later), in its own entry block.
+  mpm.addPass(llvmir::GridDependencyWaitPass(code.symbol, gpu_arch(code.arch)->grid_dependency_control));
+  // Where programs share CTAs, those past the end of the grid return after that wait.
+  if (code.programs_per_cta > 1)
+    mpm.addPass(llvmir::SkipProgramsPastTheEndPass(
+        code.symbol, static_cast<unsigned>(code.block_size / code.programs_per_cta)));
+  return mpm;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage to_ptx: LLVM IR -> PTX ("ptx").
+// ---------------------------------------------------------------------------------------------
+// The NVPTX target machine for `arch`. PTX ISA pinned at 9.0: the CUDA 13.0 driver and nvJitLink
+// reject 9.1. A multiply feeding an add is contracted into one fma (one rounding instead of two), as
+// nvcc does by default (--fmad=true).
+std::unique_ptr<llvm::TargetMachine> nvptx_target_machine(const std::string& arch) {
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target) throw Error("tessera: NVPTX target unavailable: " + err);
+  llvm::TargetOptions options;
+  options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, arch, "+ptx90", options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!tm) throw Error(fmt::format("tessera: cannot create an NVPTX target machine for {}", arch));
+  return tm;
+}
+
+std::string to_ptx(std::string_view kernel, llvm::Module& m, llvm::TargetMachine& tm, const LlvmDiagnostics& diags) {
+  llvm::SmallString<0> ptx;
+  {
+    llvm::raw_svector_ostream os(ptx);
+    llvm::legacy::PassManager pm;
+    if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+      throw Error("tessera: the NVPTX target cannot emit PTX");
+    pm.run(m);
+  }
+  throw_llvm_errors(kernel, diags, "the NVPTX code generator");
+  return std::string(ptx.str());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stage to_object (cpu): LLVM IR -> an object file, its frames measured.
+// ---------------------------------------------------------------------------------------------
+// "warn-stack-size"="0" reports every function's frame to LlvmDiagnostics; stack probes make a
+// frame that still overran its thread's stack fault on the guard page instead of writing past it.
+llvm::SmallVector<char, 0> to_object(std::string_view kernel, llvm::Module& m, llvm::TargetMachine& tm,
+                                     const LlvmDiagnostics& diags) {
+  run_llvm_passes(m, nullptr, [](llvm::PassBuilder&) {
+    llvm::ModulePassManager mpm;
+    mpm.addPass(llvmir::StackChecksPass());
+    return mpm;
+  });
+  throw_llvm_errors(kernel, diags, "tessera-stack-checks");
+  llvm::SmallVector<char, 0> object;
+  {
+    llvm::raw_svector_ostream os(object);
+    llvm::legacy::PassManager pm;
+    if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+      throw Error("tessera: the host target cannot emit object files");
+    pm.run(m);
+  }
+  throw_llvm_errors(kernel, diags, "the host code generator");
+  if (diags.frame_bytes() > kMaxCpuFrameBytes)
+    throw Error(fmt::format("tessera: kernel '{}': a program of the CPU target needs {} bytes of stack, more than the "
+                            "{} allowed (its values do not fit the registers and the frame)",
+                            kernel, diags.frame_bytes(), kMaxCpuFrameBytes));
+  return object;
 }
 
 class JitCpuKernel : public CpuKernel {
@@ -506,6 +503,29 @@ std::string to_string(const llvm::Module& m) {
   llvm::raw_string_ostream os(s);
   m.print(os, nullptr);
   return s;
+}
+
+// What the lowering chose for a GPU kernel, read from the attributes convert-tile-to-loops and
+// tile-version-interior left on its function.
+void read_lowering(std::string_view kernel, mlir::LLVM::LLVMFuncOp fn, const Specialization& spec, GpuCode& code) {
+  auto threads = fn->getAttrOfType<mlir::IntegerAttr>(TileDialect::getBlockSizeAttrName());
+  if (!threads) throw Error(fmt::format("tessera: kernel '{}': internal error: no block size", kernel));
+  code.block_size = static_cast<int>(threads.getInt());
+  if (auto ctas = fn->getAttrOfType<mlir::IntegerAttr>(TileDialect::getCtasPerProgramAttrName()))
+    code.ctas_per_program = static_cast<int>(ctas.getInt());
+  if (auto programs = fn->getAttrOfType<mlir::IntegerAttr>(TileDialect::getProgramsPerCtaAttrName()))
+    code.programs_per_cta = static_cast<int>(programs.getInt());
+  if (auto shared = fn->getAttrOfType<mlir::IntegerAttr>(TileDialect::getDynamicSharedBytesAttrName()))
+    code.dynamic_shared_bytes = static_cast<int>(shared.getInt());
+  // A kernel compiled for static shapes counts as unversioned: where its launch has whole tiles
+  // only, LLVM folds the interior test away (the grid's range on the CTA ids) and no edge copy is
+  // left for the launcher's register probes (register_cap.h) to cut off; they measure it whole.
+  code.static_shapes = spec.shapes.has_value();
+  code.whole_tiles = spec.whole_tiles;
+  code.versioned = fn->hasAttr(TileDialect::getVersionedAttrName()) && !code.static_shapes;
+  code.exchange_free = fn->hasAttr(TileDialect::getExchangeFreeAttrName());
+  code.rewidened = fn->hasAttr(TileDialect::getRewidenedAttrName());
+  code.has_exp_range_tests = fn->hasAttr(TileDialect::getExpRangeTestedAttrName());
 }
 
 }  // namespace
@@ -535,15 +555,14 @@ std::optional<int> number_after(std::string_view ptx, std::string_view marker, i
 
 }  // namespace
 
-
 int block_size_of_ptx(std::string_view ptx) { return number_after(ptx, ".maxntid").value_or(kGpuBlockSize); }
 
-int ctas_per_program_of_ptx(std::string_view ptx) { return number_after(ptx, kCtasPerProgramComment).value_or(1); }
+int ctas_per_program_of_ptx(std::string_view ptx) { return number_after(ptx, llvmir::kCtasPerProgramComment).value_or(1); }
 
-int programs_per_cta_of_ptx(std::string_view ptx) { return number_after(ptx, kProgramsPerCtaComment).value_or(1); }
+int programs_per_cta_of_ptx(std::string_view ptx) { return number_after(ptx, llvmir::kProgramsPerCtaComment).value_or(1); }
 
 int dynamic_shared_bytes_of_ptx(std::string_view ptx) {
-  return number_after(ptx, kDynamicSharedBytesComment, std::numeric_limits<int32_t>::max()).value_or(0);
+  return number_after(ptx, llvmir::kDynamicSharedBytesComment, std::numeric_limits<int32_t>::max()).value_or(0);
 }
 
 int max_shared_bytes_of_arch(std::string_view arch) {
@@ -558,11 +577,9 @@ int64_t programs_per_cta_of_launch(int64_t programs_per_cta, int64_t programs_al
 
 // The CPU target: the lowered kernel (its private arrays beyond 128 KiB of stack in a workspace,
 // tile-cpu-workspace) is optimized at O2 and compiled to an object file here, where the frames the
-// code generator lays out are measured ("warn-stack-size"="0" reports every function's frame to
-// LlvmDiagnostics; stack probes make a frame that still overran its thread's stack fault on the
-// guard page instead of writing past it); the ORC JIT then only links that object. A kernel whose
-// frames exceed kMaxCpuFrameBytes is rejected. The target machine mirrors the one LLJIT makes for
-// JITLink (PIC, small code model).
+// code generator lays out are measured (to_object); the ORC JIT then only links that object. A
+// kernel whose frames exceed kMaxCpuFrameBytes is rejected. The target machine mirrors the one
+// LLJIT makes for JITLink (PIC, small code model).
 std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst& ast, const Specialization& spec) {
   if (auto calls = device_functions(kernel, ast); !calls.empty())
     throw Error(fmt::format("tessera: kernel '{}': calls the device function '{}' ({}), which only GPU targets "
@@ -578,20 +595,24 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
   mlir::MLIRContext ctx(make_registry(), mlir::MLIRContext::Threading::DISABLED);
   ctx.loadAllAvailableDialects();
   DiagnosticCollector diags(ctx);
+
+  // to_tile_ir, to_loops, to_llvm_dialect
   auto module = generate_tile_ir(ctx, kernel, ast, spec);
   dump.write_ir("tile.mlir", *module);
-  lower_to_llvm_dialect(kernel, *module, "cpu", dump, diags, clock);
+  lower_to_llvm_dialect(kernel, *module, "cpu", Lowering{.cpu = true}, dump, diags, clock);
   std::size_t workspace_bytes = 0;
   if (auto fn = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(symbol))
-    if (auto bytes = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tessera::tile::TileDialect::getWorkspaceBytesAttrName()))
+    if (auto bytes = fn->getAttrOfType<mlir::IntegerAttr>(TileDialect::getWorkspaceBytesAttrName()))
       workspace_bytes = static_cast<std::size_t>(bytes.getInt());
 
+  // to_llvm_ir
   auto llctx = std::make_unique<llvm::LLVMContext>();
   LlvmDiagnostics llvm_diags(*llctx);
-  std::unique_ptr<llvm::Module> m = translate(kernel, *module, *llctx, diags);
-  add_packed_wrapper(*m, symbol);
-  define_bf16_truncation(*m);
+  std::unique_ptr<llvm::Module> m = to_llvm_ir(kernel, *module, *llctx, diags);
+  run_llvm_passes(*m, nullptr, [&](llvm::PassBuilder&) { return cpu_entry(symbol); });
+  throw_llvm_errors(kernel, llvm_diags, "the CPU entry point's passes");
 
+  // optimize
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) throw Error("tessera: cannot detect the host target: " + llvm::toString(jtmb.takeError()));
   jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
@@ -599,35 +620,16 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
   if (!tm) throw Error("tessera: cannot create the host target machine: " + llvm::toString(tm.takeError()));
   m->setDataLayout((*tm)->createDataLayout());
   m->setTargetTriple((*tm)->getTargetTriple());
-  optimize(*m, tm->get(), llvm::OptimizationLevel::O2);
-  if (llvm::verifyModule(*m, &llvm::errs()))
-    throw Error(fmt::format("tessera: kernel '{}': internal error: invalid LLVM IR", kernel));
+  run_llvm_passes(*m, tm->get(), optimize_cpu);
+  verify(kernel, *m);
   dump.write("ll", to_string(*m));
 
-  for (llvm::Function& f : *m) {
-    if (f.isDeclaration()) continue;
-    f.addFnAttr("warn-stack-size", "0");
-    f.addFnAttr("probe-stack", "inline-asm");
-  }
+  // to_object, then the ORC JIT links it
   jtmb->setRelocationModel(llvm::Reloc::PIC_);
   if (!jtmb->getCodeModel()) jtmb->setCodeModel(llvm::CodeModel::Small);
   auto codegen_tm = jtmb->createTargetMachine();
   if (!codegen_tm) throw Error("tessera: cannot create the host target machine: " + llvm::toString(codegen_tm.takeError()));
-  llvm::SmallVector<char, 0> object;
-  {
-    llvm::raw_svector_ostream os(object);
-    llvm::legacy::PassManager pm;
-    if ((*codegen_tm)->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-      throw Error("tessera: the host target cannot emit object files");
-    pm.run(*m);
-  }
-  if (!llvm_diags.errors().empty())
-    throw Error(fmt::format("tessera: kernel '{}': the host code generator rejected the kernel:\n{}", kernel,
-                            llvm_diags.errors()));
-  if (llvm_diags.frame_bytes() > kMaxCpuFrameBytes)
-    throw Error(fmt::format("tessera: kernel '{}': a program of the CPU target needs {} bytes of stack, more than the "
-                            "{} allowed (its values do not fit the registers and the frame)",
-                            kernel, llvm_diags.frame_bytes(), kMaxCpuFrameBytes));
+  llvm::SmallVector<char, 0> object = to_object(kernel, *m, **codegen_tm, llvm_diags);
 
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
   if (!jit) throw Error(fmt::format("tessera: kernel '{}': cannot create the CPU JIT: {}", kernel, llvm::toString(jit.takeError())));
@@ -655,6 +657,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
   GpuCode code;
   code.arch = std::string(arch);
   code.symbol = kernel_symbol(kernel);
+  code.exp_range_test = exp_range_test;
+  code.rewiden = rewiden;
   // A compile with a block size given by the caller (a second try, see variant_search.h) dumps its
   // stages as <symbol>.<arch>.t<threads>.<stage>.
   // Without exp range tests (the launcher's other variant) they are <symbol>.<arch>.plain-exp.<stage>,
@@ -671,91 +675,47 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
   ctx.loadAllAvailableDialects();
   DiagnosticCollector diags(ctx);
   clock.mark("context");
+
+  // to_tile_ir
   auto module = generate_tile_ir(ctx, kernel, ast, spec);
   clock.mark("tile-ir");
   dump.write_ir("tile.mlir", *module);
   module->walk([&](mlir::tessera::tile::ReduceOp) { ++code.reduces; });
-  lower_to_llvm_dialect(kernel, *module, code.arch, dump, diags, clock, block_size, exp_range_test, rewiden,
-                        max_shared_bytes_of_arch(code.arch));
-  // Mark the entry point: a PTX .entry with the block size the lowering chose as .maxntid.
+
+  // to_loops, to_llvm_dialect
+  const Lowering lowering{.cpu = false,
+                          .block_size = block_size,
+                          .exp_range_test = exp_range_test,
+                          .rewiden = rewiden,
+                          .max_shared_bytes = max_shared_bytes_of_arch(code.arch)};
+  lower_to_llvm_dialect(kernel, *module, code.arch, lowering, dump, diags, clock);
   auto fn = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(code.symbol);
   if (!fn) throw Error(fmt::format("tessera: kernel '{}': internal error: lowered kernel not found", kernel));
-  auto threads = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tessera::tile::TileDialect::getBlockSizeAttrName());
-  if (!threads) throw Error(fmt::format("tessera: kernel '{}': internal error: no block size", kernel));
-  code.block_size = static_cast<int>(threads.getInt());
-  if (auto ctas = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tessera::tile::TileDialect::getCtasPerProgramAttrName()))
-    code.ctas_per_program = static_cast<int>(ctas.getInt());
-  if (auto programs = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tessera::tile::TileDialect::getProgramsPerCtaAttrName()))
-    code.programs_per_cta = static_cast<int>(programs.getInt());
-  if (auto shared = fn->getAttrOfType<mlir::IntegerAttr>(mlir::tessera::tile::TileDialect::getDynamicSharedBytesAttrName()))
-    code.dynamic_shared_bytes = static_cast<int>(shared.getInt());
-  // A kernel compiled for static shapes counts as unversioned: where its launch has whole tiles
-  // only, LLVM folds the interior test away (the grid's range on the CTA ids) and no edge copy is
-  // left for the launcher's register probes (register_cap.h) to cut off; they measure it whole.
-  code.static_shapes = spec.shapes.has_value();
-  code.whole_tiles = spec.whole_tiles;
-  code.versioned = fn->hasAttr(mlir::tessera::tile::TileDialect::getVersionedAttrName()) && !code.static_shapes;
-  code.exchange_free = fn->hasAttr(mlir::tessera::tile::TileDialect::getExchangeFreeAttrName());
-  code.exp_range_test = exp_range_test;
-  code.rewiden = rewiden;
-  code.rewidened = fn->hasAttr(mlir::tessera::tile::TileDialect::getRewidenedAttrName());
-  code.has_exp_range_tests = fn->hasAttr(mlir::tessera::tile::TileDialect::getExpRangeTestedAttrName());
+  read_lowering(kernel, fn, spec, code);
   // A rewiden variant the pass left unchanged would be the first variant again: no PTX.
   if (rewiden && !code.rewidened) return code;
+
+  // to_llvm_ir: the entry point is a PTX .entry with the block size the lowering chose as .maxntid.
   mlir::OpBuilder b(&ctx);
   fn->setAttr(mlir::NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
   fn->setAttr(mlir::NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({code.block_size, 1, 1}));
-
   llvm::LLVMContext llctx;
   LlvmDiagnostics llvm_diags(llctx);
-  std::unique_ptr<llvm::Module> m = translate(kernel, *module, llctx, diags);
+  std::unique_ptr<llvm::Module> m = to_llvm_ir(kernel, *module, llctx, diags);
   clock.mark("llvm-ir");
-  llvm::Triple triple("nvptx64-nvidia-cuda");
-  std::string err;
-  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
-  if (!target) throw Error("tessera: NVPTX target unavailable: " + err);
-  // PTX ISA pinned at 9.0: the CUDA 13.0 driver and nvJitLink reject 9.1. A multiply feeding an add
-  // is contracted into one fma (one rounding instead of two), as nvcc does by default (--fmad=true).
-  llvm::TargetOptions options;
-  options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, code.arch, "+ptx90", options, llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
-  if (!tm) throw Error(fmt::format("tessera: cannot create an NVPTX target machine for {}", code.arch));
+
+  // optimize
+  std::unique_ptr<llvm::TargetMachine> tm = nvptx_target_machine(code.arch);
   m->setDataLayout(tm->createDataLayout());
-  m->setTargetTriple(triple);
-  optimize(*m, tm.get(), llvm::OptimizationLevel::O3);
-  share_divisors(*m, code.symbol);  // after the optimizer, which would merge the divisions back
-  widen_bf16_pairs(*m, code.symbol);
-  // A kernel that keeps bf16 values across a reduction widens them again after it: each chunk's
-  // work then moves next to its store, so that one chunk is live at a time (see sink_pure_ops.cpp).
-  if (rewiden) sink_pure_ops(*m, code.symbol);
-  // The split of a program over CTAs, the programs sharing a CTA, or the dynamic shared memory, as
-  // a PTX comment for readers of the PTX (the launcher reads GpuCode, or the launch record of a
-  // cached cubin: launch_record.h).
-  if (code.ctas_per_program > 1) m->appendModuleInlineAsm(fmt::format("{} {}", kCtasPerProgramComment, code.ctas_per_program));
-  if (code.programs_per_cta > 1) m->appendModuleInlineAsm(fmt::format("{} {}", kProgramsPerCtaComment, code.programs_per_cta));
-  if (code.dynamic_shared_bytes > 0)
-    m->appendModuleInlineAsm(fmt::format("{} {}", kDynamicSharedBytesComment, code.dynamic_shared_bytes));
-  mark_read_only_noalias(*m, code.symbol);
-  add_grid_dependency_wait(*m, code.symbol, gpu_arch(code.arch)->grid_dependency_control);
-  skip_programs_past_the_end(kernel, *m, code);
-  if (llvm::verifyModule(*m, &llvm::errs()))
-    throw Error(fmt::format("tessera: kernel '{}': internal error: invalid LLVM IR", kernel));
+  m->setTargetTriple(tm->getTargetTriple());
+  run_llvm_passes(*m, tm.get(), [&](llvm::PassBuilder& pb) { return optimize_gpu(pb, code); });
+  throw_llvm_errors(kernel, llvm_diags, "LLVM's passes");
+  verify(kernel, *m);
   clock.mark("llvm-opt");
   dump.write("ll", to_string(*m));
-  llvm::SmallString<0> ptx;
-  {
-    llvm::raw_svector_ostream os(ptx);
-    llvm::legacy::PassManager pm;
-    if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
-      throw Error("tessera: the NVPTX target cannot emit PTX");
-    pm.run(*m);
-  }
-  if (!llvm_diags.errors().empty())
-    throw Error(fmt::format("tessera: kernel '{}': the NVPTX code generator rejected the kernel:\n{}", kernel,
-                            llvm_diags.errors()));
-  code.ptx = std::string(ptx.str());
+
+  // to_ptx
+  code.ptx = to_ptx(kernel, *m, *tm, llvm_diags);
   clock.mark("ptx");
   dump.write("ptx", code.ptx);
   return code;

@@ -1,10 +1,11 @@
 // pipeline.h: the compiler's stages, from a kernel's serialized AST to runnable code.
 //
-//   to_tile_ir  -> tile-lower-to-loops -> to LLVM dialect -> LLVM IR -> (cpu) ORC JIT
-//                                                                    -> (gpu) NVPTX PTX -> cubin
-// The interface hides MLIR and LLVM types so the launcher (and everything users include) never
-// sees them. When TESSERA_DUMP_DIR is set every stage is written there as <symbol>.<target>.<stage>.
-// Invalid kernels and targets are rejected with tessera::Error before LLVM could abort.
+//   to_tile_ir -> to_loops -> to_llvm_dialect -> to_llvm_ir -> optimize -> (cpu) to_object, ORC JIT
+//                                                                         -> (gpu) to_ptx -> cubin
+// (pipeline.cpp lists each stage's passes; docs/compiler.md says why each runs.) The interface
+// hides MLIR and LLVM types so the launcher (and everything users include) never sees them. When
+// TESSERA_DUMP_DIR is set every stage is written there as <symbol>.<target>.<stage>. Invalid
+// kernels and targets are rejected with tessera::Error before LLVM could abort.
 #pragma once
 
 #include <cstddef>
@@ -56,7 +57,7 @@ struct GpuCode {
   bool whole_tiles = false;    // compiled for launches whose tiles are all whole (no edge code)
   bool exchange_free = false;  // its threads never exchange data (tile.exchange_free)
   int reduces = 0;             // tile.reduce ops in the kernel's tile IR (a row sum 1, softmax 2)
-  bool exp_range_test = true;      // lowered with tile-lower-to-loops' exp-range-test
+  bool exp_range_test = true;      // lowered with convert-tile-to-loops' exp-range-test
   bool has_exp_range_tests = false;  // and the lowering emitted such a test
   bool rewiden = false;     // lowered after tile-rewiden-after-reduce
   bool rewidened = false;   // and that pass changed the kernel (tile.rewidened); else no PTX
@@ -81,17 +82,16 @@ std::string dump_dir();
 int block_size_of_ptx(std::string_view ptx);
 
 // compile_ptx marks in the PTX (for readers of dumps) how programs map to CTAs and the dynamic
-// shared memory; the launcher takes them from GpuCode, or from the launch record beside a cached
-// cubin (launch_record.h), never from these comments. The CTAs per program read from the PTX (the
-// comment line `// tessera.ctas_per_program S`, present when S > 1); 1 without it.
-inline constexpr std::string_view kCtasPerProgramComment = "// tessera.ctas_per_program";
+// shared memory (tessera-launch-comments); the launcher takes them from GpuCode, or from the launch
+// record beside a cached cubin (launch_record.h), never from these comments. The CTAs per program
+// read from the PTX (the comment line `// tessera.ctas_per_program S`, present when S > 1); 1
+// without it.
 int ctas_per_program_of_ptx(std::string_view ptx);
 // Likewise the programs per CTA (`// tessera.programs_per_cta G`, present when G > 1).
-inline constexpr std::string_view kProgramsPerCtaComment = "// tessera.programs_per_cta";
 int programs_per_cta_of_ptx(std::string_view ptx);
 // Likewise the dynamic shared memory per CTA (`// tessera.dynamic_shared_bytes N`, present when the
-// kernel's scratch exceeds the 48 KiB of static shared memory, see Passes.td); 0 without it.
-inline constexpr std::string_view kDynamicSharedBytesComment = "// tessera.dynamic_shared_bytes";
+// kernel's scratch exceeds the 48 KiB of static shared memory, see Conversion/Passes.td); 0 without
+// it.
 int dynamic_shared_bytes_of_ptx(std::string_view ptx);
 // The shared memory one CTA may use on `arch` with the opt-in (cuFuncSetAttribute's
 // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): 227 KiB on sm_90 and sm_100a; 48 KiB (what
@@ -109,9 +109,9 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
 // Lowers `ast`, specialized as `spec` says, to PTX for `arch`; the caller turns it into a cubin (nvJitLink) so that the cache sits
 // between the two. `block_size` 0 lets the lowering choose (about 32 elements of the largest tile
 // per thread); else a power of two up to 1024.
-// `exp_range_test` is tile-lower-to-loops' option of that name (see Passes.td); `rewiden` runs
-// tile-rewiden-after-reduce before the lowering, and if that pass changes nothing the result has
-// no PTX (rewidened false): the compile stops after the LLVM dialect.
+// `exp_range_test` is convert-tile-to-loops' option of that name (see Conversion/Passes.td);
+// `rewiden` runs tile-rewiden-after-reduce before the lowering, and if that pass changes nothing
+// the result has no PTX (rewidened false): the compile stops after the LLVM dialect.
 GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Specialization& spec, std::string_view arch,
                     int block_size = 0, bool exp_range_test = true, bool rewiden = false);
 // The stack a kernel's compile runs on (the launcher starts it on a StackThread of this size,

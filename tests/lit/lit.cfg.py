@@ -1,4 +1,5 @@
-# lit configuration of tessera's FileCheck tests (tile dialect and passes).
+# lit configuration of tessera's FileCheck tests: the tile dialect and the MLIR passes (.mlir,
+# tessera-opt), the LLVM IR passes (.ll, tessera-llvm-opt).
 import os
 
 import lit.formats
@@ -7,7 +8,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "tessera"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".ll"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = getattr(config, "tessera_lit_obj", config.test_source_root)
@@ -19,6 +20,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.tessera_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
     [ToolSubst("tessera-opt", unresolved="fatal"),
+     ToolSubst("tessera-llvm-opt", unresolved="fatal"),
      ToolSubst("mlir-translate", unresolved="fatal"),
      ToolSubst("llc", unresolved="fatal"),
      ToolSubst("mlir-runner", unresolved="fatal"),

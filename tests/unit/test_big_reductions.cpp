@@ -1,5 +1,5 @@
 // test_big_reductions.cpp: reductions whose shared memory scratch exceeds the 48 KiB of static
-// shared memory (tile-lower-to-loops writes a tile reduced along a non-last axis to the scratch
+// shared memory (convert-tile-to-loops writes a tile reduced along a non-last axis to the scratch
 // whole: a 128x128 or 512x32 f32 tile takes 64 KiB). On the GPU such a kernel uses dynamic shared
 // memory up to the device's opt-in limit (227 KiB on sm_90 and sm_100a): its PTX declares an
 // `.extern .shared` array and states the bytes in a comment that comes back from the disk cache,

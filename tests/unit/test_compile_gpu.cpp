@@ -18,7 +18,7 @@
 using namespace tessera;
 
 namespace {
-// A 16-byte load from a read-only parameter, with the L2 policy evict_last (tile-load-cache-hints).
+// A 16-byte load from a read-only parameter, with the L2 policy evict_last (llvm-load-cache-hints).
 constexpr const char* kHintedVectorLoad = "ld.global.nc.L2::cache_hint.v4.b32";
 
 bool is_elf(const std::vector<char>& b) { return b.size() > 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F'; }
@@ -179,7 +179,7 @@ TEST_CASE("gpu code: RMSNorm over 32768-wide bf16 rows keeps its row in bf16 acr
   // 512 threads of 64 elements each: widened once and held as f32 across the reduction, the row
   // takes 128 registers, one program per SM. The launcher keeps the variant made with
   // tile-rewiden-after-reduce (variant_search.cpp, try_rewidened): the bf16 row lives across the
-  // reduction, each chunk is widened again next to its store (compiler/sink_pure_ops.cpp), and the
+  // reduction, each chunk is widened again next to its store (tessera-sink-pure-ops), and the
   // kernel fits two programs per SM in 64 registers. The 8192-wide RMSNorm, four programs of 256
   // threads per SM under its register cap (half an SM), keeps its first variant.
   Tensor<bfloat16, 2> xs({4, 32768}), ys({4, 32768});
@@ -297,7 +297,7 @@ TEST_CASE("gpu code: small programs that exchange no data share a CTA", "[compil
 TEST_CASE("gpu code: a row divided by one value shares one correctly rounded reciprocal", "[compile][ptx]") {
   // 1 x 1024 f32 tiles: 32 threads of 32 elements, each divided by the row's divisor. The
   // divisions become one correctly rounded reciprocal (rcp.rn.f32) and two fma per quotient, with
-  // the plain divisions (div.rn.f32) left on the fallback branch (compiler/shared_divisors.cpp).
+  // the plain divisions (div.rn.f32) left on the fallback branch (tessera-share-divisors).
   Tensor<float, 2> x({64, 1024}), d({64, 1}), y({64, 1024});
   auto k = kernel("gpu_shared_divisor_shape", [](auto o, auto a, auto div) {
     return o.store(load<1, 1024>(a, program_id<0>(), c<0>) / load<1, 1>(div, program_id<0>(), c<0>));
@@ -310,7 +310,7 @@ TEST_CASE("gpu code: a row divided by one value shares one correctly rounded rec
 TEST_CASE("gpu code: bf16 pairs widen to f32 from their 32-bit words", "[compile][ptx]") {
   // 1 x 2048 bf16 tiles read in 16-byte vectors: in the interior copy each pair's upper element is
   // its word with the lower half cleared (and.b32 with 0xffff0000) and the lower one the word
-  // shifted up (compiler/bf16_widening.cpp), instead of a split and two cvt.f32.bf16. Only the
+  // shifted up (tessera-widen-bf16-pairs), instead of a split and two cvt.f32.bf16. Only the
   // edge copy, which reads single elements, keeps cvt.f32.bf16.
   Tensor<bfloat16, 2> x({64, 2048});
   Tensor<float, 2> y({64, 2048});

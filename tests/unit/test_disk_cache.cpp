@@ -1,4 +1,4 @@
-// Tests for runtime/disk_cache.h and runtime/cache_key.h: round trips, hit/miss/corrupt counting,
+// Tests for runtime/cache/disk_cache.h and runtime/cache/cache_key.h: round trips, hit/miss/corrupt counting,
 // recovery from truncated, flipped and missing files, entries that are another key's (swapped
 // directories, moved bytes with rewritten checksums, edited metadata), the compile lock (single
 // flight, timeout, a holder killed with SIGKILL, in forked children), stores that fail without

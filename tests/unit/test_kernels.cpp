@@ -61,7 +61,7 @@ static void body_2_t(Target target) {
 }
 
 // The edge programs of a versioned elementwise kernel run one loop over each thread's elements
-// (tile-lower-to-loops' fused edge copy): 4096-element bf16 tiles give 128 threads of 4 chunks
+// (convert-tile-to-loops' fused edge copy): 4096-element bf16 tiles give 128 threads of 4 chunks
 // of 8, so every ragged length below ends inside some thread's chunks; the kernel reads its
 // output, a bf16 input and a scalar parameter.
 static void body_fused_edge(Target target) {
@@ -255,7 +255,7 @@ static void body_6(Target target) {
 }
 
 // bf16 widened to f32 is exact: every bit pattern, in 16-byte vectors of pairs (the GPU takes each
-// pair's halves from the 32-bit word, see compiler/bf16_widening.cpp) and in the ragged tail.
+// pair's halves from the 32-bit word, see tessera-widen-bf16-pairs) and in the ragged tail.
 static void body_bf16_widening(Target target) {
   const int64_t n = 65536 + 100;
   Tensor<bfloat16, 1> x({n});
@@ -655,7 +655,7 @@ static int64_t quotients_differing(const Tensor<float, 2>& num, const Tensor<flo
 
 // Many elements divided by one value (a row by its divisor): on the GPU the divisions of a thread
 // share one reciprocal and are refined to the correctly rounded quotient, with the plain division
-// as a fallback out of range (compiler/shared_divisors.cpp). The results must be IEEE division's,
+// as a fallback out of range (tessera-share-divisors). The results must be IEEE division's,
 // bit for bit: normal values, signed zeros, numerators so small that the quotient leaves the
 // refinement's range, and divisors out of it (huge, subnormal, zero, negative).
 static void body_shared_divisor(Target target) {

@@ -1,4 +1,4 @@
-// test_targets.cpp: the GPU targets (runtime/gpu_arch.h). Which target a device of each compute
+// test_targets.cpp: the GPU targets (runtime/driver/gpu_arch.h). Which target a device of each compute
 // capability runs by default and how it loads code compiled for another (cubin, PTX compiled by
 // the driver, or an error); TESSERA_TARGET takes every target's name; kernels compile to a cubin
 // for every target, with the wait for prerequisite grids only where the target has griddepcontrol.

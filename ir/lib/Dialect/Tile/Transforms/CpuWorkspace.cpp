@@ -1,7 +1,7 @@
 //===- CpuWorkspace.cpp - bound a cpu kernel's stack ----------------------===//
 //
 // Implements `tile-cpu-workspace`. On cpu one thread runs a whole program, so
-// `tile-lower-to-loops` gives each tile value a private array (`memref.alloca`)
+// `convert-tile-to-loops` gives each tile value a private array (`memref.alloca`)
 // of the whole tile: a kernel with a tile of 2^26 elements, or with hundreds
 // of 16 KiB tiles, would need more stack than a host thread has. This pass
 // keeps a kernel's allocas in the entry block on the stack while each holds
@@ -27,6 +27,7 @@
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 

@@ -24,7 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelLowering.h"
+#include "tessera/Dialect/Tile/Utils/KernelUtils.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/IR/Matchers.h"

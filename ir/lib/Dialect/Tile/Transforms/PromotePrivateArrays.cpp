@@ -1,6 +1,6 @@
 //===- PromotePrivateArrays.cpp - private arrays to SSA values ------------===//
 //
-// Implements `tile-promote-private-arrays`. tile-lower-to-loops keeps each
+// Implements `tile-promote-private-arrays`. convert-tile-to-loops keeps each
 // thread's part of a tile in a private array (a `memref.alloca`) and, where a
 // tile fits the unroll limit, reads and writes it element by element at
 // constant indices: the interior copy of an elementwise kernel is hundreds of

@@ -15,11 +15,12 @@
 // users all follow the reduce is moved down to the first of them instead.
 //
 // Only the form of the copy keeps the two apart: CSE would merge two plain
-// extf ops, and ptxas two identical conversions. On gpu, tile-lower-to-loops
+// extf ops, and ptxas two identical conversions. On gpu, convert-tile-to-loops
 // widens each element of a `tile.rewiden` extf from its bf16 value passed
 // through `llvm.arithmetic.fence` (no instruction, but not the same value for
 // CSE): `cvt.f32.bf16` in the PTX, while the first widening of loaded bf16
-// pairs is a shift or a mask of their word (see compiler/bf16_widening.cpp).
+// pairs is a shift or a mask of their word (tessera-widen-bf16-pairs, in
+// lib/LLVMIR/Transforms/WidenBF16Pairs.cpp).
 // f16 tiles are left alone: both widenings would be the same `cvt.f32.f16`.
 // A copy is not copied again at a later reduce (a second fenced copy would be
 // merged with the first).
@@ -32,7 +33,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelLowering.h"
+#include "tessera/Dialect/Tile/Utils/KernelUtils.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
 #define DEBUG_TYPE "tile-rewiden-after-reduce"
@@ -49,7 +50,7 @@ namespace {
 
 /// An extf of a bf16 tile to f32, not already a copy made by this pass.
 bool isCandidate(arith::ExtFOp ext) {
-  return tt::isRewidenable(ext) && !ext->hasAttr(tt::kRewidenAttrName);
+  return tt::isRewidenable(ext) && !ext->hasAttr(tt::TileDialect::getRewidenAttrName());
 }
 
 /// Copies `ext` after the first reduce of its block that some of its users
@@ -89,7 +90,7 @@ bool rewiden(arith::ExtFOp ext) {
   }
   OpBuilder b(first);
   auto copy = cast<arith::ExtFOp>(b.clone(*ext));
-  copy->setAttr(tt::kRewidenAttrName, b.getUnitAttr());
+  copy->setAttr(tt::TileDialect::getRewidenAttrName(), b.getUnitAttr());
   for (auto [op, use] : uses)
     if (reduce->isBeforeInBlock(op))
       use->set(copy.getResult());

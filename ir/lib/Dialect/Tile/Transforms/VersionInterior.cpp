@@ -10,7 +10,7 @@
 //     the body as it was
 //   }
 //
-// Why: tile-lower-to-loops lowers each access on its own, as an in-bounds
+// Why: convert-tile-to-loops lowers each access on its own, as an in-bounds
 // branch (vector accesses) and a ragged branch (element by element) that join
 // after it. On gpu the join merges the values loaded on both branches, and
 // ptxas materializes that merge with instructions that read the loaded
@@ -53,7 +53,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelLowering.h"
+#include "tessera/Dialect/Tile/Utils/KernelUtils.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -75,7 +75,7 @@ namespace tt = mlir::tessera::tile;
 
 namespace {
 
-using tt::kInteriorAttrName; // shared with tile-lower-to-loops (KernelLowering.h)
+constexpr StringLiteral kInteriorAttrName = tt::TileDialect::getInteriorAttrName();
 constexpr StringLiteral kVersionedAttrName = tt::TileDialect::getVersionedAttrName();
 
 /// The memref, indices and tile shape of a top-level access.
@@ -235,8 +235,8 @@ Value loopAccessInBounds(OpBuilder &b, Location loc, scf::ForOp loop, const Acce
     for (Value index : a.indices)
       indices.push_back(evaluateAt(b, loc, loop, index, at, trends, clones));
     SmallVector<Value> dims;
-    SmallVector<Value> base = tt::KernelLowering::tileOrigin(b, loc, a.memref, indices, a.shape, dims);
-    Value ok = tt::KernelLowering::tileInBounds(b, loc, base, dims, a.shape);
+    SmallVector<Value> base = tt::tileOrigin(b, loc, a.memref, indices, a.shape, dims);
+    Value ok = tt::tileInBounds(b, loc, base, dims, a.shape);
     if (at == last)
       for (auto [index, value] : llvm::zip(a.indices, indices))
         if (index.getType().isInteger(32) && trends.lookup(index) == Trend::nondecreasing) {
@@ -343,8 +343,8 @@ void versionKernel(func::FuncOp fn) {
   auto conjoin = [&](Value ok) { cond = cond ? arith::AndIOp::create(b, loc, cond, ok) : ok; };
   for (const Access &a : accesses) {
     SmallVector<Value> dims;
-    SmallVector<Value> base = tt::KernelLowering::tileOrigin(b, loc, a.memref, a.indices, a.shape, dims);
-    conjoin(tt::KernelLowering::tileInBounds(b, loc, base, dims, a.shape));
+    SmallVector<Value> base = tt::tileOrigin(b, loc, a.memref, a.indices, a.shape, dims);
+    conjoin(tt::tileInBounds(b, loc, base, dims, a.shape));
   }
   for (Loop &loop : loops) {
     if (loop.accesses.empty())
@@ -367,7 +367,7 @@ void versionKernel(func::FuncOp fn) {
   // The rest of the body moves into the else branch; a copy of it, with its
   // accesses marked, into the then branch.
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, cond, /*withElseRegion=*/true);
-  ifOp->setAttr(tt::kVersionsAttrName, b.getUnitAttr());
+  ifOp->setAttr(tt::TileDialect::getVersionsAttrName(), b.getUnitAttr());
   Block *elseBlock = &ifOp.getElseRegion().front();
   Block *thenBlock = &ifOp.getThenRegion().front();
   SmallVector<Operation *> rest;

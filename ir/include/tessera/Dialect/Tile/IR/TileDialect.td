@@ -70,30 +70,30 @@ def Tile_Dialect : Dialect {
     /// Name of the function attribute holding the grid of programs (three
     /// positive sizes, `array<i64: X, Y, Z>`) of a kernel compiled for one
     /// launch's static shapes: program ids are below it, and the program
-    /// counts are it (read by `tile-lower-to-loops`).
+    /// counts are it (read by `convert-tile-to-loops`).
     static constexpr ::llvm::StringLiteral getGridAttrName() {
       return ::llvm::StringLiteral("tile.grid");
     }
     /// Name of the i32 function attribute holding the threads per CTA, the
-    /// CUDA block size (set by `tile-lower-to-loops` for the gpu target).
+    /// CUDA block size (set by `convert-tile-to-loops` for the gpu target).
     static constexpr ::llvm::StringLiteral getBlockSizeAttrName() {
       return ::llvm::StringLiteral("tile.block_size");
     }
     /// Name of the i32 function attribute holding the CTAs that share one
-    /// program, when more than one (set by `tile-lower-to-loops` for the gpu
+    /// program, when more than one (set by `convert-tile-to-loops` for the gpu
     /// target; the launch grid's x dimension is multiplied by it).
     static constexpr ::llvm::StringLiteral getCtasPerProgramAttrName() {
       return ::llvm::StringLiteral("tile.ctas_per_program");
     }
     /// Name of the i32 function attribute holding the programs that share one
-    /// CTA, when more than one (set by `tile-lower-to-loops` for the gpu
+    /// CTA, when more than one (set by `convert-tile-to-loops` for the gpu
     /// target; the launch grid's x dimension is divided by it, rounded up).
     static constexpr ::llvm::StringLiteral getProgramsPerCtaAttrName() {
       return ::llvm::StringLiteral("tile.programs_per_cta");
     }
     /// Name of the i32 function attribute holding the bytes of dynamic shared
     /// memory a CTA needs, present when its scratch exceeds the 48 KiB of
-    /// static shared memory (set by `tile-lower-to-loops` for the gpu target;
+    /// static shared memory (set by `convert-tile-to-loops` for the gpu target;
     /// the launch passes that many bytes and opts into them above 48 KiB).
     static constexpr ::llvm::StringLiteral getDynamicSharedBytesAttrName() {
       return ::llvm::StringLiteral("tile.dynamic_shared_bytes");
@@ -114,21 +114,21 @@ def Tile_Dialect : Dialect {
     }
     /// Name of the unit function attribute marking a gpu kernel whose threads
     /// never exchange data (no reduce, transpose, mma, device call or
-    /// broadcast across threads; set by `tile-lower-to-loops`).
+    /// broadcast across threads; set by `convert-tile-to-loops`).
     static constexpr ::llvm::StringLiteral getExchangeFreeAttrName() {
       return ::llvm::StringLiteral("tile.exchange_free");
     }
     /// Name of the unit function attribute marking a kernel whose programs
     /// store an eighth of the bytes they load or less, a tile inside a loop
-    /// counted four times (a reduction; set by `tile-lower-to-loops` on gpu,
-    /// read by `tile-load-cache-hints`, which then gives its loads no L2
+    /// counted four times (a reduction; set by `convert-tile-to-loops` on gpu,
+    /// read by `llvm-load-cache-hints`, which then gives its loads no L2
     /// policy).
     static constexpr ::llvm::StringLiteral getReductionAttrName() {
       return ::llvm::StringLiteral("tile.reduction");
     }
     /// Name of the unit attribute of a scalar `math.exp` whose argument is
-    /// known to lie strictly between -80 and 80 (set by `tile-lower-to-loops`
-    /// on gpu, read by `tile-math-to-nvvm`, which then drops the handling of
+    /// known to lie strictly between -80 and 80 (set by `convert-tile-to-loops`
+    /// on gpu, read by `convert-math-to-nvvm`, which then drops the handling of
     /// results near the ends of the float range).
     static constexpr ::llvm::StringLiteral getExpInRangeAttrName() {
       return ::llvm::StringLiteral("tile.exp_in_range");
@@ -136,13 +136,13 @@ def Tile_Dialect : Dialect {
     /// The bound of that range: beyond it exp's result may overflow or be
     /// subnormal (|x| >= 80 takes exp's plain 2^(x log2 e) on the gpu).
     static constexpr double getExpInRangeLimit() { return 80.0; }
-    /// The bound `tile-lower-to-loops` tests a group of exps against before
+    /// The bound `convert-tile-to-loops` tests a group of exps against before
     /// marking them: tighter than the range, so that the group's results lie
     /// within [2^-99.6, 2^99.6] (e^69 < 2^99.6), where a division of them by
     /// one divisor in [2^-24, 2^24] may take the shared reciprocal without a
     /// test of its own (see lowerDivisionOfTestedExps).
     static constexpr double getExpGroupTestLimit() { return 69.0; }
-    /// Name of the unit function attribute set by `tile-lower-to-loops` on a
+    /// Name of the unit function attribute set by `convert-tile-to-loops` on a
     /// kernel where it emitted such range tests (the launcher then also
     /// compiles the kernel without them and keeps the variant that fits more
     /// programs per SM).

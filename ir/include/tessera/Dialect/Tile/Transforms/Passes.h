@@ -1,12 +1,14 @@
 //===- Passes.h - tessera tile dialect passes -------------------*- C++ -*-===//
 //
-// Passes of the tile dialect (flag: creation function):
-//   tile-lower-to-loops: createTileLowerToLoops(TileLowerToLoopsOptions)
-//   tile-math-to-nvvm:   createTileMathToNVVM()
-//   tile-hoist-loads:    createTileHoistLoads()
-//   tile-version-interior: createTileVersionInterior()
-//   tile-load-cache-hints: createTileLoadCacheHints(TileLoadCacheHintsOptions)
-//   tile-cpu-workspace:  createTileCpuWorkspace(TileCpuWorkspaceOptions)
+// Passes on tile kernels (flag: creation function). On tile IR, before the
+// conversion to loops (Conversion/Passes.h):
+//   tile-hoist-loads:             createTileHoistLoads()
+//   tile-rewiden-after-reduce:    createTileRewidenAfterReduce()
+//   tile-version-interior:        createTileVersionInterior()
+// On the lowered kernel, after it:
+//   tile-promote-private-arrays:  createTilePromotePrivateArrays()
+//   tile-cpu-workspace:           createTileCpuWorkspace(TileCpuWorkspaceOptions)
+//   tile-expand-bf16-conversions: createTileExpandBF16Conversions()
 // registerTilePasses() registers their command-line flags.
 //
 //===----------------------------------------------------------------------===//
@@ -16,12 +18,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

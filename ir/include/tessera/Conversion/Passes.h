@@ -1,0 +1,23 @@
+//===- Passes.h - tessera conversion passes ---------------------*- C++ -*-===//
+//
+// tessera's passes that convert between dialects (flag: creation function):
+//   convert-tile-to-loops: createConvertTileToLoops(ConvertTileToLoopsOptions)
+//   convert-math-to-nvvm:  createConvertMathToNVVM()
+// registerTesseraConversionPasses() registers their command-line flags.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_CONVERSION_PASSES_H
+#define TESSERA_CONVERSION_PASSES_H
+
+#include "tessera/Conversion/MathToNVVM/MathToNVVM.h"
+#include "tessera/Conversion/TileToLoops/TileToLoops.h"
+
+namespace mlir::tessera {
+
+#define GEN_PASS_REGISTRATION
+#include "tessera/Conversion/Passes.h.inc"
+
+} // namespace mlir::tessera
+
+#endif // TESSERA_CONVERSION_PASSES_H

@@ -1,0 +1,308 @@
+//===- Passes.td - tessera conversion passes ---------------*- tablegen -*-===//
+//
+// The passes that convert between dialects: the tile dialect to per-thread
+// loops (`convert-tile-to-loops`) and scalar math to NVVM intrinsics
+// (`convert-math-to-nvvm`). Each pass's description says what it guarantees,
+// with one example of its input and output.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_CONVERSION_PASSES_TD
+#define TESSERA_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertTileToLoops : Pass<"convert-tile-to-loops", "::mlir::ModuleOp"> {
+  let summary = "Lower tile kernels to per-thread scalar loops over private buffers";
+  let description = [{
+    Guarantees: every `func.func` carrying `tile.kernel` is rewritten so that
+    no tensor values and no tile ops remain, only func, scf, arith, math (on
+    scalars), memref, vector (global accesses) and, for the gpu target, nvvm
+    ops; or the pass fails with an error naming the op, type or option it
+    cannot lower, and nothing is half lowered.
+
+    ```mlir
+    // before (target=cpu; the accesses marked in bounds by
+    // tile-version-interior)
+    func.func @add(%a: !m, %o: !m) attributes {tile.kernel} {
+      %p = tile.program_id 0
+      %x = tile.load %a[%p] {tile.interior} : !m -> tensor<4xf32>
+      %y = arith.addf %x, %x : tensor<4xf32>
+      tile.store %y, %o[%p] {tile.interior} : tensor<4xf32>, !m
+      return
+    }
+    // after: six trailing program-id arguments, a private buffer per tile,
+    // scalar code per element (elements 1 to 3 alike)
+    func.func @add(%a: !m, %o: !m, %pid0: i32, %pid1: i32, %pid2: i32,
+                   %nprog0: i32, %nprog1: i32, %nprog2: i32)
+        attributes {tile.kernel} {
+      %x = memref.alloca() : memref<4xf32>
+      %y = memref.alloca() : memref<4xf32>
+      %i = arith.index_cast %pid0 : i32 to index
+      %base = arith.muli %i, %c4 : index
+      %x0 = memref.load %a[%base] : !m
+      memref.store %x0, %x[%c0] : memref<4xf32>
+      %e0 = memref.load %x[%c0] : memref<4xf32>
+      %y0 = arith.addf %e0, %e0 : f32
+      memref.store %y0, %y[%c0] : memref<4xf32>
+      %v0 = memref.load %y[%c0] : memref<4xf32>
+      memref.store %v0, %o[%base] : !m
+      return
+    }
+    ```
+    (`canonicalize`, `cse` and `tile-promote-private-arrays`, which run next,
+    leave the loads, the four `arith.addf` and the stores.)
+
+    Thread mapping: a tile of P elements (row-major) is spread over the
+    program's T threads (T = `block-size` on gpu, 1 on cpu; with
+    `block-size=0`, T is chosen per kernel from its largest tile, Pmax
+    elements, a tile inside a loop counting four times its elements:
+    T = clamp(Pmax/32, 32, 512)). Each thread owns
+    n = max(1, P/T) elements in C = n/v chunks of v = min(V, n) contiguous
+    elements: thread t owns linear indices (c*T + t)*v + j. When P < T,
+    thread t owns element t mod P (replicated; only threads t < P store to
+    global memory). V is chosen per kernel: `vector-bytes` divided by the size
+    of the narrowest element type of the kernel's tiles (i1 aside), at most
+    `vector-width`; so the map depends only on P and all values of one shape
+    share it, whatever their dtypes (e.g. bf16 load, f32 math, bf16 store).
+
+    Each tile value lives in a per-thread buffer `memref<n x T>` allocated by
+    `memref.alloca` in the entry block (on cpu, `tile-cpu-workspace` then
+    moves those a host thread's stack cannot hold). Elementwise ops run per
+    element on scalars (16-bit floats computed in f32); `tile.device_call`
+    becomes one `func.call` per element.
+
+    `tile.load`/`tile.store` check bounds once per tile: a tile wholly in
+    bounds is accessed unconditionally; a ragged tile element by element, in
+    a loop over chunks (not unrolled) on a staged copy of the buffer, loads
+    reading index 0 and selecting the padding value when out of bounds,
+    stores under `scf.if`. The edge copy of a versioned kernel (the else
+    branch of an `scf.if` marked `tile.versions`, see `tile-version-interior`)
+    that holds only loads, stores, splats and elementwise ops on tiles of one
+    shape, and stores to any memref it reads at that one tile only, is
+    instead one loop over the thread's elements with no buffers: per element
+    each load under its own bounds check (`scf.if` yielding the element or
+    the padding value), the ops on scalars, each store under a bounds check.
+    Memref arguments with a static unit inner stride
+    and the argument attribute `tile.align = A : i64` (the address of element
+    0 and every row stride are multiples of A bytes) get `vector.load` /
+    `vector.store` of min(v, row length, `vector-bytes`, A) bytes with that
+    alignment; other memrefs (and i1) get scalar accesses.
+
+    `tile.reduce` along an axis followed only by size-1 dimensions (rows of L
+    contiguous elements, owned by g = clamp(L/v, 1, T) aligned threads):
+    each thread combines its elements of a row in registers, the g threads
+    combine by `nvvm.shfl.sync bfly`; rows wider than a warp, and results
+    held by other threads, exchange one partial per warp and row through
+    shared memory (one barrier). Other reductions, broadcasts whose results
+    come from other threads, transpose and mma exchange data through a
+    scratch buffer (an entry block alloca on cpu) between barriers
+    (`nvvm.barrier0` on gpu). On gpu the scratch is a shared memory
+    `memref.global` in address space 3 when it fits the 48 KiB of static
+    shared memory. Above that it is dynamic shared memory, up to
+    `max-shared-bytes` (the device's opt-in limit): an external
+    `memref.global` of no elements (`.extern .shared .align 16 .b8 name[]` in
+    PTX) viewed past its declared size, and the function gets
+    `tile.dynamic_shared_bytes = N : i32`, the bytes each launch must pass
+    (and opt into). A kernel needing more is an error naming the bytes
+    needed and the limit. Example: a 128x128 f32 tile summed along axis 0
+    writes its 64 KiB to the scratch:
+
+    ```mlir
+    memref.global @__tile_dynamic_scratch_k : memref<0xi8, 3> {alignment = 16 : i64}
+    func.func @k(...) attributes {tile.dynamic_shared_bytes = 65536 : i32, ...} {
+      %s = memref.get_global @__tile_dynamic_scratch_k : memref<0xi8, 3>
+      %v = memref.view %s[%c0][] : memref<0xi8, 3> to memref<16384xf32, 3>
+    ``` Broadcasts of a single element or of a tile
+    whose elements stay in their threads are copied within the thread. Loops
+    carrying tiles are rebuilt with the tiles in private buffers.
+
+    Program ids come from `nvvm.read.ptx.sreg.ctaid/nctaid` on gpu; on cpu the
+    kernel gets six trailing i32 arguments (pid0, pid1, pid2, nprog0, nprog1,
+    nprog2). A kernel compiled for one launch's shapes carries its grid
+    (`tile.grid = array<i64: X, Y, Z>`, three positive counts; anything else
+    is an error): on gpu the CTA ids then carry their range (`range <i32, 0,
+    X>`, so that LLVM folds the bounds tests of whole tiles) and the program
+    counts are constants. On gpu the function gets
+    `tile.block_size = T/S : i32`, the threads of one CTA, and `tile.reduction` if its programs store an eighth
+    of the bytes they load or less, counted over its `tile.load` and
+    `tile.store` tiles, those inside a loop four times (read by
+    `llvm-load-cache-hints`), and `tile.exchange_free` if its threads never
+    exchange data (read by the launcher's register cap).
+
+    A program may run as S CTAs (`ctas-per-program`, a power of two) when its
+    threads never exchange data (no reduce, transpose, mma or device call, no
+    broadcast across threads): thread t of the program is thread t mod (T/S)
+    of CTA t / (T/S); along grid x, CTA c runs program c / S, so the launch
+    grid's x dimension is S times the number of programs, and the function
+    gets `tile.ctas_per_program = S : i32`. With `block-size=0` and
+    `ctas-per-program=0`, such a kernel whose largest tile has
+    Pmax >= 512 C V elements gets T = Pmax / (C V) threads of C chunks each
+    (C = `split-chunks`) in CTAs of 256 / C, CTA s of a program owning its
+    s-th contiguous part of every tile (thread u of CTA s owns linear indices
+    s*(P/S) + (c*(T/S) + u)*v + j): a CTA then moves 4 KiB of contiguous
+    elements of each tile of the narrowest type, which measured faster on an
+    H200 than one CTA per program (see ThreadMapping.h). Example: a bf16 add
+    of 4096-element tiles (C = 2, V = 8) runs as 2 CTAs of 128 threads per
+    program.
+
+    Conversely, with `block-size=0` and `ctas-per-program=0`, up to G =
+    256 / T programs of T < 256 threads share one CTA when they need no
+    scratch (so no barrier) and make no device call: program
+    ctaid.x * (ntid.x / T) + tid.x / T runs on threads tid.x mod T, the
+    function gets `tile.programs_per_cta = G : i32`, `tile.block_size = 256`
+    (the largest CTA) and a trailing i32 argument, the number of programs
+    along x (`tile.num_programs 0`). The launcher runs g = G programs per CTA,
+    or fewer for a grid of fewer programs along x, in CTAs of g * T threads,
+    and divides the grid's x dimension by g, rounded up (the code generator
+    makes the programs past the end return at once). Example: a row sum over 1024-wide
+    bf16 rows (one warp per program, shuffles only) runs eight programs per
+    CTA.
+
+    Before rewriting, the pass checks that each kernel only uses supported
+    ops, element types (i1, i8, i16, i32, i64, f16, bf16, f32, f64),
+    power-of-two static tile shapes and valid `tile.align` attributes, and
+    reports an error otherwise.
+
+    On gpu, code for a value is fully unrolled (constant buffer indices) when
+    n <= `unroll-limit`, so that SROA promotes the buffers to registers.
+
+    A block of only elementwise ops, splats, splat constants, loads and
+    stores, on tiles of one shape, with more than `fuse-above` tile ops, is
+    lowered as one rolled loop over each thread's elements that computes
+    every op on scalars (as the edge copy of a versioned kernel is at any
+    size): op by op, such a block is a loop per op on cpu and every op
+    unrolled over the thread's elements on gpu, and LLVM and ptxas take time
+    superlinear in that code (SCEV's walks over the loops before each loop,
+    InstCombine sinking values through the chain of unrolled loop bodies,
+    ptxas on one basic block of N ops times the thread's elements). Loads
+    and stores marked `tile.interior` are not bounds-checked there.
+
+    On gpu, a max or min along rows of a widened 16-bit float tile
+    (`tile.reduce` of `arith.extf`) combines each thread's elements two per op
+    on the narrow values, as `vector<2xbf16>` or `vector<2xf16>` pairs
+    (`max.NaN.bf16x2`), then the two lanes in f32: the same result, since
+    widening is exact and monotonic.
+
+    With `exp-range-test` (the default), an accurate f32 or 16-bit `math.exp`
+    whose thread holds 4 or more unrolled elements is tested per group of up
+    to 32 of them: if every argument lies strictly within +-69 (inside the
+    range +-80 that `tile.exp_in_range` promises), an `scf.if` takes the exps
+    marked `tile.exp_in_range` (see `convert-math-to-nvvm`), else the plain ones;
+    the function is marked `tile.exp_range_tested`. For softmax's shift,
+    `exp(x - broadcast(max(x)))` with `x` a widened 16-bit tile and the max of
+    the whole tile, every argument lies in [fl(x_min - max), 0], so a group's
+    test is the one compare fl(x_min - max) > -69, `x_min` taken on the narrow
+    pairs:
+
+    ```mlir
+    %lo = arith.minimumf %p0, %p1 : vector<2xbf16>   // ... down to one pair
+    %m = arith.minimumf %lo0, %lo1 : f32             // its lanes, widened
+    %least = arith.subf %m, %max : f32
+    %ok = arith.cmpf ogt, %least, %minus69 : f32
+    ```
+
+    An f32 division of such
+    exps by a tile broadcast from one element then takes, per group that
+    passed and for a divisor within [2^-24, 2^24], one correctly rounded
+    reciprocal and two fma per quotient (the IEEE quotient: the exps lie within
+    2^+-99.6), and the plain divisions otherwise:
+
+    ```mlir
+    %q = arith.divf %e, %b : tensor<32xf32>   // %e: tested exps, %b: %s broadcast
+    // becomes, per group of exps and their test %ok
+    %y = arith.divf %one, %s : f32
+    %r:8 = scf.if %ok_and_s_in_range -> (f32, ...) {
+      %q0 = arith.mulf %e0, %y : f32
+      %n0 = arith.negf %q0 : f32
+      %d0 = math.fma %n0, %s, %e0 : f32
+      %c0 = math.fma %d0, %y, %q0 : f32
+      ...
+    } else {
+      %c0 = arith.divf %e0, %s : f32
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Code generation target: cpu or gpu">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
+           "Threads per program on the gpu target, 0: chosen per kernel "
+           "(the cpu target uses 1)">,
+    Option<"ctasPerProgram", "ctas-per-program", "int64_t", /*default=*/"1",
+           "CTAs sharing one program on the gpu target (a power of two, at "
+           "most block-size; more than 1 only for kernels whose threads "
+           "never exchange data); 0: chosen per kernel with block-size=0, "
+           "else 1">,
+    Option<"splitChunks", "split-chunks", "int64_t", /*default=*/"2",
+           "Chunks per thread of a program split over CTAs by "
+           "ctas-per-program=0 (CTAs of 256 / split-chunks threads)">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "Maximum contiguous elements per thread chunk">,
+    Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"16",
+           "Bytes of a chunk of the kernel's narrowest element type, and of "
+           "the widest global vector access">,
+    Option<"unrollLimit", "unroll-limit", "int64_t", /*default=*/"64",
+           "Fully unroll per-thread element loops of at most this many "
+           "elements (gpu target)">,
+    Option<"fuseAbove", "fuse-above", "int64_t", /*default=*/"256",
+           "Lower a purely elementwise block of more than this many tile ops "
+           "as one loop over each thread's elements (see the description)">,
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t",
+           /*default=*/"232448",
+           "Shared memory a CTA may use on the gpu target (the device's "
+           "opt-in limit; 232448 = 227 KiB on sm_90 and sm_100a): scratch "
+           "above 48 KiB is dynamic shared memory up to this many bytes">,
+    Option<"expRangeTest", "exp-range-test", "bool", /*default=*/"true",
+           "On gpu, test per group of up to 32 unrolled elements whether "
+           "all arguments of an accurate exp lie within +-69 (then the exps "
+           "are marked tile.exp_in_range)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::vector::VectorDialect",
+    "::mlir::NVVM::NVVMDialect"
+  ];
+}
+
+def ConvertMathToNVVM : Pass<"convert-math-to-nvvm"> {
+  let summary = "Rewrite scalar f32 math ops into forms NVPTX selects without libdevice";
+  let description = [{
+    Guarantees: no `math` op is left that NVPTX would have to call libm or
+    libdevice for; each such scalar f32 (or f16/bf16, computed in f32) op is
+    replaced by arithmetic around PTX approximate instructions, called through
+    `llvm.call_intrinsic` (for example exp(x) = ex2.approx(x * log2(e))), to
+    the accuracy measured in MathToNVVM.cpp. Ops that NVPTX selects directly
+    (sqrt, fma, abs, floor, ...) are left alone. Vector or f64 operands of the
+    ops it would rewrite, and ops with no lowering here (atan, asin, ...), are
+    rejected with an error naming the op. Run it before
+    `convert-math-to-llvm`.
+
+    A `math.exp` marked `tile.exp_in_range` (its argument lies within +-80,
+    see `convert-tile-to-loops`) becomes the accurate value without the
+    handling of the float range's ends: ex2.approx.ftz and the correction,
+    no select (the same result bit for bit, in fewer instructions).
+
+    `math.exp`, `math.sqrt`, `math.tanh` and `arith.divf` carrying the `afn`
+    fast-math flag become the hardware approximations (ex2.approx.ftz,
+    sqrt.approx, tanh.approx, div.full):
+
+    ```mlir
+    %e = math.exp %x fastmath<afn> : f32
+    // becomes
+    %t = arith.mulf %x, %cst : f32   // log2(e)
+    %e = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%t) : (f32) -> f32
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect"
+  ];
+}
+
+#endif // TESSERA_CONVERSION_PASSES_TD

@@ -1,0 +1,51 @@
+//===- KernelUtils.h - helpers shared by tile passes ------------*- C++ -*-===//
+//
+// Small helpers that the tile dialect's transforms and the conversion to loops
+// share: what a kernel argument is, which ops carry `afn` or may be rewidened,
+// and the bounds test of a whole tile (built by `tile-version-interior` once
+// per program and by `convert-tile-to-loops` per access). They depend on the
+// tile dialect only, so that transforms need not include the conversion's
+// private headers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_DIALECT_TILE_UTILS_KERNELUTILS_H
+#define TESSERA_DIALECT_TILE_UTILS_KERNELUTILS_H
+
+#include "tessera/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir::tessera::tile {
+
+/// True when `v` is an argument of `fn`'s entry block (a kernel parameter).
+inline bool isKernelArgument(func::FuncOp fn, Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && !fn.getBody().empty() &&
+         arg.getOwner() == &fn.getBody().front();
+}
+
+/// An arith.extf from a bf16 tile to an f32 tile: what `tile.rewiden` may
+/// mark.
+bool isRewidenable(Operation *op);
+
+/// True for an op marked `afn` (approximate functions allowed).
+bool isApproximate(Operation *op);
+
+/// The global index of a tile's first element, per dimension (index
+/// `indices[d]` times the tile's extent `shape[d]`); appends the memref's sizes
+/// to `dims`.
+SmallVector<Value> tileOrigin(OpBuilder &b, Location loc, Value memref,
+                              ValueRange indices, ArrayRef<int64_t> shape,
+                              SmallVectorImpl<Value> &dims);
+
+/// True if the whole tile of `shape` at `base` is within `dims` (compared
+/// unsigned: a negative origin fails too).
+Value tileInBounds(OpBuilder &b, Location loc, ArrayRef<Value> base,
+                   ArrayRef<Value> dims, ArrayRef<int64_t> shape);
+
+} // namespace mlir::tessera::tile
+
+#endif // TESSERA_DIALECT_TILE_UTILS_KERNELUTILS_H

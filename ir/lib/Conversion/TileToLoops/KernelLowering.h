@@ -1,0 +1,246 @@
+//===- KernelLowering.h - per-kernel state of convert-tile-to-loops -------===//
+//
+// `KernelLowering` rewrites one verified `tile.kernel` function in place: each
+// tile SSA value gets a per-thread private buffer (see ThreadMapping.h) and
+// each op is replaced by per-thread code on those buffers. Its members are
+// implemented by concern: LoweringSupport.cpp (ids, buffers, element loops,
+// shuffles, scratch), LowerLoadStore.cpp, LowerReduce.cpp, LowerLayoutOps.cpp,
+// LowerElementwise.cpp, LowerFusedElementwise.cpp, LowerControlFlow.cpp;
+// TileToLoops.cpp holds the pass, the kernel verifier and the op dispatch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_LIB_CONVERSION_TILETOLOOPS_KERNELLOWERING_H
+#define TESSERA_LIB_CONVERSION_TILETOLOOPS_KERNELLOWERING_H
+
+#include "ThreadMapping.h"
+
+#include "tessera/Conversion/TileToLoops/TileToLoops.h"
+#include "tessera/Dialect/Tile/IR/TileDialect.h"
+#include "tessera/Dialect/Tile/Utils/KernelUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir::tessera::tile {
+
+/// The dialect's attributes of kernel arguments, accesses, versions and
+/// rewidenings (declared and documented in TileDialect.td). On gpu a
+/// `tile.rewiden` element is widened from the bf16 value passed through
+/// `llvm.arithmetic.fence`, so that CSE cannot merge it with the first
+/// widening.
+constexpr StringLiteral kAlignAttrName = TileDialect::getAlignAttrName();
+constexpr StringLiteral kInteriorAttrName = TileDialect::getInteriorAttrName();
+constexpr StringLiteral kVersionsAttrName = TileDialect::getVersionsAttrName();
+constexpr StringLiteral kRewidenAttrName = TileDialect::getRewidenAttrName();
+
+//===----------------------------------------------------------------------===//
+// Type helpers shared by the lowering files
+//===----------------------------------------------------------------------===//
+
+inline bool isFloat16Or(Type t) { return isa<Float16Type, BFloat16Type>(t); }
+
+/// i1, i8, i16, i32, i64, f16, bf16, f32 and f64.
+bool isSupportedElementType(Type t);
+
+/// Scratch storage type of an element (i1 is kept as a byte).
+Type scratchElementType(Type t);
+int64_t scratchElementBytes(Type t);
+
+bool hasTensorType(TypeRange types);
+/// True if `op` has tile operands, results or block arguments.
+bool touchesTensors(Operation *op);
+
+/// The value a tile.load with `padding` (see getPaddingValue) puts at elements
+/// outside the memref.
+Value paddingValue(OpBuilder &b, Location loc, Type elt, FloatAttr padding);
+
+/// Type reductions and products accumulate in: f32 for 16-bit floats.
+Type accumulatorType(Type elt);
+/// Extends a float `v` to `type` (no-op when equal).
+Value extendTo(OpBuilder &b, Location loc, Value v, Type type);
+/// `acc <kind> x` (i1 as unsigned: max = or, min = and, sum = xor); on
+/// vectors lane by lane.
+Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value acc, Value x);
+/// Combines `values` as a balanced tree (short dependency chains).
+Value combineTree(OpBuilder &b, Location loc, ReduceKind kind,
+                  SmallVector<Value> values);
+/// The max or min of an even number of 16-bit float `values`, two per op (as
+/// 2-vectors: max.NaN.bf16x2 on gpu), then of the two lanes in `accType`.
+/// Exact: the same as combining them widened. Each pair should be one
+/// 32-bit register (consecutive elements of a vector chunk).
+Value combineInPairs(OpBuilder &b, Location loc, ReduceKind kind,
+                     ArrayRef<Value> values, Type accType);
+
+//===----------------------------------------------------------------------===//
+// KernelLowering
+//===----------------------------------------------------------------------===//
+
+class KernelLowering {
+public:
+  /// `opts` has the kernel's vector width; `scratch` is planScratch's.
+  KernelLowering(func::FuncOp func, const LoweringOptions &opts,
+                 ScratchPlan scratch)
+      : func(func), opts(opts), scratch(std::move(scratch)),
+        entry(func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  // Setup (LoweringSupport.cpp).
+  void setUpProgramIds();
+  Value getProgramId(bool count, unsigned dim);
+  Value getThreadId();
+  Value getScratchView(OpBuilder &b, Location loc, Type elt, int64_t count,
+                       int64_t byteOffset);
+
+  // Helpers (LoweringSupport.cpp).
+  Layout getLayout(RankedTensorType type) const {
+    return tile::getLayout(opts, type);
+  }
+  Value newBuffer(RankedTensorType type);
+  Value bufferOf(Value tile) const;
+  static Value cidx(OpBuilder &b, Location loc, int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  /// Calls `body` for each element this thread owns in `layout` with its
+  /// private index k and (if `needLinear`) its linear index l; constants when
+  /// the layout is unrolled (and not `rolled`), else inside a loop over
+  /// chunks.
+  void forEachOwned(OpBuilder &b, Location loc, const Layout &layout,
+                    bool needLinear,
+                    function_ref<void(OpBuilder &, Value k, Value l)> body,
+                    bool rolled = false);
+  /// Calls `body` for each chunk this thread owns in a non-replicated
+  /// `layout`, with the private index k0 and linear index l0 of its first
+  /// element.
+  void forEachChunk(OpBuilder &b, Location loc, const Layout &layout,
+                    bool needLinear,
+                    function_ref<void(OpBuilder &, Value k0, Value l0)> body,
+                    bool rolled = false);
+  /// `a + c` folded when possible.
+  static Value addConst(OpBuilder &b, Location loc, Value a, int64_t c);
+  SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
+                                 ArrayRef<int64_t> shape) const;
+  Value linearize(OpBuilder &b, Location loc, ArrayRef<Value> coords,
+                  ArrayRef<int64_t> shape) const;
+  void copyBuffer(OpBuilder &b, Location loc, RankedTensorType type, Value src,
+                  Value dst);
+  void barrier(OpBuilder &b, Location loc);
+  /// The value of `v` in the thread whose id is this thread's xor `offset`
+  /// (gpu; all threads of the warp must execute it).
+  Value shuffleXor(OpBuilder &b, Location loc, Value v, int64_t offset);
+  Value writeToScratch(OpBuilder &b, Location loc, Value tile,
+                       int64_t byteOffset);
+  Value readScratch(OpBuilder &b, Location loc, Value view, Value index,
+                    Type elt);
+
+  // Op lowering (dispatch in TileToLoops.cpp).
+  void lowerBlock(Block &block);
+  void lowerOp(Operation *op);
+  // LowerLoadStore.cpp.
+  void lowerLoad(LoadOp op);
+  void lowerStore(StoreOp op);
+  /// Elements per vector access of runs of `segment` contiguous elements of
+  /// `memref` (1: scalar accesses).
+  int64_t vectorAccessWidth(Value memref, int64_t segment);
+  SmallVector<Value> globalCoords(OpBuilder &b, Location loc,
+                                  ArrayRef<Value> base, Value linear,
+                                  ArrayRef<int64_t> shape);
+  /// True if the element at `global` is within `dims`.
+  Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> global,
+                 ArrayRef<Value> dims);
+  /// Whether the element-by-element path of a load or store of `layout` runs
+  /// as a loop on a staged copy of the private buffer (see LowerLoadStore).
+  bool isStaged(const Layout &layout) const;
+  /// If the whole tile is in bounds: `segment(k, global, width)` for each run
+  /// of each chunk of a non-replicated layout within a row; else `ragged`.
+  /// With `interior` (the access carries `tile.interior`, see
+  /// tile-version-interior) the tile is known to be in bounds: only the
+  /// segments are emitted.
+  void accessTile(
+      OpBuilder &b, Location loc, const Layout &layout, ArrayRef<int64_t> shape,
+      ArrayRef<Value> base, ArrayRef<Value> dims, bool interior,
+      function_ref<void(OpBuilder &, Value k, ArrayRef<Value> global,
+                        int64_t width)>
+          segment,
+      function_ref<void(OpBuilder &)> ragged);
+  // LowerLayoutOps.cpp.
+  void lowerFill(Operation *op, Value scalar);
+  void lowerIota(IotaOp op);
+  void lowerBroadcast(BroadcastOp op);
+  void lowerTranspose(TransposeOp op);
+  void lowerMma(MmaOp op);
+  // LowerReduce.cpp.
+  void lowerReduce(ReduceOp op);
+  void lowerRowReduce(ReduceOp op, const RowReducePlan &plan);
+  Value combineOwned(OpBuilder &b, Location loc, ReduceKind kind, Value buffer,
+                     Value start, int64_t count, Type accType);
+  // LowerElementwise.cpp.
+  void lowerElementwise(Operation *op);
+  /// A `tile.rewiden` extf on gpu: per element an extf of the bf16 value
+  /// passed through `llvm.arithmetic.fence`, which CSE cannot merge with the
+  /// first widening and which emits no instruction.
+  void lowerRewiden(arith::ExtFOp op);
+  /// On gpu, an accurate f32 (or 16-bit) math.exp over >= 4 unrolled
+  /// elements per thread: one test that all lie within +-69, then the exps
+  /// marked `tile.exp_in_range` (see convert-math-to-nvvm) or, if not, the plain
+  /// ones. False (nothing emitted) for other cases.
+  bool lowerExpWithRangeTest(math::ExpOp op);
+  /// On gpu, an IEEE f32 division of a tile of range-tested exps
+  /// (lowerExpWithRangeTest) by a tile broadcast from one element: per group
+  /// of exps that passed their test, and a divisor within [2^-24, 2^24], the
+  /// correctly rounded quotients from one reciprocal and two fma each, with no
+  /// test of the numerators; the plain divisions otherwise. False (nothing
+  /// emitted) for other cases.
+  bool lowerDivisionOfTestedExps(arith::DivFOp op);
+  /// `op` (an elementwise arith/math op on tiles) cloned on scalars at the
+  /// insertion point of `b`, each tile operand replaced by `elementOf(tile)`;
+  /// returns its results (16-bit float arithmetic runs in f32).
+  SmallVector<Value>
+  scalarElementwise(OpBuilder &b, Operation *op,
+                    function_ref<Value(OpBuilder &, Value)> elementOf);
+  // LowerFusedElementwise.cpp.
+  /// Lowers `block` (the edge copy of a versioned kernel, or any block of
+  /// more than `fuse-above` tile ops) as one loop over the thread's elements
+  /// if it is purely elementwise; false (nothing changed) otherwise.
+  bool lowerFusedElementwise(Block &block);
+  void lowerDeviceCall(DeviceCallOp op);
+  // LowerControlFlow.cpp.
+  void lowerFor(scf::ForOp op);
+  void lowerIf(scf::IfOp op);
+  void lowerYield(scf::YieldOp op);
+  scf::YieldOp rebuildYield(scf::YieldOp yield);
+
+  func::FuncOp func;
+  LoweringOptions opts;
+  ScratchPlan scratch;
+  /// Inserts at the start of the entry block (allocas, thread/program ids).
+  OpBuilder entry;
+  Value threadId;
+  Value scratchBase;
+  Value programIds[3];
+  Value numPrograms[3];
+  DenseMap<Value, Value> buffers;
+  /// Per tile lowered by lowerExpWithRangeTest: its groups' test results, in
+  /// the order of the thread's elements, kExpGroup (LowerElementwise.cpp)
+  /// elements each.
+  DenseMap<Value, SmallVector<Value>> expGroupTests;
+  /// Per scf.yield with tiles: the buffers its tile operands are copied to.
+  DenseMap<Operation *, SmallVector<Value>> yieldTargets;
+  /// Replaced ops, erased once the whole kernel is rewritten.
+  SmallVector<Operation *> toErase;
+};
+
+} // namespace mlir::tessera::tile
+
+#endif // TESSERA_LIB_CONVERSION_TILETOLOOPS_KERNELLOWERING_H

@@ -1,0 +1,60 @@
+//===- KernelUtils.cpp - queries and builders shared by tile passes ------===//
+//
+// See KernelUtils.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessera/Dialect/Tile/Utils/KernelUtils.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+
+bool mlir::tessera::tile::isRewidenable(Operation *op) {
+  auto ext = dyn_cast<arith::ExtFOp>(op);
+  if (!ext)
+    return false;
+  auto in = dyn_cast<RankedTensorType>(ext.getIn().getType());
+  auto out = dyn_cast<RankedTensorType>(ext.getType());
+  return in && out && isa<BFloat16Type>(in.getElementType()) &&
+         out.getElementType().isF32();
+}
+
+bool mlir::tessera::tile::isApproximate(Operation *op) {
+  auto fm = dyn_cast<arith::ArithFastMathInterface>(op);
+  return fm && arith::bitEnumContainsAll(fm.getFastMathFlagsAttr().getValue(),
+                                         arith::FastMathFlags::afn);
+}
+
+SmallVector<Value>
+mlir::tessera::tile::tileOrigin(OpBuilder &b, Location loc, Value memref,
+                                ValueRange indices, ArrayRef<int64_t> shape,
+                                SmallVectorImpl<Value> &dims) {
+  SmallVector<Value> base;
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    dims.push_back(memref::DimOp::create(b, loc, memref, d));
+    Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
+    base.push_back(b.createOrFold<arith::MulIOp>(
+        loc, i, arith::ConstantIndexOp::create(b, loc, shape[d])));
+  }
+  return base;
+}
+
+Value mlir::tessera::tile::tileInBounds(OpBuilder &b, Location loc,
+                                        ArrayRef<Value> base,
+                                        ArrayRef<Value> dims,
+                                        ArrayRef<int64_t> shape) {
+  // The tile's last index per dimension, compared unsigned: a negative origin
+  // is a multiple of the tile size, so its last index is negative too.
+  Value cond;
+  for (auto [d, origin] : llvm::enumerate(base)) {
+    Value last = origin;
+    if (shape[d] != 1)
+      last = b.createOrFold<arith::AddIOp>(
+          loc, origin, arith::ConstantIndexOp::create(b, loc, shape[d] - 1));
+    Value ok =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, last, dims[d]);
+    cond = cond ? arith::AndIOp::create(b, loc, cond, ok) : ok;
+  }
+  return cond;
+}

@@ -1,0 +1,33 @@
+//===- KernelLookup.h - the kernel an LLVM IR pass rewrites -----*- C++ -*-===//
+//
+// Shared by tessera's LLVM IR passes that rewrite one kernel, named by its
+// symbol: the function, or an error diagnostic naming the pass.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_LIB_LLVMIR_TRANSFORMS_KERNELLOOKUP_H
+#define TESSERA_LIB_LLVMIR_TRANSFORMS_KERNELLOOKUP_H
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+namespace mlir::tessera::llvmir {
+
+/// The function `kernel` of `m` if it has a body; else reports an error
+/// through `m`'s context, naming `pass`, and returns null.
+inline llvm::Function *findKernel(llvm::Module &m, llvm::StringRef kernel,
+                                  llvm::StringRef pass) {
+  llvm::Function *f = m.getFunction(kernel);
+  if (!f || f->isDeclaration()) {
+    m.getContext().emitError(pass + ": no function '" + kernel +
+                             "' with a body in the module");
+    return nullptr;
+  }
+  return f;
+}
+
+} // namespace mlir::tessera::llvmir
+
+#endif // TESSERA_LIB_LLVMIR_TRANSFORMS_KERNELLOOKUP_H

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Differential test of the gpu lowering of convert-tile-to-loops, on the host.
+
+The kernel in the test file is lowered twice:
+  * for the gpu target with T threads; its nvvm ops become calls into
+    runtime.cpp (thread and CTA ids, barriers, warp shuffles), shared memory an
+    ordinary global, and the whole is compiled for the host and run with one
+    std::thread per GPU thread, CTA after CTA;
+  * for the cpu target (one thread per program), as the reference.
+Both runs start from the same pseudo-random buffers; every buffer must end up
+equal (floats within a tolerance: reductions combine in different orders).
+
+The test file names the launch in one line:
+  // EMU: T=<threads, 0 = chosen by the pass> [S=<CTAs per program>]
+  //      grid=<g0>,<g1> args=<arg>;<arg>...
+where <arg> is <dtype>[<d0>x<d1>] or <dtype>[<n>], optionally /<row stride>,
+one per kernel argument (memrefs only, row-major, unit inner stride). S
+(default 1; 0 = chosen by the pass) is passed as ctas-per-program: the gpu run
+then has g0 * S CTAs along x of T / S threads each (the tile.block_size and
+tile.ctas_per_program the pass reports). A kernel whose scratch is dynamic
+shared memory (tile.dynamic_shared_bytes = N) declares it as an external array;
+the harness defines it with the N bytes a launch would pass.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+CTYPES = {"f32": "float", "f64": "double", "bf16": "uint16_t", "f16": "uint16_t", "i1": "uint8_t",
+          "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t"}
+TO_LLVM = ["-convert-scf-to-cf", "-convert-math-to-llvm", "-convert-arith-to-llvm", "-convert-index-to-llvm",
+           "-convert-cf-to-llvm", "-convert-vector-to-llvm", "-finalize-memref-to-llvm", "-convert-func-to-llvm",
+           "-reconcile-unrealized-casts"]
+RUNTIME_DECLS = """  func.func private @emu_tid() -> i32
+  func.func private @emu_ctaid_x() -> i32
+  func.func private @emu_ctaid_y() -> i32
+  func.func private @emu_ctaid_z() -> i32
+  func.func private @emu_nctaid_x() -> i32
+  func.func private @emu_nctaid_y() -> i32
+  func.func private @emu_nctaid_z() -> i32
+  func.func private @emu_barrier()
+  func.func private @emu_shfl_f32(f32, i32) -> f32
+  func.func private @emu_shfl_i32(i32, i32) -> i32
+"""
+
+
+def run(cmd, stdin=None):
+    return subprocess.run(cmd, input=stdin, check=True, capture_output=True, text=True).stdout
+
+
+def to_host(nvvm_ir):
+    """Replaces the nvvm ops of a gpu-lowered module by runtime calls."""
+    s = re.sub(r"nvvm\.read\.ptx\.sreg\.tid\.x( range <i32, 0, \d+>)? : i32", "func.call @emu_tid() : () -> i32",
+               nvvm_ir)
+    s = re.sub(r"nvvm\.read\.ptx\.sreg\.(n?ctaid)\.([xyz]) : i32", r"func.call @emu_\1_\2() : () -> i32", s)
+    s = s.replace("nvvm.barrier0", "func.call @emu_barrier() : () -> ()")
+    s = re.sub(r"nvvm\.shfl\.sync\s+bfly %[\w-]+, (%[\w-]+), (%[\w-]+), %[\w-]+ : (\w+) -> \w+",
+               r"func.call @emu_shfl_\3(\1, \2) : (\3, i32) -> \3", s)
+    s = re.sub(r"(memref<[^<>]*), 3>", r"\1>", s)  # shared memory: a plain global
+    leftover = [line for line in s.splitlines() if "nvvm." in line]
+    if leftover:
+        sys.exit("emulate.py: unsupported nvvm op: " + leftover[0])
+    return s.replace("module {\n", "module {\n" + RUNTIME_DECLS, 1)
+
+
+def runtime_object(cxx, work):
+    """runtime.cpp compiled once per build tree (shared by the tests, written
+    atomically since tests run in parallel)."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime.cpp")
+    obj = os.path.join(os.path.dirname(os.path.abspath(work)), "gpu-emulation-runtime.o")
+    if not os.path.exists(obj) or os.path.getmtime(obj) < os.path.getmtime(src):
+        tmp = f"{obj}.{os.getpid()}.tmp"
+        run([cxx, "-std=c++20", "-O1", "-c", src, "-o", tmp])
+        os.replace(tmp, obj)
+    return obj
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cxx", required=True)
+    ap.add_argument("--tools", required=True)
+    ap.add_argument("--llvm-tools", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("kernel")
+    a = ap.parse_args()
+    opt = os.path.join(a.tools, "tessera-opt")
+    translate = os.path.join(a.llvm_tools, "mlir-translate")
+    llc = os.path.join(a.llvm_tools, "llc")
+    os.makedirs(a.work, exist_ok=True)
+    text = open(a.kernel).read()
+    spec = dict(kv.split("=", 1) for kv in re.search(r"// EMU: (.*)", text).group(1).split())
+    threads = int(spec["T"])
+    ctas = int(spec.get("S", "1"))
+    g0, g1 = (int(v) for v in spec["grid"].split(","))
+    args = []
+    for arg in spec["args"].split(";"):
+        m = re.fullmatch(r"(\w+)\[([\dx]+)\](?:/(\d+))?", arg)
+        dims = [int(d) for d in m.group(2).split("x")]
+        args.append((m.group(1), dims, int(m.group(3)) if m.group(3) else dims[-1]))
+    fn = re.search(r"func\.func @(\w+)", text).group(1)
+
+    def compile_ir(mlir, name):
+        ll = run([translate, "--mlir-to-llvmir"], run([opt] + TO_LLVM, mlir))
+        obj = os.path.join(a.work, name + ".o")
+        run([llc, "-O2", "-filetype=obj", "-relocation-model=pic", "-o", obj], ll)
+        return obj
+
+    gpu = run([opt, a.kernel, f"-convert-tile-to-loops=target=gpu block-size={threads} ctas-per-program={ctas}",
+               "-canonicalize", "-cse"])
+    threads = int(re.search(r"tile\.block_size = (\d+) : i32", gpu).group(1))
+    split = re.search(r"tile\.ctas_per_program = (\d+) : i32", gpu)
+    ctas = int(split.group(1)) if split else 1
+    gpu_obj = compile_ir(to_host(gpu), "gpu")
+    dynamic = re.search(r"tile\.dynamic_shared_bytes = (\d+) : i32", gpu)
+    scratch = "".join(f'extern "C" {{ alignas(16) unsigned char {name}[{dynamic.group(1)}]; }}\n'
+                      for name in sorted(set(re.findall(r"memref\.global @(__tile_dynamic_scratch_\w+)", gpu)))
+                      ) if dynamic else ""
+    cpu = run([opt, a.kernel, "-convert-tile-to-loops", "-canonicalize", "-cse"])
+    cpu_obj = compile_ir(cpu.replace(f"@{fn}(", f"@cpu_{fn}("), "cpu")
+
+    decls, gpu_args, cpu_args, setup, checks = [], [], [], [], []
+    for i, (dt, dims, ld) in enumerate(args):
+        rank = len(dims)
+        decls.append(", ".join(["void*", "void*", "int64_t"] + ["int64_t"] * (2 * rank)))
+        count = dims[0] * ld if rank == 2 else dims[0]
+        setup.append(f"g{i}.resize({count}); fill(g{i}, {i}); c{i} = g{i}; o{i} = g{i};")
+        sizes = ", ".join(f"int64_t({d})" for d in dims)
+        strides = f"int64_t({ld}), int64_t(1)" if rank == 2 else "int64_t(1)"
+        gpu_args.append(f"g{i}.data(), g{i}.data(), int64_t(0), {sizes}, {strides}")
+        cpu_args.append(f"c{i}.data(), c{i}.data(), int64_t(0), {sizes}, {strides}")
+        checks.append(f'bad += compare("arg{i}", g{i}, c{i}, o{i}, "{dt}");')
+    harness = f"""#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+extern "C" void emu_run(int threads, int grid0, int grid1, void (*kernel)(void*), void* context);
+{scratch}extern "C" void {fn}({", ".join(decls)});
+extern "C" void cpu_{fn}({", ".join(decls)}, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t);
+static float bf16_to_f32(uint16_t h) {{ uint32_t b = uint32_t(h) << 16; float f; std::memcpy(&f, &b, 4); return f; }}
+template <class V> void fill(V& v, int seed) {{
+  using E = typename V::value_type;
+  uint32_t state = 2654435761u * (seed + 1);
+  for (auto& x : v) {{
+    state = state * 1664525u + 1013904223u;
+    float f = (state >> 8) * (8.0f / 16777216.0f) - 4.0f;  // [-4, 4)
+    if constexpr (std::is_same_v<E, uint16_t>) {{ uint32_t b; std::memcpy(&b, &f, 4); x = uint16_t(b >> 16); }}
+    else if constexpr (std::is_same_v<E, uint8_t>) x = f > 0;
+    else if constexpr (std::is_floating_point_v<E>) x = f;
+    else x = E(f * 25);
+  }}
+}}
+template <class V> int compare(const char* what, const V& g, const V& c, const V& o, std::string dt) {{
+  int bad = 0;
+  size_t written = 0;
+  for (size_t i = 0; i < g.size(); ++i) {{
+    written += std::memcmp(&c[i], &o[i], sizeof(c[i])) != 0;
+    double x, y;
+    if constexpr (std::is_same_v<typename V::value_type, uint16_t>) {{ x = bf16_to_f32(g[i]); y = bf16_to_f32(c[i]); }}
+    else {{ x = double(g[i]); y = double(c[i]); }}
+    double tol = dt == "bf16" || dt == "f16" ? 1e-2 : dt == "f32" ? 1e-5 : dt == "f64" ? 1e-12 : 0;
+    bool same = std::abs(x - y) <= tol * (1 + std::abs(y)) || (std::isnan(x) && std::isnan(y));
+    if (!same && bad++ < 5) std::printf("%s[%zu]: gpu %g, cpu %g\\n", what, i, x, y);
+  }}
+  std::printf("%s: %zu elements, %zu written, %d differ\\n", what, g.size(), written, bad);
+  return bad;
+}}
+{chr(10).join(f"static std::vector<{CTYPES[dt]}> g{i}, c{i}, o{i};" for i, (dt, _, _) in enumerate(args))}
+static void gpu_kernel(void*) {{ {fn}({", ".join(gpu_args)}); }}
+int main() {{
+  {chr(10).join(setup)}
+  emu_run({threads}, {g0 * ctas}, {g1}, gpu_kernel, nullptr);
+  for (int y = 0; y < {g1}; ++y)
+    for (int x = 0; x < {g0}; ++x) cpu_{fn}({", ".join(cpu_args)}, x, y, 0, {g0}, {g1}, 1);
+  int bad = 0;
+  {chr(10).join(checks)}
+  std::printf("{fn}: T=%d%s%s %s\\n", {threads}, "{f' S={ctas}' if ctas > 1 else ''}",
+              "{f' dynamic shared {dynamic.group(1)}' if dynamic else ''}", bad ? "MISMATCH" : "OK");
+  return bad != 0;
+}}
+"""
+    src = os.path.join(a.work, "harness.cpp")
+    exe = os.path.join(a.work, "harness")
+    open(src, "w").write(harness)
+    run([a.cxx, "-std=c++20", "-O1", src, gpu_obj, cpu_obj, runtime_object(a.cxx, a.work), "-o", exe,
+         "-lpthread", "-lm"])
+    result = subprocess.run([exe], capture_output=True, text=True)
+    sys.stdout.write(result.stdout)
+    sys.exit(result.returncode)
+
+
+if __name__ == "__main__":
+    main()
