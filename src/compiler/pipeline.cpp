@@ -441,17 +441,23 @@ std::unique_ptr<llvm::TargetMachine> nvptx_target_machine(const std::string& arc
   return tm;
 }
 
+// Runs `tm`'s code generator on `m` into a buffer: PTX text or an object file (`type`).
+// `cannot` is the error when the target cannot emit that type.
+llvm::SmallVector<char, 0> emit_file(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFileType type,
+                                     const char* cannot) {
+  llvm::SmallVector<char, 0> out;
+  llvm::raw_svector_ostream os(out);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, type)) throw Error(cannot);
+  pm.run(m);
+  return out;
+}
+
 std::string to_ptx(std::string_view kernel, llvm::Module& m, llvm::TargetMachine& tm, const LlvmDiagnostics& diags) {
-  llvm::SmallString<0> ptx;
-  {
-    llvm::raw_svector_ostream os(ptx);
-    llvm::legacy::PassManager pm;
-    if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
-      throw Error("tessera: the NVPTX target cannot emit PTX");
-    pm.run(m);
-  }
+  llvm::SmallVector<char, 0> ptx =
+      emit_file(m, tm, llvm::CodeGenFileType::AssemblyFile, "tessera: the NVPTX target cannot emit PTX");
   throw_llvm_errors(kernel, diags, "the NVPTX code generator");
-  return std::string(ptx.str());
+  return std::string(ptx.data(), ptx.size());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -467,14 +473,8 @@ llvm::SmallVector<char, 0> to_object(std::string_view kernel, llvm::Module& m, l
     return mpm;
   });
   throw_llvm_errors(kernel, diags, "tessera-stack-checks");
-  llvm::SmallVector<char, 0> object;
-  {
-    llvm::raw_svector_ostream os(object);
-    llvm::legacy::PassManager pm;
-    if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-      throw Error("tessera: the host target cannot emit object files");
-    pm.run(m);
-  }
+  llvm::SmallVector<char, 0> object =
+      emit_file(m, tm, llvm::CodeGenFileType::ObjectFile, "tessera: the host target cannot emit object files");
   throw_llvm_errors(kernel, diags, "the host code generator");
   if (diags.frame_bytes() > kMaxCpuFrameBytes)
     throw Error(fmt::format("tessera: kernel '{}': a program of the CPU target needs {} bytes of stack, more than the "
