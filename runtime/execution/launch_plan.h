@@ -72,7 +72,7 @@ struct KernelCode {
     // An output the kernel stores whole and never reads: a launch that covers its storage need not
     // make the storage's previous contents current first.
     bool overwritten = false;
-    // Compiled for memory aligned to 16 bytes (layout letter 'a'): a graph rebind must keep it.
+    // Compiled for memory aligned to 16 bytes (ArgLayout::aligned): a graph rebind must keep it.
     bool aligned = false;
   };
   std::vector<Param> params;

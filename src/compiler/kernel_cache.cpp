@@ -202,9 +202,11 @@ class KernelCache {
     collect_load_like(*c->ast.body, c->load_likes, seen);
     seen.clear();
     collect_output_uses(*c->ast.body, stored, read, seen);
-    c->overwrites.resize(c->ast.params.size());
-    for (std::size_t i = 0; i < c->overwrites.size(); ++i)
-      c->overwrites[i] = c->ast.params[i].kind == ParamInfo::Kind::out && stored[i] && !read[i];
+    c->code.params.resize(c->ast.params.size());
+    for (std::size_t i = 0; i < c->code.params.size(); ++i) {
+      c->code.params[i].overwritten = c->ast.params[i].kind == ParamInfo::Kind::out && stored[i] && !read[i];
+      c->code.params[i].aligned = spec.layout(i) == ArgLayout::aligned;
+    }
     if (target == Target::cpu) {
       c->cpu = compile_cpu(kernel, c->ast, c->spec);
       set_launch_code(*c);

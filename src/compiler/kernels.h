@@ -30,9 +30,9 @@ struct Compiled {
   GpuCode gpu;
   bool from_disk_cache = false;
   std::vector<std::pair<int64_t, int64_t>> load_likes;  // (input, output) of each load_like node
-  std::vector<bool> overwrites;  // per parameter: an output stored whole and never read ((own ..))
-  // What launches need (its label, the GPU architecture, whether device code is linked in are set
-  // by the compile; set_launch_code fills in the rest once it is done).
+  // What launches need (its label, per-parameter assumptions, the GPU architecture and whether
+  // device code is linked in are set by the compile; set_launch_code fills in the rest once it is
+  // done).
   KernelCode code;
 };
 

@@ -30,11 +30,6 @@ namespace detail {
 void set_launch_code(Compiled& c) {
   KernelCode& code = c.code;
   code.abi = ArgumentAbi::memref;
-  code.params.resize(c.ast.params.size());
-  for (std::size_t i = 0; i < code.params.size(); ++i) {
-    code.params[i].overwritten = i < c.overwrites.size() && c.overwrites[i];
-    code.params[i].aligned = c.spec.layout(i) == ArgLayout::aligned;
-  }
   if (c.cpu) {
     code.cpu.run = [](const void* kernel, void** argv) { static_cast<const CpuKernel*>(kernel)->run(argv); };
     code.cpu.code = c.cpu.get();
