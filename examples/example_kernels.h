@@ -25,18 +25,18 @@ inline auto softmax() {
   });
 }
 
-// out = bf16(relu(a @ b + bias)) for bf16 a: M x K, b: K x N, bias: N, in 64 x 64 output tiles.
-// A K loop carries the f32 accumulator over 64 x 32 tiles of a and 32 x 64 tiles of b (tiles past
-// an edge read as zero, so ragged M, N and K need nothing more); bias, relu and the cast are fused
-// before the store.
+// out = bf16(relu(a @ b + bias)) for bf16 a: M x K, b: K x N, bias: N, in 128 x 128 output tiles.
+// A K loop carries the f32 accumulator over 128 x 64 tiles of a and 64 x 128 tiles of b (tiles
+// past an edge read as zero, so ragged M, N and K need nothing more); bias, relu and the cast are
+// fused before the store. On sm_90 it takes the tensor-core lowering (docs/compiler.md).
 inline auto matmul_bias_relu() {
   return tessera::kernel("matmul_bias_relu", [](auto out, auto a, auto b, auto bias) {
     using namespace tessera;
     auto acc = for_range(
-        (dim<1>(a) + c<31>) / c<32>,
-        [=](auto k, auto acc) { return mma(load<64, 32>(a, program_id<0>(), k), load<32, 64>(b, k, program_id<1>()), acc); },
-        full<DType::f32, 64, 64>(c<0.0>));
-    auto y = acc + cast<DType::f32>(load<64>(bias, program_id<1>()));  // the bias row, broadcast
+        (dim<1>(a) + c<63>) / c<64>,
+        [=](auto k, auto acc) { return mma(load<128, 64>(a, program_id<0>(), k), load<64, 128>(b, k, program_id<1>()), acc); },
+        full<DType::f32, 128, 128>(c<0.0>));
+    auto y = acc + cast<DType::f32>(load<128>(bias, program_id<1>()));  // the bias row, broadcast
     return out.store(cast<DType::bf16>(maximum(y, c<0.0>)));
   });
 }

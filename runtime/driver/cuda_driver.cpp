@@ -63,6 +63,8 @@ struct CudaDriverLoader {
     d->check(d->cuDeviceGetAttribute(&minor, kAttrComputeCapabilityMinor, d->device_),
              "cuDeviceGetAttribute(compute capability minor)");
     d->compute_capability_ = major * 10 + minor;
+    d->check(d->cuDeviceGetAttribute(&d->multiprocessor_count_, kAttrMultiprocessorCount, d->device_),
+             "cuDeviceGetAttribute(multiprocessor count)");
     d->arch_ = fmt::format("sm_{}", d->compute_capability_);
     char name[256] = {};
     d->check(d->cuDeviceGetName(name, sizeof name - 1, d->device_), "cuDeviceGetName");
@@ -299,6 +301,20 @@ static_assert(offsetof(KernelNodeParams, kernel) == offsetof(::CUDA_KERNEL_NODE_
 static_assert(offsetof(KernelNodeParams, context) == offsetof(::CUDA_KERNEL_NODE_PARAMS_v2, ctx));
 static_assert(kAttrComputeCapabilityMajor == ::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
 static_assert(kAttrComputeCapabilityMinor == ::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+static_assert(kAttrMultiprocessorCount == ::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+static_assert(kJitInfoLogBuffer == ::CU_JIT_INFO_LOG_BUFFER);
+static_assert(kJitInfoLogBufferSizeBytes == ::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES);
+static_assert(kJitLogVerbose == ::CU_JIT_LOG_VERBOSE);
+static_assert(sizeof(TensorMapBytes) == sizeof(::CUtensorMap) && alignof(TensorMapBytes) == alignof(::CUtensorMap));
+static_assert(kTensorMapFloat16 == ::CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+static_assert(kTensorMapFloat32 == ::CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+static_assert(kTensorMapBFloat16 == ::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+static_assert(kTensorMapInterleaveNone == ::CU_TENSOR_MAP_INTERLEAVE_NONE);
+static_assert(kTensorMapSwizzle32B == ::CU_TENSOR_MAP_SWIZZLE_32B);
+static_assert(kTensorMapSwizzle64B == ::CU_TENSOR_MAP_SWIZZLE_64B);
+static_assert(kTensorMapSwizzle128B == ::CU_TENSOR_MAP_SWIZZLE_128B);
+static_assert(kTensorMapL2Promotion256B == ::CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+static_assert(kTensorMapOobFillZeros == ::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 static_assert(kAttrMaxSharedMemoryPerBlockOptin ==
               ::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
 static_assert(kFuncAttrMaxDynamicSharedSizeBytes ==

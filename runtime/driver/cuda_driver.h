@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -91,6 +92,28 @@ inline constexpr CUpointer_attribute kPointerAttributeMemoryType = 2;  // CU_POI
 inline constexpr CUdevice_attribute kAttrComputeCapabilityMajor = 75;
 inline constexpr CUdevice_attribute kAttrComputeCapabilityMinor = 76;
 inline constexpr CUdevice_attribute kAttrMaxSharedMemoryPerBlockOptin = 97;
+inline constexpr CUdevice_attribute kAttrMultiprocessorCount = 16;
+// cuModuleLoadDataEx's options (cuda.h's CUjit_option) for the compile log of a PTX image.
+inline constexpr int kJitInfoLogBuffer = 3;
+inline constexpr int kJitInfoLogBufferSizeBytes = 4;
+inline constexpr int kJitLogVerbose = 12;
+
+// cuda.h's CUtensorMap: the opaque 128 bytes (128-byte aligned on the host) that
+// cuTensorMapEncodeTiled writes and a kernel's TMA instructions read (passed by value as a
+// 64-byte aligned grid-constant parameter).
+struct alignas(128) TensorMapBytes {
+  std::uint64_t words[16];
+};
+// cuTensorMapEncodeTiled's enumerations (cuda.h's CU_TENSOR_MAP_*), the values tessera uses.
+inline constexpr int kTensorMapFloat16 = 6;       // CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+inline constexpr int kTensorMapFloat32 = 7;       // CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+inline constexpr int kTensorMapBFloat16 = 9;      // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+inline constexpr int kTensorMapInterleaveNone = 0;
+inline constexpr int kTensorMapSwizzle32B = 1;
+inline constexpr int kTensorMapSwizzle64B = 2;
+inline constexpr int kTensorMapSwizzle128B = 3;
+inline constexpr int kTensorMapL2Promotion256B = 3;
+inline constexpr int kTensorMapOobFillZeros = 0;  // CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: zeros
 inline constexpr CUfunction_attribute kFuncAttrMaxDynamicSharedSizeBytes = 8;
 // Shared memory a block may use without opting in (static and dynamic together).
 inline constexpr unsigned kStaticSharedBytes = 48 * 1024;
@@ -131,6 +154,7 @@ public:
   const std::string& device_name() const { return device_name_; }
   int driver_version() const { return driver_version_; }           // 13000 for CUDA 13.0
   int device_count() const { return device_count_; }
+  int multiprocessor_count() const { return multiprocessor_count_; }  // 132 on an H200
 
   CudaDriver(const CudaDriver&) = delete;
   CudaDriver& operator=(const CudaDriver&) = delete;
@@ -145,6 +169,7 @@ private:
   std::string arch_;  // "sm_" + compute capability, made once (compared at every launch)
   int driver_version_ = 0;
   int device_count_ = 0;
+  int multiprocessor_count_ = 1;
   std::string device_name_;
 };
 

@@ -12,9 +12,14 @@ constexpr std::array<GpuArch, 6> kArchs{{
     {Target::sm_80, "sm_80", 80, false, false, 163 * 1024, 2048, 32, 164 * 1024},
     {Target::sm_86, "sm_86", 86, false, false, 99 * 1024, 1536, 16, 100 * 1024},
     {Target::sm_89, "sm_89", 89, false, false, 99 * 1024, 1536, 24, 100 * 1024},
-    {Target::sm_90, "sm_90", 90, false, true, 227 * 1024, 2048, 32, 228 * 1024},
+    {Target::sm_90, "sm_90", 90, false, true, 227 * 1024, 2048, 32, 228 * 1024, 65536, "sm_90a"},
     {Target::sm_100a, "sm_100a", 100, true, true, 227 * 1024, 2048, 32, 228 * 1024},
     {Target::sm_120, "sm_120", 120, false, true, 99 * 1024, 1536, 32, 100 * 1024},
+}};
+
+// The architecture-specific variants (GpuArch::arch_specific_variant), each the same GPU as its target.
+constexpr std::array<GpuArch, 1> kVariants{{
+    {Target::sm_90, "sm_90a", 90, true, true, 227 * 1024, 2048, 32, 228 * 1024},
 }};
 
 }  // namespace
@@ -29,6 +34,8 @@ const GpuArch* gpu_arch(Target target) {
 
 const GpuArch* gpu_arch(std::string_view name) {
   for (const GpuArch& a : kArchs)
+    if (a.name == name) return &a;
+  for (const GpuArch& a : kVariants)
     if (a.name == name) return &a;
   return nullptr;
 }
@@ -58,7 +65,8 @@ std::string_view target_name(Target target) {
 
 std::optional<Target> target_named(std::string_view name) {
   if (name == "cpu") return Target::cpu;
-  if (const GpuArch* a = gpu_arch(name)) return a->target;
+  for (const GpuArch& a : kArchs)
+    if (a.name == name) return a.target;
   return std::nullopt;
 }
 

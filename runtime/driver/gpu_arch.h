@@ -30,6 +30,11 @@ struct GpuArch {
   int blocks_per_sm;            // resident blocks per SM at most
   int shared_per_sm;            // shared memory per SM (1 KiB of it reserved per resident block)
   int registers_per_sm = 65536;
+  // The architecture-specific target of the same GPU whose instructions a kernel for this target
+  // may use ("sm_90a": wgmma, setmaxnreg; the tensor-core lowering), empty if none. Code compiled
+  // for it runs only on this compute capability; gpu_arch(name) finds it, gpu_archs() does not
+  // list it (it is not a target a user names).
+  std::string_view arch_specific_variant = {};
 };
 
 inline bool is_gpu(Target target) { return target != Target::cpu; }
@@ -38,7 +43,8 @@ inline bool is_gpu(Target target) { return target != Target::cpu; }
 std::span<const GpuArch> gpu_archs();
 // The architecture of a GPU target; nullptr for Target::cpu.
 const GpuArch* gpu_arch(Target target);
-// The architecture named `name` ("sm_90"); nullptr when there is none.
+// The architecture named `name` ("sm_90", or an arch_specific_variant: "sm_90a"); nullptr when
+// there is none.
 const GpuArch* gpu_arch(std::string_view name);
 
 // How a device of compute capability `device_cc` runs code compiled for `arch`.

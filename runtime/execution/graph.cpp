@@ -208,9 +208,8 @@ class GraphWork final : public Work {
   }
 
   KernelNodeParams params_of(CudaDriver& driver, Node& n) {
-    params_.clear();
-    for (int64_t& s : n.slots) params_.push_back(&s);
     const LaunchPlan& plan = n.plan;
+    plan.parameter_pointers(n.slots, params_);
     KernelNodeParams p;
     p.func = plan.code->function(driver, plan.shared_bytes);
     p.grid_x = plan.grid[0];

@@ -15,7 +15,9 @@ using Kind = ArgDesc::Kind;
 
 std::span<const char> KernelCode::image(const CudaDriver& driver) const {
   switch (device_load(*target, driver.compute_capability())) {
-    case DeviceLoad::cubin: return cubin;
+    case DeviceLoad::cubin:
+      if (loads_ptx) return {ptx.data(), ptx.size() + 1};
+      return cubin;
     case DeviceLoad::ptx:
       if (!linked) return {ptx.data(), ptx.size() + 1};
       throw Error(fmt::format("tessera: {}: compiled for {}, which the GPU ({}, {}) runs only through PTX, and it links "
@@ -60,6 +62,47 @@ void LaunchPlan::fill_slots(std::span<const ArgDesc> args, std::span<const int64
     for (int d = 0; d < a.rank; ++d) slots.push_back(a.strides[d]);
   }
   if (code->programs_slot) slots.push_back(programs.dims[0]);
+  for (const TensorMapSpec& map : code->tensor_maps) {
+    TensorMapBytes bytes;
+    encode_tensor_map(map, args, addresses, &bytes);
+    slots.insert(slots.end(), std::begin(bytes.words), std::end(bytes.words));
+  }
+}
+
+void LaunchPlan::parameter_pointers(std::vector<int64_t>& slots, std::vector<void*>& params) const {
+  params.clear();
+  const std::size_t wide = code->tensor_maps.size() * kTensorMapSlots;
+  const std::size_t narrow = slots.size() - wide;
+  for (std::size_t i = 0; i < narrow; ++i) params.push_back(&slots[i]);
+  for (std::size_t i = narrow; i < slots.size(); i += kTensorMapSlots) params.push_back(&slots[i]);
+}
+
+void LaunchPlan::encode_tensor_map(const TensorMapSpec& map, std::span<const ArgDesc> args,
+                                   std::span<const int64_t> addresses, TensorMapBytes* out) const {
+  const ArgDesc& a = args[static_cast<std::size_t>(map.param)];
+  const std::size_t bytes = dtype_size(a.dtype);
+  const int data_type = a.dtype == DType::bf16 ? kTensorMapBFloat16
+                        : a.dtype == DType::f16 ? kTensorMapFloat16
+                                                : kTensorMapFloat32;
+  const int swizzle = map.swizzle_bytes == 128 ? kTensorMapSwizzle128B
+                      : map.swizzle_bytes == 64 ? kTensorMapSwizzle64B
+                      : map.swizzle_bytes == 32 ? kTensorMapSwizzle32B
+                                                : 0;
+  const std::uint64_t dims[2] = {static_cast<std::uint64_t>(a.shape[1]), static_cast<std::uint64_t>(a.shape[0])};
+  const std::uint64_t strides[1] = {static_cast<std::uint64_t>(a.strides[0]) * bytes};
+  const unsigned box[2] = {map.box_inner, map.box_outer};
+  const unsigned element_strides[2] = {1, 1};
+  void* address = reinterpret_cast<void*>(addresses[static_cast<std::size_t>(map.param)] +
+                                          a.offset * static_cast<int64_t>(bytes));
+  CudaDriver& driver = CudaDriver::get();
+  const CUresult r = driver.cuTensorMapEncodeTiled(out, data_type, 2, address, dims, strides, box, element_strides,
+                                                   kTensorMapInterleaveNone, swizzle, kTensorMapL2Promotion256B,
+                                                   kTensorMapOobFillZeros);
+  if (r != kCudaSuccess)
+    throw Error(fmt::format("tessera: {}: argument {}: the GPU's driver cannot describe it for TMA ({} x {} {}, row "
+                            "stride {} elements, address {}): {}",
+                            *code->label, map.param, a.shape[0], a.shape[1], dtype_name(a.dtype), a.strides[0],
+                            address, driver.error_text(r)));
 }
 
 bool covers_storage(const ArgDesc& a) {

@@ -49,6 +49,20 @@ enum class ArgumentAbi : std::uint8_t {
   pointer,
 };
 
+// A TMA tensor map that a kernel takes by value after its other parameters (ArgumentAbi::memref):
+// the launch encodes it for a 2-d tensor argument of 16-bit or 32-bit floats, its innermost
+// dimension first, with boxes of box_inner x box_outer elements swizzled over swizzle_bytes (0 for
+// none); elements outside the tensor read as zeros. Set by the compiler's tensor-core lowering
+// (tile.tensor_maps).
+struct TensorMapSpec {
+  int param = 0;
+  unsigned box_inner = 0, box_outer = 0;
+  unsigned swizzle_bytes = 0;
+  friend bool operator==(const TensorMapSpec&, const TensorMapSpec&) = default;
+};
+// Parameter slots a tensor map takes (128 bytes).
+inline constexpr std::size_t kTensorMapSlots = sizeof(TensorMapBytes) / sizeof(int64_t);
+
 // A kernel compiled for the host, as the CPU target runs it (run_programs, cpu_programs.h).
 struct CpuProgram {
   // Runs one program of `code`. argv holds one pointer per parameter slot (ArgumentAbi::memref),
@@ -94,6 +108,15 @@ struct KernelCode {
   bool programmatic = false;
   // ArgumentAbi::memref: the number of programs along x follows the arguments.
   bool programs_slot = false;
+  // The tensor maps that follow them, each kTensorMapSlots slots passed as one parameter.
+  std::vector<TensorMapSpec> tensor_maps;
+  // Persistent CTAs (tile.persistent): at most one CTA per SM, each running programs in turn until
+  // all have run; the kernel counts the programs itself.
+  bool persistent = false;
+  // The GPU loads the PTX, which the driver compiles as a whole program, even where the cubin
+  // would run: nvJitLink compiles PTX as relocatable code, where ptxas ignores setmaxnreg (the
+  // tensor-core lowering's register budgets of its warpgroups).
+  bool loads_ptx = false;
   // Its launches may be handed to a pool stream's launcher thread (execution.h), which reports a
   // failed launch at a later wait. Unsafe kernels, whose launch configuration is the user's, are
   // launched by the submitting thread, so that a bad one throws where it was made.
@@ -124,9 +147,17 @@ struct LaunchPlan {
   bool empty() const { return programs.count() == 0; }
   // The parameter slots of a launch with `args` (KernelCode::abi), into `slots` (cleared first, its
   // capacity reused). addresses[i] is tensor argument i's storage address on the host or the
-  // device (ignored for scalars).
+  // device (ignored for scalars). The tensor maps are encoded here (the driver's
+  // cuTensorMapEncodeTiled; throws tessera::Error naming the label and argument if it refuses).
   void fill_slots(std::span<const ArgDesc> args, std::span<const int64_t> addresses,
                   std::vector<int64_t>& slots) const;
+  // The driver's parameter array for `slots` (fill_slots's), into `params` (cleared first): a
+  // pointer to each slot, or to the first slot of each tensor map.
+  void parameter_pointers(std::vector<int64_t>& slots, std::vector<void*>& params) const;
+
+ private:
+  void encode_tensor_map(const TensorMapSpec& map, std::span<const ArgDesc> args, std::span<const int64_t> addresses,
+                         TensorMapBytes* out) const;
 };
 
 // Whether a tensor argument is its whole storage: dense, row-major, from its start. Only then may

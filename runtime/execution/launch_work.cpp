@@ -51,10 +51,9 @@ class LaunchWork final : public Work {
   void enqueue_gpu(CudaDriver& driver, CUstream stream) override {
     if (elapsed_ms_) *elapsed_ms_ = 0;
     if (plan_.empty()) return;
-    const std::vector<int64_t>& slots = parameter_slots(driver);
+    std::vector<int64_t>& slots = parameter_slots(driver);
     thread_local std::vector<void*> params;  // not re-entered, like parameter_slots
-    params.clear();
-    for (const int64_t& s : slots) params.push_back(const_cast<int64_t*>(&s));
+    plan_.parameter_pointers(slots, params);
     CUfunction fn = plan_.code->function(driver, plan_.shared_bytes);
     if (elapsed_ms_) {
       for (CUevent& e : timing_) driver.check(driver.cuEventCreate(&e, 0), "cuEventCreate");
@@ -69,7 +68,9 @@ class LaunchWork final : public Work {
   }
 
   bool describe_launch(CudaDriver& driver, DeferredLaunch& d) override {
-    if (elapsed_ms_ || plan_.empty() || !plan_.code->deferrable || plan_.block[1] != 1 || plan_.block[2] != 1)
+    // The launcher thread passes 8-byte parameters only: kernels with tensor maps are launched here.
+    if (elapsed_ms_ || plan_.empty() || !plan_.code->deferrable || plan_.block[1] != 1 || plan_.block[2] != 1 ||
+        !plan_.code->tensor_maps.empty())
       return false;
     const std::vector<int64_t>& slots = parameter_slots(driver);
     if (slots.size() > DeferredLaunch::kMaxSlots) return false;
@@ -99,7 +100,7 @@ class LaunchWork final : public Work {
   // Checks that the GPU runs the kernel (throws naming it) and flattens the arguments, device
   // addresses included, into per-thread scratch, valid until the next call on this thread
   // (enqueue_gpu and describe_launch are not re-entered).
-  const std::vector<int64_t>& parameter_slots(CudaDriver& driver) {
+  std::vector<int64_t>& parameter_slots(CudaDriver& driver) {
     plan_.code->image(driver);
     thread_local std::vector<int64_t> addresses, slots;
     addresses.assign(args_.size(), 0);

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "compiler/kernels.h"
+#include "driver/cuda_driver.h"
 #include "execution/output_overlap.h"
 #include "execution/device_memory.h"
 #include "tessera/errors.h"
@@ -120,11 +121,19 @@ Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<con
 }
 
 unsigned cuda_block(const Compiled& compiled, const Grid& grid) {
+  if (compiled.gpu.persistent) return static_cast<unsigned>(compiled.gpu.block_size);
   const int64_t threads = compiled.gpu.block_size / compiled.gpu.programs_per_cta;
   return static_cast<unsigned>(threads * programs_per_cta_of_launch(compiled.gpu.programs_per_cta, grid.dims[0]));
 }
 
 std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compiled, const Grid& grid) {
+  if (compiled.gpu.persistent) {
+    // One CTA per SM at most; the kernel counts the programs in 32 bits.
+    if (grid.count() > 0x7fffffff)
+      throw Error(fmt::format("tessera: kernel '{}': {} programs exceed the limit of 2^31-1", kernel, grid.count()));
+    static const int64_t sms = CudaDriver::get_if_available() ? CudaDriver::get().multiprocessor_count() : 1;
+    return {std::max<int64_t>(1, std::min(grid.count(), sms)), 1, 1};
+  }
   std::array<int64_t, 3> dims = grid.dims;
   const int64_t ctas = compiled.gpu.ctas_per_program;
   if (ctas > 1 && dims[0] > 0x7fffffff / ctas)

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "compiler/pipeline.h"
 
@@ -18,6 +19,9 @@ struct LaunchRecord {
   int ctas_per_program = 1;      // CTAs that run one program together
   int programs_per_cta = 1;      // programs that share one CTA
   int dynamic_shared_bytes = 0;  // per CTA, 0 if none
+  std::string isa;               // "sm_90a" for code of the architecture-specific target, else ""
+  bool persistent = false;       // persistent CTAs
+  std::vector<TensorMapSpec> tensor_maps;
 };
 
 // The record of compiled code.
@@ -28,7 +32,9 @@ void apply_launch_record(const LaunchRecord& record, GpuCode& code);
 // {"arch": "sm_90", "block_size": 256, ...}
 std::string to_json(const LaunchRecord& record);
 // The record of that text; std::nullopt when it is not such an object or a value is out of range
-// (a block size not a power of two up to 1024, a count below 1, negative shared memory).
+// (a block size neither a power of two nor whole warpgroups up to 1024, a count below 1, negative
+// shared memory, a malformed tensor map). Records written before isa, persistent and tensor_maps
+// existed read as without them.
 std::optional<LaunchRecord> parse_launch_record(std::string_view json);
 
 }  // namespace tessera::detail

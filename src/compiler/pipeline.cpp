@@ -362,6 +362,32 @@ void to_llvm_dialect(mlir::OpPassManager& pm, const Lowering& l) {
   if (!l.cpu) pm.addPass(mlir::tessera::createLLVMLoadCacheHints());
 }
 
+// ---------------------------------------------------------------------------------------------
+// Stage to_tensor_cores (gpu targets with an architecture-specific variant, GpuArch): kernels of
+// the matmul class become warp-specialized TMA + wgmma code for that variant ("tensor-cores.mlir");
+// the others are left as they are, for to_loops.
+// ---------------------------------------------------------------------------------------------
+void to_tensor_cores(mlir::OpPassManager& pm, std::string_view isa, int max_shared_bytes) {
+  mlir::tessera::ConvertTileMatmulToNVVMOptions matmul;
+  matmul.arch = std::string(isa);
+  matmul.maxSharedBytes = max_shared_bytes;
+  pm.addPass(mlir::tessera::createConvertTileMatmulToNVVM(matmul));
+}
+
+// After a kernel took the tensor-core lowering: what to_loops does after its conversion.
+void tensor_core_cleanup(mlir::OpPassManager& pm) {
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  // The epilogue's math, as for every gpu kernel.
+  pm.addPass(mlir::tessera::createConvertMathToNVVM());
+}
+
+// Whether the kernel `symbol` of `module` took the tensor-core lowering (tile.persistent).
+bool lowered_to_tensor_cores(mlir::ModuleOp module, const std::string& symbol) {
+  auto fn = module.lookupSymbol<mlir::func::FuncOp>(symbol);
+  return fn && fn->hasAttr(TileDialect::getPersistentAttrName());
+}
+
 // Runs to_loops and to_llvm_dialect on the module, with their dumps and clock marks. `target` is
 // "cpu" or the GPU architecture ("sm_90"), which errors name.
 void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target, const Lowering& l,
@@ -517,6 +543,13 @@ void read_lowering(std::string_view kernel, mlir::LLVM::LLVMFuncOp fn, const Spe
     code.programs_per_cta = static_cast<int>(programs.getInt());
   if (auto shared = fn->getAttrOfType<mlir::IntegerAttr>(TileDialect::getDynamicSharedBytesAttrName()))
     code.dynamic_shared_bytes = static_cast<int>(shared.getInt());
+  code.persistent = fn->hasAttr(TileDialect::getPersistentAttrName());
+  if (auto maps = fn->getAttrOfType<mlir::ArrayAttr>(TileDialect::getTensorMapsAttrName()))
+    for (mlir::Attribute m : maps) {
+      llvm::ArrayRef<int64_t> v = mlir::cast<mlir::DenseI64ArrayAttr>(m).asArrayRef();  // verified by the dialect
+      code.tensor_maps.push_back({static_cast<int>(v[0]), static_cast<unsigned>(v[1]), static_cast<unsigned>(v[2]),
+                                  static_cast<unsigned>(v[3])});
+    }
   // A kernel compiled for static shapes counts as unversioned: where its launch has whole tiles
   // only, LLVM folds the interior test away (the grid's range on the CTA ids) and no edge copy is
   // left for the launcher's register probes (register_cap.h) to cut off; they measure it whole.
@@ -682,13 +715,29 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
   dump.write_ir("tile.mlir", *module);
   module->walk([&](mlir::tessera::tile::ReduceOp) { ++code.reduces; });
 
-  // to_loops, to_llvm_dialect
   const Lowering lowering{.cpu = false,
                           .block_size = block_size,
                           .exp_range_test = exp_range_test,
                           .rewiden = rewiden,
                           .max_shared_bytes = max_shared_bytes_of_arch(code.arch)};
-  lower_to_llvm_dialect(kernel, *module, code.arch, lowering, dump, diags, clock);
+  // to_tensor_cores, on the kernel's first compile only (the launcher's variants are of other
+  // lowerings).
+  const std::string_view variant = gpu_arch(arch)->arch_specific_variant;
+  if (!variant.empty() && block_size == 0 && exp_range_test && !rewiden) {
+    run_passes(kernel, *module, code.arch, diags,
+               [&](mlir::OpPassManager& pm) { to_tensor_cores(pm, variant, lowering.max_shared_bytes); });
+    if (lowered_to_tensor_cores(*module, code.symbol)) {
+      code.isa = std::string(variant);
+      run_passes(kernel, *module, code.arch, diags, tensor_core_cleanup);
+      clock.mark("tensor-cores");
+      dump.write_ir("tensor-cores.mlir", *module);
+      run_passes(kernel, *module, code.arch, diags, [&](mlir::OpPassManager& pm) { to_llvm_dialect(pm, lowering); });
+      clock.mark("llvm-dialect");
+      dump.write_ir("llvm-dialect.mlir", *module);
+    }
+  }
+  // to_loops, to_llvm_dialect
+  if (code.isa.empty()) lower_to_llvm_dialect(kernel, *module, code.arch, lowering, dump, diags, clock);
   auto fn = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(code.symbol);
   if (!fn) throw Error(fmt::format("tessera: kernel '{}': internal error: lowered kernel not found", kernel));
   read_lowering(kernel, fn, spec, code);
@@ -699,13 +748,21 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
   mlir::OpBuilder b(&ctx);
   fn->setAttr(mlir::NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
   fn->setAttr(mlir::NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({code.block_size, 1, 1}));
+  if (code.persistent) {
+    // One CTA per SM: ptxas may give each thread the registers of a whole SM's share.
+    fn->setAttr(mlir::NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(1));
+    // Parameters passed by value (tensor maps) are grid constants: TMA reads them in place.
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (fn.getArgAttr(i, mlir::LLVM::LLVMDialect::getByValAttrName()))
+        fn.setArgAttr(i, mlir::NVVM::NVVMDialect::getGridConstantAttrName(), b.getUnitAttr());
+  }
   llvm::LLVMContext llctx;
   LlvmDiagnostics llvm_diags(llctx);
   std::unique_ptr<llvm::Module> m = to_llvm_ir(kernel, *module, llctx, diags);
   clock.mark("llvm-ir");
 
   // optimize
-  std::unique_ptr<llvm::TargetMachine> tm = nvptx_target_machine(code.arch);
+  std::unique_ptr<llvm::TargetMachine> tm = nvptx_target_machine(code.link_arch());
   m->setDataLayout(tm->createDataLayout());
   m->setTargetTriple(tm->getTargetTriple());
   run_llvm_passes(*m, tm.get(), [&](llvm::PassBuilder& pb) { return optimize_gpu(pb, code); });

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "compiler/specialization.h"
+#include "execution/launch_plan.h"
 #include "frontend/ast.h"
 
 namespace tessera::detail {
@@ -46,12 +47,17 @@ inline constexpr std::size_t kMaxCpuFrameBytes = std::size_t{16} << 20;
 
 struct GpuCode {
   std::string arch;          // "sm_90", "sm_100a"
+  // The architecture-specific target the code was compiled for when it uses that target's
+  // instructions (the tensor-core lowering: "sm_90a", GpuArch::arch_specific_variant); empty: arch.
+  std::string isa;
   std::string ptx;
   std::vector<char> cubin;   // empty if only PTX was requested
   int block_size = 128;      // threads per CTA
   int ctas_per_program = 1;  // CTAs that run one program together (grid x is multiplied by it)
   int programs_per_cta = 1;  // programs that share one CTA (grid x is divided by it, rounded up)
   int dynamic_shared_bytes = 0;  // dynamic shared memory per CTA (scratch over 48 KiB), 0 if none
+  bool persistent = false;   // at most one CTA per SM, running programs in turn (tile.persistent)
+  std::vector<TensorMapSpec> tensor_maps;  // TMA tensor maps after the parameters (tile.tensor_maps)
   bool versioned = false;    // the body has a copy for programs wholly in bounds, taken first
   bool static_shapes = false;  // compiled for one launch's shapes (LaunchOptions::static_shapes)
   bool whole_tiles = false;    // compiled for launches whose tiles are all whole (no edge code)
@@ -62,6 +68,8 @@ struct GpuCode {
   bool rewiden = false;     // lowered after tile-rewiden-after-reduce
   bool rewidened = false;   // and that pass changed the kernel (tile.rewidened); else no PTX
   std::string symbol;        // the PTX entry name
+  // The architecture the code is linked for: isa, else arch.
+  const std::string& link_arch() const { return isa.empty() ? arch : isa; }
   // Wall time of each stage in milliseconds, in order ("context", "tile-ir", "loops", "llvm-dialect",
   // "llvm-ir", "llvm-opt", "ptx"; the launcher adds "cubin", and "plain-exp", "fewer-threads",
   // "register-cap", "rewiden" and "more-threads" when it compiles variants; "plain-exp" runs beside the others, from the first

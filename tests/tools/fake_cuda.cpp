@@ -146,9 +146,10 @@ CUresult cuDeviceGetCount(int* n) {
   return kCudaSuccess;
 }
 CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice) {
-  *value = attribute == kAttrComputeCapabilityMajor   ? 9
-           : attribute == kAttrComputeCapabilityMinor ? 0
+  *value = attribute == kAttrComputeCapabilityMajor         ? 9
+           : attribute == kAttrComputeCapabilityMinor       ? 0
            : attribute == kAttrMaxSharedMemoryPerBlockOptin ? kSharedOptInLimit
+           : attribute == kAttrMultiprocessorCount          ? 132
                                                             : 49152;
   return kCudaSuccess;
 }
@@ -165,10 +166,16 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) { return kCudaSuccess; }
 CUresult cuCtxSetCurrent(CUcontext) { return kCudaSuccess; }
 CUresult cuCtxSynchronize() { return kCudaSuccess; }
 
+// A cubin (ELF) or PTX text (the tensor-core kernels load their PTX).
 CUresult cuModuleLoadData(CUmodule* m, const void* image) {
-  if (!image || std::memcmp(static_cast<const char*>(image) + 1, "ELF", 3) != 0) return bad();
+  if (!image || (std::memcmp(static_cast<const char*>(image) + 1, "ELF", 3) != 0 &&
+                 !std::strstr(static_cast<const char*>(image), ".entry")))
+    return bad();
   *m = make<CUmodule>(modules);
   return kCudaSuccess;
+}
+CUresult cuModuleLoadDataEx(CUmodule* m, const void* image, unsigned, int*, void**) {
+  return cuModuleLoadData(m, image);
 }
 CUresult cuModuleUnload(CUmodule m) {
   {
@@ -283,6 +290,21 @@ CUresult cuMemcpyDtoHAsync_v2(void* h, CUdeviceptr d, size_t n, CUstream s) {
   return cuMemcpyDtoH_v2(h, d, n);
 }
 CUresult cuPointerGetAttribute(void*, CUpointer_attribute, CUdeviceptr) { return kInvalidValue; }
+// Checks what the real driver checks of a 2-d tiled map (address and strides 16-byte aligned, box
+// of 1 to 256 elements per dimension, inner box within the swizzle span) and writes a recognizable
+// pattern (the address and the dims) instead of a real map.
+CUresult cuTensorMapEncodeTiled(TensorMapBytes* map, int, unsigned rank, void* address, const std::uint64_t* dims,
+                                const std::uint64_t* strides, const unsigned* box, const unsigned*, int, int,
+                                int, int) {
+  if (!map || rank != 2 || reinterpret_cast<std::uintptr_t>(address) % 16 != 0 || strides[0] % 16 != 0 ||
+      box[0] < 1 || box[0] > 256 || box[1] < 1 || box[1] > 256)
+    return kInvalidValue;
+  *map = {};
+  map->words[0] = reinterpret_cast<std::uint64_t>(address);
+  map->words[1] = dims[0];
+  map->words[2] = dims[1];
+  return kCudaSuccess;
+}
 
 CUresult cuStreamCreate(CUstream* s, unsigned) {
   *s = make<CUstream>(streams);

@@ -12,11 +12,14 @@
 // matrix shared by the whole batch; and a compile of the benchmark's and the example's kernels for
 // every GPU target. The tolerances (product_bound below) hold for any summation order and for
 // the tensor-core lowering, so these tests stay as they are when mma moves onto tensor cores.
+#include "driver/cuda_driver.h"
 #include "execution_helpers.h"
 #include "example_kernels.h"
 #include "matmul_kernels.h"
 
 #include <cmath>
+#include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -304,13 +307,45 @@ void example_and_benchmark_kernels(Target target) {
   const double bound = product_bound(DType::bf16, k), rel = std::ldexp(1.0, -8);
   Tensor<bfloat16, 2> out({m, n});
   auto got = [&](int64_t i, int64_t j) { return d(out(i, j)); };
-  examples::matmul_bias_relu().launch_on(target, out.partition<64, 64>(), a, b, bias);
+  examples::matmul_bias_relu().launch_on(target, out.partition<128, 128>(), a, b, bias);
   CHECK(mismatches(r, m, n, bound, rel, got, [&](int64_t i, int64_t j) { return std::max(r.at(i, j) + d(bias(j)), 0.0); }) == 0);
   matmul_kernels::matmul<64, 64, 32>().launch_on(target, out.partition<64, 64>(), a, b);
   CHECK(mismatches(r, m, n, bound, rel, got, [&](int64_t i, int64_t j) { return r.at(i, j); }) == 0);
   // GELU's slope is under 1.13; its own f32 roundings fall within the bf16 output's 2^-8.
   matmul_kernels::matmul_bias_gelu<64, 64, 32>().launch_on(target, out.partition<64, 64>(), a, b, bias);
   CHECK(mismatches(r, m, n, 1.13 * bound, rel, got, [&](int64_t i, int64_t j) { return gelu_tanh(r.at(i, j) + d(bias(j))); }) == 0);
+}
+
+// Tile shapes that the tensor-core lowering takes on sm_90 (warp-specialized TMA + wgmma code,
+// docs/compiler.md), at ragged and whole sizes, with K below, at and above one tile and not a
+// multiple of it, and an epilogue; on the CPU target the same kernels take the loop lowering.
+void tensor_core_tiles(Target target) {
+  struct Case {
+    int64_t m, n, k;
+  };
+  for (Case c : {Case{300, 520, 200}, Case{256, 512, 128}, Case{129, 264, 40}, Case{1, 8, 8}}) {
+    INFO("M " << c.m << ", N " << c.n << ", K " << c.k);
+    auto a = random_tensor<bfloat16, 2>({c.m, c.k}, -1, 1, 61);
+    auto b = random_tensor<bfloat16, 2>({c.k, c.n}, -1, 1, 62);
+    auto bias = random_tensor<bfloat16, 1>({c.n}, -1, 1, 63);
+    const auto r = reference(c.m, c.n, c.k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                             [&](int64_t kk, int64_t j) { return d(b(kk, j)); });
+    const double bound = product_bound(DType::bf16, c.k), rel = std::ldexp(1.0, -8);
+    Tensor<bfloat16, 2> out({c.m, c.n});
+    auto got = [&](int64_t i, int64_t j) { return d(out(i, j)); };
+    auto plain = [&](int64_t i, int64_t j) { return r.at(i, j); };
+    matmul_kernels::matmul<128, 256, 64>().launch_on(target, out.partition<128, 256>(), a, b);
+    CHECK(mismatches(r, c.m, c.n, bound, rel, got, plain) == 0);
+    matmul_kernels::matmul<64, 128, 128>().launch_on(target, out.partition<64, 128>(), a, b);
+    CHECK(mismatches(r, c.m, c.n, bound, rel, got, plain) == 0);
+    matmul_kernels::matmul_bias_gelu<128, 128, 64>().launch_on(target, out.partition<128, 128>(), a, b, bias);
+    CHECK(mismatches(r, c.m, c.n, 1.13 * bound, rel, got,
+                     [&](int64_t i, int64_t j) { return gelu_tanh(r.at(i, j) + d(bias(j))); }) == 0);
+    Tensor<float, 2> wide({c.m, c.n});
+    matmul_kernels::matmul<128, 64, 64>().launch_on(target, wide.partition<128, 64>(), a, b);
+    CHECK(mismatches(r, c.m, c.n, bound, 0, [&](int64_t i, int64_t j) { return static_cast<double>(wide(i, j)); },
+                     plain) == 0);
+  }
 }
 
 }  // namespace
@@ -327,6 +362,60 @@ TESSERA_TARGET_TEST_CASE("matmul with transposed operands: views and transpose()
 TESSERA_TARGET_TEST_CASE("batched matmul over 3-D tensors, and with one B for the whole batch", "[mma][matmul]",
                          batched_products)
 TESSERA_TARGET_TEST_CASE("the matmul example's and benchmark's kernels", "[mma][matmul]", example_and_benchmark_kernels)
+TESSERA_TARGET_TEST_CASE("matmul in the tile shapes of the tensor-core lowering, ragged and whole", "[mma][matmul]",
+                         tensor_core_tiles)
+
+TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma code, others do not",
+          "[mma][matmul][compile]") {
+  if (!exec_test::toolchain_present()) return;
+  Tensor<bfloat16, 2> a({512, 256}), b({256, 1024}), out({512, 1024}), odd({256, 1001}), out_odd({512, 1001});
+  Tensor<bfloat16, 1> bias({1024});
+  const CompiledArtifact tc = matmul_kernels::matmul<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, b);
+  CHECK(tc.ptx.find(".target sm_90a") != std::string::npos);
+  CHECK(tc.ptx.find("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16") != std::string::npos);
+  CHECK(tc.ptx.find("cp.async.bulk.tensor.2d") != std::string::npos);
+  CHECK(tc.ptx.find("setmaxnreg.inc.sync.aligned.u32 232") != std::string::npos);
+  CHECK(!tc.cubin.empty());
+  const CompiledArtifact gelu =
+      matmul_kernels::matmul_bias_gelu<128, 128, 64>().compile(Target::sm_90, out.partition<128, 128>(), a, b, bias);
+  CHECK(gelu.ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") != std::string::npos);
+  // Rows of B not 16-byte aligned (1001 bf16): TMA cannot read them; the loop lowering runs.
+  const CompiledArtifact loops =
+      matmul_kernels::matmul<128, 256, 64>().compile(Target::sm_90, out_odd.partition<128, 256>(), a, odd);
+  CHECK(loops.ptx.find("wgmma") == std::string::npos);
+  CHECK(loops.ptx.find(".target sm_90a") == std::string::npos);
+  // What ptxas reports of every tensor-core kernel through nvJitLink: wgmma not serialized, no spills
+  // (issue #22, item 6).
+  Tensor<float, 2> wide({512, 1024});
+  Tensor<half, 2> ah({512, 256}), bh({256, 1024}), outh({512, 1024});
+  const std::vector<std::pair<std::string, CompiledArtifact>> kernels = {
+      {"bf16 128x256x64", tc},
+      {"f16 128x256x64", matmul_kernels::matmul<128, 256, 64>().compile(Target::sm_90, outh.partition<128, 256>(), ah, bh)},
+      {"bf16 128x128x64", matmul_kernels::matmul<128, 128, 64>().compile(Target::sm_90, out.partition<128, 128>(), a, b)},
+      {"bf16 64x128x128", matmul_kernels::matmul<64, 128, 128>().compile(Target::sm_90, out.partition<64, 128>(), a, b)},
+      {"bf16 -> f32 128x64x64", matmul_kernels::matmul<128, 64, 64>().compile(Target::sm_90, wide.partition<128, 64>(), a, b)},
+      {"bias + GELU 128x128x64", gelu},
+      {"bias + GELU 128x256x64",
+       matmul_kernels::matmul_bias_gelu<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, b, bias)}};
+  for (const auto& [name, artifact] : kernels) {
+    INFO(name);
+    REQUIRE(artifact.ptx.find("wgmma.mma_async") != std::string::npos);
+    const std::string log =
+        detail::ptx_to_cubin(artifact.ptx, "sm_90a", std::vector<std::string>{"-verbose"}).info_log;
+    INFO(log);
+    CHECK(log.find("serialized") == std::string::npos);
+    // nvJitLink compiles PTX as relocatable code, where ptxas ignores setmaxnreg and every thread
+    // has the 168 registers of the entry: the launcher therefore loads the PTX, which the driver
+    // compiles as a whole program (checked on the GPU below). Within those 168 registers the
+    // epilogue of GELU over a 128 x 256 tile spills; the others do not.
+    if (name != "bias + GELU 128x256x64") CHECK(log.find(" 0 bytes spill stores") != std::string::npos);
+  }
+  // Tiles the lowering does not take (BK 32), and other targets.
+  CHECK(matmul_kernels::matmul<64, 64, 32>().compile(Target::sm_90, out.partition<64, 64>(), a, b).ptx.find("wgmma") ==
+        std::string::npos);
+  CHECK(matmul_kernels::matmul<128, 256, 64>().compile(Target::sm_100a, out.partition<128, 256>(), a, b).ptx.find(
+            "wgmma") == std::string::npos);
+}
 
 TEST_CASE("the matmul example's and benchmark's kernels compile for every GPU target", "[mma][matmul][compile]") {
   if (!exec_test::toolchain_present()) return;
@@ -334,7 +423,45 @@ TEST_CASE("the matmul example's and benchmark's kernels compile for every GPU ta
   Tensor<bfloat16, 1> bias({256});
   for (Target t : gpu_targets()) {
     INFO(to_string(t));
-    CHECK(!examples::matmul_bias_relu().compile(t, out.partition<64, 64>(), a, b, bias).cubin.empty());
+    CHECK(!examples::matmul_bias_relu().compile(t, out.partition<128, 128>(), a, b, bias).cubin.empty());
     CHECK(!matmul_kernels::matmul<64, 64, 32>().compile(t, out.partition<64, 64>(), a, b).cubin.empty());
+  }
+}
+
+// The code the GPU runs: the driver compiles the tensor-core kernels' PTX as a whole program
+// (KernelCode::loads_ptx). Its log must not report spills, serialized wgmma or an ignored
+// setmaxnreg (issue #22, item 6).
+TEST_CASE("the driver's compile of the tensor-core kernels: no spills, no serialized wgmma, setmaxnreg taken",
+          "[mma][matmul][gpu]") {
+  detail::CudaDriver* driver = detail::CudaDriver::get_if_available();
+  if (!driver || driver->compute_capability() != 90) {
+    WARN("skipped: needs an sm_90 GPU");
+    return;
+  }
+  Tensor<bfloat16, 2> a({512, 256}), b({256, 1024}), out({512, 1024});
+  Tensor<bfloat16, 1> bias({1024});
+  const std::vector<std::pair<std::string, std::string>> kernels = {
+      {"128x256x64", matmul_kernels::matmul<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, b).ptx},
+      {"64x128x128", matmul_kernels::matmul<64, 128, 128>().compile(Target::sm_90, out.partition<64, 128>(), a, b).ptx},
+      {"bias + GELU 128x256x64",
+       matmul_kernels::matmul_bias_gelu<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, b, bias).ptx}};
+  for (const auto& [name, kernel_ptx] : kernels) {
+    INFO(name);
+    // A comment of its own: the driver's compute cache, which the launches above filled, would
+    // otherwise serve the compiled code without a log.
+    const std::string ptx = kernel_ptx + "\n// tessera test: compile log " + std::to_string(std::random_device{}()) + "\n";
+    std::vector<char> log(1 << 16, '\0');
+    int keys[] = {detail::kJitInfoLogBuffer, detail::kJitInfoLogBufferSizeBytes, detail::kJitLogVerbose};
+    void* values[] = {log.data(), reinterpret_cast<void*>(static_cast<std::uintptr_t>(log.size() - 1)),
+                      reinterpret_cast<void*>(std::uintptr_t{1})};
+    driver->make_current();
+    detail::CUmodule module = nullptr;
+    REQUIRE(driver->cuModuleLoadDataEx(&module, ptx.c_str(), 3, keys, values) == detail::kCudaSuccess);
+    driver->cuModuleUnload(module);
+    const std::string text(log.data());
+    INFO(text);
+    CHECK(text.find(" 0 bytes spill stores") != std::string::npos);
+    CHECK(text.find("serialized") == std::string::npos);
+    CHECK(text.find("setmaxnreg") == std::string::npos);
   }
 }

@@ -3,6 +3,8 @@
 // tessera's passes that convert between dialects (flag: creation function):
 //   convert-tile-to-loops: createConvertTileToLoops(ConvertTileToLoopsOptions)
 //   convert-math-to-nvvm:  createConvertMathToNVVM()
+//   convert-tile-matmul-to-nvvm:
+//                          createConvertTileMatmulToNVVM(ConvertTileMatmulToNVVMOptions)
 // registerTesseraConversionPasses() registers their command-line flags.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +13,7 @@
 #define TESSERA_CONVERSION_PASSES_H
 
 #include "tessera/Conversion/MathToNVVM/MathToNVVM.h"
+#include "tessera/Conversion/TileMatmulToNVVM/TileMatmulToNVVM.h"
 #include "tessera/Conversion/TileToLoops/TileToLoops.h"
 
 namespace mlir::tessera {

@@ -270,6 +270,97 @@ def ConvertTileToLoops : Pass<"convert-tile-to-loops", "::mlir::ModuleOp"> {
   ];
 }
 
+def ConvertTileMatmulToNVVM
+    : Pass<"convert-tile-matmul-to-nvvm", "::mlir::ModuleOp"> {
+  let summary = "Lower matmul tile kernels to warp-specialized wgmma code "
+                "for sm_90a";
+  let description = [{
+    Guarantees: with `arch=sm_90a`, every `tile.kernel` function of the
+    matmul class below is rewritten into code with no tile ops and no tensor
+    values (func, scf, arith, math, memref, vector, llvm and nvvm ops only),
+    marked `tile.persistent`, `tile.tensor_maps`, `tile.block_size` and
+    `tile.dynamic_shared_bytes`, and given one trailing `!llvm.ptr`
+    parameter per tensor map (`llvm.byval = !llvm.array<128 x i8>`,
+    `llvm.align = 64`; whoever makes the function a PTX entry marks them
+    `nvvm.grid_constant`, which NVVM accepts on kernels only, so that TMA
+    reads them where they are). Every other function, and
+    every function for another `arch`, is left unchanged, so
+    `convert-tile-to-loops` lowers it as before. The pass never fails.
+
+    The matmul class: one `scf.for` from 0 with step 1 carrying a
+    `tensor<BMxBNxf32>` that starts as zeros and is only updated by
+    `tile.mma` of `tile.load %A[%pid0, %k]` (BM x BK) and
+    `tile.load %B[%k, %pid1]` (BK x BN), `%k` the induction variable, A and
+    B kernel arguments of bf16 or f16 with unit inner stride and
+    `tile.align` of 16 bytes or more, no padding; after the loop, elementwise
+    arith and math ops on the accumulator, splats, unit-dimension reshapes,
+    broadcasts and loads from other arguments at scalar indices (a bias row,
+    a residual tile); one `tile.store` of the BM x BN result at
+    `[%pid0, %pid1]`. BM is 64 or 128, BN 64, 128 or 256, BK 64 or 128.
+
+    ```mlir
+    // before
+    %acc = scf.for %k = %c0 to %n step %c1 iter_args(%c = %zeros)
+        -> (tensor<128x256xf32>) {
+      %ki = arith.index_cast %k : index to i32
+      %a = tile.load %A[%pid0, %ki] : !m -> tensor<128x64xbf16>
+      %b = tile.load %B[%ki, %pid1] : !m -> tensor<64x256xbf16>
+      %d = tile.mma %a, %b, %c : ... -> tensor<128x256xf32>
+      scf.yield %d : tensor<128x256xf32>
+    }
+    %y = arith.truncf %acc : tensor<128x256xf32> to tensor<128x256xbf16>
+    tile.store %y, %O[%pid0, %pid1] : tensor<128x256xbf16>, !m
+    // after (abridged): 384 threads; warpgroup 0 loads, 1 and 2 multiply
+    %wg = arith.divui %tid, %c128_i32 : i32
+    scf.if %producer {
+      llvm.inline_asm has_side_effects "setmaxnreg.dec.sync.aligned.u32 40;"
+      scf.for %tile = %cta to %tiles step %ctas ... {     // programs in turn
+        scf.for %kt = %c0 to %n step %c1 ... {
+          // wait until the stage is free, then TMA A and B into it
+          llvm.inline_asm has_side_effects "cp.async.bulk.tensor.2d...", ...
+        }
+      }
+    } else {
+      llvm.inline_asm has_side_effects "setmaxnreg.inc.sync.aligned.u32 232;"
+      scf.for %tile = %cta to %tiles step %ctas ... {
+        %acc = scf.for %kt ... iter_args(%d = %zero) -> (!llvm.struct<...>) {
+          // wait for the stage, 4 x wgmma.mma_async m64n256k16, release it
+        }
+        // epilogue per accumulator element: the ops after the loop on
+        // scalars, stored with a bounds test
+      }
+    }
+    ```
+
+    Structure (docs/compiler.md, "Tensor cores"): a producer warpgroup
+    (`setmaxnreg` 40) whose first thread issues TMA loads of A and B boxes
+    into a ring of `stages` shared-memory stages with 128-byte swizzle,
+    tracked by full/empty mbarriers; BM/64 consumer warpgroups (`setmaxnreg`
+    232), each multiplying its 64 rows with `wgmma.mma_async` from shared
+    memory descriptors into f32 registers; persistent CTAs that take the
+    programs in grouped order (`group-m` rows of programs sweep the columns
+    together, for L2 reuse). Ragged M, N and K: TMA fills out-of-bounds
+    elements with zeros and the epilogue tests each element's bounds.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"
+  ];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+           "The target; the pass lowers only for sm_90a">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "Shared-memory stages of the load pipeline; 0: as many as fit "
+           "max-shared-bytes, at most 6">,
+    Option<"groupM", "group-m", "int64_t", /*default=*/"8",
+           "Rows of programs that a persistent CTA sweeps together">,
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t",
+           /*default=*/"232448",
+           "Shared memory a CTA may use (the device's opt-in limit)">
+  ];
+}
+
 def ConvertMathToNVVM : Pass<"convert-math-to-nvvm"> {
   let summary = "Rewrite scalar f32 math ops into forms NVPTX selects without libdevice";
   let description = [{

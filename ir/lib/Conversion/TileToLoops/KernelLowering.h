@@ -203,12 +203,6 @@ private:
   /// test of the numerators; the plain divisions otherwise. False (nothing
   /// emitted) for other cases.
   bool lowerDivisionOfTestedExps(arith::DivFOp op);
-  /// `op` (an elementwise arith/math op on tiles) cloned on scalars at the
-  /// insertion point of `b`, each tile operand replaced by `elementOf(tile)`;
-  /// returns its results (16-bit float arithmetic runs in f32).
-  SmallVector<Value>
-  scalarElementwise(OpBuilder &b, Operation *op,
-                    function_ref<Value(OpBuilder &, Value)> elementOf);
   // LowerFusedElementwise.cpp.
   /// Lowers `block` (the edge copy of a versioned kernel, or any block of
   /// more than `fuse-above` tile ops) as one loop over the thread's elements

@@ -29,44 +29,6 @@ using namespace mlir;
 using namespace mlir::tessera;
 using namespace mlir::tessera::tile;
 
-SmallVector<Value> KernelLowering::scalarElementwise(
-    OpBuilder &b, Operation *op,
-    function_ref<Value(OpBuilder &, Value)> elementOf) {
-  Location loc = op->getLoc();
-  Type f32 = b.getF32Type();
-  auto eltOf = [](Type t) {
-    auto tensor = dyn_cast<RankedTensorType>(t);
-    return tensor ? tensor.getElementType() : t;
-  };
-  // 16-bit float arithmetic, compares and math run in f32; casts and
-  // selects move values unchanged.
-  bool promote = !isa<CastOpInterface, arith::SelectOp>(op) &&
-                 llvm::any_of(llvm::concat<const Type>(op->getOperandTypes(),
-                                                       op->getResultTypes()),
-                              [&](Type t) { return isFloat16Or(eltOf(t)); });
-  IRMapping mapping;
-  for (Value operand : op->getOperands()) {
-    if (mapping.contains(operand))
-      continue;
-    Value v = operand;
-    if (isa<TensorType>(operand.getType()))
-      v = elementOf(b, operand);
-    if (promote && isFloat16Or(v.getType()))
-      v = arith::ExtFOp::create(b, loc, f32, v);
-    mapping.map(operand, v);
-  }
-  Operation *scalar = b.clone(*op, mapping);
-  SmallVector<Value> results;
-  for (auto [i, result] : llvm::enumerate(scalar->getResults())) {
-    Type elt = eltOf(op->getResult(i).getType());
-    bool narrow = promote && isFloat16Or(elt);
-    result.setType(narrow ? f32 : elt);
-    results.push_back(narrow ? Value(arith::TruncFOp::create(b, loc, elt, result))
-                             : Value(result));
-  }
-  return results;
-}
-
 // Elements per range test of exps: a test over a whole row's 64 elements per
 // thread (softmax at 128 threads) made ptxas use 167 registers instead of 128;
 // groups of 32 or fewer kept 128.

@@ -9,14 +9,14 @@ func.func @kernel_not_unit() attributes {tile.kernel = 1 : i32} {
 
 // -----
 
-// expected-error @+1 {{attribute 'tile.block_size' must be an i32 power of two up to 1024}}
+// expected-error @+1 {{attribute 'tile.block_size' must be an i32 up to 1024, a power of two or whole warpgroups (a multiple of 128)}}
 func.func @block_not_pow2() attributes {tile.kernel, tile.block_size = 96 : i32} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{attribute 'tile.block_size' must be an i32 power of two up to 1024}}
+// expected-error @+1 {{attribute 'tile.block_size' must be an i32 up to 1024, a power of two or whole warpgroups (a multiple of 128)}}
 func.func @block_i64() attributes {tile.kernel, tile.block_size = 128 : i64} {
   return
 }
@@ -69,5 +69,19 @@ func.func @interior_not_unit(%o: memref<?xf32>) attributes {tile.kernel} {
   %p = tile.program_id 0
   // expected-error @+1 {{attribute 'tile.interior' must be a unit attribute}}
   %t = tile.load %o[%p] {tile.interior = true} : memref<?xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{attribute 'tile.persistent' must be a unit attribute}}
+func.func @persistent_not_unit() attributes {tile.kernel, tile.persistent = 1 : i32} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{attribute 'tile.tensor_maps' must be a non-empty array of array<i64: param, box_inner (1-256), box_outer (1-256), swizzle_bytes (0, 32, 64 or 128)>}}
+func.func @tensor_map_box() attributes {tile.kernel, tile.tensor_maps = [array<i64: 0, 512, 64, 128>]} {
   return
 }

@@ -147,10 +147,34 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
       name == getReductionAttrName() || name == getExpInRangeAttrName() ||
       name == getExpRangeTestedAttrName() || name == getRewidenedAttrName() ||
       name == getInteriorAttrName() || name == getVersionsAttrName() ||
-      name == getRewidenAttrName())
+      name == getRewidenAttrName() || name == getPersistentAttrName())
     return isa<UnitAttr>(value) ? success() : fail("a unit attribute");
-  if (name == getBlockSizeAttrName())
-    return integer(32, 1, 1024, true, "an i32 power of two up to 1024");
+  if (name == getBlockSizeAttrName()) {
+    auto i = dyn_cast<IntegerAttr>(value);
+    if (!i || !i.getType().isSignlessInteger(32) || i.getInt() < 1 ||
+        i.getInt() > 1024 ||
+        (!llvm::isPowerOf2_64(static_cast<uint64_t>(i.getInt())) &&
+         i.getInt() % 128 != 0))
+      return fail("an i32 up to 1024, a power of two or whole warpgroups "
+                  "(a multiple of 128)");
+    return success();
+  }
+  if (name == getTensorMapsAttrName()) {
+    auto maps = dyn_cast<ArrayAttr>(value);
+    auto valid = [](Attribute a) {
+      auto m = dyn_cast<DenseI64ArrayAttr>(a);
+      if (!m || m.size() != 4)
+        return false;
+      ArrayRef<int64_t> v = m.asArrayRef();
+      return v[0] >= 0 && v[1] >= 1 && v[1] <= 256 && v[2] >= 1 &&
+             v[2] <= 256 &&
+             (v[3] == 0 || v[3] == 32 || v[3] == 64 || v[3] == 128);
+    };
+    if (!maps || maps.empty() || !llvm::all_of(maps, valid))
+      return fail("a non-empty array of array<i64: param, box_inner (1-256), "
+                  "box_outer (1-256), swizzle_bytes (0, 32, 64 or 128)>");
+    return success();
+  }
   if (name == getCtasPerProgramAttrName() ||
       name == getProgramsPerCtaAttrName())
     return integer(32, 1, 1 << 20, true, "an i32 power of two");

@@ -7,6 +7,8 @@
 #include "tessera/Dialect/Tile/Utils/KernelUtils.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/CastInterfaces.h"
 
 using namespace mlir;
 
@@ -57,4 +59,42 @@ Value mlir::tessera::tile::tileInBounds(OpBuilder &b, Location loc,
     cond = cond ? arith::AndIOp::create(b, loc, cond, ok) : ok;
   }
   return cond;
+}
+
+SmallVector<Value> mlir::tessera::tile::scalarElementwise(
+    OpBuilder &b, Operation *op,
+    function_ref<Value(OpBuilder &, Value)> elementOf) {
+  Location loc = op->getLoc();
+  Type f32 = b.getF32Type();
+  auto eltOf = [](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    return tensor ? tensor.getElementType() : t;
+  };
+  // 16-bit float arithmetic, compares and math run in f32; casts and
+  // selects move values unchanged.
+  bool promote = !isa<CastOpInterface, arith::SelectOp>(op) &&
+                 llvm::any_of(llvm::concat<const Type>(op->getOperandTypes(),
+                                                       op->getResultTypes()),
+                              [&](Type t) { return isa<Float16Type, BFloat16Type>(eltOf(t)); });
+  IRMapping mapping;
+  for (Value operand : op->getOperands()) {
+    if (mapping.contains(operand))
+      continue;
+    Value v = operand;
+    if (isa<TensorType>(operand.getType()))
+      v = elementOf(b, operand);
+    if (promote && isa<Float16Type, BFloat16Type>(v.getType()))
+      v = arith::ExtFOp::create(b, loc, f32, v);
+    mapping.map(operand, v);
+  }
+  Operation *scalar = b.clone(*op, mapping);
+  SmallVector<Value> results;
+  for (auto [i, result] : llvm::enumerate(scalar->getResults())) {
+    Type elt = eltOf(op->getResult(i).getType());
+    bool narrow = promote && isa<Float16Type, BFloat16Type>(elt);
+    result.setType(narrow ? f32 : elt);
+    results.push_back(narrow ? Value(arith::TruncFOp::create(b, loc, elt, result))
+                             : Value(result));
+  }
+  return results;
 }

@@ -75,7 +75,9 @@ def Tile_Dialect : Dialect {
       return ::llvm::StringLiteral("tile.grid");
     }
     /// Name of the i32 function attribute holding the threads per CTA, the
-    /// CUDA block size (set by `convert-tile-to-loops` for the gpu target).
+    /// CUDA block size (set by `convert-tile-to-loops` for the gpu target, a
+    /// power of two; by `convert-tile-matmul-to-nvvm`, whole warpgroups of
+    /// 128 threads).
     static constexpr ::llvm::StringLiteral getBlockSizeAttrName() {
       return ::llvm::StringLiteral("tile.block_size");
     }
@@ -97,6 +99,24 @@ def Tile_Dialect : Dialect {
     /// the launch passes that many bytes and opts into them above 48 KiB).
     static constexpr ::llvm::StringLiteral getDynamicSharedBytesAttrName() {
       return ::llvm::StringLiteral("tile.dynamic_shared_bytes");
+    }
+    /// Name of the unit function attribute of a kernel whose CTAs are
+    /// persistent (set by `convert-tile-matmul-to-nvvm`): the launch starts
+    /// at most one CTA per SM, each CTA runs programs in turn until all have
+    /// run, and every program still owns its own output tile. The kernel
+    /// derives the number of programs from its output's shape.
+    static constexpr ::llvm::StringLiteral getPersistentAttrName() {
+      return ::llvm::StringLiteral("tile.persistent");
+    }
+    /// Name of the function attribute listing the TMA tensor maps a kernel
+    /// takes after its other parameters (set by `convert-tile-matmul-to-nvvm`):
+    /// one `array<i64: param, box_inner, box_outer, swizzle_bytes>` per map, in
+    /// parameter order; the launch encodes each for the 2-d tensor argument
+    /// `param` (its innermost dimension first, boxes of box_inner x box_outer
+    /// elements, zero fill outside the tensor) and passes it as a 128-byte
+    /// grid-constant parameter.
+    static constexpr ::llvm::StringLiteral getTensorMapsAttrName() {
+      return ::llvm::StringLiteral("tile.tensor_maps");
     }
     /// Name of the unit function attribute marking a kernel whose body
     /// `tile-version-interior` has split into a copy for programs wholly in

@@ -2,8 +2,10 @@
 //
 // Small helpers that the tile dialect's transforms and the conversion to loops
 // share: what a kernel argument is, which ops carry `afn` or may be rewidened,
-// and the bounds test of a whole tile (built by `tile-version-interior` once
-// per program and by `convert-tile-to-loops` per access). They depend on the
+// an elementwise op cloned on scalars (convert-tile-to-loops and
+// convert-tile-matmul-to-nvvm), and the bounds test of a whole tile (built by
+// `tile-version-interior` once per program and by `convert-tile-to-loops` per
+// access). They depend on the
 // tile dialect only, so that transforms need not include the conversion's
 // private headers.
 //
@@ -45,6 +47,15 @@ SmallVector<Value> tileOrigin(OpBuilder &b, Location loc, Value memref,
 /// unsigned: a negative origin fails too).
 Value tileInBounds(OpBuilder &b, Location loc, ArrayRef<Value> base,
                    ArrayRef<Value> dims, ArrayRef<int64_t> shape);
+
+/// `op` (an elementwise arith or math op on tiles) cloned on scalars at the
+/// insertion point of `b`, each tile operand replaced by `elementOf(tile)`;
+/// returns its results. 16-bit float arithmetic, compares and math run in f32
+/// (the result rounded back), as on every target; casts and selects move
+/// values unchanged.
+SmallVector<Value>
+scalarElementwise(OpBuilder &b, Operation *op,
+                  function_ref<Value(OpBuilder &, Value)> elementOf);
 
 } // namespace mlir::tessera::tile
 

@@ -1,0 +1,135 @@
+//===- HopperPtx.cpp - sm_90a instructions as LLVM inline asm -------------===//
+//
+// See HopperPtx.h. Every asm has side effects and clobbers memory, so that
+// LLVM neither removes nor reorders it across loads and stores.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HopperPtx.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace mlir::tessera::tile;
+
+Value HopperPtx::asmOp(Type result, ValueRange operands, StringRef text,
+                       StringRef constraints) {
+  std::string withClobber = constraints.str();
+  withClobber += withClobber.empty() ? "~{memory}" : ",~{memory}";
+  auto op = LLVM::InlineAsmOp::create(
+      b, loc, result ? TypeRange(result) : TypeRange(), operands, text,
+      withClobber, /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+      ArrayAttr());
+  return result ? op.getResult(0) : Value();
+}
+
+void HopperPtx::mbarrierInit(Value bar, int64_t count) {
+  Value n = arith::ConstantIntOp::create(b, loc, count, 32);
+  asmOp({}, {bar, n}, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r");
+}
+
+void HopperPtx::fenceMbarrierInit() {
+  asmOp({}, {}, "fence.mbarrier_init.release.cluster;", "");
+}
+
+void HopperPtx::mbarrierArriveExpectTx(Value bar, int64_t bytes) {
+  Value n = arith::ConstantIntOp::create(b, loc, bytes, 32);
+  asmOp({}, {bar, n},
+        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r");
+}
+
+void HopperPtx::mbarrierArrive(Value bar) {
+  asmOp({}, {bar}, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r");
+}
+
+void HopperPtx::mbarrierWait(Value bar, Value parity) {
+  // while (!try_wait(bar, parity)) {}: try_wait suspends the thread for a
+  // while before it reports the phase incomplete.
+  Type i32 = b.getI32Type();
+  auto loop = scf::WhileOp::create(b, loc, TypeRange(), ValueRange());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *before = b.createBlock(&loop.getBefore());
+    b.setInsertionPointToStart(before);
+    Value done = asmOp(i32, {bar, parity},
+                       "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity."
+                       "shared::cta.b64 p, [$1], $2;\n\tselp.b32 $0, 1, 0, "
+                       "p;\n\t}",
+                       "=r,r,r");
+    Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+    Value pending =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, done, zero);
+    scf::ConditionOp::create(b, loc, pending, ValueRange());
+    Block *after = b.createBlock(&loop.getAfter());
+    b.setInsertionPointToStart(after);
+    scf::YieldOp::create(b, loc);
+  }
+}
+
+void HopperPtx::tmaLoad2d(Value dst, Value map, Value bar, Value c0, Value c1) {
+  asmOp({}, {dst, map, c0, c1, bar},
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::"
+        "bytes [$0], [$1, {$2, $3}], [$4];",
+        "r,l,r,r,r");
+}
+
+void HopperPtx::setMaxRegisters(int64_t registers, bool increase) {
+  std::string text = (increase ? "setmaxnreg.inc.sync.aligned.u32 "
+                               : "setmaxnreg.dec.sync.aligned.u32 ") +
+                     std::to_string(registers) + ";";
+  asmOp({}, {}, text, "");
+}
+
+void HopperPtx::wgmmaFence() { asmOp({}, {}, "wgmma.fence.sync.aligned;", ""); }
+
+void HopperPtx::wgmmaCommitGroup() {
+  asmOp({}, {}, "wgmma.commit_group.sync.aligned;", "");
+}
+
+void HopperPtx::wgmmaWaitGroup(int64_t pending) {
+  asmOp({}, {},
+        "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";", "");
+}
+
+Value HopperPtx::matrixDescriptor(Value addr, int64_t lbo, int64_t sbo) {
+  Type i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); };
+  Value a = arith::ExtUIOp::create(b, loc, i64, addr);
+  Value start = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, a, c64(4)), c64(0x3FFF));
+  const int64_t fixed = (((lbo >> 4) & 0x3FFF) << 16) |
+                        (((sbo >> 4) & 0x3FFF) << 32) | (int64_t{1} << 62);
+  return arith::OrIOp::create(b, loc, start, c64(fixed));
+}
+
+Value HopperPtx::wgmma(Value acc, Value descA, Value descB, Value scaleD,
+                       int64_t n, Type inputType) {
+  const int64_t regs = n / 2;
+  std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" +
+                     std::to_string(2 * regs + 2) + ", 0;\n\t" +
+                     "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+                     "k16.f32." + (inputType.isBF16() ? "bf16.bf16" : "f16.f16") +
+                     " {";
+  std::string constraints;
+  for (int64_t r = 0; r < regs; ++r) {
+    text += (r ? ", $" : "$") + std::to_string(r);
+    constraints += "=f,";
+  }
+  // The tied inputs are operands regs .. 2 regs - 1; the descriptors and
+  // scale-d follow. scale-a, scale-b 1; tnsp-a 0 (K-major), tnsp-b 1.
+  text += "}, $" + std::to_string(2 * regs) + ", $" +
+          std::to_string(2 * regs + 1) + ", p, 1, 1, 0, 1;\n\t}";
+  SmallVector<Value> operands;
+  for (int64_t r = 0; r < regs; ++r) {
+    constraints += std::to_string(r) + ",";
+    operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, r));
+  }
+  constraints += "l,l,r";
+  operands.append({descA, descB, scaleD});
+  return asmOp(acc.getType(), operands, text, constraints);
+}

@@ -1,0 +1,70 @@
+//===- HopperPtx.h - sm_90a instructions as LLVM inline asm -----*- C++ -*-===//
+//
+// `HopperPtx` emits, at a builder's insertion point, the sm_90a instructions
+// that `convert-tile-matmul-to-nvvm` needs as `llvm.inline_asm`: mbarrier
+// initialization, arrival and waiting, TMA loads of 2-d boxes, `setmaxnreg`,
+// and `wgmma.mma_async` with its fence, commit and wait. Inline asm rather
+// than NVVM ops because wgmma's scale-d must be a run-time predicate here (0
+// on a tile's first product, which zeroes the accumulator without moves),
+// which the NVVM op takes only as a constant; every instruction is written as
+// the PTX ISA states it, so the PTX of a kernel reads the same.
+//
+// Shared-memory addresses are i32 offsets in the .shared window; the tensor
+// map is the generic address of a grid-constant kernel parameter.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_LIB_CONVERSION_TILEMATMULTONVVM_HOPPERPTX_H
+#define TESSERA_LIB_CONVERSION_TILEMATMULTONVVM_HOPPERPTX_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+namespace mlir::tessera::tile {
+
+class HopperPtx {
+public:
+  HopperPtx(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  /// mbarrier.init with an arrival count.
+  void mbarrierInit(Value bar, int64_t count);
+  /// fence.mbarrier_init: initialized barriers become visible to the async
+  /// proxy (TMA) before any thread uses them.
+  void fenceMbarrierInit();
+  /// One arrival that also expects `bytes` of transactions (the TMA loads
+  /// that complete on the barrier).
+  void mbarrierArriveExpectTx(Value bar, int64_t bytes);
+  void mbarrierArrive(Value bar);
+  /// Waits until the phase of parity `parity` (i32, 0 or 1) has completed:
+  /// a loop around mbarrier.try_wait.parity.
+  void mbarrierWait(Value bar, Value parity);
+  /// cp.async.bulk.tensor.2d of the box at element coordinates (c0 innermost,
+  /// c1) of `map` into shared memory at `dst`, completing on `bar`.
+  void tmaLoad2d(Value dst, Value map, Value bar, Value c0, Value c1);
+  /// setmaxnreg.inc or .dec to `registers` for the warpgroup.
+  void setMaxRegisters(int64_t registers, bool increase);
+  void wgmmaFence();
+  void wgmmaCommitGroup();
+  void wgmmaWaitGroup(int64_t pending);
+  /// The i64 shared-memory matrix descriptor of `addr` with 128-byte
+  /// swizzling: addr >> 4 in bits 0-13, lbo >> 4 in 16-29, sbo >> 4 in 32-45,
+  /// swizzle mode 1 in bits 62-63.
+  Value matrixDescriptor(Value addr, int64_t lbo, int64_t sbo);
+  /// `acc` (an LLVM struct of n/2 f32) plus A x B, m64 n k16, A K-major and
+  /// B MN-major (tnspB): wgmma.mma_async with scale-d the i32 `scaleD` != 0.
+  Value wgmma(Value acc, Value descA, Value descB, Value scaleD, int64_t n,
+              Type inputType);
+
+private:
+  /// Side-effecting asm with `operands` and `constraints`, its result (or
+  /// null for none: `result` null).
+  Value asmOp(Type result, ValueRange operands, StringRef text,
+              StringRef constraints);
+
+  OpBuilder &b;
+  Location loc;
+};
+
+} // namespace mlir::tessera::tile
+
+#endif // TESSERA_LIB_CONVERSION_TILEMATMULTONVVM_HOPPERPTX_H

@@ -1,0 +1,53 @@
+//===- MatmulKernel.h - the matmul class of tile kernels --------*- C++ -*-===//
+//
+// `matchMatmulKernel` recognizes the tile kernels that
+// `convert-tile-matmul-to-nvvm` lowers to tensor-core code and returns their
+// parts: the K loop, its two loads and its mma, the output store, and the
+// epilogue between them (Conversion/Passes.td states the class). It reads
+// tile IR as the front end emits it (before `tile-hoist-loads` and
+// `tile-version-interior`) and changes nothing; a kernel outside the class
+// gets a one-line reason, for debugging output.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_LIB_CONVERSION_TILEMATMULTONVVM_MATMULKERNEL_H
+#define TESSERA_LIB_CONVERSION_TILEMATMULTONVVM_MATMULKERNEL_H
+
+#include "tessera/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir::tessera::tile {
+
+struct MatmulKernel {
+  func::FuncOp func;
+  /// The K loop: from 0, step 1, one iter_arg (the f32 accumulator, zeros).
+  scf::ForOp loop;
+  /// A's BM x BK tile at (pid0, k) and B's BK x BN tile at (k, pid1).
+  LoadOp loadA, loadB;
+  MmaOp mma;
+  /// The BM x BN output tile at (pid0, pid1).
+  StoreOp store;
+  /// Kernel argument numbers of A, B and the output.
+  unsigned argA = 0, argB = 0, argOut = 0;
+  int64_t bm = 0, bn = 0, bk = 0;
+  /// bf16 or f16.
+  Type inputType;
+};
+
+/// The kernel's parts if `func` is a kernel of the matmul class; otherwise
+/// failure, with `why` set to the first requirement it misses.
+FailureOr<MatmulKernel> matchMatmulKernel(func::FuncOp func, std::string &why);
+
+/// True for the ops an epilogue may apply to the accumulator element by
+/// element: arith and math ops on tensors of one shape (no tile ops, no
+/// regions).
+bool isElementwiseTensorOp(Operation *op);
+
+} // namespace mlir::tessera::tile
+
+#endif // TESSERA_LIB_CONVERSION_TILEMATMULTONVVM_MATMULKERNEL_H

@@ -1,0 +1,627 @@
+//===- TileMatmulToNVVM.cpp - matmul tile kernels to wgmma code -----------===//
+//
+// Implements `convert-tile-matmul-to-nvvm` (Conversion/Passes.td). A kernel
+// that matchMatmulKernel accepts gets a new body, built in front of the old
+// one, which is then erased:
+//
+//   - shared memory: `stages` stages of [A: BK/64 boxes of BM rows x 128 B]
+//     [B: BN/64 boxes of BK rows x 128 B], each 1024-byte aligned (128-byte
+//     swizzle repeats every 8 rows of 128 B), then a full and an empty
+//     mbarrier per stage;
+//   - warpgroup 0, the producer: its first thread waits for a stage to be
+//     empty, expects the stage's bytes on its full barrier and issues the TMA
+//     loads of A's and B's boxes for the next k-tile;
+//   - warpgroups 1 .. BM/64, the consumers: each waits for a stage to be full,
+//     issues BK/16 wgmma m64nBNk16 for its 64 rows, waits for them, releases
+//     the stage (one arrival per consumer) and, after the last k-tile, runs
+//     the epilogue on its accumulator registers and stores the tile;
+//   - both loop over the programs of the launch in the same grouped order
+//     (persistent CTAs), so that stage s and its barrier parities agree.
+//
+// Values the kernel computed from its arguments (the loop's trip count, load
+// indices of the epilogue) are cloned into the new body per program, with
+// tile.program_id 0 and 1 replaced by the program's coordinates.
+//
+// The descriptors follow the PTX ISA's layouts for 128-byte swizzling,
+// validated on an H200 against cuBLAS: A (K-major) with LBO 16 and SBO 1024
+// (8 rows of 128 B), a K step of 16 elements 32 bytes into the row, the second
+// consumer's 64 rows 8 KiB in; B (MN-major, transposed) with LBO the distance
+// between its 64-column boxes and SBO 1024, a K step of 16 rows 2048 bytes.
+// The fragment of m64nNk16 with f32 accumulators: register r of thread t of
+// the warpgroup (warp w = t / 32, lane l) holds row 16 w + l / 4 + 8 ((r / 2)
+// mod 2) and column 8 (r / 4) + 2 (l mod 4) + r mod 2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessera/Conversion/TileMatmulToNVVM/TileMatmulToNVVM.h"
+
+#include "HopperPtx.h"
+#include "MatmulKernel.h"
+
+#include "tessera/Dialect/Tile/IR/TileDialect.h"
+#include "tessera/Dialect/Tile/Utils/KernelUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/Debug.h"
+
+#include <functional>
+#include <map>
+
+#define DEBUG_TYPE "convert-tile-matmul-to-nvvm"
+
+namespace mlir::tessera {
+#define GEN_PASS_DEF_CONVERTTILEMATMULTONVVM
+#include "tessera/Conversion/Passes.h.inc"
+} // namespace mlir::tessera
+
+using namespace mlir;
+using namespace mlir::tessera::tile;
+
+namespace {
+
+constexpr int64_t kWarpgroup = 128;
+constexpr int64_t kProducerRegisters = 40;
+constexpr int64_t kConsumerRegisters = 232;
+constexpr int64_t kSwizzleBytes = 128;
+constexpr int64_t kBoxElements = 64;  // 128 bytes of bf16 or f16
+constexpr int64_t kMaxStages = 6;
+
+/// Sizes of one kernel's CTA, in bytes where not said otherwise.
+struct Geometry {
+  int64_t bm, bn, bk, stages, consumers;
+  int64_t aBoxBytes() const { return bm * kSwizzleBytes; }  // BM rows of 128 B
+  int64_t bBoxBytes() const { return bk * kSwizzleBytes; }  // BK rows of 128 B
+  int64_t aBytes() const { return bm * bk * 2; }
+  int64_t bBytes() const { return bk * bn * 2; }
+  int64_t stageBytes() const { return aBytes() + bBytes(); }
+  int64_t barriersOffset() const { return stages * stageBytes(); }
+  // The barriers, and 1024 bytes to align the dynamic shared memory's start.
+  int64_t sharedBytes() const { return barriersOffset() + 16 * stages + 1024; }
+  int64_t threads() const { return (consumers + 1) * kWarpgroup; }
+  int64_t accumulatorRegisters() const { return bn / 2; }
+};
+
+/// Builds the new body of one kernel.
+class MatmulLowering {
+public:
+  MatmulLowering(MatmulKernel k, const Geometry &g, int64_t groupM)
+      : k(k), g(g), groupM(groupM), b(k.func.getContext()),
+        loc(k.func.getLoc()) {}
+
+  void run();
+
+private:
+  Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
+  Value add(Value x, Value y) { return b.createOrFold<arith::AddIOp>(loc, x, y); }
+  Value mul(Value x, Value y) { return b.createOrFold<arith::MulIOp>(loc, x, y); }
+  Value addConst(Value x, int64_t c) { return c ? add(x, i32(c)) : x; }
+  Value mulConst(Value x, int64_t c) { return c == 1 ? x : mul(x, i32(c)); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value dimOf(Value memref, int64_t d);
+  Value index(Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  }
+  /// `v` of the old body, recomputed at the insertion point (pure scalar ops,
+  /// program ids from `programIds`).
+  Value materialize(Value v, IRMapping &mapping);
+
+  void addTensorMapArguments();
+  Value sharedBase();
+  Value fullBarrier(Value stage) {
+    return add(barriers, mulConst(stage, 8));
+  }
+  Value emptyBarrier(Value stage) {
+    return add(barriers, addConst(mulConst(stage, 8), 8 * g.stages));
+  }
+  /// (pid0, pid1) of the `tile`-th program in grouped order.
+  std::pair<Value, Value> programOf(Value tile);
+  /// The old body's program ids as the program (pid0, pid1); pid2 is 0 (the
+  /// output is 2-d: one program along z).
+  IRMapping programMapping(Value pid0, Value pid1) {
+    IRMapping mapping;
+    k.func.walk([&](ProgramIdOp op) {
+      mapping.map(op.getResult(), op.getDim() == 0   ? pid0
+                                  : op.getDim() == 1 ? pid1
+                                                     : i32(0));
+    });
+    return mapping;
+  }
+  /// The K loop's trip count for the current program (i32).
+  Value kTiles(IRMapping &mapping);
+  /// The producer's and the consumers' code: a loop over this CTA's
+  /// programs, then over their k-tiles, carrying the stage and its parity.
+  void buildProducer();
+  void buildConsumer(Value warpgroup);
+  /// Advances (stage, parity) by one stage.
+  std::pair<Value, Value> advance(Value stage, Value parity);
+
+  void buildEpilogue(Value acc, Value consumer, Value pid0, Value pid1,
+                     IRMapping &mapping);
+
+  MatmulKernel k;
+  Geometry g;
+  int64_t groupM;
+  OpBuilder b;
+  Location loc;
+  Value tid, cta, ctas, smem, barriers, tilesM, tilesN, programs;
+  Value mapA, mapB;
+};
+
+Value MatmulLowering::dimOf(Value memref, int64_t d) {
+  Value dim = memref::DimOp::create(b, loc, memref, d);
+  return arith::IndexCastOp::create(b, loc, b.getI32Type(), dim);
+}
+
+Value MatmulLowering::materialize(Value v, IRMapping &mapping) {
+  if (Value known = mapping.lookupOrNull(v))
+    return known;
+  if (isKernelArgument(k.func, v))
+    return v;
+  Operation *op = v.getDefiningOp();
+  assert(op && op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+         "a scalar of the old body that is not a pure op");
+  for (Value operand : op->getOperands())
+    materialize(operand, mapping);
+  Operation *clone = b.clone(*op, mapping);
+  for (auto [old, now] : llvm::zip(op->getResults(), clone->getResults()))
+    mapping.map(old, now);
+  return mapping.lookup(v);
+}
+
+void MatmulLowering::addTensorMapArguments() {
+  MLIRContext *ctx = b.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  NamedAttrList attrs;
+  attrs.set(LLVM::LLVMDialect::getByValAttrName(),
+            TypeAttr::get(LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), 128)));
+  attrs.set(LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(64));
+  DictionaryAttr dict = attrs.getDictionary(ctx);
+  func::FuncOp f = k.func;
+  unsigned n = f.getNumArguments();
+  (void)f.insertArgument(n, ptr, dict, loc);
+  (void)f.insertArgument(n + 1, ptr, dict, loc);
+  mapA = f.getArgument(n);
+  mapB = f.getArgument(n + 1);
+  f->setAttr(TileDialect::getTensorMapsAttrName(),
+             b.getArrayAttr({b.getDenseI64ArrayAttr({k.argA, kBoxElements, g.bm,
+                                                     kSwizzleBytes}),
+                             b.getDenseI64ArrayAttr({k.argB, kBoxElements, g.bk,
+                                                     kSwizzleBytes})}));
+}
+
+Value MatmulLowering::sharedBase() {
+  // Dynamic shared memory: an external array of no elements whose size the
+  // launch gives (tile.dynamic_shared_bytes).
+  auto module = k.func->getParentOfType<ModuleOp>();
+  OpBuilder mb(module.getContext());
+  auto type = LLVM::LLVMArrayType::get(mb.getI8Type(), 0);
+  auto global = LLVM::GlobalOp::create(
+      mb, loc, type, /*isConstant=*/false, LLVM::Linkage::External,
+      ("__tile_matmul_shared_" + k.func.getSymName()).str(), Attribute(),
+      /*alignment=*/1024, /*addrSpace=*/3);
+  SymbolTable(module).insert(global, Block::iterator(k.func));
+  Value addr = LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), global.getSymName());
+  Value base = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), addr);
+  // Aligned to 1024 bytes whatever the declaration's alignment became.
+  return arith::AndIOp::create(b, loc, addConst(base, 1023), i32(-1024));
+}
+
+std::pair<Value, Value> MatmulLowering::programOf(Value tile) {
+  // Groups of groupM rows of programs sweep the columns together: the
+  // programs of a group share its B columns in L2.
+  Value perGroup = mulConst(tilesN, groupM);
+  Value group = arith::DivUIOp::create(b, loc, tile, perGroup);
+  Value firstRow = mulConst(group, groupM);
+  Value rows = arith::MinUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, tilesM, firstRow), i32(groupM));
+  Value inGroup = arith::RemUIOp::create(b, loc, tile, perGroup);
+  Value pid0 = add(firstRow, arith::RemUIOp::create(b, loc, inGroup, rows));
+  Value pid1 = arith::DivUIOp::create(b, loc, inGroup, rows);
+  return {pid0, pid1};
+}
+
+Value MatmulLowering::kTiles(IRMapping &mapping) {
+  Value ub = materialize(k.loop.getUpperBound(), mapping);
+  Value n = arith::IndexCastOp::create(b, loc, b.getI32Type(), ub);
+  // A negative trip count runs no iteration, as scf.for does.
+  return arith::MaxSIOp::create(b, loc, n, i32(0));
+}
+
+std::pair<Value, Value> MatmulLowering::advance(Value stage, Value parity) {
+  Value next = addConst(stage, 1);
+  Value wrap = cmp(arith::CmpIPredicate::eq, next, i32(g.stages));
+  Value stage2 = arith::SelectOp::create(b, loc, wrap, i32(0), next);
+  Value parity2 = arith::SelectOp::create(
+      b, loc, wrap, arith::XOrIOp::create(b, loc, parity, i32(1)), parity);
+  return {stage2, parity2};
+}
+
+void MatmulLowering::buildProducer() {
+  HopperPtx ptx(b, loc);
+  ptx.setMaxRegisters(kProducerRegisters, /*increase=*/false);
+  auto first = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, tid, i32(0)),
+                                 /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(first.thenBlock());
+  auto tiles = scf::ForOp::create(b, loc, cta, programs, ctas,
+                                  ValueRange{i32(0), i32(0)});
+  b.setInsertionPointToStart(tiles.getBody());
+  {
+    auto [pid0, pid1] = programOf(tiles.getInductionVar());
+    IRMapping mapping = programMapping(pid0, pid1);
+    Value n = kTiles(mapping);
+    auto ks = scf::ForOp::create(b, loc, i32(0), n, i32(1),
+                                 tiles.getRegionIterArgs());
+    b.setInsertionPointToStart(ks.getBody());
+    Value kt = ks.getInductionVar();
+    Value stage = ks.getRegionIterArgs()[0], parity = ks.getRegionIterArgs()[1];
+    ptx.mbarrierWait(emptyBarrier(stage),
+                     arith::XOrIOp::create(b, loc, parity, i32(1)));
+    Value full = fullBarrier(stage);
+    ptx.mbarrierArriveExpectTx(full, g.stageBytes());
+    Value a = add(smem, mulConst(stage, g.stageBytes()));
+    Value bb = addConst(a, g.aBytes());
+    Value kElement = mulConst(kt, g.bk);
+    Value row = mulConst(pid0, g.bm);
+    for (int64_t box = 0; box < g.bk / kBoxElements; ++box)
+      ptx.tmaLoad2d(addConst(a, box * g.aBoxBytes()), mapA, full,
+                    addConst(kElement, box * kBoxElements), row);
+    Value column = mulConst(pid1, g.bn);
+    for (int64_t box = 0; box < g.bn / kBoxElements; ++box)
+      ptx.tmaLoad2d(addConst(bb, box * g.bBoxBytes()), mapB, full,
+                    addConst(column, box * kBoxElements), kElement);
+    auto [s2, p2] = advance(stage, parity);
+    scf::YieldOp::create(b, loc, ValueRange{s2, p2});
+    b.setInsertionPointAfter(ks);
+    scf::YieldOp::create(b, loc, ks.getResults());
+  }
+}
+
+void MatmulLowering::buildConsumer(Value warpgroup) {
+  HopperPtx ptx(b, loc);
+  ptx.setMaxRegisters(kConsumerRegisters, /*increase=*/true);
+  Value consumer = addConst(warpgroup, -1);
+  Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
+  Value leader = cmp(arith::CmpIPredicate::eq, lane, i32(0));
+  SmallVector<Type> fields(g.accumulatorRegisters(), b.getF32Type());
+  auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
+
+  OpBuilder::InsertionGuard guard(b);
+  auto tiles = scf::ForOp::create(b, loc, cta, programs, ctas,
+                                  ValueRange{i32(0), i32(0)});
+  b.setInsertionPointToStart(tiles.getBody());
+  auto [pid0, pid1] = programOf(tiles.getInductionVar());
+  IRMapping mapping = programMapping(pid0, pid1);
+  Value n = kTiles(mapping);
+  Value zero = LLVM::ZeroOp::create(b, loc, accType);
+  // The A rows of this consumer within each A box.
+  Value aRows = mulConst(consumer, 64 * kSwizzleBytes);
+  auto ks = scf::ForOp::create(
+      b, loc, i32(0), n, i32(1),
+      ValueRange{tiles.getRegionIterArgs()[0], tiles.getRegionIterArgs()[1], zero});
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(ks.getBody());
+    Value kt = ks.getInductionVar();
+    Value stage = ks.getRegionIterArgs()[0], parity = ks.getRegionIterArgs()[1];
+    Value acc = ks.getRegionIterArgs()[2];
+    ptx.mbarrierWait(fullBarrier(stage), parity);
+    Value a = add(smem, mulConst(stage, g.stageBytes()));
+    Value bb = addConst(a, g.aBytes());
+    Value aMine = add(a, aRows);
+    Value notFirst = arith::ExtUIOp::create(
+        b, loc, b.getI32Type(), cmp(arith::CmpIPredicate::ne, kt, i32(0)));
+    ptx.wgmmaFence();
+    for (int64_t kk = 0; kk < g.bk / 16; ++kk) {
+      int64_t aOffset = (kk / 4) * g.aBoxBytes() + (kk % 4) * 32;
+      Value da = ptx.matrixDescriptor(addConst(aMine, aOffset), 16, 1024);
+      Value db = ptx.matrixDescriptor(addConst(bb, kk * 2048), g.bBoxBytes(), 1024);
+      // scale-d 0 on the program's first product: the accumulator starts at 0.
+      acc = ptx.wgmma(acc, da, db, kk == 0 ? notFirst : i32(1), g.bn, k.inputType);
+    }
+    ptx.wgmmaCommitGroup();
+    ptx.wgmmaWaitGroup(0);
+    auto release = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard inIf(b);
+      b.setInsertionPointToStart(release.thenBlock());
+      ptx.mbarrierArrive(emptyBarrier(stage));
+    }
+    auto [s2, p2] = advance(stage, parity);
+    scf::YieldOp::create(b, loc, ValueRange{s2, p2, acc});
+  }
+  buildEpilogue(ks.getResult(2), consumer, pid0, pid1, mapping);
+  scf::YieldOp::create(b, loc, ValueRange{ks.getResult(0), ks.getResult(1)});
+}
+
+/// Evaluates the epilogue's tensors element by element, at tile coordinates
+/// given as i32 values; one scalar per (tensor, coordinates), reused.
+class EpilogueValues {
+public:
+  EpilogueValues(OpBuilder &b, Location loc, MatmulKernel k,
+                 IRMapping &mapping,
+                 std::function<Value(Value)> materialize,
+                 std::function<Value(Value, Value)> accumulatorAt)
+      : b(b), loc(loc), k(k), mapping(mapping), materialize(materialize),
+        accumulatorAt(accumulatorAt) {}
+
+  Value at(Value tensor, ArrayRef<Value> coords) {
+    std::vector<void *> key{tensor.getAsOpaquePointer()};
+    for (Value c : coords)
+      key.push_back(c.getAsOpaquePointer());
+    auto it = memo.find(key);
+    if (it != memo.end())
+      return it->second;
+    Value v = compute(tensor, coords);
+    memo.emplace(std::move(key), v);
+    return v;
+  }
+
+private:
+  Value zero() {
+    if (!zeroIndex)
+      zeroIndex = arith::ConstantIntOp::create(b, loc, 0, 32);
+    return zeroIndex;
+  }
+
+  Value compute(Value tensor, ArrayRef<Value> coords) {
+    if (tensor == k.loop.getResult(0))
+      return accumulatorAt(coords[0], coords[1]);
+    Operation *op = tensor.getDefiningOp();
+    if (auto cst = dyn_cast<arith::ConstantOp>(op))
+      return arith::ConstantOp::create(
+          b, loc,
+          cast<TypedAttr>(cast<DenseElementsAttr>(cst.getValue()).getSplatValue<Attribute>()));
+    if (auto splat = dyn_cast<SplatOp>(op))
+      return materialize(splat.getInput());
+    if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+      auto in = cast<RankedTensorType>(broadcast.getInput().getType());
+      SmallVector<Value> inner(coords);
+      for (int64_t d = 0; d < in.getRank(); ++d)
+        if (in.getDimSize(d) == 1)
+          inner[d] = zero();
+      return at(broadcast.getInput(), inner);
+    }
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      // Unit dimensions only: the other coordinates in order.
+      auto out = cast<RankedTensorType>(reshape.getType());
+      auto in = cast<RankedTensorType>(reshape.getInput().getType());
+      SmallVector<Value> nonUnit, inner;
+      for (int64_t d = 0; d < out.getRank(); ++d)
+        if (out.getDimSize(d) != 1)
+          nonUnit.push_back(coords[d]);
+      size_t next = 0;
+      for (int64_t d = 0; d < in.getRank(); ++d)
+        inner.push_back(in.getDimSize(d) == 1 ? zero() : nonUnit[next++]);
+      return at(reshape.getInput(), inner);
+    }
+    if (auto load = dyn_cast<LoadOp>(op))
+      return loadAt(load, coords);
+    return scalarElementwise(b, op, [&](OpBuilder &, Value operand) {
+             return at(operand, coords);
+           }).front();
+  }
+
+  /// The element of a tile.load at `coords`: the memref's element, or the
+  /// padding outside its bounds (an in-bounds index is read either way).
+  Value loadAt(LoadOp load, ArrayRef<Value> coords) {
+    auto type = cast<RankedTensorType>(load.getType());
+    Value inBounds;
+    SmallVector<Value> indices;
+    Type idx = b.getIndexType();
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      Value origin = b.createOrFold<arith::MulIOp>(
+          loc, materialize(load.getIndices()[d]),
+          arith::ConstantIntOp::create(b, loc, type.getDimSize(d), 32));
+      Value global = b.createOrFold<arith::AddIOp>(loc, origin, coords[d]);
+      Value extent = arith::IndexCastOp::create(
+          b, loc, b.getI32Type(),
+          memref::DimOp::create(b, loc, load.getSource(), d));
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       global, extent);
+      inBounds = inBounds ? arith::AndIOp::create(b, loc, inBounds, ok) : ok;
+      indices.push_back(global);
+    }
+    for (Value &i : indices)
+      i = arith::IndexCastOp::create(
+          b, loc, idx, arith::SelectOp::create(b, loc, inBounds, i, zero()));
+    Value v = memref::LoadOp::create(b, loc, load.getSource(), indices);
+    Type elt = type.getElementType();
+    double pad = load.getPadding() ? load.getPadding()->convertToDouble() : 0.0;
+    Value padding = isa<FloatType>(elt)
+                        ? Value(arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, pad)))
+                        : Value(arith::ConstantOp::create(
+                              b, loc, b.getIntegerAttr(elt, static_cast<int64_t>(pad))));
+    return arith::SelectOp::create(b, loc, inBounds, v, padding);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  MatmulKernel k;
+  IRMapping &mapping;
+  std::function<Value(Value)> materialize;
+  std::function<Value(Value, Value)> accumulatorAt;
+  Value zeroIndex;
+  std::map<std::vector<void *>, Value> memo;
+};
+
+void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
+                                   Value pid1, IRMapping &mapping) {
+  // This thread's rows (two) and columns (BN / 4) of the tile.
+  Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
+  Value warp = arith::DivUIOp::create(b, loc, lane, i32(32));
+  Value l = arith::RemUIOp::create(b, loc, lane, i32(32));
+  Value rowBase = add(add(mulConst(consumer, 64), mulConst(warp, 16)),
+                      arith::DivUIOp::create(b, loc, l, i32(4)));
+  Value colBase = mulConst(arith::RemUIOp::create(b, loc, l, i32(4)), 2);
+  const int64_t regs = g.accumulatorRegisters();
+  SmallVector<Value> rows{rowBase, addConst(rowBase, 8)};
+  SmallVector<Value> cols;
+  for (int64_t c = 0; c < regs / 2; ++c)
+    cols.push_back(addConst(colBase, 8 * (c / 2) + c % 2));
+  DenseMap<Value, int64_t> rowOf, colOf;
+  for (auto [i, v] : llvm::enumerate(rows))
+    rowOf[v] = static_cast<int64_t>(i);
+  for (auto [i, v] : llvm::enumerate(cols))
+    colOf[v] = static_cast<int64_t>(i);
+
+  Value out = k.func.getArgument(k.argOut);
+  Value height = dimOf(out, 0), width = dimOf(out, 1);
+  EpilogueValues values(
+      b, loc, k, mapping, [&](Value v) { return materialize(v, mapping); },
+      [&](Value row, Value col) -> Value {
+        const int64_t rs = rowOf.lookup(row), cs = colOf.lookup(col);
+        const int64_t r = 4 * (cs / 2) + 2 * rs + cs % 2;
+        return LLVM::ExtractValueOp::create(b, loc, acc, r);
+      });
+  auto outType = cast<MemRefType>(out.getType());
+  Type elt = outType.getElementType();
+  const int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
+  auto align = k.func.getArgAttrOfType<IntegerAttr>(k.argOut,
+                                                   TileDialect::getAlignAttrName());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  // Pairs of columns as one store where the rows are contiguous and aligned.
+  const bool pairs = succeeded(outType.getStridesAndOffset(strides, offset)) &&
+                     strides[1] == 1 && align && align.getInt() >= 2 * eltBytes;
+  // Each pair of values is computed outside the bounds tests (the epilogue's
+  // loads read an in-bounds element either way), so that a value both rows
+  // use, such as a bias element, is computed once, and stored right after,
+  // so that few results are live at a time.
+  Value row0 = mulConst(pid0, g.bm), col0 = mulConst(pid1, g.bn);
+  for (int64_t rs = 0; rs < 2; ++rs) {
+    Value row = add(row0, rows[rs]);
+    Value rowIn = cmp(arith::CmpIPredicate::ult, row, height);
+    Value rowIndex = index(row);
+    for (int64_t cs = 0; cs < regs / 2; cs += 2) {
+      Value v0 = values.at(k.store.getValue(), {rows[rs], cols[cs]});
+      Value v1 = values.at(k.store.getValue(), {rows[rs], cols[cs + 1]});
+      Value col = add(col0, cols[cs]);
+      Value colNext = addConst(col, 1);
+      auto inRow = scf::IfOp::create(b, loc, rowIn, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(inRow.thenBlock());
+      Value bothIn = cmp(arith::CmpIPredicate::ult, colNext, width);
+      auto both = scf::IfOp::create(b, loc, bothIn, /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard inIf(b);
+        b.setInsertionPointToStart(both.thenBlock());
+        if (pairs) {
+          Value vec = vector::FromElementsOp::create(
+              b, loc, VectorType::get({2}, elt), ValueRange{v0, v1});
+          vector::StoreOp::create(b, loc, vec, out, ValueRange{rowIndex, index(col)},
+                                  /*nontemporal=*/false,
+                                  llvm::MaybeAlign(2 * eltBytes));
+        } else {
+          memref::StoreOp::create(b, loc, v0, out, ValueRange{rowIndex, index(col)});
+          memref::StoreOp::create(b, loc, v1, out, ValueRange{rowIndex, index(colNext)});
+        }
+        b.setInsertionPointToStart(both.elseBlock());
+        auto single = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::ult, col, width),
+                                        /*withElseRegion=*/false);
+        b.setInsertionPointToStart(single.thenBlock());
+        memref::StoreOp::create(b, loc, v0, out, ValueRange{rowIndex, index(col)});
+      }
+    }
+  }
+}
+
+void MatmulLowering::run() {
+  func::FuncOp f = k.func;
+  Block &body = f.getBody().front();
+  SmallVector<Operation *> old;
+  for (Operation &op : body.without_terminator())
+    old.push_back(&op);
+  addTensorMapArguments();
+  b.setInsertionPointToStart(&body);
+
+  Type i32Type = b.getI32Type();
+  tid = NVVM::ThreadIdXOp::create(
+      b, loc, i32Type,
+      LLVM::ConstantRangeAttr::get(b.getContext(), 32, 0, g.threads()));
+  cta = NVVM::BlockIdXOp::create(b, loc, i32Type);
+  ctas = NVVM::GridDimXOp::create(b, loc, i32Type);
+  smem = sharedBase();
+  barriers = addConst(smem, g.barriersOffset());
+  Value out = f.getArgument(k.argOut);
+  auto ceilDiv = [&](Value x, int64_t d) {
+    return arith::DivUIOp::create(b, loc, addConst(x, d - 1), i32(d));
+  };
+  tilesM = ceilDiv(dimOf(out, 0), g.bm);
+  tilesN = ceilDiv(dimOf(out, 1), g.bn);
+  programs = mul(tilesM, tilesN);
+
+  // Thread 0 initializes the barriers: full expects the producer's arrival
+  // (and the stage's bytes), empty one arrival per consumer.
+  HopperPtx ptx(b, loc);
+  auto init = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, tid, i32(0)),
+                                /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(init.thenBlock());
+    for (int64_t s = 0; s < g.stages; ++s) {
+      ptx.mbarrierInit(fullBarrier(i32(s)), 1);
+      ptx.mbarrierInit(emptyBarrier(i32(s)), g.consumers);
+    }
+    ptx.fenceMbarrierInit();
+  }
+  NVVM::Barrier0Op::create(b, loc);
+
+  Value warpgroup = arith::DivUIOp::create(b, loc, tid, i32(kWarpgroup));
+  auto role = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, warpgroup, i32(0)),
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(role.thenBlock());
+    buildProducer();
+    b.setInsertionPointToStart(role.elseBlock());
+    buildConsumer(warpgroup);
+  }
+
+  for (Operation *op : llvm::reverse(old))
+    op->erase();
+  f->setAttr(TileDialect::getPersistentAttrName(), b.getUnitAttr());
+  f->setAttr(TileDialect::getBlockSizeAttrName(), b.getI32IntegerAttr(g.threads()));
+  f->setAttr(TileDialect::getDynamicSharedBytesAttrName(),
+             b.getI32IntegerAttr(g.sharedBytes()));
+}
+
+struct ConvertTileMatmulToNVVMPass
+    : mlir::tessera::impl::ConvertTileMatmulToNVVMBase<ConvertTileMatmulToNVVMPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (arch != "sm_90a")
+      return;
+    SmallVector<func::FuncOp> kernels;
+    getOperation().walk([&](func::FuncOp f) { kernels.push_back(f); });
+    for (func::FuncOp f : kernels) {
+      std::string why;
+      FailureOr<MatmulKernel> k = matchMatmulKernel(f, why);
+      if (failed(k)) {
+        LLVM_DEBUG(llvm::dbgs() << f.getSymName() << ": not lowered: " << why << "\n");
+        continue;
+      }
+      Geometry g{k->bm, k->bn, k->bk, 0, k->bm / 64};
+      g.stages = stages > 0 ? stages : kMaxStages;
+      while (g.stages > 2 && g.sharedBytes() > maxSharedBytes)
+        --g.stages;
+      if (g.sharedBytes() > maxSharedBytes)
+        continue;
+      MatmulLowering(*k, g, groupM).run();
+    }
+  }
+};
+
+} // namespace
