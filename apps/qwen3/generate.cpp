@@ -28,6 +28,15 @@ std::vector<std::int32_t> default_stop_tokens(const ModelConfig& config, const T
   return stop;
 }
 
+void check_fits_context(std::int64_t prompt_tokens, std::int64_t max_new_tokens, std::int64_t context_limit) {
+  if (prompt_tokens > context_limit || max_new_tokens > context_limit - prompt_tokens)
+    throw ContextLimitError(fmt::format("the prompt ({} tokens) and up to {} new tokens need {} positions, more than "
+                                        "the context limit of {}; shorten the prompt, lower the number of new "
+                                        "tokens or raise the context limit",
+                                        prompt_tokens, max_new_tokens, prompt_tokens + max_new_tokens,
+                                        context_limit));
+}
+
 GenerationResult generate(Model& model, Sampler& sampler, std::span<const std::int32_t> prompt,
                           const GenerateOptions& options, const std::function<void(std::int32_t)>& on_token) {
   using Clock = std::chrono::steady_clock;
@@ -35,12 +44,7 @@ GenerationResult generate(Model& model, Sampler& sampler, std::span<const std::i
   if (options.max_new_tokens < 1)
     throw Error(fmt::format("max_new_tokens {} must be at least 1", options.max_new_tokens));
   const auto prompt_size = static_cast<std::int64_t>(prompt.size());
-  if (prompt_size > model.context_limit() || options.max_new_tokens > model.context_limit() - prompt_size)
-    throw ContextLimitError(fmt::format("the prompt ({} tokens) and up to {} new tokens need {} positions, more than "
-                                        "the context limit of {}; shorten the prompt, lower the number of new "
-                                        "tokens or raise the context limit",
-                                        prompt_size, options.max_new_tokens, prompt_size + options.max_new_tokens,
-                                        model.context_limit()));
+  check_fits_context(prompt_size, options.max_new_tokens, model.context_limit());
   GenerationResult result;
   result.prompt_tokens = prompt_size;
   auto stops = [&](std::int32_t t) {

@@ -38,6 +38,9 @@ struct GenerationResult {
   double decode_tokens_per_second() const;  // (tokens - 1) / decode_seconds
 };
 
+// Throws ContextLimitError unless prompt_tokens + max_new_tokens <= context_limit.
+void check_fits_context(std::int64_t prompt_tokens, std::int64_t max_new_tokens, std::int64_t context_limit);
+
 // The model's end-of-sequence ids (config.json's eos_token_id), and <|im_end|> and <|endoftext|>
 // when the tokenizer has them (Qwen3's generation config stops on both), without duplicates.
 std::vector<std::int32_t> default_stop_tokens(const ModelConfig& config, const Tokenizer* tokenizer);

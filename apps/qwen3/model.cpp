@@ -174,6 +174,13 @@ const Tensor<float, 1>& Model::prefill(std::span<const std::int32_t> tokens, std
   return scratch_->logits;
 }
 
+const Tensor<float, 1>& Model::warm_up() {
+  step(0, 0, true);
+  static_cast<const Tensor<float, 1>&>(scratch_->logits).data();  // waits for the step
+  cached_ = 0;
+  return scratch_->logits;
+}
+
 void Model::step(std::int32_t token, std::int64_t position, bool logits) {
   constexpr int R = k::kMatvecRows, BK = k::kMatvecCols;
   const ModelConfig& c = config_;

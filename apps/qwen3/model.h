@@ -73,6 +73,10 @@ class Model {
   // Runs tokens at positions start, start + 1, ... (start <= cached_positions()) and returns the
   // logits of the last one; the LM head runs only for it. Throws for an empty prompt.
   const tessera::Tensor<float, 1>& prefill(std::span<const std::int32_t> tokens, std::int64_t start = 0);
+  // Runs one step (token 0 at position 0, which the next prefill overwrites) and waits, so that
+  // every kernel is compiled before anything is timed; leaves the cache empty. Returns that
+  // step's logits (for Sampler::warm_up).
+  const tessera::Tensor<float, 1>& warm_up();
 
  private:
   struct Scratch;

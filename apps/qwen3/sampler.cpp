@@ -51,6 +51,13 @@ Sampler::Sampler(std::int64_t vocab_size, const SamplingParams& params, std::opt
 }
 
 std::int32_t Sampler::sample(const Tensor<float, 1>& logits) {
+  const bool greedy = params_.temperature < kGreedyBelow;
+  return choose(logits, greedy ? 0.0f : sampler_uniform(params_.seed, draws_++));
+}
+
+void Sampler::warm_up(const Tensor<float, 1>& logits) { choose(logits, 0.0f); }
+
+std::int32_t Sampler::choose(const Tensor<float, 1>& logits, float u) {
   if (logits.shape(0) != vocab_)
     throw Error(fmt::format("sampler for {} tokens given {} logits", vocab_, logits.shape(0)));
   auto run = [&](const auto& kernel, auto&&... args) {
@@ -67,8 +74,7 @@ std::int32_t Sampler::sample(const Tensor<float, 1>& logits) {
           cand_index_[i].partition<1, k::kTopK>(), cand_value_[i - 1], cand_index_[i - 1]);
     const auto top_k = static_cast<std::int32_t>(params_.top_k == 0 ? kMaxTopK : params_.top_k);
     run(k::sample_topk<k::kTopK>(), token_.partition<1>(), cand_value_.back(), cand_index_.back(),
-        static_cast<float>(1 / params_.temperature), top_k, static_cast<float>(params_.top_p),
-        sampler_uniform(params_.seed, draws_++));
+        static_cast<float>(1 / params_.temperature), top_k, static_cast<float>(params_.top_p), u);
   }
   const std::int32_t token = token_(0);
   if (token < 0 || token >= vocab_)

@@ -52,6 +52,9 @@ class Sampler {
   // The next token for the f32 logits [vocab] (waits for them). Throws qwen3::Error when the
   // logits hold no largest value (NaN everywhere).
   std::int32_t sample(const tessera::Tensor<float, 1>& logits);
+  // Runs the sampling kernels once on `logits` without using a draw of the generator (so that
+  // they are compiled before anything is timed); the result is dropped.
+  void warm_up(const tessera::Tensor<float, 1>& logits);
   const SamplingParams& params() const { return params_; }
   std::uint64_t draws() const { return draws_; }
 
@@ -60,6 +63,7 @@ class Sampler {
   std::int64_t vocab_;
   tessera::LaunchOptions options_;
   std::uint64_t draws_ = 0;
+  std::int32_t choose(const tessera::Tensor<float, 1>& logits, float u);
   // Greedy: per block the largest value and its index.
   tessera::Tensor<float, 1> block_value_;
   tessera::Tensor<std::int32_t, 1> block_index_;
