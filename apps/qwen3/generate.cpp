@@ -30,11 +30,11 @@ std::vector<std::int32_t> default_stop_tokens(const ModelConfig& config, const T
 
 void check_fits_context(std::int64_t prompt_tokens, std::int64_t max_new_tokens, std::int64_t context_limit) {
   if (prompt_tokens > context_limit || max_new_tokens > context_limit - prompt_tokens)
-    throw ContextLimitError(fmt::format("the prompt ({} tokens) and up to {} new tokens need {} positions, more than "
-                                        "the context limit of {}; shorten the prompt, lower the number of new "
-                                        "tokens or raise the context limit",
-                                        prompt_tokens, max_new_tokens, prompt_tokens + max_new_tokens,
-                                        context_limit));
+    throw ContextLimitError(
+        fmt::format("the prompt ({} tokens) and up to {} new tokens need {} positions, more than "
+                    "the context limit of {}; shorten the prompt, lower the number of new "
+                    "tokens or raise the context limit",
+                    prompt_tokens, max_new_tokens, prompt_tokens + max_new_tokens, context_limit));
 }
 
 GenerationResult generate(Model& model, Sampler& sampler, std::span<const std::int32_t> prompt,

@@ -31,8 +31,8 @@ struct GenerationResult {
   std::vector<std::int32_t> tokens;  // the new tokens, a stop token included
   Stop stop = Stop::kMaxTokens;
   std::int64_t prompt_tokens = 0;
-  double prefill_seconds = 0;        // prompt + first token
-  double decode_seconds = 0;         // the tokens after the first
+  double prefill_seconds = 0;  // prompt + first token
+  double decode_seconds = 0;   // the tokens after the first
 
   double prefill_tokens_per_second() const;
   double decode_tokens_per_second() const;  // (tokens - 1) / decode_seconds
@@ -46,7 +46,6 @@ void check_fits_context(std::int64_t prompt_tokens, std::int64_t max_new_tokens,
 std::vector<std::int32_t> default_stop_tokens(const ModelConfig& config, const Tokenizer* tokenizer);
 
 GenerationResult generate(Model& model, Sampler& sampler, std::span<const std::int32_t> prompt,
-                          const GenerateOptions& options,
-                          const std::function<void(std::int32_t)>& on_token = nullptr);
+                          const GenerateOptions& options, const std::function<void(std::int32_t)>& on_token = nullptr);
 
 }  // namespace qwen3

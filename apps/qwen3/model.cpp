@@ -30,11 +30,16 @@ constexpr std::int64_t kDefaultContext = 4096;
 template <class F>
 void with_group_tile(std::int64_t group, F&& f) {
   switch (k::next_power_of_two(group)) {
-    case 1: return f(std::integral_constant<int, 1>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 8: return f(std::integral_constant<int, 8>{});
-    case 16: return f(std::integral_constant<int, 16>{});
+    case 1:
+      return f(std::integral_constant<int, 1>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    case 8:
+      return f(std::integral_constant<int, 8>{});
+    case 16:
+      return f(std::integral_constant<int, 16>{});
   }
   throw Error(fmt::format("{} query heads per KV head: at most {} are supported", group, kMaxGroup));
 }
@@ -54,10 +59,10 @@ void check_engine_config(const ModelConfig& c) {
                      fmt::format("num_attention_heads {} is not a multiple of num_key_value_heads {}",
                                  c.num_attention_heads, c.num_key_value_heads));
   if (c.gqa_group() > kMaxGroup)
-    throw ModelError(Kind::kUnsupported, fmt::format("{} query heads per KV head (num_attention_heads {} / "
-                                                     "num_key_value_heads {}): at most {} are supported",
-                                                     c.gqa_group(), c.num_attention_heads, c.num_key_value_heads,
-                                                     kMaxGroup));
+    throw ModelError(Kind::kUnsupported,
+                     fmt::format("{} query heads per KV head (num_attention_heads {} / "
+                                 "num_key_value_heads {}): at most {} are supported",
+                                 c.gqa_group(), c.num_attention_heads, c.num_key_value_heads, kMaxGroup));
   if (c.vocab_size > std::numeric_limits<std::int32_t>::max() || c.hidden_size > (1 << 30) ||
       c.intermediate_size > (1 << 30))
     throw ModelError(Kind::kUnsupported, "sizes past 2^30 are not supported (kernel indices are i32)");
@@ -66,6 +71,13 @@ void check_engine_config(const ModelConfig& c) {
 // The KV cache, the RoPE tables and the activations of one decode step, with the views the
 // kernels read them through.
 struct Model::Scratch {
+  Scratch(const ModelConfig& c, std::int64_t context, std::int64_t max_splits, tessera::Target target);
+
+  template <class Kernel, class... Args>
+  void run(const Kernel& kernel, Args&&... args) {
+    std::move(kernel.launch_async(options, std::forward<Args>(args)...)).detach();
+  }
+
   std::vector<Tensor<bfloat16, 3>> k_cache, v_cache;  // per layer [n_kv, context, 128]
   Tensor<float, 2> rope_cos, rope_sin;                // [context, 64]
   Tensor<float, 1> x;                                 // residual stream [hidden]
@@ -79,59 +91,63 @@ struct Model::Scratch {
   Tensor<float, 2> attn_by_kv_head;                   // view of attn: [n_kv, G * 128]
   Tensor<float, 1> mlp;                               // [intermediate]
   Tensor<float, 1> logits;                            // [vocab]
-  tessera::LaunchOptions options;                     // target and the model's stream
-
-  template <class Kernel, class... Args>
-  void run(const Kernel& kernel, Args&&... args) {
-    std::move(kernel.launch_async(options, std::forward<Args>(args)...)).detach();
-  }
+  tessera::LaunchOptions options;                     // the target and the model's stream
 };
+
+Model::Scratch::Scratch(const ModelConfig& c, std::int64_t context, std::int64_t max_splits, tessera::Target target)
+    : rope_cos({context, kHeadDim / 2}),
+      rope_sin({context, kHeadDim / 2}),
+      x({c.hidden_size}),
+      qkv({c.q_width() + 2 * c.kv_width()}),
+      q_in(qkv.slice(0, 0, c.q_width()).reshape<4>({c.num_key_value_heads, c.gqa_group(), 2, kHeadDim / 2})),
+      k_in(qkv.slice(0, c.q_width(), c.q_width() + c.kv_width()).reshape<3>({c.num_key_value_heads, 2, kHeadDim / 2})),
+      v_in(qkv.slice(0, c.q_width() + c.kv_width(), c.q_width() + 2 * c.kv_width())
+               .reshape<2>({c.num_key_value_heads, kHeadDim})),
+      q({c.num_key_value_heads, c.gqa_group(), kHeadDim}),
+      part_o({c.num_key_value_heads, max_splits, c.gqa_group() * kHeadDim}),
+      part_m({c.num_key_value_heads, max_splits, c.gqa_group()}),
+      part_l({c.num_key_value_heads, max_splits, c.gqa_group()}),
+      attn({c.q_width()}),
+      attn_by_kv_head(attn.slice(0, 0, c.q_width()).reshape<2>({c.num_key_value_heads, c.gqa_group() * kHeadDim})),
+      mlp({c.intermediate_size}),
+      logits({c.vocab_size}) {
+  for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    k_cache.emplace_back(std::array<std::int64_t, 3>{c.num_key_value_heads, context, kHeadDim});
+    v_cache.emplace_back(std::array<std::int64_t, 3>{c.num_key_value_heads, context, kHeadDim});
+  }
+  const RopeTable rope = make_rope_table(c.rope_theta, kHeadDim, context);
+  std::copy(rope.cos.begin(), rope.cos.end(), rope_cos.data());
+  std::copy(rope.sin.begin(), rope.sin.end(), rope_sin.data());
+  options.target = target;
+  options.stream = tessera::Stream::create();
+}
+
+namespace {
+
+std::int64_t context_limit_of(const ModelConfig& config, const EngineOptions& options) {
+  const std::int64_t context =
+      options.context_limit > 0 ? options.context_limit : std::min(config.max_position_embeddings, kDefaultContext);
+  if (context > (1 << 30)) throw Error(fmt::format("context limit {} is past 2^30 positions", context));
+  return context;
+}
+
+DeviceWeights checked_weights(const ModelConfig& config, const WeightSource& source, tessera::Target target,
+                              unsigned threads) {
+  check_engine_config(config);
+  return DeviceWeights::load(config, source, target, threads);
+}
+
+}  // namespace
 
 Model::Model(const ModelConfig& config, const WeightSource& source, const EngineOptions& options)
     : config_(config),
       target_(options.target.value_or(tessera::default_target())),
-      weights_((check_engine_config(config), DeviceWeights::load(config, source, target_, options.threads))) {
-  const ModelConfig& c = config_;
-  context_ = options.context_limit > 0 ? options.context_limit
-                                       : std::min(c.max_position_embeddings, kDefaultContext);
-  if (context_ > (1 << 30)) throw Error(fmt::format("context limit {} is past 2^30", context_));
-  attention_programs_ = std::max<std::int64_t>(1, options.attention_programs);
-  const std::int64_t n_kv = c.num_key_value_heads, group = c.gqa_group(), qw = c.q_width(), kvw = c.kv_width();
-  const std::int64_t max_splits =
-      std::min(std::max<std::int64_t>(1, attention_programs_ / n_kv), ceil_div(context_, k::kAttentionChunk));
-
-  auto f32_1 = [](std::int64_t n) { return Tensor<float, 1>({n}); };
-  RopeTable rope = make_rope_table(c.rope_theta, kHeadDim, context_);
-  Tensor<float, 1> qkv = f32_1(qw + 2 * kvw), attn = f32_1(qw);
-  auto q_in = qkv.slice(0, 0, qw).reshape<4>({n_kv, group, 2, kHeadDim / 2});
-  auto k_in = qkv.slice(0, qw, qw + kvw).reshape<3>({n_kv, 2, kHeadDim / 2});
-  auto v_in = qkv.slice(0, qw + kvw, qw + 2 * kvw).reshape<2>({n_kv, kHeadDim});
-  auto attn_by_kv_head = attn.slice(0, 0, qw).reshape<2>({n_kv, group * kHeadDim});
-  scratch_.reset(new Scratch{{},
-                             {},
-                             Tensor<float, 2>({context_, kHeadDim / 2}, rope.cos),
-                             Tensor<float, 2>({context_, kHeadDim / 2}, rope.sin),
-                             f32_1(c.hidden_size),
-                             std::move(qkv),
-                             std::move(q_in),
-                             std::move(k_in),
-                             std::move(v_in),
-                             Tensor<bfloat16, 3>({n_kv, group, kHeadDim}),
-                             Tensor<float, 3>({n_kv, max_splits, group * kHeadDim}),
-                             Tensor<float, 3>({n_kv, max_splits, group}),
-                             Tensor<float, 3>({n_kv, max_splits, group}),
-                             std::move(attn),
-                             std::move(attn_by_kv_head),
-                             f32_1(c.intermediate_size),
-                             f32_1(c.vocab_size),
-                             {}});
-  Scratch& s = *scratch_;
-  for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) {
-    s.k_cache.emplace_back(std::array<std::int64_t, 3>{n_kv, context_, kHeadDim});
-    s.v_cache.emplace_back(std::array<std::int64_t, 3>{n_kv, context_, kHeadDim});
-  }
-  s.options.target = target_;
-  s.options.stream = tessera::Stream::create();
+      context_(context_limit_of(config, options)),
+      attention_programs_(std::max<std::int64_t>(1, options.attention_programs)),
+      weights_(checked_weights(config, source, target_, options.threads)) {
+  const std::int64_t max_splits = std::min(std::max<std::int64_t>(1, attention_programs_ / config.num_key_value_heads),
+                                           ceil_div(context_, k::kAttentionChunk));
+  scratch_ = std::make_unique<Scratch>(config_, context_, max_splits, target_);
 }
 
 Model::Model(Model&&) noexcept = default;
@@ -147,9 +163,10 @@ void Model::check_step(std::int32_t token, std::int64_t position) const {
   if (position >= context_)
     throw ContextLimitError(fmt::format("position {} is past the context limit of {} tokens", position, context_));
   if (position < 0 || position > cached_)
-    throw Error(fmt::format("position {} cannot be decoded: the KV cache holds positions 0..{} (a step may run at "
-                            "any position up to the next one, {})",
-                            position, cached_ - 1, cached_));
+    throw Error(
+        fmt::format("position {} cannot be decoded: the KV cache holds positions 0..{} (a step may run at "
+                    "any position up to the next one, {})",
+                    position, cached_ - 1, cached_));
 }
 
 const Tensor<float, 1>& Model::decode_step(std::int32_t token, std::int64_t position) {
@@ -164,9 +181,10 @@ const Tensor<float, 1>& Model::prefill(std::span<const std::int32_t> tokens, std
     throw Error(fmt::format("prefill at position {}: the KV cache holds positions 0..{}", start, cached_ - 1));
   const std::int64_t end = start + static_cast<std::int64_t>(tokens.size());
   if (end > context_)
-    throw ContextLimitError(fmt::format("a prompt of {} tokens at position {} does not fit the context limit of {} "
-                                        "tokens",
-                                        tokens.size(), start, context_));
+    throw ContextLimitError(
+        fmt::format("a prompt of {} tokens at position {} does not fit the context limit of {} "
+                    "tokens",
+                    tokens.size(), start, context_));
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     check_step(tokens[i], start + static_cast<std::int64_t>(i));
     step(tokens[i], start + static_cast<std::int64_t>(i), i + 1 == tokens.size());
@@ -189,8 +207,10 @@ void Model::step(std::int32_t token, std::int64_t position, bool logits) {
   const float scale = static_cast<float>(1 / std::sqrt(static_cast<double>(kHeadDim)));
   const auto pos = static_cast<std::int32_t>(position);
   const std::int64_t seq_len = position + 1, chunks = ceil_div(seq_len, k::kAttentionChunk);
-  const std::int64_t wanted_splits = std::min(s.part_m.shape(1), std::max<std::int64_t>(1, attention_programs_ / c.num_key_value_heads));
-  const std::int64_t chunks_per_split = ceil_div(chunks, wanted_splits), splits = ceil_div(chunks, chunks_per_split);
+  // As many splits as the part tensors hold (about attention_programs_ / n_kv), each of whole
+  // chunks; fewer while the context is short.
+  const std::int64_t chunks_per_split = ceil_div(chunks, s.part_m.shape(1));
+  const std::int64_t splits = ceil_div(chunks, chunks_per_split);
 
   s.run(k::embedding_gather<k::kEmbeddingTile>(), s.x.partition<k::kEmbeddingTile>(), weights_.embed, token);
   with_group_tile(c.gqa_group(), [&]<int GP>(std::integral_constant<int, GP>) {
@@ -214,7 +234,8 @@ void Model::step(std::int32_t token, std::int64_t position, bool logits) {
       s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.down, s.mlp);
     }
   });
-  if (logits) s.run(k::rmsnorm_matvec<R, BK>(), s.logits.partition<R>(), weights_.head(), s.x, weights_.final_norm, eps);
+  if (logits)
+    s.run(k::rmsnorm_matvec<R, BK>(), s.logits.partition<R>(), weights_.head(), s.x, weights_.final_norm, eps);
   cached_ = position + 1;
 }
 

@@ -42,10 +42,10 @@
 namespace qwen3 {
 
 struct EngineOptions {
-  std::optional<tessera::Target> target;   // default: tessera::default_target()
-  std::int64_t context_limit = 0;          // positions of the KV cache; 0: min(max_position_embeddings, 4096)
-  std::int64_t attention_programs = 256;   // split-KV: about this many (KV head, split) programs
-  unsigned threads = 0;                    // host threads that produce weights while loading (0: all)
+  std::optional<tessera::Target> target;  // default: tessera::default_target()
+  std::int64_t context_limit = 0;         // positions of the KV cache; 0: min(max_position_embeddings, 4096)
+  std::int64_t attention_programs = 256;  // split-KV: about this many (KV head, split) programs
+  unsigned threads = 0;                   // host threads that produce weights while loading (0: all)
 };
 
 // Throws ModelError kUnsupported for a config the engine cannot run (see the file comment).

@@ -62,17 +62,16 @@ ReferenceModel::ReferenceModel(const ModelConfig& c, const WeightSource& source,
   if (!c.tie_word_embeddings) lm_head_ = read_all(source, "lm_head.weight", {c.vocab_size, h});
   for (std::int64_t i = 0; i < c.num_hidden_layers; ++i) {
     const std::string p = fmt::format("model.layers.{}.", i);
-    layers_.push_back(Layer{read_all(source, p + "input_layernorm.weight", {h}),
-                            read_all(source, p + "self_attn.q_proj.weight", {q, h}),
-                            read_all(source, p + "self_attn.k_proj.weight", {kv, h}),
-                            read_all(source, p + "self_attn.v_proj.weight", {kv, h}),
-                            read_all(source, p + "self_attn.o_proj.weight", {h, q}),
-                            read_all(source, p + "self_attn.q_norm.weight", {c.head_dim}),
-                            read_all(source, p + "self_attn.k_norm.weight", {c.head_dim}),
-                            read_all(source, p + "post_attention_layernorm.weight", {h}),
-                            read_all(source, p + "mlp.gate_proj.weight", {ff, h}),
-                            read_all(source, p + "mlp.up_proj.weight", {ff, h}),
-                            read_all(source, p + "mlp.down_proj.weight", {h, ff})});
+    layers_.push_back(Layer{
+        read_all(source, p + "input_layernorm.weight", {h}), read_all(source, p + "self_attn.q_proj.weight", {q, h}),
+        read_all(source, p + "self_attn.k_proj.weight", {kv, h}),
+        read_all(source, p + "self_attn.v_proj.weight", {kv, h}),
+        read_all(source, p + "self_attn.o_proj.weight", {h, q}),
+        read_all(source, p + "self_attn.q_norm.weight", {c.head_dim}),
+        read_all(source, p + "self_attn.k_norm.weight", {c.head_dim}),
+        read_all(source, p + "post_attention_layernorm.weight", {h}),
+        read_all(source, p + "mlp.gate_proj.weight", {ff, h}), read_all(source, p + "mlp.up_proj.weight", {ff, h}),
+        read_all(source, p + "mlp.down_proj.weight", {h, ff})});
     k_cache_.emplace_back(kv * context, 0.0f);
     v_cache_.emplace_back(kv * context, 0.0f);
   }
@@ -160,7 +159,8 @@ std::int64_t sample_rank(std::span<const double> sorted_values, double inv_tempe
                          double top_p, double u) {
   const std::int64_t k = static_cast<std::int64_t>(sorted_values.size());
   std::vector<double> p(k, 0.0);
-  for (std::int64_t i = 0; i < k && i < top_k; ++i) p[i] = std::exp((sorted_values[i] - sorted_values[0]) * inv_temperature);
+  for (std::int64_t i = 0; i < k && i < top_k; ++i)
+    p[i] = std::exp((sorted_values[i] - sorted_values[0]) * inv_temperature);
   const double total = std::accumulate(p.begin(), p.end(), 0.0);
   std::vector<double> kept(k, 0.0);
   double before = 0;

@@ -31,8 +31,8 @@
 namespace qwen3 {
 
 struct SamplingParams {
-  double temperature = 0;      // 0: greedy
-  std::int64_t top_k = 0;      // 0: all candidates; at most kMaxTopK
+  double temperature = 0;  // 0: greedy
+  std::int64_t top_k = 0;  // 0: all candidates; at most kMaxTopK
   double top_p = 1;
   std::uint64_t seed = 0;
 };

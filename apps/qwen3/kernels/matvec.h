@@ -34,8 +34,7 @@ using namespace tessera;
 template <int R, int BK, class W, class RowTile, class Steps, class Chunk>
 constexpr auto rows_times(W w, RowTile row_tile, Steps steps, Chunk chunk) {
   auto acc = for_range(
-      steps,
-      [=](auto k, auto acc) { return acc + cast<kF32>(load<R, BK>(w, row_tile, k)) * reshape<1, BK>(chunk(k)); },
+      steps, [=](auto k, auto acc) { return acc + cast<kF32>(load<R, BK>(w, row_tile, k)) * reshape<1, BK>(chunk(k)); },
       full<kF32, R, BK>(c<0.0>));
   return reshape<R>(sum<1>(acc));
 }
@@ -88,9 +87,9 @@ auto rmsnorm_matvec() {
   return tessera::kernel(tiled_name("qwen3_rmsnorm_matvec", R, BK), [](auto out, auto w, auto x, auto g, auto eps) {
     using namespace tessera;
     auto inv = matvec_detail::inverse_rms<BK>(x, eps);
-    return out.store(matvec_detail::rows_times<R, BK>(
-        w, program_id<0>(), matvec_detail::column_steps<BK>(x),
-        [=](auto k) { return load<BK>(x, k) * inv * cast<kF32>(load<BK>(g, k)); }));
+    return out.store(
+        matvec_detail::rows_times<R, BK>(w, program_id<0>(), matvec_detail::column_steps<BK>(x),
+                                         [=](auto k) { return load<BK>(x, k) * inv * cast<kF32>(load<BK>(g, k)); }));
   });
 }
 

@@ -57,13 +57,11 @@ auto qk_norm_rope_append() {
         auto cs = load<1, 64>(cos_table, position, c<0>);
         auto sn = load<1, 64>(sin_table, position, c<0>);
         auto q = rope_detail::norm_rope<GP>(reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<0>, c<0>)),
-                                            reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<1>, c<0>)), q_norm,
-                                            cs, sn, eps);
+                                            reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<1>, c<0>)), q_norm, cs,
+                                            sn, eps);
         auto k = rope_detail::norm_rope<1>(reshape<1, 64>(load<1, 1, 64>(k_in, h, c<0>, c<0>)),
-                                           reshape<1, 64>(load<1, 1, 64>(k_in, h, c<1>, c<0>)), k_norm, cs, sn,
-                                           eps);
-        return seq(q_out.store(cast<kBF16>(reshape<1, GP, 128>(q))),
-                   k_slot.store(cast<kBF16>(reshape<1, 1, 128>(k))),
+                                           reshape<1, 64>(load<1, 1, 64>(k_in, h, c<1>, c<0>)), k_norm, cs, sn, eps);
+        return seq(q_out.store(cast<kBF16>(reshape<1, GP, 128>(q))), k_slot.store(cast<kBF16>(reshape<1, 1, 128>(k))),
                    v_slot.store(cast<kBF16>(reshape<1, 1, 128>(load<1, 128>(v_in, h, c<0>)))));
       });
 }

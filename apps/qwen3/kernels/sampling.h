@@ -45,8 +45,8 @@ constexpr auto top_k_of(V values, I indices) {
   auto r = for_range(
       c<K>,
       [=](auto round, auto rest, auto top_value, auto top_index) {
-        auto m = max<0>(rest);                                                  // [1]
-        auto at = min<0>(select(rest == m, indices, c<kNoIndex>));             // [1]
+        auto m = max<0>(rest);                                      // [1]
+        auto at = min<0>(select(rest == m, indices, c<kNoIndex>));  // [1]
         return carry(select(indices == at, c<-inf>, rest), select(slot == round, m, top_value),
                      select(slot == round, at, top_index));
       },
@@ -74,14 +74,13 @@ auto argmax_final() {
   static_assert(power_of_two(BB), "tile sizes are powers of two");
   return tessera::kernel(tiled_name("qwen3_argmax_final", BB), [](auto token, auto block_value, auto block_index) {
     using namespace tessera;
-    auto r = for_range(
-        (dim<0>(block_value) + c<BB - 1>) / c<BB>,
-        [=](auto j, auto best, auto at) {
-          auto v = load<BB>(block_value, j).padded(c<-inf>);
-          auto better = v > best;
-          return carry(select(better, v, best), select(better, load<BB>(block_index, j), at));
-        },
-        full<kF32, BB>(c<-inf>), full<kI32, BB>(c<sampling_detail::kNoIndex>));
+    auto r = for_range((dim<0>(block_value) + c<BB - 1>) / c<BB>,
+                       [=](auto j, auto best, auto at) {
+                         auto v = load<BB>(block_value, j).padded(c<-inf>);
+                         auto better = v > best;
+                         return carry(select(better, v, best), select(better, load<BB>(block_index, j), at));
+                       },
+                       full<kF32, BB>(c<-inf>), full<kI32, BB>(c<sampling_detail::kNoIndex>));
     auto best = get<0>(r);
     return token.store(min<0>(select(best == max<0>(best), get<1>(r), c<sampling_detail::kNoIndex>)));
   });
@@ -101,39 +100,37 @@ auto topk_blocks() {
 template <int M, int K>
 auto topk_merge() {
   static_assert(power_of_two(M) && power_of_two(K), "tile sizes are powers of two");
-  return tessera::kernel(tiled_name("qwen3_topk_merge", M, K),
-                         [](auto cand_value, auto cand_index, auto in_value, auto in_index) {
-                           using namespace tessera;
-                           auto values = reshape<M * K>(load<M, K>(in_value, program_id<0>(), c<0>).padded(c<-inf>));
-                           auto indices = reshape<M * K>(load<M, K>(in_index, program_id<0>(), c<0>));
-                           auto r = sampling_detail::top_k_of<M * K, K>(values, indices);
-                           return seq(cand_value.store(reshape<1, K>(get<1>(r))),
-                                      cand_index.store(reshape<1, K>(get<2>(r))));
-                         });
+  return tessera::kernel(
+      tiled_name("qwen3_topk_merge", M, K), [](auto cand_value, auto cand_index, auto in_value, auto in_index) {
+        using namespace tessera;
+        auto values = reshape<M * K>(load<M, K>(in_value, program_id<0>(), c<0>).padded(c<-inf>));
+        auto indices = reshape<M * K>(load<M, K>(in_index, program_id<0>(), c<0>));
+        auto r = sampling_detail::top_k_of<M * K, K>(values, indices);
+        return seq(cand_value.store(reshape<1, K>(get<1>(r))), cand_index.store(reshape<1, K>(get<2>(r))));
+      });
 }
 
 template <int K>
 auto sample_topk() {
   static_assert(power_of_two(K), "tile sizes are powers of two");
-  return tessera::kernel(
-      tiled_name("qwen3_sample_topk", K),
-      [](auto token, auto cand_value, auto cand_index, auto inv_temperature, auto top_k, auto top_p, auto u) {
-        using namespace tessera;
-        auto rank = iota<K>();
-        auto v = reshape<K>(load<1, K>(cand_value, c<0>, c<0>).padded(c<-inf>));
-        auto ids = reshape<K>(load<1, K>(cand_index, c<0>, c<0>));
-        auto p = select(rank < top_k, exp((v - max<0>(v)) * inv_temperature), c<0.0>);
-        // cumulative[i] = sum_{j <= i} x[j], through a lower-triangular [K, K] mask.
-        auto lower = reshape<1, K>(rank) <= reshape<K, 1>(rank);  // [i, j]: j <= i
-        auto cumulative = [=](auto x) { return reshape<K>(sum<1>(select(lower, reshape<1, K>(x), c<0.0>))); };
-        auto mass = cumulative(p);
-        auto kept = select(mass - p < top_p * sum<0>(p), p, c<0.0>);
-        auto kept_mass = cumulative(kept);
-        auto first = min<0>(select(kept_mass > u * sum<0>(kept) && kept > c<0.0>, rank, c<sampling_detail::kNoIndex>));
-        auto last_kept = max<0>(select(kept > c<0.0>, rank, c<0>));  // if rounding put u * sum at the end
-        auto chosen = select(first == c<sampling_detail::kNoIndex>, last_kept, first);
-        return token.store(sum<0>(select(rank == chosen, ids, c<0>)));
-      });
+  return tessera::kernel(tiled_name("qwen3_sample_topk", K), [](auto token, auto cand_value, auto cand_index,
+                                                                auto inv_temperature, auto top_k, auto top_p, auto u) {
+    using namespace tessera;
+    auto rank = iota<K>();
+    auto v = reshape<K>(load<1, K>(cand_value, c<0>, c<0>).padded(c<-inf>));
+    auto ids = reshape<K>(load<1, K>(cand_index, c<0>, c<0>));
+    auto p = select(rank < top_k, exp((v - max<0>(v)) * inv_temperature), c<0.0>);
+    // cumulative[i] = sum_{j <= i} x[j], through a lower-triangular [K, K] mask.
+    auto lower = reshape<1, K>(rank) <= reshape<K, 1>(rank);  // [i, j]: j <= i
+    auto cumulative = [=](auto x) { return reshape<K>(sum<1>(select(lower, reshape<1, K>(x), c<0.0>))); };
+    auto mass = cumulative(p);
+    auto kept = select(mass - p < top_p * sum<0>(p), p, c<0.0>);
+    auto kept_mass = cumulative(kept);
+    auto first = min<0>(select(kept_mass > u * sum<0>(kept) && kept > c<0.0>, rank, c<sampling_detail::kNoIndex>));
+    auto last_kept = max<0>(select(kept > c<0.0>, rank, c<0>));  // if rounding put u * sum at the end
+    auto chosen = select(first == c<sampling_detail::kNoIndex>, last_kept, first);
+    return token.store(sum<0>(select(rank == chosen, ids, c<0>)));
+  });
 }
 
 }  // namespace qwen3::kernels

@@ -50,16 +50,16 @@ constexpr std::int64_t next_power_of_two(std::int64_t n) {
 // The tile sizes the engine launches its kernels with (the tests use the same, so that they test
 // the code that runs). Chosen for the GPU: a program is a CTA; a matrix-vector program streams an
 // R x BK bf16 tile (8 x 256 = 4 KB) per step.
-inline constexpr int kEmbeddingTile = 1024;   // embedding_gather<BH>
-inline constexpr int kMatvecRows = 8;         // matvec*<R, BK>
+inline constexpr int kEmbeddingTile = 1024;  // embedding_gather<BH>
+inline constexpr int kMatvecRows = 8;        // matvec*<R, BK>
 inline constexpr int kMatvecCols = 256;
-inline constexpr int kAttentionChunk = 64;    // decode_attention_split<GP, CH>: KV positions per chunk
-inline constexpr int kArgmaxBlock = 2048;     // argmax_blocks<B>
-inline constexpr int kArgmaxFinal = 256;      // argmax_final<BB>
-inline constexpr int kTopKBlock = 1024;       // topk_blocks<B, K>
-inline constexpr int kTopKMerge = 16;         // topk_merge<M, K>
-inline constexpr int kTopK = 64;              // K: the sampling candidates
-inline constexpr int kCopyRows = 4;           // weight_copy<BR, BC>
+inline constexpr int kAttentionChunk = 64;  // decode_attention_split<GP, CH>: KV positions per chunk
+inline constexpr int kArgmaxBlock = 2048;   // argmax_blocks<B>
+inline constexpr int kArgmaxFinal = 256;    // argmax_final<BB>
+inline constexpr int kTopKBlock = 1024;     // topk_blocks<B, K>
+inline constexpr int kTopKMerge = 16;       // topk_merge<M, K>
+inline constexpr int kTopK = 64;            // K: the sampling candidates
+inline constexpr int kCopyRows = 4;         // weight_copy<BR, BC>
 inline constexpr int kCopyCols = 1024;
 
 }  // namespace qwen3::kernels

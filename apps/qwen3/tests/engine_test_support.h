@@ -16,14 +16,14 @@
 #include <random>
 #include <vector>
 
-#define QWEN3_TARGET_TEST_CASE(name, tags, fn)                        \
+#define QWEN3_TARGET_TEST_CASE(name, tags, fn)                         \
   TEST_CASE(name " (cpu)", "[cpu]" tags) { fn(tessera::Target::cpu); } \
-  TEST_CASE(name " (gpu)", "[gpu]" tags) {                            \
-    if (!tessera::gpu_available()) {                                  \
-      WARN("no GPU on this machine: skipped");                        \
-      return;                                                         \
-    }                                                                 \
-    fn(tessera::default_target());                                    \
+  TEST_CASE(name " (gpu)", "[gpu]" tags) {                             \
+    if (!tessera::gpu_available()) {                                   \
+      WARN("no GPU on this machine: skipped");                         \
+      return;                                                          \
+    }                                                                  \
+    fn(tessera::default_target());                                     \
   }
 
 namespace qwen3::test {

@@ -14,9 +14,8 @@
 //    the sums over positions add 2 n u (n positions) and the exps, divisions and rescalings a few
 //    u, so an output element errs by at most (max score error + 2 n u + 16 u) sum_t p_t |v_t| /
 //    sum_t p_t.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <numeric>
 #include <vector>
@@ -209,7 +208,8 @@ void qk_norm_rope_append_group1(Target target) { qk_norm_rope_case<1>(target, 1)
 
 // Split-KV attention and its combine against a softmax in double, for G = 3 (GP = 4) query heads
 // per KV head, 2 KV heads, a 300-position cache and lengths that are and are not multiples of
-// the chunk, with one and with three chunks per split.
+// the chunk, with one and with three chunks per split, and with two splits past the end (empty:
+// they must weigh nothing).
 void split_kv_attention(Target target) {
   constexpr int GP = 4, CH = kAttentionChunk;
   const int64_t n_kv = 2, group = 3, d = 128, context = 300;
@@ -218,8 +218,9 @@ void split_kv_attention(Target target) {
   auto k_cache = random_bf16<3>({n_kv, context, d}, -2, 2, 11);
   auto v_cache = random_bf16<3>({n_kv, context, d}, -1, 1, 12);
   for (int32_t seq_len : {1, 63, 64, 65, 200, 300}) {
-    for (int32_t chunks_per_split : {1, 3}) {
-      const int64_t chunks = (seq_len + CH - 1) / CH, splits = (chunks + chunks_per_split - 1) / chunks_per_split;
+    for (auto [chunks_per_split, extra_splits] : {std::pair(1, 0), std::pair(3, 0), std::pair(1, 2)}) {
+      const int64_t chunks = (seq_len + CH - 1) / CH;
+      const int64_t splits = (chunks + chunks_per_split - 1) / chunks_per_split + extra_splits;
       Tensor<float, 3> part_o({n_kv, splits, group * d}), part_m({n_kv, splits, group}), part_l({n_kv, splits, group});
       Tensor<float, 2> out({n_kv, group * d});
       decode_attention_split<GP, CH>().launch(on(target), part_o.partition<1, 1, GP * 128>(),
@@ -245,12 +246,13 @@ void split_kv_attention(Target target) {
           for (double& x : s) l += (x = std::exp(x - m));
           for (int64_t i = 0; i < d; ++i) {
             double o = 0, mag = 0;
-            for (int64_t t = 0; t < seq_len; ++t) o += s[t] * f(v_cache(h, t, i)), mag += s[t] * std::abs(f(v_cache(h, t, i)));
+            for (int64_t t = 0; t < seq_len; ++t)
+              o += s[t] * f(v_cache(h, t, i)), mag += s[t] * std::abs(f(v_cache(h, t, i)));
             want.push_back(o / l);
             bound.push_back((score_error + (2.0 * seq_len + 16) * kU) * mag / l + 1e-30);
           }
         }
-      INFO("seq_len " << seq_len << ", chunks per split " << chunks_per_split);
+      INFO("seq_len " << seq_len << ", chunks per split " << chunks_per_split << ", empty splits " << extra_splits);
       CHECK(mismatches(got, want, bound) == 0);
     }
   }
@@ -345,9 +347,9 @@ void topk_and_sampling(Target target) {
   CHECK(pick(0.7f, 0.66f) == 0);
   CHECK(pick(0.7f, 0.67f) == 1);
   CHECK(pick(0.7f, 0.999f) == 1);
-  CHECK(pick(0.5f, 0.999f) == 0);   // 8/16 reaches 0.5 with rank 0 alone
-  CHECK(pick(1.0f, 0.999f) == 4);   // everything kept
-  CHECK(pick(0.9f, 0.999f) == 3);   // the mass before rank 3, 14/16, is < 0.9: ranks 0-3 kept
+  CHECK(pick(0.5f, 0.999f) == 0);  // 8/16 reaches 0.5 with rank 0 alone
+  CHECK(pick(1.0f, 0.999f) == 4);  // everything kept
+  CHECK(pick(0.9f, 0.999f) == 3);  // the mass before rank 3, 14/16, is < 0.9: ranks 0-3 kept
 }
 
 void weight_copy_exact(Target target) {
@@ -403,9 +405,9 @@ TEST_CASE("kernels compile for sm_90", "[engine][kernels][compile]") {
                                             int32_t{3}, 1e-6f)));
   Tensor<float, 3> po({2, 4, 256}), pm({2, 4, 2}), pl({2, 4, 2});
   Tensor<float, 2> attn({2, 256});
-  CHECK(ok(decode_attention_split<2, kAttentionChunk>().compile(sm90, po.partition<1, 1, 256>(), pm.partition<1, 1, 2>(),
-                                                                pl.partition<1, 1, 2>(), q, kc, vc, int32_t{4},
-                                                                int32_t{1}, 0.1f)));
+  CHECK(ok(decode_attention_split<2, kAttentionChunk>().compile(sm90, po.partition<1, 1, 256>(),
+                                                                pm.partition<1, 1, 2>(), pl.partition<1, 1, 2>(), q, kc,
+                                                                vc, int32_t{4}, int32_t{1}, 0.1f)));
   CHECK(ok(decode_attention_combine<2>().compile(sm90, attn.partition<1, 256>(), po, pm, pl)));
   Tensor<float, 1> logits({5000}), bv({3});
   Tensor<int32_t, 1> bi({3}), token({1});
@@ -414,7 +416,8 @@ TEST_CASE("kernels compile for sm_90", "[engine][kernels][compile]") {
   Tensor<float, 2> cv({5, kTopK}), cv2({1, kTopK});
   Tensor<int32_t, 2> ci({5, kTopK}), ci2({1, kTopK});
   CHECK(ok(topk_blocks<kTopKBlock, kTopK>().compile(sm90, cv.partition<1, kTopK>(), ci.partition<1, kTopK>(), logits)));
-  CHECK(ok(topk_merge<kTopKMerge, kTopK>().compile(sm90, cv2.partition<1, kTopK>(), ci2.partition<1, kTopK>(), cv, ci)));
+  CHECK(
+      ok(topk_merge<kTopKMerge, kTopK>().compile(sm90, cv2.partition<1, kTopK>(), ci2.partition<1, kTopK>(), cv, ci)));
   CHECK(ok(sample_topk<kTopK>().compile(sm90, token.partition<1>(), cv2, ci2, 1.0f, int32_t{20}, 0.9f, 0.5f)));
   Tensor<bfloat16, 2> dst({64, 512});
   CHECK(ok(weight_copy<kCopyRows, kCopyCols>().compile(sm90, dst.partition<kCopyRows, kCopyCols>(), w)));

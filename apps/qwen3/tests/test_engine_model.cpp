@@ -23,7 +23,6 @@
 // definition to bf16 precision. "the tolerance separates a wrong model" checks that it is tight
 // enough to see a real difference (a reference with another rope_theta fails it).
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <filesystem>
 #include <vector>
@@ -34,6 +33,7 @@
 #include "model.h"
 #include "model_presets.h"
 #include "reference.h"
+#include "rope_table.h"
 #include "sampler.h"
 #include "synthetic_model.h"
 #include "test_files.h"
@@ -196,7 +196,8 @@ void prefill_and_rewind(Target target) {
   const std::vector<std::int32_t> tokens = tokens_below(config.vocab_size, 6);
   const std::vector<float> prefilled = a.prefill(tokens).to_vector();
   std::vector<float> stepped;
-  for (std::size_t p = 0; p < tokens.size(); ++p) stepped = b.decode_step(tokens[p], static_cast<std::int64_t>(p)).to_vector();
+  for (std::size_t p = 0; p < tokens.size(); ++p)
+    stepped = b.decode_step(tokens[p], static_cast<std::int64_t>(p)).to_vector();
   CHECK(prefilled == stepped);
   CHECK(a.cached_positions() == 6);
   // Re-run positions 3.. with other tokens: the same as a fresh model given those tokens.
@@ -282,4 +283,22 @@ TEST_CASE("model: bad calls and unsupported configs are clear errors", "[engine]
   many.num_attention_heads = 34;
   CHECK_THAT(message_of<ModelError>([&] { Model m(many, source, engine_options(Target::cpu, 8)); }),
              Catch::Contains("17 query heads per KV head"));
+}
+
+// The RoPE tables (which the reference shares, so the model tests cannot see a wrong formula)
+// against cos and sin of position * theta^(-2i / 128) in double: the f32 angle is off by at most
+// a few ulps of itself (the f32 inverse frequency and product), so the values by as much.
+TEST_CASE("rope table: transformers' default RoPE", "[engine][model][cpu]") {
+  for (double theta : {1e6, 5e6}) {
+    const RopeTable t = make_rope_table(theta, 128, 3000);
+    REQUIRE(t.half == 64);
+    int64_t bad = 0;
+    for (int64_t p = 0; p < 3000; p += 7)
+      for (int64_t i = 0; i < 64; ++i) {
+        const double angle = static_cast<double>(p) * std::pow(theta, -2.0 * static_cast<double>(i) / 128.0);
+        const double tol = 4 * 0x1p-24 * angle + 1e-7;
+        bad += std::abs(t.cos[p * 64 + i] - std::cos(angle)) > tol || std::abs(t.sin[p * 64 + i] - std::sin(angle)) > tol;
+      }
+    CHECK(bad == 0);
+  }
 }

@@ -2,9 +2,8 @@
 // GPU: seeded reproducibility, top_k = 1 is greedy, the draw follows the host rule
 // (reference.h: sample_rank) and the distribution, top-p keeps the smallest prefix; parameter
 // errors; and the generation loop's stop tokens.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -148,7 +147,8 @@ TEST_CASE("generate: a stop token ends the generation, tokens stream in order", 
   GenerateOptions go;
   go.max_new_tokens = 8;
   std::vector<std::int32_t> streamed;
-  const GenerationResult free_run = generate(model, sampler, prompt, go, [&](std::int32_t t) { streamed.push_back(t); });
+  const GenerationResult free_run =
+      generate(model, sampler, prompt, go, [&](std::int32_t t) { streamed.push_back(t); });
   CHECK(free_run.tokens.size() == 8);
   CHECK(free_run.stop == GenerationResult::Stop::kMaxTokens);
   CHECK(streamed == free_run.tokens);

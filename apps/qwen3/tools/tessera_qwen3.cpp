@@ -89,21 +89,33 @@ std::string parse(int argc, char** argv, Options& o) {
     const std::string v = argv[++i];
     std::int64_t n = 0;
     double x = 0;
-    if (arg == "--model") o.model_dir = v;
-    else if (arg == "--prompt") o.prompt = v;
-    else if (arg == "--synthetic") o.synthetic = v;
-    else if (arg == "--max-new-tokens" && integer(v, n) && n >= 1) o.max_new_tokens = n;
-    else if (arg == "--temperature" && number(v, x)) o.sampling.temperature = x;
-    else if (arg == "--top-k" && integer(v, n)) o.sampling.top_k = n;
-    else if (arg == "--top-p" && number(v, x)) o.sampling.top_p = x;
-    else if (arg == "--seed" && integer(v, n) && n >= 0) o.sampling.seed = static_cast<std::uint64_t>(n);
-    else if (arg == "--weights-seed" && integer(v, n) && n >= 0) o.weights_seed = static_cast<std::uint64_t>(n);
-    else if (arg == "--layers" && integer(v, n) && n >= 1) o.layers = n;
-    else if (arg == "--context" && integer(v, n) && n >= 1) o.context = n;
+    if (arg == "--model")
+      o.model_dir = v;
+    else if (arg == "--prompt")
+      o.prompt = v;
+    else if (arg == "--synthetic")
+      o.synthetic = v;
+    else if (arg == "--max-new-tokens" && integer(v, n) && n >= 1)
+      o.max_new_tokens = n;
+    else if (arg == "--temperature" && number(v, x))
+      o.sampling.temperature = x;
+    else if (arg == "--top-k" && integer(v, n))
+      o.sampling.top_k = n;
+    else if (arg == "--top-p" && number(v, x))
+      o.sampling.top_p = x;
+    else if (arg == "--seed" && integer(v, n) && n >= 0)
+      o.sampling.seed = static_cast<std::uint64_t>(n);
+    else if (arg == "--weights-seed" && integer(v, n) && n >= 0)
+      o.weights_seed = static_cast<std::uint64_t>(n);
+    else if (arg == "--layers" && integer(v, n) && n >= 1)
+      o.layers = n;
+    else if (arg == "--context" && integer(v, n) && n >= 1)
+      o.context = n;
     else if (arg == "--target") {
       o.target = parse_target(v);
       if (!o.target) return "unknown target '" + v + "' (cpu, sm_80, sm_86, sm_89, sm_90, sm_100a, sm_120)";
-    } else return "bad option or value: " + arg + " " + v;
+    } else
+      return "bad option or value: " + arg + " " + v;
   }
   if (o.model_dir.empty() && o.synthetic.empty()) return "--model DIR (or --synthetic SHAPE) is required";
   if (o.prompt.empty()) return "--prompt TEXT is required";
@@ -146,9 +158,10 @@ int run(const Options& o) {
   engine.context_limit = o.context > 0 ? o.context : static_cast<std::int64_t>(prompt.size()) + o.max_new_tokens;
   qwen3::check_fits_context(static_cast<std::int64_t>(prompt.size()), o.max_new_tokens, engine.context_limit);
   if (engine.context_limit > config.max_position_embeddings)
-    throw qwen3::ContextLimitError(fmt::format("a context of {} positions is more than the model's {} "
-                                               "(max_position_embeddings)",
-                                               engine.context_limit, config.max_position_embeddings));
+    throw qwen3::ContextLimitError(
+        fmt::format("a context of {} positions is more than the model's {} "
+                    "(max_position_embeddings)",
+                    engine.context_limit, config.max_position_embeddings));
   const auto start = std::chrono::steady_clock::now();
   qwen3::Model model(config, *source, engine);
   const auto loaded = std::chrono::steady_clock::now();
@@ -172,8 +185,8 @@ int run(const Options& o) {
       "tessera-qwen3: {} on {}, {} layers; prefill: {} tokens in {:.3f} s ({:.2f} tokens/s); decode: {} tokens in "
       "{:.3f} s ({:.2f} tokens/s); stopped by {}\n",
       o.synthetic.empty() ? dir.string() : "synthetic " + o.synthetic, tessera::to_string(model.target()),
-      config.num_hidden_layers, r.prompt_tokens, r.prefill_seconds, r.prefill_tokens_per_second(),
-      r.tokens.size() - 1, r.decode_seconds, r.decode_tokens_per_second(),
+      config.num_hidden_layers, r.prompt_tokens, r.prefill_seconds, r.prefill_tokens_per_second(), r.tokens.size() - 1,
+      r.decode_seconds, r.decode_tokens_per_second(),
       r.stop == qwen3::GenerationResult::Stop::kStopToken ? "a stop token" : "the token limit");
   return 0;
 }
