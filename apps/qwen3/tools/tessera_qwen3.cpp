@@ -180,13 +180,13 @@ int run(const Options& o) {
       return;
     std::cout << tokenizer.token_bytes(token) << std::flush;
   });
-  std::cout << '\n';
+  std::cout << '\n' << std::flush;
   std::cerr << fmt::format(
-      "tessera-qwen3: {} on {}, {} layers; prefill: {} tokens in {:.3f} s ({:.2f} tokens/s); decode: {} tokens in "
+      "tessera-qwen3: {} on {}, {} layer{}; prefill: {} tokens in {:.3f} s ({:.2f} tokens/s); decode: {} tokens in "
       "{:.3f} s ({:.2f} tokens/s); stopped by {}\n",
       o.synthetic.empty() ? dir.string() : "synthetic " + o.synthetic, tessera::to_string(model.target()),
-      config.num_hidden_layers, r.prompt_tokens, r.prefill_seconds, r.prefill_tokens_per_second(), r.tokens.size() - 1,
-      r.decode_seconds, r.decode_tokens_per_second(),
+      config.num_hidden_layers, config.num_hidden_layers == 1 ? "" : "s", r.prompt_tokens, r.prefill_seconds,
+      r.prefill_tokens_per_second(), r.tokens.size() - 1, r.decode_seconds, r.decode_tokens_per_second(),
       r.stop == qwen3::GenerationResult::Stop::kStopToken ? "a stop token" : "the token limit");
   return 0;
 }
