@@ -6,12 +6,12 @@
 // and up stay apart (the SwiGLU kernel reads both in one pass). A tied model has no lm_head: the
 // LM head is the embedding table (head()).
 //
-// load() fills the tensors from a WeightSource through a small host staging tensor (a few MB,
-// two of them, alternating) and a copy kernel (kernels/weight_copy.h) into row ranges of each
-// tensor: on a GPU the weights are written only by kernels, so they never take host memory and a
-// 32B model (61 GiB) needs none. Source values for a staging buffer are produced by up to
-// `threads` host threads (the synthetic generator is the slow part). On the CPU target the same
-// path runs, into host memory.
+// load() fills the tensors from a WeightSource through small host staging tensors (8 MB, two per
+// row width, alternating so that one is filled while the other is copied) and a copy kernel
+// (kernels/weight_copy.h) into row ranges of each tensor: on a GPU the weights are written only by
+// kernels, so they never take host memory and a 32B model (61 GiB) needs none. Source values for
+// a staging buffer are produced by up to `threads` host threads (the synthetic generator is the
+// slow part). On the CPU target the same path runs, into host memory.
 #pragma once
 
 #include <tessera/tessera.h>

@@ -1,7 +1,7 @@
 // model.h: a Qwen3 model on tessera: device-resident weights, the KV cache, and the decode step.
 //
 // decode_step(token, position) runs the whole forward pass for one token as tile kernels
-// (kernels/*.h) and returns the f32 logits [vocab]. Per step and layer, eight kernels:
+// (kernels/*.h) and returns the f32 logits [vocab]. Per step and layer, seven kernels:
 //   1. qkv = W_qkv rmsnorm(x)                     rmsnorm_matvec (norm fused into the prologue)
 //   2. q/k per-head norm + RoPE, K and V appended  qk_norm_rope_append (writes the cache row)
 //   3. partial attention per (KV head, split)      decode_attention_split (flash-decoding)

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 
 #include "errors.h"
 #include "kernels/sampling.h"
