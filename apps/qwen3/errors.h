@@ -1,7 +1,8 @@
-// errors.h: the exceptions of the Qwen3 engine's input layer.
+// errors.h: the exceptions of the Qwen3 engine.
 //
 // Everything a user can get wrong (a missing or damaged model folder, a tokenizer.json of another
-// kind, an unsupported chat message) is reported by throwing one of these, never by aborting. The
+// kind, an unsupported chat message, a token id outside the vocabulary, a generation longer than
+// the context limit) is reported by throwing one of these, never by aborting. The
 // message names the file and, where there is one, the tensor, and says what was expected;
 // ModelError also carries a Kind so that callers and tests can tell the cases apart without
 // parsing the text.
@@ -34,6 +35,12 @@ class ModelError : public Error {
 
  private:
   Kind kind_;
+};
+
+// A generation that would not fit the model's context limit (the KV cache's positions).
+class ContextLimitError : public Error {
+ public:
+  using Error::Error;
 };
 
 // A tokenizer.json this tokenizer cannot load, text it cannot encode (invalid UTF-8), an id it

@@ -1,0 +1,51 @@
+// generate.h: the generation loop: prompt, then sampled tokens until a stop token, the token
+// budget or (before anything runs) the context limit.
+//
+// generate() runs the prompt through Model::prefill, samples the first new token from its logits,
+// then alternates decode steps and sampling. Each token is passed to `on_token` as soon as it is
+// chosen (for streaming). A stop token ends the generation and is the last token returned. The
+// prompt and the budget must fit the model's context limit -- prompt tokens + max_new_tokens <=
+// context_limit() -- or a ContextLimitError says so, naming the three numbers, before any work.
+// Timings: prefill is the prompt's steps plus the first token's sampling (time to first token);
+// decode is everything after it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "model.h"
+#include "sampler.h"
+#include "tokenizer.h"
+
+namespace qwen3 {
+
+struct GenerateOptions {
+  std::int64_t max_new_tokens = 128;
+  std::vector<std::int32_t> stop_tokens;
+};
+
+struct GenerationResult {
+  enum class Stop { kStopToken, kMaxTokens };
+  std::vector<std::int32_t> tokens;  // the new tokens, a stop token included
+  Stop stop = Stop::kMaxTokens;
+  std::int64_t prompt_tokens = 0;
+  double prefill_seconds = 0;  // prompt + first token
+  double decode_seconds = 0;   // the tokens after the first
+
+  double prefill_tokens_per_second() const;
+  double decode_tokens_per_second() const;  // (tokens - 1) / decode_seconds
+};
+
+// Throws ContextLimitError unless prompt_tokens + max_new_tokens <= context_limit.
+void check_fits_context(std::int64_t prompt_tokens, std::int64_t max_new_tokens, std::int64_t context_limit);
+
+// The model's end-of-sequence ids (config.json's eos_token_id), and <|im_end|> and <|endoftext|>
+// when the tokenizer has them (Qwen3's generation config stops on both), without duplicates.
+std::vector<std::int32_t> default_stop_tokens(const ModelConfig& config, const Tokenizer* tokenizer);
+
+GenerationResult generate(Model& model, Sampler& sampler, std::span<const std::int32_t> prompt,
+                          const GenerateOptions& options, const std::function<void(std::int32_t)>& on_token = nullptr);
+
+}  // namespace qwen3

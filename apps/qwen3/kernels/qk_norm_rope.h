@@ -1,0 +1,69 @@
+// qk_norm_rope.h: Qwen3's per-head q/k RMSNorm and RoPE, fused with the KV-cache append.
+//
+// One program per KV head h (grid [n_kv]) reads the f32 output of the QKV projection and writes
+//   q_out[h, g, :]     = bf16(rope(rmsnorm(q_head(h*G + g)) * q_norm))   g = 0 .. G-1
+//   k_slot[h, 0, :]    = bf16(rope(rmsnorm(k_head(h)) * k_norm))
+//   v_slot[h, 0, :]    = bf16(v_head(h))
+// where G is the GQA group (query heads per KV head). k_slot and v_slot are the cache rows of the
+// new position (views [n_kv, 1, D] of the caches [n_kv, context, D] at that position), so the
+// append costs nothing beyond the store. The head size D is 128 for every Qwen3 model, and the
+// kernel is written for it (its halves are 64 wide).
+//
+// The per-head RMSNorm is over the head's 128 values with one 128-wide weight shared by all heads,
+// applied before RoPE, as transformers' Qwen3Attention does; it is computed in f32. RoPE is
+// rotate-half: for i < 64, out[i] = y[i] cos[i] - y[i+64] sin[i] and out[i+64] = y[i+64] cos[i] +
+// y[i] sin[i], with cos and sin read from f32 tables [context, 64] at row `position` (rope_table.h
+// computes them: the tile language has no sin or cos).
+//
+// Inputs are views of the projection output in the shapes the loads need: q_in [n_kv, G, 2, 64]
+// (the query part), k_in [n_kv, 2, 64], v_in [n_kv, 128]. The query heads of one KV head are
+// loaded as a [GP, 64] tile per half, GP = the power of two >= G; rows past G read as zero and
+// their stores are dropped (q_out is [n_kv, G, 128], its tile [1, GP, 128]). The two halves are
+// loaded separately and joined by a select on the half index, which is how a tile is
+// concatenated in this language.
+#pragma once
+
+#include "kernels/tile_common.h"
+
+namespace qwen3::kernels {
+namespace rope_detail {
+
+using namespace tessera;
+
+// rope(rmsnorm(y) * weight) of heads given as halves a, b (f32 [M, 64] each), joined into an
+// f32 [M, 2, 64] tile; weight is the bf16 [128] norm weight, cs/sn the f32 [1, 64] table rows.
+template <int M, class A, class B, class Wt, class Cos, class Sin, class Eps>
+constexpr auto norm_rope(A a, B b, Wt weight, Cos cs, Sin sn, Eps eps) {
+  auto inv = rsqrt((sum<1>(a * a) + sum<1>(b * b)) * c<1.0 / 128> + eps);  // [M, 1]
+  auto ya = a * inv * reshape<1, 64>(cast<kF32>(load<64>(weight, c<0>)));
+  auto yb = b * inv * reshape<1, 64>(cast<kF32>(load<64>(weight, c<1>)));
+  auto first = ya * cs - yb * sn;
+  auto second = yb * cs + ya * sn;
+  auto half = reshape<1, 2, 1>(iota<2>());
+  return select(half == c<0>, reshape<M, 1, 64>(first), reshape<M, 1, 64>(second));
+}
+
+}  // namespace rope_detail
+
+template <int GP>
+auto qk_norm_rope_append() {
+  static_assert(power_of_two(GP), "tile sizes are powers of two");
+  return tessera::kernel(
+      tiled_name("qwen3_qk_norm_rope_append", GP),
+      [](auto q_out, auto k_slot, auto v_slot, auto q_in, auto k_in, auto v_in, auto q_norm, auto k_norm,
+         auto cos_table, auto sin_table, auto position, auto eps) {
+        using namespace tessera;
+        auto h = program_id<0>();
+        auto cs = load<1, 64>(cos_table, position, c<0>);
+        auto sn = load<1, 64>(sin_table, position, c<0>);
+        auto q = rope_detail::norm_rope<GP>(reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<0>, c<0>)),
+                                            reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<1>, c<0>)), q_norm, cs,
+                                            sn, eps);
+        auto k = rope_detail::norm_rope<1>(reshape<1, 64>(load<1, 1, 64>(k_in, h, c<0>, c<0>)),
+                                           reshape<1, 64>(load<1, 1, 64>(k_in, h, c<1>, c<0>)), k_norm, cs, sn, eps);
+        return seq(q_out.store(cast<kBF16>(reshape<1, GP, 128>(q))), k_slot.store(cast<kBF16>(reshape<1, 1, 128>(k))),
+                   v_slot.store(cast<kBF16>(reshape<1, 1, 128>(load<1, 128>(v_in, h, c<0>)))));
+      });
+}
+
+}  // namespace qwen3::kernels

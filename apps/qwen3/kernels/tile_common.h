@@ -1,0 +1,65 @@
+// tile_common.h: what every tile kernel of the Qwen3 engine shares.
+//
+// The kernels live in qwen3::kernels, one header per family (embedding.h, matvec.h,
+// qk_norm_rope.h, attention.h, sampling.h, weight_copy.h). Each is a function template returning
+// a tessera::Kernel whose lambda is the kernel; the template parameters are the kernel's static
+// tile sizes (powers of two, as the tile language requires), and each instantiation gets its own
+// name so that dumps and errors say which one ran. Only tessera's public API is used.
+//
+// Conventions of every kernel:
+//  - weights and the KV cache are bf16; activations between kernels are f32 (a few KB per
+//    token, so their precision costs no bandwidth); all arithmetic is f32 (16-bit floats are
+//    storage types in tessera anyway);
+//  - a tensor's rows past its edge read as zero (or the padding a load names), and stores past
+//    an edge are dropped, so sizes that no tile divides need no masks except where a padded zero
+//    would be wrong (a softmax, an argmax), which the kernel says.
+// The dtype names below avoid `using namespace tessera`, whose DType would clash with
+// qwen3::DType (safetensors.h) in code that sees both.
+#pragma once
+
+#include <tessera/tessera.h>
+
+#include <cstdint>
+#include <string>
+
+namespace qwen3::kernels {
+
+inline constexpr tessera::DType kF32 = tessera::DType::f32;
+inline constexpr tessera::DType kBF16 = tessera::DType::bf16;
+inline constexpr tessera::DType kI32 = tessera::DType::i32;
+
+// "name_8x256": a kernel name with its tile sizes.
+template <class... Ints>
+std::string tiled_name(const char* base, Ints... sizes) {
+  std::string name = base;
+  char sep = '_';
+  ((name += sep + std::to_string(sizes), sep = 'x'), ...);
+  return name;
+}
+
+// Whether n is a power of two (tile sizes must be).
+constexpr bool power_of_two(std::int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+// The smallest power of two >= n (n >= 1).
+constexpr std::int64_t next_power_of_two(std::int64_t n) {
+  std::int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+// The tile sizes the engine launches its kernels with (the tests use the same, so that they test
+// the code that runs). Chosen for the GPU: a program is a CTA; a matrix-vector program streams an
+// R x BK bf16 tile (8 x 256 = 4 KB) per step.
+inline constexpr int kEmbeddingTile = 1024;  // embedding_gather<BH>
+inline constexpr int kMatvecRows = 8;        // matvec*<R, BK>
+inline constexpr int kMatvecCols = 256;
+inline constexpr int kAttentionChunk = 64;  // decode_attention_split<GP, CH>: KV positions per chunk
+inline constexpr int kArgmaxBlock = 2048;   // argmax_blocks<B>
+inline constexpr int kArgmaxFinal = 256;    // argmax_final<BB>
+inline constexpr int kTopKBlock = 1024;     // topk_blocks<B, K>
+inline constexpr int kTopKMerge = 16;       // topk_merge<M, K>
+inline constexpr int kTopK = 64;            // K: the sampling candidates
+inline constexpr int kCopyRows = 4;         // weight_copy<BR, BC>
+inline constexpr int kCopyCols = 1024;
+
+}  // namespace qwen3::kernels

@@ -1,0 +1,244 @@
+// model.cpp: Model, the decode step as a sequence of tile-kernel launches (see model.h).
+#include "model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "errors.h"
+#include "kernels/attention.h"
+#include "kernels/embedding.h"
+#include "kernels/matvec.h"
+#include "kernels/qk_norm_rope.h"
+#include "rope_table.h"
+
+namespace qwen3 {
+
+using tessera::bfloat16;
+using tessera::Tensor;
+namespace k = kernels;
+
+namespace {
+
+constexpr std::int64_t kHeadDim = 128;
+constexpr std::int64_t kMaxGroup = 16;
+constexpr std::int64_t kDefaultContext = 4096;
+
+// Calls f(std::integral_constant<int, GP>) for the power of two GP >= group (group <= kMaxGroup):
+// the query-head tile of the attention kernels is static.
+template <class F>
+void with_group_tile(std::int64_t group, F&& f) {
+  switch (k::next_power_of_two(group)) {
+    case 1:
+      return f(std::integral_constant<int, 1>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    case 8:
+      return f(std::integral_constant<int, 8>{});
+    case 16:
+      return f(std::integral_constant<int, 16>{});
+  }
+  throw Error(fmt::format("{} query heads per KV head: at most {} are supported", group, kMaxGroup));
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+void check_engine_config(const ModelConfig& c) {
+  using Kind = ModelError::Kind;
+  if (c.head_dim != kHeadDim)
+    throw ModelError(Kind::kUnsupported, fmt::format("head_dim {} is not supported: the engine's kernels are written "
+                                                     "for head_dim {} (that of every Qwen3 model)",
+                                                     c.head_dim, kHeadDim));
+  if (c.num_key_value_heads <= 0 || c.num_attention_heads % c.num_key_value_heads != 0)
+    throw ModelError(Kind::kUnsupported,
+                     fmt::format("num_attention_heads {} is not a multiple of num_key_value_heads {}",
+                                 c.num_attention_heads, c.num_key_value_heads));
+  if (c.gqa_group() > kMaxGroup)
+    throw ModelError(Kind::kUnsupported,
+                     fmt::format("{} query heads per KV head (num_attention_heads {} / "
+                                 "num_key_value_heads {}): at most {} are supported",
+                                 c.gqa_group(), c.num_attention_heads, c.num_key_value_heads, kMaxGroup));
+  if (c.vocab_size > std::numeric_limits<std::int32_t>::max() || c.hidden_size > (1 << 30) ||
+      c.intermediate_size > (1 << 30))
+    throw ModelError(Kind::kUnsupported, "sizes past 2^30 are not supported (kernel indices are i32)");
+}
+
+// The KV cache, the RoPE tables and the activations of one decode step, with the views the
+// kernels read them through.
+struct Model::Scratch {
+  Scratch(const ModelConfig& c, std::int64_t context, std::int64_t max_splits, tessera::Target target);
+
+  template <class Kernel, class... Args>
+  void run(const Kernel& kernel, Args&&... args) {
+    std::move(kernel.launch_async(options, std::forward<Args>(args)...)).detach();
+  }
+
+  std::vector<Tensor<bfloat16, 3>> k_cache, v_cache;  // per layer [n_kv, context, 128]
+  Tensor<float, 2> rope_cos, rope_sin;                // [context, 64]
+  Tensor<float, 1> x;                                 // residual stream [hidden]
+  Tensor<float, 1> qkv;                               // [q_width + 2 kv_width]
+  Tensor<float, 4> q_in;                              // views of qkv: [n_kv, G, 2, 64]
+  Tensor<float, 3> k_in;                              //   [n_kv, 2, 64]
+  Tensor<float, 2> v_in;                              //   [n_kv, 128]
+  Tensor<bfloat16, 3> q;                              // [n_kv, G, 128]
+  Tensor<float, 3> part_o, part_m, part_l;            // [n_kv, max splits, G * 128 | G | G]
+  Tensor<float, 1> attn;                              // [q_width]
+  Tensor<float, 2> attn_by_kv_head;                   // view of attn: [n_kv, G * 128]
+  Tensor<float, 1> mlp;                               // [intermediate]
+  Tensor<float, 1> logits;                            // [vocab]
+  tessera::LaunchOptions options;                     // the target and the model's stream
+};
+
+Model::Scratch::Scratch(const ModelConfig& c, std::int64_t context, std::int64_t max_splits, tessera::Target target)
+    : rope_cos({context, kHeadDim / 2}),
+      rope_sin({context, kHeadDim / 2}),
+      x({c.hidden_size}),
+      qkv({c.q_width() + 2 * c.kv_width()}),
+      q_in(qkv.slice(0, 0, c.q_width()).reshape<4>({c.num_key_value_heads, c.gqa_group(), 2, kHeadDim / 2})),
+      k_in(qkv.slice(0, c.q_width(), c.q_width() + c.kv_width()).reshape<3>({c.num_key_value_heads, 2, kHeadDim / 2})),
+      v_in(qkv.slice(0, c.q_width() + c.kv_width(), c.q_width() + 2 * c.kv_width())
+               .reshape<2>({c.num_key_value_heads, kHeadDim})),
+      q({c.num_key_value_heads, c.gqa_group(), kHeadDim}),
+      part_o({c.num_key_value_heads, max_splits, c.gqa_group() * kHeadDim}),
+      part_m({c.num_key_value_heads, max_splits, c.gqa_group()}),
+      part_l({c.num_key_value_heads, max_splits, c.gqa_group()}),
+      attn({c.q_width()}),
+      attn_by_kv_head(attn.slice(0, 0, c.q_width()).reshape<2>({c.num_key_value_heads, c.gqa_group() * kHeadDim})),
+      mlp({c.intermediate_size}),
+      logits({c.vocab_size}) {
+  for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    k_cache.emplace_back(std::array<std::int64_t, 3>{c.num_key_value_heads, context, kHeadDim});
+    v_cache.emplace_back(std::array<std::int64_t, 3>{c.num_key_value_heads, context, kHeadDim});
+  }
+  const RopeTable rope = make_rope_table(c.rope_theta, kHeadDim, context);
+  std::copy(rope.cos.begin(), rope.cos.end(), rope_cos.data());
+  std::copy(rope.sin.begin(), rope.sin.end(), rope_sin.data());
+  options.target = target;
+  options.stream = tessera::Stream::create();
+}
+
+namespace {
+
+std::int64_t context_limit_of(const ModelConfig& config, const EngineOptions& options) {
+  const std::int64_t context =
+      options.context_limit > 0 ? options.context_limit : std::min(config.max_position_embeddings, kDefaultContext);
+  if (context > (1 << 30)) throw Error(fmt::format("context limit {} is past 2^30 positions", context));
+  return context;
+}
+
+DeviceWeights checked_weights(const ModelConfig& config, const WeightSource& source, tessera::Target target,
+                              unsigned threads) {
+  check_engine_config(config);
+  return DeviceWeights::load(config, source, target, threads);
+}
+
+}  // namespace
+
+Model::Model(const ModelConfig& config, const WeightSource& source, const EngineOptions& options)
+    : config_(config),
+      target_(options.target.value_or(tessera::default_target())),
+      context_(context_limit_of(config, options)),
+      attention_programs_(std::max<std::int64_t>(1, options.attention_programs)),
+      weights_(checked_weights(config, source, target_, options.threads)) {
+  const std::int64_t max_splits = std::min(std::max<std::int64_t>(1, attention_programs_ / config.num_key_value_heads),
+                                           ceil_div(context_, k::kAttentionChunk));
+  scratch_ = std::make_unique<Scratch>(config_, context_, max_splits, target_);
+}
+
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::~Model() = default;
+
+const Tensor<bfloat16, 3>& Model::k_cache(std::size_t layer) const { return scratch_->k_cache.at(layer); }
+const Tensor<bfloat16, 3>& Model::v_cache(std::size_t layer) const { return scratch_->v_cache.at(layer); }
+
+void Model::check_step(std::int32_t token, std::int64_t position) const {
+  if (token < 0 || token >= config_.vocab_size)
+    throw Error(fmt::format("token id {} is outside the vocabulary [0, {})", token, config_.vocab_size));
+  if (position >= context_)
+    throw ContextLimitError(fmt::format("position {} is past the context limit of {} tokens", position, context_));
+  if (position < 0 || position > cached_)
+    throw Error(
+        fmt::format("position {} cannot be decoded: the KV cache holds positions 0..{} (a step may run at "
+                    "any position up to the next one, {})",
+                    position, cached_ - 1, cached_));
+}
+
+const Tensor<float, 1>& Model::decode_step(std::int32_t token, std::int64_t position) {
+  check_step(token, position);
+  step(token, position, true);
+  return scratch_->logits;
+}
+
+const Tensor<float, 1>& Model::prefill(std::span<const std::int32_t> tokens, std::int64_t start) {
+  if (tokens.empty()) throw Error("prefill: the prompt has no tokens");
+  if (start < 0 || start > cached_)
+    throw Error(fmt::format("prefill at position {}: the KV cache holds positions 0..{}", start, cached_ - 1));
+  const std::int64_t end = start + static_cast<std::int64_t>(tokens.size());
+  if (end > context_)
+    throw ContextLimitError(
+        fmt::format("a prompt of {} tokens at position {} does not fit the context limit of {} "
+                    "tokens",
+                    tokens.size(), start, context_));
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    check_step(tokens[i], start + static_cast<std::int64_t>(i));
+    step(tokens[i], start + static_cast<std::int64_t>(i), i + 1 == tokens.size());
+  }
+  return scratch_->logits;
+}
+
+const Tensor<float, 1>& Model::warm_up() {
+  step(0, 0, true);
+  static_cast<const Tensor<float, 1>&>(scratch_->logits).data();  // waits for the step
+  cached_ = 0;
+  return scratch_->logits;
+}
+
+void Model::step(std::int32_t token, std::int64_t position, bool logits) {
+  constexpr int R = k::kMatvecRows, BK = k::kMatvecCols;
+  const ModelConfig& c = config_;
+  Scratch& s = *scratch_;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  const float scale = static_cast<float>(1 / std::sqrt(static_cast<double>(kHeadDim)));
+  const auto pos = static_cast<std::int32_t>(position);
+  const std::int64_t seq_len = position + 1, chunks = ceil_div(seq_len, k::kAttentionChunk);
+  // As many splits as the part tensors hold (about attention_programs_ / n_kv), each of whole
+  // chunks; fewer while the context is short.
+  const std::int64_t chunks_per_split = ceil_div(chunks, s.part_m.shape(1));
+  const std::int64_t splits = ceil_div(chunks, chunks_per_split);
+
+  s.run(k::embedding_gather<k::kEmbeddingTile>(), s.x.partition<k::kEmbeddingTile>(), weights_.embed, token);
+  with_group_tile(c.gqa_group(), [&]<int GP>(std::integral_constant<int, GP>) {
+    auto part_o = s.part_o.slice(1, 0, splits);
+    auto part_m = s.part_m.slice(1, 0, splits);
+    auto part_l = s.part_l.slice(1, 0, splits);
+    for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
+      const LayerWeights& w = weights_.layers[l];
+      s.run(k::rmsnorm_matvec<R, BK>(), s.qkv.partition<R>(), w.qkv, s.x, w.input_norm, eps);
+      auto k_slot = s.k_cache[l].slice(1, position, position + 1);
+      auto v_slot = s.v_cache[l].slice(1, position, position + 1);
+      s.run(k::qk_norm_rope_append<GP>(), s.q.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
+            v_slot.partition<1, 1, 128>(), s.q_in, s.k_in, s.v_in, w.q_norm, w.k_norm, s.rope_cos, s.rope_sin, pos,
+            eps);
+      s.run(k::decode_attention_split<GP, k::kAttentionChunk>(), part_o.partition<1, 1, GP * 128>(),
+            part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), s.q, s.k_cache[l], s.v_cache[l],
+            static_cast<std::int32_t>(seq_len), static_cast<std::int32_t>(chunks_per_split), scale);
+      s.run(k::decode_attention_combine<GP>(), s.attn_by_kv_head.partition<1, GP * 128>(), part_o, part_m, part_l);
+      s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.o, s.attn);
+      s.run(k::rmsnorm_swiglu<R, BK>(), s.mlp.partition<R>(), w.gate, w.up, s.x, w.post_norm, eps);
+      s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.down, s.mlp);
+    }
+  });
+  if (logits)
+    s.run(k::rmsnorm_matvec<R, BK>(), s.logits.partition<R>(), weights_.head(), s.x, weights_.final_norm, eps);
+  cached_ = position + 1;
+}
+
+}  // namespace qwen3

@@ -1,0 +1,95 @@
+// model.h: a Qwen3 model on tessera: device-resident weights, the KV cache, and the decode step.
+//
+// decode_step(token, position) runs the whole forward pass for one token as tile kernels
+// (kernels/*.h) and returns the f32 logits [vocab]. Per step and layer, seven kernels:
+//   1. qkv = W_qkv rmsnorm(x)                     rmsnorm_matvec (norm fused into the prologue)
+//   2. q/k per-head norm + RoPE, K and V appended  qk_norm_rope_append (writes the cache row)
+//   3. partial attention per (KV head, split)      decode_attention_split (flash-decoding)
+//   4. combine of the splits                       decode_attention_combine
+//   5. x += W_o attn                               matvec_residual (residual add in the epilogue)
+//   6. m = silu(W_gate n) * (W_up n), n = rmsnorm(x)  rmsnorm_swiglu
+//   7. x += W_down m                               matvec_residual
+// plus the embedding gather before the layers and logits = W_head rmsnorm(x) after them (the
+// final norm fused into the LM head's prologue; W_head is the embedding table when tied).
+// The residual stream x and every activation are f32; q and the cache are bf16.
+//
+// The KV cache is preallocated for the context limit: per layer, K and V of [n_kv, context, 128]
+// bf16. Position p's K and V are written by its step; a step at position p attends to positions
+// 0..p, so a step may be re-run at any position up to the number of positions already cached
+// (the cache then holds positions < p plus the new one). Split-KV: the chunks of 64 positions are
+// grouped into splits so that about EngineOptions::attention_programs (KV head, split) programs
+// run; longer contexts give a split more chunks, not more splits.
+//
+// Launches are asynchronous on the model's own stream, ordered by tessera's tensor tracking;
+// reading the logits on the host waits for them. prefill() runs a prompt through decode steps
+// (the matmul prefill comes later), computing the LM head only for the last token.
+//
+// Unsupported shapes are ModelError kUnsupported: head_dim other than 128 (every Qwen3 model; the
+// kernels are written for it), query heads not a multiple of the KV heads, more than 16 query
+// heads per KV head. Bad calls throw qwen3::Error: a token outside the vocabulary, a position past
+// the cache (ContextLimitError at the context limit).
+#pragma once
+
+#include <tessera/tessera.h>
+
+#include <cstdint>
+#include <span>
+
+#include "device_weights.h"
+#include "model_config.h"
+#include "weight_source.h"
+
+namespace qwen3 {
+
+struct EngineOptions {
+  std::optional<tessera::Target> target;  // default: tessera::default_target()
+  std::int64_t context_limit = 0;         // positions of the KV cache; 0: min(max_position_embeddings, 4096)
+  std::int64_t attention_programs = 256;  // split-KV: about this many (KV head, split) programs
+  unsigned threads = 0;                   // host threads that produce weights while loading (0: all)
+};
+
+// Throws ModelError kUnsupported for a config the engine cannot run (see the file comment).
+void check_engine_config(const ModelConfig& config);
+
+class Model {
+ public:
+  Model(const ModelConfig& config, const WeightSource& source, const EngineOptions& options = {});
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+  ~Model();
+
+  const ModelConfig& config() const { return config_; }
+  tessera::Target target() const { return target_; }
+  std::int64_t context_limit() const { return context_; }
+  std::int64_t cached_positions() const { return cached_; }
+  const DeviceWeights& weights() const { return weights_; }
+  // Layer `layer`'s K or V cache, [n_kv, context, 128] bf16 (for tests and tools).
+  const tessera::Tensor<tessera::bfloat16, 3>& k_cache(std::size_t layer) const;
+  const tessera::Tensor<tessera::bfloat16, 3>& v_cache(std::size_t layer) const;
+
+  // The logits [vocab] of `token` at `position` (0 <= position <= cached_positions(), position <
+  // context_limit()). The tensor is the model's own, overwritten by the next step.
+  const tessera::Tensor<float, 1>& decode_step(std::int32_t token, std::int64_t position);
+  // Runs tokens at positions start, start + 1, ... (start <= cached_positions()) and returns the
+  // logits of the last one; the LM head runs only for it. Throws for an empty prompt.
+  const tessera::Tensor<float, 1>& prefill(std::span<const std::int32_t> tokens, std::int64_t start = 0);
+  // Runs one step (token 0 at position 0, which the next prefill overwrites) and waits, so that
+  // every kernel is compiled before anything is timed; leaves the cache empty. Returns that
+  // step's logits (for Sampler::warm_up).
+  const tessera::Tensor<float, 1>& warm_up();
+
+ private:
+  struct Scratch;
+  void check_step(std::int32_t token, std::int64_t position) const;
+  void step(std::int32_t token, std::int64_t position, bool logits);
+
+  ModelConfig config_;
+  tessera::Target target_;
+  std::int64_t context_ = 0;
+  std::int64_t attention_programs_ = 0;
+  std::int64_t cached_ = 0;
+  DeviceWeights weights_;
+  std::unique_ptr<Scratch> scratch_;  // the KV cache, RoPE tables and activations
+};
+
+}  // namespace qwen3

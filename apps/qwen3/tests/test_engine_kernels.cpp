@@ -1,0 +1,424 @@
+// test_engine_kernels.cpp: each tile kernel of the engine alone, against a host reference in
+// double, on the CPU target and (tagged [gpu]) on the GPU.
+//
+// Tolerances, per kernel family (u = 2^-24, the f32 unit roundoff):
+//  - gathers and copies are exact;
+//  - an f32-accumulated dot product of K terms (bf16 weights and f32 vectors, whose products are
+//    exact in double but not in f32) errs by at most about K u times the sum of |terms| in any
+//    summation order; the tests allow 2 K u (and 4 K u where an RMSNorm's sum of K squares and
+//    its rsqrt come first, which add (K + a few) u relative to every normalized element);
+//  - bf16 outputs computed in f32 may round to the other neighbour of a value near the midpoint
+//    of two bf16 numbers: 2^-7 of the value (one ulp at most is 2^-7 relative);
+//  - attention: a score s = scale q.k of 128 exact bf16 products errs by at most 2 * 128 u
+//    scale sum_i |q_i k_i| (f32 accumulation), which moves its exponential by that much relative;
+//    the sums over positions add 2 n u (n positions) and the exps, divisions and rescalings a few
+//    u, so an output element errs by at most (max score error + 2 n u + 16 u) sum_t p_t |v_t| /
+//    sum_t p_t.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "engine_test_support.h"
+#include "kernels/attention.h"
+#include "kernels/embedding.h"
+#include "kernels/matvec.h"
+#include "kernels/qk_norm_rope.h"
+#include "kernels/sampling.h"
+#include "kernels/weight_copy.h"
+#include "reference.h"
+
+using namespace qwen3::kernels;
+using qwen3::test::as_double;
+using qwen3::test::on;
+using qwen3::test::random_bf16;
+using qwen3::test::random_f32;
+using tessera::bfloat16;
+using tessera::Target;
+using tessera::Tensor;
+
+namespace {
+
+constexpr double kU = 0x1p-24;
+
+double f(bfloat16 v) { return static_cast<float>(v); }
+double round_bf16(double v) { return static_cast<float>(bfloat16(static_cast<float>(v))); }
+
+// Counts the elements outside |got - want| <= bound[i], and reports the first.
+int64_t mismatches(const std::vector<double>& got, const std::vector<double>& want, const std::vector<double>& bound) {
+  REQUIRE(got.size() == want.size());
+  int64_t bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::abs(got[i] - want[i]) <= bound[i]) continue;
+    if (bad++ == 0) UNSCOPED_INFO("element " << i << ": got " << got[i] << ", want " << want[i] << " +- " << bound[i]);
+  }
+  return bad;
+}
+
+void embedding_gather_exact(Target target) {
+  const int64_t vocab = 1000, hidden = 1500;  // hidden: one full tile and a ragged one
+  auto table = random_bf16<2>({vocab, hidden}, -1, 1, 1);
+  Tensor<float, 1> out({hidden});
+  for (int32_t token : {0, 517, 999}) {
+    embedding_gather<kEmbeddingTile>().launch(on(target), out.partition<kEmbeddingTile>(), table, token);
+    int64_t bad = 0;
+    for (int64_t j = 0; j < hidden; ++j) bad += out(j) != static_cast<float>(table(token, j));
+    CHECK(bad == 0);
+  }
+}
+
+// y = W v with K = 300 (not a multiple of the column tile) and N = 37 (nor of the row tile).
+struct Product {
+  std::vector<double> value, magnitude;
+};
+Product product(const Tensor<bfloat16, 2>& w, const std::vector<double>& v) {
+  const int64_t n = w.shape(0), k = w.shape(1);
+  Product p{std::vector<double>(n), std::vector<double>(n)};
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < k; ++j) {
+      p.value[i] += f(w(i, j)) * v[j];
+      p.magnitude[i] += std::abs(f(w(i, j)) * v[j]);
+    }
+  return p;
+}
+std::vector<double> rmsnorm_ref(const std::vector<double>& x, const Tensor<bfloat16, 1>& g, double eps) {
+  double ss = 0;
+  for (double v : x) ss += v * v;
+  const double inv = 1 / std::sqrt(ss / static_cast<double>(x.size()) + eps);
+  std::vector<double> n(x.size());
+  for (std::size_t j = 0; j < x.size(); ++j) n[j] = x[j] * inv * f(g(static_cast<int64_t>(j)));
+  return n;
+}
+
+void matvec_family(Target target) {
+  const int64_t n = 37, k = 300;
+  const float eps = 1e-6f;
+  auto w = random_bf16<2>({n, k}, -0.1f, 0.1f, 2);
+  auto w2 = random_bf16<2>({n, k}, -0.1f, 0.1f, 3);
+  auto g = random_bf16<1>({k}, 0.9f, 1.1f, 4);
+  auto x = random_f32<1>({k}, -2, 2, 5);
+  const std::vector<double> xd = as_double(x);
+  auto bound = [&](const Product& p, double factor) {
+    std::vector<double> b;
+    for (double m : p.magnitude) b.push_back(factor * static_cast<double>(k) * kU * m + 1e-30);
+    return b;
+  };
+
+  Tensor<float, 1> y({n});
+  matvec<kMatvecRows, kMatvecCols>().launch(on(target), y.partition<kMatvecRows>(), w, x);
+  Product plain = product(w, xd);
+  CHECK(mismatches(as_double(y), plain.value, bound(plain, 2)) == 0);
+
+  // x_out = x_in + W v: the output is read back as the residual.
+  auto residual = random_f32<1>({n}, -1, 1, 6);
+  const std::vector<double> before = as_double(residual);
+  matvec_residual<kMatvecRows, kMatvecCols>().launch(on(target), residual.partition<kMatvecRows>(), w, x);
+  std::vector<double> want(n), b = bound(plain, 2);
+  for (int64_t i = 0; i < n; ++i) want[i] = before[i] + plain.value[i], b[i] += 2 * kU * std::abs(want[i]);
+  CHECK(mismatches(as_double(residual), want, b) == 0);
+
+  // W rmsnorm(x): the norm in the prologue.
+  const std::vector<double> normed = rmsnorm_ref(xd, g, eps);
+  rmsnorm_matvec<kMatvecRows, kMatvecCols>().launch(on(target), y.partition<kMatvecRows>(), w, x, g, eps);
+  Product np = product(w, normed);
+  CHECK(mismatches(as_double(y), np.value, bound(np, 4)) == 0);
+
+  // silu(Wg n) * (Wu n).
+  rmsnorm_swiglu<kMatvecRows, kMatvecCols>().launch(on(target), y.partition<kMatvecRows>(), w, w2, x, g, eps);
+  Product up = product(w2, normed);
+  std::vector<double> swiglu(n), sb(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double gate = np.value[i], s = 1 / (1 + std::exp(-gate));
+    const double dgate = 4 * k * kU * np.magnitude[i], dup = 4 * k * kU * up.magnitude[i];
+    swiglu[i] = gate * s * up.value[i];
+    // silu' is within [-0.1, 1.1]; the exp and the division add a few u relative.
+    sb[i] = 1.1 * dgate * std::abs(up.value[i]) + std::abs(gate * s) * dup + 8 * kU * std::abs(swiglu[i]) + 1e-30;
+  }
+  CHECK(mismatches(as_double(y), swiglu, sb) == 0);
+}
+
+// The per-head q/k norm and RoPE, with the KV append, for G = 3 query heads per KV head (GP = 4)
+// and 2 KV heads, at position 5 of a 16-position cache.
+template <int GP>
+void qk_norm_rope_case(Target target, int64_t group) {
+  const int64_t n_kv = 2, d = 128, context = 16, qw = n_kv * group * d, kvw = n_kv * d;
+  const int32_t position = 5;
+  const float eps = 1e-6f;
+  auto qkv = random_f32<1>({qw + 2 * kvw}, -3, 3, 7);
+  auto q_norm = random_bf16<1>({d}, 0.9f, 1.1f, 8);
+  auto k_norm = random_bf16<1>({d}, 0.9f, 1.1f, 9);
+  Tensor<float, 2> cos_table({context, 64}), sin_table({context, 64});
+  for (int64_t p = 0; p < context; ++p)
+    for (int64_t i = 0; i < 64; ++i) {
+      const double angle = static_cast<double>(p) * std::pow(1e6, -2.0 * static_cast<double>(i) / 128.0);
+      cos_table(p, i) = static_cast<float>(std::cos(angle));
+      sin_table(p, i) = static_cast<float>(std::sin(angle));
+    }
+  Tensor<bfloat16, 3> q_out({n_kv, group, d}), k_cache({n_kv, context, d}), v_cache({n_kv, context, d});
+  {
+    auto q_in = qkv.slice(0, 0, qw).reshape<4>({n_kv, group, 2, 64});
+    auto k_in = qkv.slice(0, qw, qw + kvw).reshape<3>({n_kv, 2, 64});
+    auto v_in = qkv.slice(0, qw + kvw, qw + 2 * kvw).reshape<2>({n_kv, d});
+    auto k_slot = k_cache.slice(1, position, position + 1);
+    auto v_slot = v_cache.slice(1, position, position + 1);
+    qk_norm_rope_append<GP>().launch(on(target), q_out.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
+                                     v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, q_norm, k_norm, cos_table,
+                                     sin_table, position, eps);
+  }
+  const std::vector<double> in = as_double(qkv);
+  // The reference of one head starting at element `at` of qkv with norm weight w.
+  auto head = [&](int64_t at, const Tensor<bfloat16, 1>& w) {
+    double ss = 0;
+    for (int64_t i = 0; i < d; ++i) ss += in[at + i] * in[at + i];
+    const double inv = 1 / std::sqrt(ss / d + eps);
+    std::vector<double> y(d), out(d);
+    for (int64_t i = 0; i < d; ++i) y[i] = in[at + i] * inv * f(w(i));
+    for (int64_t i = 0; i < 64; ++i) {
+      const double c = cos_table(position, i), s = sin_table(position, i);
+      out[i] = y[i] * c - y[i + 64] * s;
+      out[i + 64] = y[i + 64] * c + y[i] * s;
+    }
+    return out;
+  };
+  std::vector<double> got, want;
+  for (int64_t h = 0; h < n_kv; ++h) {
+    for (int64_t g = 0; g < group; ++g) {
+      std::vector<double> r = head((h * group + g) * d, q_norm);
+      for (int64_t i = 0; i < d; ++i) got.push_back(f(q_out(h, g, i))), want.push_back(r[i]);
+    }
+    std::vector<double> r = head(qw + h * d, k_norm);
+    for (int64_t i = 0; i < d; ++i) got.push_back(f(k_cache(h, position, i))), want.push_back(r[i]);
+    for (int64_t i = 0; i < d; ++i)
+      got.push_back(f(v_cache(h, position, i))), want.push_back(round_bf16(in[qw + kvw + h * d + i]));
+  }
+  std::vector<double> bound;
+  for (double w : want) bound.push_back(0x1p-7 * std::abs(w) + 1e-6);
+  CHECK(mismatches(got, want, bound) == 0);
+  // The other cache rows are untouched.
+  int64_t touched = 0;
+  for (int64_t h = 0; h < n_kv; ++h)
+    for (int64_t p = 0; p < context; ++p)
+      for (int64_t i = 0; i < d && p != position; ++i) touched += f(k_cache(h, p, i)) != 0 || f(v_cache(h, p, i)) != 0;
+  CHECK(touched == 0);
+}
+
+void qk_norm_rope_append_group3(Target target) { qk_norm_rope_case<4>(target, 3); }
+void qk_norm_rope_append_group1(Target target) { qk_norm_rope_case<1>(target, 1); }
+
+// Split-KV attention and its combine against a softmax in double, for G = 3 (GP = 4) query heads
+// per KV head, 2 KV heads, a 300-position cache and lengths that are and are not multiples of
+// the chunk, with one and with three chunks per split, and with two splits past the end (empty:
+// they must weigh nothing).
+void split_kv_attention(Target target) {
+  constexpr int GP = 4, CH = kAttentionChunk;
+  const int64_t n_kv = 2, group = 3, d = 128, context = 300;
+  const float scale = 1 / std::sqrt(128.0f);
+  auto q = random_bf16<3>({n_kv, group, d}, -2, 2, 10);
+  auto k_cache = random_bf16<3>({n_kv, context, d}, -2, 2, 11);
+  auto v_cache = random_bf16<3>({n_kv, context, d}, -1, 1, 12);
+  for (int32_t seq_len : {1, 63, 64, 65, 200, 300}) {
+    for (auto [chunks_per_split, extra_splits] : {std::pair(1, 0), std::pair(3, 0), std::pair(1, 2)}) {
+      const int64_t chunks = (seq_len + CH - 1) / CH;
+      const int64_t splits = (chunks + chunks_per_split - 1) / chunks_per_split + extra_splits;
+      Tensor<float, 3> part_o({n_kv, splits, group * d}), part_m({n_kv, splits, group}), part_l({n_kv, splits, group});
+      Tensor<float, 2> out({n_kv, group * d});
+      decode_attention_split<GP, CH>().launch(on(target), part_o.partition<1, 1, GP * 128>(),
+                                              part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), q, k_cache,
+                                              v_cache, seq_len, chunks_per_split, scale);
+      decode_attention_combine<GP>().launch(on(target), out.partition<1, GP * 128>(), part_o, part_m, part_l);
+      std::vector<double> got = as_double(out), want, bound;
+      for (int64_t h = 0; h < n_kv; ++h)
+        for (int64_t g = 0; g < group; ++g) {
+          std::vector<double> s(seq_len);
+          double score_error = 0;
+          for (int64_t t = 0; t < seq_len; ++t) {
+            double magnitude = 0;
+            for (int64_t i = 0; i < d; ++i) {
+              s[t] += f(q(h, g, i)) * f(k_cache(h, t, i));
+              magnitude += std::abs(f(q(h, g, i)) * f(k_cache(h, t, i)));
+            }
+            s[t] *= scale;
+            score_error = std::max(score_error, 2 * d * kU * scale * magnitude);
+          }
+          const double m = *std::max_element(s.begin(), s.end());
+          double l = 0;
+          for (double& x : s) l += (x = std::exp(x - m));
+          for (int64_t i = 0; i < d; ++i) {
+            double o = 0, mag = 0;
+            for (int64_t t = 0; t < seq_len; ++t)
+              o += s[t] * f(v_cache(h, t, i)), mag += s[t] * std::abs(f(v_cache(h, t, i)));
+            want.push_back(o / l);
+            bound.push_back((score_error + (2.0 * seq_len + 16) * kU) * mag / l + 1e-30);
+          }
+        }
+      INFO("seq_len " << seq_len << ", chunks per split " << chunks_per_split << ", empty splits " << extra_splits);
+      CHECK(mismatches(got, want, bound) == 0);
+    }
+  }
+}
+
+// Greedy: the first index of the largest logit, over 5000 logits (three ragged blocks), with a
+// tie placed across blocks and one inside a block.
+void argmax_first_index(Target target) {
+  const int64_t vocab = 5000, blocks = (vocab + kArgmaxBlock - 1) / kArgmaxBlock;
+  auto logits = random_f32<1>({vocab}, -5, 5, 13);
+  Tensor<float, 1> block_value({blocks});
+  Tensor<int32_t, 1> block_index({blocks}), token({1});
+  auto run = [&] {
+    argmax_blocks<kArgmaxBlock>().launch(on(target), block_value.partition<1>(), block_index.partition<1>(), logits);
+    argmax_final<kArgmaxFinal>().launch(on(target), token.partition<1>(), block_value, block_index);
+    return token(0);
+  };
+  const std::vector<float> v = logits.to_vector();
+  CHECK(run() == std::max_element(v.begin(), v.end()) - v.begin());
+  logits(4321) = 9;
+  logits(2500) = 9;  // a tie: the first wins
+  CHECK(run() == 2500);
+  logits(1000) = 9;
+  CHECK(run() == 1000);
+  logits(1001) = 9;
+  CHECK(run() == 1000);
+}
+
+// Top-K candidates over 5000 logits (blocks, then merges down to one list) equal the host's, and
+// the sampling rule picks what the host rule picks; top_k = 1 is greedy, top-p keeps the smallest
+// prefix.
+void topk_and_sampling(Target target) {
+  const int64_t vocab = 5000;
+  auto logits = random_f32<1>({vocab}, -4, 4, 14);
+  logits(77) = logits(3000);  // a tie
+  const std::vector<float> lv = logits.to_vector();
+
+  int64_t lists = (vocab + kTopKBlock - 1) / kTopKBlock;
+  Tensor<float, 2> cand_value({lists, kTopK});
+  Tensor<int32_t, 2> cand_index({lists, kTopK});
+  topk_blocks<kTopKBlock, kTopK>().launch(on(target), cand_value.partition<1, kTopK>(),
+                                          cand_index.partition<1, kTopK>(), logits);
+  while (lists > 1) {
+    lists = (lists + kTopKMerge - 1) / kTopKMerge;
+    Tensor<float, 2> next_value({lists, kTopK});
+    Tensor<int32_t, 2> next_index({lists, kTopK});
+    topk_merge<kTopKMerge, kTopK>().launch(on(target), next_value.partition<1, kTopK>(),
+                                           next_index.partition<1, kTopK>(), cand_value, cand_index);
+    cand_value = std::move(next_value);
+    cand_index = std::move(next_index);
+  }
+  std::vector<int64_t> order(vocab);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return lv[a] > lv[b]; });
+  std::vector<double> sorted;
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < kTopK; ++i) {
+    wrong += cand_index(0, i) != order[i] || cand_value(0, i) != lv[order[i]];
+    sorted.push_back(lv[order[i]]);
+  }
+  CHECK(wrong == 0);
+
+  Tensor<int32_t, 1> token({1});
+  auto sample = [&](float inv_t, int32_t top_k, float top_p, float u) {
+    sample_topk<kTopK>().launch(on(target), token.partition<1>(), cand_value, cand_index, inv_t, top_k, top_p, u);
+    return token(0);
+  };
+  int64_t differ = 0, not_greedy = 0;
+  for (int i = 0; i < 40; ++i) {
+    const float u = static_cast<float>(i) / 40;
+    not_greedy += sample(1.0f, 1, 1.0f, u) != order[0];
+    differ += sample(1.0f, 64, 1.0f, u) != order[qwen3::sample_rank(sorted, 1.0, 64, 1.0, u)];
+    differ += sample(1.5f, 20, 0.8f, u) != order[qwen3::sample_rank(sorted, 1.5, 20, 0.8, u)];
+    differ += sample(0.7f, 64, 0.5f, u) != order[qwen3::sample_rank(sorted, 0.7, 64, 0.5, u)];
+  }
+  CHECK(not_greedy == 0);
+  CHECK(differ == 0);
+
+  // Top-p on known probabilities: ranks with p proportional to 8, 4, 2, 1, 1 (of 16). top_p = 0.7
+  // keeps ranks 0 and 1 (12/16 >= 0.7 after them; the mass before rank 1, 8/16, is < 0.7), so u
+  // below 8/12 picks rank 0 and above it rank 1, never rank 2.
+  Tensor<float, 2> known({1, kTopK});
+  Tensor<int32_t, 2> ids({1, kTopK});
+  for (int64_t i = 0; i < kTopK; ++i) known(0, i) = -1e30f, ids(0, i) = static_cast<int32_t>(100 + i);
+  const double weights[] = {8, 4, 2, 1, 1};
+  for (int i = 0; i < 5; ++i) known(0, i) = static_cast<float>(std::log(weights[i]));
+  auto pick = [&](float top_p, float u) {
+    sample_topk<kTopK>().launch(on(target), token.partition<1>(), known, ids, 1.0f, 64, top_p, u);
+    return token(0) - 100;
+  };
+  CHECK(pick(0.7f, 0.0f) == 0);
+  CHECK(pick(0.7f, 0.66f) == 0);
+  CHECK(pick(0.7f, 0.67f) == 1);
+  CHECK(pick(0.7f, 0.999f) == 1);
+  CHECK(pick(0.5f, 0.999f) == 0);  // 8/16 reaches 0.5 with rank 0 alone
+  CHECK(pick(1.0f, 0.999f) == 4);  // everything kept
+  CHECK(pick(0.9f, 0.999f) == 3);  // the mass before rank 3, 14/16, is < 0.9: ranks 0-3 kept
+}
+
+void weight_copy_exact(Target target) {
+  auto src = random_bf16<2>({10, 1500}, -1, 1, 15);
+  Tensor<bfloat16, 2> dst({30, 1500});
+  {
+    auto rows = dst.slice(0, 10, 20);
+    weight_copy<kCopyRows, kCopyCols>().launch(on(target), rows.partition<kCopyRows, kCopyCols>(), src);
+  }
+  int64_t bad = 0;
+  for (int64_t i = 0; i < 30; ++i)
+    for (int64_t j = 0; j < 1500; ++j)
+      bad += (i >= 10 && i < 20) ? dst(i, j).bits != src(i - 10, j).bits : f(dst(i, j)) != 0;
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+QWEN3_TARGET_TEST_CASE("kernel: embedding gather", "[engine][kernels]", embedding_gather_exact)
+QWEN3_TARGET_TEST_CASE("kernel: matvec, residual, rmsnorm prologue, swiglu", "[engine][kernels]", matvec_family)
+QWEN3_TARGET_TEST_CASE("kernel: q/k norm + rope + kv append, G=3", "[engine][kernels]", qk_norm_rope_append_group3)
+QWEN3_TARGET_TEST_CASE("kernel: q/k norm + rope + kv append, G=1", "[engine][kernels]", qk_norm_rope_append_group1)
+QWEN3_TARGET_TEST_CASE("kernel: split-kv attention and combine", "[engine][kernels]", split_kv_attention)
+QWEN3_TARGET_TEST_CASE("kernel: argmax", "[engine][kernels]", argmax_first_index)
+QWEN3_TARGET_TEST_CASE("kernel: top-k candidates and sampling", "[engine][kernels]", topk_and_sampling)
+QWEN3_TARGET_TEST_CASE("kernel: weight copy", "[engine][kernels]", weight_copy_exact)
+
+// Every kernel of the engine compiles to a cubin for sm_90 (no GPU needed), with the tile sizes
+// the engine uses; GP = 1, 2, 8 cover the GQA groups of the tests and of Qwen3-0.6B..32B (2, 4,
+// 5 -> 8, 8).
+TEST_CASE("kernels compile for sm_90", "[engine][kernels][compile]") {
+  const Target sm90 = Target::sm_90;
+  auto ok = [](const tessera::CompiledArtifact& a) { return !a.cubin.empty(); };
+  Tensor<bfloat16, 2> w({64, 512}), table({100, 64});
+  Tensor<bfloat16, 1> g({512});
+  Tensor<float, 1> x({512}), y({64});
+  CHECK(ok(embedding_gather<kEmbeddingTile>().compile(sm90, x.partition<kEmbeddingTile>(), table, int32_t{3})));
+  CHECK(ok(matvec<kMatvecRows, kMatvecCols>().compile(sm90, y.partition<kMatvecRows>(), w, x)));
+  CHECK(ok(matvec_residual<kMatvecRows, kMatvecCols>().compile(sm90, y.partition<kMatvecRows>(), w, x)));
+  CHECK(ok(rmsnorm_matvec<kMatvecRows, kMatvecCols>().compile(sm90, y.partition<kMatvecRows>(), w, x, g, 1e-6f)));
+  CHECK(ok(rmsnorm_swiglu<kMatvecRows, kMatvecCols>().compile(sm90, y.partition<kMatvecRows>(), w, w, x, g, 1e-6f)));
+  Tensor<float, 1> qkv({4 * 128 * 3});
+  Tensor<float, 2> rope({16, 64}), rope2({16, 64});
+  Tensor<bfloat16, 1> qn({128}), kn({128});
+  Tensor<bfloat16, 3> q({2, 2, 128}), kc({2, 16, 128}), vc({2, 16, 128});
+  auto q_in = qkv.slice(0, 0, 512).reshape<4>({2, 2, 2, 64});
+  auto k_in = qkv.slice(0, 512, 768).reshape<3>({2, 2, 64});
+  auto v_in = qkv.slice(0, 768, 1024).reshape<2>({2, 128});
+  auto k_slot = kc.slice(1, 3, 4);
+  auto v_slot = vc.slice(1, 3, 4);
+  CHECK(ok(qk_norm_rope_append<2>().compile(sm90, q.partition<1, 2, 128>(), k_slot.partition<1, 1, 128>(),
+                                            v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, qn, kn, rope, rope2,
+                                            int32_t{3}, 1e-6f)));
+  Tensor<float, 3> po({2, 4, 256}), pm({2, 4, 2}), pl({2, 4, 2});
+  Tensor<float, 2> attn({2, 256});
+  CHECK(ok(decode_attention_split<2, kAttentionChunk>().compile(sm90, po.partition<1, 1, 256>(),
+                                                                pm.partition<1, 1, 2>(), pl.partition<1, 1, 2>(), q, kc,
+                                                                vc, int32_t{4}, int32_t{1}, 0.1f)));
+  CHECK(ok(decode_attention_combine<2>().compile(sm90, attn.partition<1, 256>(), po, pm, pl)));
+  Tensor<float, 1> logits({5000}), bv({3});
+  Tensor<int32_t, 1> bi({3}), token({1});
+  CHECK(ok(argmax_blocks<kArgmaxBlock>().compile(sm90, bv.partition<1>(), bi.partition<1>(), logits)));
+  CHECK(ok(argmax_final<kArgmaxFinal>().compile(sm90, token.partition<1>(), bv, bi)));
+  Tensor<float, 2> cv({5, kTopK}), cv2({1, kTopK});
+  Tensor<int32_t, 2> ci({5, kTopK}), ci2({1, kTopK});
+  CHECK(ok(topk_blocks<kTopKBlock, kTopK>().compile(sm90, cv.partition<1, kTopK>(), ci.partition<1, kTopK>(), logits)));
+  CHECK(
+      ok(topk_merge<kTopKMerge, kTopK>().compile(sm90, cv2.partition<1, kTopK>(), ci2.partition<1, kTopK>(), cv, ci)));
+  CHECK(ok(sample_topk<kTopK>().compile(sm90, token.partition<1>(), cv2, ci2, 1.0f, int32_t{20}, 0.9f, 0.5f)));
+  Tensor<bfloat16, 2> dst({64, 512});
+  CHECK(ok(weight_copy<kCopyRows, kCopyCols>().compile(sm90, dst.partition<kCopyRows, kCopyCols>(), w)));
+}
