@@ -49,6 +49,10 @@ void rebind(GraphImpl& g, const std::shared_ptr<Storage>& bound, const std::shar
 void rebind_parameter(GraphImpl& g, std::size_t launch, std::size_t parameter,
                       const std::shared_ptr<Storage>& replacement, DType dtype, int rank, const int64_t* shape,
                       const int64_t* strides, int64_t replacement_offset);
+// Moves parameter `parameter` of launch `launch` to `offset` of the storage it is bound to
+// (`storage`, a view's shape and strides unchanged). libtessera.
+void move_view(GraphImpl& g, std::size_t launch, std::size_t parameter, const std::shared_ptr<Storage>& storage,
+               DType dtype, int rank, const int64_t* shape, const int64_t* strides, int64_t offset);
 }  // namespace detail
 
 class Graph {
@@ -99,6 +103,18 @@ class Graph {
   void rebind(std::size_t launch, std::size_t parameter, Tensor<T, Rank>& replacement) {
     detail::rebind_parameter(live("rebind"), launch, parameter, replacement.storage(), dtype_v<T>, Rank,
                              replacement.shape().data(), replacement.strides().data(), replacement.storage_offset());
+  }
+
+  // Moves parameter `parameter` of launch `launch` to `view`: another view of the storage bound
+  // there, with the same shape and strides at another offset (the next row of a KV cache). Only
+  // that parameter moves; the storage's other uses stay. Throws tessera::Error if the view is of
+  // another storage, shape or strides, if the launch's kernel was compiled for static shapes or
+  // for 16-byte alignment that the new offset breaks, or if an output would then overlap another
+  // parameter of the launch.
+  template <class T, int Rank>
+  void move_view(std::size_t launch, std::size_t parameter, Tensor<T, Rank>& view) {
+    detail::move_view(live("move_view"), launch, parameter, view.storage(), dtype_v<T>, Rank, view.shape().data(),
+                      view.strides().data(), view.storage_offset());
   }
 
  private:

@@ -126,6 +126,8 @@ class GraphImpl final : public GraphCapture {
   void rebind_parameter(std::size_t launch, std::size_t parameter, const std::shared_ptr<Storage>& replacement,
                         DType dtype, int rank, const int64_t* shape, const int64_t* strides,
                         int64_t replacement_offset);
+  void move_view(std::size_t launch, std::size_t parameter, const std::shared_ptr<Storage>& storage, DType dtype,
+                 int rank, const int64_t* shape, const int64_t* strides, int64_t offset);
   // Rebinds every use of `old` (bound at `bound_offset`); the mutex is held.
   void rebind_locked(const std::weak_ptr<Storage>& old, const std::shared_ptr<Storage>& replacement, DType dtype,
                      int rank, const int64_t* shape, const int64_t* strides, int64_t bound_offset,
@@ -369,6 +371,54 @@ void GraphImpl::rebind_parameter(std::size_t launch, std::size_t parameter,
   rebind_locked(old, replacement, dtype, rank, shape, strides, n.args[parameter].offset, replacement_offset);
 }
 
+void GraphImpl::move_view(std::size_t launch, std::size_t parameter, const std::shared_ptr<Storage>& storage,
+                          DType dtype, int rank, const int64_t* shape, const int64_t* strides, int64_t offset) {
+  if (!storage) throw Error("tessera::Graph::move_view: a moved-from tensor was given");
+  std::lock_guard lock(mutex);
+  if (capturing) throw Error("tessera::Graph::move_view: the graph is being captured");
+  if (launch >= nodes.size())
+    throw Error(fmt::format("tessera::Graph::move_view: launch {} of a graph of {} launches", launch, nodes.size()));
+  Node& n = nodes[launch];
+  if (parameter >= n.args.size() || n.args[parameter].kind == Kind::scalar)
+    throw Error(fmt::format("tessera::Graph::move_view: parameter {} of launch {} (kernel '{}', {} parameters) is "
+                            "not a tensor",
+                            parameter, launch, n.kernel, n.args.size()));
+  const ArgDesc& a = n.args[parameter];
+  const std::shared_ptr<Storage> bound = n.storages[parameter].lock();
+  if (bound != storage || a.dtype != dtype || a.rank != rank || !std::equal(shape, shape + rank, a.shape.begin()) ||
+      !std::equal(strides, strides + rank, a.strides.begin()))
+    throw Error(fmt::format("tessera::Graph::move_view: parameter {} of launch {} (kernel '{}'): the view must be "
+                            "of the storage bound there, with the same dtype, shape and strides",
+                            parameter, launch, n.kernel));
+  const KernelCode& code = *n.plan.code;
+  if (code.static_shapes)
+    throw Error(fmt::format("tessera::Graph::move_view: launch {} (kernel '{}') was compiled for its static shapes "
+                            "and offsets (LaunchOptions::static_shapes): capture again",
+                            launch, n.kernel));
+  const int64_t bytes = offset * static_cast<int64_t>(dtype_size(dtype));
+  if (parameter < code.params.size() && code.params[parameter].aligned && bytes % 16 != 0)
+    throw Error(fmt::format("tessera::Graph::move_view: launch {} (kernel '{}') was compiled for 16-byte aligned "
+                            "memory in parameter {}; element {} is not aligned: capture again",
+                            launch, n.kernel, parameter, offset));
+  std::vector<ArgDesc> moved = n.args;
+  moved[parameter].offset = offset;
+  if (code.checks_overlap) {
+    bool complete = true;
+    for (std::size_t k = 0; k < moved.size(); ++k)
+      if (moved[k].kind != Kind::scalar) complete = complete && (moved[k].storage = n.storages[k].lock());
+    if (complete) {
+      try {
+        check_output_overlap(n.kernel, moved);
+      } catch (const Error& e) {
+        throw Error(fmt::format("tessera::Graph::move_view: launch {}: {}", launch, e.what()));
+      }
+    }
+  }
+  n.args[parameter].offset = offset;
+  n.dirty = true;
+  all_dirty = true;
+}
+
 void GraphImpl::rebind_locked(const std::weak_ptr<Storage>& old, const std::shared_ptr<Storage>& replacement,
                               DType dtype, int rank, const int64_t* shape, const int64_t* strides,
                               int64_t bound_offset, int64_t replacement_offset) {
@@ -455,6 +505,11 @@ void rebind(GraphImpl& g, const std::shared_ptr<Storage>& bound, const std::shar
             DType dtype, int rank, const int64_t* shape, const int64_t* strides, int64_t bound_offset,
             int64_t replacement_offset) {
   g.rebind(bound, replacement, dtype, rank, shape, strides, bound_offset, replacement_offset);
+}
+
+void move_view(GraphImpl& g, std::size_t launch, std::size_t parameter, const std::shared_ptr<Storage>& storage,
+               DType dtype, int rank, const int64_t* shape, const int64_t* strides, int64_t offset) {
+  g.move_view(launch, parameter, storage, dtype, rank, shape, strides, offset);
 }
 
 void rebind_parameter(GraphImpl& g, std::size_t launch, std::size_t parameter,

@@ -90,6 +90,9 @@ struct KernelCode {
     bool aligned = false;
   };
   std::vector<Param> params;
+  // Compiled for one launch's shapes, strides and offsets (LaunchOptions::static_shapes): a graph
+  // may not move a parameter to another offset.
+  bool static_shapes = false;
   // Whether a launch's arguments were checked for outputs that overlap (output_overlap.h), which a
   // graph rebind must then check again; unsafe kernels are the opt-out.
   bool checks_overlap = true;

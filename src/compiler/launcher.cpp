@@ -30,6 +30,7 @@ namespace detail {
 void set_launch_code(Compiled& c) {
   KernelCode& code = c.code;
   code.abi = ArgumentAbi::memref;
+  code.static_shapes = c.spec.shapes.has_value();
   if (c.cpu) {
     code.cpu.run = [](const void* kernel, void** argv) { static_cast<const CpuKernel*>(kernel)->run(argv); };
     code.cpu.code = c.cpu.get();

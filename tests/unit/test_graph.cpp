@@ -158,6 +158,50 @@ static void rebind_views(Target t) {
 }
 TESSERA_TARGET_TEST_CASE("views in a graph, rebound at the same storage offset", "[graph][views]", rebind_views)
 
+// A graph whose first launch writes one row of a cache, moved to the next row between replays (a
+// decode step's KV-cache append), and whose second launch reads the whole cache.
+static void move_views(Target t) {
+  const int64_t rows = 4, n = 256;
+  Tensor<float, 1> cache({rows * n}), copy({rows * n});
+  cache.fill(-1.0f);
+  auto x = iota_tensor(n);
+  Tensor<float, 1> row = cache.slice(0, 0, n);
+  Graph g(t);
+  {
+    auto recording = g.capture();
+    add_one_kernel().launch(row.partition<128>(), x);      // the row = x + 1
+    add_one_kernel().launch(copy.partition<128>(), cache);  // reads the cache whole, after the row
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    Tensor<float, 1> next = cache.slice(0, i * n, (i + 1) * n);
+    g.move_view(0, 0, next);
+    x.fill(static_cast<float>(10 * i));
+    g.replay();
+    for (int64_t r = 0; r < rows; ++r) {
+      INFO("replay " << i << ", row " << r);
+      CHECK(std::as_const(cache)(r * n + 7) == (r <= i ? 10.0f * r + 1 : -1.0f));
+      CHECK(std::as_const(copy)(r * n + 7) == (r <= i ? 10.0f * r + 2 : 0.0f));
+    }
+  }
+  Tensor<float, 1> shorter = cache.slice(0, 0, n / 2), elsewhere({n});
+  CHECK_THROWS_WITH(g.move_view(0, 0, shorter), Contains("same dtype, shape and strides"));
+  CHECK_THROWS_WITH(g.move_view(0, 0, elsewhere), Contains("of the storage bound there"));
+  CHECK_THROWS_WITH(g.move_view(1, 1, elsewhere), Contains("of the storage bound there"));
+  CHECK_THROWS_WITH(g.move_view(2, 0, row), Contains("launch 2 of a graph of 2 launches"));
+  // A kernel compiled for its static shapes has the offset in its code.
+  LaunchOptions o;
+  o.static_shapes = true;
+  Graph fixed(t);
+  {
+    auto recording = fixed.capture();
+    add_one_kernel().launch(o, row.partition<128>(), x);
+  }
+  Tensor<float, 1> second = cache.slice(0, n, 2 * n);
+  CHECK_THROWS_WITH(fixed.move_view(0, 0, second), Contains("static shapes"));
+}
+TESSERA_TARGET_TEST_CASE("a graph moves a parameter's view along its storage between replays", "[graph][views]",
+                         move_views)
+
 static void rebind_changes_sharing(Target t) {
   const int64_t n = 512;
   auto x = iota_tensor(n);
