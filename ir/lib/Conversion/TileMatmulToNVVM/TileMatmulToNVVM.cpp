@@ -53,6 +53,7 @@
 #include "llvm/Support/Debug.h"
 
 #include <functional>
+#include <tuple>
 #include <map>
 
 #define DEBUG_TYPE "convert-tile-matmul-to-nvvm"
@@ -138,8 +139,18 @@ private:
   }
   /// The K loop's trip count for the current program (i32).
   Value kTiles(IRMapping &mapping);
-  /// The producer's and the consumers' code: a loop over this CTA's
-  /// programs, then over their k-tiles, carrying the stage and its parity.
+  /// The loop over this CTA's programs that producer and consumers share,
+  /// carrying the stage and its parity from 0, and the start of its body at
+  /// the insertion point: the program, the old body's program ids mapped to
+  /// it, and the K loop's trip count.
+  struct ProgramLoop {
+    scf::ForOp loop;
+    Value pid0, pid1, kTiles;
+    IRMapping mapping;
+  };
+  ProgramLoop beginProgramLoop();
+  /// The producer's and the consumers' code: in the loop over programs, a
+  /// loop over their k-tiles, carrying the stage and its parity.
   void buildProducer();
   void buildConsumer(Value warpgroup);
   /// Advances (stage, parity) by one stage.
@@ -238,6 +249,16 @@ Value MatmulLowering::kTiles(IRMapping &mapping) {
   return arith::MaxSIOp::create(b, loc, n, i32(0));
 }
 
+MatmulLowering::ProgramLoop MatmulLowering::beginProgramLoop() {
+  ProgramLoop p;
+  p.loop = scf::ForOp::create(b, loc, cta, programs, ctas, ValueRange{i32(0), i32(0)});
+  b.setInsertionPointToStart(p.loop.getBody());
+  std::tie(p.pid0, p.pid1) = programOf(p.loop.getInductionVar());
+  p.mapping = programMapping(p.pid0, p.pid1);
+  p.kTiles = kTiles(p.mapping);
+  return p;
+}
+
 std::pair<Value, Value> MatmulLowering::advance(Value stage, Value parity) {
   Value next = addConst(stage, 1);
   Value wrap = cmp(arith::CmpIPredicate::eq, next, i32(g.stages));
@@ -254,15 +275,11 @@ void MatmulLowering::buildProducer() {
                                  /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(first.thenBlock());
-  auto tiles = scf::ForOp::create(b, loc, cta, programs, ctas,
-                                  ValueRange{i32(0), i32(0)});
-  b.setInsertionPointToStart(tiles.getBody());
+  ProgramLoop tiles = beginProgramLoop();
   {
-    auto [pid0, pid1] = programOf(tiles.getInductionVar());
-    IRMapping mapping = programMapping(pid0, pid1);
-    Value n = kTiles(mapping);
-    auto ks = scf::ForOp::create(b, loc, i32(0), n, i32(1),
-                                 tiles.getRegionIterArgs());
+    Value pid0 = tiles.pid0, pid1 = tiles.pid1;
+    auto ks = scf::ForOp::create(b, loc, i32(0), tiles.kTiles, i32(1),
+                                 tiles.loop.getRegionIterArgs());
     b.setInsertionPointToStart(ks.getBody());
     Value kt = ks.getInductionVar();
     Value stage = ks.getRegionIterArgs()[0], parity = ks.getRegionIterArgs()[1];
@@ -298,18 +315,13 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
 
   OpBuilder::InsertionGuard guard(b);
-  auto tiles = scf::ForOp::create(b, loc, cta, programs, ctas,
-                                  ValueRange{i32(0), i32(0)});
-  b.setInsertionPointToStart(tiles.getBody());
-  auto [pid0, pid1] = programOf(tiles.getInductionVar());
-  IRMapping mapping = programMapping(pid0, pid1);
-  Value n = kTiles(mapping);
+  ProgramLoop tiles = beginProgramLoop();
   Value zero = LLVM::ZeroOp::create(b, loc, accType);
   // The A rows of this consumer within each A box.
   Value aRows = mulConst(consumer, 64 * kSwizzleBytes);
   auto ks = scf::ForOp::create(
-      b, loc, i32(0), n, i32(1),
-      ValueRange{tiles.getRegionIterArgs()[0], tiles.getRegionIterArgs()[1], zero});
+      b, loc, i32(0), tiles.kTiles, i32(1),
+      ValueRange{tiles.loop.getRegionIterArgs()[0], tiles.loop.getRegionIterArgs()[1], zero});
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(ks.getBody());
@@ -341,7 +353,7 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
     auto [s2, p2] = advance(stage, parity);
     scf::YieldOp::create(b, loc, ValueRange{s2, p2, acc});
   }
-  buildEpilogue(ks.getResult(2), consumer, pid0, pid1, mapping);
+  buildEpilogue(ks.getResult(2), consumer, tiles.pid0, tiles.pid1, tiles.mapping);
   scf::YieldOp::create(b, loc, ValueRange{ks.getResult(0), ks.getResult(1)});
 }
 
