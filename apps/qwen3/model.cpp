@@ -94,6 +94,15 @@ struct Model::Scratch {
   Tensor<float, 1> mlp;                               // [intermediate]
   Tensor<float, 1> logits;                            // [vocab]
   tessera::LaunchOptions options;                     // the target and the model's stream
+  // The step's scalars, read at each launch and each graph replay.
+  tessera::Scalar<std::int32_t> token, position, seq_len, chunks_per_split;
+};
+
+// The decode step of one number of attention splits, and where each layer's K/V append is.
+struct Model::DecodeGraph {
+  explicit DecodeGraph(tessera::Target target) : graph(target) {}
+  tessera::Graph graph;
+  std::vector<std::size_t> appends;
 };
 
 Model::Scratch::Scratch(const ModelConfig& c, std::int64_t context, std::int64_t max_splits, tessera::Target target)
@@ -173,7 +182,7 @@ void Model::check_step(std::int32_t token, std::int64_t position) const {
 
 const Tensor<float, 1>& Model::decode_step(std::int32_t token, std::int64_t position) {
   check_step(token, position);
-  step(token, position, true);
+  step(token, position, true, /*graph=*/true);
   return scratch_->logits;
 }
 
@@ -201,20 +210,48 @@ const Tensor<float, 1>& Model::warm_up() {
   return scratch_->logits;
 }
 
-void Model::step(std::int32_t token, std::int64_t position, bool logits) {
-  constexpr int R = k::kMatvecRows, BK = k::kMatvecCols;
-  const ModelConfig& c = config_;
+void Model::step(std::int32_t token, std::int64_t position, bool logits, bool graph) {
   Scratch& s = *scratch_;
-  const float eps = static_cast<float>(c.rms_norm_eps);
-  const float scale = static_cast<float>(1 / std::sqrt(static_cast<double>(kHeadDim)));
-  const auto pos = static_cast<std::int32_t>(position);
   const std::int64_t seq_len = position + 1, chunks = ceil_div(seq_len, k::kAttentionChunk);
   // As many splits as the part tensors hold (about attention_programs_ / n_kv), each of whole
   // chunks; fewer while the context is short.
   const std::int64_t chunks_per_split = ceil_div(chunks, s.part_m.shape(1));
   const std::int64_t splits = ceil_div(chunks, chunks_per_split);
+  s.token.set(token);
+  s.position.set(static_cast<std::int32_t>(position));
+  s.seq_len.set(static_cast<std::int32_t>(seq_len));
+  s.chunks_per_split.set(static_cast<std::int32_t>(chunks_per_split));
+  if (!graph) {
+    launch_step(splits, position, logits);
+  } else {
+    if (graphs_.size() < static_cast<std::size_t>(splits)) graphs_.resize(static_cast<std::size_t>(splits));
+    std::unique_ptr<DecodeGraph>& g = graphs_[static_cast<std::size_t>(splits - 1)];
+    if (!g) {
+      g = std::make_unique<DecodeGraph>(target_);
+      auto recording = g->graph.capture();
+      g->appends = launch_step(splits, position, logits);
+    }
+    for (std::size_t l = 0; l < g->appends.size(); ++l) {
+      auto k_slot = s.k_cache[l].slice(1, position, position + 1);
+      auto v_slot = s.v_cache[l].slice(1, position, position + 1);
+      g->graph.move_view(g->appends[l], 1, k_slot);  // parameters 1 and 2 of qk_norm_rope_append
+      g->graph.move_view(g->appends[l], 2, v_slot);
+    }
+    std::move(g->graph.replay_async(s.options)).detach();
+  }
+  cached_ = position + 1;
+}
 
-  s.run(k::embedding_gather<k::kEmbeddingTile>(), s.x.partition<k::kEmbeddingTile>(), weights_.embed, token);
+std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t position, bool logits) {
+  constexpr int R = k::kMatvecRows, BK = k::kMatvecCols;
+  const ModelConfig& c = config_;
+  Scratch& s = *scratch_;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  const float scale = static_cast<float>(1 / std::sqrt(static_cast<double>(kHeadDim)));
+  std::vector<std::size_t> appends;
+  std::size_t launches = 0;
+  s.run(k::embedding_gather<k::kEmbeddingTile>(), s.x.partition<k::kEmbeddingTile>(), weights_.embed, s.token);
+  ++launches;
   with_group_tile(c.gqa_group(), [&]<int GP>(std::integral_constant<int, GP>) {
     auto part_o = s.part_o.slice(1, 0, splits);
     auto part_m = s.part_m.slice(1, 0, splits);
@@ -224,21 +261,23 @@ void Model::step(std::int32_t token, std::int64_t position, bool logits) {
       s.run(k::rmsnorm_matvec<R, BK>(), s.qkv.partition<R>(), w.qkv, s.x, w.input_norm, eps);
       auto k_slot = s.k_cache[l].slice(1, position, position + 1);
       auto v_slot = s.v_cache[l].slice(1, position, position + 1);
+      appends.push_back(launches + 1);
       s.run(k::qk_norm_rope_append<GP>(), s.q.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
-            v_slot.partition<1, 1, 128>(), s.q_in, s.k_in, s.v_in, w.q_norm, w.k_norm, s.rope_cos, s.rope_sin, pos,
-            eps);
+            v_slot.partition<1, 1, 128>(), s.q_in, s.k_in, s.v_in, w.q_norm, w.k_norm, s.rope_cos, s.rope_sin,
+            s.position, eps);
       s.run(k::decode_attention_split<GP, k::kAttentionChunk>(), part_o.partition<1, 1, GP * 128>(),
-            part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), s.q, s.k_cache[l], s.v_cache[l],
-            static_cast<std::int32_t>(seq_len), static_cast<std::int32_t>(chunks_per_split), scale);
+            part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), s.q, s.k_cache[l], s.v_cache[l], s.seq_len,
+            s.chunks_per_split, scale);
       s.run(k::decode_attention_combine<GP>(), s.attn_by_kv_head.partition<1, GP * 128>(), part_o, part_m, part_l);
       s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.o, s.attn);
       s.run(k::rmsnorm_swiglu<R, BK>(), s.mlp.partition<R>(), w.gate, w.up, s.x, w.post_norm, eps);
       s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.down, s.mlp);
+      launches += 7;
     }
   });
   if (logits)
     s.run(k::rmsnorm_matvec<R, BK>(), s.logits.partition<R>(), weights_.head(), s.x, weights_.final_norm, eps);
-  cached_ = position + 1;
+  return appends;
 }
 
 }  // namespace qwen3

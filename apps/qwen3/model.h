@@ -21,8 +21,12 @@
 // run; longer contexts give a split more chunks, not more splits.
 //
 // Launches are asynchronous on the model's own stream, ordered by tessera's tensor tracking;
-// reading the logits on the host waits for them. prefill() runs a prompt through decode steps
-// (the matmul prefill comes later), computing the LM head only for the last token.
+// reading the logits on the host waits for them. decode_step() replays a tessera::Graph of the
+// step (one CUDA graph on a GPU): captured once per number of attention splits (which sets the
+// partial-attention tensors' shapes), with the token, position, sequence length and chunks per
+// split as tessera::Scalars and each layer's K and V slot moved to the position
+// (Graph::move_view). prefill() launches its steps one by one (the matmul prefill comes later),
+// computing the LM head only for the last token.
 //
 // Unsupported shapes are ModelError kUnsupported: head_dim other than 128 (every Qwen3 model; the
 // kernels are written for it), query heads not a multiple of the KV heads, more than 16 query
@@ -80,8 +84,13 @@ class Model {
 
  private:
   struct Scratch;
+  struct DecodeGraph;
   void check_step(std::int32_t token, std::int64_t position) const;
-  void step(std::int32_t token, std::int64_t position, bool logits);
+  // Runs the step: as launches, or with `graph` through the decode graph of its splits.
+  void step(std::int32_t token, std::int64_t position, bool logits, bool graph = false);
+  // The launches of a step with `splits` attention splits, whose K and V go to `position`'s slot
+  // (the Scalars hold the rest); returns the launch index of each layer's K/V append.
+  std::vector<std::size_t> launch_step(std::int64_t splits, std::int64_t position, bool logits);
 
   ModelConfig config_;
   tessera::Target target_;
@@ -90,6 +99,7 @@ class Model {
   std::int64_t cached_ = 0;
   DeviceWeights weights_;
   std::unique_ptr<Scratch> scratch_;  // the KV cache, RoPE tables and activations
+  std::vector<std::unique_ptr<DecodeGraph>> graphs_;  // per number of splits, captured on first use
 };
 
 }  // namespace qwen3

@@ -415,8 +415,7 @@ void GraphImpl::move_view(std::size_t launch, std::size_t parameter, const std::
     }
   }
   n.args[parameter].offset = offset;
-  n.dirty = true;
-  all_dirty = true;
+  n.dirty = true;  // this node's parameters only: no other node sees the offset
 }
 
 void GraphImpl::rebind_locked(const std::weak_ptr<Storage>& old, const std::shared_ptr<Storage>& replacement,
