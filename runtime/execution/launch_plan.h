@@ -113,9 +113,6 @@ struct KernelCode {
   bool programs_slot = false;
   // The tensor maps that follow them, each kTensorMapSlots slots passed as one parameter.
   std::vector<TensorMapSpec> tensor_maps;
-  // Persistent CTAs (tile.persistent): at most one CTA per SM, each running programs in turn until
-  // all have run; the kernel counts the programs itself.
-  bool persistent = false;
   // The GPU loads the PTX, which the driver compiles as a whole program, even where the cubin
   // would run: nvJitLink compiles PTX as relocatable code, where ptxas ignores setmaxnreg (the
   // tensor-core lowering's register budgets of its warpgroups).

@@ -121,7 +121,6 @@ Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<con
 }
 
 unsigned cuda_block(const Compiled& compiled, const Grid& grid) {
-  if (compiled.gpu.persistent) return static_cast<unsigned>(compiled.gpu.block_size);
   const int64_t threads = compiled.gpu.block_size / compiled.gpu.programs_per_cta;
   return static_cast<unsigned>(threads * programs_per_cta_of_launch(compiled.gpu.programs_per_cta, grid.dims[0]));
 }

@@ -43,7 +43,6 @@ void set_launch_code(Compiled& c) {
   code.symbol = c.gpu.symbol;
   code.programmatic = code.target->grid_dependency_control;
   code.programs_slot = c.gpu.programs_per_cta > 1;
-  code.persistent = c.gpu.persistent;
   code.loads_ptx = !c.gpu.isa.empty();
   code.tensor_maps = c.gpu.tensor_maps;
   // Code of the architecture-specific target runs only on its compute capability (gpu_arch.h).

@@ -388,13 +388,16 @@ bool lowered_to_tensor_cores(mlir::ModuleOp module, const std::string& symbol) {
   return fn && fn->hasAttr(TileDialect::getPersistentAttrName());
 }
 
-// Runs to_loops and to_llvm_dialect on the module, with their dumps and clock marks. `target` is
+// Runs to_loops (unless `loops` is false: a kernel lowered by to_tensor_cores) and
+// to_llvm_dialect on the module, with their dumps and clock marks. `target` is
 // "cpu" or the GPU architecture ("sm_90"), which errors name.
 void lower_to_llvm_dialect(std::string_view kernel, mlir::ModuleOp module, std::string_view target, const Lowering& l,
-                           const Dumper& dump, DiagnosticCollector& diags, StageClock& clock) {
-  run_passes(kernel, module, target, diags, [&](mlir::OpPassManager& pm) { to_loops(pm, l); });
-  clock.mark("loops");
-  dump.write_ir("loops.mlir", module);
+                           const Dumper& dump, DiagnosticCollector& diags, StageClock& clock, bool loops = true) {
+  if (loops) {
+    run_passes(kernel, module, target, diags, [&](mlir::OpPassManager& pm) { to_loops(pm, l); });
+    clock.mark("loops");
+    dump.write_ir("loops.mlir", module);
+  }
   run_passes(kernel, module, target, diags, [&](mlir::OpPassManager& pm) { to_llvm_dialect(pm, l); });
   clock.mark("llvm-dialect");
   dump.write_ir("llvm-dialect.mlir", module);
@@ -731,13 +734,10 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
       run_passes(kernel, *module, code.arch, diags, tensor_core_cleanup);
       clock.mark("tensor-cores");
       dump.write_ir("tensor-cores.mlir", *module);
-      run_passes(kernel, *module, code.arch, diags, [&](mlir::OpPassManager& pm) { to_llvm_dialect(pm, lowering); });
-      clock.mark("llvm-dialect");
-      dump.write_ir("llvm-dialect.mlir", *module);
     }
   }
-  // to_loops, to_llvm_dialect
-  if (code.isa.empty()) lower_to_llvm_dialect(kernel, *module, code.arch, lowering, dump, diags, clock);
+  // to_loops (unless the kernel took the tensor-core lowering), to_llvm_dialect
+  lower_to_llvm_dialect(kernel, *module, code.arch, lowering, dump, diags, clock, /*loops=*/code.isa.empty());
   auto fn = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(code.symbol);
   if (!fn) throw Error(fmt::format("tessera: kernel '{}': internal error: lowered kernel not found", kernel));
   read_lowering(kernel, fn, spec, code);

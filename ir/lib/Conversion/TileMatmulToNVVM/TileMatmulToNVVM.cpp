@@ -362,10 +362,9 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
 class EpilogueValues {
 public:
   EpilogueValues(OpBuilder &b, Location loc, MatmulKernel k,
-                 IRMapping &mapping,
                  std::function<Value(Value)> materialize,
                  std::function<Value(Value, Value)> accumulatorAt)
-      : b(b), loc(loc), k(k), mapping(mapping), materialize(materialize),
+      : b(b), loc(loc), k(k), materialize(materialize),
         accumulatorAt(accumulatorAt) {}
 
   Value at(Value tensor, ArrayRef<Value> coords) {
@@ -429,39 +428,33 @@ private:
   /// padding outside its bounds (an in-bounds index is read either way).
   Value loadAt(LoadOp load, ArrayRef<Value> coords) {
     auto type = cast<RankedTensorType>(load.getType());
+    SmallVector<Value> indices, dims;
+    for (Value index : load.getIndices())
+      indices.push_back(materialize(index));
+    SmallVector<Value> origin = tileOrigin(b, loc, load.getSource(), indices,
+                                           type.getShape(), dims);
     Value inBounds;
-    SmallVector<Value> indices;
-    Type idx = b.getIndexType();
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      Value origin = b.createOrFold<arith::MulIOp>(
-          loc, materialize(load.getIndices()[d]),
-          arith::ConstantIntOp::create(b, loc, type.getDimSize(d), 32));
-      Value global = b.createOrFold<arith::AddIOp>(loc, origin, coords[d]);
-      Value extent = arith::IndexCastOp::create(
-          b, loc, b.getI32Type(),
-          memref::DimOp::create(b, loc, load.getSource(), d));
+    for (auto [d, base] : llvm::enumerate(origin)) {
+      indices[d] = b.createOrFold<arith::AddIOp>(
+          loc, base,
+          arith::IndexCastOp::create(b, loc, b.getIndexType(), coords[d]));
+      // Unsigned: a negative index is out of bounds too.
       Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                       global, extent);
+                                       indices[d], dims[d]);
       inBounds = inBounds ? arith::AndIOp::create(b, loc, inBounds, ok) : ok;
-      indices.push_back(global);
     }
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     for (Value &i : indices)
-      i = arith::IndexCastOp::create(
-          b, loc, idx, arith::SelectOp::create(b, loc, inBounds, i, zero()));
+      i = arith::SelectOp::create(b, loc, inBounds, i, zero);
     Value v = memref::LoadOp::create(b, loc, load.getSource(), indices);
-    Type elt = type.getElementType();
-    double pad = load.getPadding() ? load.getPadding()->convertToDouble() : 0.0;
-    Value padding = isa<FloatType>(elt)
-                        ? Value(arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, pad)))
-                        : Value(arith::ConstantOp::create(
-                              b, loc, b.getIntegerAttr(elt, static_cast<int64_t>(pad))));
+    Value padding = paddingValue(b, loc, type.getElementType(),
+                                 load.getPaddingAttr());
     return arith::SelectOp::create(b, loc, inBounds, v, padding);
   }
 
   OpBuilder &b;
   Location loc;
   MatmulKernel k;
-  IRMapping &mapping;
   std::function<Value(Value)> materialize;
   std::function<Value(Value, Value)> accumulatorAt;
   Value zeroIndex;
@@ -491,7 +484,7 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
   Value out = k.func.getArgument(k.argOut);
   Value height = dimOf(out, 0), width = dimOf(out, 1);
   EpilogueValues values(
-      b, loc, k, mapping, [&](Value v) { return materialize(v, mapping); },
+      b, loc, k, [&](Value v) { return materialize(v, mapping); },
       [&](Value row, Value col) -> Value {
         const int64_t rs = rowOf.lookup(row), cs = colOf.lookup(col);
         const int64_t r = 4 * (cs / 2) + 2 * rs + cs % 2;

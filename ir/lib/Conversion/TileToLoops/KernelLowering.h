@@ -60,9 +60,6 @@ bool hasTensorType(TypeRange types);
 /// True if `op` has tile operands, results or block arguments.
 bool touchesTensors(Operation *op);
 
-/// The value a tile.load with `padding` (see getPaddingValue) puts at elements
-/// outside the memref.
-Value paddingValue(OpBuilder &b, Location loc, Type elt, FloatAttr padding);
 
 /// Type reductions and products accumulate in: f32 for 16-bit floats.
 Type accumulatorType(Type elt);

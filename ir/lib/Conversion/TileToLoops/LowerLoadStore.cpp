@@ -26,16 +26,6 @@ using namespace mlir;
 using namespace mlir::tessera;
 using namespace mlir::tessera::tile;
 
-Value mlir::tessera::tile::paddingValue(OpBuilder &b, Location loc, Type elt,
-                                       FloatAttr padding) {
-  FailureOr<TypedAttr> value = getPaddingValue(elt, padding);
-  // The tile.load verifier has checked the value; zero keeps a release build
-  // defined should an unverified op get here.
-  assert(succeeded(value) && "tile.load padding not of its element type");
-  return arith::ConstantOp::create(
-      b, loc, succeeded(value) ? *value : TypedAttr(b.getZeroAttr(elt)));
-}
-
 int64_t KernelLowering::vectorAccessWidth(Value memref, int64_t segment) {
   auto type = cast<MemRefType>(memref.getType());
   Type elt = type.getElementType();

@@ -98,3 +98,13 @@ SmallVector<Value> mlir::tessera::tile::scalarElementwise(
   }
   return results;
 }
+
+Value mlir::tessera::tile::paddingValue(OpBuilder &b, Location loc, Type elt,
+                                       FloatAttr padding) {
+  FailureOr<TypedAttr> value = getPaddingValue(elt, padding);
+  // The tile.load verifier has checked the value; zero keeps a release build
+  // defined should an unverified op get here.
+  assert(succeeded(value) && "tile.load padding not of its element type");
+  return arith::ConstantOp::create(
+      b, loc, succeeded(value) ? *value : TypedAttr(b.getZeroAttr(elt)));
+}

@@ -48,6 +48,10 @@ SmallVector<Value> tileOrigin(OpBuilder &b, Location loc, Value memref,
 Value tileInBounds(OpBuilder &b, Location loc, ArrayRef<Value> base,
                    ArrayRef<Value> dims, ArrayRef<int64_t> shape);
 
+/// The value a tile.load with `padding` (see getPaddingValue) puts at elements
+/// outside the memref.
+Value paddingValue(OpBuilder &b, Location loc, Type elt, FloatAttr padding);
+
 /// `op` (an elementwise arith or math op on tiles) cloned on scalars at the
 /// insertion point of `b`, each tile operand replaced by `elementOf(tile)`;
 /// returns its results. 16-bit float arithmetic, compares and math run in f32
