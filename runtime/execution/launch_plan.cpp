@@ -88,8 +88,12 @@ void LaunchPlan::encode_tensor_map(const TensorMapSpec& map, std::span<const Arg
                       : map.swizzle_bytes == 64 ? kTensorMapSwizzle64B
                       : map.swizzle_bytes == 32 ? kTensorMapSwizzle32B
                                                 : 0;
-  const std::uint64_t dims[2] = {static_cast<std::uint64_t>(a.shape[1]), static_cast<std::uint64_t>(a.shape[0])};
-  const std::uint64_t strides[1] = {static_cast<std::uint64_t>(a.strides[0]) * bytes};
+  // The contiguous dimension is the map's inner one: the rows of a row-major view, the columns of
+  // a view with contiguous columns (ArgLayout::aligned_columns, e.g. a transposed weight).
+  const int inner = a.strides[1] == 1 ? 1 : 0;
+  const std::uint64_t dims[2] = {static_cast<std::uint64_t>(a.shape[inner]),
+                                 static_cast<std::uint64_t>(a.shape[1 - inner])};
+  const std::uint64_t strides[1] = {static_cast<std::uint64_t>(a.strides[1 - inner]) * bytes};
   const unsigned box[2] = {map.box_inner, map.box_outer};
   const unsigned element_strides[2] = {1, 1};
   void* address = reinterpret_cast<void*>(addresses[static_cast<std::size_t>(map.param)] +
@@ -99,10 +103,10 @@ void LaunchPlan::encode_tensor_map(const TensorMapSpec& map, std::span<const Arg
                                                    kTensorMapInterleaveNone, swizzle, kTensorMapL2Promotion256B,
                                                    kTensorMapOobFillZeros);
   if (r != kCudaSuccess)
-    throw Error(fmt::format("tessera: {}: argument {}: the GPU's driver cannot describe it for TMA ({} x {} {}, row "
-                            "stride {} elements, address {}): {}",
+    throw Error(fmt::format("tessera: {}: argument {}: the GPU's driver cannot describe it for TMA ({} x {} {}, "
+                            "strides {} x {} elements, address {}): {}",
                             *code->label, map.param, a.shape[0], a.shape[1], dtype_name(a.dtype), a.strides[0],
-                            address, driver.error_text(r)));
+                            a.strides[1], address, driver.error_text(r)));
 }
 
 bool covers_storage(const ArgDesc& a) {

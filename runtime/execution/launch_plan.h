@@ -50,8 +50,8 @@ enum class ArgumentAbi : std::uint8_t {
 };
 
 // A TMA tensor map that a kernel takes by value after its other parameters (ArgumentAbi::memref):
-// the launch encodes it for a 2-d tensor argument of 16-bit or 32-bit floats, its innermost
-// dimension first, with boxes of box_inner x box_outer elements swizzled over swizzle_bytes (0 for
+// the launch encodes it for a 2-d tensor argument of 16-bit or 32-bit floats, its contiguous
+// dimension first (the columns of a row-major view, the rows of one with contiguous columns), with boxes of box_inner x box_outer elements swizzled over swizzle_bytes (0 for
 // none); elements outside the tensor read as zeros. Set by the compiler's tensor-core lowering
 // (tile.tensor_maps).
 struct TensorMapSpec {

@@ -64,9 +64,10 @@ class MlirGen {
     if (spec_.shapes)
       fn->setAttr(tile::TileDialect::getGridAttrName(), b_.getDenseI64ArrayAttr(spec_.shapes->grid));
     if (spec_.whole_tiles) fn->setAttr(tile::TileDialect::getWholeTilesAttrName(), b_.getUnitAttr());
-    // Tensors whose base and row strides are 16-byte aligned say so, for vector accesses.
+    // Tensors whose base and row (or column) strides are 16-byte aligned say so, for vector
+    // accesses and TMA.
     for (std::size_t i = 0; i < ast_.params.size(); ++i)
-      if (spec_.layout(i) == ArgLayout::aligned)
+      if (spec_.layout(i) == ArgLayout::aligned || spec_.layout(i) == ArgLayout::aligned_columns)
         fn.setArgAttr(static_cast<unsigned>(i), "tile.align", b_.getI64IntegerAttr(16));
     mlir::Block* entry = fn.addEntryBlock();
     b_.setInsertionPointToStart(entry);
@@ -110,8 +111,9 @@ class MlirGen {
                          rank));
     }
   }
-  // A strided memref; contiguous rows (aligned or not) get a static innermost stride of 1. A
-  // kernel compiled for static shapes has static sizes, strides and offset.
+  // A strided memref; contiguous rows (aligned or not) get a static innermost stride of 1, aligned
+  // columns a static outer stride of 1. A kernel compiled for static shapes has static sizes,
+  // strides and offset.
   Type param_type(const ParamInfo& p, std::size_t i) {
     Type e = elem_type(p.dtype);
     if (p.kind == ParamInfo::Kind::scalar) return e;
@@ -123,6 +125,7 @@ class MlirGen {
     llvm::SmallVector<int64_t> dyn(p.rank, mlir::ShapedType::kDynamic);
     llvm::SmallVector<int64_t> strides = dyn;
     if (spec_.layout(i) == ArgLayout::aligned || spec_.layout(i) == ArgLayout::contiguous) strides.back() = 1;
+    if (spec_.layout(i) == ArgLayout::aligned_columns) strides.front() = 1;
     auto strided = mlir::StridedLayoutAttr::get(&ctx_, mlir::ShapedType::kDynamic, strides);
     return mlir::MemRefType::get(dyn, e, strided);
   }

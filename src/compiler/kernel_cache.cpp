@@ -205,7 +205,8 @@ class KernelCache {
     c->code.params.resize(c->ast.params.size());
     for (std::size_t i = 0; i < c->code.params.size(); ++i) {
       c->code.params[i].overwritten = c->ast.params[i].kind == ParamInfo::Kind::out && stored[i] && !read[i];
-      c->code.params[i].aligned = spec.layout(i) == ArgLayout::aligned;
+      c->code.params[i].aligned =
+          spec.layout(i) == ArgLayout::aligned || spec.layout(i) == ArgLayout::aligned_columns;
     }
     if (target == Target::cpu) {
       c->cpu = compile_cpu(kernel, c->ast, c->spec);

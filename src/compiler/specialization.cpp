@@ -16,12 +16,17 @@ using Kind = ArgDesc::Kind;
 
 // Our device and host allocations are at least 64-byte aligned; a view's offset into its storage
 // and foreign device memory (`gpu`: on GPU targets) are checked.
+// A 2-d view with contiguous columns (the transposed view of a row-major matrix) is told apart
+// only when it is aligned: tensor-core code reads such a B operand with TMA.
 ArgLayout layout_of(const ArgDesc& a, bool gpu) {
   if (a.kind == Kind::scalar) return ArgLayout::scalar;
-  if (a.strides[a.rank - 1] != 1) return ArgLayout::strided;
   const auto bytes = static_cast<int64_t>(dtype_size(a.dtype));
   bool aligned = (a.offset * bytes) % 16 == 0;
   if (gpu && a.storage->foreign_device()) aligned = aligned && a.storage->mirror->address() % 16 == 0;
+  if (a.strides[a.rank - 1] != 1) {
+    const bool columns = a.rank == 2 && a.strides[0] == 1 && (a.strides[1] * bytes) % 16 == 0;
+    return aligned && columns ? ArgLayout::aligned_columns : ArgLayout::strided;
+  }
   for (int d = 0; d + 1 < a.rank; ++d) aligned = aligned && (a.strides[d] * bytes) % 16 == 0;
   return aligned ? ArgLayout::aligned : ArgLayout::contiguous;
 }
@@ -32,6 +37,7 @@ char letter(ArgLayout l) {
     case ArgLayout::strided: return 's';
     case ArgLayout::contiguous: return 'c';
     case ArgLayout::aligned: return 'a';
+    case ArgLayout::aligned_columns: return 't';
   }
   return 's';
 }
@@ -83,7 +89,7 @@ std::string Specialization::key_text() const {
 }
 
 std::size_t Specialization::hash() const {
-  // Two bits per layout, rotated in: the launch path hashes a few arguments without a call.
+  // Each layout rotated in two bits at a time: the launch path hashes a few arguments without a call.
   std::size_t h = layouts.size();
   for (ArgLayout l : layouts) h = (h << 2 | h >> 62) ^ static_cast<std::size_t>(l);
   const auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };

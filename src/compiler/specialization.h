@@ -31,6 +31,9 @@ enum class ArgLayout : uint8_t {
   strided,     // 's': any strides
   contiguous,  // 'c': rows contiguous (innermost stride 1)
   aligned,     // 'a': contiguous rows whose base and row strides are 16-byte aligned
+  // 't': a 2-d view whose columns are contiguous (strides [1, s], a transposed row-major matrix)
+  // with base and column stride 16-byte aligned
+  aligned_columns,
 };
 
 // One argument of a launch compiled for its shapes.

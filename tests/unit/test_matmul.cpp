@@ -345,6 +345,17 @@ void tensor_core_tiles(Target target) {
     matmul_kernels::matmul<128, 64, 64>().launch_on(target, wide.partition<128, 64>(), a, b);
     CHECK(mismatches(r, c.m, c.n, bound, 0, [&](int64_t i, int64_t j) { return static_cast<double>(wide(i, j)); },
                      plain) == 0);
+    // B as the transposed view of an N x K row-major weight (how linear layers store theirs): on
+    // sm_90 a K-major B operand of the same tensor-core code.
+    Tensor<bfloat16, 2> w({c.n, c.k});
+    for (int64_t j = 0; j < c.n; ++j)
+      for (int64_t kk = 0; kk < c.k; ++kk) w(j, kk) = b(kk, j);
+    matmul_kernels::matmul<128, 256, 64>().launch_on(target, out.partition<128, 256>(), a, w.transposed());
+    CHECK(mismatches(r, c.m, c.n, bound, rel, got, plain) == 0);
+    matmul_kernels::matmul_bias_gelu<64, 128, 128>().launch_on(target, out.partition<64, 128>(), a, w.transposed(),
+                                                               bias);
+    CHECK(mismatches(r, c.m, c.n, 1.13 * bound, rel, got,
+                     [&](int64_t i, int64_t j) { return gelu_tanh(r.at(i, j) + d(bias(j))); }) == 0);
   }
 }
 
@@ -384,6 +395,18 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
       matmul_kernels::matmul<128, 256, 64>().compile(Target::sm_90, out_odd.partition<128, 256>(), a, odd);
   CHECK(loops.ptx.find("wgmma") == std::string::npos);
   CHECK(loops.ptx.find(".target sm_90a") == std::string::npos);
+  // B as the transposed view of an N x K row-major matrix: K-major B (tnsp-b 0), its tensor map
+  // over N x K. A transposed view whose columns are not 16-byte aligned takes the loop lowering.
+  Tensor<bfloat16, 2> w({1024, 256}), w_odd({1024, 250});
+  const CompiledArtifact kmajor =
+      matmul_kernels::matmul<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, w.transposed());
+  CHECK(kmajor.ptx.find("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16") != std::string::npos);
+  CHECK(kmajor.ptx.find("p, 1, 1, 0, 0;") != std::string::npos);
+  CHECK(tc.ptx.find("p, 1, 1, 0, 1;") != std::string::npos);
+  Tensor<bfloat16, 2> a_odd({512, 250});
+  CHECK(matmul_kernels::matmul<128, 256, 64>()
+            .compile(Target::sm_90, out.partition<128, 256>(), a_odd, w_odd.transposed())
+            .ptx.find("wgmma") == std::string::npos);
   // What ptxas reports of every tensor-core kernel through nvJitLink: wgmma not serialized, no spills
   // (issue #22, item 6).
   Tensor<float, 2> wide({512, 1024});
@@ -394,6 +417,7 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
       {"bf16 128x128x64", matmul_kernels::matmul<128, 128, 64>().compile(Target::sm_90, out.partition<128, 128>(), a, b)},
       {"bf16 64x128x128", matmul_kernels::matmul<64, 128, 128>().compile(Target::sm_90, out.partition<64, 128>(), a, b)},
       {"bf16 -> f32 128x64x64", matmul_kernels::matmul<128, 64, 64>().compile(Target::sm_90, wide.partition<128, 64>(), a, b)},
+      {"K-major B 128x256x64", kmajor},
       {"bias + GELU 128x128x64", gelu},
       {"bias + GELU 128x256x64",
        matmul_kernels::matmul_bias_gelu<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, b, bias)}};
@@ -438,10 +462,12 @@ TEST_CASE("the driver's compile of the tensor-core kernels: no spills, no serial
     WARN("skipped: needs an sm_90 GPU");
     return;
   }
-  Tensor<bfloat16, 2> a({512, 256}), b({256, 1024}), out({512, 1024});
+  Tensor<bfloat16, 2> a({512, 256}), b({256, 1024}), out({512, 1024}), w({1024, 256});
   Tensor<bfloat16, 1> bias({1024});
   const std::vector<std::pair<std::string, std::string>> kernels = {
       {"128x256x64", matmul_kernels::matmul<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, b).ptx},
+      {"K-major B 128x256x64",
+       matmul_kernels::matmul<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, w.transposed()).ptx},
       {"64x128x128", matmul_kernels::matmul<64, 128, 128>().compile(Target::sm_90, out.partition<64, 128>(), a, b).ptx},
       {"bias + GELU 128x256x64",
        matmul_kernels::matmul_bias_gelu<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, b, bias).ptx}};

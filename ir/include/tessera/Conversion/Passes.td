@@ -291,8 +291,10 @@ def ConvertTileMatmulToNVVM
     `tensor<BMxBNxf32>` that starts as zeros and is only updated by
     `tile.mma` of `tile.load %A[%pid0, %k]` (BM x BK) and
     `tile.load %B[%k, %pid1]` (BK x BN), `%k` the induction variable, A and
-    B kernel arguments of bf16 or f16 with unit inner stride and
-    `tile.align` of 16 bytes or more, no padding; after the loop, elementwise
+    B kernel arguments of bf16 or f16 with `tile.align` of 16 bytes or more,
+    no padding, A with unit inner stride, B with unit inner stride (read
+    MN-major) or unit outer stride (`strided<[1, ?]>`, the transposed view of
+    an N x K matrix, read K-major); after the loop, elementwise
     arith and math ops on the accumulator, splats, unit-dimension reshapes,
     broadcasts and loads from other arguments at scalar indices (a bias row,
     a residual tile); one `tile.store` of the BM x BN result at

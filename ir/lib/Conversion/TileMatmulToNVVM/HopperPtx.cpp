@@ -108,7 +108,7 @@ Value HopperPtx::matrixDescriptor(Value addr, int64_t lbo, int64_t sbo) {
 }
 
 Value HopperPtx::wgmma(Value acc, Value descA, Value descB, Value scaleD,
-                       int64_t n, Type inputType) {
+                       int64_t n, Type inputType, bool transposeB) {
   const int64_t regs = n / 2;
   std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" +
                      std::to_string(2 * regs + 2) + ", 0;\n\t" +
@@ -121,9 +121,11 @@ Value HopperPtx::wgmma(Value acc, Value descA, Value descB, Value scaleD,
     constraints += "=f,";
   }
   // The tied inputs are operands regs .. 2 regs - 1; the descriptors and
-  // scale-d follow. scale-a, scale-b 1; tnsp-a 0 (K-major), tnsp-b 1.
+  // scale-d follow. scale-a, scale-b 1; tnsp-a 0 (K-major), tnsp-b 1 for an
+  // MN-major B, 0 for a K-major one.
   text += "}, $" + std::to_string(2 * regs) + ", $" +
-          std::to_string(2 * regs + 1) + ", p, 1, 1, 0, 1;\n\t}";
+          std::to_string(2 * regs + 1) + ", p, 1, 1, 0, " +
+          (transposeB ? "1" : "0") + ";\n\t}";
   SmallVector<Value> operands;
   for (int64_t r = 0; r < regs; ++r) {
     constraints += std::to_string(r) + ",";

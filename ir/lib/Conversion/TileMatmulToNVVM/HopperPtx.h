@@ -51,9 +51,10 @@ public:
   /// swizzle mode 1 in bits 62-63.
   Value matrixDescriptor(Value addr, int64_t lbo, int64_t sbo);
   /// `acc` (an LLVM struct of n/2 f32) plus A x B, m64 n k16, A K-major and
-  /// B MN-major (tnspB): wgmma.mma_async with scale-d the i32 `scaleD` != 0.
+  /// B MN-major (`transposeB`, tnsp-b 1) or K-major: wgmma.mma_async with
+  /// scale-d the i32 `scaleD` != 0.
   Value wgmma(Value acc, Value descA, Value descB, Value scaleD, int64_t n,
-              Type inputType);
+              Type inputType, bool transposeB);
 
 private:
   /// Side-effecting asm with `operands` and `constraints`, its result (or

@@ -49,15 +49,15 @@ bool isInductionVariable(Value v, scf::ForOp loop) {
   return cast && cast.getIn() == loop.getInductionVar();
 }
 
-/// A 2-d memref of `elt` with unit inner stride, aligned to `align` bytes
-/// (its `tile.align`).
-bool isAlignedRowMajor(func::FuncOp func, unsigned arg, int64_t align) {
+/// A 2-d memref whose dimension `unitDim` has the static stride 1, aligned to
+/// `align` bytes (its `tile.align`): rows (1) or columns (0) contiguous.
+bool isAligned(func::FuncOp func, unsigned arg, int64_t unitDim, int64_t align) {
   auto type = dyn_cast<MemRefType>(func.getArgument(arg).getType());
   if (!type || type.getRank() != 2)
     return false;
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)) || strides[1] != 1)
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides[unitDim] != 1)
     return false;
   auto attr = func.getArgAttrOfType<IntegerAttr>(arg, TileDialect::getAlignAttrName());
   return attr && attr.getInt() >= align;
@@ -158,7 +158,9 @@ mlir::tessera::tile::matchMatmulKernel(func::FuncOp func, std::string &why) {
         (touchesTensor(&op) || !isMemoryEffectFree(&op)))
       return reject("the loop does more than load and multiply");
 
-  // A[pid0, k] and B[k, pid1]: aligned row-major bf16 or f16, no padding.
+  // A[pid0, k] and B[k, pid1]: aligned bf16 or f16, no padding; A row-major,
+  // B row-major or with contiguous columns (the transposed view of an [N, K]
+  // row-major matrix, K-major as wgmma reads it).
   std::optional<unsigned> a = argumentNumber(func, k.loadA.getSource());
   std::optional<unsigned> b = argumentNumber(func, k.loadB.getSource());
   if (!a || !b || k.loadA.getIndices().size() != 2 ||
@@ -180,8 +182,10 @@ mlir::tessera::tile::matchMatmulKernel(func::FuncOp func, std::string &why) {
   if (!isa<BFloat16Type, Float16Type>(k.inputType) ||
       tileB.getElementType() != k.inputType || !acc.getElementType().isF32())
     return reject("the product is not of bf16 or f16 into f32");
-  if (!isAlignedRowMajor(func, k.argA, 16) || !isAlignedRowMajor(func, k.argB, 16))
-    return reject("A or B is not row-major with rows aligned to 16 bytes");
+  k.bKMajor = !isAligned(func, k.argB, 1, 16) && isAligned(func, k.argB, 0, 16);
+  if (!isAligned(func, k.argA, 1, 16) || (!isAligned(func, k.argB, 1, 16) && !k.bKMajor))
+    return reject("A is not row-major, or B neither row-major nor column-major, "
+                  "with rows (columns) aligned to 16 bytes");
   k.bm = tileA.getDimSize(0);
   k.bk = tileA.getDimSize(1);
   k.bn = tileB.getDimSize(1);

@@ -37,6 +37,10 @@ struct MatmulKernel {
   int64_t bm = 0, bn = 0, bk = 0;
   /// bf16 or f16.
   Type inputType;
+  /// B's columns are contiguous (a transposed view of a row-major [N, K]
+  /// matrix): its shared tile is K-major like A's. Otherwise B is row-major
+  /// (MN-major).
+  bool bKMajor = false;
 };
 
 /// The kernel's parts if `func` is a kernel of the matmul class; otherwise

@@ -5,7 +5,8 @@
 // one, which is then erased:
 //
 //   - shared memory: `stages` stages of [A: BK/64 boxes of BM rows x 128 B]
-//     [B: BN/64 boxes of BK rows x 128 B], each 1024-byte aligned (128-byte
+//     [B: BN/64 boxes of BK rows x 128 B, or BK/64 boxes of BN rows x 128 B
+//     when B is K-major], each 1024-byte aligned (128-byte
 //     swizzle repeats every 8 rows of 128 B), then a full and an empty
 //     mbarrier per stage;
 //   - warpgroup 0, the producer: its first thread waits for a stage to be
@@ -27,6 +28,9 @@
 // (8 rows of 128 B), a K step of 16 elements 32 bytes into the row, the second
 // consumer's 64 rows 8 KiB in; B (MN-major, transposed) with LBO the distance
 // between its 64-column boxes and SBO 1024, a K step of 16 rows 2048 bytes.
+// A B operand with contiguous columns (the transposed view of an [N, K]
+// row-major weight) is K-major: its boxes are BN rows of 128 B of k, its
+// tensor map is over [N, K], and its descriptors are A's (tnsp-b 0).
 // The fragment of m64nNk16 with f32 accumulators: register r of thread t of
 // the warpgroup (warp w = t / 32, lane l) holds row 16 w + l / 4 + 8 ((r / 2)
 // mod 2) and column 8 (r / 4) + 2 (l mod 4) + r mod 2.
@@ -78,8 +82,9 @@ constexpr int64_t kMaxStages = 6;
 /// Sizes of one kernel's CTA, in bytes where not said otherwise.
 struct Geometry {
   int64_t bm, bn, bk, stages, consumers;
+  bool bKMajor;  // B's boxes are BN rows of 64 k (as A's), else BK rows of 64 n
   int64_t aBoxBytes() const { return bm * kSwizzleBytes; }  // BM rows of 128 B
-  int64_t bBoxBytes() const { return bk * kSwizzleBytes; }  // BK rows of 128 B
+  int64_t bBoxBytes() const { return (bKMajor ? bn : bk) * kSwizzleBytes; }
   int64_t aBytes() const { return bm * bk * 2; }
   int64_t bBytes() const { return bk * bn * 2; }
   int64_t stageBytes() const { return aBytes() + bBytes(); }
@@ -206,7 +211,8 @@ void MatmulLowering::addTensorMapArguments() {
   f->setAttr(TileDialect::getTensorMapsAttrName(),
              b.getArrayAttr({b.getDenseI64ArrayAttr({k.argA, kBoxElements, g.bm,
                                                      kSwizzleBytes}),
-                             b.getDenseI64ArrayAttr({k.argB, kBoxElements, g.bk,
+                             b.getDenseI64ArrayAttr({k.argB, kBoxElements,
+                                                     g.bKMajor ? g.bn : g.bk,
                                                      kSwizzleBytes})}));
 }
 
@@ -295,9 +301,16 @@ void MatmulLowering::buildProducer() {
       ptx.tmaLoad2d(addConst(a, box * g.aBoxBytes()), mapA, full,
                     addConst(kElement, box * kBoxElements), row);
     Value column = mulConst(pid1, g.bn);
-    for (int64_t box = 0; box < g.bn / kBoxElements; ++box)
-      ptx.tmaLoad2d(addConst(bb, box * g.bBoxBytes()), mapB, full,
-                    addConst(column, box * kBoxElements), kElement);
+    if (g.bKMajor) {
+      // B's map is over the [N, K] matrix: k is the inner coordinate.
+      for (int64_t box = 0; box < g.bk / kBoxElements; ++box)
+        ptx.tmaLoad2d(addConst(bb, box * g.bBoxBytes()), mapB, full,
+                      addConst(kElement, box * kBoxElements), column);
+    } else {
+      for (int64_t box = 0; box < g.bn / kBoxElements; ++box)
+        ptx.tmaLoad2d(addConst(bb, box * g.bBoxBytes()), mapB, full,
+                      addConst(column, box * kBoxElements), kElement);
+    }
     auto [s2, p2] = advance(stage, parity);
     scf::YieldOp::create(b, loc, ValueRange{s2, p2});
     b.setInsertionPointAfter(ks);
@@ -338,9 +351,13 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
     for (int64_t kk = 0; kk < g.bk / 16; ++kk) {
       int64_t aOffset = (kk / 4) * g.aBoxBytes() + (kk % 4) * 32;
       Value da = ptx.matrixDescriptor(addConst(aMine, aOffset), 16, 1024);
-      Value db = ptx.matrixDescriptor(addConst(bb, kk * 2048), g.bBoxBytes(), 1024);
+      // K-major B is addressed as A is; MN-major B steps 16 rows of 128 B.
+      Value db = g.bKMajor
+                     ? ptx.matrixDescriptor(addConst(bb, (kk / 4) * g.bBoxBytes() + (kk % 4) * 32), 16, 1024)
+                     : ptx.matrixDescriptor(addConst(bb, kk * 2048), g.bBoxBytes(), 1024);
       // scale-d 0 on the program's first product: the accumulator starts at 0.
-      acc = ptx.wgmma(acc, da, db, kk == 0 ? notFirst : i32(1), g.bn, k.inputType);
+      acc = ptx.wgmma(acc, da, db, kk == 0 ? notFirst : i32(1), g.bn, k.inputType,
+                      /*transposeB=*/!g.bKMajor);
     }
     ptx.wgmmaCommitGroup();
     ptx.wgmmaWaitGroup(0);
@@ -618,7 +635,7 @@ struct ConvertTileMatmulToNVVMPass
         LLVM_DEBUG(llvm::dbgs() << f.getSymName() << ": not lowered: " << why << "\n");
         continue;
       }
-      Geometry g{k->bm, k->bn, k->bk, 0, k->bm / 64};
+      Geometry g{k->bm, k->bn, k->bk, 0, k->bm / 64, k->bKMajor};
       g.stages = stages > 0 ? stages : kMaxStages;
       while (g.stages > 2 && g.sharedBytes() > maxSharedBytes)
         --g.stages;

@@ -1,4 +1,4 @@
-// RUN: tessera-opt %s -convert-tile-matmul-to-nvvm="arch=sm_90a" | FileCheck %s
+// RUN: tessera-opt %s -split-input-file -convert-tile-matmul-to-nvvm="arch=sm_90a" | FileCheck %s
 
 // A matmul with a bias + relu + bf16 epilogue, 128 x 256 x 64 tiles: 384
 // threads (a producer and two consumer warpgroups), 4 stages of 48 KiB, two
@@ -59,6 +59,46 @@ func.func @mm(%o: !m {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i64}, %b
   %y = arith.addf %acc, %bb : tensor<128x256xf32>
   %r = arith.maximumf %y, %zeros : tensor<128x256xf32>
   %t = arith.truncf %r : tensor<128x256xf32> to tensor<128x256xbf16>
+  %p0 = tile.program_id 0
+  %p1 = tile.program_id 1
+  tile.store %t, %o[%p0, %p1] : tensor<128x256xbf16>, !m
+  return
+}
+
+// -----
+
+// B as the transposed view of an N x K row-major weight (unit outer stride):
+// K-major, as A. Its tensor map has 64 x 256 boxes of the N x K storage (one
+// per 64 k), the producer issues one A box and one B box per k-tile, and the
+// wgmma reads B without tnsp-b (the last immediate 0).
+// CHECK-LABEL: func.func @mm_kmajor
+// CHECK-SAME: tile.tensor_maps = [array<i64: 1, 64, 128, 128>, array<i64: 2, 64, 256, 128>]
+// CHECK: setmaxnreg.dec.sync.aligned.u32 40;
+// CHECK-COUNT-2: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// CHECK-NOT: cp.async.bulk.tensor
+// CHECK: setmaxnreg.inc.sync.aligned.u32 232;
+// CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {{.*}} p, 1, 1, 0, 0;
+!m = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!t = memref<?x?xbf16, strided<[1, ?], offset: ?>>
+func.func @mm_kmajor(%o: !m {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i64}, %b: !t {tile.align = 16 : i64}) attributes {tile.kernel} {
+  %zeros = arith.constant dense<0.000000e+00> : tensor<128x256xf32>
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %kdim = memref.dim %a, %c1 : !m
+  %c63 = arith.constant 63 : index
+  %c64 = arith.constant 64 : index
+  %s = arith.addi %kdim, %c63 : index
+  %n = arith.divui %s, %c64 : index
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%c = %zeros) -> (tensor<128x256xf32>) {
+    %ki = arith.index_cast %k : index to i32
+    %pid0 = tile.program_id 0
+    %ta = tile.load %a[%pid0, %ki] : !m -> tensor<128x64xbf16>
+    %pid1 = tile.program_id 1
+    %tb = tile.load %b[%ki, %pid1] : !t -> tensor<64x256xbf16>
+    %d = tile.mma %ta, %tb, %c : tensor<128x64xbf16>, tensor<64x256xbf16>, tensor<128x256xf32> -> tensor<128x256xf32>
+    scf.yield %d : tensor<128x256xf32>
+  }
+  %t = arith.truncf %acc : tensor<128x256xf32> to tensor<128x256xbf16>
   %p0 = tile.program_id 0
   %p1 = tile.program_id 1
   tile.store %t, %o[%p0, %p1] : tensor<128x256xbf16>, !m

@@ -15,6 +15,12 @@
 // an invariant load is instead sunk, with the pure ops computed from it
 // alone (casts, reshapes), to just before the first op that needs them.
 //
+// A `tile.program_id` is the same everywhere in a program, so one inside a
+// loop body moves to the start of the function first: an index computed from
+// it in the body (the front end emits the id where the user wrote it, often
+// after a broadcast) then no longer holds a streaming load back. Ids already
+// in the function's own block stay where they are.
+//
 // Each such load moves up within its own block to just after the last op of
 // that block defining one of its operands (or to the block's start), but never
 // above a load hoisted before it in the same block, so hoisted loads keep their
@@ -103,6 +109,15 @@ void sinkInvariantLoads(Block *block,
 }
 
 void hoistLoads(func::FuncOp fn) {
+  SmallVector<tt::ProgramIdOp> ids;
+  Block &entry = fn.front();
+  fn.walk([&](tt::ProgramIdOp id) {
+    if (id->getBlock() != &entry)
+      ids.push_back(id);
+  });
+  for (tt::ProgramIdOp id : llvm::reverse(ids))
+    id->moveBefore(&entry, entry.begin());
+
   llvm::DenseSet<Value> written;
   fn.walk([&](tt::StoreOp store) { written.insert(store.getDest()); });
 

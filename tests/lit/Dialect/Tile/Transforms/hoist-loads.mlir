@@ -75,3 +75,44 @@ func.func @order(%o: !f1, %a: !f1, %b: !f1) attributes {tile.kernel} {
   tile.store %t, %o[%p] : tensor<256xf32>, !f1
   return
 }
+
+// -----
+
+// A matrix-vector loop as the front end emits it: the program id that indexes
+// the matrix load is written after the vector's broadcast. The id moves to the
+// function's start, so the matrix load moves up to the top of the loop body,
+// above the broadcast (which exchanges the vector through shared memory on
+// gpu).
+// CHECK-LABEL: func.func @matvec_loop
+// CHECK-NEXT: %[[P:.*]] = tile.program_id 0
+// CHECK: scf.for %[[K:.*]] = {{.*}} iter_args
+// CHECK-NEXT: %[[KI:.*]] = arith.index_cast %[[K]]
+// CHECK-NEXT: tile.load %arg2[%[[KI]]]
+// CHECK-NEXT: tile.load %arg1[%[[P]], %[[KI]]]
+// CHECK-NEXT: tile.reshape
+// CHECK-NEXT: tile.broadcast
+!w = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!v = memref<?xf32, strided<[1], offset: ?>>
+func.func @matvec_loop(%o: !v, %w: !w, %v: !v) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant dense<0.0> : tensor<16x512xf32>
+  %acc = scf.for %k = %c0 to %c4 step %c1 iter_args(%a = %zero) -> (tensor<16x512xf32>) {
+    %ki = arith.index_cast %k : index to i32
+    %vl = tile.load %v[%ki] : !v -> tensor<512xf32>
+    %vr = tile.reshape %vl : tensor<512xf32> -> tensor<1x512xf32>
+    %vb = tile.broadcast %vr : tensor<1x512xf32> -> tensor<16x512xf32>
+    %p = tile.program_id 0
+    %wl = tile.load %w[%p, %ki] : !w -> tensor<16x512xbf16>
+    %wf = arith.extf %wl : tensor<16x512xbf16> to tensor<16x512xf32>
+    %m = arith.mulf %wf, %vb : tensor<16x512xf32>
+    %s = arith.addf %a, %m : tensor<16x512xf32>
+    scf.yield %s : tensor<16x512xf32>
+  }
+  %r = tile.reduce %acc {kind = sum, axis = 1} : tensor<16x512xf32> -> tensor<16x1xf32>
+  %y = tile.reshape %r : tensor<16x1xf32> -> tensor<16xf32>
+  %p0 = tile.program_id 0
+  tile.store %y, %o[%p0] : tensor<16xf32>, !v
+  return
+}

@@ -17,13 +17,20 @@ def TileHoistLoads : Pass<"tile-hoist-loads", "::mlir::ModuleOp"> {
   let description = [{
     Guarantees: the kernel computes the same values; only the position of
     `tile.load` ops from read-only kernel arguments (and, for an invariant
-    load, of the pure ops computed from it alone) changes, within their block.
+    load, of the pure ops computed from it alone) changes, within their block,
+    and `tile.program_id` ops in nested regions move to the start of the
+    function.
 
     In every `func.func` carrying `tile.kernel`, moves each `tile.load` whose
     source is a read-only memref argument (an entry block argument that no
     `tile.store` of the function writes). Outputs never alias inputs (the
     launcher guarantees it), so such a load reads the same values wherever it
     runs.
+
+    Every `tile.program_id` in a nested region (the same value everywhere in
+    a program) first moves to the start of the function, so that an index computed from it
+    inside a loop body does not hold a streaming load below a broadcast or a
+    reduction.
 
     A *streaming* load, whose indices depend on a `tile.program_id` or on a
     block argument other than the kernel's (a loop variable), moves up within

@@ -1,0 +1,166 @@
+// matvec.cpp: batch-1 matrix-vector products (issue 22 item 4, issue 23's decode) against the copy
+// bandwidth measured in the same run.
+//
+// y = W v with W a bf16 [N, K] row-major matrix (a Hugging Face linear weight, [out, in]) and v an
+// f32 vector, f32 accumulation: the Qwen3 engine's own kernels (apps/qwen3/kernels/matvec.h) at
+// the shapes of Qwen3-4B's projections, which are also issue 22's batch-1 shapes (1x9728x2560,
+// 1x2560x9728, 1x151936x2560). Each product reads its weight once, so its ceiling is the copy
+// bandwidth: bytes are the weight's (the vectors are a few KB), and "ratio" is the product's
+// bandwidth over that of a large copy (bytes read + written) timed in the same run. Several tile
+// shapes (rows per program x columns per step) run for each shape, and the fused forms the
+// engine launches (RMSNorm prologue, residual epilogue, gate+up with SwiGLU) at the engine's tile.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "common.h"
+#include "kernels/matvec.h"
+
+using namespace tessera;
+namespace k = qwen3::kernels;
+
+namespace {
+
+struct Case {
+  const char* name;
+  std::int64_t n, k;
+};
+
+// Qwen3-4B: hidden 2560, 32 query and 8 KV heads of 128, intermediate 9728, vocabulary 151936.
+constexpr Case kShapes[] = {
+    {"qkv", 6144, 2560}, {"o_proj", 2560, 4096}, {"gate", 9728, 2560}, {"down", 2560, 9728}, {"lm_head", 151936, 2560}};
+
+double copy_bandwidth() {
+  constexpr std::int64_t rows = 65536, cols = 8192;  // 1 GiB of bf16
+  Tensor<bfloat16, 2> a({rows, cols}), o({rows, cols});
+  bench::fill_device(a, 1);
+  auto copy = kernel("bench_matvec_copy", [](auto o, auto a) { return o.store(a.load_like(o)); });
+  const double ms = bench::median_ms([&] { return bench::timed(copy, o.partition<1, 8192>(), a); });
+  const double bytes = 2.0 * rows * cols * 2;
+  bench::report("matvec", "copy 1 GiB", "bf16", bytes, ms, 0);
+  return bytes / (ms * 1e-3);
+}
+
+// max |y - W v| / max(1, |W v|) over sampled rows, in double on the host.
+double check(const Tensor<float, 1>& y, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v, std::int64_t n,
+             std::int64_t kk) {
+  const float* py = y.data();
+  const bfloat16* pw = w.data();
+  const float* pv = v.data();
+  double worst = 0;
+  for (std::int64_t r = 0; r < n; r += 61) {
+    double s = 0;
+    for (std::int64_t c = 0; c < kk; ++c) s += double(float(pw[r * kk + c])) * pv[c];
+    worst = std::max(worst, std::abs(py[r] - s) / std::max(1.0, std::abs(s)));
+  }
+  return worst;
+}
+
+template <int R, int BK>
+void plain(const Case& s, Tensor<float, 1>& y, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v, double copy_bw) {
+  auto kern = k::matvec<R, BK>();
+  kern.launch(y.partition<R>(), w, v);
+  const double err = check(y, w, v, s.n, s.k);
+  const double ms = bench::median_ms([&] { return bench::timed(kern, y.partition<R>(), w, v); });
+  const double bytes = double(s.n) * s.k * 2;
+  const std::string name = fmt::format("{} {}x{} tile {}x{}", s.name, s.n, s.k, R, BK);
+  bench::report("matvec", name, "bf16", bytes, ms, err);
+  std::printf("{\"bench\": \"matvec\", \"case\": \"%s\", \"ratio_to_copy\": %.3f}\n", name.c_str(),
+              bytes / (ms * 1e-3) / copy_bw);
+}
+
+// Split K (a candidate for short, wide products): program (s, n) sums its rows over the s-th of
+// S ranges of column steps into partial[s, n], and a second kernel adds the S partials.
+template <int R, int BK>
+auto matvec_partial() {
+  return kernel(qwen3::kernels::tiled_name("bench_matvec_partial", R, BK), [](auto out, auto w, auto v, auto steps) {
+    auto first = program_id<0>() * steps;
+    auto acc = for_range(
+        steps,
+        [=](auto j, auto acc) {
+          auto kk = first + j;
+          return acc + cast<DType::f32>(load<R, BK>(w, program_id<1>(), kk)) * reshape<1, BK>(load<BK>(v, kk));
+        },
+        full<DType::f32, R, BK>(c<0.0>));
+    return out.store(reshape<1, R>(sum<1>(acc)));
+  });
+}
+
+template <int S, int B>
+auto sum_partials() {
+  return kernel(qwen3::kernels::tiled_name("bench_matvec_sum_partials", S, B),
+                [](auto y, auto partial) { return y.store(reshape<B>(sum<0>(load<S, B>(partial, c<0>, program_id<0>())))); });
+}
+
+template <int R, int BK, int S>
+void split(const Case& s, Tensor<float, 1>& y, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v, double copy_bw) {
+  auto part = matvec_partial<R, BK>();
+  auto reduce = sum_partials<S, 256>();
+  Tensor<float, 2> partial({S, s.n});
+  const std::int32_t steps = std::int32_t(((s.k + BK - 1) / BK + S - 1) / S);
+  part.launch(partial.partition<1, R>(), w, v, steps);
+  reduce.launch(y.partition<256>(), partial);
+  const double err = check(y, w, v, s.n, s.k);
+  const double ms_part = bench::median_ms([&] { return bench::timed(part, partial.partition<1, R>(), w, v, steps); });
+  const double ms_sum = bench::median_ms([&] { return bench::timed(reduce, y.partition<256>(), partial); });
+  const double bytes = double(s.n) * s.k * 2;
+  const std::string name = fmt::format("{} {}x{} tile {}x{} split {}", s.name, s.n, s.k, R, BK, S);
+  bench::report("matvec", name, "bf16", bytes, ms_part + ms_sum, err);
+  std::printf("{\"bench\": \"matvec\", \"case\": \"%s\", \"ratio_to_copy\": %.3f, \"partial_ms\": %.4f}\n",
+              name.c_str(), bytes / ((ms_part + ms_sum) * 1e-3) / copy_bw, ms_part);
+}
+
+// The engine's fused forms at its tile (16 x 512): bytes are the weights read.
+void fused(const Case& s, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v, double copy_bw) {
+  constexpr int R = k::kMatvecRows, BK = k::kMatvecCols;
+  Tensor<float, 1> y({s.n});
+  Tensor<bfloat16, 1> g({s.k});
+  bench::fill_device(g, 4);
+  double ms = 0, bytes = double(s.n) * s.k * 2;
+  std::string form;
+  if (s.n == 2560) {
+    form = "matvec_residual";
+    auto kern = k::matvec_residual<R, BK>();
+    ms = bench::median_ms([&] { return bench::timed(kern, y.partition<R>(), w, v); });
+  } else if (s.n == 9728) {
+    form = "rmsnorm_swiglu";
+    auto kern = k::rmsnorm_swiglu<R, BK>();
+    ms = bench::median_ms([&] { return bench::timed(kern, y.partition<R>(), w, w, v, g, 1e-6f); });
+    bytes *= 2;
+  } else {
+    form = "rmsnorm_matvec";
+    auto kern = k::rmsnorm_matvec<R, BK>();
+    ms = bench::median_ms([&] { return bench::timed(kern, y.partition<R>(), w, v, g, 1e-6f); });
+  }
+  const std::string name = fmt::format("{} {}x{} {} {}x{}", s.name, s.n, s.k, form, R, BK);
+  bench::report("matvec", name, "bf16", bytes, ms, 0);
+  std::printf("{\"bench\": \"matvec\", \"case\": \"%s\", \"ratio_to_copy\": %.3f}\n", name.c_str(),
+              bytes / (ms * 1e-3) / copy_bw);
+}
+
+}  // namespace
+
+int main() {
+  if (!bench::have_gpu()) return 0;
+  const double copy_bw = copy_bandwidth();
+  for (const Case& s : kShapes) {
+    Tensor<bfloat16, 2> w({s.n, s.k});
+    Tensor<float, 1> v({s.k}), y({s.n});
+    bench::fill_device(w, 2);
+    bench::fill_device(v, 3);
+    plain<16, 512>(s, y, w, v, copy_bw);
+    plain<8, 512>(s, y, w, v, copy_bw);
+    plain<8, 1024>(s, y, w, v, copy_bw);
+    plain<4, 1024>(s, y, w, v, copy_bw);
+    plain<4, 2048>(s, y, w, v, copy_bw);
+    plain<2, 2048>(s, y, w, v, copy_bw);
+    plain<2, 4096>(s, y, w, v, copy_bw);
+    plain<1, 4096>(s, y, w, v, copy_bw);
+    plain<32, 256>(s, y, w, v, copy_bw);
+    split<16, 512, 4>(s, y, w, v, copy_bw);
+    split<8, 512, 4>(s, y, w, v, copy_bw);
+    split<16, 512, 8>(s, y, w, v, copy_bw);
+    fused(s, w, v, copy_bw);
+  }
+  return 0;
+}
