@@ -4,7 +4,8 @@
 // 4096 x 9728 x 2560, 4096 x 2560 x 9728 and 128 x 151936 x 2560; the batch-1 shapes
 // 1 x 9728 x 2560, 1 x 2560 x 9728 and 1 x 151936 x 2560; and a product with a fused bias + GELU
 // (tanh) + bf16 cast epilogue at 4096^3. A is M x K and B is K x N, both row-major, the output
-// in the inputs' dtype.
+// in the inputs' dtype; bf16 products with M > 1 also run with B as the transposed view of an
+// N x K row-major matrix ("<case>_kmajor", K-major B on tensor cores).
 //
 // Each shape runs with two tile shapes chosen here (128 x 256 x 64 and 128 x 128 x 64, which take
 // the tensor-core lowering on sm_90; 1 x 64 x 64
@@ -150,9 +151,9 @@ void print_error(std::string what) {
 
 // One tile shape on one problem: a cold first launch (checked), then the timing. A tessera::Error
 // (a tile that needs more shared memory than the GPU has, say) is printed and the next case runs.
-template <int BM, int BN, int BK, class T, class K, class... Extra>
+template <int BM, int BN, int BK, class T, class K, class B, class... Extra>
 void time_tile(const K& k, const std::string& base, const char* dtype, const Problem& s, const Tensor<T, 2>& a,
-               const Tensor<T, 2>& b, Tensor<T, 2>& out, const Samples& ref, const Extra&... extra) try {
+               const B& b, Tensor<T, 2>& out, const Samples& ref, const Extra&... extra) try {
   const std::string tile = matmul_kernels::tile_name(BM, BN, BK);
   auto launch = [&] { return bench::timed(k, out.template partition<BM, BN>(), a, b, extra...); };
   cold_caches();
@@ -166,7 +167,9 @@ void time_tile(const K& k, const std::string& base, const char* dtype, const Pro
   const int warmup = first_kernel_ms > 100 ? 1 : 3;
   const double ms = bench::median_ms(launch, warmup, iters);
   const double bytes = double(sizeof(T)) * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
-  report(base + "_t" + tile, base, dtype, s, tile, bytes, ms, first_ms, iters, err);
+  // A K-major case ("<case>_kmajor") is compared with the same product's baselines.
+  const std::string baseline = base.ends_with("_kmajor") ? base.substr(0, base.size() - 7) : base;
+  report(base + "_t" + tile, baseline, dtype, s, tile, bytes, ms, first_ms, iters, err);
 } catch (const Error& e) {
   print_error(base + "_t" + matmul_kernels::tile_name(BM, BN, BK) + ": " + e.what());
 }
@@ -183,6 +186,18 @@ void plain_case(const Problem& s, const char* dtype) {
   } else {
     time_tile<128, 256, 64>(matmul_kernels::matmul<128, 256, 64>(), s.name(), dtype, s, a, b, out, ref);
     time_tile<128, 128, 64>(matmul_kernels::matmul<128, 128, 64>(), s.name(), dtype, s, a, b, out, ref);
+    if (std::string_view(dtype) != "bf16") return;
+    // B as the transposed view of an N x K row-major weight (a linear layer's, as the Qwen3
+    // prefill passes it): the same values, read K-major.
+    Tensor<T, 2> w({s.n, s.k});
+    {
+      const T* pb = b.data();
+      T* pw = w.data();
+      for (int64_t kk = 0; kk < s.k; ++kk)
+        for (int64_t j = 0; j < s.n; ++j) pw[j * s.k + kk] = pb[kk * s.n + j];
+    }
+    time_tile<128, 256, 64>(matmul_kernels::matmul<128, 256, 64>(), s.name() + "_kmajor", dtype, s, a, w.transposed(),
+                            out, ref);
   }
 }
 
