@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -178,6 +179,44 @@ TEST_CASE("openai protocol: each bad field is a 400 naming it", "[serve][protoco
   }
   // The sampling fields are checked the same way for completions.
   CHECK(rejection(parse_completion, R"({"prompt": "x", "top_p": 2})").param == "top_p");
+}
+
+TEST_CASE("openai protocol: damaged bodies are RequestErrors, never anything else", "[serve][protocol]") {
+  const std::string good = R"({"messages": [{"role": "system", "content": "s"}, {"role": "user", "content":
+      [{"type": "text", "text": "u"}]}], "max_tokens": 5, "temperature": 0.7, "top_p": 0.9, "top_k": 20,
+      "seed": 3, "stop": ["x", "y"], "stream": true, "stream_options": {"include_usage": true}})";
+  const std::string alphabet = "{}[]\":,0-1.e\\ ntrufalsxy\x80\xC3";
+  std::mt19937 rng(7);
+  int accepted = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string body = good;
+    for (int edits = 1 + round % 3; edits > 0; --edits) {
+      const std::size_t at = rng() % body.size();
+      switch (rng() % 3) {
+        case 0:
+          body.erase(at, 1);
+          break;
+        case 1:
+          body[at] = alphabet[rng() % alphabet.size()];
+          break;
+        default:
+          body.insert(at, 1, alphabet[rng() % alphabet.size()]);
+      }
+    }
+    INFO(body);
+    try {
+      openai::parse_chat_completion_request(body);
+      ++accepted;
+    } catch (const RequestError& e) {
+      CHECK(e.error().status == 400);
+      CHECK_FALSE(e.error().message.empty());
+    }
+  }
+  CHECK(accepted > 0);
+  // Deep nesting stays a plain parse error or a type error.
+  CHECK(rejection(parse_chat, std::string(200000, '[')).status == 400);
+  CHECK(rejection(parse_chat, "{\"messages\": " + std::string(100000, '[') + std::string(100000, ']') + "}").param ==
+        "messages[0]");
 }
 
 TEST_CASE("openai protocol: response and chunk shapes", "[serve][protocol]") {
