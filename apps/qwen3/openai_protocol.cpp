@@ -110,10 +110,13 @@ std::vector<std::string> stop_field(const json& o) {
 }
 
 GenerationRequest generation_fields(const json& o) {
-  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  // A budget past any context limit (at most 2^30 positions) is as good as any larger one; the
+  // bound keeps sums with the prompt's length from overflowing.
+  constexpr std::int64_t kMaxTokens = std::numeric_limits<std::int32_t>::max();
   GenerationRequest g;
-  g.max_tokens = integer_field(o, "max_tokens", 1, kMax, "an integer >= 1");
-  if (auto n = integer_field(o, "max_completion_tokens", 1, kMax, "an integer >= 1")) g.max_tokens = n;
+  g.max_tokens = integer_field(o, "max_tokens", 1, kMaxTokens, "an integer from 1 to 2147483647");
+  if (auto n = integer_field(o, "max_completion_tokens", 1, kMaxTokens, "an integer from 1 to 2147483647"))
+    g.max_tokens = n;
   g.temperature = number_field(
       o, "temperature", [](double x) { return x >= 0; }, "a number >= 0");
   g.top_p = number_field(

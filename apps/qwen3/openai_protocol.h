@@ -11,7 +11,7 @@
 //                             assistant; reasoning_content: string, assistant only}; "developer"
 //                             is read as "system"
 //   prompt (completions)      string, or an array holding one string
-//   max_tokens, max_completion_tokens   integer >= 1 (the latter wins when both are given)
+//   max_tokens, max_completion_tokens   integer in [1, 2^31 - 1] (the latter wins when both are given)
 //   temperature               number >= 0 (0: greedy)
 //   top_p                     number in (0, 1]
 //   top_k (extension)         integer in [-1, 64]; 0 and -1: all 64 candidates (sampler.h)

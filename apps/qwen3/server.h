@@ -10,15 +10,16 @@
 // generation that does not fit the context (code "context_length_exceeded", the message of the
 // engine's ContextLimitError), 413 for a body over ServerOptions::max_body_bytes, 500 for a
 // failure of the engine. Errors found before generating are answered as such also for a stream;
-// an error during a stream ends it with an event {"error": ...}.
+// an error during a stream ends it with an event {"error": ...}, then [DONE].
 //
 // One generation at a time: a mutex around the model, so that concurrent requests wait their turn
 // (httplib serves each connection on a thread of its pool). Every generation starts at position 0
 // and overwrites the KV cache. A request's unset fields take the defaults of ServerOptions; without
 // max_tokens a generation may run to the context limit. A streamed answer is sent as server-sent
-// events while tokens are generated (text_stream.h decides what can be sent); a client that goes
-// away ends its generation at the next token. Stop strings end the text before them, finish_reason
-// "stop"; completion_tokens counts every token generated, a stop token included.
+// events while tokens are generated (text_stream.h decides what can be sent); a client that leaves
+// a stream ends its generation at the next token (a non-streamed answer is computed to its end).
+// Stop strings end the text before them, finish_reason "stop"; completion_tokens counts every
+// token generated, a stop token included.
 //
 // bind() ignores SIGPIPE for the whole process: a write to a client that has gone then fails
 // instead of ending the process.
