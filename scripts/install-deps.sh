@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # install-deps.sh: installs what tessera needs to build on Debian 12 (run as root, or with sudo):
 # LLVM/MLIR 22, fmt, Catch2 v2, ninja, ccache, python3 (lit) and clang-tidy (the use-after-move
-# check of the tests), and nlohmann-json, PCRE2 and utf8proc for apps/qwen3. The CUDA 13.0
-# toolkit (nvJitLink) is expected in /usr/local/cuda. Does nothing for packages that are already
-# installed.
+# check of the tests), and nlohmann-json, PCRE2, utf8proc and cpp-httplib (with pkg-config) for
+# apps/qwen3. The CUDA 13.0 toolkit (nvJitLink) is expected in /usr/local/cuda. Does nothing for
+# packages that are already installed.
 set -euo pipefail
 pkgs=(libmlir-22-dev llvm-22-dev llvm-22-tools llvm-22 mlir-22-tools libfmt-dev catch2 ninja-build ccache cmake g++ libzstd-dev
-      python3 clang-tidy libpcre2-dev nlohmann-json3-dev libutf8proc-dev)
+      python3 clang-tidy libpcre2-dev nlohmann-json3-dev libutf8proc-dev libcpp-httplib-dev pkg-config)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -61,6 +61,10 @@ GenerationResult generate(Model& model, Sampler& sampler, std::span<const std::i
       result.stop = GenerationResult::Stop::kStopToken;
       break;
     }
+    if (options.stop_requested && options.stop_requested()) {
+      result.stop = GenerationResult::Stop::kRequested;
+      break;
+    }
     if (static_cast<std::int64_t>(result.tokens.size()) == options.max_new_tokens) break;
     token = sampler.sample(model.decode_step(token, position));
   }

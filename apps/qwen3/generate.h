@@ -6,6 +6,9 @@
 // chosen (for streaming). A stop token ends the generation and is the last token returned. The
 // prompt and the budget must fit the model's context limit -- prompt tokens + max_new_tokens <=
 // context_limit() -- or a ContextLimitError says so, naming the three numbers, before any work.
+// After each token (and its on_token), options.stop_requested, when set, is asked whether to end
+// here: a caller that watches the text (stop strings) or the client (gone) ends the generation
+// without another step; the result then says Stop::kRequested.
 // Timings: prefill is the prompt's steps plus the first token's sampling (time to first token);
 // decode is everything after it.
 #pragma once
@@ -24,10 +27,11 @@ namespace qwen3 {
 struct GenerateOptions {
   std::int64_t max_new_tokens = 128;
   std::vector<std::int32_t> stop_tokens;
+  std::function<bool()> stop_requested;  // asked after each token: true ends the generation
 };
 
 struct GenerationResult {
-  enum class Stop { kStopToken, kMaxTokens };
+  enum class Stop { kStopToken, kMaxTokens, kRequested };
   std::vector<std::int32_t> tokens;  // the new tokens, a stop token included
   Stop stop = Stop::kMaxTokens;
   std::int64_t prompt_tokens = 0;

@@ -1,4 +1,5 @@
-// tessera_qwen3.cpp: tessera-qwen3, text generation with a Qwen3 model on tessera.
+// tessera_qwen3.cpp: tessera-qwen3, text generation with a Qwen3 model on tessera; `tessera-qwen3 serve` runs
+// it as an OpenAI-style HTTP server instead (the serve section below).
 //
 //   tessera-qwen3 --model DIR --prompt TEXT [--max-new-tokens N] [--temperature T] [--top-k K]
 //                 [--top-p P] [--seed S] [--chat] [--no-think] [--synthetic SHAPE]
@@ -32,6 +33,7 @@
 #include "model_presets.h"
 #include "model_weights.h"
 #include "sampler.h"
+#include "server.h"
 #include "tokenizer.h"
 #include "weight_source.h"
 
@@ -191,9 +193,163 @@ int run(const Options& o) {
   return 0;
 }
 
+// ---- tessera-qwen3 serve: the OpenAI-style HTTP server (server.h) ----
+//
+//   tessera-qwen3 serve --model DIR [--port P] [--host H] [--synthetic SHAPE] [--weights-seed S]
+//                       [--layers N] [--context N] [--target T] [--temperature T] [--top-k K]
+//                       [--top-p P] [--seed S] [--max-new-tokens N] [--no-think] [--model-id NAME]
+// The model options are the generator's. --context is the KV cache's positions, shared by the
+// prompt and the answer of each request (default 4096, clamped to max_position_embeddings).
+// The sampling options, --max-new-tokens and --no-think are the defaults of requests that do not
+// set them (without --seed a request without a seed gets a random one; without --max-new-tokens
+// a generation may run to the context limit). --host defaults to 127.0.0.1 (give 0.0.0.0 to
+// answer other machines), --port to 8080; --model-id names the model in responses (default: the
+// folder's name, or qwen3-SHAPE-synthetic).
+
+struct ServeOptions {
+  std::string model_dir, synthetic, host = "127.0.0.1", model_id;
+  std::int64_t port = 8080, layers = 0, context = 4096;
+  std::uint64_t weights_seed = 0;
+  std::optional<tessera::Target> target;
+  qwen3::ServerOptions server;
+};
+
+int serve_usage(const std::string& problem) {
+  std::cerr << "tessera-qwen3 serve: " << problem << "\n"
+            << "usage: tessera-qwen3 serve --model DIR [--port P] [--host H] [--synthetic SHAPE] [--weights-seed S]\n"
+               "                           [--layers N] [--context N] [--target cpu|sm_90|...] [--temperature T]\n"
+               "                           [--top-k K] [--top-p P] [--seed S] [--max-new-tokens N] [--no-think]\n"
+               "                           [--model-id NAME]\n";
+  return 2;
+}
+
+// Parses serve's options (argv[0] is "serve") into `o`; returns an error message, or empty.
+std::string parse_serve(int argc, char** argv, ServeOptions& o) {
+  auto integer = [](const std::string& v, std::int64_t& out) {
+    char* end = nullptr;
+    out = std::strtoll(v.c_str(), &end, 10);
+    return !v.empty() && *end == 0;
+  };
+  auto number = [](const std::string& v, double& out) {
+    char* end = nullptr;
+    out = std::strtod(v.c_str(), &end);
+    return !v.empty() && *end == 0;
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--no-think") {
+      o.server.enable_thinking = false;
+      continue;
+    }
+    if (i + 1 >= argc) return arg + " needs a value";
+    const std::string v = argv[++i];
+    std::int64_t n = 0;
+    double x = 0;
+    if (arg == "--model")
+      o.model_dir = v;
+    else if (arg == "--synthetic")
+      o.synthetic = v;
+    else if (arg == "--host" && !v.empty())
+      o.host = v;
+    else if (arg == "--model-id" && !v.empty())
+      o.model_id = v;
+    else if (arg == "--port" && integer(v, n) && n >= 0 && n <= 65535)
+      o.port = n;
+    else if (arg == "--max-new-tokens" && integer(v, n) && n >= 1)
+      o.server.max_tokens = n;
+    else if (arg == "--temperature" && number(v, x))
+      o.server.sampling.temperature = x;
+    else if (arg == "--top-k" && integer(v, n))
+      o.server.sampling.top_k = n;
+    else if (arg == "--top-p" && number(v, x))
+      o.server.sampling.top_p = x;
+    else if (arg == "--seed" && integer(v, n) && n >= 0)
+      o.server.seed = static_cast<std::uint64_t>(n);
+    else if (arg == "--weights-seed" && integer(v, n) && n >= 0)
+      o.weights_seed = static_cast<std::uint64_t>(n);
+    else if (arg == "--layers" && integer(v, n) && n >= 1)
+      o.layers = n;
+    else if (arg == "--context" && integer(v, n) && n >= 1)
+      o.context = n;
+    else if (arg == "--target") {
+      o.target = parse_target(v);
+      if (!o.target) return "unknown target '" + v + "' (cpu, sm_80, sm_86, sm_89, sm_90, sm_100a, sm_120)";
+    } else
+      return "bad option or value: " + arg + " " + v;
+  }
+  if (o.model_dir.empty() && o.synthetic.empty()) return "--model DIR (or --synthetic SHAPE) is required";
+  return "";
+}
+
+int serve(ServeOptions o) {
+  const fs::path dir = o.model_dir.empty() ? fs::path(QWEN3_TOKENIZER_DIR) : fs::path(o.model_dir);
+  const fs::path tokenizer_file = dir / "tokenizer.json";
+  if (!fs::exists(tokenizer_file))
+    throw qwen3::Error(fmt::format("{}: no tokenizer.json (give --model DIR holding one)", dir.string()));
+  const qwen3::Tokenizer tokenizer = qwen3::Tokenizer::from_file(tokenizer_file);
+
+  qwen3::ModelConfig config;
+  std::optional<qwen3::ModelWeights> files;
+  std::optional<qwen3::WeightSource> source;
+  if (!o.synthetic.empty()) {
+    config = qwen3::qwen3_preset(o.synthetic);
+    if (o.layers > 0) config.num_hidden_layers = o.layers;
+    source = qwen3::WeightSource::synthetic(o.weights_seed);
+  } else {
+    config = qwen3::load_model_config(dir);
+    files.emplace(qwen3::ModelWeights::open(dir));
+    source = qwen3::WeightSource::checkpoint(*files, config);
+  }
+  qwen3::check_sampling_params(o.server.sampling);
+  if (o.model_id.empty())
+    o.model_id = o.synthetic.empty() ? fs::absolute(dir).lexically_normal().filename().string()
+                                     : "qwen3-" + o.synthetic + "-synthetic";
+  if (o.model_id.empty()) o.model_id = "qwen3";
+  o.server.model_id = o.model_id;
+  o.server.log = &std::cerr;
+
+  qwen3::EngineOptions engine;
+  engine.target = o.target;
+  engine.context_limit = std::min(o.context, config.max_position_embeddings);
+  if (engine.context_limit < o.context)
+    std::cerr << fmt::format("tessera-qwen3 serve: --context {} clamped to the model's {} positions\n", o.context,
+                             engine.context_limit);
+  const auto start = std::chrono::steady_clock::now();
+  qwen3::Model model(config, *source, engine);
+  const auto loaded = std::chrono::steady_clock::now();
+  // Compile every kernel before the first request: the step, and greedy and random sampling.
+  const tessera::Tensor<float, 1>& logits = model.warm_up();
+  qwen3::Sampler(config.vocab_size, qwen3::SamplingParams{}, model.target()).warm_up(logits);
+  qwen3::Sampler(config.vocab_size, qwen3::SamplingParams{1.0, 0, 1.0, 0}, model.target()).warm_up(logits);
+  const auto warm = std::chrono::steady_clock::now();
+
+  qwen3::Server server(model, tokenizer, o.server);
+  const int port = server.bind(o.host, static_cast<int>(o.port));
+  std::cerr << fmt::format(
+      "tessera-qwen3 serve: {} on {}, {} layers, context {}; weights loaded in {:.2f} s, kernels compiled in "
+      "{:.2f} s; listening on http://{}:{}/v1\n",
+      o.model_id, tessera::to_string(model.target()), config.num_hidden_layers, model.context_limit(),
+      std::chrono::duration<double>(loaded - start).count(), std::chrono::duration<double>(warm - loaded).count(),
+      o.host, port);
+  server.run();
+  return 0;
+}
+
+int serve_main(int argc, char** argv) {
+  ServeOptions options;
+  if (std::string problem = parse_serve(argc, argv, options); !problem.empty()) return serve_usage(problem);
+  try {
+    return serve(std::move(options));
+  } catch (const std::exception& e) {
+    std::cerr << "tessera-qwen3 serve: " << e.what() << '\n';
+  }
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "serve") return serve_main(argc - 1, argv + 1);
   Options options;
   if (std::string problem = parse(argc, argv, options); !problem.empty()) return usage(problem);
   try {
