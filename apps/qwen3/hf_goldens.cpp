@@ -28,8 +28,8 @@ std::vector<std::int32_t> token_list(const json& j, const char* key, std::int64_
   std::vector<std::int32_t> ids;
   for (const json& v : j[key]) {
     if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= vocab)
-      throw ModelError(Kind::kMalformed, fmt::format("{}: \"{}\" holds {}, not a token id in [0, {})", source, key,
-                                                     v.dump(), vocab));
+      throw ModelError(Kind::kMalformed,
+                       fmt::format("{}: \"{}\" holds {}, not a token id in [0, {})", source, key, v.dump(), vocab));
     ids.push_back(v.get<std::int32_t>());
   }
   return ids;
@@ -40,8 +40,8 @@ std::vector<float> f32_matrix(const SafetensorsFile& file, const char* name, con
   const TensorInfo* t = file.find(name);
   if (!t) throw ModelError(Kind::kMissingTensor, fmt::format("{}: no tensor \"{}\"", file.path().string(), name));
   if (t->dtype != DType::kF32)
-    throw ModelError(Kind::kWrongDtype, fmt::format("{}: tensor \"{}\" is {}, expected F32", file.path().string(),
-                                                    name, dtype_name(t->dtype)));
+    throw ModelError(Kind::kWrongDtype, fmt::format("{}: tensor \"{}\" is {}, expected F32", file.path().string(), name,
+                                                    dtype_name(t->dtype)));
   if (t->shape != shape)
     throw ModelError(Kind::kWrongShape,
                      fmt::format("{}: tensor \"{}\" has shape {}, expected [{}, {}] (teacher tokens, vocab_size)",
@@ -120,8 +120,7 @@ HfGoldens load_hf_goldens(const std::filesystem::path& file) {
     g.teacher_tokens = token_list(j, "teacher_tokens", g.vocab_size, source);
     g.prompt = token_list(j, "prompt", g.vocab_size, source);
     g.greedy_tokens = token_list(j, "greedy_tokens", g.vocab_size, source);
-    if (!j.contains("greedy_gaps") || !j["greedy_gaps"].is_array() ||
-        j["greedy_gaps"].size() != g.greedy_tokens.size())
+    if (!j.contains("greedy_gaps") || !j["greedy_gaps"].is_array() || j["greedy_gaps"].size() != g.greedy_tokens.size())
       throw ModelError(Kind::kMalformed, fmt::format("{}: \"greedy_gaps\" must be a list of {} numbers (one per "
                                                      "greedy token)",
                                                      source, g.greedy_tokens.size()));

@@ -76,10 +76,10 @@ struct HfComparison {
 
   bool argmax_checked(const HfPositionError& e) const { return e.gap > 2 * tolerances.logits * e.scale; }
   bool position_ok(const HfPositionError& e) const;
-  double worst_error() const;            // max over positions of error / scale
-  double worst_error_bf16_qkv() const;   // max over positions of error_bf16_qkv / scale
-  std::size_t argmax_checked() const;    // positions with a clear gap
-  std::size_t argmax_agreed() const;     // among them, those whose argmaxes agree
+  double worst_error() const;           // max over positions of error / scale
+  double worst_error_bf16_qkv() const;  // max over positions of error_bf16_qkv / scale
+  std::size_t argmax_checked() const;   // positions with a clear gap
+  std::size_t argmax_agreed() const;    // among them, those whose argmaxes agree
   bool logits_ok() const;
   bool greedy_ok() const { return greedy_matched == greedy_expected; }
   bool passed() const { return logits_ok() && greedy_ok(); }

@@ -86,10 +86,9 @@ void write_goldens(const std::filesystem::path& dir, const std::string& json_tex
                    DType dtype = DType::kF32) {
   std::ofstream(dir / "goldens.json") << json_text;
   const std::vector<TensorSpec> tensors = {{"logits", dtype, shape}, {"logits_bf16_qkv", dtype, shape}};
-  write_safetensors(dir / "logits.safetensors", tensors,
-                    [](std::size_t, std::uint64_t, std::span<std::byte> chunk) {
-                      std::fill(chunk.begin(), chunk.end(), std::byte{0});
-                    });
+  write_safetensors(dir / "logits.safetensors", tensors, [](std::size_t, std::uint64_t, std::span<std::byte> chunk) {
+    std::fill(chunk.begin(), chunk.end(), std::byte{0});
+  });
 }
 
 template <class F>

@@ -95,10 +95,11 @@ int run(const Options& o) {
   for (std::size_t p = 0; p < r.positions.size(); ++p) {
     const qwen3::HfPositionError& e = r.positions[p];
     if (o.verbose || !r.position_ok(e))
-      std::cout << fmt::format("  position {:3}: max |error| {:.2e} of max |logit| {:.3f} ({:.2e} against bf16 q/k/v), "
-                               "argmax {} vs {} (top-2 gap {:.3f}){}\n",
-                               p, e.error / e.scale, e.scale, e.error_bf16_qkv / e.scale, e.got_argmax, e.want_argmax,
-                               e.gap, r.position_ok(e) ? "" : "  FAIL");
+      std::cout << fmt::format(
+          "  position {:3}: max |error| {:.2e} of max |logit| {:.3f} ({:.2e} against bf16 q/k/v), "
+          "argmax {} vs {} (top-2 gap {:.3f}){}\n",
+          p, e.error / e.scale, e.scale, e.error_bf16_qkv / e.scale, e.got_argmax, e.want_argmax, e.gap,
+          r.position_ok(e) ? "" : "  FAIL");
   }
   std::cout << fmt::format(
       "teacher-forced logits, {} positions: worst max |error| {:.2e} of the largest |logit| (tolerance {:.2e}), "
@@ -107,9 +108,10 @@ int run(const Options& o) {
       r.argmax_agreed(), r.argmax_checked(), r.logits_ok() ? "ok" : "FAIL");
   std::cout << fmt::format("greedy: {} of {} tokens equal to transformers'", r.greedy_matched, r.greedy_expected);
   if (!r.greedy_ok())
-    std::cout << fmt::format(" (first difference at step {}: {} instead of {}, where transformers' top-2 gap is {:.4f})",
-                             r.greedy_matched, r.greedy_tokens[r.greedy_matched], goldens.greedy_tokens[r.greedy_matched],
-                             goldens.greedy_gaps[r.greedy_matched]);
+    std::cout << fmt::format(
+        " (first difference at step {}: {} instead of {}, where transformers' top-2 gap is {:.4f})", r.greedy_matched,
+        r.greedy_tokens[r.greedy_matched], goldens.greedy_tokens[r.greedy_matched],
+        goldens.greedy_gaps[r.greedy_matched]);
   std::cout << (r.greedy_ok() ? ": ok\n" : ": FAIL\n");
   return r.passed() ? 0 : 1;
 }
