@@ -1,0 +1,183 @@
+"""torch_qwen3.py: a plain PyTorch implementation of Qwen3's batch-1 decode step, replayed as one
+CUDA graph per token (the baseline "PyTorch, one graph" of issue #23).
+
+The step: embedding; per layer RMSNorm, one fused QKV matrix-vector product, per-head q/k
+RMSNorm, RoPE (rotate-half, cos/sin tables computed once as transformers computes them), the K
+and V rows written into a static preallocated bf16 KV cache at the position, GQA attention by
+float32 matrix products and softmax over the whole cache, masked to the valid
+prefix, the output projection and residual,
+RMSNorm, a fused gate/up product, SwiGLU, the down projection and residual; the final norm, the
+LM head and a greedy argmax. Every operation is the one transformers' Qwen3 modules use, in the
+same order and dtypes (bf16 tensors, RMSNorm in float32), so that its greedy tokens can be
+compared with transformers' on the same weights.
+
+The state lives in device tensors: `token` and its `position` are the inputs, and the step itself
+writes the argmax into `token`, advances `position` and records the token in `generated[position]`, so that
+decoding N tokens is N replays of one captured graph with no host work between them. On a device
+without CUDA graphs (the CPU smoke test) the same step runs eagerly. `prefill` runs a whole prompt
+at once (causal SDPA), fills the cache and returns the first token. Assumes batch 1 and a context
+of at most `context` positions.
+"""
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclass
+class LayerWeights:
+    input_norm: torch.Tensor  # [hidden]
+    qkv: torch.Tensor         # [q + 2 kv, hidden]: q_proj, k_proj, v_proj stacked
+    q_norm: torch.Tensor      # [head_dim]
+    k_norm: torch.Tensor      # [head_dim]
+    o: torch.Tensor           # [hidden, q]
+    post_norm: torch.Tensor   # [hidden]
+    gate_up: torch.Tensor     # [2 intermediate, hidden]: gate_proj, up_proj stacked
+    down: torch.Tensor        # [hidden, intermediate]
+
+
+@dataclass
+class Qwen3Weights:
+    embed: torch.Tensor    # [vocab, hidden]
+    layers: list           # of LayerWeights
+    norm: torch.Tensor     # [hidden]
+    lm_head: torch.Tensor  # [vocab, hidden]; the embedding itself when tied
+
+
+def rms_norm(x, weight, eps):
+    """transformers' Qwen3RMSNorm: float32 statistics, the weight applied in the input's dtype."""
+    xf = x.to(torch.float32)
+    xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
+    return weight * xf.to(x.dtype)
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def rope_tables(shape, context, device, dtype):
+    """cos and sin [context, head_dim] as transformers' Qwen3RotaryEmbedding computes them (float32
+    frequencies, cast to the activations' dtype)."""
+    d = shape.head_dim
+    inv_freq = 1.0 / (shape.rope_theta ** (torch.arange(0, d, 2, dtype=torch.float) / d))
+    inv_freq = inv_freq.to(device)
+    positions = torch.arange(context, device=device, dtype=torch.float32)
+    freqs = (inv_freq[:, None] @ positions[None, :]).transpose(0, 1)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos().to(dtype), emb.sin().to(dtype)
+
+
+class TorchQwen3:
+    """The decode step of `shape` on `weights`, with its own KV cache of `context` positions."""
+
+    def __init__(self, shape, weights, context, device):
+        self.shape, self.w, self.context, self.device = shape, weights, context, torch.device(device)
+        s = shape
+        cache_shape = (s.layers, s.kv_heads, context, s.head_dim)
+        self.k_cache = torch.zeros(cache_shape, dtype=torch.bfloat16, device=device)
+        self.v_cache = torch.zeros(cache_shape, dtype=torch.bfloat16, device=device)
+        self.cos, self.sin = rope_tables(s, context, device, torch.bfloat16)
+        self.slots = torch.arange(context, device=device)
+        self.token = torch.zeros(1, dtype=torch.int64, device=device)
+        self.position = torch.zeros(1, dtype=torch.int64, device=device)
+        self.generated = torch.zeros(context + 1, dtype=torch.int64, device=device)
+        self.graph = None
+
+    def _layer(self, x, i, lw, cos, sin, attend):
+        """One decoder layer on x [T, hidden]; `attend(q, k, v, i)` writes the cache and attends."""
+        s = self.shape
+        t = x.shape[0]
+        h = rms_norm(x, lw.input_norm, s.rms_norm_eps)
+        q, k, v = F.linear(h, lw.qkv).split([s.q_width, s.kv_width, s.kv_width], dim=-1)
+        q = rms_norm(q.view(t, s.heads, s.head_dim), lw.q_norm, s.rms_norm_eps).transpose(0, 1)
+        k = rms_norm(k.view(t, s.kv_heads, s.head_dim), lw.k_norm, s.rms_norm_eps).transpose(0, 1)
+        v = v.view(t, s.kv_heads, s.head_dim).transpose(0, 1)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        attn = attend(q, k, v, i)  # [heads, T, head_dim]
+        x = x + F.linear(attn.transpose(0, 1).reshape(t, s.q_width), lw.o)
+        h = rms_norm(x, lw.post_norm, s.rms_norm_eps)
+        gate, up = F.linear(h, lw.gate_up).chunk(2, dim=-1)
+        return x + F.linear(F.silu(gate) * up, lw.down)
+
+    def _logits(self, x):
+        return F.linear(rms_norm(x, self.w.norm, self.shape.rms_norm_eps), self.w.lm_head)
+
+    def _step(self):
+        """One decode step from the device state (token, position) to the next token, in place."""
+        s, pos = self.shape, self.position
+        cos, sin = self.cos.index_select(0, pos), self.sin.index_select(0, pos)
+        valid = self.slots <= pos  # the cache slots holding the prefix, this position included
+
+        def attend(q, k, v, i):
+            self.k_cache[i].index_copy_(1, pos, k)
+            self.v_cache[i].index_copy_(1, pos, v)
+            # GQA: query head h reads KV head h // G (transformers' repeat_kv order); in float32,
+            # as SDPA's fused kernels accumulate.
+            qg = q.reshape(s.kv_heads, s.heads // s.kv_heads, s.head_dim).float()
+            scores = torch.matmul(qg, self.k_cache[i].transpose(1, 2).float()) * s.head_dim ** -0.5
+            probs = torch.softmax(scores.masked_fill(~valid, float("-inf")), dim=-1)
+            return torch.matmul(probs, self.v_cache[i].float()).to(q.dtype).view(s.heads, 1, s.head_dim)
+
+        x = F.embedding(self.token, self.w.embed)
+        for i, lw in enumerate(self.w.layers):
+            x = self._layer(x, i, lw, cos, sin, attend)
+        nxt = self._logits(x).argmax(dim=-1)
+        self.token.copy_(nxt)
+        self.position.add_(1)
+        self.generated.index_copy_(0, self.position, nxt)
+
+    def capture(self):
+        """Captures the step as one CUDA graph (on a CUDA device; elsewhere steps run eagerly).
+        Call before prefill: the warm-up steps write cache slot 0, which prefill overwrites."""
+        if self.device.type != "cuda":
+            return
+        self.position.zero_()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):  # library handles, workspaces and kernels chosen outside the capture
+                self.position.zero_()
+                self._step()
+        torch.cuda.current_stream().wait_stream(side)
+        self.position.zero_()
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self._step()
+
+    def prefill(self, prompt):
+        """Runs the prompt (int64 [T] on the device) from position 0, fills the cache; returns the
+        first new token as a device tensor [1] and sets the decode state to it."""
+        t = prompt.numel()
+        if t > self.context:
+            raise ValueError(f"a prompt of {t} tokens is longer than the context of {self.context} positions")
+
+        def attend(q, k, v, i):
+            self.k_cache[i, :, :t] = k
+            self.v_cache[i, :, :t] = v
+            return F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=t > 1,
+                                                  scale=self.shape.head_dim ** -0.5, enable_gqa=True)[0]
+
+        x = F.embedding(prompt, self.w.embed)
+        cos, sin = self.cos[:t], self.sin[:t]
+        for i, lw in enumerate(self.w.layers):
+            x = self._layer(x, i, lw, cos, sin, attend)
+        first = self._logits(x[-1:]).argmax(dim=-1)
+        self.token.copy_(first)
+        self.position.fill_(t)
+        self.generated.index_copy_(0, self.position, first)
+        return first
+
+    def decode(self, steps):
+        """`steps` decode steps after prefill (graph replays when captured); returns nothing: the
+        tokens are in `generated` (see tokens())."""
+        for _ in range(steps):
+            if self.graph is not None:
+                self.graph.replay()
+            else:
+                self._step()
+
+    def tokens(self, prompt_tokens, count):
+        """The `count` new tokens, the first from prefill, as a list (synchronizes)."""
+        return self.generated[prompt_tokens:prompt_tokens + count].tolist()
