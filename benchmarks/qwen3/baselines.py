@@ -27,7 +27,9 @@ logits of the last position only, argmax, read on the host) and torch_qwen3's pr
 Greedy tokens of hf_compile and torch_graph are compared with hf_eager's: the length of the common
 prefix, and at the first difference the gap between hf_eager's two largest logits there. Exact
 agreement is not guaranteed: logits are bf16 (ties are common on small shapes) and different
-kernels round differently, so a tie or near tie may break the other way.
+kernels round differently, so a tie or near tie may break the other way. So each is also run
+teacher-forced on hf_eager's tokens ("teacher_forced": the largest logit difference from
+hf_eager's over all steps, beside the largest |logit|, and the steps whose argmax agrees).
 
 Prints one JSON object to stdout (and to --out FILE). Exit status 0, or 1 when hf_eager or
 torch_graph failed (their errors are in the JSON too). Needs torch and transformers (5.x).
@@ -137,12 +139,13 @@ def best_of(device, runs, run, warm_up=None):
     return warm_s, best[0], [round(r[0], 6) for r in results], best[1]
 
 
-def hf_eager(model, device, prompt, new_tokens, runs):
+def hf_eager(model, device, prompt, new_tokens, runs, reference):
     """Also returns, from the untimed warm-up run, the gap between the two largest logits that chose
-    each token (bf16 values): 0 is a tie, which any other rounding may break the other way."""
+    each token (bf16 values): 0 is a tie, which any other rounding may break the other way. Fills
+    `reference` with that run's tokens and float32 logits, for teacher_forced()."""
     import torch
     from transformers import DynamicCache
-    gaps = []
+    logits = reference.setdefault("logits", [])
 
     def run(record=False):
         cache = DynamicCache(config=model.config)
@@ -150,7 +153,7 @@ def hf_eager(model, device, prompt, new_tokens, runs):
         token = out.logits[:, -1].argmax(-1, keepdim=True)
         tokens = [token]
         if record:
-            gaps.append(out.logits[0, -1].float().topk(2).values.diff().abs())
+            logits.append(out.logits[0, -1].float())
 
         def decode():
             nonlocal token
@@ -159,21 +162,39 @@ def hf_eager(model, device, prompt, new_tokens, runs):
                 token = out.logits[:, -1].argmax(-1, keepdim=True)
                 tokens.append(token)
                 if record:
-                    gaps.append(out.logits[0, -1].float().topk(2).values.diff().abs())
+                    logits.append(out.logits[0, -1].float())
         seconds, _ = timed(device, decode)
         return seconds, torch.cat(tokens, dim=1)[0].tolist()
 
-    _, seconds, all_s, tokens = best_of(device, runs, run, warm_up=lambda: run(record=True))
-    return {"decode_s": seconds, "runs_s": all_s, "tokens": tokens,
-            "top2_gaps": [round(g, 5) for g in torch.cat(gaps).tolist()]}
+    def warm_up():
+        reference["tokens"] = run(record=True)[1]
+    _, seconds, all_s, tokens = best_of(device, runs, run, warm_up=warm_up)
+    gaps = torch.stack([row.topk(2).values for row in logits]).diff(dim=1).abs()[:, 0]
+    return {"decode_s": seconds, "runs_s": all_s, "tokens": tokens, "top2_gaps": [round(g, 5) for g in gaps.tolist()]}
 
 
-def hf_compile(model, device, prompt, new_tokens, runs, mode):
+def teacher_forced(reference, first_logits, step):
+    """Feeds hf_eager's tokens one by one to step(token id) -> logits [1, vocab] after a prefill
+    whose last logits are `first_logits`, and compares every step's logits with hf_eager's: a
+    check of the arithmetic that greedy tokens cannot give past a tie. Returns the largest
+    absolute difference, the largest |logit| for scale, and at how many steps the argmax agrees."""
+    ref_tokens, ref_logits = reference["tokens"], reference["logits"]
+    diff, agree = 0.0, 0
+    for i, want in enumerate(ref_logits):
+        got = (first_logits if i == 0 else step(ref_tokens[i - 1]))[0].float()
+        diff = max(diff, (got - want).abs().max().item())
+        agree += int(got.argmax().item() == want.argmax().item())
+    scale = max(r.abs().max().item() for r in ref_logits)
+    return {"max_abs_logit_diff": round(diff, 5), "max_abs_logit": round(scale, 5), "argmax_agree": agree,
+            "steps": len(ref_logits)}
+
+
+def hf_compile(model, device, prompt, new_tokens, runs, mode, reference):
     import torch
     from transformers import StaticCache
     cache = StaticCache(config=model.config, max_cache_len=prompt.numel() + new_tokens)
     fullgraph = True
-    step = torch.compile(model.forward, mode=mode, fullgraph=True)
+    compiled = torch.compile(model.forward, mode=mode, fullgraph=True)
 
     def run():
         cache.reset()
@@ -185,7 +206,7 @@ def hf_compile(model, device, prompt, new_tokens, runs, mode):
             nonlocal token
             for _ in range(new_tokens - 1):
                 torch.compiler.cudagraph_mark_step_begin()
-                out = step(input_ids=token, past_key_values=cache, use_cache=True, logits_to_keep=1)
+                out = compiled(input_ids=token, past_key_values=cache, use_cache=True, logits_to_keep=1)
                 token = out.logits[:, -1].argmax(-1, keepdim=True)
                 tokens.append(token)
         seconds, _ = timed(device, decode)
@@ -198,16 +219,26 @@ def hf_compile(model, device, prompt, new_tokens, runs, mode):
         first_error = f"fullgraph=True: {type(e).__name__}: {e}"[:2000]
         torch._dynamo.reset()
         fullgraph = False
-        step = torch.compile(model.forward, mode=mode)
+        compiled = torch.compile(model.forward, mode=mode)
         compile_s, seconds, all_s, tokens = best_of(device, runs, run)
     result = {"decode_s": seconds, "runs_s": all_s, "tokens": tokens, "warm_up_s": compile_s, "mode": mode,
               "fullgraph": fullgraph}
+    if reference.get("logits"):
+        cache.reset()
+        first = model(input_ids=prompt[None], past_key_values=cache, use_cache=True, logits_to_keep=1).logits[:, -1]
+
+        def step(token):
+            torch.compiler.cudagraph_mark_step_begin()
+            ids = torch.tensor([[token]], device=device)
+            out = compiled(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+            return out.logits[:, -1].clone()
+        result["teacher_forced"] = teacher_forced(reference, first, step)
     if first_error:
         result["fullgraph_error"] = first_error
     return result
 
 
-def torch_graph(shape, weights, device, prompt, new_tokens, runs):
+def torch_graph(shape, weights, device, prompt, new_tokens, runs, reference):
     from torch_qwen3 import TorchQwen3
     decoder = TorchQwen3(shape, weights, prompt.numel() + new_tokens, device)
     decoder.capture()
@@ -218,7 +249,16 @@ def torch_graph(shape, weights, device, prompt, new_tokens, runs):
         return seconds, decoder.tokens(prompt.numel(), new_tokens)
 
     _, seconds, all_s, tokens = best_of(device, runs, run)
-    return {"decode_s": seconds, "runs_s": all_s, "tokens": tokens, "cuda_graph": decoder.graph is not None}
+    result = {"decode_s": seconds, "runs_s": all_s, "tokens": tokens, "cuda_graph": decoder.graph is not None}
+    if reference.get("logits"):
+        decoder.prefill(prompt)
+
+        def step(token):
+            decoder.token.fill_(token)
+            decoder.decode(1)
+            return decoder.logits
+        result["teacher_forced"] = teacher_forced(reference, decoder.logits, step)
+    return result
 
 
 def ttft(model, shape, weights, device, length, runs, vocab, seed):
@@ -286,13 +326,16 @@ def main(argv):
     result.update({"copy_bytes": int(args.copy_bytes), "copy_bandwidth_gbs": round(bandwidth / 1e9, 2),
                    "roofline_tokens_per_s": round(roofline, 2)})
 
+    reference = {}  # hf_eager's tokens and logits, for the others' teacher-forced comparison
     with torch.inference_mode():
         if "hf_eager" not in args.skip:
-            attempt(result, "hf_eager", lambda: hf_eager(model, device, prompt, n, args.runs))
+            attempt(result, "hf_eager", lambda: hf_eager(model, device, prompt, n, args.runs, reference))
         if "torch_graph" not in args.skip:
-            attempt(result, "torch_graph", lambda: torch_graph(shape, weights, device, prompt, n, args.runs))
+            attempt(result, "torch_graph", lambda: torch_graph(shape, weights, device, prompt, n, args.runs, reference))
         if "hf_compile" not in args.skip:
-            attempt(result, "hf_compile", lambda: hf_compile(model, device, prompt, n, args.runs, args.compile_mode))
+            attempt(result, "hf_compile",
+                    lambda: hf_compile(model, device, prompt, n, args.runs, args.compile_mode, reference))
+        reference.clear()
         if "ttft" not in args.skip:
             attempt(result, "ttft", lambda: ttft(model, shape, weights, device, args.ttft_tokens, args.runs,
                                                  shape.vocab, args.prompt_seed))

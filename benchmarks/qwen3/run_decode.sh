@@ -10,7 +10,9 @@
 # from that JSON); then, unless TTFT=0, the engine again with a TTFT_TOKENS-token prompt (its time
 # to first token); then compare_decode.py prints one JSON line per shape (tessera's tokens/s, each
 # baseline's, the ratios, the fractions of the roofline measured by baselines.py), also appended
-# to $OUT/decode.jsonl. Logs and JSON files go to $OUT (default ./out/qwen3-decode).
+# to $OUT/decode.jsonl. Logs and JSON files go to $OUT (default ./out/qwen3-decode). The engine
+# must be runnable as given (from the bundle: after .device/unpack.sh, with LD_LIBRARY_PATH
+# holding /tmp/bundle/lib, as run_on_gpu.sh sets it).
 # Knobs (environment): OUT, PROMPT_TOKENS (32), NEW_TOKENS (128), TTFT (1), TTFT_TOKENS (1024),
 # WEIGHTS_SEED (0), DEVICE (cuda; cpu with TARGET=cpu for a smoke test on the tiny shape),
 # TARGET (the engine's --target; default its own choice), PYTHON (python3), BASELINE_ARGS (more
@@ -27,8 +29,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-$PWD/out/qwen3-decode}
 PYTHON=${PYTHON:-python3}
 P=${PROMPT_TOKENS:-32} N=${NEW_TOKENS:-128} seed=${WEIGHTS_SEED:-0} limit=${LIMIT:-900}
-if [ ! -x "$engine" ]; then echo "run_decode.sh: $engine is not an executable (the tessera-qwen3 binary)" >&2; exit 2; fi
-if [ ! -f "$tokdir/tokenizer.json" ]; then echo "run_decode.sh: $tokdir has no tokenizer.json" >&2; exit 2; fi
+die() { echo "run_decode.sh: $*" >&2; exit 2; }
+[ -x "$engine" ] || die "$engine is not an executable (the tessera-qwen3 binary)"
+[ -f "$tokdir/tokenizer.json" ] || die "$tokdir has no tokenizer.json"
 mkdir -p "$OUT"
 target=()
 [ -n "${TARGET:-}" ] && target=(--target "$TARGET")

@@ -3,20 +3,20 @@ CUDA graph per token (the baseline "PyTorch, one graph" of issue #23).
 
 The step: embedding; per layer RMSNorm, one fused QKV matrix-vector product, per-head q/k
 RMSNorm, RoPE (rotate-half, cos/sin tables computed once as transformers computes them), the K
-and V rows written into a static preallocated bf16 KV cache at the position, GQA attention by
-float32 matrix products and softmax over the whole cache, masked to the valid
-prefix, the output projection and residual,
-RMSNorm, a fused gate/up product, SwiGLU, the down projection and residual; the final norm, the
-LM head and a greedy argmax. Every operation is the one transformers' Qwen3 modules use, in the
-same order and dtypes (bf16 tensors, RMSNorm in float32), so that its greedy tokens can be
-compared with transformers' on the same weights.
+and V rows written into a static preallocated bf16 KV cache at the position, GQA attention over
+the whole cache masked to the valid prefix (float32 products and softmax, as SDPA's fused kernels
+accumulate), the output projection and residual, RMSNorm, a fused gate/up product, SwiGLU, the
+down projection and residual; the final norm, the LM head and a greedy argmax. The other
+operations are those of transformers' Qwen3 modules, in the same order and dtypes (bf16 tensors,
+RMSNorm statistics in float32), so that its greedy tokens can be compared with transformers' on
+the same weights.
 
 The state lives in device tensors: `token` and its `position` are the inputs, and the step itself
-writes the argmax into `token`, advances `position` and records the token in `generated[position]`, so that
-decoding N tokens is N replays of one captured graph with no host work between them. On a device
-without CUDA graphs (the CPU smoke test) the same step runs eagerly. `prefill` runs a whole prompt
-at once (causal SDPA), fills the cache and returns the first token. Assumes batch 1 and a context
-of at most `context` positions.
+writes the argmax into `token`, advances `position` and records the token in
+`generated[position]`, so that decoding N tokens is N replays of one captured graph with no host
+work between them. On a device without CUDA graphs (the CPU smoke test) the same step runs
+eagerly. `prefill` runs a whole prompt at once (causal SDPA), fills the cache and returns the
+first token. Assumes batch 1 and at most `context` positions.
 """
 from dataclasses import dataclass
 
@@ -83,6 +83,7 @@ class TorchQwen3:
         self.position = torch.zeros(1, dtype=torch.int64, device=device)
         self.generated = torch.zeros(context + 1, dtype=torch.int64, device=device)
         self.graph = None
+        self.logits = None  # [1, vocab] bf16, of the last step or prefill
 
     def _layer(self, x, i, lw, cos, sin, attend):
         """One decoder layer on x [T, hidden]; `attend(q, k, v, i)` writes the cache and attends."""
@@ -123,7 +124,8 @@ class TorchQwen3:
         x = F.embedding(self.token, self.w.embed)
         for i, lw in enumerate(self.w.layers):
             x = self._layer(x, i, lw, cos, sin, attend)
-        nxt = self._logits(x).argmax(dim=-1)
+        self.logits = self._logits(x)
+        nxt = self.logits.argmax(dim=-1)
         self.token.copy_(nxt)
         self.position.add_(1)
         self.generated.index_copy_(0, self.position, nxt)
@@ -145,6 +147,7 @@ class TorchQwen3:
         self.graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(self.graph):
             self._step()
+        self._graph_logits = self.logits  # the graph's output buffer, rewritten by each replay
 
     def prefill(self, prompt):
         """Runs the prompt (int64 [T] on the device) from position 0, fills the cache; returns the
@@ -163,18 +166,20 @@ class TorchQwen3:
         cos, sin = self.cos[:t], self.sin[:t]
         for i, lw in enumerate(self.w.layers):
             x = self._layer(x, i, lw, cos, sin, attend)
-        first = self._logits(x[-1:]).argmax(dim=-1)
+        self.logits = self._logits(x[-1:])
+        first = self.logits.argmax(dim=-1)
         self.token.copy_(first)
         self.position.fill_(t)
         self.generated.index_copy_(0, self.position, first)
         return first
 
     def decode(self, steps):
-        """`steps` decode steps after prefill (graph replays when captured); returns nothing: the
-        tokens are in `generated` (see tokens())."""
+        """`steps` decode steps after prefill (graph replays when captured). The tokens are in
+        `generated` (see tokens()); `logits` [1, vocab] are the last step's."""
         for _ in range(steps):
             if self.graph is not None:
                 self.graph.replay()
+                self.logits = self._graph_logits
             else:
                 self._step()
 
