@@ -7,9 +7,11 @@ and V rows written into a static preallocated bf16 KV cache at the position, GQA
 the whole cache masked to the valid prefix (float32 products and softmax, as SDPA's fused kernels
 accumulate), the output projection and residual, RMSNorm, a fused gate/up product, SwiGLU, the
 down projection and residual; the final norm, the LM head and a greedy argmax. The other
-operations are those of transformers' Qwen3 modules, in the same order and dtypes (bf16 tensors,
-RMSNorm statistics in float32), so that its greedy tokens can be compared with transformers' on
-the same weights.
+operations round as transformers' Qwen3 modules do (bf16 tensors, RMSNorm in float32 rounded to
+bf16 before the weight), so that its logits can be compared with transformers' on the same
+weights; kernels are saved where that costs no rounding: F.rms_norm, q and k normalized and
+rotated as one tensor, rotate-half as a roll against a sign-folded sin table, one attention mask
+per step. That is about 27 kernels per layer, all in the one graph.
 
 The state lives in device tensors: `token` and its `position` are the inputs, and the step itself
 writes the argmax into `token`, advances `position` and records the token in
@@ -45,27 +47,24 @@ class Qwen3Weights:
 
 
 def rms_norm(x, weight, eps):
-    """transformers' Qwen3RMSNorm: float32 statistics, the weight applied in the input's dtype."""
-    xf = x.to(torch.float32)
-    xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
-    return weight * xf.to(x.dtype)
-
-
-def rotate_half(x):
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    """transformers' Qwen3RMSNorm: normalized in float32 (F.rms_norm's arithmetic for bf16 input,
+    one kernel), rounded to the input's dtype, then times the weight in that dtype."""
+    return weight * F.rms_norm(x, (x.shape[-1],), eps=eps)
 
 
 def rope_tables(shape, context, device, dtype):
     """cos and sin [context, head_dim] as transformers' Qwen3RotaryEmbedding computes them (float32
-    frequencies, cast to the activations' dtype)."""
+    frequencies, cast to the activations' dtype); sin with its first half negated, so that
+    rotate_half(x) * sin is x.roll(head_dim / 2) times it (the same products, one kernel fewer)."""
     d = shape.head_dim
     inv_freq = 1.0 / (shape.rope_theta ** (torch.arange(0, d, 2, dtype=torch.float) / d))
     inv_freq = inv_freq.to(device)
     positions = torch.arange(context, device=device, dtype=torch.float32)
     freqs = (inv_freq[:, None] @ positions[None, :]).transpose(0, 1)
     emb = torch.cat((freqs, freqs), dim=-1)
-    return emb.cos().to(dtype), emb.sin().to(dtype)
+    sin = emb.sin().to(dtype)
+    sin[:, :d // 2].neg_()
+    return emb.cos().to(dtype), sin
 
 
 class TorchQwen3:
@@ -78,6 +77,10 @@ class TorchQwen3:
         self.k_cache = torch.zeros(cache_shape, dtype=torch.bfloat16, device=device)
         self.v_cache = torch.zeros(cache_shape, dtype=torch.bfloat16, device=device)
         self.cos, self.sin = rope_tables(s, context, device, torch.bfloat16)
+        # Per layer, the q_norm weight for each query head and the k_norm weight for each KV head:
+        # q and k are adjacent in the QKV product, so both are normalized as one [heads + kv, d].
+        self.qk_norm = [torch.cat((lw.q_norm.expand(s.heads, -1), lw.k_norm.expand(s.kv_heads, -1)))
+                        for lw in weights.layers]
         self.slots = torch.arange(context, device=device)
         self.token = torch.zeros(1, dtype=torch.int64, device=device)
         self.position = torch.zeros(1, dtype=torch.int64, device=device)
@@ -86,18 +89,17 @@ class TorchQwen3:
         self.logits = None  # [1, vocab] bf16, of the last step or prefill
 
     def _layer(self, x, i, lw, cos, sin, attend):
-        """One decoder layer on x [T, hidden]; `attend(q, k, v, i)` writes the cache and attends."""
+        """One decoder layer on x [T, hidden] (cos, sin: [T, 1, head_dim]); attend(q [T, heads, d],
+        k and v [T, kv_heads, d], i) writes the cache and returns the attention [T, heads, d]."""
         s = self.shape
-        t = x.shape[0]
-        h = rms_norm(x, lw.input_norm, s.rms_norm_eps)
-        q, k, v = F.linear(h, lw.qkv).split([s.q_width, s.kv_width, s.kv_width], dim=-1)
-        q = rms_norm(q.view(t, s.heads, s.head_dim), lw.q_norm, s.rms_norm_eps).transpose(0, 1)
-        k = rms_norm(k.view(t, s.kv_heads, s.head_dim), lw.k_norm, s.rms_norm_eps).transpose(0, 1)
-        v = v.view(t, s.kv_heads, s.head_dim).transpose(0, 1)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
-        attn = attend(q, k, v, i)  # [heads, T, head_dim]
-        x = x + F.linear(attn.transpose(0, 1).reshape(t, s.q_width), lw.o)
+        t, d = x.shape[0], s.head_dim
+        qkv = F.linear(rms_norm(x, lw.input_norm, s.rms_norm_eps), lw.qkv)
+        qk = qkv[:, :s.q_width + s.kv_width].view(t, s.heads + s.kv_heads, d)
+        qk = F.rms_norm(qk, (d,), eps=s.rms_norm_eps) * self.qk_norm[i]
+        qk = qk * cos + qk.roll(d // 2, dims=-1) * sin  # RoPE, rotate-half (rope_tables)
+        q, k = qk.split([s.heads, s.kv_heads], dim=1)
+        attn = attend(q, k, qkv[:, s.q_width + s.kv_width:].view(t, s.kv_heads, d), i)
+        x = x + F.linear(attn.reshape(t, s.q_width), lw.o)
         h = rms_norm(x, lw.post_norm, s.rms_norm_eps)
         gate, up = F.linear(h, lw.gate_up).chunk(2, dim=-1)
         return x + F.linear(F.silu(gate) * up, lw.down)
@@ -108,18 +110,19 @@ class TorchQwen3:
     def _step(self):
         """One decode step from the device state (token, position) to the next token, in place."""
         s, pos = self.shape, self.position
-        cos, sin = self.cos.index_select(0, pos), self.sin.index_select(0, pos)
-        valid = self.slots <= pos  # the cache slots holding the prefix, this position included
+        cos, sin = self.cos.index_select(0, pos)[:, None], self.sin.index_select(0, pos)[:, None]
+        # 0 for the cache slots holding the prefix (this position included), -inf for the others.
+        bias = torch.where(self.slots <= pos, 0.0, float("-inf"))
 
         def attend(q, k, v, i):
-            self.k_cache[i].index_copy_(1, pos, k)
-            self.v_cache[i].index_copy_(1, pos, v)
+            self.k_cache[i].index_copy_(1, pos, k.transpose(0, 1))
+            self.v_cache[i].index_copy_(1, pos, v.transpose(0, 1))
             # GQA: query head h reads KV head h // G (transformers' repeat_kv order); in float32,
             # as SDPA's fused kernels accumulate.
             qg = q.reshape(s.kv_heads, s.heads // s.kv_heads, s.head_dim).float()
-            scores = torch.matmul(qg, self.k_cache[i].transpose(1, 2).float()) * s.head_dim ** -0.5
-            probs = torch.softmax(scores.masked_fill(~valid, float("-inf")), dim=-1)
-            return torch.matmul(probs, self.v_cache[i].float()).to(q.dtype).view(s.heads, 1, s.head_dim)
+            scores = torch.baddbmm(bias, qg, self.k_cache[i].transpose(1, 2).float(), alpha=s.head_dim ** -0.5)
+            out = torch.bmm(torch.softmax(scores, dim=-1), self.v_cache[i].float())
+            return out.to(q.dtype).view(1, s.heads, s.head_dim)
 
         x = F.embedding(self.token, self.w.embed)
         for i, lw in enumerate(self.w.layers):
@@ -157,13 +160,15 @@ class TorchQwen3:
             raise ValueError(f"a prompt of {t} tokens is longer than the context of {self.context} positions")
 
         def attend(q, k, v, i):
+            q, k, v = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)
             self.k_cache[i, :, :t] = k
             self.v_cache[i, :, :t] = v
-            return F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=t > 1,
-                                                  scale=self.shape.head_dim ** -0.5, enable_gqa=True)[0]
+            out = F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=t > 1,
+                                                 scale=self.shape.head_dim ** -0.5, enable_gqa=True)[0]
+            return out.transpose(0, 1)
 
         x = F.embedding(prompt, self.w.embed)
-        cos, sin = self.cos[:t], self.sin[:t]
+        cos, sin = self.cos[:t, None], self.sin[:t, None]
         for i, lw in enumerate(self.w.layers):
             x = self._layer(x, i, lw, cos, sin, attend)
         self.logits = self._logits(x[-1:])
