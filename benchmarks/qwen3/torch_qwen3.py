@@ -11,7 +11,7 @@ operations round as transformers' Qwen3 modules do (bf16 tensors, RMSNorm in flo
 bf16 before the weight), so that its logits can be compared with transformers' on the same
 weights; kernels are saved where that costs no rounding: F.rms_norm, q and k normalized and
 rotated as one tensor, rotate-half as a roll against a sign-folded sin table, one attention mask
-per step. That is about 27 kernels per layer, all in the one graph.
+per step. That is under 30 kernels per layer, all in the one graph.
 
 The state lives in device tensors: `token` and its `position` are the inputs, and the step itself
 writes the argmax into `token`, advances `position` and records the token in
@@ -47,8 +47,8 @@ class Qwen3Weights:
 
 
 def rms_norm(x, weight, eps):
-    """transformers' Qwen3RMSNorm: normalized in float32 (F.rms_norm's arithmetic for bf16 input,
-    one kernel), rounded to the input's dtype, then times the weight in that dtype."""
+    """transformers' Qwen3RMSNorm: normalized in float32 (F.rms_norm computes in float32 for bf16
+    input), rounded to the input's dtype, then times the weight in that dtype."""
     return weight * F.rms_norm(x, (x.shape[-1],), eps=eps)
 
 
