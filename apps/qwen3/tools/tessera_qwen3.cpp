@@ -4,6 +4,7 @@
 //   tessera-qwen3 --model DIR --prompt TEXT [--max-new-tokens N] [--temperature T] [--top-k K]
 //                 [--top-p P] [--seed S] [--chat] [--no-think] [--synthetic SHAPE]
 //                 [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]
+//                 [--prompt-tokens N] [--stats-json FILE]
 // --model DIR is a Hugging Face folder (config.json, model.safetensors or the sharded index,
 // tokenizer.json). With --synthetic SHAPE (0.6B .. 32B, tiny) the weights are made in place by
 // the synthetic generator (seed --weights-seed, default 0; --layers keeps the widths with fewer
@@ -14,14 +15,19 @@
 // printed apart). The context limit (KV-cache positions) is by default the prompt's tokens plus
 // --max-new-tokens. The generated text streams to stdout; the token counts and rates go to
 // stderr at the end: prefill tokens/s (the prompt, through decode steps, to the first new token)
-// and decode tokens/s (the tokens after it).
+// and decode tokens/s (the tokens after it). --prompt-tokens N makes the prompt exactly N tokens:
+// the encoded prompt (after --chat's template; without --prompt a fixed English sentence) repeated
+// and cut to N, so that benchmarks get a prompt of a given length. --stats-json FILE also writes
+// the run's numbers, the prompt's ids and the new tokens as one JSON object (write_stats_json).
 // Exit status: 0 done, 1 an error (the message names it), 2 bad command line.
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,8 +48,8 @@ namespace fs = std::filesystem;
 namespace {
 
 struct Options {
-  std::string model_dir, prompt, synthetic;
-  std::int64_t max_new_tokens = 128, layers = 0, context = 0;
+  std::string model_dir, prompt, synthetic, stats_json;
+  std::int64_t max_new_tokens = 128, layers = 0, context = 0, prompt_tokens = 0;
   qwen3::SamplingParams sampling;
   std::uint64_t weights_seed = 0;
   bool chat = false, think = true;
@@ -54,7 +60,8 @@ int usage(const std::string& problem) {
   std::cerr << "tessera-qwen3: " << problem << "\n"
             << "usage: tessera-qwen3 --model DIR --prompt TEXT [--max-new-tokens N] [--temperature T] [--top-k K]\n"
                "                     [--top-p P] [--seed S] [--chat] [--no-think] [--synthetic SHAPE]\n"
-               "                     [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]\n";
+               "                     [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]\n"
+               "                     [--prompt-tokens N] [--stats-json FILE]\n";
   return 2;
 }
 
@@ -113,6 +120,10 @@ std::string parse(int argc, char** argv, Options& o) {
       o.layers = n;
     else if (arg == "--context" && integer(v, n) && n >= 1)
       o.context = n;
+    else if (arg == "--prompt-tokens" && integer(v, n) && n >= 1)
+      o.prompt_tokens = n;
+    else if (arg == "--stats-json")
+      o.stats_json = v;
     else if (arg == "--target") {
       o.target = parse_target(v);
       if (!o.target) return "unknown target '" + v + "' (cpu, sm_80, sm_86, sm_89, sm_90, sm_100a, sm_120)";
@@ -120,8 +131,37 @@ std::string parse(int argc, char** argv, Options& o) {
       return "bad option or value: " + arg + " " + v;
   }
   if (o.model_dir.empty() && o.synthetic.empty()) return "--model DIR (or --synthetic SHAPE) is required";
-  if (o.prompt.empty()) return "--prompt TEXT is required";
+  if (o.prompt.empty() && o.prompt_tokens == 0) return "--prompt TEXT (or --prompt-tokens N) is required";
   return "";
+}
+
+// The numbers of one run as a JSON object in `path` (--stats-json); throws Error naming the file
+// when it cannot be written. Rates are those printed to stderr (generate.h).
+void write_stats_json(const fs::path& path, const Options& o, const fs::path& dir, const qwen3::ModelConfig& config,
+                      const qwen3::Model& model, std::span<const std::int32_t> prompt, double load_seconds,
+                      double warm_up_seconds, const qwen3::GenerationResult& r) {
+  const nlohmann::json stats = {
+      {"shape", o.synthetic.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.synthetic)},
+      {"model_dir", dir.string()},
+      {"weights_seed", o.weights_seed},
+      {"target", tessera::to_string(model.target())},
+      {"layers", config.num_hidden_layers},
+      {"weight_bytes", model.weights().bytes()},
+      {"prompt_tokens", r.prompt_tokens},
+      {"new_tokens", r.tokens.size()},
+      {"load_s", load_seconds},
+      {"warm_up_s", warm_up_seconds},
+      {"prefill_s", r.prefill_seconds},
+      {"prefill_tokens_per_s", r.prefill_tokens_per_second()},
+      {"decode_s", r.decode_seconds},
+      {"decode_tokens_per_s", r.decode_tokens_per_second()},
+      {"temperature", o.sampling.temperature},
+      {"stop", r.stop == qwen3::GenerationResult::Stop::kStopToken ? "stop_token" : "max_tokens"},
+      {"prompt_ids", prompt},
+      {"tokens", r.tokens}};
+  std::ofstream out(path, std::ios::binary);
+  out << stats.dump() << '\n';
+  if (!out.flush()) throw qwen3::Error(fmt::format("{}: cannot write the --stats-json file", path.string()));
 }
 
 int run(const Options& o) {
@@ -144,16 +184,24 @@ int run(const Options& o) {
     source = qwen3::WeightSource::checkpoint(*files, config);
   }
   qwen3::check_sampling_params(o.sampling);
+  if (!o.stats_json.empty() && !std::ofstream(o.stats_json, std::ios::app))  // before the run, not after it
+    throw qwen3::Error(fmt::format("{}: cannot write the --stats-json file", o.stats_json));
 
-  std::string text = o.prompt;
+  const std::string user_text = o.prompt.empty() ? "The quick brown fox jumps over the lazy dog. " : o.prompt;
+  std::string text = user_text;
   if (o.chat) {
-    const qwen3::ChatMessage message{"user", o.prompt, std::nullopt};
+    const qwen3::ChatMessage message{"user", user_text, std::nullopt};
     qwen3::ChatOptions chat;
     chat.enable_thinking = o.think;
     text = qwen3::render_chat(std::span(&message, 1), chat);
   }
-  const std::vector<std::int32_t> prompt = tokenizer.encode(text);
+  std::vector<std::int32_t> prompt = tokenizer.encode(text);
   if (prompt.empty()) throw qwen3::Error("the prompt encodes to no tokens");
+  if (o.prompt_tokens > 0) {  // --prompt-tokens N: the ids repeated, then cut to N
+    const std::vector<std::int32_t> encoded = prompt;
+    prompt.resize(static_cast<std::size_t>(o.prompt_tokens));
+    for (std::size_t i = encoded.size(); i < prompt.size(); ++i) prompt[i] = encoded[i % encoded.size()];
+  }
 
   qwen3::EngineOptions engine;
   engine.target = o.target;
@@ -190,6 +238,9 @@ int run(const Options& o) {
       config.num_hidden_layers, config.num_hidden_layers == 1 ? "" : "s", r.prompt_tokens, r.prefill_seconds,
       r.prefill_tokens_per_second(), r.tokens.size() - 1, r.decode_seconds, r.decode_tokens_per_second(),
       r.stop == qwen3::GenerationResult::Stop::kStopToken ? "a stop token" : "the token limit");
+  if (!o.stats_json.empty())
+    write_stats_json(o.stats_json, o, dir, config, model, prompt, std::chrono::duration<double>(loaded - start).count(),
+                     std::chrono::duration<double>(warm - loaded).count(), r);
   return 0;
 }
 
