@@ -345,7 +345,9 @@ void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int6
     std::copy(tokens.begin() + first, tokens.begin() + std::min(first + GT, t), ids.begin());
     Tensor<float, 2> rows = x.slice(0, first, std::min(first + GT, t));
     std::apply(
-        [&](auto... id) { s.run(k::prefill_embedding_gather<GC, GT>(), rows.partition<1, GC>(), weights_.embed, id...); },
+        [&](auto... id) {
+          s.run(k::prefill_embedding_gather<GC, GT>(), rows.partition<1, GC>(), weights_.embed, id...);
+        },
         ids);
   }
   for (std::size_t l = 0; l < weights_.layers.size(); ++l) {

@@ -124,7 +124,7 @@ class Model {
   std::int64_t cached_ = 0;
   DeviceWeights weights_;
   std::unique_ptr<Scratch> scratch_;  // the KV cache, RoPE tables and activations
-  std::unique_ptr<PrefillScratch> prefill_scratch_;  // a chunk's activations, made at the first prefill
+  std::unique_ptr<PrefillScratch> prefill_scratch_;   // a chunk's activations, made at the first prefill
   std::vector<std::unique_ptr<DecodeGraph>> graphs_;  // per number of splits, captured on first use
 };
 

@@ -29,31 +29,31 @@ namespace qwen3::kernels {
 template <int BQ, int BKV>
 auto prefill_attention() {
   static_assert(power_of_two(BQ) && power_of_two(BKV), "tile sizes are powers of two");
-  return tessera::kernel(tiled_name("qwen3_prefill_attention", BQ, BKV), [](auto out, auto q, auto k_cache,
-                                                                            auto v_cache, auto start, auto group,
-                                                                            auto scale) {
-    using namespace tessera;
-    auto head = program_id<1>();
-    auto kv_head = head / group;
-    auto first = start + program_id<0>() * c<BQ>;  // the position of the tile's first query
-    auto limit = minimum(first + c<BQ>, start + dim<1>(q));
-    auto query_pos = reshape<BQ, 1>(iota<BQ>() + first);
-    auto qt = reshape<BQ, 128>(load<1, BQ, 128>(q, head, program_id<0>(), c<0>));
-    auto r = for_range(
-        (limit + c<BKV - 1>) / c<BKV>,
-        [=](auto i, auto m, auto l, auto o) {
-          auto kt = reshape<BKV, 128>(load<1, BKV, 128>(k_cache, kv_head, i, c<0>));
-          auto vt = reshape<BKV, 128>(load<1, BKV, 128>(v_cache, kv_head, i, c<0>));
-          auto key_pos = reshape<1, BKV>(iota<BKV>() + i * c<BKV>);
-          auto s = select(key_pos <= query_pos, mma(qt, transpose(kt), c<0.0>) * scale, c<-inf>);  // [BQ, BKV]
-          auto m_new = maximum(m, max<1>(s));
-          auto alpha = exp(m - m_new);
-          auto p = exp(s - m_new);
-          return carry(m_new, l * alpha + sum<1>(p), mma(p, cast<kF32>(vt), o * alpha));
-        },
-        full<kF32, BQ, 1>(c<-inf>), full<kF32, BQ, 1>(c<0.0>), full<kF32, BQ, 128>(c<0.0>));
-    return out.store(cast<kBF16>(get<2>(r) / get<1>(r)));
-  });
+  return tessera::kernel(tiled_name("qwen3_prefill_attention", BQ, BKV),
+                         [](auto out, auto q, auto k_cache, auto v_cache, auto start, auto group, auto scale) {
+                           using namespace tessera;
+                           auto head = program_id<1>();
+                           auto kv_head = head / group;
+                           auto first = start + program_id<0>() * c<BQ>;  // the position of the tile's first query
+                           auto limit = minimum(first + c<BQ>, start + dim<1>(q));
+                           auto query_pos = reshape<BQ, 1>(iota<BQ>() + first);
+                           auto qt = reshape<BQ, 128>(load<1, BQ, 128>(q, head, program_id<0>(), c<0>));
+                           auto r = for_range(
+                               (limit + c<BKV - 1>) / c<BKV>,
+                               [=](auto i, auto m, auto l, auto o) {
+                                 auto kt = reshape<BKV, 128>(load<1, BKV, 128>(k_cache, kv_head, i, c<0>));
+                                 auto vt = reshape<BKV, 128>(load<1, BKV, 128>(v_cache, kv_head, i, c<0>));
+                                 auto key_pos = reshape<1, BKV>(iota<BKV>() + i * c<BKV>);
+                                 auto s = select(key_pos <= query_pos, mma(qt, transpose(kt), c<0.0>) * scale,
+                                                 c<-inf>);  // [BQ, BKV]
+                                 auto m_new = maximum(m, max<1>(s));
+                                 auto alpha = exp(m - m_new);
+                                 auto p = exp(s - m_new);
+                                 return carry(m_new, l * alpha + sum<1>(p), mma(p, cast<kF32>(vt), o * alpha));
+                               },
+                               full<kF32, BQ, 1>(c<-inf>), full<kF32, BQ, 1>(c<0.0>), full<kF32, BQ, 128>(c<0.0>));
+                           return out.store(cast<kBF16>(get<2>(r) / get<1>(r)));
+                         });
 }
 
 }  // namespace qwen3::kernels

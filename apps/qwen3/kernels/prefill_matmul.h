@@ -34,12 +34,11 @@ using namespace tessera;
 // The f32 [BM, BN] tile (pid0, pid1) of a @ b, accumulated over K = dim<1>(a) in steps of BK.
 template <int BM, int BN, int BK, class A, class B>
 constexpr auto product_tile(A a, B b) {
-  return for_range(
-      (dim<1>(a) + c<BK - 1>) / c<BK>,
-      [=](auto k, auto acc) {
-        return mma(load<BM, BK>(a, program_id<0>(), k), load<BK, BN>(b, k, program_id<1>()), acc);
-      },
-      full<kF32, BM, BN>(c<0.0>));
+  return for_range((dim<1>(a) + c<BK - 1>) / c<BK>,
+                   [=](auto k, auto acc) {
+                     return mma(load<BM, BK>(a, program_id<0>(), k), load<BK, BN>(b, k, program_id<1>()), acc);
+                   },
+                   full<kF32, BM, BN>(c<0.0>));
 }
 
 template <int BM, int BN, int BK>
@@ -71,12 +70,13 @@ auto prefill_matmul_residual() {
 template <int BM, int BN, int BK>
 auto prefill_matmul_swiglu() {
   matmul_detail::check_tiles<BM, BN, BK>();
-  return tessera::kernel(tiled_name("qwen3_prefill_matmul_swiglu", BM, BN, BK), [](auto out, auto a, auto b, auto gate) {
-    using namespace tessera;
-    auto up = matmul_detail::product_tile<BM, BN, BK>(a, b);
-    auto g = load<BM, BN>(gate, program_id<0>(), program_id<1>());
-    return out.store(cast<kBF16>(g / (c<1.0> + exp(-g)) * up));
-  });
+  return tessera::kernel(tiled_name("qwen3_prefill_matmul_swiglu", BM, BN, BK),
+                         [](auto out, auto a, auto b, auto gate) {
+                           using namespace tessera;
+                           auto up = matmul_detail::product_tile<BM, BN, BK>(a, b);
+                           auto g = load<BM, BN>(gate, program_id<0>(), program_id<1>());
+                           return out.store(cast<kBF16>(g / (c<1.0> + exp(-g)) * up));
+                         });
 }
 
 }  // namespace qwen3::kernels

@@ -29,35 +29,33 @@ namespace qwen3::kernels {
 template <int BT>
 auto prefill_q_norm_rope() {
   static_assert(power_of_two(BT), "tile sizes are powers of two");
-  return tessera::kernel(tiled_name("qwen3_prefill_q_norm_rope", BT),
-                         [](auto q_out, auto qkv, auto q_norm, auto cos_rows, auto sin_rows, auto eps) {
-                           using namespace tessera;
-                           auto head = program_id<0>();
-                           auto j = program_id<1>();
-                           auto q = rope_detail::norm_rope<BT>(
-                               load<BT, 64>(qkv, j, head * c<2>), load<BT, 64>(qkv, j, head * c<2> + c<1>), q_norm,
-                               load<BT, 64>(cos_rows, j, c<0>), load<BT, 64>(sin_rows, j, c<0>), eps);
-                           return q_out.store(cast<kBF16>(reshape<1, BT, 128>(q)));
-                         });
+  return tessera::kernel(tiled_name("qwen3_prefill_q_norm_rope", BT), [](auto q_out, auto qkv, auto q_norm,
+                                                                         auto cos_rows, auto sin_rows, auto eps) {
+    using namespace tessera;
+    auto head = program_id<0>();
+    auto j = program_id<1>();
+    auto q = rope_detail::norm_rope<BT>(load<BT, 64>(qkv, j, head * c<2>), load<BT, 64>(qkv, j, head * c<2> + c<1>),
+                                        q_norm, load<BT, 64>(cos_rows, j, c<0>), load<BT, 64>(sin_rows, j, c<0>), eps);
+    return q_out.store(cast<kBF16>(reshape<1, BT, 128>(q)));
+  });
 }
 
 template <int BT>
 auto prefill_kv_norm_rope_append() {
   static_assert(power_of_two(BT), "tile sizes are powers of two");
-  return tessera::kernel(tiled_name("qwen3_prefill_kv_norm_rope_append", BT),
-                         [](auto k_out, auto v_out, auto qkv, auto k_norm, auto cos_rows, auto sin_rows,
-                            auto k_column, auto v_column, auto eps) {
-                           using namespace tessera;
-                           auto h = program_id<0>();
-                           auto j = program_id<1>();
-                           auto k = rope_detail::norm_rope<BT>(load<BT, 64>(qkv, j, k_column + h * c<2>),
-                                                               load<BT, 64>(qkv, j, k_column + h * c<2> + c<1>),
-                                                               k_norm, load<BT, 64>(cos_rows, j, c<0>),
-                                                               load<BT, 64>(sin_rows, j, c<0>), eps);
-                           auto v = load<BT, 128>(qkv, j, v_column + h);
-                           return seq(k_out.store(cast<kBF16>(reshape<1, BT, 128>(k))),
-                                      v_out.store(cast<kBF16>(reshape<1, BT, 128>(v))));
-                         });
+  return tessera::kernel(
+      tiled_name("qwen3_prefill_kv_norm_rope_append", BT),
+      [](auto k_out, auto v_out, auto qkv, auto k_norm, auto cos_rows, auto sin_rows, auto k_column, auto v_column,
+         auto eps) {
+        using namespace tessera;
+        auto h = program_id<0>();
+        auto j = program_id<1>();
+        auto k = rope_detail::norm_rope<BT>(load<BT, 64>(qkv, j, k_column + h * c<2>),
+                                            load<BT, 64>(qkv, j, k_column + h * c<2> + c<1>), k_norm,
+                                            load<BT, 64>(cos_rows, j, c<0>), load<BT, 64>(sin_rows, j, c<0>), eps);
+        auto v = load<BT, 128>(qkv, j, v_column + h);
+        return seq(k_out.store(cast<kBF16>(reshape<1, BT, 128>(k))), v_out.store(cast<kBF16>(reshape<1, BT, 128>(v))));
+      });
 }
 
 }  // namespace qwen3::kernels

@@ -19,13 +19,12 @@ auto prefill_rmsnorm() {
   static_assert(power_of_two(R) && power_of_two(BC), "tile sizes are powers of two");
   return tessera::kernel(tiled_name("qwen3_prefill_rmsnorm", R, BC), [](auto out, auto x, auto g, auto eps) {
     using namespace tessera;
-    auto squares = for_range(
-        (dim<1>(x) + c<BC - 1>) / c<BC>,
-        [=](auto k, auto acc) {
-          auto v = load<R, BC>(x, program_id<0>(), k);
-          return acc + v * v;
-        },
-        full<kF32, R, BC>(c<0.0>));
+    auto squares = for_range((dim<1>(x) + c<BC - 1>) / c<BC>,
+                             [=](auto k, auto acc) {
+                               auto v = load<R, BC>(x, program_id<0>(), k);
+                               return acc + v * v;
+                             },
+                             full<kF32, R, BC>(c<0.0>));
     auto inv = rsqrt(sum<1>(squares) / cast<kF32>(dim<1>(x)) + eps);  // [R, 1]
     auto weight = reshape<1, BC>(cast<kF32>(load<BC>(g, program_id<1>())));
     return out.store(cast<kBF16>(load<R, BC>(x, program_id<0>(), program_id<1>()) * inv * weight));

@@ -10,14 +10,14 @@
 
 namespace qwen3::kernels {
 
-inline constexpr int kPrefillGemmRows = 128;   // prefill_matmul*<BM, BN, BK>: BM, rows of the activations
-inline constexpr int kPrefillGemmCols = 128;   //   BN, output features
-inline constexpr int kPrefillGemmDepth = 64;   //   BK, input features per step of the K loop
-inline constexpr int kPrefillNormRows = 4;     // prefill_rmsnorm<R, BC>
+inline constexpr int kPrefillGemmRows = 128;  // prefill_matmul*<BM, BN, BK>: BM, rows of the activations
+inline constexpr int kPrefillGemmCols = 128;  //   BN, output features
+inline constexpr int kPrefillGemmDepth = 64;  //   BK, input features per step of the K loop
+inline constexpr int kPrefillNormRows = 4;    // prefill_rmsnorm<R, BC>
 inline constexpr int kPrefillNormCols = 1024;
-inline constexpr int kPrefillRopeRows = 64;    // prefill_{q,kv}_norm_rope*<BT>: positions per program
-inline constexpr int kPrefillQueryTile = 64;   // prefill_attention<BQ, BKV>: queries per program
-inline constexpr int kPrefillKeyTile = 64;     //   cache positions per step of the online softmax
+inline constexpr int kPrefillRopeRows = 64;      // prefill_{q,kv}_norm_rope*<BT>: positions per program
+inline constexpr int kPrefillQueryTile = 64;     // prefill_attention<BQ, BKV>: queries per program
+inline constexpr int kPrefillKeyTile = 64;       //   cache positions per step of the online softmax
 inline constexpr int kPrefillGatherTokens = 64;  // prefill_embedding_gather<BH, N>: token ids per launch
 inline constexpr int kPrefillGatherCols = 1024;  //   BH, hidden elements per program
 

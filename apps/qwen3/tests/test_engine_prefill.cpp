@@ -99,8 +99,8 @@ double cache_ratio(const Model& model, const ReferenceModel& ref, const ModelCon
   double worst = 0;
   const std::int64_t context = model.context_limit(), d = c.head_dim;
   for (std::size_t l = 0; l < static_cast<std::size_t>(c.num_hidden_layers); ++l)
-    for (const auto& [tensor, want] : {std::pair(&model.k_cache(l), &ref.k_cache(l)),
-                                       std::pair(&model.v_cache(l), &ref.v_cache(l))}) {
+    for (const auto& [tensor, want] :
+         {std::pair(&model.k_cache(l), &ref.k_cache(l)), std::pair(&model.v_cache(l), &ref.v_cache(l))}) {
       const std::vector<tessera::bfloat16> got = tensor->to_vector();
       std::vector<float> g, w;
       for (std::int64_t h = 0; h < c.num_key_value_heads; ++h)
@@ -144,10 +144,10 @@ void prefill_case(Target target, const Case& k, std::size_t steps = 0, std::size
     const double exact = error_ratio(got, want), decode = error_ratio(got, want_decode),
                  vs_steps = error_ratio(got, by_steps);
     const double cache = cache_ratio(model, ref, config, static_cast<std::int64_t>(positions));
-    const std::string measured =
-        fmt::format("{}, {}, chunks of {} (units of 2^-8 max|x|): logits {:.3g}, cache {:.3g}; from the decode "
-                    "numerics {:.3g}, from decode steps {:.3g}",
-                    k.model, what, k.chunk, exact, cache, decode, vs_steps);
+    const std::string measured = fmt::format(
+        "{}, {}, chunks of {} (units of 2^-8 max|x|): logits {:.3g}, cache {:.3g}; from the decode "
+        "numerics {:.3g}, from decode steps {:.3g}",
+        k.model, what, k.chunk, exact, cache, decode, vs_steps);
     INFO(measured);
     if (std::getenv("QWEN3_PRINT_ERRORS")) WARN(measured);
     CHECK(exact <= kExactRatio);

@@ -15,6 +15,7 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -190,9 +191,9 @@ void qk_norm_rope_rows(Target target) {
       auto cos_rows = cos_table.slice(0, start, start + t), sin_rows = sin_table.slice(0, start, start + t);
       auto k_rows = k_cache.slice(1, start, start + t), v_rows = v_cache.slice(1, start, start + t);
       prefill_q_norm_rope<BT>().launch(on(target), q_out.partition<1, BT, 128>(), qkv, q_norm, cos_rows, sin_rows, eps);
-      prefill_kv_norm_rope_append<BT>().launch(on(target), k_rows.partition<1, BT, 128>(),
-                                               v_rows.partition<1, BT, 128>(), qkv, k_norm, cos_rows, sin_rows,
-                                               static_cast<int32_t>(qw / 64), static_cast<int32_t>((qw + kvw) / d), eps);
+      prefill_kv_norm_rope_append<BT>().launch(
+          on(target), k_rows.partition<1, BT, 128>(), v_rows.partition<1, BT, 128>(), qkv, k_norm, cos_rows, sin_rows,
+          static_cast<int32_t>(qw / 64), static_cast<int32_t>((qw + kvw) / d), eps);
     }
     const std::vector<double> in = as_double(qkv);
     const int64_t width = qw + 2 * kvw;
@@ -243,9 +244,9 @@ void causal_attention(Target target) {
   constexpr int BQ = kPrefillQueryTile, BKV = kPrefillKeyTile;
   const int64_t n_heads = 6, n_kv = 2, group = 3, d = 128, context = 256;
   const float scale = 1 / std::sqrt(128.0f);
-  for (auto [t, start] : {std::pair<int64_t, int64_t>(1, 0), std::pair<int64_t, int64_t>(1, 150),
-                          std::pair<int64_t, int64_t>(70, 0), std::pair<int64_t, int64_t>(70, 100),
-                          std::pair<int64_t, int64_t>(130, 3)}) {
+  for (auto [t, start] :
+       {std::pair<int64_t, int64_t>(1, 0), std::pair<int64_t, int64_t>(1, 150), std::pair<int64_t, int64_t>(70, 0),
+        std::pair<int64_t, int64_t>(70, 100), std::pair<int64_t, int64_t>(130, 3)}) {
     INFO(t << " queries from position " << start);
     auto q = random_bf16<3>({n_heads, t, d}, -2, 2, 12);
     auto k_cache = random_bf16<3>({n_kv, context, d}, -2, 2, 13);
@@ -276,7 +277,8 @@ void causal_attention(Target target) {
         for (double& x : s) l += (x = std::exp(x - m));
         for (int64_t i = 0; i < d; ++i) {
           double o = 0, mag = 0;
-          for (int64_t p = 0; p < n; ++p) o += s[p] * f(v_cache(kvh, p, i)), mag += s[p] * std::abs(f(v_cache(kvh, p, i)));
+          for (int64_t p = 0; p < n; ++p)
+            o += s[p] * f(v_cache(kvh, p, i)), mag += s[p] * std::abs(f(v_cache(kvh, p, i)));
           want.push_back(o / l);
           bound.push_back((score_error + (2.0 * n + 16) * kU) * mag / l + kBf16 * std::abs(o / l) + 1e-30);
         }
@@ -317,10 +319,24 @@ TEST_CASE("prefill kernels compile for sm_90", "[engine][prefill][kernels][compi
   Tensor<bfloat16, 3> q({2, 200, 128}), kc({1, 300, 128}), vc({1, 300, 128});
   auto k_rows = kc.slice(1, 50, 250), v_rows = vc.slice(1, 50, 250);
   CHECK(ok(prefill_q_norm_rope<BT>().compile(sm90, q.partition<1, BT, 128>(), qkv, qn, rope, rope2, 1e-6f)));
-  CHECK(ok(prefill_kv_norm_rope_append<BT>().compile(sm90, k_rows.partition<1, BT, 128>(),
-                                                     v_rows.partition<1, BT, 128>(), qkv, kn, rope, rope2, int32_t{4},
-                                                     int32_t{3}, 1e-6f)));
+  CHECK(
+      ok(prefill_kv_norm_rope_append<BT>().compile(sm90, k_rows.partition<1, BT, 128>(), v_rows.partition<1, BT, 128>(),
+                                                   qkv, kn, rope, rope2, int32_t{4}, int32_t{3}, 1e-6f)));
   Tensor<bfloat16, 2> attn({200, 256});
   CHECK(ok(prefill_attention<kPrefillQueryTile, kPrefillKeyTile>().compile(
       sm90, attn.partition<kPrefillQueryTile, 128>(), q, kc, vc, int32_t{50}, int32_t{2}, 0.1f)));
+}
+
+// The GEMMs are in the class of the sm_90 tensor-core lowering (wgmma in their PTX) when their B
+// operand is row-major: their loops, epilogues and tiles are. The engine passes the transposed
+// weight view (column-contiguous) as B, which that lowering takes once it accepts such a B.
+TEST_CASE("prefill GEMMs take the sm_90 tensor-core lowering", "[engine][prefill][kernels][compile]") {
+  constexpr int BM = kPrefillGemmRows, BN = kPrefillGemmCols, BK = kPrefillGemmDepth;
+  const Target sm90 = Target::sm_90;
+  auto wgmma = [](const tessera::CompiledArtifact& a) { return a.ptx.find("wgmma.mma_async") != std::string::npos; };
+  Tensor<bfloat16, 2> a({300, 256}), b({256, 512}), m({300, 512});
+  Tensor<float, 2> y({300, 512}), residual({300, 512}), gate({300, 512});
+  CHECK(wgmma(prefill_matmul<BM, BN, BK>().compile(sm90, y.partition<BM, BN>(), a, b)));
+  CHECK(wgmma(prefill_matmul_residual<BM, BN, BK>().compile(sm90, y.partition<BM, BN>(), a, b, residual)));
+  CHECK(wgmma(prefill_matmul_swiglu<BM, BN, BK>().compile(sm90, m.partition<BM, BN>(), a, b, gate)));
 }
