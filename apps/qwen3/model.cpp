@@ -10,6 +10,7 @@
 #include <limits>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include "errors.h"
 #include "kernels/attention.h"
@@ -242,8 +243,11 @@ const Tensor<float, 1>& Model::prefill(std::span<const std::int32_t> tokens, std
 }
 
 const Tensor<float, 1>& Model::warm_up() {
-  const std::int32_t token = 0;
-  prefill(std::span(&token, 1), 0);
+  // A prefill of 128 tokens (whole tiles, where the model's sizes allow) and one of one token
+  // (ragged tiles): a kernel is compiled once for each (LaunchOptions::whole_tiles).
+  const std::vector<std::int32_t> zeros(static_cast<std::size_t>(std::min<std::int64_t>(prefill_chunk_, 128)), 0);
+  prefill(zeros, 0);
+  prefill(std::span(zeros).first(1), 0);
   step(0, 0, true);
   static_cast<const Tensor<float, 1>&>(scratch_->logits).data();  // waits for both
   cached_ = 0;

@@ -97,8 +97,8 @@ class Model {
   // Runs tokens at positions start, start + 1, ... (start <= cached_positions()) and returns the
   // logits of the last one; the LM head runs only for it. Throws for an empty prompt.
   const tessera::Tensor<float, 1>& prefill(std::span<const std::int32_t> tokens, std::int64_t start = 0);
-  // Runs one step (token 0 at position 0, which the next prefill overwrites) and a one-token
-  // prefill of it, and waits, so that every kernel is compiled before anything is timed; leaves
+  // Runs prefills of token 0 (of up to 128 tokens and of one, which the next prefill overwrites)
+  // and one step, and waits, so that every kernel is compiled before anything is timed; leaves
   // the cache empty. Returns the step's logits (for Sampler::warm_up).
   const tessera::Tensor<float, 1>& warm_up();
 

@@ -177,12 +177,16 @@ void prefill_case(Target target, const Case& k, std::size_t steps = 0, std::size
   check(got, "a decode step after it", end + 1);
 }
 
-void one_token(Target target) { prefill_case(target, {"tiny", 64, 1024, 1}); }
-void tiny_one_chunk(Target target) { prefill_case(target, {"tiny", 64, 1024, 37}); }
-void tiny_chunks(Target target) { prefill_case(target, {"tiny", 64, 16, 37}); }
-void gqa5_chunks(Target target) { prefill_case(target, {"gqa5", 64, 16, 40}); }
-void mha_long_chunks(Target target) { prefill_case(target, {"mha-long", 256, 64, 150}); }
-void gqa5_after_steps(Target target) { prefill_case(target, {"gqa5", 128, 16, 10}, 3, 45); }
+void tiny_prompts(Target target) {
+  prefill_case(target, {"tiny", 64, 1024, 1});
+  prefill_case(target, {"tiny", 64, 1024, 37});
+  prefill_case(target, {"tiny", 64, 16, 37});
+}
+void gqa5_prompts(Target target) {
+  prefill_case(target, {"gqa5", 64, 16, 40});
+  prefill_case(target, {"gqa5", 128, 16, 10}, 3, 45);
+}
+void mha_long_prompt(Target target) { prefill_case(target, {"mha-long", 256, 64, 150}); }
 
 // The tolerances are tight enough to tell a model with another rope_theta from this one.
 void tolerance_separates(Target target) {
@@ -218,11 +222,9 @@ void chunking_invariant(Target target) {
 
 }  // namespace
 
-QWEN3_TARGET_TEST_CASE("prefill: one token", "[engine][prefill]", one_token)
-QWEN3_TARGET_TEST_CASE("prefill: tiny, one chunk", "[engine][prefill]", tiny_one_chunk)
-QWEN3_TARGET_TEST_CASE("prefill: tiny, three chunks", "[engine][prefill]", tiny_chunks)
-QWEN3_TARGET_TEST_CASE("prefill: gqa5 untied, three chunks", "[engine][prefill]", gqa5_chunks)
-QWEN3_TARGET_TEST_CASE("prefill: mha-long, chunks over several KV tiles", "[engine][prefill]", mha_long_chunks)
-QWEN3_TARGET_TEST_CASE("prefill: at start > 0 after prefill and decode steps", "[engine][prefill]", gqa5_after_steps)
+QWEN3_TARGET_TEST_CASE("prefill: tiny, one token, one chunk, three chunks", "[engine][prefill]", tiny_prompts)
+QWEN3_TARGET_TEST_CASE("prefill: gqa5 untied, three chunks, then at start > 0 after decode steps", "[engine][prefill]",
+                       gqa5_prompts)
+QWEN3_TARGET_TEST_CASE("prefill: mha-long, chunks over several KV tiles", "[engine][prefill]", mha_long_prompt)
 QWEN3_TARGET_TEST_CASE("prefill: chunking does not change the result", "[engine][prefill]", chunking_invariant)
 QWEN3_TARGET_TEST_CASE("prefill: the tolerances separate a wrong model", "[engine][prefill]", tolerance_separates)
