@@ -1,17 +1,27 @@
-// model.cpp: Model, the decode step as a sequence of tile-kernel launches (see model.h).
+// model.cpp: Model, the decode step and the prefill as sequences of tile-kernel launches (see
+// model.h).
 #include "model.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include "errors.h"
 #include "kernels/attention.h"
 #include "kernels/embedding.h"
 #include "kernels/matvec.h"
+#include "kernels/prefill_attention.h"
+#include "kernels/prefill_embedding.h"
+#include "kernels/prefill_matmul.h"
+#include "kernels/prefill_qk_norm_rope.h"
+#include "kernels/prefill_rmsnorm.h"
+#include "kernels/prefill_tiles.h"
 #include "kernels/qk_norm_rope.h"
 #include "rope_table.h"
 
@@ -98,6 +108,28 @@ struct Model::Scratch {
   tessera::Scalar<std::int32_t> token, position, seq_len, chunks_per_split;
 };
 
+// The activations of one prefill chunk, sized for prefill_chunk tokens; a chunk of T tokens uses
+// their first T rows (views).
+struct Model::PrefillScratch {
+  PrefillScratch(const ModelConfig& c, std::int64_t chunk)
+      : x({chunk, c.hidden_size}),
+        x_mid({chunk, c.hidden_size}),
+        normed({chunk, c.hidden_size}),
+        qkv({chunk, c.q_width() + 2 * c.kv_width()}),
+        q({c.num_attention_heads, chunk, kHeadDim}),
+        attn({chunk, c.q_width()}),
+        gate({chunk, c.intermediate_size}),
+        mlp({chunk, c.intermediate_size}) {}
+
+  Tensor<float, 2> x, x_mid;   // the residual stream [chunk, hidden]: a layer's input, and after attention
+  Tensor<bfloat16, 2> normed;  // bf16(rmsnorm(x)) [chunk, hidden], a GEMM operand
+  Tensor<float, 2> qkv;        // [chunk, q_width + 2 kv_width]
+  Tensor<bfloat16, 3> q;       // [n_heads, chunk, 128]
+  Tensor<bfloat16, 2> attn;    // [chunk, q_width]
+  Tensor<float, 2> gate;       // [chunk, intermediate]
+  Tensor<bfloat16, 2> mlp;     // silu(gate) * up [chunk, intermediate]
+};
+
 // The decode step of one number of attention splits, and where each layer's K/V append is.
 struct Model::DecodeGraph {
   explicit DecodeGraph(tessera::Target target) : graph(target) {}
@@ -155,6 +187,7 @@ Model::Model(const ModelConfig& config, const WeightSource& source, const Engine
       target_(options.target.value_or(tessera::default_target())),
       context_(context_limit_of(config, options)),
       attention_programs_(std::max<std::int64_t>(1, options.attention_programs)),
+      prefill_chunk_(std::min(std::max<std::int64_t>(1, options.prefill_chunk), context_)),
       weights_(checked_weights(config, source, target_, options.threads)) {
   const std::int64_t max_splits = std::min(std::max<std::int64_t>(1, attention_programs_ / config.num_key_value_heads),
                                            ceil_div(context_, k::kAttentionChunk));
@@ -196,16 +229,27 @@ const Tensor<float, 1>& Model::prefill(std::span<const std::int32_t> tokens, std
         fmt::format("a prompt of {} tokens at position {} does not fit the context limit of {} "
                     "tokens",
                     tokens.size(), start, context_));
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    check_step(tokens[i], start + static_cast<std::int64_t>(i));
-    step(tokens[i], start + static_cast<std::int64_t>(i), i + 1 == tokens.size());
+  for (std::int32_t token : tokens)
+    if (token < 0 || token >= config_.vocab_size)
+      throw Error(fmt::format("token id {} is outside the vocabulary [0, {})", token, config_.vocab_size));
+  if (!prefill_scratch_) prefill_scratch_ = std::make_unique<PrefillScratch>(config_, prefill_chunk_);
+  for (std::size_t done = 0; done < tokens.size();) {
+    const std::size_t n = std::min(tokens.size() - done, static_cast<std::size_t>(prefill_chunk_));
+    launch_prefill_chunk(tokens.subspan(done, n), start + static_cast<std::int64_t>(done), done + n == tokens.size());
+    done += n;
   }
+  cached_ = end;
   return scratch_->logits;
 }
 
 const Tensor<float, 1>& Model::warm_up() {
+  // A prefill of 128 tokens (whole tiles, where the model's sizes allow) and one of one token
+  // (ragged tiles): a kernel is compiled once for each (LaunchOptions::whole_tiles).
+  const std::vector<std::int32_t> zeros(static_cast<std::size_t>(std::min<std::int64_t>(prefill_chunk_, 128)), 0);
+  prefill(zeros, 0);
+  prefill(std::span(zeros).first(1), 0);
   step(0, 0, true);
-  static_cast<const Tensor<float, 1>&>(scratch_->logits).data();  // waits for the step
+  static_cast<const Tensor<float, 1>&>(scratch_->logits).data();  // waits for both
   cached_ = 0;
   return scratch_->logits;
 }
@@ -298,6 +342,60 @@ std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t po
     s.run(k::rmsnorm_matvec<R, BK, NB>(), s.logits.partition<R>(), weights_.head(), s.x, weights_.final_norm, eps);
   });
   return appends;
+}
+
+void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int64_t start, bool logits) {
+  constexpr int BM = k::kPrefillGemmRows, BN = k::kPrefillGemmCols, BK = k::kPrefillGemmDepth;
+  constexpr int NR = k::kPrefillNormRows, NC = k::kPrefillNormCols, BT = k::kPrefillRopeRows;
+  constexpr int GT = k::kPrefillGatherTokens, GC = k::kPrefillGatherCols;
+  const ModelConfig& c = config_;
+  Scratch& s = *scratch_;
+  PrefillScratch& ps = *prefill_scratch_;
+  const std::int64_t t = static_cast<std::int64_t>(tokens.size()), end = start + t;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  const float scale = static_cast<float>(1 / std::sqrt(static_cast<double>(kHeadDim)));
+  // The chunk's rows of every activation.
+  Tensor<float, 2> x = ps.x.slice(0, 0, t), x_mid = ps.x_mid.slice(0, 0, t), qkv = ps.qkv.slice(0, 0, t),
+                   gate = ps.gate.slice(0, 0, t);
+  Tensor<bfloat16, 2> normed = ps.normed.slice(0, 0, t), attn = ps.attn.slice(0, 0, t), mlp = ps.mlp.slice(0, 0, t);
+  Tensor<bfloat16, 3> q = ps.q.slice(1, 0, t);
+  const Tensor<float, 2> cos_rows = s.rope_cos.slice(0, start, end), sin_rows = s.rope_sin.slice(0, start, end);
+  const auto k_column = static_cast<std::int32_t>(c.q_width() / 64);
+  const auto v_column = static_cast<std::int32_t>((c.q_width() + c.kv_width()) / kHeadDim);
+
+  // The embedding rows, GT token ids per launch (ids past the chunk's end are not read).
+  for (std::int64_t first = 0; first < t; first += GT) {
+    std::array<std::int32_t, GT> ids{};
+    std::copy(tokens.begin() + first, tokens.begin() + std::min(first + GT, t), ids.begin());
+    Tensor<float, 2> rows = x.slice(0, first, std::min(first + GT, t));
+    std::apply(
+        [&](auto... id) {
+          s.run(k::prefill_embedding_gather<GC, GT>(), rows.partition<1, GC>(), weights_.embed, id...);
+        },
+        ids);
+  }
+  for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
+    const LayerWeights& w = weights_.layers[l];
+    Tensor<bfloat16, 3> k_rows = s.k_cache[l].slice(1, start, end), v_rows = s.v_cache[l].slice(1, start, end);
+    s.run(k::prefill_rmsnorm<NR, NC>(), normed.partition<NR, NC>(), x, w.input_norm, eps);
+    s.run(k::prefill_matmul<BM, BN, BK>(), qkv.partition<BM, BN>(), normed, w.qkv.transposed());
+    s.run(k::prefill_q_norm_rope<BT>(), q.partition<1, BT, 128>(), qkv, w.q_norm, cos_rows, sin_rows, eps);
+    s.run(k::prefill_kv_norm_rope_append<BT>(), k_rows.partition<1, BT, 128>(), v_rows.partition<1, BT, 128>(), qkv,
+          w.k_norm, cos_rows, sin_rows, k_column, v_column, eps);
+    s.run(k::prefill_attention<k::kPrefillQueryTile, k::kPrefillKeyTile>(), attn.partition<k::kPrefillQueryTile, 128>(),
+          q, s.k_cache[l], s.v_cache[l], static_cast<std::int32_t>(start), static_cast<std::int32_t>(c.gqa_group()),
+          scale);
+    s.run(k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w.o.transposed(), x);
+    s.run(k::prefill_rmsnorm<NR, NC>(), normed.partition<NR, NC>(), x_mid, w.post_norm, eps);
+    s.run(k::prefill_matmul<BM, BN, BK>(), gate.partition<BM, BN>(), normed, w.gate.transposed());
+    s.run(k::prefill_matmul_swiglu<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w.up.transposed(), gate);
+    s.run(k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp, w.down.transposed(), x_mid);
+  }
+  if (logits) {
+    const Tensor<float, 1> last = x.slice(0, t - 1, t).reshape<1>({c.hidden_size});
+    s.run(k::rmsnorm_matvec<k::kMatvecRows, k::kMatvecCols>(), s.logits.partition<k::kMatvecRows>(), weights_.head(),
+          last, weights_.final_norm, eps);
+  }
 }
 
 }  // namespace qwen3

@@ -25,8 +25,27 @@
 // step (one CUDA graph on a GPU): captured once per number of attention splits (which sets the
 // partial-attention tensors' shapes), with the token, position, sequence length and chunks per
 // split as tessera::Scalars and each layer's K and V slot moved to the position
-// (Graph::move_view). prefill() launches its steps one by one (the matmul prefill comes later),
-// computing the LM head only for the last token.
+// (Graph::move_view).
+//
+// prefill() runs the prompt's tokens through each layer together, in chunks of up to
+// EngineOptions::prefill_chunk tokens (so that its scratch memory stays bounded: a long prompt
+// runs as several chunks, each attending to the cache written so far). Per chunk of T tokens:
+// the embedding gather (kernels/prefill_embedding.h) into the f32 residual stream X [T, hidden],
+// then per layer ten kernels (kernels/prefill_*.h):
+//   1. n = bf16(rmsnorm(X))                      prefill_rmsnorm
+//   2. qkv = n W_qkv^T                           prefill_matmul (GEMM, f32 out)
+//   3. q = bf16(rope(rmsnorm_head(q)))           prefill_q_norm_rope
+//   4. K, V of the T positions into the cache    prefill_kv_norm_rope_append
+//   5. a = bf16(causal attention)                prefill_attention (online softmax over the cache)
+//   6. X' = X + a W_o^T                          prefill_matmul_residual
+//   7. n = bf16(rmsnorm(X'))                     prefill_rmsnorm
+//   8. gate = n W_gate^T                         prefill_matmul
+//   9. m = bf16(silu(gate) * (n W_up^T))         prefill_matmul_swiglu (SwiGLU in the epilogue)
+//  10. X = X' + m W_down^T                       prefill_matmul_residual
+// and, after the last chunk only, the LM head on the last token's row (rmsnorm_matvec). The
+// weights are read as views W.transposed() (no copies). Numerics: as the decode step, except
+// that the four GEMM operands n, a, n and m are rounded to bf16 (the tensor-core GEMM takes
+// 16-bit operands); tests/test_engine_prefill.cpp states the tolerance this gives.
 //
 // Unsupported shapes are ModelError kUnsupported: head_dim other than 128 (every Qwen3 model; the
 // kernels are written for it), query heads not a multiple of the KV heads, more than 16 query
@@ -50,6 +69,7 @@ struct EngineOptions {
   std::int64_t context_limit = 0;         // positions of the KV cache; 0: min(max_position_embeddings, 4096)
   std::int64_t attention_programs = 256;  // split-KV: about this many (KV head, split) programs
   unsigned threads = 0;                   // host threads that produce weights while loading (0: all)
+  std::int64_t prefill_chunk = 1024;      // prompt tokens per prefill pass (its scratch is sized for it)
 };
 
 // Throws ModelError kUnsupported for a config the engine cannot run (see the file comment).
@@ -77,13 +97,14 @@ class Model {
   // Runs tokens at positions start, start + 1, ... (start <= cached_positions()) and returns the
   // logits of the last one; the LM head runs only for it. Throws for an empty prompt.
   const tessera::Tensor<float, 1>& prefill(std::span<const std::int32_t> tokens, std::int64_t start = 0);
-  // Runs one step (token 0 at position 0, which the next prefill overwrites) and waits, so that
-  // every kernel is compiled before anything is timed; leaves the cache empty. Returns that
-  // step's logits (for Sampler::warm_up).
+  // Runs prefills of token 0 (of up to 128 tokens and of one, which the next prefill overwrites)
+  // and one step, and waits, so that every kernel is compiled before anything is timed; leaves
+  // the cache empty. Returns the step's logits (for Sampler::warm_up).
   const tessera::Tensor<float, 1>& warm_up();
 
  private:
   struct Scratch;
+  struct PrefillScratch;
   struct DecodeGraph;
   void check_step(std::int32_t token, std::int64_t position) const;
   // Runs the step: as launches, or with `graph` through the decode graph of its splits.
@@ -91,14 +112,19 @@ class Model {
   // The launches of a step with `splits` attention splits, whose K and V go to `position`'s slot
   // (the Scalars hold the rest); returns the launch index of each layer's K/V append.
   std::vector<std::size_t> launch_step(std::int64_t splits, std::int64_t position, bool logits);
+  // The launches of one prefill chunk: tokens at positions start, start + 1, ... (at most
+  // prefill_chunk_ of them), with the LM head on the last one if `logits`.
+  void launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int64_t start, bool logits);
 
   ModelConfig config_;
   tessera::Target target_;
   std::int64_t context_ = 0;
   std::int64_t attention_programs_ = 0;
+  std::int64_t prefill_chunk_ = 0;
   std::int64_t cached_ = 0;
   DeviceWeights weights_;
   std::unique_ptr<Scratch> scratch_;  // the KV cache, RoPE tables and activations
+  std::unique_ptr<PrefillScratch> prefill_scratch_;   // a chunk's activations, made at the first prefill
   std::vector<std::unique_ptr<DecodeGraph>> graphs_;  // per number of splits, captured on first use
 };
 

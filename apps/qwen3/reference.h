@@ -7,6 +7,10 @@
 // and a split-KV online softmax. The difference between the two is then only the engine's f32
 // rounding (and its bf16 attention probabilities), which is what the tests bound.
 //
+// With ReferenceNumerics::kPrefill it follows the matmul prefill's definition instead: the same,
+// except that the four GEMM operands of a layer -- the two RMSNorm outputs, the attention output
+// and the SwiGLU output -- are rounded to bf16 before their products (model.h).
+//
 // Also the host version of the sampling rule of kernels/sampling.h (sample_rank), and of greedy
 // selection (the first index of the largest logit).
 #pragma once
@@ -21,9 +25,12 @@
 
 namespace qwen3 {
 
+enum class ReferenceNumerics { kDecode, kPrefill };
+
 class ReferenceModel {
  public:
-  ReferenceModel(const ModelConfig& config, const WeightSource& source, std::int64_t context);
+  ReferenceModel(const ModelConfig& config, const WeightSource& source, std::int64_t context,
+                 ReferenceNumerics numerics = ReferenceNumerics::kDecode);
   // The logits [vocab] of `token` at `position` (at most the number of positions run so far).
   std::vector<float> step(std::int32_t token, std::int64_t position);
   // Layer `layer`'s K or V cache, [n_kv, context, head_dim], values of bf16 numbers.
@@ -36,6 +43,7 @@ class ReferenceModel {
   };
   ModelConfig config_;
   std::int64_t context_;
+  ReferenceNumerics numerics_;
   std::vector<float> embed_, final_norm_, lm_head_;  // lm_head_ empty when tied
   std::vector<Layer> layers_;
   std::vector<std::vector<float>> k_cache_, v_cache_;  // per layer [n_kv, context, head_dim]

@@ -11,10 +11,10 @@
 // layers) and DIR only needs tokenizer.json (default: the folder CMake was given). --chat wraps
 // the prompt as a user message in the ChatML template, letting the model think unless
 // --no-think. Sampling: temperature 0 (the default) is greedy; see sampler.h for top-k/top-p.
-// Before the timed run, one step and one sampling run compile every kernel (their time is
-// printed apart). The context limit (KV-cache positions) is by default the prompt's tokens plus
+// Before the timed run, prefills, one step and one sampling run compile every kernel (their time
+// is printed apart). The context limit (KV-cache positions) is by default the prompt's tokens plus
 // --max-new-tokens. The generated text streams to stdout; the token counts and rates go to
-// stderr at the end: prefill tokens/s (the prompt, through decode steps, to the first new token)
+// stderr at the end: prefill tokens/s (the prompt, through the matmul prefill, to the first new token)
 // and decode tokens/s (the tokens after it). --prompt-tokens N makes the prompt exactly N tokens:
 // the encoded prompt (after --chat's template; without --prompt a fixed English sentence) repeated
 // and cut to N, so that benchmarks get a prompt of a given length. --stats-json FILE also writes

@@ -1,0 +1,24 @@
+// prefill_tiles.h: the tile sizes of the prefill kernels (prefill_*.h), shared by the model and
+// the tests so that the tests run the code the engine runs.
+//
+// Prefill moves a chunk of T prompt tokens through each layer together: its projections are GEMMs
+// of the [T, in] activations with the [out, in] weights, which on sm_90 take the tensor-core
+// lowering when they fall in its class (docs/compiler.md, "Tensor cores": bf16 operands, BM 64 or
+// 128, BN 64, 128 or 256, BK 64 or 128, an elementwise epilogue, one store). The other kernels
+// are bandwidth-bound row kernels and attention.
+#pragma once
+
+namespace qwen3::kernels {
+
+inline constexpr int kPrefillGemmRows = 128;  // prefill_matmul*<BM, BN, BK>: BM, rows of the activations
+inline constexpr int kPrefillGemmCols = 128;  //   BN, output features
+inline constexpr int kPrefillGemmDepth = 64;  //   BK, input features per step of the K loop
+inline constexpr int kPrefillNormRows = 4;    // prefill_rmsnorm<R, BC>
+inline constexpr int kPrefillNormCols = 1024;
+inline constexpr int kPrefillRopeRows = 64;      // prefill_{q,kv}_norm_rope*<BT>: positions per program
+inline constexpr int kPrefillQueryTile = 64;     // prefill_attention<BQ, BKV>: queries per program
+inline constexpr int kPrefillKeyTile = 64;       //   cache positions per step of the online softmax
+inline constexpr int kPrefillGatherTokens = 64;  // prefill_embedding_gather<BH, N>: token ids per launch
+inline constexpr int kPrefillGatherCols = 1024;  //   BH, hidden elements per program
+
+}  // namespace qwen3::kernels

@@ -1,0 +1,342 @@
+// test_engine_prefill_kernels.cpp: each prefill kernel (kernels/prefill_*.h) alone, against a
+// host reference in double, on the CPU target and (tagged [gpu]) on the GPU, with the tile sizes
+// the engine uses (kernels/prefill_tiles.h) and sizes that no tile divides: T = 1, T past one
+// tile, widths past a column tile, and positions starting past 0 after earlier cache rows.
+//
+// Tolerances (u = 2^-24, the f32 unit roundoff), as in test_engine_kernels.cpp:
+//  - the gather is exact;
+//  - an f32-accumulated dot product of K terms errs by at most about K u sum|terms|; the tests
+//    allow 2 K u sum|terms| (bf16 operands: the products are exact in f32, only the sums round);
+//  - a bf16 output may round to either neighbour of its exact value: 2^-7 |value| (one bf16 ulp is
+//    at most 2^-7 relative), on top of the f32 error of what is rounded;
+//  - attention: (score error + (2 n + 16) u) sum_t p_t |v_t| / sum_t p_t for n visible positions,
+//    the score error being 2 * 128 u scale sum_i |q_i k_i|, then the bf16 rounding of the output.
+#include <algorithm>
+#include <array>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "engine_test_support.h"
+#include "kernels/prefill_attention.h"
+#include "kernels/prefill_embedding.h"
+#include "kernels/prefill_matmul.h"
+#include "kernels/prefill_qk_norm_rope.h"
+#include "kernels/prefill_rmsnorm.h"
+#include "kernels/prefill_tiles.h"
+
+using namespace qwen3::kernels;
+using qwen3::test::as_double;
+using qwen3::test::on;
+using qwen3::test::random_bf16;
+using qwen3::test::random_f32;
+using tessera::bfloat16;
+using tessera::Target;
+using tessera::Tensor;
+
+namespace {
+
+constexpr double kU = 0x1p-24;
+constexpr double kBf16 = 0x1p-7;  // one bf16 ulp, relative, at most
+
+double f(bfloat16 v) { return static_cast<float>(v); }
+
+// Counts the elements outside |got - want| <= bound[i], and reports the first.
+int64_t mismatches(const std::vector<double>& got, const std::vector<double>& want, const std::vector<double>& bound) {
+  REQUIRE(got.size() == want.size());
+  int64_t bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::abs(got[i] - want[i]) <= bound[i]) continue;
+    if (bad++ == 0) UNSCOPED_INFO("element " << i << ": got " << got[i] << ", want " << want[i] << " +- " << bound[i]);
+  }
+  return bad;
+}
+
+// Rows of the embedding table gathered by token ids, n rows per launch (n <= N; the ids past n are
+// padding and must not be read).
+void embedding_gather_rows(Target target) {
+  constexpr int N = kPrefillGatherTokens;
+  const int64_t vocab = 1000, hidden = 1500;  // hidden: one full column tile and a ragged one
+  auto table = random_bf16<2>({vocab, hidden}, -1, 1, 1);
+  for (int64_t n : {int64_t{1}, int64_t{37}, int64_t{N}}) {
+    std::array<int32_t, N> ids{};
+    for (int64_t r = 0; r < n; ++r) ids[r] = static_cast<int32_t>((r * 613 + 999) % vocab);
+    Tensor<float, 2> out({n, hidden});
+    std::apply(
+        [&](auto... id) {
+          prefill_embedding_gather<kPrefillGatherCols, N>().launch(on(target), out.partition<1, kPrefillGatherCols>(),
+                                                                   table, id...);
+        },
+        ids);
+    int64_t bad = 0;
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t j = 0; j < hidden; ++j) bad += out(r, j) != static_cast<float>(table(ids[r], j));
+    INFO(n << " rows");
+    CHECK(bad == 0);
+  }
+}
+
+// bf16(rmsnorm(x) * g) of T rows of width 1500 (a full and a ragged column tile).
+void rmsnorm_rows(Target target) {
+  const int64_t hidden = 1500;
+  const float eps = 1e-6f;
+  auto g = random_bf16<1>({hidden}, 0.5f, 1.5f, 2);
+  for (int64_t t : {int64_t{1}, int64_t{37}}) {  // 37: not a multiple of the row tile
+    auto x = random_f32<2>({t, hidden}, -3, 3, 3);
+    Tensor<bfloat16, 2> out({t, hidden});
+    prefill_rmsnorm<kPrefillNormRows, kPrefillNormCols>().launch(
+        on(target), out.partition<kPrefillNormRows, kPrefillNormCols>(), x, g, eps);
+    std::vector<double> want, bound;
+    for (int64_t r = 0; r < t; ++r) {
+      double ss = 0;
+      for (int64_t j = 0; j < hidden; ++j) ss += double(x(r, j)) * x(r, j);
+      const double inv = 1 / std::sqrt(ss / hidden + eps);
+      for (int64_t j = 0; j < hidden; ++j) {
+        want.push_back(x(r, j) * inv * f(g(j)));
+        // The f32 sum of squares and rsqrt: (hidden + 8) u relative; then the bf16 rounding.
+        bound.push_back((kBf16 + (hidden + 8) * kU) * std::abs(want.back()) + 1e-30);
+      }
+    }
+    INFO(t << " rows");
+    CHECK(mismatches(as_double(out), want, bound) == 0);
+  }
+}
+
+// The three GEMMs for T = 1, 37 and 130 rows (past one row tile), K = 300 (past four K steps,
+// ragged) and N = 200 (past one column tile), the weight [N, K] given as its transposed view.
+void gemm_family(Target target) {
+  constexpr int BM = kPrefillGemmRows, BN = kPrefillGemmCols, BK = kPrefillGemmDepth;
+  const int64_t k = 300, n = 200;
+  auto w = random_bf16<2>({n, k}, -0.1f, 0.1f, 4);
+  auto w_up = random_bf16<2>({n, k}, -0.1f, 0.1f, 5);
+  for (int64_t t : {int64_t{1}, int64_t{37}, int64_t{130}}) {
+    INFO(t << " rows");
+    auto a = random_bf16<2>({t, k}, -2, 2, 6);
+    // The product and the sum of |terms| of row i, column j, in double.
+    auto product = [&](const Tensor<bfloat16, 2>& weight) {
+      std::vector<double> value(t * n), magnitude(t * n);
+      for (int64_t i = 0; i < t; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t q = 0; q < k; ++q) {
+            const double p = f(a(i, q)) * f(weight(j, q));
+            value[i * n + j] += p;
+            magnitude[i * n + j] += std::abs(p);
+          }
+      return std::pair(value, magnitude);
+    };
+    const auto [y, y_mag] = product(w);
+
+    Tensor<float, 2> out({t, n});
+    prefill_matmul<BM, BN, BK>().launch(on(target), out.partition<BM, BN>(), a, w.transposed());
+    std::vector<double> bound(t * n);
+    for (std::size_t i = 0; i < bound.size(); ++i) bound[i] = 2 * k * kU * y_mag[i] + 1e-30;
+    CHECK(mismatches(as_double(out), y, bound) == 0);
+
+    auto residual = random_f32<2>({t, n}, -1, 1, 7);
+    const std::vector<double> r = as_double(residual);
+    prefill_matmul_residual<BM, BN, BK>().launch(on(target), out.partition<BM, BN>(), a, w.transposed(), residual);
+    std::vector<double> want(t * n);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      want[i] = r[i] + y[i];
+      bound[i] = 2 * k * kU * y_mag[i] + 2 * kU * std::abs(want[i]) + 1e-30;
+    }
+    CHECK(mismatches(as_double(out), want, bound) == 0);
+
+    // bf16(silu(gate) * up), gate an f32 input.
+    auto gate = random_f32<2>({t, n}, -4, 4, 8);
+    const std::vector<double> gd = as_double(gate);
+    const auto [up, up_mag] = product(w_up);
+    Tensor<bfloat16, 2> m({t, n});
+    prefill_matmul_swiglu<BM, BN, BK>().launch(on(target), m.partition<BM, BN>(), a, w_up.transposed(), gate);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      const double silu = gd[i] / (1 + std::exp(-gd[i]));
+      want[i] = silu * up[i];
+      // up's f32 error times |silu|, a few u for the exp, the division and the products, and the
+      // bf16 rounding.
+      bound[i] = std::abs(silu) * 2 * k * kU * up_mag[i] + (kBf16 + 8 * kU) * std::abs(want[i]) + 1e-30;
+    }
+    CHECK(mismatches(as_double(m), want, bound) == 0);
+  }
+}
+
+// RoPE tables [context, 64] as rope_table.h makes them (f32 values of cos and sin).
+std::pair<Tensor<float, 2>, Tensor<float, 2>> rope_tables(int64_t context) {
+  Tensor<float, 2> cos_table({context, 64}), sin_table({context, 64});
+  for (int64_t p = 0; p < context; ++p)
+    for (int64_t i = 0; i < 64; ++i) {
+      const double angle = static_cast<double>(p) * std::pow(1e6, -2.0 * static_cast<double>(i) / 128.0);
+      cos_table(p, i) = static_cast<float>(std::cos(angle));
+      sin_table(p, i) = static_cast<float>(std::sin(angle));
+    }
+  return {std::move(cos_table), std::move(sin_table)};
+}
+
+// The q/k norm and RoPE of T positions starting at `start`, 6 query heads on 2 KV heads, the K and
+// V rows appended to a 160-position cache; the other cache rows stay untouched.
+void qk_norm_rope_rows(Target target) {
+  constexpr int BT = kPrefillRopeRows;
+  const int64_t n_heads = 6, n_kv = 2, d = 128, context = 160, qw = n_heads * d, kvw = n_kv * d;
+  const float eps = 1e-6f;
+  auto q_norm = random_bf16<1>({d}, 0.9f, 1.1f, 9);
+  auto k_norm = random_bf16<1>({d}, 0.9f, 1.1f, 10);
+  auto [cos_table, sin_table] = rope_tables(context);
+  for (auto [t, start] : {std::pair<int64_t, int64_t>(1, 0), std::pair<int64_t, int64_t>(70, 0),
+                          std::pair<int64_t, int64_t>(1, 131), std::pair<int64_t, int64_t>(70, 77)}) {
+    INFO(t << " positions from " << start);
+    auto qkv = random_f32<2>({t, qw + 2 * kvw}, -3, 3, 11);
+    Tensor<bfloat16, 3> q_out({n_heads, t, d}), k_cache({n_kv, context, d}), v_cache({n_kv, context, d});
+    {
+      auto cos_rows = cos_table.slice(0, start, start + t), sin_rows = sin_table.slice(0, start, start + t);
+      auto k_rows = k_cache.slice(1, start, start + t), v_rows = v_cache.slice(1, start, start + t);
+      prefill_q_norm_rope<BT>().launch(on(target), q_out.partition<1, BT, 128>(), qkv, q_norm, cos_rows, sin_rows, eps);
+      prefill_kv_norm_rope_append<BT>().launch(
+          on(target), k_rows.partition<1, BT, 128>(), v_rows.partition<1, BT, 128>(), qkv, k_norm, cos_rows, sin_rows,
+          static_cast<int32_t>(qw / 64), static_cast<int32_t>((qw + kvw) / d), eps);
+    }
+    const std::vector<double> in = as_double(qkv);
+    const int64_t width = qw + 2 * kvw;
+    // The reference of the head at column `at` of row r, position start + r, norm weight w.
+    auto head = [&](int64_t r, int64_t at, const Tensor<bfloat16, 1>& w) {
+      const double* x = in.data() + r * width + at;
+      double ss = 0;
+      for (int64_t i = 0; i < d; ++i) ss += x[i] * x[i];
+      const double inv = 1 / std::sqrt(ss / d + eps);
+      std::vector<double> y(d), out(d);
+      for (int64_t i = 0; i < d; ++i) y[i] = x[i] * inv * f(w(i));
+      for (int64_t i = 0; i < 64; ++i) {
+        const double c = cos_table(start + r, i), s = sin_table(start + r, i);
+        out[i] = y[i] * c - y[i + 64] * s;
+        out[i + 64] = y[i + 64] * c + y[i] * s;
+      }
+      return out;
+    };
+    std::vector<double> got, want;
+    for (int64_t r = 0; r < t; ++r) {
+      for (int64_t h = 0; h < n_heads; ++h) {
+        const std::vector<double> ref = head(r, h * d, q_norm);
+        for (int64_t i = 0; i < d; ++i) got.push_back(f(q_out(h, r, i))), want.push_back(ref[i]);
+      }
+      for (int64_t h = 0; h < n_kv; ++h) {
+        const std::vector<double> ref = head(r, qw + h * d, k_norm);
+        for (int64_t i = 0; i < d; ++i) got.push_back(f(k_cache(h, start + r, i))), want.push_back(ref[i]);
+        for (int64_t i = 0; i < d; ++i)
+          got.push_back(f(v_cache(h, start + r, i))), want.push_back(in[r * width + qw + kvw + h * d + i]);
+      }
+    }
+    std::vector<double> bound;
+    for (double w : want) bound.push_back(kBf16 * std::abs(w) + 1e-6);
+    CHECK(mismatches(got, want, bound) == 0);
+    int64_t touched = 0;
+    for (int64_t h = 0; h < n_kv; ++h)
+      for (int64_t p = 0; p < context; ++p)
+        for (int64_t i = 0; i < d && (p < start || p >= start + t); ++i)
+          touched += f(k_cache(h, p, i)) != 0 || f(v_cache(h, p, i)) != 0;
+    CHECK(touched == 0);
+  }
+}
+
+// Causal attention of T queries at positions start .. start + T - 1 over a 256-position cache,
+// 6 query heads on 2 KV heads (G = 3). The cache rows past start + T hold large values: a key
+// there that were not masked would dominate its row.
+void causal_attention(Target target) {
+  constexpr int BQ = kPrefillQueryTile, BKV = kPrefillKeyTile;
+  const int64_t n_heads = 6, n_kv = 2, group = 3, d = 128, context = 256;
+  const float scale = 1 / std::sqrt(128.0f);
+  for (auto [t, start] :
+       {std::pair<int64_t, int64_t>(1, 0), std::pair<int64_t, int64_t>(1, 150), std::pair<int64_t, int64_t>(70, 0),
+        std::pair<int64_t, int64_t>(70, 100), std::pair<int64_t, int64_t>(130, 3)}) {
+    INFO(t << " queries from position " << start);
+    auto q = random_bf16<3>({n_heads, t, d}, -2, 2, 12);
+    auto k_cache = random_bf16<3>({n_kv, context, d}, -2, 2, 13);
+    auto v_cache = random_bf16<3>({n_kv, context, d}, -1, 1, 14);
+    for (int64_t h = 0; h < n_kv; ++h)
+      for (int64_t p = start + t; p < context; ++p)
+        for (int64_t i = 0; i < d; ++i) k_cache(h, p, i) = bfloat16(40.0f), v_cache(h, p, i) = bfloat16(1000.0f);
+    Tensor<bfloat16, 2> out({t, n_heads * d});
+    prefill_attention<BQ, BKV>().launch(on(target), out.partition<BQ, 128>(), q, k_cache, v_cache,
+                                        static_cast<int32_t>(start), static_cast<int32_t>(group), scale);
+    std::vector<double> want, bound;
+    for (int64_t r = 0; r < t; ++r)
+      for (int64_t head = 0; head < n_heads; ++head) {
+        const int64_t kvh = head / group, n = start + r + 1;  // positions 0 .. start + r
+        std::vector<double> s(n);
+        double score_error = 0;
+        for (int64_t p = 0; p < n; ++p) {
+          double magnitude = 0;
+          for (int64_t i = 0; i < d; ++i) {
+            s[p] += f(q(head, r, i)) * f(k_cache(kvh, p, i));
+            magnitude += std::abs(f(q(head, r, i)) * f(k_cache(kvh, p, i)));
+          }
+          s[p] *= scale;
+          score_error = std::max(score_error, 2 * d * kU * scale * magnitude);
+        }
+        const double m = *std::max_element(s.begin(), s.end());
+        double l = 0;
+        for (double& x : s) l += (x = std::exp(x - m));
+        for (int64_t i = 0; i < d; ++i) {
+          double o = 0, mag = 0;
+          for (int64_t p = 0; p < n; ++p)
+            o += s[p] * f(v_cache(kvh, p, i)), mag += s[p] * std::abs(f(v_cache(kvh, p, i)));
+          want.push_back(o / l);
+          bound.push_back((score_error + (2.0 * n + 16) * kU) * mag / l + kBf16 * std::abs(o / l) + 1e-30);
+        }
+      }
+    CHECK(mismatches(as_double(out), want, bound) == 0);
+  }
+}
+
+}  // namespace
+
+QWEN3_TARGET_TEST_CASE("prefill kernel: embedding gather", "[engine][prefill][kernels]", embedding_gather_rows)
+QWEN3_TARGET_TEST_CASE("prefill kernel: rmsnorm rows to bf16", "[engine][prefill][kernels]", rmsnorm_rows)
+QWEN3_TARGET_TEST_CASE("prefill kernel: GEMM, residual, swiglu epilogues", "[engine][prefill][kernels]", gemm_family)
+QWEN3_TARGET_TEST_CASE("prefill kernel: q/k norm + rope + kv append", "[engine][prefill][kernels]", qk_norm_rope_rows)
+QWEN3_TARGET_TEST_CASE("prefill kernel: causal attention", "[engine][prefill][kernels]", causal_attention)
+
+// Every prefill kernel compiles to a cubin for sm_90 (no GPU needed), with the engine's tile
+// sizes.
+TEST_CASE("prefill kernels compile for sm_90", "[engine][prefill][kernels][compile]") {
+  constexpr int BM = kPrefillGemmRows, BN = kPrefillGemmCols, BK = kPrefillGemmDepth, BT = kPrefillRopeRows;
+  const Target sm90 = Target::sm_90;
+  auto ok = [](const tessera::CompiledArtifact& a) { return !a.cubin.empty(); };
+  Tensor<bfloat16, 2> table({100, 256}), w({512, 256}), wo({256, 512}), a({200, 256}), m({200, 512});
+  Tensor<bfloat16, 1> g({256}), qn({128}), kn({128});
+  Tensor<float, 2> x({200, 256}), x2({200, 256}), y({200, 512}), qkv({200, 4 * 128}), rope({300, 64}), rope2({300, 64});
+  std::array<int32_t, kPrefillGatherTokens> ids{};
+  CHECK(ok(std::apply(
+      [&](auto... id) {
+        return prefill_embedding_gather<kPrefillGatherCols, kPrefillGatherTokens>().compile(
+            sm90, x.partition<1, kPrefillGatherCols>(), table, id...);
+      },
+      ids)));
+  CHECK(ok(prefill_rmsnorm<kPrefillNormRows, kPrefillNormCols>().compile(
+      sm90, a.partition<kPrefillNormRows, kPrefillNormCols>(), x, g, 1e-6f)));
+  CHECK(ok(prefill_matmul<BM, BN, BK>().compile(sm90, y.partition<BM, BN>(), a, w.transposed())));
+  CHECK(ok(prefill_matmul_residual<BM, BN, BK>().compile(sm90, x.partition<BM, BN>(), m, wo.transposed(), x2)));
+  CHECK(ok(prefill_matmul_swiglu<BM, BN, BK>().compile(sm90, m.partition<BM, BN>(), a, w.transposed(), y)));
+  Tensor<bfloat16, 3> q({2, 200, 128}), kc({1, 300, 128}), vc({1, 300, 128});
+  auto k_rows = kc.slice(1, 50, 250), v_rows = vc.slice(1, 50, 250);
+  CHECK(ok(prefill_q_norm_rope<BT>().compile(sm90, q.partition<1, BT, 128>(), qkv, qn, rope, rope2, 1e-6f)));
+  CHECK(
+      ok(prefill_kv_norm_rope_append<BT>().compile(sm90, k_rows.partition<1, BT, 128>(), v_rows.partition<1, BT, 128>(),
+                                                   qkv, kn, rope, rope2, int32_t{4}, int32_t{3}, 1e-6f)));
+  Tensor<bfloat16, 2> attn({200, 256});
+  CHECK(ok(prefill_attention<kPrefillQueryTile, kPrefillKeyTile>().compile(
+      sm90, attn.partition<kPrefillQueryTile, 128>(), q, kc, vc, int32_t{50}, int32_t{2}, 0.1f)));
+}
+
+// The GEMMs are in the class of the sm_90 tensor-core lowering (wgmma in their PTX) when their B
+// operand is row-major: their loops, epilogues and tiles are. The engine passes the transposed
+// weight view (column-contiguous) as B, which that lowering takes once it accepts such a B.
+TEST_CASE("prefill GEMMs take the sm_90 tensor-core lowering", "[engine][prefill][kernels][compile]") {
+  constexpr int BM = kPrefillGemmRows, BN = kPrefillGemmCols, BK = kPrefillGemmDepth;
+  const Target sm90 = Target::sm_90;
+  auto wgmma = [](const tessera::CompiledArtifact& a) { return a.ptx.find("wgmma.mma_async") != std::string::npos; };
+  Tensor<bfloat16, 2> a({300, 256}), b({256, 512}), m({300, 512});
+  Tensor<float, 2> y({300, 512}), residual({300, 512}), gate({300, 512});
+  CHECK(wgmma(prefill_matmul<BM, BN, BK>().compile(sm90, y.partition<BM, BN>(), a, b)));
+  CHECK(wgmma(prefill_matmul_residual<BM, BN, BK>().compile(sm90, y.partition<BM, BN>(), a, b, residual)));
+  CHECK(wgmma(prefill_matmul_swiglu<BM, BN, BK>().compile(sm90, m.partition<BM, BN>(), a, b, gate)));
+}
