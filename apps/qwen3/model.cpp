@@ -286,26 +286,8 @@ void Model::step(std::int32_t token, std::int64_t position, bool logits, bool gr
   cached_ = position + 1;
 }
 
-// Calls f(std::integral_constant<int, NB>) with NB the norm step for vectors of `hidden` elements:
-// the smallest power of two from 512 that covers them, at most kMaxNormBlock.
-template <class F>
-void with_norm_block(std::int64_t hidden, F&& f) {
-  switch (std::min<std::int64_t>(std::max<std::int64_t>(k::next_power_of_two(hidden), 512), k::kMaxNormBlock)) {
-    case 512:
-      return f(std::integral_constant<int, 512>{});
-    case 1024:
-      return f(std::integral_constant<int, 1024>{});
-    case 2048:
-      return f(std::integral_constant<int, 2048>{});
-    case 4096:
-      return f(std::integral_constant<int, 4096>{});
-    default:
-      return f(std::integral_constant<int, k::kMaxNormBlock>{});
-  }
-}
-
 std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t position, bool logits) {
-  constexpr int R = k::kMatvecRows, BK = k::kMatvecCols, RO = k::kOutProjRows, BKO = k::kOutProjCols;
+  constexpr int R = k::kMatvecRows, BK = k::kMatvecCols;
   const ModelConfig& c = config_;
   Scratch& s = *scratch_;
   const float eps = static_cast<float>(c.rms_norm_eps);
@@ -314,14 +296,13 @@ std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t po
   std::size_t launches = 0;
   s.run(k::embedding_gather<k::kEmbeddingTile>(), s.x.partition<k::kEmbeddingTile>(), weights_.embed, s.token);
   ++launches;
-  with_norm_block(c.hidden_size, [&]<int NB>(std::integral_constant<int, NB>) {
   with_group_tile(c.gqa_group(), [&]<int GP>(std::integral_constant<int, GP>) {
     auto part_o = s.part_o.slice(1, 0, splits);
     auto part_m = s.part_m.slice(1, 0, splits);
     auto part_l = s.part_l.slice(1, 0, splits);
     for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
       const LayerWeights& w = weights_.layers[l];
-      s.run(k::rmsnorm_matvec<R, BK, NB>(), s.qkv.partition<R>(), w.qkv, s.x, w.input_norm, eps);
+      s.run(k::rmsnorm_matvec<R, BK>(), s.qkv.partition<R>(), w.qkv, s.x, w.input_norm, eps);
       auto k_slot = s.k_cache[l].slice(1, position, position + 1);
       auto v_slot = s.v_cache[l].slice(1, position, position + 1);
       appends.push_back(launches + 1);
@@ -332,15 +313,14 @@ std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t po
             part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), s.q, s.k_cache[l], s.v_cache[l], s.seq_len,
             s.chunks_per_split, scale);
       s.run(k::decode_attention_combine<GP>(), s.attn_by_kv_head.partition<1, GP * 128>(), part_o, part_m, part_l);
-      s.run(k::matvec_residual<RO, BKO>(), s.x.partition<RO>(), w.o, s.attn);
-      s.run(k::rmsnorm_swiglu<R, BK, NB>(), s.mlp.partition<R>(), w.gate, w.up, s.x, w.post_norm, eps);
+      s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.o, s.attn);
+      s.run(k::rmsnorm_swiglu<R, BK>(), s.mlp.partition<R>(), w.gate, w.up, s.x, w.post_norm, eps);
       s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.down, s.mlp);
       launches += 7;
     }
   });
   if (logits)
-    s.run(k::rmsnorm_matvec<R, BK, NB>(), s.logits.partition<R>(), weights_.head(), s.x, weights_.final_norm, eps);
-  });
+    s.run(k::rmsnorm_matvec<R, BK>(), s.logits.partition<R>(), weights_.head(), s.x, weights_.final_norm, eps);
   return appends;
 }
 

@@ -16,7 +16,7 @@
 // rmsnorm(x) = x * rsqrt(mean(x^2) + eps) * g, with g the bf16 norm weight [K] and eps an f32
 // scalar, computed in f32 (no intermediate bf16 rounding). The RMSNorm is fused into the product's
 // prologue: every program first computes sum(x^2) over the whole vector (K f32 values, a few KB)
-// (in one load when the kernel's NB covers K) and then normalizes each BK-chunk of x as it uses it, so the normalized vector is never stored
+// and then normalizes each BK-chunk of x as it uses it, so the normalized vector is never stored
 // and no separate norm kernel runs. The residual add is fused into the epilogue of the product
 // that feeds the residual stream, which (with the next layer's norm in the next product's
 // prologue) is the "residual add fused with the next RMSNorm".
@@ -45,18 +45,16 @@ constexpr auto column_steps(X x) {
   return (dim<0>(x) + c<BK - 1>) / c<BK>;
 }
 
-// rsqrt(mean(x^2) + eps) of the f32 vector x, as an f32 [1] tile, in steps of NB elements. With
-// NB >= K it is one load and one reduction: every program computes it before its first weight
-// step, so its latency is paid once per program, not once per step.
-template <int NB, class X, class Eps>
+// rsqrt(mean(x^2) + eps) of the f32 vector x, as an f32 [1] tile.
+template <int BK, class X, class Eps>
 constexpr auto inverse_rms(X x, Eps eps) {
   auto squares = for_range(
-      column_steps<NB>(x),
+      column_steps<BK>(x),
       [=](auto k, auto acc) {
-        auto v = load<NB>(x, k);
+        auto v = load<BK>(x, k);
         return acc + v * v;
       },
-      full<kF32, NB>(c<0.0>));
+      full<kF32, BK>(c<0.0>));
   return rsqrt(sum<0>(squares) / cast<kF32>(dim<0>(x)) + eps);
 }
 
@@ -83,26 +81,25 @@ auto matvec_residual() {
   });
 }
 
-// NB: the norm's step (norm_block(K) for one step; the default BK steps as the product does).
-template <int R, int BK, int NB = BK>
+template <int R, int BK>
 auto rmsnorm_matvec() {
-  static_assert(power_of_two(R) && power_of_two(BK) && power_of_two(NB), "tile sizes are powers of two");
-  return tessera::kernel(tiled_name("qwen3_rmsnorm_matvec", R, BK, NB), [](auto out, auto w, auto x, auto g, auto eps) {
+  static_assert(power_of_two(R) && power_of_two(BK), "tile sizes are powers of two");
+  return tessera::kernel(tiled_name("qwen3_rmsnorm_matvec", R, BK), [](auto out, auto w, auto x, auto g, auto eps) {
     using namespace tessera;
-    auto inv = matvec_detail::inverse_rms<NB>(x, eps);
+    auto inv = matvec_detail::inverse_rms<BK>(x, eps);
     return out.store(
         matvec_detail::rows_times<R, BK>(w, program_id<0>(), matvec_detail::column_steps<BK>(x),
                                          [=](auto k) { return load<BK>(x, k) * inv * cast<kF32>(load<BK>(g, k)); }));
   });
 }
 
-template <int R, int BK, int NB = BK>
+template <int R, int BK>
 auto rmsnorm_swiglu() {
-  static_assert(power_of_two(R) && power_of_two(BK) && power_of_two(NB), "tile sizes are powers of two");
-  return tessera::kernel(tiled_name("qwen3_rmsnorm_swiglu", R, BK, NB),
+  static_assert(power_of_two(R) && power_of_two(BK), "tile sizes are powers of two");
+  return tessera::kernel(tiled_name("qwen3_rmsnorm_swiglu", R, BK),
                          [](auto out, auto w_gate, auto w_up, auto x, auto g, auto eps) {
                            using namespace tessera;
-                           auto inv = matvec_detail::inverse_rms<NB>(x, eps);
+                           auto inv = matvec_detail::inverse_rms<BK>(x, eps);
                            auto r = for_range(
                                matvec_detail::column_steps<BK>(x),
                                [=](auto k, auto acc_gate, auto acc_up) {

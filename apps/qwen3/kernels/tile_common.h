@@ -56,15 +56,6 @@ constexpr std::int64_t next_power_of_two(std::int64_t n) {
 inline constexpr int kEmbeddingTile = 1024;  // embedding_gather<BH>
 inline constexpr int kMatvecRows = 16;       // matvec*<R, BK>
 inline constexpr int kMatvecCols = 512;
-// The output projection (x += W_o attn, N = hidden) has the fewest rows of the step: in tiles of
-// 4 x 2048 it runs 4 times as many programs (bench_matvec, Qwen3-4B's 2560 x 4096 on the H200:
-// 0.51 of the copy bandwidth against 0.41 at 16 x 512; the down projection, also N = hidden, is
-// better at 16 x 512: 0.53 against 0.47).
-inline constexpr int kOutProjRows = 4;
-inline constexpr int kOutProjCols = 2048;
-// The RMSNorm prologue reads the whole vector in one step of norm_block(K) elements (up to
-// kMaxNormBlock; longer vectors take several).
-inline constexpr int kMaxNormBlock = 8192;
 inline constexpr int kAttentionChunk = 64;  // decode_attention_split<GP, CH>: KV positions per chunk
 inline constexpr int kArgmaxBlock = 2048;   // argmax_blocks<B>
 inline constexpr int kArgmaxFinal = 256;    // argmax_final<BB>

@@ -117,18 +117,11 @@ void matvec_family(Target target) {
   std::vector<double> want(n), b = bound(plain, 2);
   for (int64_t i = 0; i < n; ++i) want[i] = before[i] + plain.value[i], b[i] += 2 * kU * std::abs(want[i]);
   CHECK(mismatches(as_double(residual), want, b) == 0);
-  // The output projection's tile (kOutProjRows x kOutProjCols), as the decode step launches it.
-  auto residual2 = random_f32<1>({n}, -1, 1, 6);
-  matvec_residual<kOutProjRows, kOutProjCols>().launch(on(target), residual2.partition<kOutProjRows>(), w, x);
-  CHECK(mismatches(as_double(residual2), want, b) == 0);
 
   // W rmsnorm(x): the norm in the prologue.
   const std::vector<double> normed = rmsnorm_ref(xd, g, eps);
   rmsnorm_matvec<kMatvecRows, kMatvecCols>().launch(on(target), y.partition<kMatvecRows>(), w, x, g, eps);
   Product np = product(w, normed);
-  CHECK(mismatches(as_double(y), np.value, bound(np, 4)) == 0);
-  // The norm in one step of 512 >= K elements, as the decode step launches it.
-  rmsnorm_matvec<kMatvecRows, kMatvecCols, 512>().launch(on(target), y.partition<kMatvecRows>(), w, x, g, eps);
   CHECK(mismatches(as_double(y), np.value, bound(np, 4)) == 0);
 
   // silu(Wg n) * (Wu n).
@@ -142,8 +135,6 @@ void matvec_family(Target target) {
     // silu' is within [-0.1, 1.1]; the exp and the division add a few u relative.
     sb[i] = 1.1 * dgate * std::abs(up.value[i]) + std::abs(gate * s) * dup + 8 * kU * std::abs(swiglu[i]) + 1e-30;
   }
-  CHECK(mismatches(as_double(y), swiglu, sb) == 0);
-  rmsnorm_swiglu<kMatvecRows, kMatvecCols, 512>().launch(on(target), y.partition<kMatvecRows>(), w, w2, x, g, eps);
   CHECK(mismatches(as_double(y), swiglu, sb) == 0);
 }
 
@@ -400,11 +391,6 @@ TEST_CASE("kernels compile for sm_90", "[engine][kernels][compile]") {
   CHECK(ok(matvec_residual<kMatvecRows, kMatvecCols>().compile(sm90, y.partition<kMatvecRows>(), w, x)));
   CHECK(ok(rmsnorm_matvec<kMatvecRows, kMatvecCols>().compile(sm90, y.partition<kMatvecRows>(), w, x, g, 1e-6f)));
   CHECK(ok(rmsnorm_swiglu<kMatvecRows, kMatvecCols>().compile(sm90, y.partition<kMatvecRows>(), w, w, x, g, 1e-6f)));
-  CHECK(ok(rmsnorm_matvec<kMatvecRows, kMatvecCols, kMaxNormBlock>().compile(sm90, y.partition<kMatvecRows>(), w, x, g,
-                                                                            1e-6f)));
-  CHECK(ok(rmsnorm_swiglu<kMatvecRows, kMatvecCols, kMaxNormBlock>().compile(sm90, y.partition<kMatvecRows>(), w, w, x,
-                                                                            g, 1e-6f)));
-  CHECK(ok(matvec_residual<kOutProjRows, kOutProjCols>().compile(sm90, y.partition<kOutProjRows>(), w, x)));
   Tensor<float, 1> qkv({4 * 128 * 3});
   Tensor<float, 2> rope({16, 64}), rope2({16, 64});
   Tensor<bfloat16, 1> qn({128}), kn({128});
