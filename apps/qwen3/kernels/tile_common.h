@@ -1,7 +1,8 @@
 // tile_common.h: what every tile kernel of the Qwen3 engine shares.
 //
 // The kernels live in qwen3::kernels, one header per family (embedding.h, matvec.h,
-// qk_norm_rope.h, attention.h, sampling.h, weight_copy.h). Each is a function template returning
+// qk_norm_rope.h, attention.h, sampling.h, weight_copy.h; the prefill's prefill_*.h, whose tile
+// sizes are in prefill_tiles.h). Each is a function template returning
 // a tessera::Kernel whose lambda is the kernel; the template parameters are the kernel's static
 // tile sizes (powers of two, as the tile language requires), and each instantiation gets its own
 // name so that dumps and errors say which one ran. Only tessera's public API is used.
