@@ -164,25 +164,47 @@ void write_stats_json(const fs::path& path, const Options& o, const fs::path& di
   if (!out.flush()) throw qwen3::Error(fmt::format("{}: cannot write the --stats-json file", path.string()));
 }
 
-int run(const Options& o) {
-  const fs::path dir = o.model_dir.empty() ? fs::path(QWEN3_TOKENIZER_DIR) : fs::path(o.model_dir);
-  const fs::path tokenizer_file = dir / "tokenizer.json";
-  if (!fs::exists(tokenizer_file))
-    throw qwen3::Error(fmt::format("{}: no tokenizer.json (give --model DIR holding one)", dir.string()));
-  const qwen3::Tokenizer tokenizer = qwen3::Tokenizer::from_file(tokenizer_file);
-
+// What both commands load: the tokenizer of the model folder (or of the default folder with
+// --synthetic), the config and the weight source: the checkpoint's files, or the synthetic
+// generator (--synthetic, --layers, --weights-seed). Not copyable: the source refers to the files.
+struct ModelInputs {
+  fs::path dir;
+  qwen3::Tokenizer tokenizer;
   qwen3::ModelConfig config;
   std::optional<qwen3::ModelWeights> files;
   std::optional<qwen3::WeightSource> source;
-  if (!o.synthetic.empty()) {
-    config = qwen3::qwen3_preset(o.synthetic);
-    if (o.layers > 0) config.num_hidden_layers = o.layers;
-    source = qwen3::WeightSource::synthetic(o.weights_seed);
-  } else {
-    config = qwen3::load_model_config(dir);
-    files.emplace(qwen3::ModelWeights::open(dir));
-    source = qwen3::WeightSource::checkpoint(*files, config);
+
+  ModelInputs(const std::string& model_dir, const std::string& synthetic, std::int64_t layers,
+              std::uint64_t weights_seed)
+      : dir(model_dir.empty() ? fs::path(QWEN3_TOKENIZER_DIR) : fs::path(model_dir)), tokenizer(load_tokenizer(dir)) {
+    if (!synthetic.empty()) {
+      config = qwen3::qwen3_preset(synthetic);
+      if (layers > 0) config.num_hidden_layers = layers;
+      source = qwen3::WeightSource::synthetic(weights_seed);
+    } else {
+      config = qwen3::load_model_config(dir);
+      files.emplace(qwen3::ModelWeights::open(dir));
+      source = qwen3::WeightSource::checkpoint(*files, config);
+    }
   }
+  ModelInputs(const ModelInputs&) = delete;
+  ModelInputs& operator=(const ModelInputs&) = delete;
+
+ private:
+  static qwen3::Tokenizer load_tokenizer(const fs::path& dir) {
+    const fs::path file = dir / "tokenizer.json";
+    if (!fs::exists(file))
+      throw qwen3::Error(fmt::format("{}: no tokenizer.json (give --model DIR holding one)", dir.string()));
+    return qwen3::Tokenizer::from_file(file);
+  }
+};
+
+int run(const Options& o) {
+  const ModelInputs inputs(o.model_dir, o.synthetic, o.layers, o.weights_seed);
+  const fs::path& dir = inputs.dir;
+  const qwen3::Tokenizer& tokenizer = inputs.tokenizer;
+  const qwen3::ModelConfig& config = inputs.config;
+  const std::optional<qwen3::WeightSource>& source = inputs.source;
   qwen3::check_sampling_params(o.sampling);
   if (!o.stats_json.empty() && !std::ofstream(o.stats_json, std::ios::app))  // before the run, not after it
     throw qwen3::Error(fmt::format("{}: cannot write the --stats-json file", o.stats_json));
@@ -333,24 +355,11 @@ std::string parse_serve(int argc, char** argv, ServeOptions& o) {
 }
 
 int serve(ServeOptions o) {
-  const fs::path dir = o.model_dir.empty() ? fs::path(QWEN3_TOKENIZER_DIR) : fs::path(o.model_dir);
-  const fs::path tokenizer_file = dir / "tokenizer.json";
-  if (!fs::exists(tokenizer_file))
-    throw qwen3::Error(fmt::format("{}: no tokenizer.json (give --model DIR holding one)", dir.string()));
-  const qwen3::Tokenizer tokenizer = qwen3::Tokenizer::from_file(tokenizer_file);
-
-  qwen3::ModelConfig config;
-  std::optional<qwen3::ModelWeights> files;
-  std::optional<qwen3::WeightSource> source;
-  if (!o.synthetic.empty()) {
-    config = qwen3::qwen3_preset(o.synthetic);
-    if (o.layers > 0) config.num_hidden_layers = o.layers;
-    source = qwen3::WeightSource::synthetic(o.weights_seed);
-  } else {
-    config = qwen3::load_model_config(dir);
-    files.emplace(qwen3::ModelWeights::open(dir));
-    source = qwen3::WeightSource::checkpoint(*files, config);
-  }
+  const ModelInputs inputs(o.model_dir, o.synthetic, o.layers, o.weights_seed);
+  const fs::path& dir = inputs.dir;
+  const qwen3::Tokenizer& tokenizer = inputs.tokenizer;
+  const qwen3::ModelConfig& config = inputs.config;
+  const std::optional<qwen3::WeightSource>& source = inputs.source;
   qwen3::check_sampling_params(o.server.sampling);
   if (o.model_id.empty())
     o.model_id = o.synthetic.empty() ? fs::absolute(dir).lexically_normal().filename().string()
