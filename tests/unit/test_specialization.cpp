@@ -30,14 +30,18 @@ Specialization specialization_of(bool static_shapes, const A&... args) {
 TEST_CASE("specialization: each argument's layout", "[cache][specialization]") {
   Tensor<float, 2> z({8, 64}), x({8, 64}), narrow({8, 3});
   auto view = x.slice(1, 1, 64);  // offset 1 float: rows contiguous, base not 16-byte aligned
-  const Specialization s = specialization_of(false, z.partition<1, 64>(), x, x.transposed(), view, narrow, 2.0f);
-  CHECK(s.layouts == llvm::SmallVector<ArgLayout, 16>{ArgLayout::aligned, ArgLayout::aligned, ArgLayout::strided,
-                                                      ArgLayout::contiguous, ArgLayout::contiguous,
-                                                      ArgLayout::scalar});
+  // x.transposed(): columns contiguous, their stride 64 floats (16-byte multiples); narrow.transposed():
+  // a column stride of 3 floats, and a strided view of x's rows: any strides.
+  const Specialization s = specialization_of(false, z.partition<1, 64>(), x, x.transposed(), view, narrow, 2.0f,
+                                             narrow.transposed(), x.slice(1, 0, 32).transposed().slice(0, 0, 16));
+  CHECK(s.layouts == llvm::SmallVector<ArgLayout, 16>{ArgLayout::aligned, ArgLayout::aligned,
+                                                      ArgLayout::aligned_columns, ArgLayout::contiguous,
+                                                      ArgLayout::contiguous, ArgLayout::scalar, ArgLayout::strided,
+                                                      ArgLayout::aligned_columns});
   CHECK_FALSE(s.shapes);
   CHECK_FALSE(s.whole_tiles);
   CHECK(s.layout(5) == ArgLayout::scalar);
-  CHECK(s.layout(6) == ArgLayout::strided);  // past the arguments: assume nothing
+  CHECK(s.layout(8) == ArgLayout::strided);  // past the arguments: assume nothing
   CHECK(Specialization{}.layout(0) == ArgLayout::strided);
 }
 
@@ -46,9 +50,9 @@ TEST_CASE("specialization: the key text is the disk cache's, unchanged", "[cache
   Tensor<bfloat16, 2> rows({4, 8192});
   Tensor<float, 2> sums({4, 1});
   Specialization s = specialization_of(false, z.partition<1, 64>(), x, x.transposed(), 2.0f);
-  CHECK(s.key_text() == "aas-");
+  CHECK(s.key_text() == "aat-");
   s.whole_tiles = true;
-  CHECK(s.key_text() == "aas-/whole");
+  CHECK(s.key_text() == "aat-/whole");
   const Specialization fixed = specialization_of(true, sums.partition<1, 1>(), rows, 3);
   CHECK(fixed.key_text() == "ca-|0:4x1:1x1;0:4x8192:8192x1;-@4,1,1");
   // A view: its offset and strides; an empty output still counts one program per axis.
