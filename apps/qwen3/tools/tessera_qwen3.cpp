@@ -72,18 +72,20 @@ std::optional<tessera::Target> parse_target(const std::string& name) {
   return std::nullopt;
 }
 
+// A whole option value as an integer or a number (false for anything else).
+bool integer(const std::string& v, std::int64_t& out) {
+  char* end = nullptr;
+  out = std::strtoll(v.c_str(), &end, 10);
+  return !v.empty() && *end == 0;
+}
+bool number(const std::string& v, double& out) {
+  char* end = nullptr;
+  out = std::strtod(v.c_str(), &end);
+  return !v.empty() && *end == 0;
+}
+
 // Parses the command line into `o`; returns an error message, or empty.
 std::string parse(int argc, char** argv, Options& o) {
-  auto integer = [](const std::string& v, std::int64_t& out) {
-    char* end = nullptr;
-    out = std::strtoll(v.c_str(), &end, 10);
-    return !v.empty() && *end == 0;
-  };
-  auto number = [](const std::string& v, double& out) {
-    char* end = nullptr;
-    out = std::strtod(v.c_str(), &end);
-    return !v.empty() && *end == 0;
-  };
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--chat") {
@@ -298,16 +300,6 @@ int serve_usage(const std::string& problem) {
 
 // Parses serve's options (argv[0] is "serve") into `o`; returns an error message, or empty.
 std::string parse_serve(int argc, char** argv, ServeOptions& o) {
-  auto integer = [](const std::string& v, std::int64_t& out) {
-    char* end = nullptr;
-    out = std::strtoll(v.c_str(), &end, 10);
-    return !v.empty() && *end == 0;
-  };
-  auto number = [](const std::string& v, double& out) {
-    char* end = nullptr;
-    out = std::strtod(v.c_str(), &end);
-    return !v.empty() && *end == 0;
-  };
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--no-think") {
