@@ -123,11 +123,7 @@ int main(int argc, char** argv) {
   if (std::string problem = parse(argc, argv, options); !problem.empty()) return usage(problem);
   try {
     return run(options);
-  } catch (const qwen3::Error& e) {
-    std::cerr << "qwen3-check-hf: " << e.what() << '\n';
-  } catch (const tessera::Error& e) {
-    std::cerr << "qwen3-check-hf: " << e.what() << '\n';
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // qwen3::Error, tessera::Error and the standard library's
     std::cerr << "qwen3-check-hf: " << e.what() << '\n';
   }
   return 1;
