@@ -309,6 +309,11 @@ struct Lowering {
 // Stage to_loops: tile IR -> scalar loops over each thread's private arrays ("loops.mlir").
 // ---------------------------------------------------------------------------------------------
 void to_loops(mlir::OpPassManager& pm, const Lowering& l) {
+  // What the user computed before a loop and the front end emitted at its use inside it, computed
+  // once before the loop again.
+  pm.addPass(tile::createTileHoistInvariants());
+  // (gpu) Loops streaming tiles unrolled, so that several iterations' loads are in flight.
+  if (!l.cpu) pm.addPass(tile::createTileUnrollStreamingLoops());
   // Loads from read-only arguments issued before the reductions and barriers that precede their use.
   pm.addPass(tile::createTileHoistLoads());
   // (variant) bf16 tiles kept across the reductions they feed and widened again after them.

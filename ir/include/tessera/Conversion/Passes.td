@@ -94,7 +94,14 @@ def ConvertTileToLoops : Pass<"convert-tile-to-loops", "::mlir::ModuleOp"> {
     each thread combines its elements of a row in registers, the g threads
     combine by `nvvm.shfl.sync bfly`; rows wider than a warp, and results
     held by other threads, exchange one partial per warp and row through
-    shared memory (one barrier). Other reductions, broadcasts whose results
+    shared memory (one barrier). On gpu, a broadcast whose input is loaded
+    from a read-only argument (through reshapes, used by nothing else, the
+    innermost dimension kept) is read by each thread from memory in the
+    broadcast's layout, in place of the load; one whose input is a small
+    element-wise computation on such loads, single elements and splats is
+    first rewritten as that computation in the broadcast's shape (a
+    matrix-vector product's normalized vector chunk, broadcast over the
+    weight tile's rows). Other reductions, broadcasts whose results
     come from other threads, transpose and mma exchange data through a
     scratch buffer (an entry block alloca on cpu) between barriers
     (`nvvm.barrier0` on gpu). On gpu the scratch is a shared memory

@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace mlir::tessera::tile {
@@ -77,6 +78,12 @@ Value combineTree(OpBuilder &b, Location loc, ReduceKind kind,
 /// 32-bit register (consecutive elements of a vector chunk).
 Value combineInPairs(OpBuilder &b, Location loc, ReduceKind kind,
                      ArrayRef<Value> values, Type accType);
+
+/// On gpu, rewrites each broadcast that would exchange its input through the
+/// scratch buffer, and whose input is a small element-wise computation on
+/// loads and single elements, into that computation in the broadcast's shape
+/// (BroadcastInputs.cpp).
+void broadcastElementwiseInputs(func::FuncOp func, const LoweringOptions &opts);
 
 //===----------------------------------------------------------------------===//
 // KernelLowering
@@ -147,6 +154,9 @@ private:
   // LowerLoadStore.cpp.
   void lowerLoad(LoadOp op);
   void lowerStore(StoreOp op);
+  /// A broadcast with a BroadcastLoadPlan: `load`'s elements read in the
+  /// broadcast's layout.
+  void lowerBroadcastLoad(BroadcastOp op, LoadOp load);
   /// Elements per vector access of runs of `segment` contiguous elements of
   /// `memref` (1: scalar accesses).
   int64_t vectorAccessWidth(Value memref, int64_t segment);
@@ -230,6 +240,10 @@ private:
   DenseMap<Operation *, SmallVector<Value>> yieldTargets;
   /// Replaced ops, erased once the whole kernel is rewritten.
   SmallVector<Operation *> toErase;
+  /// Broadcasts with a BroadcastLoadPlan, and the loads and reshapes they
+  /// absorb (which emit nothing).
+  DenseMap<Operation *, LoadOp> broadcastLoads;
+  llvm::DenseSet<Operation *> absorbed;
 };
 
 } // namespace mlir::tessera::tile

@@ -4,7 +4,9 @@
 // splat and splat constants (fill), iota, broadcast, transpose and mma.
 // Broadcasts whose result elements come from the same thread (identical
 // shapes, a single input element, one thread, or a matching map: see
-// planLocalBroadcast) copy within the thread's registers; the others, and
+// planLocalBroadcast) copy within the thread's registers; a broadcast of a
+// loaded input read by nothing else loads it again in its own layout
+// (planBroadcastLoad, LowerLoadStore.cpp); the others, and
 // transpose and mma, exchange elements through the scratch buffer between
 // barriers. Reshape needs no code (same element count, same map).
 //
@@ -45,6 +47,8 @@ void KernelLowering::lowerIota(IotaOp op) {
 }
 
 void KernelLowering::lowerBroadcast(BroadcastOp op) {
+  if (auto it = broadcastLoads.find(op); it != broadcastLoads.end())
+    return lowerBroadcastLoad(op, it->second);
   OpBuilder b(op);
   Location loc = op.getLoc();
   RankedTensorType srcType = op.getInput().getType(), type = op.getType();

@@ -265,3 +265,113 @@ void KernelLowering::lowerStore(StoreOp op) {
                                      element, staged);
                       });
 }
+
+void KernelLowering::lowerBroadcastLoad(BroadcastOp op, LoadOp load) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  RankedTensorType type = op.getType(), inType = op.getInput().getType();
+  ArrayRef<int64_t> loadShape = load.getType().getShape();
+  Type elt = type.getElementType();
+  Layout layout = getLayout(type);
+  Value src = load.getSource();
+  SmallVector<Value> dims;
+  SmallVector<Value> base =
+      tileOrigin(b, loc, src, load.getIndices(), loadShape, dims);
+  Value pad = paddingValue(b, loc, elt, load.getPaddingAttr());
+  Value dst = newBuffer(type);
+  // The global coordinates of the loaded element that result element `l`
+  // reads: its coordinates with the broadcast dimensions set to 0, as a
+  // linear index of the input (reshapes keep the row-major order, so it is
+  // the load's too).
+  auto sourceGlobal = [&](OpBuilder &b, Value l) {
+    SmallVector<Value> coords = delinearize(b, loc, l, type.getShape());
+    for (auto [d, size] : llvm::enumerate(inType.getShape()))
+      if (size == 1)
+        coords[d] = cidx(b, loc, 0);
+    Value s = linearize(b, loc, coords, inType.getShape());
+    return globalCoords(b, loc, base, s, loadShape);
+  };
+  // Whole tile in bounds: a result chunk's run within a row reads as many
+  // contiguous input elements (the innermost dimension is not broadcast).
+  int64_t width = std::min(layout.vec, type.getShape().back());
+  int64_t vw = vectorAccessWidth(src, width);
+  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  auto segments = [&](OpBuilder &sb) {
+    forEachChunk(sb, loc, layout, /*needLinear=*/true,
+                 [&](OpBuilder &b, Value k0, Value l0) {
+      for (int64_t i = 0; i < layout.vec; i += width) {
+        SmallVector<Value> index = sourceGlobal(b, addConst(b, loc, l0, i));
+        Value first = index.back();
+        for (int64_t off = 0; off < width; off += vw) {
+          index.back() = addConst(b, loc, first, off);
+          Value k = addConst(b, loc, k0, i + off);
+          if (vw == 1) {
+            Value v = memref::LoadOp::create(b, loc, src, index);
+            memref::StoreOp::create(b, loc, v, dst, k);
+            continue;
+          }
+          Value vec = vector::LoadOp::create(
+              b, loc, VectorType::get({vw}, elt), src, index,
+              /*nontemporal=*/false, llvm::MaybeAlign(vw * bytes));
+          for (int64_t e = 0; e < vw; ++e) {
+            Value v =
+                vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{e});
+            memref::StoreOp::create(b, loc, v, dst, addConst(b, loc, k, e));
+          }
+        }
+      }
+    });
+  };
+  if (load->hasAttr(kInteriorAttrName)) {
+    segments(b);
+    buffers[op.getResult()] = dst;
+    return;
+  }
+  auto inBoundsIf = scf::IfOp::create(
+      b, loc, TypeRange{}, tileInBounds(b, loc, base, dims, loadShape),
+      /*withElseRegion=*/true);
+  OpBuilder tb = inBoundsIf.getThenBodyBuilder();
+  segments(tb);
+  // A ragged tile: element by element, each read from its own index when in
+  // bounds, else from index 0 (valid when no dimension is empty), then
+  // replaced by the padding value, as lowerLoad does.
+  OpBuilder rb = inBoundsIf.getElseBodyBuilder();
+  Value nonEmpty;
+  for (Value d : dims) {
+    Value ne = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ne, d,
+                                     cidx(rb, loc, 0));
+    nonEmpty = nonEmpty ? arith::AndIOp::create(rb, loc, nonEmpty, ne) : ne;
+  }
+  bool staged = isStaged(layout);
+  Value target = staged ? newBuffer(type) : dst;
+  auto someElements = scf::IfOp::create(rb, loc, TypeRange{}, nonEmpty,
+                                        /*withElseRegion=*/true);
+  OpBuilder eb = someElements.getThenBodyBuilder();
+  forEachOwned(
+      eb, loc, layout, /*needLinear=*/true,
+      [&](OpBuilder &b, Value k, Value l) {
+        SmallVector<Value> global = sourceGlobal(b, l);
+        Value zero = cidx(b, loc, 0), ok;
+        SmallVector<Value> safe;
+        for (auto [d, g] : llvm::enumerate(global)) {
+          Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           g, dims[d]);
+          safe.push_back(arith::SelectOp::create(b, loc, in, g, zero));
+          ok = ok ? arith::AndIOp::create(b, loc, ok, in) : in;
+        }
+        Value v = memref::LoadOp::create(b, loc, src, safe);
+        memref::StoreOp::create(
+            b, loc, arith::SelectOp::create(b, loc, ok, v, pad), target, k);
+      },
+      staged);
+  OpBuilder pb = someElements.getElseBodyBuilder();
+  forEachOwned(
+      pb, loc, layout, /*needLinear=*/false,
+      [&](OpBuilder &b, Value k, Value) {
+        memref::StoreOp::create(b, loc, pad, target, k);
+      },
+      staged);
+  if (staged)
+    copyBuffer(rb, loc, type, target, dst);
+  buffers[op.getResult()] = dst;
+}

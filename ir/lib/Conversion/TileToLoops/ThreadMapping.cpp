@@ -220,6 +220,40 @@ mlir::tessera::tile::planLocalBroadcast(const LoweringOptions &opts,
   return plan;
 }
 
+std::optional<BroadcastLoadPlan>
+mlir::tessera::tile::planBroadcastLoad(const LoweringOptions &opts,
+                                       BroadcastOp op) {
+  if (!opts.gpu || planLocalBroadcast(opts, op))
+    return std::nullopt;
+  RankedTensorType in = op.getInput().getType(), out = op.getType();
+  if (in.getShape().back() != out.getShape().back() ||
+      getLayout(opts, out).replicated)
+    return std::nullopt;
+  BroadcastLoadPlan plan;
+  Value v = op.getInput();
+  while (auto reshape = v.getDefiningOp<ReshapeOp>()) {
+    if (!v.hasOneUse())
+      return std::nullopt;
+    plan.reshapes.push_back(reshape);
+    v = reshape.getInput();
+  }
+  auto load = v.getDefiningOp<LoadOp>();
+  if (!load || !v.hasOneUse() || load->getBlock() != op->getBlock() ||
+      load.getType().getShape().back() != in.getShape().back())
+    return std::nullopt;
+  auto func = op->getParentOfType<func::FuncOp>();
+  if (!func || !isKernelArgument(func, load.getSource()))
+    return std::nullopt;
+  WalkResult written = func.walk([&](StoreOp store) {
+    return store.getDest() == load.getSource() ? WalkResult::interrupt()
+                                               : WalkResult::advance();
+  });
+  if (written.wasInterrupted())
+    return std::nullopt;
+  plan.load = load;
+  return plan;
+}
+
 //===----------------------------------------------------------------------===//
 // Row reductions
 //===----------------------------------------------------------------------===//
@@ -293,7 +327,9 @@ static int64_t sharedScratchBytes(const LoweringOptions &opts, Operation *op) {
     return t.getNumElements() * scratchElementBytes(t.getElementType());
   };
   if (auto b = dyn_cast<BroadcastOp>(op))
-    return planLocalBroadcast(opts, b) ? 0 : bytesOf(b.getInput());
+    return planLocalBroadcast(opts, b) || planBroadcastLoad(opts, b)
+               ? 0
+               : bytesOf(b.getInput());
   if (auto t = dyn_cast<TransposeOp>(op))
     return bytesOf(t.getInput());
   if (auto r = dyn_cast<ReduceOp>(op)) {

@@ -155,6 +155,24 @@ struct LocalBroadcastPlan {
 std::optional<LocalBroadcastPlan> planLocalBroadcast(const LoweringOptions &,
                                                      BroadcastOp op);
 
+/// A tile.broadcast (gpu) whose input is a tile.load, through reshapes, used
+/// by nothing else, from a kernel argument that no tile.store writes: each
+/// thread loads the input elements its result elements need straight from
+/// global memory (served by the caches after the first), in the result's
+/// layout, at the broadcast's place; the load and the reshapes emit nothing.
+/// No scratch and no barrier, where the other broadcasts of a tile spread
+/// over several threads exchange it through the scratch buffer between two
+/// barriers. Only when the result's innermost dimension is not broadcast and
+/// equals the load's (a result chunk then reads contiguous input elements),
+/// the result's layout is not replicated, no local plan applies, and the
+/// load is in the broadcast's block.
+struct BroadcastLoadPlan {
+  LoadOp load;
+  SmallVector<ReshapeOp> reshapes; // from the broadcast's input to the load
+};
+std::optional<BroadcastLoadPlan> planBroadcastLoad(const LoweringOptions &,
+                                                   BroadcastOp op);
+
 /// A tile.reduce along an axis after which all dimensions are 1: the input is
 /// R rows of L contiguous elements. Each row is owned by an aligned
 /// group of g threads, each owning s = L/g of its elements, so each thread

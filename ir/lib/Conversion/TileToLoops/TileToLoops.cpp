@@ -254,6 +254,7 @@ LogicalResult lowerKernel(func::FuncOp func, LoweringOptions opts) {
                 "reduce, transpose, mma, device call or broadcast across "
                 "threads)";
   }
+  broadcastElementwiseInputs(func, opts);
   FailureOr<ScratchPlan> scratch = planScratch(opts, func);
   if (failed(scratch))
     return failure();
@@ -312,6 +313,10 @@ void KernelLowering::lowerOp(Operation *op) {
     toErase.push_back(op);
     return;
   }
+  if (absorbed.contains(op)) {
+    toErase.push_back(op);
+    return;
+  }
   if (isa_and_nonnull<TileDialect>(op->getDialect())) {
     TypeSwitch<Operation *>(op)
         .Case([&](LoadOp o) { lowerLoad(o); })
@@ -359,6 +364,14 @@ LogicalResult KernelLowering::run() {
   Block &entryBlock = func.getBody().front();
   entry.setInsertionPointToStart(&entryBlock);
   setUpProgramIds();
+  func.walk([&](BroadcastOp op) {
+    if (std::optional<BroadcastLoadPlan> plan = planBroadcastLoad(opts, op)) {
+      broadcastLoads[op] = plan->load;
+      absorbed.insert(plan->load);
+      for (ReshapeOp r : plan->reshapes)
+        absorbed.insert(r);
+    }
+  });
   // Ops are lowered in place (new code goes before each op); the replaced ops
   // are erased at the end, when none of their results is used any more.
   for (Block &block : func.getBody())

@@ -117,3 +117,24 @@ func.func @bcast_local(%a: memref<?x?xf32, strided<[?, ?], offset: ?>>) attribut
   tile.store %b, %a[%c0, %c0] : tensor<8x8xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
   return
 }
+
+// -----
+
+// A row loaded from a read-only argument and broadcast over 16 rows: thread t
+// holds column t of the 1x4 row, but its chunks of the 16x4 result need
+// columns 2t mod 4 and 2t+1 mod 4. Each thread loads the elements of its eight
+// result chunks itself (a vector of 2 each, after one in-bounds test of the
+// row's tile), in place of the load, with no scratch and no barrier.
+// CHECK-LABEL: func.func @bcast_load
+// CHECK-NOT: memref.get_global
+// CHECK: scf.if
+// CHECK-COUNT-8: vector.load %arg1
+// CHECK-NOT: nvvm.barrier0
+// CHECK: return
+func.func @bcast_load(%o: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}, %r: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %r[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<1x4xf32>
+  %b = tile.broadcast %x : tensor<1x4xf32> -> tensor<16x4xf32>
+  tile.store %b, %o[%c0, %c0] : tensor<16x4xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}

@@ -174,7 +174,11 @@ Trend trendOf(func::FuncOp fn, scf::ForOp loop, Value v,
     else if (isa<arith::SubIOp>(def))
       trend = of(1) == Trend::invariant ? of(0) : Trend::unknown;
     else if (isa<arith::MulIOp>(def))
-      trend = nonNegativeConstant(1) ? of(0) : nonNegativeConstant(0) ? of(1) : Trend::unknown;
+      // of() on the constant too: defined outside the body, it must join the slice that moves
+      // to the top, where the test uses it.
+      trend = nonNegativeConstant(1) && of(1) == Trend::invariant   ? of(0)
+              : nonNegativeConstant(0) && of(0) == Trend::invariant ? of(1)
+                                                                    : Trend::unknown;
   }
   memo[v] = trend;
   return trend;

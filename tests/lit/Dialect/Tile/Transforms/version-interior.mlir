@@ -183,6 +183,36 @@ func.func @affine_index(%o: !f1, %a: !f1, %n: i32) attributes {tile.kernel} {
 
 // -----
 
+// The same, with the constant factor defined before the loop, after the ops
+// of the loop's bounds: it moves to the top with the other values the test
+// uses (it was left in the body, which the test cannot see).
+// CHECK-LABEL: func.func @factor_before_loop
+// CHECK: %[[TWO:.*]] = arith.constant 2 : i32
+// CHECK: arith.extsi %[[TWO]] : i32 to i64
+// CHECK: scf.if
+// CHECK: tile.load %arg1[%{{.*}}] {tile.interior}
+!f1 = memref<?xf32, strided<[1], offset: ?>>
+func.func @factor_before_loop(%o: !f1, %a: !f1, %n: i32) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %ub = arith.index_cast %n : i32 to index
+  %c1 = arith.constant 1 : index
+  %init = arith.constant dense<0.0> : tensor<64xf32>
+  %p = tile.program_id 0
+  %two = arith.constant 2 : i32
+  %acc = scf.for %i = %c0 to %ub step %c1 iter_args(%s = %init) -> (tensor<64xf32>) {
+    %j = arith.index_cast %i : index to i32
+    %k = arith.muli %j, %two : i32
+    %q = arith.addi %k, %p : i32
+    %x = tile.load %a[%q] : !f1 -> tensor<64xf32>
+    %t = arith.addf %s, %x : tensor<64xf32>
+    scf.yield %t : tensor<64xf32>
+  }
+  tile.store %acc, %o[%p] : tensor<64xf32>, !f1
+  return
+}
+
+// -----
+
 // A loop without accesses does not stop the kernel's other accesses from
 // being versioned.
 // CHECK-LABEL: func.func @loop_without_accesses

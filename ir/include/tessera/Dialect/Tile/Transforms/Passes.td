@@ -12,6 +12,99 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TileHoistInvariants : Pass<"tile-hoist-invariants", "::mlir::ModuleOp"> {
+  let summary = "Compute a loop's invariant reductions and scalars once, before the loop";
+  let description = [{
+    Guarantees: the kernel computes the same values; ops that are invariant
+    in an `scf.for` and worth computing once move from its body to just
+    before it.
+
+    The front end emits a value the user computes before a `for_range` and
+    uses in its body where it is used: inside the body (the AST has no
+    bindings). In every `func.func` carrying `tile.kernel`, for each `scf.for`
+    (innermost first), an op of the body is *invariant* when every value it
+    and its regions use is defined outside the loop or by an invariant op,
+    and it has no effect other than reading: pure ops, `tile.load` from a
+    memref argument that no `tile.store` of the function writes, and ops
+    with regions (loops, ifs) made only of such ops. Invariant ops with
+    regions, `tile.reduce` ops, and ops (other than constants) whose results
+    are scalars or tiles of one element move before the loop, in program order, with the
+    invariant ops of the body they use. Other invariant ops (a load of a
+    weight vector, element-wise ops on whole tiles) stay: reading them again
+    from the caches costs less than keeping them in registers across the
+    loop. Running a moved op when the loop runs no iteration only reads
+    inputs (loads are bounds-checked, or proven in bounds for every access by
+    the launcher under `tile.whole_tiles`).
+
+    A kernel already lowered by `convert-tile-to-loops` (it carries
+    `tile.block_size`) is an error: this pass runs on tile IR.
+
+    ```mlir
+    // before: the inverse RMS of %x is recomputed at every step of the K loop
+    %r = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %z) -> (tensor<512xf32>) {
+      %sq = scf.for %j = %c0 to %n step %c1 iter_args(%s = %z) -> (tensor<512xf32>) { ... }
+      %t = tile.reduce %sq {kind = sum, axis = 0} : tensor<512xf32> -> tensor<1xf32>
+      %inv = math.rsqrt %t : tensor<1xf32>
+      %b = tile.broadcast %inv : tensor<1xf32> -> tensor<512xf32>
+      ...
+    }
+    // after: %sq, %t and %inv are computed once, before the loop; %b stays
+    %sq = scf.for %j = %c0 to %n step %c1 iter_args(%s = %z) -> (tensor<512xf32>) { ... }
+    %t = tile.reduce %sq {kind = sum, axis = 0} : tensor<512xf32> -> tensor<1xf32>
+    %inv = math.rsqrt %t : tensor<1xf32>
+    %r = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %z) -> (tensor<512xf32>) {
+      %b = tile.broadcast %inv : tensor<1xf32> -> tensor<512xf32>
+      ...
+    }
+    ```
+  }];
+}
+
+def TileUnrollStreamingLoops : Pass<"tile-unroll-streaming-loops", "::mlir::ModuleOp"> {
+  let summary = "Unroll loops that stream tiles, to keep more loads in flight";
+  let description = [{
+    Guarantees: the kernel computes the same values, with the same
+    operations in the same order for each value; only the loop structure
+    changes.
+
+    In every `func.func` carrying `tile.kernel`, an `scf.for` whose body has
+    no ops with regions and no `tile.reduce`, `tile.transpose`, `tile.mma` or
+    `tile.device_call`, and that has streaming loads (`tile.load` from a
+    memref argument that no `tile.store` of the function writes, with an
+    index computed from the induction variable) is unrolled by U: the largest
+    power of two up to `max-factor` with U times the streaming loads' bytes
+    per iteration at most `bytes-in-flight`. The main loop runs U iterations
+    per step, an epilogue loop the remaining trip count mod U. Loops with
+    U = 1 are left alone. Options out of range (a non-positive byte count, a
+    factor that is not a positive power of two) are an error.
+
+    On gpu a loop that streams a tile per iteration waits a memory latency
+    per iteration; with tile-hoist-loads after it, the U iterations' loads of
+    the unrolled body are issued together.
+
+    ```mlir
+    // before (a [16, 512] bf16 weight tile, 16 KiB, per iteration)
+    %r = scf.for %k = %c0 to %n step %c1 iter_args(%a = %z) -> (tensor<16x512xf32>) {
+      %j = arith.index_cast %k : index to i32
+      %w = tile.load %wt[%p, %j] : memref<?x?xbf16, strided<[?, 1], offset: ?>> -> tensor<16x512xbf16>
+      ...
+    }
+    // after (bytes-in-flight = 131072): four iterations per step, then the rest
+    %r0 = scf.for %k = %c0 to %n4 step %c4 iter_args(%a = %z) -> (tensor<16x512xf32>) {
+      (the body for %k, %k + 1, %k + 2 and %k + 3)
+    }
+    %r = scf.for %k = %n4 to %n step %c1 iter_args(%a = %r0) -> (tensor<16x512xf32>) { ... }
+    ```
+  }];
+  let options = [
+    Option<"bytesInFlight", "bytes-in-flight", "int64_t", /*default=*/"131072",
+           "Bytes of streaming loads an unrolled iteration may read">,
+    Option<"maxFactor", "max-factor", "int64_t", /*default=*/"4",
+           "Largest unroll factor">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def TileHoistLoads : Pass<"tile-hoist-loads", "::mlir::ModuleOp"> {
   let summary = "Schedule tile loads from read-only kernel arguments";
   let description = [{
