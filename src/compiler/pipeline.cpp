@@ -740,8 +740,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
                [&](mlir::OpPassManager& pm) { to_tensor_cores(pm, code.arch, variant, lowering.max_shared_bytes); });
     if (lowered_to_tensor_cores(*module, code.symbol)) {
       tensor_cores = true;
-      // wgmma code is the variant's; mma.sync code is the target's own.
-      if (!module->lookupSymbol<mlir::func::FuncOp>(code.symbol)->hasAttr(TileDialect::getMmaSyncAttrName()))
+      // wgmma code (tile.persistent) is the variant's; mma.sync code is the target's own.
+      if (module->lookupSymbol<mlir::func::FuncOp>(code.symbol)->hasAttr(TileDialect::getPersistentAttrName()))
         code.isa = std::string(variant);
       run_passes(kernel, *module, code.arch, diags, tensor_core_cleanup);
       clock.mark("tensor-cores");
