@@ -368,15 +368,21 @@ void to_llvm_dialect(mlir::OpPassManager& pm, const Lowering& l) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Stage to_tensor_cores (gpu targets with an architecture-specific variant, GpuArch): kernels of
-// the matmul class become warp-specialized TMA + wgmma code for that variant ("tensor-cores.mlir");
-// the others are left as they are, for to_loops.
+// Stage to_tensor_cores (gpu targets): kernels of the matmul class become tensor-core code
+// ("tensor-cores.mlir"): warp-specialized TMA + wgmma code for the architecture-specific variant
+// `isa` where the target has one (sm_90a, GpuArch) and the kernel is of that lowering's shapes,
+// else warp-level mma.sync code for `arch` (sm_80 and newer); the others are left as they are,
+// for to_loops.
 // ---------------------------------------------------------------------------------------------
-void to_tensor_cores(mlir::OpPassManager& pm, std::string_view isa, int max_shared_bytes) {
+void to_tensor_cores(mlir::OpPassManager& pm, std::string_view arch, std::string_view isa, int max_shared_bytes) {
   mlir::tessera::ConvertTileMatmulToNVVMOptions matmul;
   matmul.arch = std::string(isa);
   matmul.maxSharedBytes = max_shared_bytes;
   pm.addPass(mlir::tessera::createConvertTileMatmulToNVVM(matmul));
+  mlir::tessera::ConvertTileMatmulToMmaSyncOptions warp;
+  warp.arch = std::string(arch);
+  warp.maxSharedBytes = max_shared_bytes;
+  pm.addPass(mlir::tessera::createConvertTileMatmulToMmaSync(warp));
 }
 
 // After a kernel took the tensor-core lowering: what to_loops does after its conversion.
@@ -387,10 +393,11 @@ void tensor_core_cleanup(mlir::OpPassManager& pm) {
   pm.addPass(mlir::tessera::createConvertMathToNVVM());
 }
 
-// Whether the kernel `symbol` of `module` took the tensor-core lowering (tile.persistent).
+// Whether the kernel `symbol` of `module` took a tensor-core lowering: wgmma (tile.persistent) or
+// mma.sync (tile.mma_sync).
 bool lowered_to_tensor_cores(mlir::ModuleOp module, const std::string& symbol) {
   auto fn = module.lookupSymbol<mlir::func::FuncOp>(symbol);
-  return fn && fn->hasAttr(TileDialect::getPersistentAttrName());
+  return fn && (fn->hasAttr(TileDialect::getPersistentAttrName()) || fn->hasAttr(TileDialect::getMmaSyncAttrName()));
 }
 
 // Runs to_loops (unless `loops` is false: a kernel lowered by to_tensor_cores) and
@@ -552,6 +559,7 @@ void read_lowering(std::string_view kernel, mlir::LLVM::LLVMFuncOp fn, const Spe
   if (auto shared = fn->getAttrOfType<mlir::IntegerAttr>(TileDialect::getDynamicSharedBytesAttrName()))
     code.dynamic_shared_bytes = static_cast<int>(shared.getInt());
   code.persistent = fn->hasAttr(TileDialect::getPersistentAttrName());
+  code.mma_sync = fn->hasAttr(TileDialect::getMmaSyncAttrName());
   if (auto maps = fn->getAttrOfType<mlir::ArrayAttr>(TileDialect::getTensorMapsAttrName()))
     for (mlir::Attribute m : maps) {
       llvm::ArrayRef<int64_t> v = mlir::cast<mlir::DenseI64ArrayAttr>(m).asArrayRef();  // verified by the dialect
@@ -731,18 +739,22 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
   // to_tensor_cores, on the kernel's first compile only (the launcher's variants are of other
   // lowerings).
   const std::string_view variant = gpu_arch(arch)->arch_specific_variant;
-  if (!variant.empty() && block_size == 0 && exp_range_test && !rewiden) {
+  bool tensor_cores = false;
+  if (block_size == 0 && exp_range_test && !rewiden) {
     run_passes(kernel, *module, code.arch, diags,
-               [&](mlir::OpPassManager& pm) { to_tensor_cores(pm, variant, lowering.max_shared_bytes); });
+               [&](mlir::OpPassManager& pm) { to_tensor_cores(pm, code.arch, variant, lowering.max_shared_bytes); });
     if (lowered_to_tensor_cores(*module, code.symbol)) {
-      code.isa = std::string(variant);
+      tensor_cores = true;
+      // wgmma code (tile.persistent) is the variant's; mma.sync code is the target's own.
+      if (module->lookupSymbol<mlir::func::FuncOp>(code.symbol)->hasAttr(TileDialect::getPersistentAttrName()))
+        code.isa = std::string(variant);
       run_passes(kernel, *module, code.arch, diags, tensor_core_cleanup);
       clock.mark("tensor-cores");
       dump.write_ir("tensor-cores.mlir", *module);
     }
   }
-  // to_loops (unless the kernel took the tensor-core lowering), to_llvm_dialect
-  lower_to_llvm_dialect(kernel, *module, code.arch, lowering, dump, diags, clock, /*loops=*/code.isa.empty());
+  // to_loops (unless the kernel took a tensor-core lowering), to_llvm_dialect
+  lower_to_llvm_dialect(kernel, *module, code.arch, lowering, dump, diags, clock, /*loops=*/!tensor_cores);
   auto fn = module->lookupSymbol<mlir::LLVM::LLVMFuncOp>(code.symbol);
   if (!fn) throw Error(fmt::format("tessera: kernel '{}': internal error: lowered kernel not found", kernel));
   read_lowering(kernel, fn, spec, code);

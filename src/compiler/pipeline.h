@@ -57,6 +57,7 @@ struct GpuCode {
   int programs_per_cta = 1;  // programs that share one CTA (grid x is divided by it, rounded up)
   int dynamic_shared_bytes = 0;  // dynamic shared memory per CTA (scratch over 48 KiB), 0 if none
   bool persistent = false;   // at most one CTA per SM, running programs in turn (tile.persistent)
+  bool mma_sync = false;     // lowered to mma.sync code (tile.mma_sync): one CTA per program, no variants
   std::vector<TensorMapSpec> tensor_maps;  // TMA tensor maps after the parameters (tile.tensor_maps)
   bool versioned = false;    // the body has a copy for programs wholly in bounds, taken first
   bool static_shapes = false;  // compiled for one launch's shapes (LaunchOptions::static_shapes)

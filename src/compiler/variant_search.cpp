@@ -396,8 +396,8 @@ class PlainExpVariant {
 GpuCode compile_gpu_code(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
                          const std::vector<DeviceFunctionUse>& calls, const std::string& arch) {
   GpuCode code = compile_ptx(kernel, ast, spec, arch);
-  if (code.persistent) {
-    // The tensor-core lowering: its CTA layout and register budgets are its own; no variants.
+  if (code.persistent || code.mma_sync) {
+    // The tensor-core lowerings: their CTA layouts and register budgets are their own; no variants.
     auto t0 = std::chrono::steady_clock::now();
     code.cubin = link_kernel(kernel, code.ptx, calls, code.link_arch());
     code.stage_ms.emplace_back("cubin", ms_since(t0));

@@ -16,6 +16,7 @@
 #include "execution_helpers.h"
 #include "example_kernels.h"
 #include "matmul_kernels.h"
+#include "matmul_reference.h"
 
 #include <cmath>
 #include <cstdint>
@@ -28,71 +29,7 @@ using namespace tessera;
 namespace {
 
 using exec_test::random_tensor;
-
-template <class T>
-double d(T v) {
-  return static_cast<double>(static_cast<float>(v));
-}
-
-// The reference product of an M x K and a K x N matrix given as element accessors (double in,
-// double out): value(i, j) = sum_k a(i, k) b(k, j), and magnitude(i, j) = sum_k |a(i, k)| |b(k, j)|,
-// which scales the error bound.
-struct Reference {
-  int64_t n = 0;
-  std::vector<double> value, magnitude;
-  double at(int64_t i, int64_t j) const { return value[i * n + j]; }
-  double mag(int64_t i, int64_t j) const { return magnitude[i * n + j]; }
-};
-
-template <class A, class B>
-Reference reference(int64_t m, int64_t n, int64_t k, A a, B b) {
-  Reference r;
-  r.n = n;
-  r.value.assign(m * n, 0.0);
-  r.magnitude.assign(m * n, 0.0);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t kk = 0; kk < k; ++kk) {
-      const double x = a(i, kk);
-      for (int64_t j = 0; j < n; ++j) {
-        r.value[i * n + j] += x * b(kk, j);
-        r.magnitude[i * n + j] += std::abs(x * b(kk, j));
-      }
-    }
-  return r;
-}
-
-// Bound on |c - reference| for one element of an f32-accumulated product of K terms, as a factor
-// of its magnitude sum_k |a_ik| |b_kj|:
-//   f16 and bf16 inputs: a product of two such values has at most 22 significant bits, so it is
-//     exact in f32 and only the accumulation errs: |err| <= gamma_K * sum |a||b| with
-//     gamma_K ~ K u, u = 2^-24 (round to nearest). The bound is 2 K 2^-24: the factor 2 allows
-//     additions that truncate instead of rounding (tensor-core accumulation may) and any order.
-//   f32 inputs: the same plus 2^-9 for the products: the tensor-core path for f32 inputs is tf32,
-//     whose 10-bit mantissas (inputs truncated, relative error < 2^-10 each) give products within
-//     2^-9 of the exact one.
-double product_bound(DType inputs, int64_t k) {
-  const double accumulation = 2.0 * static_cast<double>(k) * std::ldexp(1.0, -24);
-  return inputs == DType::f32 ? accumulation + std::ldexp(1.0, -9) : accumulation;
-}
-
-// Counts the elements of `got` (an accessor, i, j -> double) outside
-// |got - want| <= bound * magnitude + rel * |want|, where want = f(reference) and rel covers the
-// rounding of the output's own dtype; reports the first such element.
-template <class Got, class Want>
-int64_t mismatches(const Reference& r, int64_t m, int64_t n, double bound, double rel, Got got, Want want) {
-  int64_t bad = 0;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      const double w = want(i, j), g = got(i, j);
-      const double tol = bound * r.mag(i, j) + rel * std::abs(w);
-      if (!(std::abs(g - w) <= tol)) {
-        if (bad == 0) UNSCOPED_INFO("first mismatch at (" << i << ", " << j << "): got " << g << ", want " << w
-                                                          << ", tolerance " << tol);
-        ++bad;
-      }
-    }
-  return bad;
-}
+using namespace matmul_reference;
 
 template <int BM, int BN, int BK>
 auto gemm(const std::string& name) {

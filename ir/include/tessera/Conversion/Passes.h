@@ -5,6 +5,8 @@
 //   convert-math-to-nvvm:  createConvertMathToNVVM()
 //   convert-tile-matmul-to-nvvm:
 //                          createConvertTileMatmulToNVVM(ConvertTileMatmulToNVVMOptions)
+//   convert-tile-matmul-to-mma-sync:
+//                          createConvertTileMatmulToMmaSync(ConvertTileMatmulToMmaSyncOptions)
 // registerTesseraConversionPasses() registers their command-line flags.
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +15,7 @@
 #define TESSERA_CONVERSION_PASSES_H
 
 #include "tessera/Conversion/MathToNVVM/MathToNVVM.h"
+#include "tessera/Conversion/TileMatmulToMmaSync/TileMatmulToMmaSync.h"
 #include "tessera/Conversion/TileMatmulToNVVM/TileMatmulToNVVM.h"
 #include "tessera/Conversion/TileToLoops/TileToLoops.h"
 

@@ -370,6 +370,87 @@ def ConvertTileMatmulToNVVM
   ];
 }
 
+def ConvertTileMatmulToMmaSync
+    : Pass<"convert-tile-matmul-to-mma-sync", "::mlir::ModuleOp"> {
+  let summary = "Lower matmul tile kernels to warp-level mma.sync code with "
+                "cp.async and ldmatrix for sm_80 and newer";
+  let description = [{
+    Guarantees: with `arch` an NVIDIA target of compute capability 8.0 or
+    more (`sm_80`, `sm_86`, `sm_89`, `sm_90`, `sm_100a`, `sm_120`, ...),
+    every `tile.kernel` function of the matmul class of
+    `convert-tile-matmul-to-nvvm` (the same matcher, any tile shape) whose
+    tile this pass can lay out is rewritten into code with no tile ops and
+    no tensor values (func, scf, arith, math, memref, vector, llvm and nvvm
+    ops only), marked `tile.mma_sync`, `tile.block_size` (its warps) and
+    `tile.dynamic_shared_bytes` (its stages). One CTA runs one program, as
+    for any kernel: program ids 0, 1, 2 are `ctaid.x`, `.y`, `.z`. Every
+    other function, and every function for another `arch` (or none), is
+    left unchanged, so `convert-tile-to-loops` lowers it as before. The
+    pass never fails.
+
+    Tiles: BM and BN powers of two from 16 to 256, BK a power of two from
+    16 to 128, with at most 128 accumulators per thread (BM x BN up to
+    16384 elements over 8 warps) and two stages fitting `max-shared-bytes`.
+    Warps: BM x BN / 2048, at least 4 and at most 8 (fewer where the tile
+    has fewer 16 x 16 blocks), in the grid whose warp tile is squarest.
+
+    ```mlir
+    // before: the kernel of convert-tile-matmul-to-nvvm's example, in
+    // 64 x 64 x 32 tiles
+    // after (abridged): 128 threads, 3 stages of 8 KiB
+    %tid = nvvm.read.ptx.sreg.tid.x range <i32, 0, 128> : i32
+    scf.if %first_in_range {   // k-tiles 0 and 1 in flight
+      nvvm.cp.async.shared.global %dst, %src, 16, cache = cg, %bytes
+          : !llvm.ptr<3>, !llvm.ptr<1>, i32
+    }
+    nvvm.cp.async.commit.group
+    %acc:33 = scf.for %kt = %c0 to %n step %c1 iter_args(%s = %c0, ...) {
+      nvvm.cp.async.wait.group 1
+      nvvm.barrier0
+      scf.if %next_in_range { nvvm.cp.async.shared.global ... }
+      nvvm.cp.async.commit.group
+      %a = nvvm.ldmatrix %pa {layout = #nvvm.mma_layout<row>, num = 4 ...}
+      %b = nvvm.ldmatrix %pb {layout = #nvvm.mma_layout<col>, num = 4 ...}
+      %d = nvvm.mma.sync A[...] B[...] C[...] {shape = #nvvm.shape<m = 16,
+          n = 8, k = 16>, ...} -> !llvm.struct<(f32, f32, f32, f32)>
+      scf.yield ...
+    }
+    // epilogue per accumulator element, stored with a bounds test
+    ```
+
+    Structure (docs/compiler.md, "Tensor cores on sm_80 and newer"): a ring
+    of `stages` shared-memory stages filled by 16-byte `cp.async` copies
+    (one commit group per k-tile, `wait_group stages-2`, one CTA barrier
+    per k-tile); the A and B tiles stored as rows of 16-byte chunks with an
+    XOR swizzle (chunk L of the tile at L xor ((L / max(chunks per row, 8))
+    mod 8)), so that `ldmatrix` reads eight rows from eight different bank
+    groups; per k-step of 16, `ldmatrix.x4` of A's fragments and of B's
+    (`.trans` for a row-major B, plain for a K-major one, the transposed
+    view of an N x K matrix) and one `mma.sync.m16n8k16.row.col` f32 +=
+    bf16 x bf16 (or f16) per 16 x 8 fragment of the warp tile, the f32
+    accumulators in registers; the epilogue evaluated per accumulator
+    element as in `convert-tile-matmul-to-nvvm`. Ragged M, N and K: a
+    copy reads only the bytes inside the tensor and zero-fills the rest of
+    its 16 bytes; stores test their bounds.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"
+  ];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+           "The target (sm_XY); the pass lowers for sm_80 and newer">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "Shared-memory stages of the copy pipeline; 0: 3, or 2 where 3 do "
+           "not fit max-shared-bytes">,
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t",
+           /*default=*/"101376",
+           "Shared memory a CTA may use (the device's opt-in limit; 99 KiB, "
+           "the least of sm_80 and newer)">
+  ];
+}
+
 def ConvertMathToNVVM : Pass<"convert-math-to-nvvm"> {
   let summary = "Rewrite scalar f32 math ops into forms NVPTX selects without libdevice";
   let description = [{

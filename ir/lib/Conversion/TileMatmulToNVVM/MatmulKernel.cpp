@@ -1,8 +1,9 @@
 //===- MatmulKernel.cpp - the matmul class of tile kernels ----------------===//
 //
 // See MatmulKernel.h. The checks follow the class in Conversion/Passes.td in
-// order: the loop, its body, the operands' types and layouts, the tile
-// shapes, the store, then every tensor op the store depends on.
+// order: the loop, its body, the operands' types and layouts, the store, then
+// every tensor op the store depends on. The tile shapes each lowering takes
+// are checked by that lowering.
 //
 //===----------------------------------------------------------------------===//
 
@@ -186,12 +187,10 @@ mlir::tessera::tile::matchMatmulKernel(func::FuncOp func, std::string &why) {
   if (!isAligned(func, k.argA, 1, 16) || (!isAligned(func, k.argB, 1, 16) && !k.bKMajor))
     return reject("A is not row-major, or B neither row-major nor column-major, "
                   "with rows (columns) aligned to 16 bytes");
+  // The tile shape is each lowering's own requirement (Conversion/Passes.td).
   k.bm = tileA.getDimSize(0);
   k.bk = tileA.getDimSize(1);
   k.bn = tileB.getDimSize(1);
-  if ((k.bm != 64 && k.bm != 128) || (k.bk != 64 && k.bk != 128) ||
-      (k.bn != 64 && k.bn != 128 && k.bn != 256))
-    return reject("the tile is not BM 64/128, BN 64/128/256, BK 64/128");
 
   // The store: the BM x BN tile of another argument at (pid0, pid1).
   std::optional<unsigned> out = argumentNumber(func, k.store.getDest());

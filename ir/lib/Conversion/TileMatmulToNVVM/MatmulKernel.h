@@ -6,7 +6,10 @@
 // epilogue between them (Conversion/Passes.td states the class). It reads
 // tile IR as the front end emits it (before `tile-hoist-loads` and
 // `tile-version-interior`) and changes nothing; a kernel outside the class
-// gets a one-line reason, for debugging output.
+// gets a one-line reason, for debugging output. It takes any tile shape: the
+// shapes a lowering supports are that lowering's test (`isHopperTile` in
+// `convert-tile-matmul-to-nvvm`, the warp layout of
+// `convert-tile-matmul-to-mma-sync`).
 //
 //===----------------------------------------------------------------------===//
 

@@ -40,6 +40,7 @@
 #include "tessera/Conversion/TileMatmulToNVVM/TileMatmulToNVVM.h"
 
 #include "HopperPtx.h"
+#include "MatmulEpilogue.h"
 #include "MatmulKernel.h"
 
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
@@ -179,19 +180,7 @@ Value MatmulLowering::dimOf(Value memref, int64_t d) {
 }
 
 Value MatmulLowering::materialize(Value v, IRMapping &mapping) {
-  if (Value known = mapping.lookupOrNull(v))
-    return known;
-  if (isKernelArgument(k.func, v))
-    return v;
-  Operation *op = v.getDefiningOp();
-  assert(op && op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
-         "a scalar of the old body that is not a pure op");
-  for (Value operand : op->getOperands())
-    materialize(operand, mapping);
-  Operation *clone = b.clone(*op, mapping);
-  for (auto [old, now] : llvm::zip(op->getResults(), clone->getResults()))
-    mapping.map(old, now);
-  return mapping.lookup(v);
+  return materializeScalar(b, k.func, v, mapping);
 }
 
 void MatmulLowering::addTensorMapArguments() {
@@ -374,110 +363,6 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   scf::YieldOp::create(b, loc, ValueRange{ks.getResult(0), ks.getResult(1)});
 }
 
-/// Evaluates the epilogue's tensors element by element, at tile coordinates
-/// given as i32 values; one scalar per (tensor, coordinates), reused.
-class EpilogueValues {
-public:
-  EpilogueValues(OpBuilder &b, Location loc, MatmulKernel k,
-                 std::function<Value(Value)> materialize,
-                 std::function<Value(Value, Value)> accumulatorAt)
-      : b(b), loc(loc), k(k), materialize(materialize),
-        accumulatorAt(accumulatorAt) {}
-
-  Value at(Value tensor, ArrayRef<Value> coords) {
-    std::vector<void *> key{tensor.getAsOpaquePointer()};
-    for (Value c : coords)
-      key.push_back(c.getAsOpaquePointer());
-    auto it = memo.find(key);
-    if (it != memo.end())
-      return it->second;
-    Value v = compute(tensor, coords);
-    memo.emplace(std::move(key), v);
-    return v;
-  }
-
-private:
-  Value zero() {
-    if (!zeroIndex)
-      zeroIndex = arith::ConstantIntOp::create(b, loc, 0, 32);
-    return zeroIndex;
-  }
-
-  Value compute(Value tensor, ArrayRef<Value> coords) {
-    if (tensor == k.loop.getResult(0))
-      return accumulatorAt(coords[0], coords[1]);
-    Operation *op = tensor.getDefiningOp();
-    if (auto cst = dyn_cast<arith::ConstantOp>(op))
-      return arith::ConstantOp::create(
-          b, loc,
-          cast<TypedAttr>(cast<DenseElementsAttr>(cst.getValue()).getSplatValue<Attribute>()));
-    if (auto splat = dyn_cast<SplatOp>(op))
-      return materialize(splat.getInput());
-    if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
-      auto in = cast<RankedTensorType>(broadcast.getInput().getType());
-      SmallVector<Value> inner(coords);
-      for (int64_t d = 0; d < in.getRank(); ++d)
-        if (in.getDimSize(d) == 1)
-          inner[d] = zero();
-      return at(broadcast.getInput(), inner);
-    }
-    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-      // Unit dimensions only: the other coordinates in order.
-      auto out = cast<RankedTensorType>(reshape.getType());
-      auto in = cast<RankedTensorType>(reshape.getInput().getType());
-      SmallVector<Value> nonUnit, inner;
-      for (int64_t d = 0; d < out.getRank(); ++d)
-        if (out.getDimSize(d) != 1)
-          nonUnit.push_back(coords[d]);
-      size_t next = 0;
-      for (int64_t d = 0; d < in.getRank(); ++d)
-        inner.push_back(in.getDimSize(d) == 1 ? zero() : nonUnit[next++]);
-      return at(reshape.getInput(), inner);
-    }
-    if (auto load = dyn_cast<LoadOp>(op))
-      return loadAt(load, coords);
-    return scalarElementwise(b, op, [&](OpBuilder &, Value operand) {
-             return at(operand, coords);
-           }).front();
-  }
-
-  /// The element of a tile.load at `coords`: the memref's element, or the
-  /// padding outside its bounds (an in-bounds index is read either way).
-  Value loadAt(LoadOp load, ArrayRef<Value> coords) {
-    auto type = cast<RankedTensorType>(load.getType());
-    SmallVector<Value> indices, dims;
-    for (Value index : load.getIndices())
-      indices.push_back(materialize(index));
-    SmallVector<Value> origin = tileOrigin(b, loc, load.getSource(), indices,
-                                           type.getShape(), dims);
-    Value inBounds;
-    for (auto [d, base] : llvm::enumerate(origin)) {
-      indices[d] = b.createOrFold<arith::AddIOp>(
-          loc, base,
-          arith::IndexCastOp::create(b, loc, b.getIndexType(), coords[d]));
-      // Unsigned: a negative index is out of bounds too.
-      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                       indices[d], dims[d]);
-      inBounds = inBounds ? arith::AndIOp::create(b, loc, inBounds, ok) : ok;
-    }
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    for (Value &i : indices)
-      i = arith::SelectOp::create(b, loc, inBounds, i, zero);
-    Value v = memref::LoadOp::create(b, loc, load.getSource(), indices);
-    Value padding = paddingValue(b, loc, type.getElementType(),
-                                 load.getPaddingAttr());
-    return arith::SelectOp::create(b, loc, inBounds, v, padding);
-  }
-
-  OpBuilder &b;
-  Location loc;
-  MatmulKernel k;
-  std::function<Value(Value)> materialize;
-  std::function<Value(Value, Value)> accumulatorAt;
-  Value zeroIndex;
-  std::map<std::vector<void *>, Value> memo;
-};
-
 void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
                                    Value pid1, IRMapping &mapping) {
   // This thread's rows (two) and columns (BN / 4) of the tile.
@@ -507,16 +392,8 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
         const int64_t r = 4 * (cs / 2) + 2 * rs + cs % 2;
         return LLVM::ExtractValueOp::create(b, loc, acc, r);
       });
-  auto outType = cast<MemRefType>(out.getType());
-  Type elt = outType.getElementType();
-  const int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
-  auto align = k.func.getArgAttrOfType<IntegerAttr>(k.argOut,
-                                                   TileDialect::getAlignAttrName());
-  SmallVector<int64_t> strides;
-  int64_t offset;
   // Pairs of columns as one store where the rows are contiguous and aligned.
-  const bool pairs = succeeded(outType.getStridesAndOffset(strides, offset)) &&
-                     strides[1] == 1 && align && align.getInt() >= 2 * eltBytes;
+  const bool pairs = storesColumnPairs(k);
   // Each pair of values is computed outside the bounds tests (the epilogue's
   // loads read an in-bounds element either way), so that a value both rows
   // use, such as a bias element, is computed once, and stored right after,
@@ -529,32 +406,8 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
     for (int64_t cs = 0; cs < regs / 2; cs += 2) {
       Value v0 = values.at(k.store.getValue(), {rows[rs], cols[cs]});
       Value v1 = values.at(k.store.getValue(), {rows[rs], cols[cs + 1]});
-      Value col = add(col0, cols[cs]);
-      Value colNext = addConst(col, 1);
-      auto inRow = scf::IfOp::create(b, loc, rowIn, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(inRow.thenBlock());
-      Value bothIn = cmp(arith::CmpIPredicate::ult, colNext, width);
-      auto both = scf::IfOp::create(b, loc, bothIn, /*withElseRegion=*/true);
-      {
-        OpBuilder::InsertionGuard inIf(b);
-        b.setInsertionPointToStart(both.thenBlock());
-        if (pairs) {
-          Value vec = vector::FromElementsOp::create(
-              b, loc, VectorType::get({2}, elt), ValueRange{v0, v1});
-          vector::StoreOp::create(b, loc, vec, out, ValueRange{rowIndex, index(col)},
-                                  /*nontemporal=*/false,
-                                  llvm::MaybeAlign(2 * eltBytes));
-        } else {
-          memref::StoreOp::create(b, loc, v0, out, ValueRange{rowIndex, index(col)});
-          memref::StoreOp::create(b, loc, v1, out, ValueRange{rowIndex, index(colNext)});
-        }
-        b.setInsertionPointToStart(both.elseBlock());
-        auto single = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::ult, col, width),
-                                        /*withElseRegion=*/false);
-        b.setInsertionPointToStart(single.thenBlock());
-        memref::StoreOp::create(b, loc, v0, out, ValueRange{rowIndex, index(col)});
-      }
+      storeColumnPair(b, loc, out, rowIn, rowIndex, add(col0, cols[cs]), width,
+                      v0, v1, pairs);
     }
   }
 }
@@ -619,6 +472,17 @@ void MatmulLowering::run() {
              b.getI32IntegerAttr(g.sharedBytes()));
 }
 
+/// The tile shapes this lowering takes: BM a multiple of the consumers' 64
+/// rows (two at most), BK a multiple of the swizzle's 64-element box, BN what
+/// one wgmma covers.
+bool isHopperTile(const MatmulKernel &k, std::string &why) {
+  if ((k.bm == 64 || k.bm == 128) && (k.bk == 64 || k.bk == 128) &&
+      (k.bn == 64 || k.bn == 128 || k.bn == 256))
+    return true;
+  why = "the tile is not BM 64/128, BN 64/128/256, BK 64/128";
+  return false;
+}
+
 struct ConvertTileMatmulToNVVMPass
     : mlir::tessera::impl::ConvertTileMatmulToNVVMBase<ConvertTileMatmulToNVVMPass> {
   using Base::Base;
@@ -631,7 +495,7 @@ struct ConvertTileMatmulToNVVMPass
     for (func::FuncOp f : kernels) {
       std::string why;
       FailureOr<MatmulKernel> k = matchMatmulKernel(f, why);
-      if (failed(k)) {
+      if (failed(k) || !isHopperTile(*k, why)) {
         LLVM_DEBUG(llvm::dbgs() << f.getSymName() << ": not lowered: " << why << "\n");
         continue;
       }

@@ -147,7 +147,8 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
       name == getReductionAttrName() || name == getExpInRangeAttrName() ||
       name == getExpRangeTestedAttrName() || name == getRewidenedAttrName() ||
       name == getInteriorAttrName() || name == getVersionsAttrName() ||
-      name == getRewidenAttrName() || name == getPersistentAttrName())
+      name == getRewidenAttrName() || name == getPersistentAttrName() ||
+      name == getMmaSyncAttrName())
     return isa<UnitAttr>(value) ? success() : fail("a unit attribute");
   if (name == getBlockSizeAttrName()) {
     auto i = dyn_cast<IntegerAttr>(value);

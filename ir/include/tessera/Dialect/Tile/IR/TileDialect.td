@@ -108,6 +108,14 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getPersistentAttrName() {
       return ::llvm::StringLiteral("tile.persistent");
     }
+    /// Name of the unit function attribute of a kernel that
+    /// `convert-tile-matmul-to-mma-sync` lowered: its body holds no tile ops
+    /// (convert-tile-to-loops has nothing left to do), it runs one CTA per
+    /// program as every other kernel, and its warp layout is fixed (the
+    /// launcher compiles no variants of it).
+    static constexpr ::llvm::StringLiteral getMmaSyncAttrName() {
+      return ::llvm::StringLiteral("tile.mma_sync");
+    }
     /// Name of the function attribute listing the TMA tensor maps a kernel
     /// takes after its other parameters (set by `convert-tile-matmul-to-nvvm`):
     /// one `array<i64: param, box_inner, box_outer, swizzle_bytes>` per map, in

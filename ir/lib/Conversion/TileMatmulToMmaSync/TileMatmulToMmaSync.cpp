@@ -1,0 +1,501 @@
+//===- TileMatmulToMmaSync.cpp - matmul tile kernels to mma.sync code -----===//
+//
+// Implements `convert-tile-matmul-to-mma-sync` (Conversion/Passes.td). A
+// kernel that matchMatmulKernel accepts, in a tile shape planned below, gets
+// a new body, built in front of the old one, which is then erased. One CTA
+// runs one program (ctaid.x, .y, .z are program ids 0, 1, 2, as for every
+// kernel convert-tile-to-loops lowers):
+//
+//   - shared memory: `stages` stages of [A: BM rows x BK][B: BK rows x BN,
+//     or BN rows x BK when B is K-major], each a grid of 16-byte chunks laid
+//     out by WarpMma::swizzledChunk (an XOR swizzle rather than padding: no
+//     bytes lost, and the same formula serves the copies and the ldmatrix
+//     reads at every row width);
+//   - every thread copies its share of a k-tile's chunks with 16-byte
+//     `cp.async` (a chunk past the tensor's rows or K reads nothing or its
+//     first bytes only; the rest is zero-filled), one commit group per
+//     k-tile; S - 1 k-tiles are in flight before the loop, and iteration kt
+//     waits for k-tile kt (`wait_group S-2`), synchronizes the CTA (its
+//     copies visible to all warps, and every warp done with the stage the
+//     next copies overwrite), issues the copies of k-tile kt + S - 1, then
+//     multiplies stage kt mod S;
+//   - warps in a warpsM x warpsN grid, each owning a (BM / warpsM) x
+//     (BN / warpsN) warp tile of f32 accumulators in registers (loop-carried
+//     scalars); per k-step of 16 it loads A fragments with `ldmatrix.x4` and
+//     B fragments with `ldmatrix.x4.trans` (row-major B) or `ldmatrix.x4`
+//     (K-major B), and issues one `mma.sync` m16n8k16 per 16 x 8 fragment;
+//   - the epilogue on the accumulator registers (MatmulEpilogue.h): each op
+//     after the loop evaluated per element, stores of column pairs with a
+//     bounds test (ragged M and N).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessera/Conversion/TileMatmulToMmaSync/TileMatmulToMmaSync.h"
+
+#include "WarpMma.h"
+#include "../TileMatmulToNVVM/MatmulEpilogue.h"
+#include "../TileMatmulToNVVM/MatmulKernel.h"
+
+#include "tessera/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cstdlib>
+#include <string>
+
+#define DEBUG_TYPE "convert-tile-matmul-to-mma-sync"
+
+namespace mlir::tessera {
+#define GEN_PASS_DEF_CONVERTTILEMATMULTOMMASYNC
+#include "tessera/Conversion/Passes.h.inc"
+} // namespace mlir::tessera
+
+using namespace mlir;
+using namespace mlir::tessera::tile;
+
+namespace {
+
+constexpr int64_t kWarp = 32;
+constexpr int64_t kChunkElements = 8;  // 16 bytes of bf16 or f16
+constexpr int64_t kMaxWarps = 8;
+constexpr int64_t kMaxAccumulators = 128;  // f32 registers per thread
+constexpr int64_t kDefaultStages = 3;
+
+/// One kernel's CTA: tile, warp grid and shared memory (bytes).
+struct Geometry {
+  int64_t bm, bn, bk, stages, warpsM, warpsN;
+  bool bKMajor;
+  int64_t threads() const { return warpsM * warpsN * kWarp; }
+  int64_t warpRows() const { return bm / warpsM; }
+  int64_t warpCols() const { return bn / warpsN; }
+  int64_t fragmentsM() const { return warpRows() / 16; }
+  int64_t fragmentsN() const { return warpCols() / 8; }
+  int64_t accumulators() const { return fragmentsM() * fragmentsN() * 4; }
+  int64_t aBytes() const { return bm * bk * 2; }
+  int64_t stageBytes() const { return aBytes() + bk * bn * 2; }
+  int64_t sharedBytes() const { return stages * stageBytes(); }
+};
+
+/// The CTA for `k`'s tile, or failure with the reason in `why`. Warps: one
+/// per 2048 elements of the tile (a 64 x 32 warp tile, 64 accumulators per
+/// thread), at least 4 and at most 8, fewer where the tile has fewer 16 x 16
+/// blocks; the warp grid is the one whose warp tile is squarest (fewest
+/// ldmatrix per mma). Stages: `stages`, else 3, less while they exceed
+/// `maxShared`, at least 2.
+FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t stages,
+                                 int64_t maxShared, std::string &why) {
+  auto pow2In = [](int64_t v, int64_t lo, int64_t hi) {
+    return v >= lo && v <= hi && llvm::isPowerOf2_64(static_cast<uint64_t>(v));
+  };
+  if (!pow2In(k.bm, 16, 256) || !pow2In(k.bn, 16, 256) || !pow2In(k.bk, 16, 128)) {
+    why = "the tile is not BM and BN 16..256, BK 16..128, powers of two";
+    return failure();
+  }
+  int64_t warps = std::clamp<int64_t>(k.bm * k.bn / 2048, 4, kMaxWarps);
+  while (warps > (k.bm / 16) * (k.bn / 16))
+    warps /= 2;
+  Geometry g{k.bm, k.bn, k.bk, 0, 0, 0, k.bKMajor};
+  for (int64_t wm = 1; wm <= warps; wm *= 2) {
+    const int64_t wn = warps / wm;
+    if (k.bm / wm < 16 || k.bn / wn < 16)
+      continue;
+    if (g.warpsM == 0 || std::abs(k.bm / wm - k.bn / wn) <=
+                             std::abs(g.warpRows() - g.warpCols())) {
+      g.warpsM = wm;
+      g.warpsN = wn;
+    }
+  }
+  if (g.accumulators() > kMaxAccumulators) {
+    why = "the tile needs more than 128 accumulator registers per thread "
+          "(BM x BN above 16384)";
+    return failure();
+  }
+  g.stages = stages > 0 ? stages : kDefaultStages;
+  while (g.stages > 2 && g.sharedBytes() > maxShared)
+    --g.stages;
+  if (g.sharedBytes() > maxShared) {
+    why = "two stages of the A and B tiles exceed max-shared-bytes";
+    return failure();
+  }
+  return g;
+}
+
+/// A and B as their copies see them: a matrix of `rows` x `cols` elements
+/// (i32 bounds), rows `ld` elements apart (i64), contiguous columns, starting
+/// at `base`; its tile in shared memory is `tileRows` rows of `chunksPerRow`
+/// 16-byte chunks at `sharedOffset` bytes into each stage.
+struct Operand {
+  Value base, ld, rows, cols;
+  int64_t tileRows, chunksPerRow, sharedOffset;
+};
+
+/// Builds the new body of one kernel.
+class MmaSyncLowering {
+public:
+  MmaSyncLowering(MatmulKernel k, const Geometry &g)
+      : k(k), g(g), b(k.func.getContext()), loc(k.func.getLoc()), ops(b, loc) {}
+
+  void run();
+
+private:
+  Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
+  Value add(Value x, Value y) { return b.createOrFold<arith::AddIOp>(loc, x, y); }
+  Value mul(Value x, Value y) { return b.createOrFold<arith::MulIOp>(loc, x, y); }
+  Value addConst(Value x, int64_t c) { return c ? add(x, i32(c)) : x; }
+  Value mulConst(Value x, int64_t c) { return c == 1 ? x : mul(x, i32(c)); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  Value toI32(Value index) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+  }
+  Value toI64(Value v) {
+    return v.getType().isIndex()
+               ? arith::IndexCastOp::create(b, loc, b.getI64Type(), v).getResult()
+               : arith::ExtUIOp::create(b, loc, b.getI64Type(), v).getResult();
+  }
+  Value index(Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  }
+
+  Value sharedBase();
+  /// The operand's matrix: the memref argument `arg` read with rows along
+  /// dimension `rowDim` (1 for the K-major B: its columns are contiguous).
+  Operand operand(unsigned arg, int64_t rowDim, int64_t tileRows,
+                  int64_t tileCols, int64_t sharedOffset);
+  /// Issues this thread's copies of the operand's tile whose first element
+  /// is (row0, col0) into the stage at `stage` (ptr<3>).
+  void copyTile(const Operand &op, Value stage, Value row0, Value col0);
+  /// The copies of k-tile `kt` into stage `stage` (i32 index).
+  void copyKTile(Value kt, Value stage);
+  /// The products of one stage, added to `acc` (returned).
+  SmallVector<Value> multiplyStage(Value stage, SmallVector<Value> acc);
+  void buildEpilogue(ArrayRef<Value> acc, IRMapping &mapping);
+
+  MatmulKernel k;
+  Geometry g;
+  OpBuilder b;
+  Location loc;
+  WarpMma ops;
+  Value tid, lane, warpRow, warpCol, smem, pid0, pid1;
+  Operand a, bOp;
+};
+
+Value MmaSyncLowering::sharedBase() {
+  // Dynamic shared memory: an external array of no elements whose size the
+  // launch gives (tile.dynamic_shared_bytes). 128-byte aligned: the swizzle
+  // repeats every 128 bytes.
+  auto module = k.func->getParentOfType<ModuleOp>();
+  OpBuilder mb(module.getContext());
+  auto global = LLVM::GlobalOp::create(
+      mb, loc, LLVM::LLVMArrayType::get(mb.getI8Type(), 0), /*isConstant=*/false,
+      LLVM::Linkage::External, ("__tile_mma_sync_shared_" + k.func.getSymName()).str(),
+      Attribute(), /*alignment=*/128, /*addrSpace=*/3);
+  SymbolTable(module).insert(global, Block::iterator(k.func));
+  return LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), global.getSymName());
+}
+
+Operand MmaSyncLowering::operand(unsigned arg, int64_t rowDim, int64_t tileRows,
+                                 int64_t tileCols, int64_t sharedOffset) {
+  Value memref = k.func.getArgument(arg);
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, meta.getBaseBuffer());
+  // The generic address of element (0, 0), as a global pointer (the
+  // matcher's 16-byte alignment includes the view's offset).
+  auto elementBytes = arith::ConstantIntOp::create(b, loc, 2, 64);
+  Value address = arith::AddIOp::create(
+      b, loc, toI64(aligned),
+      arith::MulIOp::create(b, loc, toI64(meta.getOffset()), elementBytes));
+  Value generic = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
+  Value global = LLVM::AddrSpaceCastOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), generic);
+  Operand op;
+  op.base = global;
+  op.ld = toI64(meta.getStrides()[rowDim]);
+  op.rows = toI32(meta.getSizes()[rowDim]);
+  op.cols = toI32(meta.getSizes()[1 - rowDim]);
+  op.tileRows = tileRows;
+  op.chunksPerRow = tileCols / kChunkElements;
+  op.sharedOffset = sharedOffset;
+  return op;
+}
+
+void MmaSyncLowering::copyTile(const Operand &op, Value stage, Value row0,
+                               Value col0) {
+  const int64_t chunks = op.tileRows * op.chunksPerRow;
+  const int64_t perRow = llvm::Log2_64(op.chunksPerRow);
+  Value tileBase = ops.offset(stage, i32(op.sharedOffset));
+  auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); };
+  for (int64_t first = 0; first < chunks; first += g.threads()) {
+    // Chunk `id` of the tile: consecutive threads read consecutive 16 bytes.
+    Value id = addConst(tid, first);
+    std::optional<scf::IfOp> some;
+    if (first + g.threads() > chunks) {
+      some = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::ult, id, i32(chunks)),
+                               /*withElseRegion=*/false);
+      b.setInsertionPointToStart(some->thenBlock());
+    }
+    Value r = arith::ShRUIOp::create(b, loc, id, i32(perRow));
+    Value c = arith::AndIOp::create(b, loc, id, i32(op.chunksPerRow - 1));
+    Value row = add(row0, r);
+    Value col = add(col0, mulConst(c, kChunkElements));
+    // Elements of the chunk within the matrix: 0 past its rows or columns,
+    // fewer than 8 in a ragged last column chunk; their bytes are read, the
+    // rest of the 16 zero-filled.
+    Value left = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, op.cols, col), i32(0));
+    Value elements = select(cmp(arith::CmpIPredicate::ult, row, op.rows),
+                            arith::MinSIOp::create(b, loc, left, i32(kChunkElements)),
+                            i32(0));
+    Value inside = cmp(arith::CmpIPredicate::ne, elements, i32(0));
+    // An empty chunk reads from the matrix's first element, which exists.
+    Value at = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, toI64(row), op.ld), toI64(col));
+    Value bytes = select(inside, arith::MulIOp::create(b, loc, at, c64(2)), c64(0));
+    Value dst = ops.offset(tileBase, ops.swizzledChunk(r, c, op.chunksPerRow));
+    ops.copy16(dst, ops.offset(op.base, bytes), mulConst(elements, 2));
+    if (some)
+      b.setInsertionPointAfter(*some);
+  }
+}
+
+void MmaSyncLowering::copyKTile(Value kt, Value stage) {
+  Value stageBase = ops.offset(smem, mulConst(stage, g.stageBytes()));
+  Value k0 = mulConst(kt, g.bk);
+  copyTile(a, stageBase, mulConst(pid0, g.bm), k0);
+  if (g.bKMajor)
+    copyTile(bOp, stageBase, mulConst(pid1, g.bn), k0);
+  else
+    copyTile(bOp, stageBase, k0, mulConst(pid1, g.bn));
+}
+
+SmallVector<Value> MmaSyncLowering::multiplyStage(Value stage,
+                                                  SmallVector<Value> acc) {
+  Value stageBase = ops.offset(smem, mulConst(stage, g.stageBytes()));
+  Value aTile = ops.offset(stageBase, i32(a.sharedOffset));
+  Value bTile = ops.offset(stageBase, i32(bOp.sharedOffset));
+  // Lane l addresses row l mod 16 of a 16 x 16 block, chunk l / 16 (A, and
+  // row-major B read transposed); for K-major B, row 8 (l / 16) + l mod 8,
+  // chunk (l / 8) mod 2: the four matrices in fragment order.
+  Value row16 = arith::AndIOp::create(b, loc, lane, i32(15));
+  Value half = arith::ShRUIOp::create(b, loc, lane, i32(4));
+  Value row8 = add(mulConst(half, 8), arith::AndIOp::create(b, loc, lane, i32(7)));
+  Value quarter = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, lane, i32(3)), i32(1));
+  const int64_t fm = g.fragmentsM(), fn = g.fragmentsN();
+  for (int64_t kk = 0; kk < g.bk / 16; ++kk) {
+    SmallVector<std::array<Value, 4>> aFrag;
+    for (int64_t i = 0; i < fm; ++i) {
+      Value row = add(warpRow, addConst(row16, 16 * i));
+      Value chunk = addConst(half, 2 * kk);
+      aFrag.push_back(ops.loadMatrices(
+          ops.offset(aTile, ops.swizzledChunk(row, chunk, a.chunksPerRow)),
+          /*transpose=*/false));
+    }
+    SmallVector<std::array<Value, 2>> bFrag;
+    for (int64_t j = 0; j < fn; j += 2) {
+      Value address;
+      if (g.bKMajor) {
+        Value row = add(warpCol, addConst(row8, 8 * j));
+        Value chunk = addConst(quarter, 2 * kk);
+        address = ops.swizzledChunk(row, chunk, bOp.chunksPerRow);
+      } else {
+        Value row = addConst(row16, 16 * kk);
+        Value chunk = add(arith::ShRUIOp::create(b, loc, warpCol, i32(3)),
+                          addConst(half, j));
+        address = ops.swizzledChunk(row, chunk, bOp.chunksPerRow);
+      }
+      std::array<Value, 4> m =
+          ops.loadMatrices(ops.offset(bTile, address), /*transpose=*/!g.bKMajor);
+      bFrag.push_back({m[0], m[1]});
+      bFrag.push_back({m[2], m[3]});
+    }
+    for (int64_t i = 0; i < fm; ++i)
+      for (int64_t j = 0; j < fn; ++j) {
+        const int64_t at = (i * fn + j) * 4;
+        std::array<Value, 4> d =
+            ops.mma(aFrag[i], bFrag[j], ArrayRef<Value>(acc).slice(at, 4), k.inputType);
+        for (int64_t e = 0; e < 4; ++e)
+          acc[at + e] = d[e];
+      }
+  }
+  return acc;
+}
+
+void MmaSyncLowering::buildEpilogue(ArrayRef<Value> acc, IRMapping &mapping) {
+  // This thread's rows (2 per fragment row) and columns (2 per fragment
+  // column) of the tile: group g = lane / 4 and t = lane mod 4.
+  Value group = arith::ShRUIOp::create(b, loc, lane, i32(2));
+  Value pair = mulConst(arith::AndIOp::create(b, loc, lane, i32(3)), 2);
+  const int64_t fm = g.fragmentsM(), fn = g.fragmentsN();
+  SmallVector<Value> rows, cols;
+  DenseMap<Value, int64_t> rowOf, colOf;
+  for (int64_t r = 0; r < 2 * fm; ++r) {  // fragment r / 2, upper or lower 8
+    rows.push_back(add(warpRow, addConst(group, 16 * (r / 2) + 8 * (r % 2))));
+    rowOf[rows.back()] = r;
+  }
+  for (int64_t c = 0; c < 2 * fn; ++c) {  // fragment c / 2, element c mod 2
+    cols.push_back(add(warpCol, addConst(pair, 8 * (c / 2) + c % 2)));
+    colOf[cols.back()] = c;
+  }
+  Value out = k.func.getArgument(k.argOut);
+  Value height = toI32(memref::DimOp::create(b, loc, out, 0));
+  Value width = toI32(memref::DimOp::create(b, loc, out, 1));
+  EpilogueValues values(
+      b, loc, k, [&](Value v) { return materializeScalar(b, k.func, v, mapping); },
+      [&](Value row, Value col) -> Value {
+        const int64_t r = rowOf.lookup(row), c = colOf.lookup(col);
+        return acc[((r / 2) * fn + c / 2) * 4 + 2 * (r % 2) + c % 2];
+      });
+  const bool pairs = storesColumnPairs(k);
+  // Each pair is computed, then stored, so that few results are live at once.
+  Value row0 = mulConst(pid0, g.bm), col0 = mulConst(pid1, g.bn);
+  for (Value r : rows) {
+    Value row = add(row0, r);
+    Value rowIn = cmp(arith::CmpIPredicate::ult, row, height);
+    Value rowIndex = index(row);
+    for (int64_t c = 0; c < 2 * fn; c += 2) {
+      Value v0 = values.at(k.store.getValue(), {r, cols[c]});
+      Value v1 = values.at(k.store.getValue(), {r, cols[c + 1]});
+      storeColumnPair(b, loc, out, rowIn, rowIndex, add(col0, cols[c]), width,
+                      v0, v1, pairs);
+    }
+  }
+}
+
+void MmaSyncLowering::run() {
+  func::FuncOp f = k.func;
+  Block &body = f.getBody().front();
+  SmallVector<Operation *> old;
+  for (Operation &op : body.without_terminator())
+    old.push_back(&op);
+  b.setInsertionPointToStart(&body);
+
+  Type i32Type = b.getI32Type();
+  tid = NVVM::ThreadIdXOp::create(
+      b, loc, i32Type, LLVM::ConstantRangeAttr::get(b.getContext(), 32, 0, g.threads()));
+  lane = arith::AndIOp::create(b, loc, tid, i32(kWarp - 1));
+  Value warp = arith::ShRUIOp::create(b, loc, tid, i32(5));
+  warpRow = mulConst(arith::DivUIOp::create(b, loc, warp, i32(g.warpsN)), g.warpRows());
+  warpCol = mulConst(arith::RemUIOp::create(b, loc, warp, i32(g.warpsN)), g.warpCols());
+  // Program ids are the CTA's ids, as convert-tile-to-loops maps them.
+  IRMapping mapping;
+  Value ids[3] = {NVVM::BlockIdXOp::create(b, loc, i32Type),
+                  NVVM::BlockIdYOp::create(b, loc, i32Type),
+                  NVVM::BlockIdZOp::create(b, loc, i32Type)};
+  f.walk([&](ProgramIdOp op) { mapping.map(op.getResult(), ids[op.getDim()]); });
+  pid0 = ids[0];
+  pid1 = ids[1];
+  smem = sharedBase();
+  a = operand(k.argA, 0, g.bm, g.bk, 0);
+  bOp = g.bKMajor ? operand(k.argB, 1, g.bn, g.bk, g.aBytes())
+                  : operand(k.argB, 0, g.bk, g.bn, g.aBytes());
+  Value ub = materializeScalar(b, f, k.loop.getUpperBound(), mapping);
+  // A negative trip count runs no iteration, as scf.for does.
+  Value kTiles = arith::MaxSIOp::create(b, loc, toI32(ub), i32(0));
+
+  // Prologue: k-tiles 0 .. S-2 in flight, one group each (empty past the end,
+  // so that the groups count k-tiles).
+  for (int64_t s = 0; s + 1 < g.stages; ++s) {
+    auto some = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::slt, i32(s), kTiles),
+                                  /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(some.thenBlock());
+      copyKTile(i32(s), i32(s));
+    }
+    ops.commitGroup();
+  }
+  SmallVector<Value> init{i32(0)};
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  init.append(g.accumulators(), zero);
+  auto loop = scf::ForOp::create(b, loc, i32(0), kTiles, i32(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kt = loop.getInductionVar();
+    Value stage = loop.getRegionIterArgs()[0];
+    ops.waitGroup(g.stages - 2);
+    NVVM::Barrier0Op::create(b, loc);
+    // Stage (kt + S - 1) mod S = (kt - 1) mod S: the one every warp finished
+    // multiplying before the barrier.
+    Value next = addConst(kt, g.stages - 1);
+    Value nextStage = select(cmp(arith::CmpIPredicate::eq, stage, i32(0)),
+                             i32(g.stages - 1), addConst(stage, -1));
+    auto some = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::slt, next, kTiles),
+                                  /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard inIf(b);
+      b.setInsertionPointToStart(some.thenBlock());
+      copyKTile(next, nextStage);
+    }
+    ops.commitGroup();
+    SmallVector<Value> acc(loop.getRegionIterArgs().drop_front());
+    acc = multiplyStage(stage, std::move(acc));
+    Value following = addConst(stage, 1);
+    SmallVector<Value> yields{select(cmp(arith::CmpIPredicate::eq, following, i32(g.stages)),
+                                     i32(0), following)};
+    yields.append(acc);
+    scf::YieldOp::create(b, loc, yields);
+  }
+  // The groups left are empty; waiting for them leaves no copy in flight at
+  // the kernel's end.
+  ops.waitGroup(0);
+  buildEpilogue(SmallVector<Value>(loop.getResults().drop_front()), mapping);
+
+  for (Operation *op : llvm::reverse(old))
+    op->erase();
+  f->setAttr(TileDialect::getMmaSyncAttrName(), b.getUnitAttr());
+  f->setAttr(TileDialect::getBlockSizeAttrName(), b.getI32IntegerAttr(g.threads()));
+  f->setAttr(TileDialect::getDynamicSharedBytesAttrName(),
+             b.getI32IntegerAttr(g.sharedBytes()));
+}
+
+/// The compute capability of an NVIDIA target name ("sm_80", "sm_90a",
+/// "sm_100f"), or 0.
+int64_t computeCapability(StringRef arch) {
+  if (!arch.consume_front("sm_"))
+    return 0;
+  arch = arch.take_while([](char c) { return c >= '0' && c <= '9'; });
+  int64_t cc = 0;
+  return arch.getAsInteger(10, cc) ? 0 : cc;
+}
+
+struct ConvertTileMatmulToMmaSyncPass
+    : mlir::tessera::impl::ConvertTileMatmulToMmaSyncBase<ConvertTileMatmulToMmaSyncPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (computeCapability(arch) < 80)
+      return;
+    SmallVector<func::FuncOp> kernels;
+    getOperation().walk([&](func::FuncOp f) { kernels.push_back(f); });
+    for (func::FuncOp f : kernels) {
+      std::string why;
+      FailureOr<MatmulKernel> k = matchMatmulKernel(f, why);
+      FailureOr<Geometry> g = failure();
+      if (succeeded(k))
+        g = planGeometry(*k, stages, maxSharedBytes, why);
+      if (failed(g)) {
+        LLVM_DEBUG(llvm::dbgs() << f.getSymName() << ": not lowered: " << why << "\n");
+        continue;
+      }
+      MmaSyncLowering(*k, *g).run();
+    }
+  }
+};
+
+} // namespace

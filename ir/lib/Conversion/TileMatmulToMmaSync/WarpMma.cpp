@@ -1,0 +1,92 @@
+//===- WarpMma.cpp - sm_80 warp-level tensor-core instructions ------------===//
+//
+// See WarpMma.h. Fragments follow the PTX ISA's layouts for m16n8k16 with
+// 16-bit inputs: lane l (group g = l / 4, t = l mod 4) holds A's elements
+// (g, 2t..2t+1), (g+8, 2t..), (g, 2t+8..), (g+8, 2t+8..) in its four i32, B's
+// (k 2t..2t+1, n g) and (k 2t+8.., n g) in its two, and the accumulator's
+// (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
+//
+//===----------------------------------------------------------------------===//
+
+#include "WarpMma.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::tessera::tile;
+
+Value WarpMma::offset(Value base, Value bytes) {
+  return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base,
+                             ValueRange{bytes});
+}
+
+void WarpMma::copy16(Value dst, Value src, Value srcBytes) {
+  NVVM::CpAsyncOp::create(b, loc, dst, src, uint32_t{16},
+                          NVVM::LoadCacheModifierKind::CG, srcBytes);
+}
+
+void WarpMma::commitGroup() { NVVM::CpAsyncCommitGroupOp::create(b, loc); }
+
+void WarpMma::waitGroup(int64_t pending) {
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, static_cast<int32_t>(pending));
+}
+
+std::array<Value, 4> WarpMma::loadMatrices(Value rowAddress, bool transpose) {
+  Type i32 = b.getI32Type();
+  auto type = LLVM::LLVMStructType::getLiteral(b.getContext(), {i32, i32, i32, i32});
+  Value m = NVVM::LdMatrixOp::create(
+      b, loc, type, rowAddress, /*num=*/4,
+      transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+      NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+      NVVM::LdStMatrixEltType::B16);
+  std::array<Value, 4> r;
+  for (int64_t i = 0; i < 4; ++i)
+    r[i] = LLVM::ExtractValueOp::create(b, loc, m, i);
+  return r;
+}
+
+std::array<Value, 4> WarpMma::mma(ArrayRef<Value> a, ArrayRef<Value> bb,
+                                  ArrayRef<Value> c, Type inputType) {
+  // bf16 fragments are i32 in NVVM; f16 ones two-element vectors.
+  SmallVector<Value> aOps(a), bOps(bb);
+  NVVM::MMATypes ptx = NVVM::MMATypes::bf16;
+  if (inputType.isF16()) {
+    ptx = NVVM::MMATypes::f16;
+    auto pair = VectorType::get({2}, b.getF16Type());
+    for (Value &v : aOps)
+      v = LLVM::BitcastOp::create(b, loc, pair, v);
+    for (Value &v : bOps)
+      v = LLVM::BitcastOp::create(b, loc, pair, v);
+  }
+  Type f32 = b.getF32Type();
+  auto type = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  Value d = NVVM::MmaOp::create(
+      b, loc, type, aOps, bOps, c, ArrayRef<int64_t>{16, 8, 16},
+      /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+      std::array<NVVM::MMATypes, 2>{ptx, ptx},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+  std::array<Value, 4> r;
+  for (int64_t i = 0; i < 4; ++i)
+    r[i] = LLVM::ExtractValueOp::create(b, loc, d, i);
+  return r;
+}
+
+Value WarpMma::swizzledChunk(Value row, Value chunk, int64_t chunksPerRow) {
+  auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); };
+  Value linear = arith::OrIOp::create(
+      b, loc,
+      arith::ShLIOp::create(b, loc, row, i32(llvm::Log2_64(chunksPerRow))),
+      chunk);
+  // (L / max(chunksPerRow, 8)) mod 8: the row mod 8 for rows of 8 chunks or
+  // more; for narrower rows, the index of the 128-byte line mod 8.
+  Value line = chunksPerRow >= 8
+                   ? row
+                   : arith::ShRUIOp::create(
+                         b, loc, row, i32(llvm::Log2_64(8 / chunksPerRow)));
+  Value key = arith::AndIOp::create(b, loc, line, i32(7));
+  Value swizzled = arith::XOrIOp::create(b, loc, linear, key);
+  return arith::ShLIOp::create(b, loc, swizzled, i32(4));
+}

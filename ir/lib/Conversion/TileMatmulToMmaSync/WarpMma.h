@@ -1,0 +1,66 @@
+//===- WarpMma.h - sm_80 warp-level tensor-core instructions ----*- C++ -*-===//
+//
+// `WarpMma` emits, at a builder's insertion point, the NVVM ops of an sm_80
+// tensor-core main loop: 16-byte `cp.async` copies from global to shared
+// memory with their commit and wait groups, `ldmatrix` of four 8 x 8 b16
+// matrices (transposed or not), and `mma.sync` m16n8k16 of bf16 or f16 into
+// four f32. NVVM ops rather than inline asm: LLVM knows what each reads and
+// writes, so it may schedule the loads of the next k-step between the
+// products of this one. `swizzledChunk` is the shared-memory layout both the
+// copies and the ldmatrix reads use.
+//
+// Shared-memory addresses are `!llvm.ptr<3>`, global ones `!llvm.ptr<1>`;
+// offsets are i32 bytes (shared) and i64 bytes (global).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_LIB_CONVERSION_TILEMATMULTOMMASYNC_WARPMMA_H
+#define TESSERA_LIB_CONVERSION_TILEMATMULTOMMASYNC_WARPMMA_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+#include <array>
+
+namespace mlir::tessera::tile {
+
+class WarpMma {
+public:
+  WarpMma(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  /// `base` (ptr<3> or ptr<1>) advanced by `bytes` (i32 or i64).
+  Value offset(Value base, Value bytes);
+  /// cp.async.cg of 16 bytes from `src` to `dst`, of which the first
+  /// `srcBytes` (i32, 0-16) are read and the rest filled with zeros.
+  void copy16(Value dst, Value src, Value srcBytes);
+  void commitGroup();
+  /// Waits until at most `pending` of this thread's committed groups are
+  /// outstanding.
+  void waitGroup(int64_t pending);
+  /// ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16: each lane gives the
+  /// address of one 16-byte row (lanes 8 q .. 8 q + 7 those of matrix q) and
+  /// receives one i32 (two b16) of each of the four matrices.
+  std::array<Value, 4> loadMatrices(Value rowAddress, bool transpose);
+  /// mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}: `c` plus the product
+  /// of the A fragment `a` (four i32 of two elements) and the B fragment `bb`
+  /// (two i32), as four f32.
+  std::array<Value, 4> mma(ArrayRef<Value> a, ArrayRef<Value> bb,
+                           ArrayRef<Value> c, Type inputType);
+
+  /// The byte offset (i32) of the 16-byte chunk `chunk` of row `row` in a
+  /// tile of `chunksPerRow` chunks per row (a power of two) stored with an
+  /// XOR swizzle: the chunk's linear index L = row * chunksPerRow + chunk is
+  /// XORed with (L / max(chunksPerRow, 8)) mod 8. Eight consecutive rows at
+  /// one chunk column (what one ldmatrix matrix reads) then fall in eight
+  /// different 16-byte bank groups of the 128-byte bank line, and a warp's
+  /// copies of consecutive chunks of a row stay in distinct groups too.
+  Value swizzledChunk(Value row, Value chunk, int64_t chunksPerRow);
+
+private:
+  OpBuilder &b;
+  Location loc;
+};
+
+} // namespace mlir::tessera::tile
+
+#endif // TESSERA_LIB_CONVERSION_TILEMATMULTOMMASYNC_WARPMMA_H

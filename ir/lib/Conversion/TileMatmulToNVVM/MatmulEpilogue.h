@@ -1,0 +1,80 @@
+//===- MatmulEpilogue.h - a matmul kernel's epilogue on registers -*- C++ -*-===//
+//
+// What the two tensor-core lowerings of the matmul class (MatmulKernel.h)
+// share after their K loops: the old body's scalars recomputed in the new one
+// (`materializeScalar`), the epilogue's tensors evaluated element by element at
+// the coordinates of a thread's accumulator registers (`EpilogueValues`), and
+// the masked store of two adjacent output columns (`storeColumnPair`). They
+// assume the kernel matched matchMatmulKernel: the epilogue holds only the ops
+// that the matcher lets through (splat constants, splats, broadcasts, unit
+// reshapes, loads of other arguments and elementwise arith and math ops).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TESSERA_LIB_CONVERSION_TILEMATMULTONVVM_MATMULEPILOGUE_H
+#define TESSERA_LIB_CONVERSION_TILEMATMULTONVVM_MATMULEPILOGUE_H
+
+#include "MatmulKernel.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <functional>
+#include <map>
+#include <vector>
+
+namespace mlir::tessera::tile {
+
+/// `v` of `func`'s old body, recomputed at the insertion point of `b`: kernel
+/// arguments as they are, values in `mapping` (the program ids, ops cloned
+/// before) as mapped, pure scalar ops cloned (and added to `mapping`).
+Value materializeScalar(OpBuilder &b, func::FuncOp func, Value v,
+                        IRMapping &mapping);
+
+/// Evaluates the epilogue's tensors element by element, at tile coordinates
+/// given as i32 values; one scalar per (tensor, coordinates), reused.
+/// `accumulatorAt(row, col)` gives the accumulator's element (the K loop's
+/// result) at coordinates the caller handed in; `materialize` recomputes the
+/// old body's scalars (splat values, load indices).
+class EpilogueValues {
+public:
+  EpilogueValues(OpBuilder &b, Location loc, MatmulKernel k,
+                 std::function<Value(Value)> materialize,
+                 std::function<Value(Value, Value)> accumulatorAt)
+      : b(b), loc(loc), k(k), materialize(std::move(materialize)),
+        accumulatorAt(std::move(accumulatorAt)) {}
+
+  Value at(Value tensor, ArrayRef<Value> coords);
+
+private:
+  Value zero();
+  Value compute(Value tensor, ArrayRef<Value> coords);
+  /// The element of a tile.load at `coords`: the memref's element, or the
+  /// padding outside its bounds (an in-bounds index is read either way).
+  Value loadAt(LoadOp load, ArrayRef<Value> coords);
+
+  OpBuilder &b;
+  Location loc;
+  MatmulKernel k;
+  std::function<Value(Value)> materialize;
+  std::function<Value(Value, Value)> accumulatorAt;
+  Value zeroIndex;
+  std::map<std::vector<void *>, Value> memo;
+};
+
+/// Stores `v0` and `v1` at (`rowIndex`, `col`) and (`rowIndex`, `col` + 1) of
+/// the 2-d memref `out` (i32 `col`, index `rowIndex`): nothing unless `rowIn`;
+/// both, as one 2-element vector store when `pairs` (rows contiguous and
+/// aligned to two elements), when `col` + 1 < `width`; else `v0` alone when
+/// `col` < `width`.
+void storeColumnPair(OpBuilder &b, Location loc, Value out, Value rowIn,
+                     Value rowIndex, Value col, Value width, Value v0, Value v1,
+                     bool pairs);
+
+/// Whether the output argument's rows are contiguous and its tile.align
+/// allows 2-element vector stores (storeColumnPair's `pairs`).
+bool storesColumnPairs(MatmulKernel k);
+
+} // namespace mlir::tessera::tile
+
+#endif // TESSERA_LIB_CONVERSION_TILEMATMULTONVVM_MATMULEPILOGUE_H

@@ -1,0 +1,214 @@
+// test_matmul_mma_sync.cpp: the mma.sync lowering of matmul kernels (convert-tile-matmul-to-mma-sync,
+// issue #22 item 3), which every NVIDIA target from sm_80 takes for the GEMM kernels that sm_90a's
+// wgmma lowering does not.
+//
+// Compile tests (no GPU needed): the PTX for sm_80, sm_86, sm_89, sm_100a and sm_120, and for
+// sm_90 where the wgmma lowering rejects the tile, holds cp.async, ldmatrix and mma.sync, and
+// nvJitLink's ptxas reports no spills.
+//
+// Results: random bf16 and f16 products against the host reference (matmul_reference.h), whole and
+// ragged M, N and K, K below one tile, B row-major and B as the transposed view of an N x K
+// matrix (K-major), plain and with a fused bias + GELU + bf16 epilogue, in several tile shapes
+// (4 and 8 warps, BK 16 to 128). On the GPU they launch for Target::sm_80, whatever the GPU: its
+// PTX runs on every GPU from sm_80 (an sm_90 GPU through the driver's compile of the PTX), and on
+// sm_80 the matmul class has no other tensor-core lowering, so the mma.sync code is what runs;
+// each case also checks that the sm_80 PTX it launches holds mma.sync. On the CPU target the same
+// kernels take the loop lowering, as before.
+#include "driver/nvjitlink.h"
+#include "execution_helpers.h"
+#include "matmul_kernels.h"
+#include "matmul_reference.h"
+
+#include <string>
+#include <vector>
+
+using namespace tessera;
+using namespace matmul_reference;
+
+namespace {
+
+using exec_test::random_tensor;
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// What the PTX of an mma.sync kernel holds: 16-byte cp.async copies with commit and wait groups,
+// ldmatrix x4 (transposed for a row-major B) and m16n8k16 mma.sync of `inputs`.
+void check_mma_sync_ptx(const std::string& ptx, const std::string& inputs, bool b_k_major) {
+  CHECK(has(ptx, "cp.async.cg.shared.global"));
+  CHECK(has(ptx, "cp.async.commit_group"));
+  CHECK(has(ptx, "cp.async.wait_group"));
+  CHECK(has(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
+  CHECK(has(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == !b_k_major);
+  CHECK(has(ptx, "mma.sync.aligned.m16n8k16.row.col.f32." + inputs + "." + inputs + ".f32"));
+  CHECK(!has(ptx, "wgmma"));
+}
+
+// nvJitLink's ptxas log of `ptx` for `arch`: no spills.
+void check_no_spills(const std::string& ptx, const std::string& arch) {
+  const std::string log = detail::ptx_to_cubin(ptx, arch, std::vector<std::string>{"-verbose"}).info_log;
+  INFO(log);
+  CHECK(has(log, " 0 bytes spill stores"));
+  CHECK(has(log, " 0 bytes spill loads"));
+}
+
+// The tile shapes and kernels that the compile and result tests share.
+template <class T, int BM, int BN, int BK>
+CompiledArtifact compile_plain(Target t, bool b_k_major) {
+  Tensor<T, 2> a({256, 256}), b({256, 512}), w({512, 256}), out({256, 512});
+  auto k = matmul_kernels::matmul<BM, BN, BK>();
+  return b_k_major ? k.compile(t, out.template partition<BM, BN>(), a, w.transposed())
+                   : k.compile(t, out.template partition<BM, BN>(), a, b);
+}
+
+template <int BM, int BN, int BK>
+CompiledArtifact compile_gelu(Target t, bool b_k_major) {
+  Tensor<bfloat16, 2> a({256, 256}), b({256, 512}), w({512, 256}), out({256, 512});
+  Tensor<bfloat16, 1> bias({512});
+  auto k = matmul_kernels::matmul_bias_gelu<BM, BN, BK>();
+  return b_k_major ? k.compile(t, out.partition<BM, BN>(), a, w.transposed(), bias)
+                   : k.compile(t, out.partition<BM, BN>(), a, b, bias);
+}
+
+// c = a b (T inputs, T output) for random a: m x k and b: k x n, B row-major or (b_k_major) the
+// transposed view of an n x k matrix, with BM x BN x BK tiles; and with the bias + GELU epilogue
+// (bf16 only: the kernel stores bf16).
+template <class T, int BM, int BN, int BK>
+void check_shape(Target target, int64_t m, int64_t n, int64_t k, bool b_k_major, unsigned seed) {
+  INFO(dtype_name(dtype_v<T>) << " " << BM << "x" << BN << "x" << BK << " tiles, M " << m << ", N " << n << ", K "
+                              << k << (b_k_major ? ", K-major B" : ", row-major B"));
+  auto a = random_tensor<T, 2>({m, k}, -1, 1, seed);
+  auto b = random_tensor<T, 2>({k, n}, -1, 1, seed + 1);
+  Tensor<T, 2> w({n, k});  // B's transpose, for the K-major case
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t kk = 0; kk < k; ++kk) w(j, kk) = b(kk, j);
+  const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                           [&](int64_t kk, int64_t j) { return d(b(kk, j)); });
+  const double bound = product_bound(dtype_v<T>, k);
+  // The output's rounding: 2^-8 of the result for bf16 (round to nearest: 2^-9), 2^-11 for f16.
+  const double rel = std::ldexp(1.0, std::is_same_v<T, bfloat16> ? -8 : -11);
+  Tensor<T, 2> out({m, n});
+  auto got = [&](int64_t i, int64_t j) { return d(out(i, j)); };
+  auto plain = matmul_kernels::matmul<BM, BN, BK>();
+  if (b_k_major)
+    plain.launch_on(target, out.template partition<BM, BN>(), a, w.transposed());
+  else
+    plain.launch_on(target, out.template partition<BM, BN>(), a, b);
+  CHECK(mismatches(r, m, n, bound, rel, got, [&](int64_t i, int64_t j) { return r.at(i, j); }) == 0);
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    auto bias = random_tensor<bfloat16, 1>({n}, -1, 1, seed + 2);
+    auto gelu = matmul_kernels::matmul_bias_gelu<BM, BN, BK>();
+    if (b_k_major)
+      gelu.launch_on(target, out.template partition<BM, BN>(), a, w.transposed(), bias);
+    else
+      gelu.launch_on(target, out.template partition<BM, BN>(), a, b, bias);
+    // GELU's slope is under 1.13; its own f32 roundings fall within the bf16 output's 2^-8.
+    CHECK(mismatches(r, m, n, 1.13 * bound, rel, got, [&](int64_t i, int64_t j) {
+            const double x = r.at(i, j) + d(bias(j));
+            return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+          }) == 0);
+  }
+}
+
+// Sizes (M x N x K): whole tiles; M, N and K ragged (K a multiple of 8: rows of 16 bytes, as
+// cp.async reads them); K below one tile; M and N below one tile with K of one chunk.
+template <class T, int BM, int BN, int BK>
+void check_sizes(Target target, bool b_k_major) {
+  check_shape<T, BM, BN, BK>(target, 2 * BM, 2 * BN, 4 * BK, b_k_major, 1);
+  check_shape<T, BM, BN, BK>(target, 2 * BM + 37, BN + 24, 3 * BK + 40, b_k_major, 3);
+  check_shape<T, BM, BN, BK>(target, BM + 5, 3 * BN - 8, 8, b_k_major, 5);
+  check_shape<T, BM, BN, BK>(target, 3, 8, 8, b_k_major, 7);
+}
+
+// On the GPU, the sm_80 code (see the top of the file); on the CPU, the loop lowering.
+Target mma_sync_target(Target target) { return target == Target::cpu ? Target::cpu : Target::sm_80; }
+
+void products_bf16(Target gpu) {
+  const Target t = mma_sync_target(gpu);
+  for (bool k_major : {false, true}) {
+    if (t != Target::cpu) check_mma_sync_ptx(compile_plain<bfloat16, 64, 64, 32>(t, k_major).ptx, "bf16", k_major);
+    check_sizes<bfloat16, 64, 64, 32>(t, k_major);
+    check_sizes<bfloat16, 128, 128, 32>(t, k_major);
+    check_sizes<bfloat16, 128, 256, 64>(t, k_major);
+    check_sizes<bfloat16, 64, 128, 128>(t, k_major);
+    check_sizes<bfloat16, 32, 32, 16>(t, k_major);
+  }
+}
+
+void products_f16(Target gpu) {
+  const Target t = mma_sync_target(gpu);
+  for (bool k_major : {false, true}) {
+    if (t != Target::cpu) check_mma_sync_ptx(compile_plain<half, 128, 128, 64>(t, k_major).ptx, "f16", k_major);
+    check_sizes<half, 64, 64, 32>(t, k_major);
+    check_sizes<half, 128, 128, 64>(t, k_major);
+    check_sizes<half, 16, 64, 16>(t, k_major);
+  }
+}
+
+#define MMA_SYNC_TEST_CASE(name, fn)                                                    \
+  TEST_CASE(name " (cpu)", "[cpu][mma][matmul][mma_sync]") { fn(Target::cpu); }         \
+  TEST_CASE(name " (gpu, sm_80 code)", "[gpu][mma][matmul][mma_sync]") {                \
+    if (!gpu_available()) {                                                             \
+      WARN("no GPU on this machine: skipped");                                          \
+      return;                                                                           \
+    }                                                                                   \
+    fn(Target::sm_80);                                                                  \
+  }
+
+}  // namespace
+
+MMA_SYNC_TEST_CASE("mma.sync matmul, bf16: whole and ragged, both B layouts, fused epilogue", products_bf16)
+MMA_SYNC_TEST_CASE("mma.sync matmul, f16: whole and ragged, both B layouts", products_f16)
+
+TEST_CASE("mma.sync kernels compile for sm_80, sm_86, sm_89, sm_100a and sm_120 with no spills",
+          "[mma][matmul][compile][mma_sync]") {
+  if (!exec_test::toolchain_present()) return;
+  for (Target t : {Target::sm_80, Target::sm_86, Target::sm_89, Target::sm_100a, Target::sm_120}) {
+    const std::string arch(to_string(t));
+    for (bool k_major : {false, true}) {
+      const std::vector<std::pair<std::string, CompiledArtifact>> kernels = {
+          {"bf16 64x64x32", compile_plain<bfloat16, 64, 64, 32>(t, k_major)},
+          {"bf16 128x128x32", compile_plain<bfloat16, 128, 128, 32>(t, k_major)},
+          {"bf16 128x256x64", compile_plain<bfloat16, 128, 256, 64>(t, k_major)},
+          {"bf16 64x128x128", compile_plain<bfloat16, 64, 128, 128>(t, k_major)},
+          {"f16 128x128x64", compile_plain<half, 128, 128, 64>(t, k_major)},
+          {"bias + GELU 128x128x64", compile_gelu<128, 128, 64>(t, k_major)},
+          {"bias + GELU 128x256x64", compile_gelu<128, 256, 64>(t, k_major)}};
+      for (const auto& [name, artifact] : kernels) {
+        INFO(arch << " " << name << (k_major ? ", K-major B" : ", row-major B"));
+        check_mma_sync_ptx(artifact.ptx, has(name, "f16 ") && !has(name, "bf16") ? "f16" : "bf16", k_major);
+        CHECK(has(artifact.ptx, ".target " + arch));
+        CHECK(!artifact.cubin.empty());
+        check_no_spills(artifact.ptx, arch);
+      }
+    }
+  }
+}
+
+TEST_CASE("on sm_90 the tiles the wgmma lowering rejects take mma.sync, the others wgmma",
+          "[mma][matmul][compile][mma_sync]") {
+  if (!exec_test::toolchain_present()) return;
+  for (bool k_major : {false, true}) {
+    INFO((k_major ? "K-major B" : "row-major B"));
+    // BK 32: not a wgmma tile.
+    const CompiledArtifact small = compile_plain<bfloat16, 64, 64, 32>(Target::sm_90, k_major);
+    check_mma_sync_ptx(small.ptx, "bf16", k_major);
+    CHECK(has(small.ptx, ".target sm_90\n"));
+    check_no_spills(small.ptx, "sm_90");
+    const CompiledArtifact big = compile_plain<bfloat16, 128, 256, 64>(Target::sm_90, k_major);
+    CHECK(has(big.ptx, "wgmma.mma_async"));
+    CHECK(!has(big.ptx, "mma.sync.aligned"));
+  }
+}
+
+TEST_CASE("tiles outside the mma.sync lowering's shapes keep the loop lowering", "[mma][matmul][compile][mma_sync]") {
+  if (!exec_test::toolchain_present()) return;
+  Tensor<bfloat16, 2> a({256, 256}), b({256, 512}), out({256, 512}), odd({256, 500}), out_odd({256, 500});
+  // 256 x 256: 256 accumulators per thread over 8 warps.
+  CHECK(!has(matmul_kernels::matmul<256, 256, 32>().compile(Target::sm_80, out.partition<256, 256>(), a, b).ptx,
+             "mma.sync"));
+  // BM 8: below one m16 fragment.
+  CHECK(!has(matmul_kernels::matmul<8, 64, 32>().compile(Target::sm_80, out.partition<8, 64>(), a, b).ptx, "mma.sync"));
+  // B's rows of 500 bf16 (1000 bytes) are not 16-byte aligned: cp.async cannot read them.
+  CHECK(!has(matmul_kernels::matmul<64, 64, 32>().compile(Target::sm_80, out_odd.partition<64, 64>(), a, odd).ptx,
+             "mma.sync"));
+}
