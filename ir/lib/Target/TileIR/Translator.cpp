@@ -23,8 +23,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "llvm/ADT/bit.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <charconv>
 
 using namespace mlir;
 using namespace mlir::tessera;
@@ -191,9 +193,13 @@ LogicalResult Translator::prepareTensors() {
     if (auto load = dyn_cast<tile::LoadOp>(op)) {
       auto padding = paddingOf(load);
       if (failed(padding)) {
+        // The shortest text that reads back as the value (2.5, not 2.500000e+00).
+        char text[32];
+        auto end = std::to_chars(text, text + sizeof text,
+                                 load.getPaddingAttr().getValueAsDouble()).ptr;
         load.emitError() << "tileir: kernel '" << kernel_.getSymName()
                          << "': tile.load padding "
-                         << load.getPaddingAttr().getValueAsDouble()
+                         << llvm::StringRef(text, end - text)
                          << " has no CUDA Tile IR form (a partition view pads "
                             "with 0, -0, nan, inf or -inf only)";
         return WalkResult::interrupt();
