@@ -1,7 +1,6 @@
 // tileir.h: the tileir backend's compile: a kernel's tile IR (to_tile_ir, mlir_gen.h) as CUDA Tile IR
-// bytecode (ir/include/tessera/Target/TileIR/TranslateToTileIR.h, which also gives the kernel's
-// parameters: per tensor its base pointer, sizes and strides as i64), then tileiras (tileiras.h)
-// for one architecture.
+// bytecode (ir/include/tessera/Target/TileIR/TranslateToTileIR.h; the kernel's parameters are the
+// NVVM backend's, ArgumentAbi::memref), then tileiras (tileiras.h) for one architecture.
 //
 // A kernel with an op that has no Tile IR form, a tile whose dimensions are not powers of two or
 // a load padding other than 0, -0, nan and +-inf is a tessera::Error naming the kernel and the op

@@ -99,7 +99,8 @@ FailureOr<std::vector<uint64_t>> Translator::paramTypes(func::FuncOp kernel,
                << "tileir: kernel '" << kernel.getSymName() << "': argument "
                << arg.getArgNumber() << " has element type "
                << m.getElementType() << ", which has no CUDA Tile IR form";
-      params.push_back(types.tile({}, types.pointer(types.element(*e))));
+      uint64_t ptr = types.tile({}, types.pointer(types.element(*e)));
+      params.insert(params.end(), {ptr, ptr, i64});
       params.insert(params.end(), 2 * m.getRank(), i64);
       continue;
     }
@@ -164,7 +165,7 @@ FailureOr<std::optional<Padding>> paddingOf(tile::LoadOp load) {
 } // namespace
 
 LogicalResult Translator::prepareTensors() {
-  // Parameters: base pointer, sizes, strides per memref (see paramTypes).
+  // Parameters: per memref its descriptor (see paramTypes).
   uint64_t next = 0;
   for (BlockArgument arg : kernel_.getArguments()) {
     auto m = dyn_cast<MemRefType>(arg.getType());
@@ -173,7 +174,9 @@ LogicalResult Translator::prepareTensors() {
       continue;
     }
     Tensor t;
+    ++next; // the allocated pointer, unused
     t.base = next++;
+    t.offset = next++;
     for (int64_t d = 0; d < m.getRank(); ++d)
       t.sizes.push_back(next++);
     for (int64_t d = 0; d < m.getRank(); ++d)
@@ -238,7 +241,12 @@ LogicalResult Translator::prepareTensors() {
     std::vector<int64_t> shape(m.getShape().begin(), m.getShape().end());
     std::vector<int64_t> strideTy(strides.begin(), strides.end());
     ByteWriter p;
-    uint64_t base = t.base;
+    // The tensor's element [0, ...]: the aligned pointer advanced by the offset (in elements).
+    uint64_t ptrType = types_.tile({}, types_.pointer(elem));
+    ByteWriter advance;
+    advance.varint(t.base);
+    advance.varint(t.offset);
+    uint64_t base = emit1(Opcode::Offset, ptrType, advance);
     unsigned argNo = cast<BlockArgument>(memref).getArgNumber();
     if (auto align = kernel_.getArgAttrOfType<IntegerAttr>(
             argNo, tile::TileDialect::getAlignAttrName())) {
@@ -249,8 +257,7 @@ LogicalResult Translator::prepareTensors() {
       assume.varint(align.getInt());
       assume.byte(0);
       assume.varint(base);
-      base = emit1(Opcode::Assume,
-                   types_.tile({}, types_.pointer(elem)), assume);
+      base = emit1(Opcode::Assume, ptrType, assume);
     }
     std::vector<uint64_t> dynShape, dynStrides;
     for (int64_t d = 0; d < m.getRank(); ++d) {

@@ -120,9 +120,11 @@ private:
   FunctionWriter w_;
   llvm::DenseMap<Value, uint64_t> values_;
 
-  /// Per memref argument: its base pointer, sizes and strides (indices).
+  /// Per memref argument: its aligned pointer, offset, sizes and strides
+  /// (value indices of the entry's parameters).
   struct Tensor {
     uint64_t base = 0;
+    uint64_t offset = 0;
     std::vector<uint64_t> sizes, strides;
     uint64_t view = 0;      // its tensor view, made in prepareTensors
     uint64_t viewType = 0;

@@ -2,14 +2,16 @@
 // RUN: %tileirdisasm %t.tileirbc | FileCheck %s
 // REQUIRES: tileirdisasm
 
-// The entry and its ABI (per memref: base pointer, sizes, strides; static ones stay in the view's
-// type), tile.align as a divisibility fact, views with the loads' paddings, program ids, bf16
+// The entry and its ABI (per memref its descriptor: allocated and aligned pointers, offset, sizes,
+// strides; static ones stay in the view's type), tile.align as a divisibility fact, views with the loads' paddings, program ids, bf16
 // arithmetic in f32, a transpose, a splat and a row reduction kept 2-D.
 
-// CHECK-LABEL: entry @rows(%arg0: tile<ptr<bf16>>, %arg1: tile<i64>, %arg2: tile<i64>, %arg3: tile<i64>, %arg4: tile<i64>, %arg5: tile<ptr<bf16>>, %arg6: tile<i64>, %arg7: tile<i64>, %arg8: tile<i64>, %arg9: tile<i64>, %arg10: tile<f32>)
-// CHECK: %[[P:[^ ,]+]] = assume div_by<16>, %arg0 : tile<ptr<bf16>>
-// CHECK: make_tensor_view %[[P]], shape = [%arg1, %arg2], strides = [%arg3, 1] : tile<i64> -> tensor_view<?x?xbf16, strides=[?,1]>
-// CHECK: make_tensor_view %arg5, shape = [%arg6, %arg7], strides = [%arg8, 1]
+// CHECK-LABEL: entry @rows(%arg0: tile<ptr<bf16>>, %arg1: tile<ptr<bf16>>, %arg2: tile<i64>, %arg3: tile<i64>, %arg4: tile<i64>, %arg5: tile<i64>, %arg6: tile<i64>, %arg7: tile<ptr<bf16>>, %arg8: tile<ptr<bf16>>, %arg9: tile<i64>, %arg10: tile<i64>, %arg11: tile<i64>, %arg12: tile<i64>, %arg13: tile<i64>, %arg14: tile<f32>)
+// CHECK: %[[B:[^ ,]+]] = offset %arg1, %arg2 : tile<ptr<bf16>>, tile<i64> -> tile<ptr<bf16>>
+// CHECK: %[[P:[^ ,]+]] = assume div_by<16>, %[[B]] : tile<ptr<bf16>>
+// CHECK: make_tensor_view %[[P]], shape = [%arg3, %arg4], strides = [%arg5, 1] : tile<i64> -> tensor_view<?x?xbf16, strides=[?,1]>
+// CHECK: %[[A:[^ ,]+]] = offset %arg8, %arg9
+// CHECK: make_tensor_view %[[A]], shape = [%arg10, %arg11], strides = [%arg12, 1]
 // CHECK: %[[IN:[^ ,]+]] = make_partition_view %{{.*}} : partition_view<tile=(32x64), padding_value = neg_inf, tensor_view<?x?xbf16, strides=[?,1]>>
 // CHECK: %[[OUT:[^ ,]+]] = make_partition_view %{{.*}} : partition_view<tile=(64x32), tensor_view<?x?xbf16, strides=[?,1]>>
 // CHECK: %[[X:[^ ,]+]], %{{.*}} = get_tile_block_id : tile<i32>
@@ -19,7 +21,7 @@
 // CHECK: reduce %[[W]] dim=1 identities=[0xFF800000 : f32] : tile<32x64xf32> -> tile<32xf32>
 // CHECK:   maxf
 // CHECK: reshape %{{.*}} : tile<32xf32> -> tile<32x1xf32>
-// CHECK: reshape %arg10 : tile<f32> -> tile<1x1xf32>
+// CHECK: reshape %arg14 : tile<f32> -> tile<1x1xf32>
 // CHECK: broadcast %{{.*}} : tile<1x1xf32> -> tile<32x64xf32>
 // CHECK: mulf %{{.*}} : tile<32x64xf32>
 // CHECK: ftof %{{.*}} : tile<32x64xf32> -> tile<32x64xbf16>

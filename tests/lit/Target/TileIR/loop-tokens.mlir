@@ -6,7 +6,7 @@
 // carried through the loop (a loop value) and the branch (a result), each load waits for the last
 // write, each store for every access before it. The input is never written: read without tokens.
 
-// CHECK-LABEL: entry @accumulate(%arg0: tile<ptr<f32>>, %arg1: tile<i64>, %arg2: tile<i64>, %arg3: tile<i64>, %arg4: tile<i64>, %arg5: tile<ptr<f32>>, %arg6: tile<i64>, %arg7: tile<i64>, %arg8: tile<i64>, %arg9: tile<i64>, %arg10: tile<i32>)
+// CHECK-LABEL: entry @accumulate(%arg0: tile<ptr<f32>>, %arg1: tile<ptr<f32>>, %arg2: tile<i64>, %arg3: tile<i64>, %arg4: tile<i64>, %arg5: tile<i64>, %arg6: tile<i64>, %arg7: tile<ptr<f32>>, %arg8: tile<ptr<f32>>, %arg9: tile<i64>, %arg10: tile<i64>, %arg11: tile<i64>, %arg12: tile<i64>, %arg13: tile<i64>, %arg14: tile<i32>)
 // CHECK: %[[FRESH:[^ ,]+]] = make_token
 // CHECK: %[[LOOP:[^ ,]+]] = for %{{.*}} in ({{.*}}) : tile<i64> iter_values(%[[CARRIED:[^ ,]+]] = %[[FRESH]]) -> (token)
 // CHECK:   load_view_tko weak %{{.*}}[%{{.*}}, %{{.*}}] : partition_view
@@ -14,7 +14,7 @@
 // CHECK:   %[[BOTH:[^ ,]+]] = join_tokens %[[CARRIED]], %[[READ]]
 // CHECK:   %[[WRITE:[^ ,]+]] = store_view_tko weak %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] token = %[[BOTH]]
 // CHECK:   continue %[[WRITE]] : token
-// CHECK: cmpi greater_than %arg10
+// CHECK: cmpi greater_than %arg14
 // CHECK: %[[IF:[^ ,]+]] = if %{{.*}} -> (token)
 // CHECK:   iota : tile<32xi32>
 // CHECK:   itof %{{.*}} signed

@@ -59,6 +59,7 @@ enum class Opcode : uint16_t {
   MulI = 0x4E,
   NegF = 0x4F,
   NegI = 0x50,
+  Offset = 0x51,
   OrI = 0x52,
   Permute = 0x53,
   Pow = 0x54,

@@ -5,12 +5,12 @@
 // IR bytecode 13.3, one `entry` of the kernel's symbol, for NVIDIA's
 // tileiras to compile.
 //
-// The entry's parameters (the ABI the launcher passes), per kernel argument
-// in order:
-//   * a memref of rank r: its base pointer (the address of element [0,...,0],
-//     the memref's offset already applied), then its r sizes, then its r
-//     strides in elements, each an i64 -- all of them, also those the memref
-//     type has static (the kernel then ignores them);
+// The entry's parameters are those of the NVVM backend's kernels (the
+// launcher's ArgumentAbi::memref), per kernel argument in order:
+//   * a memref of rank r: its descriptor -- allocated pointer (unused),
+//     aligned pointer, offset, r sizes, r strides; offset, sizes and strides
+//     in elements as i64, all of them even where the memref type has them
+//     static (the kernel then ignores them);
 //   * a scalar: itself (index as i64).
 // Each program of the launch grid is one tile block (blockDim 1, no dynamic
 // shared memory).
