@@ -87,25 +87,43 @@ std::vector<uint8_t> tileir_bytecode(std::string_view kernel, const KernelAst& a
   return bytecode_of(kernel, ast, spec, "any", clock);
 }
 
+std::string require_tileiras(std::string_view kernel, std::string_view arch) {
+  if (std::optional<std::string> tileiras = find_tileiras()) return *tileiras;
+  throw TileirasError(fmt::format("tessera: kernel '{}': the tileir backend needs NVIDIA's tileiras, found neither at "
+                                  "TESSERA_TILEIRAS, nor at {}, nor on PATH (scripts/install-tileiras.sh installs it)",
+                                  kernel, default_tileiras_path()),
+                      std::string(kernel), std::string(arch), "");
+}
+
+std::string tileiras_arch(std::string_view target_arch) {
+  if (target_arch.ends_with("a")) target_arch.remove_suffix(1);
+  return std::string(target_arch);
+}
+
 TileIrCode compile_tileir(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
-                          std::string_view arch) {
+                          std::string_view arch, std::string tileiras) {
   TileIrCode code;
-  code.arch = std::string(arch);
+  code.arch = tileiras_arch(arch);
   code.symbol = kernel_symbol(kernel);
-  std::optional<std::string> tileiras = find_tileiras();
-  if (!tileiras)
-    throw TileirasError(fmt::format("tessera: kernel '{}': the tileir backend needs NVIDIA's tileiras, found neither "
-                                    "at TESSERA_TILEIRAS, nor at {}, nor on PATH (scripts/install-tileiras.sh "
-                                    "installs it)",
-                                    kernel, default_tileiras_path()),
-                        std::string(kernel), code.arch, "");
-  code.tileiras = *tileiras;
-  code.tileiras_version = tileiras_version(*tileiras);
+  code.tileiras = tileiras.empty() ? require_tileiras(kernel, code.arch) : std::move(tileiras);
+  code.tileiras_version = tileiras_version(code.tileiras);
   Clock clock(&code.stage_ms);
-  code.bytecode = bytecode_of(kernel, ast, spec, arch, clock);
-  code.cubin = run_tileiras(*tileiras, code.bytecode, kernel, arch);
+  code.bytecode = bytecode_of(kernel, ast, spec, code.arch, clock);
+  code.cubin = run_tileiras(code.tileiras, code.bytecode, kernel, code.arch);
   clock.mark("tileiras");
-  dump(code.symbol, arch, "cubin", std::string_view(code.cubin.data(), code.cubin.size()));
+  dump(code.symbol, code.arch, "cubin", std::string_view(code.cubin.data(), code.cubin.size()));
+  return code;
+}
+
+GpuCode tileir_gpu_code(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
+                        std::string_view target_arch, const std::string& tileiras) {
+  TileIrCode t = compile_tileir(kernel, ast, spec, target_arch, tileiras);
+  GpuCode code;
+  code.arch = std::string(target_arch);
+  code.symbol = t.symbol;
+  code.cubin = std::move(t.cubin);
+  code.block_size = 1;
+  code.stage_ms = std::move(t.stage_ms);
   return code;
 }
 

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/pipeline.h"
 #include "compiler/specialization.h"
 #include "frontend/ast.h"
 
@@ -33,9 +34,21 @@ struct TileIrCode {
 // The kernel's Tile IR bytecode; throws tessera::Error for a kernel Tile IR cannot express.
 std::vector<uint8_t> tileir_bytecode(std::string_view kernel, const KernelAst& ast, const Specialization& spec);
 
-// The bytecode compiled by the tileiras find_tileiras() names, for `arch`; throws TileirasError
-// when there is none or it fails.
+// The tileiras find_tileiras() names; throws TileirasError naming the kernel and `arch` when there
+// is none.
+std::string require_tileiras(std::string_view kernel, std::string_view arch);
+
+// The architecture tileiras compiles for a target: its name without the 'a' (sm_100a -> sm_100).
+std::string tileiras_arch(std::string_view target_arch);
+
+// The bytecode compiled by `tileiras` (empty: require_tileiras's) for `arch` (a target name, see
+// tileiras_arch); throws TileirasError when it fails.
 TileIrCode compile_tileir(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
-                          std::string_view arch);
+                          std::string_view arch, std::string tileiras = "");
+
+// The launch side of such a compile for the target `target_arch` (the launcher's GpuCode): the
+// cubin, one thread per CTA and one program per CTA, no dynamic shared memory, no PTX.
+GpuCode tileir_gpu_code(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
+                        std::string_view target_arch, const std::string& tileiras);
 
 }  // namespace tessera::detail

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "llvm/ADT/SmallString.h"
@@ -119,14 +121,24 @@ std::optional<std::string> find_tileiras() {
 }
 
 std::string tileiras_version(const std::string& tileiras) {
+  // Asked once per binary and process: every tileir compile's cache key holds it.
+  static std::mutex mutex;
+  static std::map<std::string, std::string> versions;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = versions.find(tileiras); it != versions.end()) return it->second;
+  }
   Run r = run(tileiras, {"--version"}, 60);
   if (r.failed_to_start || r.status != 0)
     throw TileirasError(fmt::format("tessera: cannot run '{} --version': {}{}", tileiras, r.message, r.err), "", "",
                         r.err);
   std::size_t v = r.out.find(", V");
-  if (v == std::string::npos) return r.out;
-  std::size_t end = r.out.find_first_of(" \n", v + 2);
-  return r.out.substr(v + 2, end == std::string::npos ? std::string::npos : end - v - 2);
+  std::size_t end = v == std::string::npos ? v : r.out.find_first_of(" \n", v + 2);
+  std::string version =
+      v == std::string::npos ? r.out : r.out.substr(v + 2, end == std::string::npos ? end : end - v - 2);
+  std::lock_guard lock(mutex);
+  versions[tileiras] = version;
+  return version;
 }
 
 std::vector<char> run_tileiras(const std::string& tileiras, std::span<const uint8_t> bytecode, std::string_view kernel,
