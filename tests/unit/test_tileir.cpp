@@ -145,3 +145,31 @@ TEST_CASE("kernels Tile IR cannot express are errors naming the kernel and the o
                     Catch::Contains("tileir_padding") && Catch::Contains("padding 2.5") &&
                         Catch::Contains("no CUDA Tile IR form"));
 }
+
+TEST_CASE("tileiras' failures are errors carrying its stderr, the kernel and the architecture", "[tileir]") {
+  // An `a` architecture is refused before tileiras runs.
+  const std::vector<uint8_t> garbage = {0x7f, 'T', 'i', 'l', 'e', 'I', 'R', 0, 13, 3, 0, 0, 0x42};
+  try {
+    detail::run_tileiras("/nonexistent/tileiras", garbage, "some_kernel", "sm_90a");
+    FAIL("sm_90a was accepted");
+  } catch (const detail::TileirasError& e) {
+    CHECK(std::string(e.what()).find("not 'sm_90a'") != std::string::npos);
+    CHECK(e.kernel == "some_kernel");
+    CHECK(e.arch == "sm_90a");
+  }
+  auto tileiras = tileiras_or_warn();
+  if (!tileiras) return;
+  try {
+    detail::run_tileiras(*tileiras, garbage, "some_kernel", "sm_90");
+    FAIL("tileiras accepted a truncated module");
+  } catch (const detail::TileirasError& e) {
+    INFO(e.what());
+    CHECK(!e.stderr_text.empty());
+    CHECK(std::string(e.what()).find(e.stderr_text) != std::string::npos);
+    CHECK(std::string(e.what()).find("kernel 'some_kernel'") != std::string::npos);
+    CHECK(std::string(e.what()).find("for sm_90") != std::string::npos);
+    CHECK(e.arch == "sm_90");
+  }
+  // A binary that is not there is the same kind of error.
+  CHECK_THROWS_AS(detail::run_tileiras("/nonexistent/tileiras", garbage, "some_kernel", "sm_90"), detail::TileirasError);
+}

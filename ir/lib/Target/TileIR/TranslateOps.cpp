@@ -2,7 +2,8 @@
 //
 // The value ops of a tile kernel as Tile IR ops: arith and math elementwise
 // ops (IEEE rounding to nearest even where the op has a rounding mode; exp
-// and tanh at full precision), casts, constants, program ids, splat,
+// and tanh at full precision; divf, sqrt, exp and tanh marked `afn`, the
+// front end's fast_* functions, approximate), casts, constants, program ids, splat,
 // broadcast, reshape, transpose, iota, reductions and mma. Each op record
 // is written as its registry entry lays it out after the result types:
 // the optional-field bitfield (only for ops that have optional fields),
@@ -71,12 +72,29 @@ struct FloatOpInfo {
   ByteWriter fields;
 };
 
+/// Whether `op` is marked `afn` (the front end's fast_exp, fast_tanh,
+/// fast_sqrt and fast_div): it then takes Tile IR's approximate rounding,
+/// which exists for f32 only (f16 and bf16 are computed in f32 here).
+bool approximate(Operation *op) {
+  auto fm = dyn_cast<arith::ArithFastMathInterface>(op);
+  return fm && !getElementTypeOrSelf(op->getResult(0).getType()).isF64() &&
+         fm.getFastMathFlagsAttr() &&
+         arith::bitEnumContainsAny(fm.getFastMathFlagsAttr().getValue(),
+                                   arith::FastMathFlags::afn);
+}
+
 /// The Tile IR op and fields of an arith/math float op, if it is one.
 std::optional<FloatOpInfo> floatOpInfo(Operation *op) {
+  const uint64_t approx = static_cast<uint64_t>(Rounding::Approx);
+  const uint64_t full = static_cast<uint64_t>(Rounding::Full);
+  const bool fast = approximate(op);
+  if (isa<arith::DivFOp>(op)) return FloatOpInfo{Opcode::DivF, fields({0, fast ? approx : kNE})};
+  if (isa<math::ExpOp>(op)) return FloatOpInfo{Opcode::Exp, fields({fast ? approx : full})};
+  if (isa<math::TanhOp>(op)) return FloatOpInfo{Opcode::TanH, fields({fast ? approx : full})};
+  if (isa<math::SqrtOp>(op)) return FloatOpInfo{Opcode::Sqrt, fields({0, fast ? approx : kNE})};
   if (isa<arith::AddFOp>(op)) return FloatOpInfo{Opcode::AddF, fields({0, kNE})};
   if (isa<arith::SubFOp>(op)) return FloatOpInfo{Opcode::SubF, fields({0, kNE})};
   if (isa<arith::MulFOp>(op)) return FloatOpInfo{Opcode::MulF, fields({0, kNE})};
-  if (isa<arith::DivFOp>(op)) return FloatOpInfo{Opcode::DivF, fields({0, kNE})};
   if (isa<arith::RemFOp>(op)) return FloatOpInfo{Opcode::RemF, fields({})};
   // maxf/minf: bit 0 propagate_nan (maximumf/minimumf), bit 1 flush_to_zero.
   if (isa<arith::MaximumFOp>(op)) return FloatOpInfo{Opcode::MaxF, fields({1})};
@@ -93,12 +111,7 @@ std::optional<FloatOpInfo> floatOpInfo(Operation *op) {
   if (isa<math::LogOp>(op)) return FloatOpInfo{Opcode::Log, fields({})};
   if (isa<math::Log2Op>(op)) return FloatOpInfo{Opcode::Log2, fields({})};
   if (isa<math::PowFOp>(op)) return FloatOpInfo{Opcode::Pow, fields({})};
-  if (isa<math::ExpOp>(op))
-    return FloatOpInfo{Opcode::Exp, fields({uint64_t(Rounding::Full)})};
   if (isa<math::Exp2Op>(op)) return FloatOpInfo{Opcode::Exp2, fields({0})};
-  if (isa<math::TanhOp>(op))
-    return FloatOpInfo{Opcode::TanH, fields({uint64_t(Rounding::Full)})};
-  if (isa<math::SqrtOp>(op)) return FloatOpInfo{Opcode::Sqrt, fields({0, kNE})};
   if (isa<math::RsqrtOp>(op)) return FloatOpInfo{Opcode::Rsqrt, fields({0})};
   if (isa<math::FmaOp>(op)) return FloatOpInfo{Opcode::Fma, fields({0, kNE})};
   return std::nullopt;
@@ -270,8 +283,8 @@ LogicalResult Translator::translateElementwise(Operation *op) {
   }
   if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
     auto [pred, sign] = cmpiOf(cmp.getPredicate());
-    // cmpi: comparison_predicate, then (after the operands in declaration
-    // order) signedness -- attributes are written before all operands.
+    // Its attributes, predicate and signedness, precede both operands (all
+    // attributes come before the operands, whatever their declared order).
     ByteWriter p = fields({uint64_t(pred), uint64_t(sign)});
     for (uint64_t v : ins)
       p.varint(v);
