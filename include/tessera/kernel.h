@@ -40,7 +40,8 @@ namespace tessera {
 // What compile() produced for one kernel and target.
 struct CompiledArtifact {
   std::string target;      // "cpu", "sm_90", "sm_100a"
-  std::string ptx;         // GPU targets only
+  Backend backend = Backend::nvvm;  // GPU targets: the back end that compiled it
+  std::string ptx;         // GPU targets only (none from the tileir backend)
   std::vector<char> cubin; // GPU targets only
   bool from_disk_cache = false;
   // Compile time by stage in milliseconds, of the compile that produced it (empty when it was
@@ -70,6 +71,11 @@ Target default_target();
 std::string_view to_string(Target target);
 // Every GPU target, oldest first.
 std::span<const Target> gpu_targets();
+// The back end GPU launches use: TESSERA_BACKEND if set (nvvm or tileir), else nvvm. Throws
+// tessera::Error for another value.
+Backend default_backend();
+// "nvvm", "tileir": the spelling TESSERA_BACKEND takes.
+std::string_view to_string(Backend backend);
 
 namespace detail {
 

@@ -38,6 +38,12 @@ namespace tessera {
 // B200 sm_100a; RTX 50xx, RTX PRO 6000 sm_120). default_target() picks the GPU's own.
 enum class Target { cpu, sm_80, sm_86, sm_89, sm_90, sm_100a, sm_120 };
 
+// How a kernel is compiled for a GPU target: nvvm, tessera's own lowering (tile IR -> NVVM -> PTX),
+// or tileir, NVIDIA's tileiras on the kernel as CUDA Tile IR bytecode (docs/compiler.md, "Tile IR
+// backend"; needs tileiras, scripts/install-tileiras.sh, and a kernel Tile IR can express). The
+// CPU target has one back end and ignores this.
+enum class Backend { nvvm, tileir };
+
 namespace detail {
 class StreamImpl;
 }  // namespace detail
@@ -104,6 +110,8 @@ struct LaunchOptions {
   // of the kernel compiled for such launches: no bounds tests, no edge code. A kernel launched both
   // with whole and with ragged tiles is compiled once for each. Off: the kernel that tests.
   bool whole_tiles = true;
+  // The GPU back end (Backend): default default_backend().
+  std::optional<Backend> backend;
 };
 
 // Process-wide strict host access: host access to a tensor in use by work in flight throws

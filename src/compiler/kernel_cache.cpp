@@ -3,7 +3,8 @@
 // launches compile once (single flight, cache/single_flight.h), consulting the disk
 // cache (cubin, PTX and launch record) under a per-key compile lock first. The whole-tiles check
 // (whole_tiles.h) decides per launch between the kernel that tests its bounds and the variant for
-// whole tiles.
+// whole tiles. On GPU targets the back end (Backend) is part of every key; a tileir kernel's disk
+// key also holds tileiras' version.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,6 +22,8 @@
 #include "compiler/launch_record.h"
 #include "compiler/pipeline.h"
 #include "compiler/specialization.h"
+#include "compiler/tileir.h"
+#include "compiler/tileiras.h"
 #include "compiler/variant_search.h"
 #include "compiler/whole_tiles.h"
 #include "driver/nvjitlink.h"
@@ -77,9 +80,12 @@ class KernelCache {
     const bool whole_allowed = !fixed && !(r.options && !r.options->whole_tiles);
     Specialization spec;  // whole_tiles false: the fast key holds both variants
     specialize(r.args, target, fixed, spec);
+    const Backend backend = target == Target::cpu                ? Backend::nvvm
+                            : r.options && r.options->backend ? *r.options->backend
+                                                              : default_backend();
     // Fast path: the AST text of a Kernel<Fn> instantiation is a constant with a fixed address, so
     // (address, size, name, target, specialization) finds a compiled kernel without hashing the text.
-    const FastKeyView fast{r.ast.data(), r.ast.size(), r.kernel, target, &spec};
+    const FastKeyView fast{r.ast.data(), r.ast.size(), r.kernel, target, backend, &spec};
     std::shared_ptr<const WholeTiles> check;
     {
       std::lock_guard lock(mutex_);
@@ -103,16 +109,18 @@ class KernelCache {
     const bool whole = whole_allowed && whole_tiles_hold(check.get(), r.args);
     Specialization variant = spec;
     variant.whole_tiles = whole;
-    std::string key = fmt::format("{}\n{}\n{}\n{}", target_name(target), r.kernel, variant.key_text(), r.ast);
+    std::string key = fmt::format("{}\n{}\n{}\n{}\n{}", target_name(target), to_string(backend), r.kernel,
+                                  variant.key_text(), r.ast);
     // A failed compile is not kept: a later launch tries again (e.g. after fixing the environment).
     bool found = false;
     std::shared_ptr<const Compiled> compiled = compiles_.get(
         key,
         [&] {
           std::shared_ptr<const Compiled> c;
-          run_with_stack(kCompilerStackBytes, [&] { c = compile(r.kernel, r.ast, variant, target); }, compiling);
+          run_with_stack(kCompilerStackBytes, [&] { c = compile(r.kernel, r.ast, variant, target, backend); },
+                         compiling);
           std::lock_guard lock(mutex_);
-          FastEntry& e = fast_[FastKey{r.ast.data(), r.ast.size(), std::string(r.kernel), target, spec}];
+          FastEntry& e = fast_[FastKey{r.ast.data(), r.ast.size(), std::string(r.kernel), target, backend, spec}];
           if (!e.check) e.check = check;
           e.variants[whole] = c;
           return c;
@@ -141,9 +149,11 @@ class KernelCache {
     std::size_t ast_size;
     std::string_view kernel;
     Target target;
+    Backend backend;
     const Specialization* spec;
     bool operator==(const FastKeyView& o) const {
-      return ast == o.ast && ast_size == o.ast_size && kernel == o.kernel && target == o.target && *spec == *o.spec;
+      return ast == o.ast && ast_size == o.ast_size && kernel == o.kernel && target == o.target &&
+             backend == o.backend && *spec == *o.spec;
     }
   };
   struct FastKey {
@@ -151,8 +161,9 @@ class KernelCache {
     std::size_t ast_size;
     std::string kernel;
     Target target;
+    Backend backend;
     Specialization spec;
-    FastKeyView view() const { return {ast, ast_size, kernel, target, &spec}; }
+    FastKeyView view() const { return {ast, ast_size, kernel, target, backend, &spec}; }
   };
   static FastKeyView view_of(const FastKeyView& k) { return k; }
   static FastKeyView view_of(const FastKey& k) { return k.view(); }
@@ -164,7 +175,7 @@ class KernelCache {
       std::size_t h = std::hash<const void*>()(k.ast) ^ (k.ast_size * 0x9e3779b97f4a7c15ull);
       h ^= std::hash<std::string_view>()(k.kernel) + 0x9e3779b9 + (h << 6) + (h >> 2);
       h ^= k.spec->hash() + 0x9e3779b9 + (h << 6) + (h >> 2);
-      return h ^ static_cast<std::size_t>(k.target);
+      return h ^ static_cast<std::size_t>(k.target) ^ (static_cast<std::size_t>(k.backend) << 8);
     }
   };
   struct FastEq {
@@ -191,8 +202,9 @@ class KernelCache {
   }
 
   std::shared_ptr<const Compiled> compile(std::string_view kernel, std::string_view ast_text,
-                                          const Specialization& spec, Target target) {
+                                          const Specialization& spec, Target target, Backend backend) {
     auto c = std::make_shared<Compiled>();
+    c->backend = backend;
     c->text = std::make_unique<std::string>(ast_text);
     c->ast = parse_ast(kernel, *c->text);
     c->spec = spec;
@@ -220,8 +232,14 @@ class KernelCache {
     std::vector<DeviceFunctionUse> calls = device_functions(kernel, c->ast);
     c->code.linked = !calls.empty();
     bool uses_nvrtc = std::any_of(calls.begin(), calls.end(), [](const DeviceFunctionUse& f) { return !f.is_ptx; });
+    // A tileir kernel's key names the back end and tileiras' version (beside the specialization, so
+    // that the NVVM backend's keys stay as they were).
+    const bool tileir = backend == Backend::tileir;
+    const std::string tileiras = tileir ? require_tileiras(kernel, arch) : "";
+    const std::string spec_key =
+        tileir ? fmt::format("{}\nbackend tileir {}", spec.key_text(), tileiras_version(tileiras)) : spec.key_text();
     // self_build_id(): cubins of one build of the compiler are never served to another.
-    const CacheKeyMaterial key{std::string(kernel), sha256_hex(ast_text), arch, spec.key_text(),
+    const CacheKeyMaterial key{std::string(kernel), sha256_hex(ast_text), arch, spec_key,
                                TESSERA_VERSION_STRING, self_build_id(), llvm_version(), nvjitlink_version(),
                                uses_nvrtc ? nvrtc_version() : ""};
     // While TESSERA_DUMP_DIR is set, a kernel the disk cache holds is compiled all the same, so
@@ -265,7 +283,8 @@ class KernelCache {
       stats_.disk_hits++;
       return c;
     }
-    c->gpu = compile_gpu_code(kernel, c->ast, c->spec, calls, arch);
+    c->gpu = tileir ? tileir_gpu_code(kernel, c->ast, c->spec, arch, tileiras)
+                    : compile_gpu_code(kernel, c->ast, c->spec, calls, arch);
     const std::string launch = to_json(launch_record_of(c->gpu));
     disk.store(key, "launch", std::span<const char>(launch.data(), launch.size()));
     disk.store(key, "ptx", std::span<const char>(c->gpu.ptx.data(), c->gpu.ptx.size()));

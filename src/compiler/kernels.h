@@ -28,6 +28,7 @@ struct Compiled {
   std::unique_ptr<std::string> text;  // owns the AST text the views point into
   std::unique_ptr<CpuKernel> cpu;
   GpuCode gpu;
+  Backend backend = Backend::nvvm;    // GPU targets: the back end that compiled gpu
   bool from_disk_cache = false;
   std::vector<std::pair<int64_t, int64_t>> load_likes;  // (input, output) of each load_like node
   // What launches need (its label, per-parameter assumptions, the GPU architecture and whether
@@ -43,7 +44,8 @@ void set_launch_code(Compiled& c);
 // arguments of `request`. With its options' static_shapes the kernel is compiled for the shapes,
 // strides, offsets and grid of the arguments (LaunchOptions::static_shapes), once per distinct set;
 // otherwise a launch whose tiles are all whole (LaunchOptions::whole_tiles, whole_tiles.h) runs
-// the variant compiled without bounds tests, the others the kernel that tests.
+// the variant compiled without bounds tests, the others the kernel that tests. On GPU targets its
+// options' back end (else default_backend()) compiles it; kernels of both back ends are cached apart.
 std::shared_ptr<const Compiled> lookup_or_compile(const LaunchRequest& request, Target target);
 
 // The programs of an output partition along each grid axis: its shape over its tile, rounded up

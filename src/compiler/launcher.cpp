@@ -9,7 +9,9 @@
 // (execution/launch_work.cpp); a synchronous launch then waits. While a graph is captured on this
 // thread the plan is recorded into it instead (execution/graph.cpp). The compiler depends on the
 // execution layer, never the reverse. Everything here is plain C++: MLIR and LLVM stay behind
-// pipeline.h.
+// pipeline.h. Both GPU back ends (Backend) leave code with the same parameters (ArgumentAbi::memref);
+// a tileir kernel runs one program per CTA of one thread and does not wait for the grids it depends
+// on, so its launches are never programmatic.
 #include <fmt/format.h>
 
 #include <array>
@@ -41,10 +43,12 @@ void set_launch_code(Compiled& c) {
   code.cubin = c.gpu.cubin;
   code.ptx = c.gpu.ptx;
   code.symbol = c.gpu.symbol;
-  code.programmatic = code.target->grid_dependency_control;
+  code.programmatic = code.target->grid_dependency_control && c.backend == Backend::nvvm;
   code.programs_slot = c.gpu.programs_per_cta > 1;
   code.loads_ptx = !c.gpu.isa.empty();
   code.tensor_maps = c.gpu.tensor_maps;
+  // A tileir kernel has no PTX: a GPU that runs only the PTX of its target cannot load it.
+  if (c.backend == Backend::tileir) code.linked = true;
   // Code of the architecture-specific target runs only on its compute capability (gpu_arch.h).
   if (!c.gpu.isa.empty())
     if (const GpuArch* isa = gpu_arch(c.gpu.isa)) code.target = isa;
@@ -92,6 +96,7 @@ CompiledArtifact compile(const LaunchRequest& r, Target target) {
   check_args(r.kernel, *compiled, r.args);
   CompiledArtifact a;
   a.target = std::string(target_name(target));
+  a.backend = compiled->backend;
   a.ptx = compiled->gpu.ptx;
   a.cubin = compiled->gpu.cubin;
   a.from_disk_cache = compiled->from_disk_cache;
@@ -103,6 +108,16 @@ CompiledArtifact compile(const LaunchRequest& r, Target target) {
 
 
 std::string_view to_string(Target target) { return detail::target_name(target); }
+
+Backend default_backend() {
+  const char* b = std::getenv("TESSERA_BACKEND");
+  if (!b || !*b) return Backend::nvvm;
+  if (std::string_view(b) == "nvvm") return Backend::nvvm;
+  if (std::string_view(b) == "tileir") return Backend::tileir;
+  throw Error(fmt::format("tessera: TESSERA_BACKEND='{}' is not one of nvvm, tileir", b));
+}
+
+std::string_view to_string(Backend backend) { return backend == Backend::tileir ? "tileir" : "nvvm"; }
 
 std::span<const Target> gpu_targets() {
   static const std::vector<Target> targets = [] {

@@ -12,6 +12,10 @@
 // With --cubins (`codegen_dump --cubins DIR`, the ctest targets.cubins) it dumps nothing and
 // compiles every kernel for every GPU target instead (sm_80 ... sm_120, gpu_targets()),
 // failing unless each gives a cubin.
+// With --tileir (`codegen_dump --tileir DIR`, the ctest targets.tileir) it compiles every kernel
+// through the tileir backend (LaunchOptions::backend) for sm_90 and sm_100a instead: each kernel
+// Tile IR can express must give cubins; those it cannot are listed with the reason. Prints
+// "skipped" and exits 0 where tileiras is not installed.
 #include <tessera/tessera.h>
 
 #include <cstdio>
@@ -29,6 +33,13 @@ namespace {
 std::filesystem::path root;
 int kernels = 0;
 bool cubins_only = false;  // --cubins
+bool tileir_only = false;  // --tileir
+int not_expressible = 0;   // --tileir: kernels Tile IR cannot express
+
+// Thrown to end a --tileir run early: tileiras is not installed.
+struct NoTileiras {
+  std::string why;
+};
 
 bool is_elf(const std::vector<char>& b) { return b.size() > 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F'; }
 
@@ -36,6 +47,26 @@ bool is_elf(const std::vector<char>& b) { return b.size() > 4 && b[0] == 0x7f &&
 // such as the two softmaxes, would overwrite each other's files).
 template <class K, class... A>
 void dump(const K& k, A&&... args) {
+  if (tileir_only) {
+    for (Target t : {Target::sm_90, Target::sm_100a}) {
+      LaunchOptions o;
+      o.target = t;
+      o.backend = Backend::tileir;
+      try {
+        if (!is_elf(k.compile(o, args...).cubin))
+          throw Error(k.name() + ": no tileir cubin for " + std::string(to_string(t)));
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        if (what.find("needs NVIDIA's tileiras") != std::string::npos) throw NoTileiras{what};
+        if (what.find("no CUDA Tile IR form") == std::string::npos) throw;
+        std::printf("%s: no Tile IR form: %s\n", k.name().c_str(), what.substr(0, what.find('\n')).c_str());
+        ++not_expressible;
+        return;
+      }
+    }
+    std::printf("%s: tileir cubins for sm_90 and sm_100\n", k.name().c_str());
+    return;
+  }
   if (cubins_only) {
     for (Target t : gpu_targets())
       if (!is_elf(k.compile(t, args...).cubin)) throw Error(k.name() + ": no cubin for " + std::string(to_string(t)));
@@ -122,8 +153,9 @@ void dump_all() {
 
 int main(int argc, char** argv) {
   cubins_only = argc == 3 && std::string(argv[1]) == "--cubins";
-  if (argc != 2 && !cubins_only) {
-    std::fprintf(stderr, "usage: %s [--cubins] DIR\n", argv[0]);
+  tileir_only = argc == 3 && std::string(argv[1]) == "--tileir";
+  if (argc != 2 && !cubins_only && !tileir_only) {
+    std::fprintf(stderr, "usage: %s [--cubins | --tileir] DIR\n", argv[0]);
     return 2;
   }
   root = argv[argc - 1];
@@ -131,6 +163,9 @@ int main(int argc, char** argv) {
   setenv("TESSERA_CACHE_DIR", (root / "cache").c_str(), 1);
   try {
     dump_all();
+    if (tileir_only) std::printf("%d kernels without a Tile IR form\n", not_expressible);
+  } catch (const NoTileiras& e) {
+    std::printf("skipped: %s\n", e.why.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "codegen_dump: %s\n", e.what());
     return 1;

@@ -33,7 +33,7 @@ struct Counts {
   std::atomic<long> launches{0}, event_records{0}, stream_waits{0}, uploads{0}, downloads{0}, graph_creates{0},
       graph_nodes{0}, graph_param_sets{0}, graph_launches{0}, errors{0}, programmatic_launches{0}, graph_edges{0},
       programmatic_edges{0}, memsets{0}, shared_opt_ins{0}, dynamic_shared_launches{0}, dynamic_shared_nodes{0},
-      last_shared_bytes{0};
+      last_shared_bytes{0}, last_block_threads{0};
 };
 constexpr size_t kDeviceBytes = size_t{1} << 34;
 std::atomic<size_t> allocated{0};  // bytes, rounded up to 256
@@ -95,7 +95,8 @@ extern "C" {
 // graph_creates, graph_nodes, graph_param_sets, graph_launches, errors, programmatic_launches,
 // graph_edges, programmatic_edges, memsets, shared_opt_ins (cuFuncSetAttribute of the dynamic shared
 // memory), dynamic_shared_launches and dynamic_shared_nodes (launches and graph nodes, added or
-// set, passing dynamic shared memory), last_shared_bytes (of the last launch or graph node).
+// set, passing dynamic shared memory), last_shared_bytes (of the last launch or graph node),
+// last_block_threads (the threads per block of the last launch).
 void fake_cuda_counts(long* out) {
   const std::atomic<long>* all[] = {&counts.launches,      &counts.event_records, &counts.stream_waits,
                                     &counts.uploads,       &counts.downloads,     &counts.graph_creates,
@@ -103,8 +104,8 @@ void fake_cuda_counts(long* out) {
                                     &counts.errors,   &counts.programmatic_launches, &counts.graph_edges,
                                     &counts.programmatic_edges, &counts.memsets, &counts.shared_opt_ins,
                                     &counts.dynamic_shared_launches, &counts.dynamic_shared_nodes,
-                                    &counts.last_shared_bytes};
-  for (int i = 0; i < 18; ++i) out[i] = all[i]->load();
+                                    &counts.last_shared_bytes, &counts.last_block_threads};
+  for (int i = 0; i < 19; ++i) out[i] = all[i]->load();
 }
 
 // While held, kernel launches made by other threads than the caller wait inside the driver call
@@ -216,6 +217,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
   counts.launches++;
   counts.dynamic_shared_launches += shared > 0 ? 1 : 0;
   counts.last_shared_bytes = shared;
+  counts.last_block_threads = static_cast<long>(bx) * by * bz;
   return kCudaSuccess;
 }
 

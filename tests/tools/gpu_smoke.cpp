@@ -11,7 +11,8 @@
 // thread, graph node); in a burst, async launches on the pool return before the driver call (a
 // launcher thread makes it) and a launch the driver rejects there is reported; new tensors zeroed
 // on the device instead of uploaded, a failed device allocation reported with the bytes free, an
-// overlapping output refused before any driver call; and that the fake saw no invalid call.
+// overlapping output refused before any driver call; a kernel through the tileir backend launched
+// with one thread per CTA, not programmatically; and that the fake saw no invalid call.
 // Prints what it did; exits non-zero on a failed check.
 #include <tessera/tessera.h>
 
@@ -30,7 +31,7 @@ namespace {
 struct Counts {
   long launches, event_records, stream_waits, uploads, downloads, graph_creates, graph_nodes, graph_param_sets,
       graph_launches, errors, programmatic_launches, graph_edges, programmatic_edges, memsets, shared_opt_ins,
-      dynamic_shared_launches, dynamic_shared_nodes, last_shared_bytes;
+      dynamic_shared_launches, dynamic_shared_nodes, last_shared_bytes, last_block_threads;
 };
 
 Counts counts() {
@@ -225,6 +226,24 @@ int main() {
             "an unsafe kernel (no griddepcontrol.wait) is not launched programmatically");
     } catch (const Error& e) {
       std::printf("skipped unsafe kernel: %s\n", e.what());
+    }
+
+    // 7a. A kernel through the tileir backend (LaunchOptions::backend): one thread per CTA, no dynamic
+    // shared memory, not programmatic (its code does not wait for the grids it depends on).
+    try {
+      LaunchOptions t = o;
+      t.backend = Backend::tileir;
+      Tensor<float, 1> ti({4096}), to({4096});
+      Counts c16 = counts();
+      inc.launch(t, to.partition<1024>(), ti);
+      Counts c17 = counts();
+      check(c17.launches - c16.launches == 1, "a tileir kernel launches");
+      check(c17.last_block_threads == 1 && c17.last_shared_bytes == 0,
+            "a tileir kernel runs one thread per CTA without dynamic shared memory");
+      check(c17.programmatic_launches == c16.programmatic_launches, "a tileir kernel is not launched programmatically");
+    } catch (const Error& e) {
+      if (std::string(e.what()).find("needs NVIDIA's tileiras") == std::string::npos) throw;
+      std::printf("skipped the tileir backend: %s\n", e.what());
     }
 
     // 7b. A reduction whose scratch (a 128x128 f32 tile, 64 KiB) exceeds the 48 KiB of static shared

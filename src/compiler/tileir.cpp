@@ -1,0 +1,130 @@
+// tileir.cpp: the tileir backend's compile (tileir.h): to_tile_ir, the Tile IR writer, tileiras.
+//
+// Its own MLIRContext per compile, as the NVVM pipeline's (pipeline.cpp); the writer reports what
+// it cannot express as MLIR diagnostics, collected here into one tessera::Error.
+#include "compiler/tileir.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "codegen/mlir_gen.h"
+#include "compiler/pipeline.h"
+#include "compiler/tileiras.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/raw_ostream.h"
+#include "tessera/Registration.h"
+#include "tessera/Target/TileIR/TranslateToTileIR.h"
+
+namespace tessera::detail {
+namespace {
+
+// Writes `bytes` as <dump dir>/<symbol>.tileir-<arch>.<stage> when TESSERA_DUMP_DIR is set.
+void dump(std::string_view symbol, std::string_view arch, std::string_view stage, std::string_view bytes) {
+  std::string dir = dump_dir();
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream out(std::filesystem::path(dir) / fmt::format("{}.tileir-{}.{}", symbol, arch, stage), std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string_view as_text(const std::vector<uint8_t>& b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+
+class Clock {
+ public:
+  explicit Clock(std::vector<std::pair<std::string, double>>* out) : out_(out) {}
+  void mark(std::string stage) {
+    auto now = std::chrono::steady_clock::now();
+    if (out_) out_->emplace_back(std::move(stage), std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  std::vector<std::pair<std::string, double>>* out_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+std::vector<uint8_t> bytecode_of(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
+                                 std::string_view arch, Clock& clock) {
+  mlir::DialectRegistry registry;
+  mlir::tessera::registerAllDialects(registry);
+  mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
+  ctx.loadAllAvailableDialects();
+  std::string messages;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic& d) {
+    messages += (messages.empty() ? "" : "\n") + d.str();
+    return mlir::success();
+  });
+  std::string symbol = kernel_symbol(kernel);
+  dump(symbol, arch, "ast.txt", ast.text);
+  auto module = generate_tile_ir(ctx, kernel, ast, spec);
+  clock.mark("tile-ir");
+  if (!dump_dir().empty()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    dump(symbol, arch, "tile.mlir", text);
+  }
+  std::vector<uint8_t> bytes;
+  if (mlir::failed(mlir::tessera::translateToTileIR(*module, bytes)))
+    throw Error(fmt::format("tessera: kernel '{}': the tileir backend cannot compile it: {}", kernel, messages));
+  clock.mark("tileir-bytecode");
+  dump(symbol, arch, "tileirbc", as_text(bytes));
+  return bytes;
+}
+
+}  // namespace
+
+std::vector<uint8_t> tileir_bytecode(std::string_view kernel, const KernelAst& ast, const Specialization& spec) {
+  Clock clock(nullptr);
+  return bytecode_of(kernel, ast, spec, "any", clock);
+}
+
+std::string require_tileiras(std::string_view kernel, std::string_view arch) {
+  if (std::optional<std::string> tileiras = find_tileiras()) return *tileiras;
+  throw TileirasError(fmt::format("tessera: kernel '{}': the tileir backend needs NVIDIA's tileiras, found neither at "
+                                  "TESSERA_TILEIRAS, nor at {}, nor on PATH (scripts/install-tileiras.sh installs it)",
+                                  kernel, default_tileiras_path()),
+                      std::string(kernel), std::string(arch), "");
+}
+
+std::string tileiras_arch(std::string_view target_arch) {
+  if (target_arch.ends_with("a")) target_arch.remove_suffix(1);
+  return std::string(target_arch);
+}
+
+TileIrCode compile_tileir(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
+                          std::string_view arch, std::string tileiras) {
+  TileIrCode code;
+  code.arch = tileiras_arch(arch);
+  code.symbol = kernel_symbol(kernel);
+  code.tileiras = tileiras.empty() ? require_tileiras(kernel, code.arch) : std::move(tileiras);
+  code.tileiras_version = tileiras_version(code.tileiras);
+  Clock clock(&code.stage_ms);
+  code.bytecode = bytecode_of(kernel, ast, spec, code.arch, clock);
+  code.cubin = run_tileiras(code.tileiras, code.bytecode, kernel, code.arch);
+  clock.mark("tileiras");
+  dump(code.symbol, code.arch, "cubin", std::string_view(code.cubin.data(), code.cubin.size()));
+  return code;
+}
+
+GpuCode tileir_gpu_code(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
+                        std::string_view target_arch, const std::string& tileiras) {
+  TileIrCode t = compile_tileir(kernel, ast, spec, target_arch, tileiras);
+  GpuCode code;
+  code.arch = std::string(target_arch);
+  code.symbol = t.symbol;
+  code.cubin = std::move(t.cubin);
+  code.block_size = 1;
+  code.stage_ms = std::move(t.stage_ms);
+  return code;
+}
+
+}  // namespace tessera::detail
