@@ -187,20 +187,6 @@ mlir::DialectRegistry make_registry() {
   return registry;
 }
 
-// Records the wall time of consecutive stages.
-class StageClock {
- public:
-  explicit StageClock(std::vector<std::pair<std::string, double>>* out) : out_(out) {}
-  void mark(std::string stage) {
-    auto now = std::chrono::steady_clock::now();
-    if (out_) out_->emplace_back(std::move(stage), std::chrono::duration<double, std::milli>(now - last_).count());
-    last_ = now;
-  }
-
- private:
-  std::vector<std::pair<std::string, double>>* out_;
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
 
 // Collects diagnostics so a failure can be reported as one tessera::Error.
 class DiagnosticCollector {

@@ -8,6 +8,7 @@
 // kernels and targets are rejected with tessera::Error before LLVM could abort.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -21,6 +22,22 @@
 #include "frontend/ast.h"
 
 namespace tessera::detail {
+
+// Records the wall time of consecutive stages (the compile stages of pipeline.cpp and tileir.cpp),
+// appended to `out` (none when null) in milliseconds.
+class StageClock {
+ public:
+  explicit StageClock(std::vector<std::pair<std::string, double>>* out) : out_(out) {}
+  void mark(std::string stage) {
+    auto now = std::chrono::steady_clock::now();
+    if (out_) out_->emplace_back(std::move(stage), std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  std::vector<std::pair<std::string, double>>* out_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
 
 // A kernel JIT-compiled for the host. run() calls it once for one program; argv holds one pointer
 // per flattened parameter (launch_plan.h's memref ABI) followed by pid0..2 and nprog0..2 (int32), then the

@@ -37,22 +37,9 @@ void dump(std::string_view symbol, std::string_view arch, std::string_view stage
 
 std::string_view as_text(const std::vector<uint8_t>& b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
 
-class Clock {
- public:
-  explicit Clock(std::vector<std::pair<std::string, double>>* out) : out_(out) {}
-  void mark(std::string stage) {
-    auto now = std::chrono::steady_clock::now();
-    if (out_) out_->emplace_back(std::move(stage), std::chrono::duration<double, std::milli>(now - last_).count());
-    last_ = now;
-  }
-
- private:
-  std::vector<std::pair<std::string, double>>* out_;
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
 
 std::vector<uint8_t> bytecode_of(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
-                                 std::string_view arch, Clock& clock) {
+                                 std::string_view arch, StageClock& clock) {
   mlir::DialectRegistry registry;
   mlir::tessera::registerAllDialects(registry);
   mlir::MLIRContext ctx(registry, mlir::MLIRContext::Threading::DISABLED);
@@ -83,7 +70,7 @@ std::vector<uint8_t> bytecode_of(std::string_view kernel, const KernelAst& ast, 
 }  // namespace
 
 std::vector<uint8_t> tileir_bytecode(std::string_view kernel, const KernelAst& ast, const Specialization& spec) {
-  Clock clock(nullptr);
+  StageClock clock(nullptr);
   return bytecode_of(kernel, ast, spec, "any", clock);
 }
 
@@ -107,7 +94,7 @@ TileIrCode compile_tileir(std::string_view kernel, const KernelAst& ast, const S
   code.symbol = kernel_symbol(kernel);
   code.tileiras = tileiras.empty() ? require_tileiras(kernel, code.arch) : std::move(tileiras);
   code.tileiras_version = tileiras_version(code.tileiras);
-  Clock clock(&code.stage_ms);
+  StageClock clock(&code.stage_ms);
   code.bytecode = bytecode_of(kernel, ast, spec, code.arch, clock);
   code.cubin = run_tileiras(code.tileiras, code.bytecode, kernel, code.arch);
   clock.mark("tileiras");

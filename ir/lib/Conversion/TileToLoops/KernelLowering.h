@@ -166,6 +166,12 @@ private:
   /// True if the element at `global` is within `dims`.
   Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> global,
                  ArrayRef<Value> dims);
+  /// The element of `memref` at `global` if it is within `dims`, else `pad`
+  /// (read from index 0 instead: valid when no dimension is empty).
+  Value clampedLoad(OpBuilder &b, Location loc, Value memref,
+                    ArrayRef<Value> global, ArrayRef<Value> dims, Value pad);
+  /// True if no dimension of `dims` is empty.
+  Value noneEmpty(OpBuilder &b, Location loc, ArrayRef<Value> dims);
   /// Whether the element-by-element path of a load or store of `layout` runs
   /// as a loop on a staged copy of the private buffer (see LowerLoadStore).
   bool isStaged(const Layout &layout) const;

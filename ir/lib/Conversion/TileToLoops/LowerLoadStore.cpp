@@ -70,6 +70,32 @@ Value KernelLowering::inBounds(OpBuilder &b, Location loc,
   return cond;
 }
 
+Value KernelLowering::clampedLoad(OpBuilder &b, Location loc, Value memref,
+                                  ArrayRef<Value> global, ArrayRef<Value> dims,
+                                  Value pad) {
+  Value zero = cidx(b, loc, 0), ok;
+  SmallVector<Value> safe;
+  for (auto [d, g] : llvm::enumerate(global)) {
+    Value in =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g, dims[d]);
+    safe.push_back(arith::SelectOp::create(b, loc, in, g, zero));
+    ok = ok ? arith::AndIOp::create(b, loc, ok, in) : in;
+  }
+  Value v = memref::LoadOp::create(b, loc, memref, safe);
+  return arith::SelectOp::create(b, loc, ok, v, pad);
+}
+
+Value KernelLowering::noneEmpty(OpBuilder &b, Location loc,
+                                ArrayRef<Value> dims) {
+  Value all;
+  for (Value d : dims) {
+    Value ne =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, d, cidx(b, loc, 0));
+    all = all ? arith::AndIOp::create(b, loc, all, ne) : ne;
+  }
+  return all;
+}
+
 bool KernelLowering::isStaged(const Layout &layout) const {
   return !layout.replicated && layout.chunks > 1 && isUnrolled(opts, layout);
 }
@@ -129,26 +155,12 @@ void KernelLowering::lowerLoad(LoadOp op) {
   // empty), then replaced by the padding value.
   Value target = dst; // where the element path writes
   auto clampedElement = [&](OpBuilder &b, Value k, Value l) {
-    SmallVector<Value> global = globalCoords(b, loc, base, l, shape);
-    Value zero = cidx(b, loc, 0), ok;
-    SmallVector<Value> safe;
-    for (auto [d, g] : llvm::enumerate(global)) {
-      Value in =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g, dims[d]);
-      safe.push_back(arith::SelectOp::create(b, loc, in, g, zero));
-      ok = ok ? arith::AndIOp::create(b, loc, ok, in) : in;
-    }
-    Value v = memref::LoadOp::create(b, loc, src, safe);
-    memref::StoreOp::create(b, loc, arith::SelectOp::create(b, loc, ok, v, pad),
-                            target, k);
+    Value v = clampedLoad(b, loc, src, globalCoords(b, loc, base, l, shape),
+                          dims, pad);
+    memref::StoreOp::create(b, loc, v, target, k);
   };
   auto ragged = [&](OpBuilder &b) {
-    Value nonEmpty;
-    for (Value d : dims) {
-      Value ne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, d,
-                                       cidx(b, loc, 0));
-      nonEmpty = nonEmpty ? arith::AndIOp::create(b, loc, nonEmpty, ne) : ne;
-    }
+    Value nonEmpty = noneEmpty(b, loc, dims);
     bool staged = isStaged(layout);
     target = staged ? newBuffer(type) : dst;
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, nonEmpty,
@@ -336,12 +348,7 @@ void KernelLowering::lowerBroadcastLoad(BroadcastOp op, LoadOp load) {
   // bounds, else from index 0 (valid when no dimension is empty), then
   // replaced by the padding value, as lowerLoad does.
   OpBuilder rb = inBoundsIf.getElseBodyBuilder();
-  Value nonEmpty;
-  for (Value d : dims) {
-    Value ne = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ne, d,
-                                     cidx(rb, loc, 0));
-    nonEmpty = nonEmpty ? arith::AndIOp::create(rb, loc, nonEmpty, ne) : ne;
-  }
+  Value nonEmpty = noneEmpty(rb, loc, dims);
   bool staged = isStaged(layout);
   Value target = staged ? newBuffer(type) : dst;
   auto someElements = scf::IfOp::create(rb, loc, TypeRange{}, nonEmpty,
@@ -350,18 +357,8 @@ void KernelLowering::lowerBroadcastLoad(BroadcastOp op, LoadOp load) {
   forEachOwned(
       eb, loc, layout, /*needLinear=*/true,
       [&](OpBuilder &b, Value k, Value l) {
-        SmallVector<Value> global = sourceGlobal(b, l);
-        Value zero = cidx(b, loc, 0), ok;
-        SmallVector<Value> safe;
-        for (auto [d, g] : llvm::enumerate(global)) {
-          Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           g, dims[d]);
-          safe.push_back(arith::SelectOp::create(b, loc, in, g, zero));
-          ok = ok ? arith::AndIOp::create(b, loc, ok, in) : in;
-        }
-        Value v = memref::LoadOp::create(b, loc, src, safe);
-        memref::StoreOp::create(
-            b, loc, arith::SelectOp::create(b, loc, ok, v, pad), target, k);
+        Value v = clampedLoad(b, loc, src, sourceGlobal(b, l), dims, pad);
+        memref::StoreOp::create(b, loc, v, target, k);
       },
       staged);
   OpBuilder pb = someElements.getElseBodyBuilder();
