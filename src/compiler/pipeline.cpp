@@ -289,6 +289,7 @@ struct Lowering {
   bool exp_range_test = true;        // gpu: convert-tile-to-loops' exp-range-test
   bool rewiden = false;              // gpu: run tile-rewiden-after-reduce (a launcher variant)
   int max_shared_bytes = 48 * 1024;  // gpu: the shared memory a CTA may use (the device's opt-in limit)
+  int unroll_bytes = kUnrollBytes;   // gpu: tile-unroll-streaming-loops' bytes-in-flight
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -299,7 +300,11 @@ void to_loops(mlir::OpPassManager& pm, const Lowering& l) {
   // once before the loop again.
   pm.addPass(tile::createTileHoistInvariants());
   // (gpu) Loops streaming tiles unrolled, so that several iterations' loads are in flight.
-  if (!l.cpu) pm.addPass(tile::createTileUnrollStreamingLoops());
+  if (!l.cpu) {
+    tile::TileUnrollStreamingLoopsOptions unroll;
+    unroll.bytesInFlight = l.unroll_bytes;
+    pm.addPass(tile::createTileUnrollStreamingLoops(unroll));
+  }
   // Loads from read-only arguments issued before the reductions and barriers that precede their use.
   pm.addPass(tile::createTileHoistLoads());
   // (variant) bf16 tiles kept across the reductions they feed and widened again after them.
@@ -560,6 +565,7 @@ void read_lowering(std::string_view kernel, mlir::LLVM::LLVMFuncOp fn, const Spe
   code.versioned = fn->hasAttr(TileDialect::getVersionedAttrName()) && !code.static_shapes;
   code.exchange_free = fn->hasAttr(TileDialect::getExchangeFreeAttrName());
   code.rewidened = fn->hasAttr(TileDialect::getRewidenedAttrName());
+  code.unrolled_streams = fn->hasAttr(TileDialect::getUnrolledStreamsAttrName());
   code.has_exp_range_tests = fn->hasAttr(TileDialect::getExpRangeTestedAttrName());
 }
 
@@ -682,7 +688,7 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
 }
 
 GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Specialization& spec, std::string_view arch,
-                    int block_size, bool exp_range_test, bool rewiden) {
+                    int block_size, bool exp_range_test, bool rewiden, int unroll_bytes) {
   if (!gpu_arch(arch))
     throw Error(fmt::format("tessera: kernel '{}': unsupported GPU target '{}' (expected one of {})", kernel, arch,
                             target_names().substr(5)));
@@ -694,16 +700,19 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
   code.symbol = kernel_symbol(kernel);
   code.exp_range_test = exp_range_test;
   code.rewiden = rewiden;
+  code.unroll_bytes = unroll_bytes == 0 ? kUnrollBytes : unroll_bytes;
   // A compile with a block size given by the caller (a second try, see variant_search.h) dumps its
   // stages as <symbol>.<arch>.t<threads>.<stage>.
   // Without exp range tests (the launcher's other variant) they are <symbol>.<arch>.plain-exp.<stage>,
-  // widened again after reductions <symbol>.<arch>.rewiden.<stage>; compiled for one launch's
+  // widened again after reductions <symbol>.<arch>.rewiden.<stage>, with another unroll budget
+  // <symbol>.<arch>.u<bytes>.<stage>; compiled for one launch's
   // shapes (LaunchOptions::static_shapes) <symbol>.<arch>.static.<stage>, for whole tiles
   // (LaunchOptions::whole_tiles) <symbol>.<arch>.whole.<stage>.
-  Dumper dump(code.symbol, fmt::format("{}{}{}{}{}", code.arch,
+  Dumper dump(code.symbol, fmt::format("{}{}{}{}{}{}", code.arch,
                                        spec.shapes ? ".static" : spec.whole_tiles ? ".whole" : "",
                                        block_size ? fmt::format(".t{}", block_size) : "",
-                                       exp_range_test ? "" : ".plain-exp", rewiden ? ".rewiden" : ""));
+                                       exp_range_test ? "" : ".plain-exp", rewiden ? ".rewiden" : "",
+                                       code.unroll_bytes != kUnrollBytes ? fmt::format(".u{}", code.unroll_bytes) : ""));
   StageClock clock(&code.stage_ms);
   dump.write("ast.txt", ast.text);
   mlir::MLIRContext ctx(make_registry(), mlir::MLIRContext::Threading::DISABLED);
@@ -721,7 +730,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
                           .block_size = block_size,
                           .exp_range_test = exp_range_test,
                           .rewiden = rewiden,
-                          .max_shared_bytes = max_shared_bytes_of_arch(code.arch)};
+                          .max_shared_bytes = max_shared_bytes_of_arch(code.arch),
+                          .unroll_bytes = code.unroll_bytes};
   // to_tensor_cores, on the kernel's first compile only (the launcher's variants are of other
   // lowerings).
   const std::string_view variant = gpu_arch(arch)->arch_specific_variant;

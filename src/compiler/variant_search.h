@@ -7,6 +7,8 @@
 //   candidate        what                                       tried when                              kept if
 //   register-cap     the same PTX with .maxnreg, one more       fewer than half an SM's threads          more programs per SM, interior
 //                    program per SM at a time                   resident; versioned, static or whole     frame not grown
+//   fewer-in-flight  K loops unrolled with half the budget      tile-unroll-streaming-loops unrolled a   more programs per SM (after its
+//                    (tile-unroll-streaming-loops)              loop; half empty                         own register cap)
 //   rewiden          bf16 tiles widened again after a           the kernel widens bf16 before a          more programs per SM
 //                    reduction (tile-rewiden-after-reduce)      reduction and uses it after; half empty
 //   fewer-threads    half the threads, twice the elements       half empty and the lowering did not      at least 5/4 the programs per SM

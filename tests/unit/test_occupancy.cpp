@@ -3,7 +3,8 @@
 // numbers ncu reported on the H200, a cubin's recorded resources, a row kernel that keeps
 // its row in registers compiled with fewer threads when that fits more programs per SM, and a
 // versioned kernel whose registers are capped at what its interior copy needs
-// (compiler/register_cap.h), and exp range tests dropped where they cost occupancy.
+// (compiler/register_cap.h), a matrix-vector product unrolled less, and exp range tests dropped
+// where they cost occupancy.
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
@@ -138,6 +139,34 @@ TEST_CASE("a row kernel that leaves an SM half empty gets more programs per SM",
                              .compile(Target::sm_90, q.partition<8192>(), p);
   CHECK(threads_of(add) == 128);
   for (const auto& [stage, ms] : add.stage_ms) CHECK(stage != "fewer-threads");
+}
+
+TEST_CASE("a matrix-vector product whose unrolled K loop leaves an SM half empty is unrolled less",
+          "[compile][occupancy]") {
+  if (!detail::nvjitlink_available()) {
+    WARN("nvJitLink missing: skipped");
+    return;
+  }
+  // y = W (x * inv * g) (the Qwen3 engine's fused RMSNorm + QKV product), 16 x 512 bf16 weight
+  // tiles at 512 threads: unrolled by 4 (four 16 KiB tiles in flight per program) it needs over
+  // 64 registers, one program per SM, and capped at 64 it spills; unrolled by 2, capped, two
+  // programs fit, and that variant is kept.
+  auto mv = kernel("occupancy_normed_matvec", [](auto out, auto w, auto x, auto g, auto inv_rms) {
+    auto inv = load<1>(inv_rms, c<0>);
+    auto acc = for_range(
+        (dim<0>(x) + c<511>) / c<512>,
+        [=](auto k, auto acc) {
+          auto n = reshape<1, 512>(load<512>(x, k) * inv * cast<DType::f32>(load<512>(g, k)));
+          return acc + cast<DType::f32>(load<16, 512>(w, program_id<0>(), k)) * n;
+        },
+        full<DType::f32, 16, 512>(c<0.0>));
+    return out.store(reshape<16>(sum<1>(acc)));
+  });
+  Tensor<float, 1> y({6144}), x({2560}), inv({1});
+  Tensor<bfloat16, 1> g({2560});
+  Tensor<bfloat16, 2> w({6144, 2560});
+  CompiledArtifact art = mv.compile(Target::sm_90, y.partition<16>(), w, x, g, inv);
+  check_programs_per_sm(art, 512, 2, "fewer-in-flight");
 }
 
 TEST_CASE("the PTX of a split kernel marks its CTAs per program", "[compile][occupancy]") {

@@ -146,6 +146,7 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
       name == getWholeTilesAttrName() || name == getExchangeFreeAttrName() ||
       name == getReductionAttrName() || name == getExpInRangeAttrName() ||
       name == getExpRangeTestedAttrName() || name == getRewidenedAttrName() ||
+      name == getUnrolledStreamsAttrName() ||
       name == getInteriorAttrName() || name == getVersionsAttrName() ||
       name == getRewidenAttrName() || name == getPersistentAttrName() ||
       name == getMmaSyncAttrName())

@@ -18,7 +18,10 @@
 // `max-factor`, that keeps U times the streaming loads' bytes per iteration
 // within `bytes-in-flight`; a loop of U = 1 is left alone. The unrolled loop
 // runs U iterations per step; an epilogue loop runs the last trip count mod U
-// (MLIR's loopUnrollByFactor).
+// (MLIR's loopUnrollByFactor). A kernel with an unrolled loop is marked
+// `tile.unrolled_streams`: the U tiles of each stream live in registers, and
+// the launcher compiles such a kernel again with a smaller budget when they
+// leave an SM half empty (src/compiler/variant_search.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,6 +115,9 @@ struct TileUnrollStreamingLoops
       });
       for (auto [loop, factor] : loops)
         (void)loopUnrollByFactor(loop, factor);
+      if (!loops.empty())
+        fn->setAttr(tt::TileDialect::getUnrolledStreamsAttrName(),
+                    UnitAttr::get(fn.getContext()));
       // The unroller computes the new step and bounds with arith ops on
       // constants: folded, the step is a constant again (which
       // tile-version-interior requires of the loops it tests).

@@ -5,7 +5,9 @@
 // default max-factor; 64 KiB within the default 128 KiB), the four copies'
 // loads at k, k+1, k+2 and k+3, then an epilogue loop for the rest. With 32
 // KiB in flight, by 2.
+// The kernel is marked as having unrolled streams.
 // CHECK-LABEL: func.func @matvec
+// CHECK-SAME: tile.unrolled_streams
 // CHECK: %[[MAIN:.*]] = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c4
 // CHECK-COUNT-4: tile.load %arg1
 // CHECK: scf.yield
@@ -41,6 +43,7 @@ func.func @matvec(%o: !v, %w: !w, %n: index) attributes {tile.kernel} {
 // depend on its variable, a loop reading a memref the kernel writes, and a
 // loop in a function without tile.kernel.
 // CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: tile.unrolled_streams
 // CHECK-NOT: step %c2
 // CHECK-NOT: step %c4
 // CHECK: return

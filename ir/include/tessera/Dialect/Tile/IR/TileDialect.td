@@ -191,6 +191,13 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getRewidenedAttrName() {
       return ::llvm::StringLiteral("tile.rewidened");
     }
+    /// Name of the unit function attribute set by
+    /// `tile-unroll-streaming-loops` on a kernel where it unrolled a loop (the
+    /// launcher may compile the kernel again with a smaller budget, keeping
+    /// that variant if it fits more programs per SM).
+    static constexpr ::llvm::StringLiteral getUnrolledStreamsAttrName() {
+      return ::llvm::StringLiteral("tile.unrolled_streams");
+    }
   }];
 }
 

@@ -76,7 +76,8 @@ def TileUnrollStreamingLoops : Pass<"tile-unroll-streaming-loops", "::mlir::Modu
     per iteration at most `bytes-in-flight`. The main loop runs U iterations
     per step, an epilogue loop the remaining trip count mod U. Loops with
     U = 1 are left alone. Options out of range (a non-positive byte count, a
-    factor that is not a positive power of two) are an error.
+    factor that is not a positive power of two) are an error. A function in
+    which a loop was unrolled gets the unit attribute `tile.unrolled_streams`.
 
     On gpu a loop that streams a tile per iteration waits a memory latency
     per iteration; with tile-hoist-loads after it, the U iterations' loads of
