@@ -700,7 +700,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
   code.symbol = kernel_symbol(kernel);
   code.exp_range_test = exp_range_test;
   code.rewiden = rewiden;
-  code.unroll_bytes = unroll_bytes == 0 ? kUnrollBytes : unroll_bytes;
+  code.unroll_bytes = unroll_bytes;
   // A compile with a block size given by the caller (a second try, see variant_search.h) dumps its
   // stages as <symbol>.<arch>.t<threads>.<stage>.
   // Without exp range tests (the launcher's other variant) they are <symbol>.<arch>.plain-exp.<stage>,

@@ -62,6 +62,10 @@ inline constexpr std::size_t kCpuCallStackBytes = std::size_t{64} << 10;
 // it (tile-cpu-workspace keeps its private arrays to 128 KiB; the rest is the code generator's).
 inline constexpr std::size_t kMaxCpuFrameBytes = std::size_t{16} << 20;
 
+// The bytes of streaming loads an unrolled loop iteration may read (tile-unroll-streaming-loops'
+// bytes-in-flight) in a kernel's first compile; variant_search.cpp may try half of it.
+inline constexpr int kUnrollBytes = 128 * 1024;
+
 struct GpuCode {
   std::string arch;          // "sm_90", "sm_100a"
   // The architecture-specific target the code was compiled for when it uses that target's
@@ -85,7 +89,7 @@ struct GpuCode {
   bool has_exp_range_tests = false;  // and the lowering emitted such a test
   bool rewiden = false;     // lowered after tile-rewiden-after-reduce
   bool rewidened = false;   // and that pass changed the kernel (tile.rewidened); else no PTX
-  int unroll_bytes = 0;     // tile-unroll-streaming-loops' bytes-in-flight (kUnrollBytes when 0)
+  int unroll_bytes = kUnrollBytes;  // tile-unroll-streaming-loops' bytes-in-flight
   bool unrolled_streams = false;  // and that pass unrolled a loop (tile.unrolled_streams)
   std::string symbol;        // the PTX entry name
   // The architecture the code is linked for: isa, else arch.
@@ -100,9 +104,6 @@ struct GpuCode {
 // Threads per program on GPU targets before per-kernel block sizes (kept for code that has no
 // PTX at hand; compile_ptx chooses the block size per kernel).
 inline constexpr int kGpuBlockSize = 128;
-// The bytes of streaming loads an unrolled loop iteration may read (tile-unroll-streaming-loops'
-// bytes-in-flight) in a kernel's first compile; variant_search.cpp may try half of it.
-inline constexpr int kUnrollBytes = 128 * 1024;
 
 // The directory TESSERA_DUMP_DIR names, or "" when it is unset or empty (stages are then not
 // written).
@@ -143,9 +144,10 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
 // `exp_range_test` is convert-tile-to-loops' option of that name (see Conversion/Passes.td);
 // `rewiden` runs tile-rewiden-after-reduce before the lowering, and if that pass changes nothing
 // the result has no PTX (rewidened false): the compile stops after the LLVM dialect.
-// `unroll_bytes` is tile-unroll-streaming-loops' bytes-in-flight (0: kUnrollBytes).
+// `unroll_bytes` is tile-unroll-streaming-loops' bytes-in-flight.
 GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Specialization& spec, std::string_view arch,
-                    int block_size = 0, bool exp_range_test = true, bool rewiden = false, int unroll_bytes = 0);
+                    int block_size = 0, bool exp_range_test = true, bool rewiden = false,
+                    int unroll_bytes = kUnrollBytes);
 // The stack a kernel's compile runs on (the launcher starts it on a StackThread of this size,
 // execution/threads.h). Measured at the nesting the front end accepts (kMaxAstDepth,
 // frontend/ast.h): a chain of 4088 scalar adds compiled (cpu and gpu) with 2 MiB, not 1; 4088

@@ -403,7 +403,7 @@ class PlainExpVariant {
  private:
   std::optional<GpuCode> compile_plain_exps(int threads) const {
     return compile_variant(kernel_, ast_, spec_, calls_, arch_, threads, /*exp_range_test=*/false, /*rewiden=*/false,
-                           /*unroll_bytes=*/0);
+                           kUnrollBytes);
   }
 
   std::string_view kernel_;

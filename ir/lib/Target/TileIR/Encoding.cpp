@@ -154,12 +154,8 @@ uint64_t TypeTable::function(std::span<const uint64_t> inputs,
                              std::span<const uint64_t> results) {
   ByteWriter w;
   w.varint(kFunction);
-  w.varint(inputs.size());
-  for (uint64_t t : inputs)
-    w.varint(t);
-  w.varint(results.size());
-  for (uint64_t t : results)
-    w.varint(t);
+  w.varints(inputs);
+  w.varints(results);
   return intern(std::move(w));
 }
 

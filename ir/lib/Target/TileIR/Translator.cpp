@@ -272,12 +272,8 @@ LogicalResult Translator::prepareTensors() {
     }
     t.viewType = types_.tensorView(elem, shape, strideTy);
     p.varint(base);
-    p.varint(dynShape.size());
-    for (uint64_t v : dynShape)
-      p.varint(v);
-    p.varint(dynStrides.size());
-    for (uint64_t v : dynStrides)
-      p.varint(v);
+    p.varints(dynShape);
+    p.varints(dynStrides);
     t.view = emit1(Opcode::MakeTensorView, t.viewType, p, true);
   }
 
@@ -347,9 +343,7 @@ std::optional<uint64_t> Translator::allAccesses(Value memref) {
   if (all.size() == 1)
     return all.front();
   ByteWriter p;
-  p.varint(all.size());
-  for (uint64_t t : all)
-    p.varint(t);
+  p.varints(all);
   uint64_t joined = emit1(Opcode::JoinTokens, types_.token(), p, true);
   s.lastWrite = joined;
   s.reads.clear();
@@ -443,9 +437,7 @@ LogicalResult Translator::translateStore(Operation *op) {
   p.varint(static_cast<uint8_t>(MemoryOrdering::Weak));
   p.varint(*value);
   p.varint(*view);
-  p.varint(indices.size());
-  for (uint64_t v : indices)
-    p.varint(v);
+  p.varints(indices);
   if (token)
     p.varint(*token);
   uint64_t out = emit1(Opcode::StoreViewTko, types_.token(), p, true);
@@ -530,18 +522,14 @@ LogicalResult Translator::translateFor(Operation *op) {
   }
   for (Value m : carried)
     yielded.push_back(allAccessesOrFresh(m));
-  cont.varint(yielded.size());
-  for (uint64_t v : yielded)
-    cont.varint(v);
+  cont.varints(yielded);
   w_.emit(Opcode::Continue, {}, true, cont);
   ByteWriter block = w_.endBlock();
   tokens_ = std::move(savedTokens);
 
   ByteWriter p;
   p.varint(0); // no optional fields (unsignedCmp unset)
-  p.varint(operands.size());
-  for (uint64_t v : operands)
-    p.varint(v);
+  p.varints(operands);
   p.varint(1); // regions
   p.varint(1); // blocks
   p.append(block);
@@ -594,9 +582,7 @@ LogicalResult Translator::translateIf(Operation *op) {
     for (Value m : carried)
       yielded.push_back(allAccessesOrFresh(m));
     ByteWriter y;
-    y.varint(yielded.size());
-    for (uint64_t v : yielded)
-      y.varint(v);
+    y.varints(yielded);
     w_.emit(Opcode::Yield, {}, true, y);
     out.varint(1);
     out.append(w_.endBlock());

@@ -46,6 +46,13 @@ public:
     for (size_t i = 0; i < sizeof(T); ++i)
       byte(static_cast<uint8_t>(u >> (8 * i)));
   }
+  /// A count, then each value as a varint (the format's lists of type and
+  /// value indices).
+  void varints(std::span<const uint64_t> values) {
+    varint(values.size());
+    for (uint64_t v : values)
+      varint(v);
+  }
   /// A count, then each value as a little-endian T (the format's int arrays).
   template <typename T>
   void leArray(std::span<const T> values) {
