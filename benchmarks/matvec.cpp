@@ -118,10 +118,6 @@ void fused(const Case& s, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& 
   bench::fill_device(g, 4);
   double ms = 0, bytes = double(s.n) * s.k * 2;
   std::string form;
-  // The norm's inverse RMS, by its own one-program kernel (timed alone below).
-  Tensor<float, 1> inv({1});
-  auto inverse = k::rms_inverse<BK>();
-  inverse.launch(inv.partition<1>(), v, 1e-6f);
   if (s.n == 2560) {
     form = "matvec_residual";
     auto kern = k::matvec_residual<R, BK>();
@@ -129,19 +125,17 @@ void fused(const Case& s, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& 
   } else if (s.n == 9728) {
     form = "rmsnorm_swiglu";
     auto kern = k::rmsnorm_swiglu<R, BK>();
-    ms = bench::median_ms([&] { return bench::timed(kern, y.partition<R>(), w, w, v, g, inv); });
+    ms = bench::median_ms([&] { return bench::timed(kern, y.partition<R>(), w, w, v, g, 1e-6f); });
     bytes *= 2;
   } else {
     form = "rmsnorm_matvec";
     auto kern = k::rmsnorm_matvec<R, BK>();
-    ms = bench::median_ms([&] { return bench::timed(kern, y.partition<R>(), w, v, g, inv); });
+    ms = bench::median_ms([&] { return bench::timed(kern, y.partition<R>(), w, v, g, 1e-6f); });
   }
   const std::string name = fmt::format("{} {}x{} {} {}x{}", s.name, s.n, s.k, form, R, BK);
   bench::report("matvec", name, "bf16", bytes, ms, 0);
   std::printf("{\"bench\": \"matvec\", \"case\": \"%s\", \"ratio_to_copy\": %.3f}\n", name.c_str(),
               bytes / (ms * 1e-3) / copy_bw);
-  const double ms_inverse = bench::median_ms([&] { return bench::timed(inverse, inv.partition<1>(), v, 1e-6f); });
-  bench::report("matvec", fmt::format("rms_inverse {} {}", s.k, BK), "f32", double(s.k) * 4, ms_inverse, 0);
 }
 
 }  // namespace

@@ -103,7 +103,6 @@ struct Model::Scratch {
   Tensor<float, 2> attn_by_kv_head;                   // view of attn: [n_kv, G * 128]
   Tensor<float, 1> mlp;                               // [intermediate]
   Tensor<float, 1> logits;                            // [vocab]
-  Tensor<float, 1> inv_rms;                           // [1]: the next norm's rsqrt(mean(x^2) + eps)
   tessera::LaunchOptions options;                     // the target and the model's stream
   // The step's scalars, read at each launch and each graph replay.
   tessera::Scalar<std::int32_t> token, position, seq_len, chunks_per_split;
@@ -154,8 +153,7 @@ Model::Scratch::Scratch(const ModelConfig& c, std::int64_t context, std::int64_t
       attn({c.q_width()}),
       attn_by_kv_head(attn.slice(0, 0, c.q_width()).reshape<2>({c.num_key_value_heads, c.gqa_group() * kHeadDim})),
       mlp({c.intermediate_size}),
-      logits({c.vocab_size}),
-      inv_rms({1}) {
+      logits({c.vocab_size}) {
   for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) {
     k_cache.emplace_back(std::array<std::int64_t, 3>{c.num_key_value_heads, context, kHeadDim});
     v_cache.emplace_back(std::array<std::int64_t, 3>{c.num_key_value_heads, context, kHeadDim});
@@ -304,11 +302,10 @@ std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t po
     auto part_l = s.part_l.slice(1, 0, splits);
     for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
       const LayerWeights& w = weights_.layers[l];
-      s.run(k::rms_inverse<BK>(), s.inv_rms.partition<1>(), s.x, eps);
-      s.run(k::rmsnorm_matvec<R, BK>(), s.qkv.partition<R>(), w.qkv, s.x, w.input_norm, s.inv_rms);
+      s.run(k::rmsnorm_matvec<R, BK>(), s.qkv.partition<R>(), w.qkv, s.x, w.input_norm, eps);
       auto k_slot = s.k_cache[l].slice(1, position, position + 1);
       auto v_slot = s.v_cache[l].slice(1, position, position + 1);
-      appends.push_back(launches + 2);
+      appends.push_back(launches + 1);
       s.run(k::qk_norm_rope_append<GP>(), s.q.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
             v_slot.partition<1, 1, 128>(), s.q_in, s.k_in, s.v_in, w.q_norm, w.k_norm, s.rope_cos, s.rope_sin,
             s.position, eps);
@@ -317,15 +314,13 @@ std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t po
             s.chunks_per_split, scale);
       s.run(k::decode_attention_combine<GP>(), s.attn_by_kv_head.partition<1, GP * 128>(), part_o, part_m, part_l);
       s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.o, s.attn);
-      s.run(k::rms_inverse<BK>(), s.inv_rms.partition<1>(), s.x, eps);
-      s.run(k::rmsnorm_swiglu<R, BK>(), s.mlp.partition<R>(), w.gate, w.up, s.x, w.post_norm, s.inv_rms);
+      s.run(k::rmsnorm_swiglu<R, BK>(), s.mlp.partition<R>(), w.gate, w.up, s.x, w.post_norm, eps);
       s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.down, s.mlp);
-      launches += 9;
+      launches += 7;
     }
   });
   if (logits) {
-    s.run(k::rms_inverse<BK>(), s.inv_rms.partition<1>(), s.x, eps);
-    s.run(k::rmsnorm_matvec<R, BK>(), s.logits.partition<R>(), weights_.head(), s.x, weights_.final_norm, s.inv_rms);
+    s.run(k::rmsnorm_matvec<R, BK>(), s.logits.partition<R>(), weights_.head(), s.x, weights_.final_norm, eps);
   }
   return appends;
 }
@@ -379,9 +374,8 @@ void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int6
   }
   if (logits) {
     const Tensor<float, 1> last = x.slice(0, t - 1, t).reshape<1>({c.hidden_size});
-    s.run(k::rms_inverse<k::kMatvecCols>(), s.inv_rms.partition<1>(), last, eps);
     s.run(k::rmsnorm_matvec<k::kMatvecRows, k::kMatvecCols>(), s.logits.partition<k::kMatvecRows>(), weights_.head(),
-          last, weights_.final_norm, s.inv_rms);
+          last, weights_.final_norm, eps);
   }
 }
 

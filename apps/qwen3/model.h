@@ -1,18 +1,16 @@
 // model.h: a Qwen3 model on tessera: device-resident weights, the KV cache, and the decode step.
 //
 // decode_step(token, position) runs the whole forward pass for one token as tile kernels
-// (kernels/*.h) and returns the f32 logits [vocab]. Per step and layer, nine kernels:
-//   1. inv = rsqrt(mean(x^2) + eps)               rms_inverse (one program)
-//   2. qkv = W_qkv rmsnorm(x)                     rmsnorm_matvec (x * inv * g fused into the product)
-//   3. q/k per-head norm + RoPE, K and V appended  qk_norm_rope_append (writes the cache row)
-//   4. partial attention per (KV head, split)      decode_attention_split (flash-decoding)
-//   5. combine of the splits                       decode_attention_combine
-//   6. x += W_o attn                               matvec_residual (residual add in the epilogue)
-//   7. inv = rsqrt(mean(x^2) + eps)               rms_inverse
-//   8. m = silu(W_gate n) * (W_up n), n = rmsnorm(x)  rmsnorm_swiglu
-//   9. x += W_down m                               matvec_residual
+// (kernels/*.h) and returns the f32 logits [vocab]. Per step and layer, seven kernels:
+//   1. qkv = W_qkv rmsnorm(x)                     rmsnorm_matvec (the norm fused into the product)
+//   2. q/k per-head norm + RoPE, K and V appended  qk_norm_rope_append (writes the cache row)
+//   3. partial attention per (KV head, split)      decode_attention_split (flash-decoding)
+//   4. combine of the splits                       decode_attention_combine
+//   5. x += W_o attn                               matvec_residual (residual add in the epilogue)
+//   6. m = silu(W_gate n) * (W_up n), n = rmsnorm(x)  rmsnorm_swiglu
+//   7. x += W_down m                               matvec_residual
 // plus the embedding gather before the layers and logits = W_head rmsnorm(x) after them
-// (rms_inverse, then rmsnorm_matvec; W_head is the embedding table when tied).
+// (rmsnorm_matvec; W_head is the embedding table when tied).
 // The residual stream x and every activation are f32; q and the cache are bf16.
 //
 // The KV cache is preallocated for the context limit: per layer, K and V of [n_kv, context, 128]

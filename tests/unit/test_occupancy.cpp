@@ -147,7 +147,7 @@ TEST_CASE("a matrix-vector product whose unrolled K loop leaves an SM half empty
     WARN("nvJitLink missing: skipped");
     return;
   }
-  // y = W (x * inv * g) (the Qwen3 engine's fused RMSNorm + QKV product), 16 x 512 bf16 weight
+  // y = W (x * inv * g) (an RMSNorm fused into a product, as a decode step's QKV), 16 x 512 bf16 weight
   // tiles at 512 threads: unrolled by 4 (four 16 KiB tiles in flight per program) it needs over
   // 64 registers, one program per SM, and capped at 64 it spills; unrolled by 2, capped, two
   // programs fit, and that variant is kept.

@@ -10,19 +10,18 @@
 //
 //   matvec               y = W v                                 (the LM head without a norm)
 //   matvec_residual      x = x + W v   (x read back from the output: its own tile)  o_proj, down_proj
-//   rms_inverse          inv = rsqrt(mean(x^2) + eps)            one program, before each norm's product
 //   rmsnorm_matvec       y = W rmsnorm(x)                        the QKV projection, the LM head
 //   rmsnorm_swiglu       y = silu(Wg n) * (Wu n), n = rmsnorm(x)  gate and up projections + SwiGLU
 //
-// rmsnorm(x) = x * inv * g, with g the bf16 norm weight [K] and inv the f32 [1] tensor rms_inverse
-// wrote, computed in f32 (no intermediate bf16 rounding). The normalization is fused into the
-// product: each program normalizes each BK-chunk of x as it uses it, so the normalized vector is
-// never stored. inv is computed once, by its own one-program kernel, rather than by every program
-// of the product: a product has hundreds (the LM head thousands) of programs, and each one's
-// pass over x and block reduction before its K loop cost the LM head 40% of its time on the H200
-// (0.61 of the copy bandwidth against 1.01 without the norm). The residual add is fused into the
-// epilogue of the product that feeds the residual stream, which (with the next layer's norm in
-// the next product) is the "residual add fused with the next RMSNorm".
+// rmsnorm(x) = x * inv * g, with g the bf16 norm weight [K] and inv = rsqrt(mean(x^2) + eps) a
+// scalar, so W rmsnorm(x) = inv * (W (x * g)): each program multiplies its chunks of x by g as it
+// uses them, sums the squares of the same chunks in a [BK] tile beside its products, and scales
+// its reduced rows by inv at the end, all in f32. The norm thus costs no pass over x before the K
+// loop (a prologue computing inv before the loop cost the LM head 40% of its time on the H200)
+// and no kernel of its own (a one-program kernel per norm was 2 of a layer's 9 launches). The
+// residual add is fused into the epilogue of the product that feeds the residual stream, which
+// (with the next layer's norm in the next product) is the "residual add fused with the next
+// RMSNorm".
 #pragma once
 
 #include "kernels/tile_common.h"
@@ -48,16 +47,10 @@ constexpr auto column_steps(X x) {
   return (dim<0>(x) + c<BK - 1>) / c<BK>;
 }
 
-// rsqrt(mean(x^2) + eps) of the f32 vector x, as an f32 [1] tile.
-template <int BK, class X, class Eps>
-constexpr auto inverse_rms(X x, Eps eps) {
-  auto squares = for_range(
-      column_steps<BK>(x),
-      [=](auto k, auto acc) {
-        auto v = load<BK>(x, k);
-        return acc + v * v;
-      },
-      full<kF32, BK>(c<0.0>));
+// rsqrt(sum / K + eps) for the sum of squares `squares` (an f32 [BK] tile summed here) of the
+// f32 vector x, as an f32 [1] tile.
+template <class Squares, class X, class Eps>
+constexpr auto inverse_rms(Squares squares, X x, Eps eps) {
   return rsqrt(sum<0>(squares) / cast<kF32>(dim<0>(x)) + eps);
 }
 
@@ -84,25 +77,21 @@ auto matvec_residual() {
   });
 }
 
-// inv[0] = rsqrt(mean(x^2) + eps) for the f32 vector x; one program (inv is an f32 [1] tensor).
-template <int BK>
-auto rms_inverse() {
-  static_assert(power_of_two(BK), "tile sizes are powers of two");
-  return tessera::kernel(tiled_name("qwen3_rms_inverse", 1, BK), [](auto inv, auto x, auto eps) {
-    using namespace tessera;
-    return inv.store(matvec_detail::inverse_rms<BK>(x, eps));
-  });
-}
-
 template <int R, int BK>
 auto rmsnorm_matvec() {
   static_assert(power_of_two(R) && power_of_two(BK), "tile sizes are powers of two");
-  return tessera::kernel(tiled_name("qwen3_rmsnorm_matvec", R, BK), [](auto out, auto w, auto x, auto g, auto inv_rms) {
+  return tessera::kernel(tiled_name("qwen3_rmsnorm_matvec", R, BK), [](auto out, auto w, auto x, auto g, auto eps) {
     using namespace tessera;
-    auto inv = load<1>(inv_rms, c<0>);
-    return out.store(
-        matvec_detail::rows_times<R, BK>(w, program_id<0>(), matvec_detail::column_steps<BK>(x),
-                                         [=](auto k) { return load<BK>(x, k) * inv * cast<kF32>(load<BK>(g, k)); }));
+    auto r = for_range(
+        matvec_detail::column_steps<BK>(x),
+        [=](auto k, auto acc, auto squares) {
+          auto v = load<BK>(x, k);
+          auto n = reshape<1, BK>(load<BK>(x, k) * cast<kF32>(load<BK>(g, k)));
+          return carry(acc + cast<kF32>(load<R, BK>(w, program_id<0>(), k)) * n, squares + v * v);
+        },
+        full<kF32, R, BK>(c<0.0>), full<kF32, BK>(c<0.0>));
+    auto inv = matvec_detail::inverse_rms(get<1>(r), x, eps);
+    return out.store(reshape<R>(sum<1>(get<0>(r))) * inv);
   });
 }
 
@@ -110,19 +99,21 @@ template <int R, int BK>
 auto rmsnorm_swiglu() {
   static_assert(power_of_two(R) && power_of_two(BK), "tile sizes are powers of two");
   return tessera::kernel(tiled_name("qwen3_rmsnorm_swiglu", R, BK),
-                         [](auto out, auto w_gate, auto w_up, auto x, auto g, auto inv_rms) {
+                         [](auto out, auto w_gate, auto w_up, auto x, auto g, auto eps) {
                            using namespace tessera;
-                           auto inv = load<1>(inv_rms, c<0>);
                            auto r = for_range(
                                matvec_detail::column_steps<BK>(x),
-                               [=](auto k, auto acc_gate, auto acc_up) {
-                                 auto n = reshape<1, BK>(load<BK>(x, k) * inv * cast<kF32>(load<BK>(g, k)));
+                               [=](auto k, auto acc_gate, auto acc_up, auto squares) {
+                                 auto v = load<BK>(x, k);
+                                 auto n = reshape<1, BK>(load<BK>(x, k) * cast<kF32>(load<BK>(g, k)));
                                  return carry(acc_gate + cast<kF32>(load<R, BK>(w_gate, program_id<0>(), k)) * n,
-                                              acc_up + cast<kF32>(load<R, BK>(w_up, program_id<0>(), k)) * n);
+                                              acc_up + cast<kF32>(load<R, BK>(w_up, program_id<0>(), k)) * n,
+                                              squares + v * v);
                                },
-                               full<kF32, R, BK>(c<0.0>), full<kF32, R, BK>(c<0.0>));
-                           auto gate = reshape<R>(sum<1>(get<0>(r)));
-                           auto up = reshape<R>(sum<1>(get<1>(r)));
+                               full<kF32, R, BK>(c<0.0>), full<kF32, R, BK>(c<0.0>), full<kF32, BK>(c<0.0>));
+                           auto inv = matvec_detail::inverse_rms(get<2>(r), x, eps);
+                           auto gate = reshape<R>(sum<1>(get<0>(r))) * inv;
+                           auto up = reshape<R>(sum<1>(get<1>(r))) * inv;
                            return out.store(gate / (c<1.0> + exp(-gate)) * up);
                          });
 }
