@@ -50,6 +50,7 @@ namespace {
 struct Options {
   std::string model_dir, prompt, synthetic, stats_json;
   std::int64_t max_new_tokens = 128, layers = 0, context = 0, prompt_tokens = 0;
+  std::int64_t attention_programs = qwen3::EngineOptions{}.attention_programs;
   qwen3::SamplingParams sampling;
   std::uint64_t weights_seed = 0;
   bool chat = false, think = true;
@@ -61,7 +62,7 @@ int usage(const std::string& problem) {
             << "usage: tessera-qwen3 --model DIR --prompt TEXT [--max-new-tokens N] [--temperature T] [--top-k K]\n"
                "                     [--top-p P] [--seed S] [--chat] [--no-think] [--synthetic SHAPE]\n"
                "                     [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]\n"
-               "                     [--prompt-tokens N] [--stats-json FILE]\n";
+               "                     [--prompt-tokens N] [--stats-json FILE] [--attention-programs N]\n";
   return 2;
 }
 
@@ -124,6 +125,8 @@ std::string parse(int argc, char** argv, Options& o) {
       o.context = n;
     else if (arg == "--prompt-tokens" && integer(v, n) && n >= 1)
       o.prompt_tokens = n;
+    else if (arg == "--attention-programs" && integer(v, n) && n >= 1)
+      o.attention_programs = n;
     else if (arg == "--stats-json")
       o.stats_json = v;
     else if (arg == "--target") {
@@ -229,6 +232,7 @@ int run(const Options& o) {
 
   qwen3::EngineOptions engine;
   engine.target = o.target;
+  engine.attention_programs = o.attention_programs;
   engine.context_limit = o.context > 0 ? o.context : static_cast<std::int64_t>(prompt.size()) + o.max_new_tokens;
   qwen3::check_fits_context(static_cast<std::int64_t>(prompt.size()), o.max_new_tokens, engine.context_limit);
   if (engine.context_limit > config.max_position_embeddings)

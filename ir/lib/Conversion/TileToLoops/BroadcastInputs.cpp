@@ -15,9 +15,11 @@
 // local plan and no load plan of its own, its input's innermost dimension is
 // kept (so each leaf's broadcast has a load plan), and the computation has at
 // most kMaxOps ops, each used only by the next, in the broadcast's block,
-// whose leaves are loads of read-only kernel arguments used once in that
-// block, single-element tiles (or broadcasts of one), splats and splat
-// constants.
+// whose leaves are loads of read-only kernel arguments in that block,
+// single-element tiles (or broadcasts of one), splats and splat constants. A
+// leaf load that has other users too (a fused norm sums the squares of the
+// chunk it normalizes) is loaded once more for the broadcast: a second read of
+// the same bytes, from cache, costs less than the barriers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,7 +87,7 @@ public:
 private:
   bool isReadOnlyLoad(Value v) {
     auto load = v.getDefiningOp<LoadOp>();
-    if (!load || !v.hasOneUse() || load->getBlock() != bc->getBlock() ||
+    if (!load || load->getBlock() != bc->getBlock() ||
         !isKernelArgument(func, load.getSource()))
       return false;
     return !func
@@ -140,7 +142,11 @@ private:
           SplatElementsAttr::get(typed(out.getShape(), v),
                                  attr.getSplatValue<Attribute>()));
     }
-    // A load: reshaped as the broadcast's input was, then broadcast.
+    // A load: reshaped as the broadcast's input was, then broadcast. A load
+    // with other users stays for them, and the broadcast gets its own copy
+    // (a load plan needs a load used by the broadcast alone).
+    if (!v.hasOneUse())
+      v = b.clone(*v.getDefiningOp())->getResult(0);
     Value r = ReshapeOp::create(
         b, loc, typed(bc.getInput().getType().getShape(), v), v);
     return BroadcastOp::create(b, loc, typed(out.getShape(), v), r);
