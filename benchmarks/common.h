@@ -146,4 +146,18 @@ void fill_device(tessera::Tensor<T, R>& t, int seed) {
 
 inline const char* dtype_str(tessera::DType d) { return tessera::dtype_name(d).data(); }
 
+// The bandwidth (bytes read + written per second) of a 1 GiB bf16 copy, reported as a case of
+// `bench`: the ceiling of a kernel that reads its bytes once.
+inline double copy_bandwidth(const std::string& bench) {
+  using namespace tessera;
+  constexpr std::int64_t rows = 65536, cols = 8192;
+  Tensor<bfloat16, 2> a({rows, cols}), o({rows, cols});
+  fill_device(a, 1);
+  auto copy = kernel("bench_copy_1gib", [](auto o, auto a) { return o.store(a.load_like(o)); });
+  const double ms = median_ms([&] { return timed(copy, o.partition<1, 8192>(), a); });
+  const double bytes = 2.0 * rows * cols * 2;
+  report(bench, "copy 1 GiB", "bf16", bytes, ms, 0);
+  return bytes / (ms * 1e-3);
+}
+
 }  // namespace bench

@@ -30,17 +30,6 @@ struct Case {
 constexpr Case kShapes[] = {
     {"qkv", 6144, 2560}, {"o_proj", 2560, 4096}, {"gate", 9728, 2560}, {"down", 2560, 9728}, {"lm_head", 151936, 2560}};
 
-double copy_bandwidth() {
-  constexpr std::int64_t rows = 65536, cols = 8192;  // 1 GiB of bf16
-  Tensor<bfloat16, 2> a({rows, cols}), o({rows, cols});
-  bench::fill_device(a, 1);
-  auto copy = kernel("bench_matvec_copy", [](auto o, auto a) { return o.store(a.load_like(o)); });
-  const double ms = bench::median_ms([&] { return bench::timed(copy, o.partition<1, 8192>(), a); });
-  const double bytes = 2.0 * rows * cols * 2;
-  bench::report("matvec", "copy 1 GiB", "bf16", bytes, ms, 0);
-  return bytes / (ms * 1e-3);
-}
-
 // max |y - W v| / max(1, |W v|) over sampled rows, in double on the host.
 double check(const Tensor<float, 1>& y, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v, std::int64_t n,
              std::int64_t kk) {
@@ -142,7 +131,7 @@ void fused(const Case& s, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& 
 
 int main() {
   if (!bench::have_gpu()) return 0;
-  const double copy_bw = copy_bandwidth();
+  const double copy_bw = bench::copy_bandwidth("matvec");
   for (const Case& s : kShapes) {
     Tensor<bfloat16, 2> w({s.n, s.k});
     Tensor<float, 1> v({s.k}), y({s.n});

@@ -200,15 +200,27 @@ TEST_CASE("on sm_90 the tiles the wgmma lowering rejects take mma.sync, the othe
   }
 }
 
+// Outside the GEMM class the kernel keeps the loop lowering (no cp.async pipeline, no ldmatrix),
+// whose mma runs on mma.sync from shared memory where its operands and product fit there
+// (docs/compiler.md, "mma"), else element by element.
 TEST_CASE("tiles outside the mma.sync lowering's shapes keep the loop lowering", "[mma][matmul][compile][mma_sync]") {
   if (!exec_test::toolchain_present()) return;
   Tensor<bfloat16, 2> a({256, 256}), b({256, 512}), out({256, 512}), odd({256, 500}), out_odd({256, 500});
-  // 256 x 256: 256 accumulators per thread over 8 warps.
-  CHECK(!has(matmul_kernels::matmul<256, 256, 32>().compile(Target::sm_80, out.partition<256, 256>(), a, b).ptx,
-             "mma.sync"));
-  // BM 8: below one m16 fragment.
-  CHECK(!has(matmul_kernels::matmul<8, 64, 32>().compile(Target::sm_80, out.partition<8, 64>(), a, b).ptx, "mma.sync"));
+  auto loop_lowering = [](const std::string& ptx) { return !has(ptx, "cp.async") && !has(ptx, "ldmatrix"); };
+  // 256 x 256: 256 accumulators per thread over 8 warps; its f32 product (264 KiB) does not fit
+  // in shared memory: element by element.
+  const std::string big =
+      matmul_kernels::matmul<256, 256, 32>().compile(Target::sm_80, out.partition<256, 256>(), a, b).ptx;
+  CHECK(loop_lowering(big));
+  CHECK(!has(big, "mma.sync"));
+  // BM 8: below one m16 fragment (the fragment's rows past 8 repeat row 7).
+  const std::string narrow =
+      matmul_kernels::matmul<8, 64, 32>().compile(Target::sm_80, out.partition<8, 64>(), a, b).ptx;
+  CHECK(loop_lowering(narrow));
+  CHECK(has(narrow, "mma.sync"));
   // B's rows of 500 bf16 (1000 bytes) are not 16-byte aligned: cp.async cannot read them.
-  CHECK(!has(matmul_kernels::matmul<64, 64, 32>().compile(Target::sm_80, out_odd.partition<64, 64>(), a, odd).ptx,
-             "mma.sync"));
+  const std::string unaligned =
+      matmul_kernels::matmul<64, 64, 32>().compile(Target::sm_80, out_odd.partition<64, 64>(), a, odd).ptx;
+  CHECK(loop_lowering(unaligned));
+  CHECK(has(unaligned, "mma.sync"));
 }

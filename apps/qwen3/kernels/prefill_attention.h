@@ -11,8 +11,8 @@
 // Scores are s = scale q . k from an mma of the bf16 q and K tiles (exact products, f32
 // accumulation); a key at a position past the query's is masked to -inf, so its exponential is
 // exactly 0 and it contributes nothing. Every query sees position 0 in the first tile, so m is
-// finite after it and no -inf - -inf is formed. p V is an mma of the f32 probabilities and V
-// widened from bf16 (exactly), as in the decode step. The output is stored as bf16(o / l) into
+// finite after it and no -inf - -inf is formed. p V is an mma of the probabilities rounded to
+// bf16 and V, as in the decode step (attention.h): both mmas run on the tensor cores of a GPU. The output is stored as bf16(o / l) into
 // out [T, q_width] at (query rows, head's 128 columns) (tile [BQ, 128]): the A operand of the
 // o_proj GEMM, which takes bf16. Query rows past T compute on whatever the cache holds there
 // and are not stored.
@@ -49,7 +49,7 @@ auto prefill_attention() {
                                  auto m_new = maximum(m, max<1>(s));
                                  auto alpha = exp(m - m_new);
                                  auto p = exp(s - m_new);
-                                 return carry(m_new, l * alpha + sum<1>(p), mma(p, cast<kF32>(vt), o * alpha));
+                                 return carry(m_new, l * alpha + sum<1>(p), mma(cast<kBF16>(p), vt, o * alpha));
                                },
                                full<kF32, BQ, 1>(c<-inf>), full<kF32, BQ, 1>(c<0.0>), full<kF32, BQ, 128>(c<0.0>));
                            return out.store(cast<kBF16>(get<2>(r) / get<1>(r)));

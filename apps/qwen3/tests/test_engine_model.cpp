@@ -112,9 +112,11 @@ void teacher_forced(Target target, const std::string& name, std::size_t steps, c
     if (std::getenv("QWEN3_PRINT_ERRORS")) WARN(name << " position " << p << ": " << error / tol);
     CHECK(error <= tol);
   }
-  // The caches agree to the same bound as the logits, 2^-8 of their largest element: past the
-  // first layer their inputs carry the f32 and bf16 differences of the layers before (normwise),
-  // so a small element may be several of its own ulps apart. Most elements are equal.
+  // The caches agree to the same bound as the logits, 2^-8 of their largest element, and one bf16
+  // ulp (2^-7) of the element itself: past the first layer their inputs carry the f32 and bf16
+  // differences of the layers before (normwise), so a small element may be several of its own
+  // ulps apart, and any element may round to the other bf16 neighbour of a value those
+  // differences moved. Most elements are equal.
   std::int64_t elements = 0, differ = 0, far = 0;
   for (std::size_t l = 0; l < static_cast<std::size_t>(config.num_hidden_layers); ++l)
     for (const auto& [got, want] : {std::pair(model.k_cache(l).to_vector(), ref.k_cache(l)),
@@ -125,7 +127,7 @@ void teacher_forced(Target target, const std::string& name, std::size_t steps, c
         const double g = static_cast<float>(got[i]), w = want[i];
         elements += w != 0;
         differ += g != w;
-        far += std::abs(g - w) > 0x1p-8 * scale;
+        far += std::abs(g - w) > 0x1p-8 * scale + 0x1p-7 * std::abs(w);
       }
     }
   CHECK(far == 0);

@@ -7,14 +7,16 @@
 // Tolerances, in units of 2^-8 max|x| (one bf16 rounding of the largest element x: of the logits,
 // or of one layer's K or V cache rows):
 //  - against the reference with the prefill's numerics (ReferenceNumerics::kPrefill: the same
-//    bf16 rounding points), 4, for the logits and the caches. The engine agrees with it to f32
+//    bf16 rounding points but one, below), 6, for the logits and the caches. The engine agrees with it to f32
 //    precision (measured: 4e-5 of the unit) until an element of a bf16 value -- a GEMM operand,
 //    q, K or V -- lies within the f32 error of a rounding midpoint and rounds the other way (about
 //    one in 10^4). That element then moves by one bf16 ulp (2^-7 of itself), and the roundings
 //    after it turn its small effect into whole-ulp differences of the positions that attend to it
 //    (a flip in one position's SwiGLU output differed 60% of layer 1's K row of that position and
 //    27% of layer 2's later rows by an ulp). Measured with such flips: logits 0.6-2.3, caches
-//    1.0-2.0 (gqa5, mha-long).
+//    1.0-2.0 (gqa5, mha-long). The attention's p V rounds its probabilities to bf16 (kernels/
+//    attention.h), which the reference cannot follow (the engine's p are relative to running
+//    maxima): with it, 6 (measured on the CPU target: logits up to 4.4, caches 2.6).
 //  - against the decode numerics (ReferenceNumerics::kDecode, and the engine's decode steps), 8:
 //    the prefill rounds four more values per layer to bf16 (n, the attention output, n again and
 //    the SwiGLU output: the tensor-core GEMM takes 16-bit operands), each by at most half an ulp
@@ -77,7 +79,7 @@ std::vector<std::int32_t> tokens_below(std::int64_t vocab, std::size_t n, std::s
 }
 
 // The tolerances, in units of 2^-8 max|x| (see the top).
-constexpr double kExactRatio = 4;
+constexpr double kExactRatio = 6;
 constexpr double kDecodeRatio = 8;
 
 double max_abs(const std::vector<float>& v) {

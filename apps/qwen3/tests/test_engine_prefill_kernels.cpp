@@ -280,7 +280,7 @@ void causal_attention(Target target) {
           for (int64_t p = 0; p < n; ++p)
             o += s[p] * f(v_cache(kvh, p, i)), mag += s[p] * std::abs(f(v_cache(kvh, p, i)));
           want.push_back(o / l);
-          bound.push_back((score_error + (2.0 * n + 16) * kU) * mag / l + kBf16 * std::abs(o / l) + 1e-30);
+          bound.push_back((score_error + kBf16 + (2.0 * n + 16) * kU) * mag / l + kBf16 * std::abs(o / l) + 1e-30);
         }
       }
     CHECK(mismatches(as_double(out), want, bound) == 0);

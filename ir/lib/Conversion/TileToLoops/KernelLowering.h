@@ -193,6 +193,7 @@ private:
   void lowerBroadcast(BroadcastOp op);
   void lowerTranspose(TransposeOp op);
   void lowerMma(MmaOp op);
+  void lowerWarpMma(MmaOp op, const WarpMmaPlan &plan);
   // LowerReduce.cpp.
   void lowerReduce(ReduceOp op);
   void lowerRowReduce(ReduceOp op, const RowReducePlan &plan);

@@ -8,11 +8,15 @@
 // loaded input read by nothing else loads it again in its own layout
 // (planBroadcastLoad, LowerLoadStore.cpp); the others, and
 // transpose and mma, exchange elements through the scratch buffer between
-// barriers. Reshape needs no code (same element count, same map).
+// barriers. A bf16 or f16 mma with a WarpMmaPlan (ThreadMapping.h) multiplies
+// on the tensor cores (mma.sync), the others element by element. Reshape
+// needs no code (same element count, same map).
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelLowering.h"
+
+#include "../TileMatmulToMmaSync/WarpMma.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/MathExtras.h"
@@ -103,6 +107,9 @@ void KernelLowering::lowerBroadcast(BroadcastOp op) {
 }
 
 void KernelLowering::lowerTranspose(TransposeOp op) {
+  // The B operand of a tensor-core mma: the mma writes its input as B^T.
+  if (isAbsorbedTranspose(opts, op))
+    return;
   OpBuilder b(op);
   Location loc = op.getLoc();
   RankedTensorType type = op.getType();
@@ -172,7 +179,164 @@ void KernelLowering::lowerTranspose(TransposeOp op) {
   buffers[op.getResult()] = dst;
 }
 
+void KernelLowering::lowerWarpMma(MmaOp op, const WarpMmaPlan &plan) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  RankedTensorType type = op.getType();
+  Type elt = op.getA().getType().getElementType();
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  const int64_t m = plan.m, n = plan.n, kSize = plan.k, row = plan.rowElems,
+                outRow = plan.outRowElems;
+  auto c = [&](int64_t v) { return cidx(b, loc, v); };
+  auto add = [&](OpBuilder &b, Value x, Value y) {
+    return b.createOrFold<arith::AddIOp>(loc, x, y);
+  };
+  auto mul = [&](OpBuilder &b, Value x, int64_t y) {
+    return b.createOrFold<arith::MulIOp>(loc, x, cidx(b, loc, y));
+  };
+  auto div = [&](OpBuilder &b, Value x, int64_t y) {
+    return b.createOrFold<arith::DivUIOp>(loc, x, cidx(b, loc, y));
+  };
+  auto rem = [&](OpBuilder &b, Value x, int64_t y) {
+    return b.createOrFold<arith::RemUIOp>(loc, x, cidx(b, loc, y));
+  };
+  // Writes the elements of `tile` ([R, C]) to `view` as rows of `stride`
+  // elements. A chunk of the layout lies in one row (C is a multiple of 16):
+  // one index per chunk, and consecutive stores the vectorizer merges.
+  auto writeRows = [&](Value tile, Value view, int64_t stride) {
+    auto t = cast<RankedTensorType>(tile.getType());
+    int64_t cols = t.getDimSize(1);
+    Layout layout = getLayout(t);
+    Value src = bufferOf(tile);
+    auto store = [&](OpBuilder &b, Value k, Value at) {
+      Value v = memref::LoadOp::create(b, loc, src, k);
+      memref::StoreOp::create(b, loc, v, view, at);
+    };
+    if (layout.replicated) {
+      forEachOwned(b, loc, layout, /*needLinear=*/true,
+                   [&](OpBuilder &b, Value k, Value l) {
+                     store(b, k, add(b, mul(b, div(b, l, cols), stride),
+                                     rem(b, l, cols)));
+                   });
+      return;
+    }
+    forEachChunk(b, loc, layout, /*needLinear=*/true,
+                 [&](OpBuilder &b, Value k0, Value l0) {
+                   Value at = add(b, mul(b, div(b, l0, cols), stride),
+                                  rem(b, l0, cols));
+                   for (int64_t j = 0; j < layout.vec; ++j)
+                     store(b, addConst(b, loc, k0, j), addConst(b, loc, at, j));
+                 });
+  };
+  writeRows(op.getA(), getScratchView(b, loc, elt, m * row, 0), row);
+  // B^T [N, K] when B is a transpose, else B [K, N] as it is.
+  Value bView = getScratchView(b, loc, elt, plan.bBytes / 2, plan.aBytes);
+  if (plan.transposedB)
+    writeRows(TransposeOp(plan.transposedB).getInput(), bView, row);
+  else
+    writeRows(op.getB(), bView, plan.bRowElems);
+  barrier(b, loc);
+
+  // Each warp's 16 x 16 blocks: two m16n8k16 products per k-step.
+  Value aWords = getScratchView(b, loc, i32, m * row / 2, 0);
+  Value bWords = getScratchView(b, loc, i32, plan.bBytes / 4, plan.aBytes);
+  Value out = getScratchView(b, loc, f32, llvm::alignTo(m, 16) * outRow,
+                             plan.aBytes + plan.bBytes);
+  Value tid = getThreadId();
+  Value warp = div(b, tid, kWarpSize), lane = rem(b, tid, kWarpSize);
+  Value group = div(b, lane, 4), pair = mul(b, rem(b, lane, 4), 2);
+  int64_t blocksN = n / 16, blocks = llvm::divideCeil(m, 16) * blocksN;
+  auto blockLoop = scf::ForOp::create(b, loc, warp, c(blocks),
+                                      c(opts.ctaThreads() / kWarpSize));
+  {
+    OpBuilder lb = OpBuilder::atBlockBegin(blockLoop.getBody());
+    Value blk = blockLoop.getInductionVar();
+    Value mRow = add(lb, mul(lb, div(lb, blk, blocksN), 16), group);
+    Value nCol = mul(lb, rem(lb, blk, blocksN), 16);
+    // Fragment rows past M read row M - 1 (the products there are not read).
+    auto clampRow = [&](Value r) {
+      return lb.createOrFold<arith::MinUIOp>(loc, r, cidx(lb, loc, m - 1));
+    };
+    Value a0 = add(lb, mul(lb, clampRow(mRow), row), pair);
+    Value a1 = add(lb, mul(lb, clampRow(add(lb, mRow, cidx(lb, loc, 8))), row),
+                   pair);
+    Value nRow = add(lb, nCol, group);
+    Value b0 = add(lb, mul(lb, nRow, row), pair);
+    Value b1 = add(lb, mul(lb, add(lb, nRow, cidx(lb, loc, 8)), row), pair);
+    // Row-major B: the fragment's two elements of column n, rows k and k + 1.
+    Value bCol0 = nRow, bCol1 = add(lb, nRow, cidx(lb, loc, 8));
+    Value zero = arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(0));
+    SmallVector<Value> init(8, zero);
+    auto kLoop = scf::ForOp::create(
+        lb, loc, cidx(lb, loc, 0), cidx(lb, loc, kSize), cidx(lb, loc, 16),
+        init, [&](OpBuilder &kb, Location loc, Value ks, ValueRange acc) {
+          auto word = [&](Value words, Value base, int64_t offset) -> Value {
+            Value at = add(kb, add(kb, base, ks), cidx(kb, loc, offset));
+            return memref::LoadOp::create(kb, loc, words, div(kb, at, 2));
+          };
+          SmallVector<Value> a = {word(aWords, a0, 0), word(aWords, a1, 0),
+                                  word(aWords, a0, 8), word(aWords, a1, 8)};
+          // Rows ks + pair + offset and the next of row-major B at `col`,
+          // packed as one word (the first in the low half).
+          auto column = [&](Value col, int64_t offset) -> Value {
+            Value r = add(kb, add(kb, ks, pair), cidx(kb, loc, offset));
+            Type i16 = kb.getI16Type();
+            auto half = [&](Value rr) -> Value {
+              Value at = add(kb, mul(kb, rr, plan.bRowElems), col);
+              Value x = memref::LoadOp::create(kb, loc, bView, at);
+              return arith::ExtUIOp::create(
+                  kb, loc, i32, arith::BitcastOp::create(kb, loc, i16, x));
+            };
+            Value lo = half(r), hi = half(add(kb, r, cidx(kb, loc, 1)));
+            return arith::OrIOp::create(
+                kb, loc, lo,
+                arith::ShLIOp::create(
+                    kb, loc, hi,
+                    arith::ConstantOp::create(kb, loc, kb.getI32IntegerAttr(16))));
+          };
+          auto fragment = [&](Value base, Value col) -> SmallVector<Value> {
+            if (plan.transposedB)
+              return {word(bWords, base, 0), word(bWords, base, 8)};
+            return {column(col, 0), column(col, 8)};
+          };
+          WarpMma mma(kb, loc);
+          SmallVector<Value> c(acc.begin(), acc.end());
+          std::array<Value, 4> d0 =
+              mma.mma(a, fragment(b0, bCol0), ArrayRef(c).take_front(4), elt);
+          std::array<Value, 4> d1 =
+              mma.mma(a, fragment(b1, bCol1), ArrayRef(c).drop_front(4), elt);
+          SmallVector<Value> next(d0.begin(), d0.end());
+          next.append(d1.begin(), d1.end());
+          scf::YieldOp::create(kb, loc, next);
+        });
+    // Fragment element (group, pair + j) and (group + 8, pair + j) of each
+    // 16 x 8 half.
+    for (int64_t half = 0; half < 2; ++half)
+      for (int64_t i = 0; i < 4; ++i) {
+        Value r = add(lb, mRow, cidx(lb, loc, i < 2 ? 0 : 8));
+        Value col = add(lb, nCol, cidx(lb, loc, half * 8 + (i % 2)));
+        memref::StoreOp::create(lb, loc, kLoop.getResult(half * 4 + i), out,
+                                add(lb, mul(lb, r, outRow), add(lb, col, pair)));
+      }
+  }
+  barrier(b, loc);
+  Value acc = bufferOf(op.getAcc());
+  Value dst = newBuffer(type);
+  forEachOwned(b, loc, getLayout(type), /*needLinear=*/true,
+               [&](OpBuilder &b, Value k, Value l) {
+                 Value at = add(b, mul(b, div(b, l, n), outRow), rem(b, l, n));
+                 Value p = memref::LoadOp::create(b, loc, out, at);
+                 Value a = memref::LoadOp::create(b, loc, acc, k);
+                 memref::StoreOp::create(
+                     b, loc, arith::AddFOp::create(b, loc, a, p), dst, k);
+               });
+  barrier(b, loc);
+  buffers[op.getResult()] = dst;
+}
+
 void KernelLowering::lowerMma(MmaOp op) {
+  if (std::optional<WarpMmaPlan> plan = planWarpMma(opts, op))
+    return lowerWarpMma(op, *plan);
   OpBuilder b(op);
   Location loc = op.getLoc();
   RankedTensorType aType = op.getA().getType(), type = op.getType();

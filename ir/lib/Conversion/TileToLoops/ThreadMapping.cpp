@@ -255,6 +255,56 @@ mlir::tessera::tile::planBroadcastLoad(const LoweringOptions &opts,
 }
 
 //===----------------------------------------------------------------------===//
+// Tensor-core mma
+//===----------------------------------------------------------------------===//
+
+std::optional<WarpMmaPlan>
+mlir::tessera::tile::planWarpMma(const LoweringOptions &opts, MmaOp op) {
+  if (!opts.gpu || opts.ctasPerProgram != 1 || opts.programsPerCta != 1 ||
+      opts.ctaThreads() % kWarpSize != 0)
+    return std::nullopt;
+  RankedTensorType a = op.getA().getType(), bt = op.getB().getType(),
+                   out = op.getType();
+  Type elt = a.getElementType();
+  if (!isFloat16Or(elt) || bt.getElementType() != elt ||
+      !out.getElementType().isF32())
+    return std::nullopt;
+  WarpMmaPlan plan;
+  plan.m = a.getDimSize(0);
+  plan.k = a.getDimSize(1);
+  plan.n = bt.getDimSize(1);
+  if (plan.k % 16 != 0 || plan.n % 16 != 0)
+    return std::nullopt;
+  auto roundUp16 = [](int64_t bytes) { return llvm::alignTo(bytes, 16); };
+  plan.rowElems = plan.k + 8;
+  plan.outRowElems = plan.n + 8;
+  plan.bRowElems = plan.n + 8;
+  plan.aBytes = roundUp16(plan.m * plan.rowElems * 2);
+  plan.outBytes = llvm::alignTo(plan.m, 16) * plan.outRowElems * 4;
+  if (auto t = op.getB().getDefiningOp<TransposeOp>();
+      t && t->hasOneUse() && t->getBlock() == op->getBlock())
+    plan.transposedB = t;
+  plan.bBytes = roundUp16(plan.transposedB ? plan.n * plan.rowElems * 2
+                                           : plan.k * plan.bRowElems * 2);
+  // The f32 product's rows make the plan larger than the operands the
+  // element-by-element mma exchanges: a tile too large for it keeps that one.
+  if (plan.scratchBytes() > opts.maxSharedBytes)
+    return std::nullopt;
+  return plan;
+}
+
+bool mlir::tessera::tile::isAbsorbedTranspose(const LoweringOptions &opts,
+                                              TransposeOp op) {
+  if (!op->hasOneUse())
+    return false;
+  auto mma = dyn_cast<MmaOp>(*op->getUsers().begin());
+  if (!mma || mma.getB() != op.getResult())
+    return false;
+  std::optional<WarpMmaPlan> plan = planWarpMma(opts, mma);
+  return plan && plan->transposedB == op;
+}
+
+//===----------------------------------------------------------------------===//
 // Row reductions
 //===----------------------------------------------------------------------===//
 
@@ -331,14 +381,17 @@ static int64_t sharedScratchBytes(const LoweringOptions &opts, Operation *op) {
                ? 0
                : bytesOf(b.getInput());
   if (auto t = dyn_cast<TransposeOp>(op))
-    return bytesOf(t.getInput());
+    return isAbsorbedTranspose(opts, t) ? 0 : bytesOf(t.getInput());
   if (auto r = dyn_cast<ReduceOp>(op)) {
     if (std::optional<RowReducePlan> plan = planRowReduce(opts, r))
       return plan->scratchBytes;
     return bytesOf(r.getInput());
   }
-  if (auto m = dyn_cast<MmaOp>(op))
+  if (auto m = dyn_cast<MmaOp>(op)) {
+    if (std::optional<WarpMmaPlan> plan = planWarpMma(opts, m))
+      return plan->scratchBytes();
     return bytesOf(m.getA()) + bytesOf(m.getB());
+  }
   return 0;
 }
 

@@ -173,6 +173,34 @@ struct BroadcastLoadPlan {
 std::optional<BroadcastLoadPlan> planBroadcastLoad(const LoweringOptions &,
                                                    BroadcastOp op);
 
+/// A tile.mma (gpu) of bf16 or f16 operands into f32 on the tensor cores
+/// (mma.sync m16n8k16, sm_80 and later): A [M, K] is written to the scratch
+/// buffer as rows of K + 8 elements (the 16 bytes of padding put a fragment
+/// load's eight rows in distinct banks), B as rows of N + 8 (or, when B is a
+/// tile.transpose of X [N, K] used by nothing else, X as rows of K + 8, and
+/// the transpose emits nothing), each thread's chunks row by row. After a
+/// barrier each warp takes 16 x 16 blocks of the product in turn, loading its
+/// A fragments (and B^T's) as 32-bit words and a row-major B's as pairs of
+/// 16-bit elements, and writes the products as f32 rows of N + 8; after a
+/// second barrier each thread adds its own result elements to the
+/// accumulator's. M need not be a multiple of 16: fragment rows past M repeat
+/// row M - 1, and the product rows they give are never read. Only for K and N
+/// multiples of 16, a program that is one CTA of whole warps, and operands and
+/// product that fit the shared memory a CTA may use; other mmas multiply
+/// element by element from the scratch buffer.
+struct WarpMmaPlan {
+  int64_t m, n, k;
+  int64_t rowElems;    // K + 8: A's and B^T's rows in the scratch buffer
+  int64_t bRowElems;   // N + 8: a row-major B's rows
+  int64_t outRowElems; // N + 8: the product's rows
+  int64_t aBytes, bBytes, outBytes; // each a multiple of 16
+  TransposeOp transposedB;          // B = transpose(X): X is written as B^T
+  int64_t scratchBytes() const { return aBytes + bBytes + outBytes; }
+};
+std::optional<WarpMmaPlan> planWarpMma(const LoweringOptions &opts, MmaOp op);
+/// True if `op` is the transposed B of an mma with a WarpMmaPlan.
+bool isAbsorbedTranspose(const LoweringOptions &opts, TransposeOp op);
+
 /// A tile.reduce along an axis after which all dimensions are 1: the input is
 /// R rows of L contiguous elements. Each row is owned by an aligned
 /// group of g threads, each owning s = L/g of its elements, so each thread

@@ -42,11 +42,31 @@ RUNTIME_DECLS = """  func.func private @emu_tid() -> i32
   func.func private @emu_barrier()
   func.func private @emu_shfl_f32(f32, i32) -> f32
   func.func private @emu_shfl_i32(i32, i32) -> i32
+  func.func private @emu_mma_bf16_0(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32
+  func.func private @emu_mma_bf16_1(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32
+  func.func private @emu_mma_bf16_2(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32
+  func.func private @emu_mma_bf16_3(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32
 """
 
 
 def run(cmd, stdin=None):
     return subprocess.run(cmd, input=stdin, check=True, capture_output=True, text=True).stdout
+
+
+def mma_sync_to_calls(m):
+    """A bf16 mma.sync m16n8k16 as four runtime calls (one per result element)
+    and the struct of their results."""
+    indent, name, a, b, c, struct = m.groups()
+    args = ", ".join([a, b, c])
+    lines = [f"{indent}%emu{name}_{i} = func.call @emu_mma_bf16_{i}({args}) : "
+             f"(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32" for i in range(4)]
+    lines.append(f"{indent}%emu{name}_s = llvm.mlir.undef : {struct}")
+    prev = f"%emu{name}_s"
+    for i in range(4):
+        out = f"%{name}" if i == 3 else f"%emu{name}_s{i}"
+        lines.append(f"{indent}{out} = llvm.insertvalue %emu{name}_{i}, {prev}[{i}] : {struct}")
+        prev = out
+    return "\n".join(lines)
 
 
 def to_host(nvvm_ir):
@@ -57,6 +77,9 @@ def to_host(nvvm_ir):
     s = s.replace("nvvm.barrier0", "func.call @emu_barrier() : () -> ()")
     s = re.sub(r"nvvm\.shfl\.sync\s+bfly %[\w-]+, (%[\w-]+), (%[\w-]+), %[\w-]+ : (\w+) -> \w+",
                r"func.call @emu_shfl_\3(\1, \2) : (\3, i32) -> \3", s)
+    s = re.sub(r"( *)%(\w+) = nvvm\.mma\.sync A\[([^\]]*)\]\s+B\[([^\]]*)\]\s+C\[([^\]]*)\]\s+\{[^}]*"
+               r"multiplicandAPtxType = #nvvm\.mma_type<bf16>[^}]*shape = #nvvm\.shape<m = 16, n = 8, k = 16>\} : "
+               r"\(i32, i32, f32\) -> (!llvm\.struct<\(f32, f32, f32, f32\)>)", mma_sync_to_calls, s)
     s = re.sub(r"(memref<[^<>]*), 3>", r"\1>", s)  # shared memory: a plain global
     leftover = [line for line in s.splitlines() if "nvvm." in line]
     if leftover:

@@ -1,0 +1,116 @@
+// attention.cpp: the Qwen3 engine's split-KV decode attention (apps/qwen3/kernels/attention.h)
+// against the copy bandwidth measured in the same run.
+//
+// One decode step's attention for one layer of Qwen3-4B (8 KV heads, 4 query heads per KV head,
+// head dim 128, bf16 cache) at several context lengths, the splits chosen as the engine chooses
+// them (about 256 (KV head, split) programs, whole chunks per split). Bytes are the K and V of the
+// positions read; "ratio" is that over the copy bandwidth. Each variant's split kernel is timed
+// alone (the combine is the same for all), and its combined output is compared with a host
+// reference in double on sampled heads.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <vector>
+
+#include "common.h"
+#include "kernels/attention.h"
+
+using namespace tessera;
+namespace k = qwen3::kernels;
+
+namespace {
+
+constexpr std::int64_t kKv = 8, kGroup = 4, kHead = 128, kContext = 16384 + 64, kPrograms = 256;
+
+struct Inputs {
+  Tensor<bfloat16, 3> q{{kKv, kGroup, kHead}}, k{{kKv, kContext, kHead}}, v{{kKv, kContext, kHead}};
+  Inputs() {
+    auto fill = [](auto& t, std::uint32_t seed) {
+      bfloat16* p = t.data();
+      const std::int64_t n = t.shape(0) * t.shape(1) * t.shape(2);
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::uint32_t h = (static_cast<std::uint32_t>(i) * 2654435761u) ^ seed;
+        p[i] = bfloat16(static_cast<float>(static_cast<int>(h >> 20) - 2048) / 1024.0f);
+      }
+    };
+    fill(q, 1);
+    fill(k, 2);
+    fill(v, 3);
+  }
+};
+
+// max |out - reference| over KV heads 0 and kKv - 1, all their query heads.
+double check(const Tensor<float, 2>& out, const Inputs& in, std::int64_t seq_len, float scale) {
+  double worst = 0;
+  for (std::int64_t h : {std::int64_t{0}, kKv - 1})
+    for (std::int64_t g = 0; g < kGroup; ++g) {
+      std::vector<double> s(static_cast<std::size_t>(seq_len));
+      double m = -INFINITY, l = 0;
+      for (std::int64_t t = 0; t < seq_len; ++t) {
+        double d = 0;
+        for (std::int64_t e = 0; e < kHead; ++e) d += double(float(in.q(h, g, e))) * double(float(in.k(h, t, e)));
+        s[t] = d * scale;
+        m = std::max(m, s[t]);
+      }
+      for (double& x : s) l += (x = std::exp(x - m));
+      for (std::int64_t e = 0; e < kHead; ++e) {
+        double o = 0;
+        for (std::int64_t t = 0; t < seq_len; ++t) o += s[t] * double(float(in.v(h, t, e)));
+        worst = std::max(worst, std::abs(out(h, g * kHead + e) - o / l));
+      }
+    }
+  return worst;
+}
+
+template <int CH, class Launch>
+void run(const char* variant, Inputs& in, std::int64_t seq_len, double copy_bw, Launch&& split_launch) {
+  const std::int64_t chunks = (seq_len + CH - 1) / CH;
+  const std::int64_t max_splits = std::min<std::int64_t>(kPrograms / kKv, (kContext + CH - 1) / CH);
+  const std::int64_t per_split = (chunks + max_splits - 1) / max_splits;
+  const std::int64_t splits = (chunks + per_split - 1) / per_split;
+  Tensor<float, 3> part_o({kKv, splits, kGroup * kHead}), part_m({kKv, splits, kGroup}), part_l({kKv, splits, kGroup});
+  Tensor<float, 2> out({kKv, kGroup * kHead});
+  Scalar<std::int32_t> len, cps;
+  len.set(static_cast<std::int32_t>(seq_len));
+  cps.set(static_cast<std::int32_t>(per_split));
+  const float scale = 1.0f / std::sqrt(float(kHead));
+  split_launch(part_o, part_m, part_l, len, cps, scale, false);
+  k::decode_attention_combine<kGroup>().launch(out.partition<1, kGroup * kHead>(), part_o, part_m, part_l);
+  const double err = check(out, in, seq_len, scale);
+  const double ms =
+      bench::median_ms([&] { return split_launch(part_o, part_m, part_l, len, cps, scale, true); });
+  const double bytes = 2.0 * kKv * seq_len * kHead * 2;
+  const std::string name = fmt::format("{} seq {} splits {}", variant, seq_len, splits);
+  bench::report("attention", name, "bf16", bytes, ms, err);
+  std::printf("{\"bench\": \"attention\", \"case\": \"%s\", \"ratio_to_copy\": %.3f, \"us\": %.2f}\n", name.c_str(),
+              bytes / (ms * 1e-3) / copy_bw, ms * 1e3);
+}
+
+template <int CH>
+void grouped(Inputs& in, std::int64_t seq_len, double copy_bw) {
+  auto kern = k::decode_attention_split<kGroup, CH>();
+  run<CH>(fmt::format("chunk {}", CH).c_str(), in, seq_len, copy_bw,
+          [&](auto& po, auto& pm, auto& pl, auto& len, auto& cps, float scale, bool timed) {
+            auto args = [&](auto&& f) {
+              return f(po.template partition<1, 1, kGroup * kHead>(), pm.template partition<1, 1, kGroup>(),
+                       pl.template partition<1, 1, kGroup>(), in.q, in.k, in.v, len, cps, scale);
+            };
+            if (timed) return args([&](auto&&... a) { return bench::timed(kern, a...); });
+            args([&](auto&&... a) { kern.launch(a...); });
+            return 0.0;
+          });
+}
+
+}  // namespace
+
+int main() {
+  if (!bench::have_gpu()) return 0;
+  const double copy_bw = bench::copy_bandwidth("attention");
+  Inputs in;
+  for (std::int64_t seq_len : {33, 1024, 4096, 16384}) {
+    grouped<64>(in, seq_len, copy_bw);
+    grouped<32>(in, seq_len, copy_bw);
+    grouped<128>(in, seq_len, copy_bw);
+  }
+  return 0;
+}
