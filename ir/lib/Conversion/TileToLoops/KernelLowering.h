@@ -157,6 +157,19 @@ private:
   /// A broadcast with a BroadcastLoadPlan: `load`'s elements read in the
   /// broadcast's layout.
   void lowerBroadcastLoad(BroadcastOp op, LoadOp load);
+  /// Loads `width` contiguous elements of `src` from `index` (the last
+  /// coordinate advancing) into private elements k, k + 1, ... of `dst`, `vw`
+  /// per access.
+  void loadRun(OpBuilder &b, Location loc, Value src, SmallVector<Value> index,
+               int64_t width, int64_t vw, Value dst, Value k);
+  /// The load of a tile that may be ragged (or of a layout without vector
+  /// chunks), element by element without a branch per element: each of this
+  /// thread's elements of `type` is read from `coords(l)` when in bounds,
+  /// else from index 0 (valid when no dimension is empty) and replaced by
+  /// `pad`; all of them are `pad` when a dimension is empty.
+  void raggedLoad(OpBuilder &b, Location loc, RankedTensorType type, Value src,
+                  ArrayRef<Value> dims, Value pad, Value dst,
+                  function_ref<SmallVector<Value>(OpBuilder &, Value)> coords);
   /// Elements per vector access of runs of `segment` contiguous elements of
   /// `memref` (1: scalar accesses).
   int64_t vectorAccessWidth(Value memref, int64_t segment);

@@ -136,6 +136,58 @@ void KernelLowering::accessTile(
   ragged(rb);
 }
 
+void KernelLowering::loadRun(OpBuilder &b, Location loc, Value src,
+                             SmallVector<Value> index, int64_t width,
+                             int64_t vw, Value dst, Value k) {
+  Type elt = cast<MemRefType>(src.getType()).getElementType();
+  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  Value first = index.back();
+  for (int64_t off = 0; off < width; off += vw) {
+    index.back() = addConst(b, loc, first, off);
+    if (vw == 1) {
+      Value v = memref::LoadOp::create(b, loc, src, index);
+      memref::StoreOp::create(b, loc, v, dst, addConst(b, loc, k, off));
+      continue;
+    }
+    Value vec = vector::LoadOp::create(
+        b, loc, VectorType::get({vw}, elt), src, index,
+        /*nontemporal=*/false, llvm::MaybeAlign(vw * bytes));
+    for (int64_t e = 0; e < vw; ++e) {
+      Value v = vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{e});
+      memref::StoreOp::create(b, loc, v, dst, addConst(b, loc, k, off + e));
+    }
+  }
+}
+
+void KernelLowering::raggedLoad(
+    OpBuilder &b, Location loc, RankedTensorType type, Value src,
+    ArrayRef<Value> dims, Value pad, Value dst,
+    function_ref<SmallVector<Value>(OpBuilder &, Value)> coords) {
+  Layout layout = getLayout(type);
+  Value nonEmpty = noneEmpty(b, loc, dims);
+  bool staged = isStaged(layout);
+  Value target = staged ? newBuffer(type) : dst;
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, nonEmpty,
+                                /*withElseRegion=*/true);
+  OpBuilder tb = ifOp.getThenBodyBuilder();
+  forEachOwned(
+      tb, loc, layout, /*needLinear=*/true,
+      [&](OpBuilder &b, Value k, Value l) {
+        Value v = clampedLoad(b, loc, src, coords(b, l), dims, pad);
+        memref::StoreOp::create(b, loc, v, target, k);
+      },
+      staged);
+  OpBuilder eb = ifOp.getElseBodyBuilder();
+  forEachOwned(
+      eb, loc, layout, /*needLinear=*/false,
+      [&](OpBuilder &b, Value k, Value) {
+        memref::StoreOp::create(b, loc, pad, target, k);
+      },
+      staged);
+  if (staged)
+    copyBuffer(b, loc, type, target, dst);
+}
+
 void KernelLowering::lowerLoad(LoadOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -150,32 +202,11 @@ void KernelLowering::lowerLoad(LoadOp op) {
   Value pad = paddingValue(b, loc, elt, op.getPaddingAttr());
   Value dst = newBuffer(type);
   // Element by element (ragged tiles, replicated layouts, chunks of one
-  // element), without a branch per element: each element is read from its
-  // own index when in bounds, else from index 0 (valid when no dimension is
-  // empty), then replaced by the padding value.
-  Value target = dst; // where the element path writes
-  auto clampedElement = [&](OpBuilder &b, Value k, Value l) {
-    Value v = clampedLoad(b, loc, src, globalCoords(b, loc, base, l, shape),
-                          dims, pad);
-    memref::StoreOp::create(b, loc, v, target, k);
-  };
+  // element): raggedLoad.
   auto ragged = [&](OpBuilder &b) {
-    Value nonEmpty = noneEmpty(b, loc, dims);
-    bool staged = isStaged(layout);
-    target = staged ? newBuffer(type) : dst;
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, nonEmpty,
-                                  /*withElseRegion=*/true);
-    OpBuilder tb = ifOp.getThenBodyBuilder();
-    forEachOwned(tb, loc, layout, /*needLinear=*/true, clampedElement, staged);
-    OpBuilder eb = ifOp.getElseBodyBuilder();
-    forEachOwned(
-        eb, loc, layout, /*needLinear=*/false,
-        [&](OpBuilder &b, Value k, Value) {
-          memref::StoreOp::create(b, loc, pad, target, k);
-        },
-        staged);
-    if (staged)
-      copyBuffer(b, loc, type, target, dst);
+    raggedLoad(b, loc, type, src, dims, pad, dst, [&](OpBuilder &b, Value l) {
+      return globalCoords(b, loc, base, l, shape);
+    });
   };
   if (layout.replicated || layout.vec == 1) {
     ragged(b);
@@ -183,26 +214,10 @@ void KernelLowering::lowerLoad(LoadOp op) {
     return;
   }
   int64_t vw = vectorAccessWidth(src, std::min(layout.vec, shape.back()));
-  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
   // A segment wholly in bounds: unconditional accesses.
   auto segment = [&](OpBuilder &b, Value k, ArrayRef<Value> global,
                      int64_t width) {
-    SmallVector<Value> index(global);
-    for (int64_t off = 0; off < width; off += vw) {
-      index.back() = addConst(b, loc, global.back(), off);
-      if (vw == 1) {
-        Value v = memref::LoadOp::create(b, loc, src, index);
-        memref::StoreOp::create(b, loc, v, dst, addConst(b, loc, k, off));
-        continue;
-      }
-      Value vec = vector::LoadOp::create(
-          b, loc, VectorType::get({vw}, elt), src, index,
-          /*nontemporal=*/false, llvm::MaybeAlign(vw * bytes));
-      for (int64_t e = 0; e < vw; ++e) {
-        Value v = vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{e});
-        memref::StoreOp::create(b, loc, v, dst, addConst(b, loc, k, off + e));
-      }
-    }
+    loadRun(b, loc, src, SmallVector<Value>(global), width, vw, dst, k);
   };
   accessTile(b, loc, layout, shape, base, dims, op->hasAttr(kInteriorAttrName),
              segment, ragged);
@@ -307,32 +322,14 @@ void KernelLowering::lowerBroadcastLoad(BroadcastOp op, LoadOp load) {
   // contiguous input elements (the innermost dimension is not broadcast).
   int64_t width = std::min(layout.vec, type.getShape().back());
   int64_t vw = vectorAccessWidth(src, width);
-  int64_t bytes = elt.getIntOrFloatBitWidth() / 8;
   auto segments = [&](OpBuilder &sb) {
     forEachChunk(sb, loc, layout, /*needLinear=*/true,
                  [&](OpBuilder &b, Value k0, Value l0) {
-      for (int64_t i = 0; i < layout.vec; i += width) {
-        SmallVector<Value> index = sourceGlobal(b, addConst(b, loc, l0, i));
-        Value first = index.back();
-        for (int64_t off = 0; off < width; off += vw) {
-          index.back() = addConst(b, loc, first, off);
-          Value k = addConst(b, loc, k0, i + off);
-          if (vw == 1) {
-            Value v = memref::LoadOp::create(b, loc, src, index);
-            memref::StoreOp::create(b, loc, v, dst, k);
-            continue;
-          }
-          Value vec = vector::LoadOp::create(
-              b, loc, VectorType::get({vw}, elt), src, index,
-              /*nontemporal=*/false, llvm::MaybeAlign(vw * bytes));
-          for (int64_t e = 0; e < vw; ++e) {
-            Value v =
-                vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{e});
-            memref::StoreOp::create(b, loc, v, dst, addConst(b, loc, k, e));
-          }
-        }
-      }
-    });
+                   for (int64_t i = 0; i < layout.vec; i += width)
+                     loadRun(b, loc, src,
+                             sourceGlobal(b, addConst(b, loc, l0, i)), width,
+                             vw, dst, addConst(b, loc, k0, i));
+                 });
   };
   if (load->hasAttr(kInteriorAttrName)) {
     segments(b);
@@ -344,31 +341,8 @@ void KernelLowering::lowerBroadcastLoad(BroadcastOp op, LoadOp load) {
       /*withElseRegion=*/true);
   OpBuilder tb = inBoundsIf.getThenBodyBuilder();
   segments(tb);
-  // A ragged tile: element by element, each read from its own index when in
-  // bounds, else from index 0 (valid when no dimension is empty), then
-  // replaced by the padding value, as lowerLoad does.
+  // A ragged tile: element by element, as lowerLoad does.
   OpBuilder rb = inBoundsIf.getElseBodyBuilder();
-  Value nonEmpty = noneEmpty(rb, loc, dims);
-  bool staged = isStaged(layout);
-  Value target = staged ? newBuffer(type) : dst;
-  auto someElements = scf::IfOp::create(rb, loc, TypeRange{}, nonEmpty,
-                                        /*withElseRegion=*/true);
-  OpBuilder eb = someElements.getThenBodyBuilder();
-  forEachOwned(
-      eb, loc, layout, /*needLinear=*/true,
-      [&](OpBuilder &b, Value k, Value l) {
-        Value v = clampedLoad(b, loc, src, sourceGlobal(b, l), dims, pad);
-        memref::StoreOp::create(b, loc, v, target, k);
-      },
-      staged);
-  OpBuilder pb = someElements.getElseBodyBuilder();
-  forEachOwned(
-      pb, loc, layout, /*needLinear=*/false,
-      [&](OpBuilder &b, Value k, Value) {
-        memref::StoreOp::create(b, loc, pad, target, k);
-      },
-      staged);
-  if (staged)
-    copyBuffer(rb, loc, type, target, dst);
+  raggedLoad(rb, loc, type, src, dims, pad, dst, sourceGlobal);
   buffers[op.getResult()] = dst;
 }
