@@ -507,23 +507,8 @@ LogicalResult Translator::translateFor(Operation *op) {
     define(arg, first + 1 + i);
   for (auto [i, m] : llvm::enumerate(carried))
     tokens_[m] = {first + 1 + loop.getRegionIterArgs().size() + i, {}};
-  Block &body = *loop.getBody();
-  for (Operation &inner : body.without_terminator())
-    if (failed(translateOp(&inner)))
-      return failure();
-  auto yield = cast<scf::YieldOp>(body.getTerminator());
-  ByteWriter cont;
-  std::vector<uint64_t> yielded;
-  for (Value v : yield.getOperands()) {
-    auto i = lookup(yield, v);
-    if (failed(i))
-      return failure();
-    yielded.push_back(*i);
-  }
-  for (Value m : carried)
-    yielded.push_back(allAccessesOrFresh(m));
-  cont.varints(yielded);
-  w_.emit(Opcode::Continue, {}, true, cont);
+  if (failed(translateRegionBody(loop.getBody(), Opcode::Continue, carried)))
+    return failure();
   ByteWriter block = w_.endBlock();
   tokens_ = std::move(savedTokens);
 
@@ -533,11 +518,7 @@ LogicalResult Translator::translateFor(Operation *op) {
   p.varint(1); // regions
   p.varint(1); // blocks
   p.append(block);
-  uint64_t res = w_.emit(Opcode::For, resultTypes, true, p);
-  for (auto [i, r] : llvm::enumerate(loop.getResults()))
-    define(r, res + i);
-  for (auto [i, m] : llvm::enumerate(carried))
-    tokens_[m] = {res + loop.getNumResults() + i, {}};
+  defineResults(op, w_.emit(Opcode::For, resultTypes, true, p), carried);
   return success();
 }
 
@@ -565,25 +546,9 @@ LogicalResult Translator::translateIf(Operation *op) {
     w_.beginBlock({});
     for (auto [i, m] : llvm::enumerate(carried))
       tokens_[m] = {incoming[i], {}};
-    std::vector<uint64_t> yielded;
-    if (!r.empty()) {
-      Block &b = r.front();
-      for (Operation &inner : b.without_terminator())
-        if (failed(translateOp(&inner)))
-          return failure();
-      auto yield = cast<scf::YieldOp>(b.getTerminator());
-      for (Value v : yield.getOperands()) {
-        auto i = lookup(yield, v);
-        if (failed(i))
-          return failure();
-        yielded.push_back(*i);
-      }
-    }
-    for (Value m : carried)
-      yielded.push_back(allAccessesOrFresh(m));
-    ByteWriter y;
-    y.varints(yielded);
-    w_.emit(Opcode::Yield, {}, true, y);
+    if (failed(translateRegionBody(r.empty() ? nullptr : &r.front(),
+                                   Opcode::Yield, carried)))
+      return failure();
     out.varint(1);
     out.append(w_.endBlock());
     tokens_ = std::move(savedTokens);
@@ -600,12 +565,39 @@ LogicalResult Translator::translateIf(Operation *op) {
   } else if (failed(writeRegion(branch.getElseRegion(), p))) {
     return failure();
   }
-  uint64_t res = w_.emit(Opcode::If, resultTypes, true, p);
-  for (auto [i, r] : llvm::enumerate(branch.getResults()))
-    define(r, res + i);
-  for (auto [i, m] : llvm::enumerate(carried))
-    tokens_[m] = {res + branch.getNumResults() + i, {}};
+  defineResults(op, w_.emit(Opcode::If, resultTypes, true, p), carried);
   return success();
+}
+
+LogicalResult Translator::translateRegionBody(Block *body, Opcode terminator,
+                                              ArrayRef<Value> carried) {
+  std::vector<uint64_t> yielded;
+  if (body) {
+    for (Operation &inner : body->without_terminator())
+      if (failed(translateOp(&inner)))
+        return failure();
+    auto yield = cast<scf::YieldOp>(body->getTerminator());
+    for (Value v : yield.getOperands()) {
+      auto i = lookup(yield, v);
+      if (failed(i))
+        return failure();
+      yielded.push_back(*i);
+    }
+  }
+  for (Value m : carried)
+    yielded.push_back(allAccessesOrFresh(m));
+  ByteWriter y;
+  y.varints(yielded);
+  w_.emit(terminator, {}, true, y);
+  return success();
+}
+
+void Translator::defineResults(Operation *op, uint64_t first,
+                               ArrayRef<Value> carried) {
+  for (auto [i, r] : llvm::enumerate(op->getResults()))
+    define(r, first + i);
+  for (auto [i, m] : llvm::enumerate(carried))
+    tokens_[m] = {first + op->getNumResults() + i, {}};
 }
 
 //===----------------------------------------------------------------------===//

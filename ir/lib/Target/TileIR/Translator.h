@@ -80,6 +80,14 @@ private:
   LogicalResult translateStore(Operation *op);
   LogicalResult translateFor(Operation *op);
   LogicalResult translateIf(Operation *op);
+  /// The ops of a for or if body (none for `body` null: an absent else) and
+  /// its `terminator` (Continue or Yield), which passes the scf.yield's
+  /// values and then the tokens of the `carried` memrefs.
+  LogicalResult translateRegionBody(Block *body, Opcode terminator,
+                                    ArrayRef<Value> carried);
+  /// Defines the results of region op `op`, numbered from `first`, and after
+  /// them the tokens of the `carried` memrefs.
+  void defineResults(Operation *op, uint64_t first, ArrayRef<Value> carried);
   LogicalResult translateDim(Operation *op);
   /// The partition view of `memref` for tiles of `shape` with `padding`.
   FailureOr<uint64_t> partitionView(Operation *op, Value memref,
