@@ -62,8 +62,10 @@ double check(const Tensor<float, 2>& out, const Inputs& in, std::int64_t seq_len
   return worst;
 }
 
-template <int CH, class Launch>
-void run(const char* variant, Inputs& in, std::int64_t seq_len, double copy_bw, Launch&& split_launch) {
+// decode_attention_split<kGroup, CH> at `seq_len` positions: timed alone, its combined output
+// checked.
+template <int CH>
+void chunked(Inputs& in, std::int64_t seq_len, double copy_bw) {
   const std::int64_t chunks = (seq_len + CH - 1) / CH;
   const std::int64_t max_splits = std::min<std::int64_t>(kPrograms / kKv, (kContext + CH - 1) / CH);
   const std::int64_t per_split = (chunks + max_splits - 1) / max_splits;
@@ -74,31 +76,21 @@ void run(const char* variant, Inputs& in, std::int64_t seq_len, double copy_bw, 
   len.set(static_cast<std::int32_t>(seq_len));
   cps.set(static_cast<std::int32_t>(per_split));
   const float scale = 1.0f / std::sqrt(float(kHead));
-  split_launch(part_o, part_m, part_l, len, cps, scale, false);
+  auto kern = k::decode_attention_split<kGroup, CH>();
+  // Each launch takes fresh partitions of the part tensors (the only mutable handles).
+  auto launch = [&](auto&& run) {
+    return run(kern, part_o.partition<1, 1, kGroup * kHead>(), part_m.partition<1, 1, kGroup>(),
+               part_l.partition<1, 1, kGroup>(), in.q, in.k, in.v, len, cps, scale);
+  };
+  launch([](auto& kern, auto&&... a) { kern.launch(a...); });
   k::decode_attention_combine<kGroup>().launch(out.partition<1, kGroup * kHead>(), part_o, part_m, part_l);
   const double err = check(out, in, seq_len, scale);
-  const double ms =
-      bench::median_ms([&] { return split_launch(part_o, part_m, part_l, len, cps, scale, true); });
+  const double ms = bench::median_ms([&] { return launch([](auto& kern, auto&&... a) { return bench::timed(kern, a...); }); });
   const double bytes = 2.0 * kKv * seq_len * kHead * 2;
-  const std::string name = fmt::format("{} seq {} splits {}", variant, seq_len, splits);
+  const std::string name = fmt::format("chunk {} seq {} splits {}", CH, seq_len, splits);
   bench::report("attention", name, "bf16", bytes, ms, err);
   std::printf("{\"bench\": \"attention\", \"case\": \"%s\", \"ratio_to_copy\": %.3f, \"us\": %.2f}\n", name.c_str(),
               bytes / (ms * 1e-3) / copy_bw, ms * 1e3);
-}
-
-template <int CH>
-void grouped(Inputs& in, std::int64_t seq_len, double copy_bw) {
-  auto kern = k::decode_attention_split<kGroup, CH>();
-  run<CH>(fmt::format("chunk {}", CH).c_str(), in, seq_len, copy_bw,
-          [&](auto& po, auto& pm, auto& pl, auto& len, auto& cps, float scale, bool timed) {
-            auto args = [&](auto&& f) {
-              return f(po.template partition<1, 1, kGroup * kHead>(), pm.template partition<1, 1, kGroup>(),
-                       pl.template partition<1, 1, kGroup>(), in.q, in.k, in.v, len, cps, scale);
-            };
-            if (timed) return args([&](auto&&... a) { return bench::timed(kern, a...); });
-            args([&](auto&&... a) { kern.launch(a...); });
-            return 0.0;
-          });
 }
 
 }  // namespace
@@ -108,9 +100,9 @@ int main() {
   const double copy_bw = bench::copy_bandwidth("attention");
   Inputs in;
   for (std::int64_t seq_len : {33, 1024, 4096, 16384}) {
-    grouped<64>(in, seq_len, copy_bw);
-    grouped<32>(in, seq_len, copy_bw);
-    grouped<128>(in, seq_len, copy_bw);
+    chunked<64>(in, seq_len, copy_bw);
+    chunked<32>(in, seq_len, copy_bw);
+    chunked<128>(in, seq_len, copy_bw);
   }
   return 0;
 }

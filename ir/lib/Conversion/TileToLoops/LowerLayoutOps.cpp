@@ -186,7 +186,7 @@ void KernelLowering::lowerWarpMma(MmaOp op, const WarpMmaPlan &plan) {
   Type elt = op.getA().getType().getElementType();
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
   const int64_t m = plan.m, n = plan.n, kSize = plan.k, row = plan.rowElems,
-                outRow = plan.outRowElems;
+                outRow = plan.nRowElems;
   auto c = [&](int64_t v) { return cidx(b, loc, v); };
   auto add = [&](OpBuilder &b, Value x, Value y) {
     return b.createOrFold<arith::AddIOp>(loc, x, y);
@@ -234,7 +234,7 @@ void KernelLowering::lowerWarpMma(MmaOp op, const WarpMmaPlan &plan) {
   if (plan.transposedB)
     writeRows(TransposeOp(plan.transposedB).getInput(), bView, row);
   else
-    writeRows(op.getB(), bView, plan.bRowElems);
+    writeRows(op.getB(), bView, plan.nRowElems);
   barrier(b, loc);
 
   // Each warp's 16 x 16 blocks: two m16n8k16 products per k-step.
@@ -282,7 +282,7 @@ void KernelLowering::lowerWarpMma(MmaOp op, const WarpMmaPlan &plan) {
             Value r = add(kb, add(kb, ks, pair), cidx(kb, loc, offset));
             Type i16 = kb.getI16Type();
             auto half = [&](Value rr) -> Value {
-              Value at = add(kb, mul(kb, rr, plan.bRowElems), col);
+              Value at = add(kb, mul(kb, rr, plan.nRowElems), col);
               Value x = memref::LoadOp::create(kb, loc, bView, at);
               return arith::ExtUIOp::create(
                   kb, loc, i32, arith::BitcastOp::create(kb, loc, i16, x));
@@ -300,11 +300,11 @@ void KernelLowering::lowerWarpMma(MmaOp op, const WarpMmaPlan &plan) {
             return {column(col, 0), column(col, 8)};
           };
           WarpMma mma(kb, loc);
-          SmallVector<Value> c(acc.begin(), acc.end());
-          std::array<Value, 4> d0 =
-              mma.mma(a, fragment(b0, bCol0), ArrayRef(c).take_front(4), elt);
-          std::array<Value, 4> d1 =
-              mma.mma(a, fragment(b1, bCol1), ArrayRef(c).drop_front(4), elt);
+          SmallVector<Value> sums(acc.begin(), acc.end());
+          std::array<Value, 4> d0 = mma.mma(a, fragment(b0, bCol0),
+                                            ArrayRef(sums).take_front(4), elt);
+          std::array<Value, 4> d1 = mma.mma(a, fragment(b1, bCol1),
+                                            ArrayRef(sums).drop_front(4), elt);
           SmallVector<Value> next(d0.begin(), d0.end());
           next.append(d1.begin(), d1.end());
           scf::YieldOp::create(kb, loc, next);

@@ -277,15 +277,14 @@ mlir::tessera::tile::planWarpMma(const LoweringOptions &opts, MmaOp op) {
     return std::nullopt;
   auto roundUp16 = [](int64_t bytes) { return llvm::alignTo(bytes, 16); };
   plan.rowElems = plan.k + 8;
-  plan.outRowElems = plan.n + 8;
-  plan.bRowElems = plan.n + 8;
+  plan.nRowElems = plan.n + 8;
   plan.aBytes = roundUp16(plan.m * plan.rowElems * 2);
-  plan.outBytes = llvm::alignTo(plan.m, 16) * plan.outRowElems * 4;
+  plan.outBytes = llvm::alignTo(plan.m, 16) * plan.nRowElems * 4;
   if (auto t = op.getB().getDefiningOp<TransposeOp>();
       t && t->hasOneUse() && t->getBlock() == op->getBlock())
     plan.transposedB = t;
   plan.bBytes = roundUp16(plan.transposedB ? plan.n * plan.rowElems * 2
-                                           : plan.k * plan.bRowElems * 2);
+                                           : plan.k * plan.nRowElems * 2);
   // The f32 product's rows make the plan larger than the operands the
   // element-by-element mma exchanges: a tile too large for it keeps that one.
   if (plan.scratchBytes() > opts.maxSharedBytes)

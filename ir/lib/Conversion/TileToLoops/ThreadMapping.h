@@ -191,8 +191,7 @@ std::optional<BroadcastLoadPlan> planBroadcastLoad(const LoweringOptions &,
 struct WarpMmaPlan {
   int64_t m, n, k;
   int64_t rowElems;    // K + 8: A's and B^T's rows in the scratch buffer
-  int64_t bRowElems;   // N + 8: a row-major B's rows
-  int64_t outRowElems; // N + 8: the product's rows
+  int64_t nRowElems;   // N + 8: a row-major B's rows and the product's
   int64_t aBytes, bBytes, outBytes; // each a multiple of 16
   TransposeOp transposedB;          // B = transpose(X): X is written as B^T
   int64_t scratchBytes() const { return aBytes + bBytes + outBytes; }
