@@ -9,6 +9,8 @@
 // bandwidth over that of a large copy (bytes read + written) timed in the same run. Several tile
 // shapes (rows per program x columns per step) run for each shape, and the fused forms the
 // engine launches (RMSNorm prologue, residual epilogue, gate+up with SwiGLU) at the engine's tile.
+// Qwen3-0.6B's smaller products (4 to 12 MiB) run at the tiles a small model might choose, plain
+// and fused: that is where the engine's 8 x 256 gate/up tile for small models comes from.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -21,14 +23,28 @@ namespace k = qwen3::kernels;
 
 namespace {
 
+// The fused form the engine launches for a projection (apps/qwen3/model.h).
+enum class Form { rmsnorm_matvec, matvec_residual, rmsnorm_swiglu };
+
 struct Case {
   const char* name;
   std::int64_t n, k;
+  Form form;
 };
 
 // Qwen3-4B: hidden 2560, 32 query and 8 KV heads of 128, intermediate 9728, vocabulary 151936.
-constexpr Case kShapes[] = {
-    {"qkv", 6144, 2560}, {"o_proj", 2560, 4096}, {"gate", 9728, 2560}, {"down", 2560, 9728}, {"lm_head", 151936, 2560}};
+constexpr Case kShapes[] = {{"qkv", 6144, 2560, Form::rmsnorm_matvec},
+                            {"o_proj", 2560, 4096, Form::matvec_residual},
+                            {"gate", 9728, 2560, Form::rmsnorm_swiglu},
+                            {"down", 2560, 9728, Form::matvec_residual},
+                            {"lm_head", 151936, 2560, Form::rmsnorm_matvec}};
+
+// Qwen3-0.6B: hidden 1024, 16 query and 8 KV heads of 128, intermediate 3072. Its products are
+// small (4 to 12 MiB): few programs per SM at the engine's tile.
+constexpr Case kSmallShapes[] = {{"0.6B qkv", 4096, 1024, Form::rmsnorm_matvec},
+                                 {"0.6B o_proj", 1024, 2048, Form::matvec_residual},
+                                 {"0.6B gate", 3072, 1024, Form::rmsnorm_swiglu},
+                                 {"0.6B down", 1024, 3072, Form::matvec_residual}};
 
 // max |y - W v| / max(1, |W v|) over sampled rows, in double on the host.
 double check(const Tensor<float, 1>& y, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v, std::int64_t n,
@@ -99,19 +115,19 @@ void split(const Case& s, Tensor<float, 1>& y, const Tensor<bfloat16, 2>& w, con
               name.c_str(), bytes / ((ms_part + ms_sum) * 1e-3) / copy_bw, ms_part);
 }
 
-// The engine's fused forms at its tile (16 x 512): bytes are the weights read.
+// The engine's fused form of a shape at tile R x BK: bytes are the weights read.
+template <int R, int BK>
 void fused(const Case& s, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v, double copy_bw) {
-  constexpr int R = k::kMatvecRows, BK = k::kMatvecCols;
   Tensor<float, 1> y({s.n});
   Tensor<bfloat16, 1> g({s.k});
   bench::fill_device(g, 4);
   double ms = 0, bytes = double(s.n) * s.k * 2;
   std::string form;
-  if (s.n == 2560) {
+  if (s.form == Form::matvec_residual) {
     form = "matvec_residual";
     auto kern = k::matvec_residual<R, BK>();
     ms = bench::median_ms([&] { return bench::timed(kern, y.partition<R>(), w, v); });
-  } else if (s.n == 9728) {
+  } else if (s.form == Form::rmsnorm_swiglu) {
     form = "rmsnorm_swiglu";
     auto kern = k::rmsnorm_swiglu<R, BK>();
     ms = bench::median_ms([&] { return bench::timed(kern, y.partition<R>(), w, w, v, g, 1e-6f); });
@@ -149,7 +165,23 @@ int main() {
     split<16, 512, 4>(s, y, w, v, copy_bw);
     split<8, 512, 4>(s, y, w, v, copy_bw);
     split<16, 512, 8>(s, y, w, v, copy_bw);
-    fused(s, w, v, copy_bw);
+    fused<k::kMatvecRows, k::kMatvecCols>(s, w, v, copy_bw);
+  }
+  for (const Case& s : kSmallShapes) {
+    Tensor<bfloat16, 2> w({s.n, s.k});
+    Tensor<float, 1> v({s.k}), y({s.n});
+    bench::fill_device(w, 2);
+    bench::fill_device(v, 3);
+    plain<16, 512>(s, y, w, v, copy_bw);
+    plain<8, 512>(s, y, w, v, copy_bw);
+    plain<4, 512>(s, y, w, v, copy_bw);
+    plain<8, 256>(s, y, w, v, copy_bw);
+    plain<4, 256>(s, y, w, v, copy_bw);
+    fused<16, 512>(s, w, v, copy_bw);
+    fused<8, 512>(s, w, v, copy_bw);
+    fused<4, 512>(s, w, v, copy_bw);
+    fused<8, 256>(s, w, v, copy_bw);
+    fused<4, 256>(s, w, v, copy_bw);
   }
   return 0;
 }

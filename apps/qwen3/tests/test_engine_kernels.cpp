@@ -124,8 +124,7 @@ void matvec_family(Target target) {
   Product np = product(w, normed);
   CHECK(mismatches(as_double(y), np.value, bound(np, 4)) == 0);
 
-  // silu(Wg n) * (Wu n).
-  rmsnorm_swiglu<kMatvecRows, kMatvecCols>().launch(on(target), y.partition<kMatvecRows>(), w, w2, x, g, eps);
+  // silu(Wg n) * (Wu n), at both of the engine's tiles for it (model.cpp).
   Product up = product(w2, normed);
   std::vector<double> swiglu(n), sb(n);
   for (int64_t i = 0; i < n; ++i) {
@@ -135,7 +134,12 @@ void matvec_family(Target target) {
     // silu' is within [-0.1, 1.1]; the exp and the division add a few u relative.
     sb[i] = 1.1 * dgate * std::abs(up.value[i]) + std::abs(gate * s) * dup + 8 * kU * std::abs(swiglu[i]) + 1e-30;
   }
+  rmsnorm_swiglu<kMatvecRows, kMatvecCols>().launch(on(target), y.partition<kMatvecRows>(), w, w2, x, g, eps);
   CHECK(mismatches(as_double(y), swiglu, sb) == 0);
+  Tensor<float, 1> y_small({n});
+  rmsnorm_swiglu<kSmallSwigluTileRows, kSmallSwigluTileCols>().launch(
+      on(target), y_small.partition<kSmallSwigluTileRows>(), w, w2, x, g, eps);
+  CHECK(mismatches(as_double(y_small), swiglu, sb) == 0);
 }
 
 // The per-head q/k norm and RoPE, with the KV append, for G = 3 query heads per KV head (GP = 4)
@@ -391,6 +395,8 @@ TEST_CASE("kernels compile for sm_90", "[engine][kernels][compile]") {
   CHECK(ok(matvec_residual<kMatvecRows, kMatvecCols>().compile(sm90, y.partition<kMatvecRows>(), w, x)));
   CHECK(ok(rmsnorm_matvec<kMatvecRows, kMatvecCols>().compile(sm90, y.partition<kMatvecRows>(), w, x, g, 1e-6f)));
   CHECK(ok(rmsnorm_swiglu<kMatvecRows, kMatvecCols>().compile(sm90, y.partition<kMatvecRows>(), w, w, x, g, 1e-6f)));
+  CHECK(ok(rmsnorm_swiglu<kSmallSwigluTileRows, kSmallSwigluTileCols>().compile(
+      sm90, y.partition<kSmallSwigluTileRows>(), w, w, x, g, 1e-6f)));
   Tensor<float, 1> qkv({4 * 128 * 3});
   Tensor<float, 2> rope({16, 64}), rope2({16, 64});
   Tensor<bfloat16, 1> qn({128}), kn({128});
