@@ -66,10 +66,8 @@ double check(const Tensor<float, 2>& out, const Inputs& in, std::int64_t seq_len
 // checked.
 template <int CH>
 void chunked(Inputs& in, std::int64_t seq_len, double copy_bw) {
-  const std::int64_t chunks = (seq_len + CH - 1) / CH;
-  const std::int64_t max_splits = std::min<std::int64_t>(kPrograms / kKv, (kContext + CH - 1) / CH);
-  const std::int64_t per_split = (chunks + max_splits - 1) / max_splits;
-  const std::int64_t splits = (chunks + per_split - 1) / per_split;
+  const auto [per_split, splits] =
+      k::attention_splits(seq_len, CH, k::max_attention_splits(kPrograms, kKv, kContext, CH));
   Tensor<float, 3> part_o({kKv, splits, kGroup * kHead}), part_m({kKv, splits, kGroup}), part_l({kKv, splits, kGroup});
   Tensor<float, 2> out({kKv, kGroup * kHead});
   Scalar<std::int32_t> len, cps;

@@ -56,8 +56,6 @@ void with_group_tile(std::int64_t group, F&& f) {
   throw Error(fmt::format("{} query heads per KV head: at most {} are supported", group, kMaxGroup));
 }
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
 }  // namespace
 
 void check_engine_config(const ModelConfig& c) {
@@ -189,8 +187,8 @@ Model::Model(const ModelConfig& config, const WeightSource& source, const Engine
       attention_programs_(std::max<std::int64_t>(1, options.attention_programs)),
       prefill_chunk_(std::min(std::max<std::int64_t>(1, options.prefill_chunk), context_)),
       weights_(checked_weights(config, source, target_, options.threads)) {
-  const std::int64_t max_splits = std::min(std::max<std::int64_t>(1, attention_programs_ / config.num_key_value_heads),
-                                           ceil_div(context_, k::kAttentionChunk));
+  const std::int64_t max_splits =
+      k::max_attention_splits(attention_programs_, config.num_key_value_heads, context_, k::kAttentionChunk);
   scratch_ = std::make_unique<Scratch>(config_, context_, max_splits, target_);
 }
 
@@ -256,11 +254,10 @@ const Tensor<float, 1>& Model::warm_up() {
 
 void Model::step(std::int32_t token, std::int64_t position, bool logits, bool graph) {
   Scratch& s = *scratch_;
-  const std::int64_t seq_len = position + 1, chunks = ceil_div(seq_len, k::kAttentionChunk);
-  // As many splits as the part tensors hold (about attention_programs_ / n_kv), each of whole
-  // chunks; fewer while the context is short.
-  const std::int64_t chunks_per_split = ceil_div(chunks, s.part_m.shape(1));
-  const std::int64_t splits = ceil_div(chunks, chunks_per_split);
+  const std::int64_t seq_len = position + 1;
+  // At most as many splits as the part tensors hold, each of whole chunks; fewer while the
+  // context is short.
+  const auto [chunks_per_split, splits] = k::attention_splits(seq_len, k::kAttentionChunk, s.part_m.shape(1));
   s.token.set(token);
   s.position.set(static_cast<std::int32_t>(position));
   s.seq_len.set(static_cast<std::int32_t>(seq_len));

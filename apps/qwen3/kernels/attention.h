@@ -26,9 +26,32 @@
 // 128] vector the output projection reads).
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+
 #include "kernels/tile_common.h"
 
 namespace qwen3::kernels {
+
+// How a decode step splits the KV positions: at most `max_splits` splits of whole chunks of
+// `chunk` positions, as few chunks per split as that allows (so a short context runs fewer
+// splits). The engine and bench_attention both plan with these.
+struct AttentionSplits {
+  std::int64_t chunks_per_split, splits;
+};
+
+// The splits the part tensors hold: about `programs` (KV head, split) programs, and no more
+// splits than a context of `context` positions has chunks.
+inline std::int64_t max_attention_splits(std::int64_t programs, std::int64_t kv_heads, std::int64_t context,
+                                         std::int64_t chunk) {
+  return std::min(std::max<std::int64_t>(1, programs / kv_heads), (context + chunk - 1) / chunk);
+}
+
+inline AttentionSplits attention_splits(std::int64_t seq_len, std::int64_t chunk, std::int64_t max_splits) {
+  const std::int64_t chunks = (seq_len + chunk - 1) / chunk;
+  const std::int64_t per_split = (chunks + max_splits - 1) / max_splits;
+  return {per_split, (chunks + per_split - 1) / per_split};
+}
 
 template <int GP, int CH>
 auto decode_attention_split() {

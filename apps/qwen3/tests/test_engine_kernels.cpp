@@ -381,6 +381,25 @@ QWEN3_TARGET_TEST_CASE("kernel: argmax", "[engine][kernels]", argmax_first_index
 QWEN3_TARGET_TEST_CASE("kernel: top-k candidates and sampling", "[engine][kernels]", topk_and_sampling)
 QWEN3_TARGET_TEST_CASE("kernel: weight copy", "[engine][kernels]", weight_copy_exact)
 
+// The split plan of a decode step (model.cpp and bench_attention): whole chunks per split, as
+// few per split as the part tensors allow, and no more splits than the context has chunks.
+TEST_CASE("attention split plan", "[engine][kernels]") {
+  CHECK(max_attention_splits(256, 8, 40960, 64) == 32);
+  CHECK(max_attention_splits(256, 8, 100, 64) == 2);
+  CHECK(max_attention_splits(4, 8, 40960, 64) == 1);
+  auto plan = [](std::int64_t seq_len) {
+    AttentionSplits a = attention_splits(seq_len, 64, 32);
+    return std::pair(a.chunks_per_split, a.splits);
+  };
+  CHECK(plan(1) == std::pair<std::int64_t, std::int64_t>(1, 1));
+  CHECK(plan(33) == std::pair<std::int64_t, std::int64_t>(1, 1));
+  CHECK(plan(160) == std::pair<std::int64_t, std::int64_t>(1, 3));
+  CHECK(plan(2048) == std::pair<std::int64_t, std::int64_t>(1, 32));
+  CHECK(plan(2049) == std::pair<std::int64_t, std::int64_t>(2, 17));
+  CHECK(plan(16384) == std::pair<std::int64_t, std::int64_t>(8, 32));
+  CHECK(plan(16385) == std::pair<std::int64_t, std::int64_t>(9, 29));
+}
+
 // Every kernel of the engine compiles to a cubin for sm_90 (no GPU needed), with the tile sizes
 // the engine uses; GP = 1, 2, 8 cover the GQA groups of the tests and of Qwen3-0.6B..32B (2, 4,
 // 5 -> 8, 8).
