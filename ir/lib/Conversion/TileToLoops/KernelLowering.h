@@ -206,7 +206,19 @@ private:
   void lowerBroadcast(BroadcastOp op);
   void lowerTranspose(TransposeOp op);
   void lowerMma(MmaOp op);
+  /// A mma with a WarpMmaPlan, in three steps: the operands written to
+  /// shared rows (writeMmaRows), the warps' products (warpMmaProducts), the
+  /// accumulator plus the product; a barrier after each.
   void lowerWarpMma(MmaOp op, const WarpMmaPlan &plan);
+  /// Writes the elements of `tile` ([R, C], C a multiple of 16) to `view` as
+  /// rows of `stride` elements.
+  void writeMmaRows(OpBuilder &b, Location loc, Value tile, Value view,
+                    int64_t stride);
+  /// Each warp's 16 x 16 blocks of op's product on mma.sync m16n8k16, from
+  /// the operands' shared rows (B's at `bView`), stored as f32 rows of N + 8
+  /// after them; returns that product view.
+  Value warpMmaProducts(OpBuilder &b, Location loc, MmaOp op,
+                        const WarpMmaPlan &plan, Value bView);
   // LowerReduce.cpp.
   void lowerReduce(ReduceOp op);
   void lowerRowReduce(ReduceOp op, const RowReducePlan &plan);

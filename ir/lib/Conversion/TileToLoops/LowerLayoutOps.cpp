@@ -179,152 +179,180 @@ void KernelLowering::lowerTranspose(TransposeOp op) {
   buffers[op.getResult()] = dst;
 }
 
-void KernelLowering::lowerWarpMma(MmaOp op, const WarpMmaPlan &plan) {
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  RankedTensorType type = op.getType();
+namespace {
+
+/// Folded index arithmetic at one location, with whichever builder is at hand.
+struct IndexOps {
+  Location loc;
+  Value c(OpBuilder &b, int64_t v) const {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  Value add(OpBuilder &b, Value x, Value y) const {
+    return b.createOrFold<arith::AddIOp>(loc, x, y);
+  }
+  Value mul(OpBuilder &b, Value x, int64_t y) const {
+    return b.createOrFold<arith::MulIOp>(loc, x, c(b, y));
+  }
+  Value div(OpBuilder &b, Value x, int64_t y) const {
+    return b.createOrFold<arith::DivUIOp>(loc, x, c(b, y));
+  }
+  Value rem(OpBuilder &b, Value x, int64_t y) const {
+    return b.createOrFold<arith::RemUIOp>(loc, x, c(b, y));
+  }
+};
+
+} // namespace
+
+void KernelLowering::writeMmaRows(OpBuilder &b, Location loc, Value tile,
+                                  Value view, int64_t stride) {
+  IndexOps ix{loc};
+  auto t = cast<RankedTensorType>(tile.getType());
+  int64_t cols = t.getDimSize(1);
+  Layout layout = getLayout(t);
+  Value src = bufferOf(tile);
+  auto store = [&](OpBuilder &b, Value k, Value at) {
+    Value v = memref::LoadOp::create(b, loc, src, k);
+    memref::StoreOp::create(b, loc, v, view, at);
+  };
+  auto rowStart = [&](OpBuilder &b, Value l) {
+    return ix.add(b, ix.mul(b, ix.div(b, l, cols), stride), ix.rem(b, l, cols));
+  };
+  if (layout.replicated) {
+    forEachOwned(b, loc, layout, /*needLinear=*/true,
+                 [&](OpBuilder &b, Value k, Value l) {
+                   store(b, k, rowStart(b, l));
+                 });
+    return;
+  }
+  // A chunk lies in one row (C is a multiple of 16): one index per chunk, and
+  // consecutive stores the vectorizer merges.
+  forEachChunk(b, loc, layout, /*needLinear=*/true,
+               [&](OpBuilder &b, Value k0, Value l0) {
+                 Value at = rowStart(b, l0);
+                 for (int64_t j = 0; j < layout.vec; ++j)
+                   store(b, addConst(b, loc, k0, j), addConst(b, loc, at, j));
+               });
+}
+
+Value KernelLowering::warpMmaProducts(OpBuilder &b, Location loc, MmaOp op,
+                                      const WarpMmaPlan &plan, Value bView) {
+  IndexOps ix{loc};
   Type elt = op.getA().getType().getElementType();
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
-  const int64_t m = plan.m, n = plan.n, kSize = plan.k, row = plan.rowElems,
+  const int64_t m = plan.m, n = plan.n, row = plan.rowElems,
                 outRow = plan.nRowElems;
-  auto c = [&](int64_t v) { return cidx(b, loc, v); };
-  auto add = [&](OpBuilder &b, Value x, Value y) {
-    return b.createOrFold<arith::AddIOp>(loc, x, y);
-  };
-  auto mul = [&](OpBuilder &b, Value x, int64_t y) {
-    return b.createOrFold<arith::MulIOp>(loc, x, cidx(b, loc, y));
-  };
-  auto div = [&](OpBuilder &b, Value x, int64_t y) {
-    return b.createOrFold<arith::DivUIOp>(loc, x, cidx(b, loc, y));
-  };
-  auto rem = [&](OpBuilder &b, Value x, int64_t y) {
-    return b.createOrFold<arith::RemUIOp>(loc, x, cidx(b, loc, y));
-  };
-  // Writes the elements of `tile` ([R, C]) to `view` as rows of `stride`
-  // elements. A chunk of the layout lies in one row (C is a multiple of 16):
-  // one index per chunk, and consecutive stores the vectorizer merges.
-  auto writeRows = [&](Value tile, Value view, int64_t stride) {
-    auto t = cast<RankedTensorType>(tile.getType());
-    int64_t cols = t.getDimSize(1);
-    Layout layout = getLayout(t);
-    Value src = bufferOf(tile);
-    auto store = [&](OpBuilder &b, Value k, Value at) {
-      Value v = memref::LoadOp::create(b, loc, src, k);
-      memref::StoreOp::create(b, loc, v, view, at);
-    };
-    if (layout.replicated) {
-      forEachOwned(b, loc, layout, /*needLinear=*/true,
-                   [&](OpBuilder &b, Value k, Value l) {
-                     store(b, k, add(b, mul(b, div(b, l, cols), stride),
-                                     rem(b, l, cols)));
-                   });
-      return;
-    }
-    forEachChunk(b, loc, layout, /*needLinear=*/true,
-                 [&](OpBuilder &b, Value k0, Value l0) {
-                   Value at = add(b, mul(b, div(b, l0, cols), stride),
-                                  rem(b, l0, cols));
-                   for (int64_t j = 0; j < layout.vec; ++j)
-                     store(b, addConst(b, loc, k0, j), addConst(b, loc, at, j));
-                 });
-  };
-  writeRows(op.getA(), getScratchView(b, loc, elt, m * row, 0), row);
-  // B^T [N, K] when B is a transpose, else B [K, N] as it is.
-  Value bView = getScratchView(b, loc, elt, plan.bBytes / 2, plan.aBytes);
-  if (plan.transposedB)
-    writeRows(TransposeOp(plan.transposedB).getInput(), bView, row);
-  else
-    writeRows(op.getB(), bView, plan.nRowElems);
-  barrier(b, loc);
-
-  // Each warp's 16 x 16 blocks: two m16n8k16 products per k-step.
   Value aWords = getScratchView(b, loc, i32, m * row / 2, 0);
   Value bWords = getScratchView(b, loc, i32, plan.bBytes / 4, plan.aBytes);
   Value out = getScratchView(b, loc, f32, llvm::alignTo(m, 16) * outRow,
                              plan.aBytes + plan.bBytes);
   Value tid = getThreadId();
-  Value warp = div(b, tid, kWarpSize), lane = rem(b, tid, kWarpSize);
-  Value group = div(b, lane, 4), pair = mul(b, rem(b, lane, 4), 2);
+  Value warp = ix.div(b, tid, kWarpSize), lane = ix.rem(b, tid, kWarpSize);
+  Value group = ix.div(b, lane, 4), pair = ix.mul(b, ix.rem(b, lane, 4), 2);
   int64_t blocksN = n / 16, blocks = llvm::divideCeil(m, 16) * blocksN;
-  auto blockLoop = scf::ForOp::create(b, loc, warp, c(blocks),
-                                      c(opts.ctaThreads() / kWarpSize));
-  {
-    OpBuilder lb = OpBuilder::atBlockBegin(blockLoop.getBody());
-    Value blk = blockLoop.getInductionVar();
-    Value mRow = add(lb, mul(lb, div(lb, blk, blocksN), 16), group);
-    Value nCol = mul(lb, rem(lb, blk, blocksN), 16);
-    // Fragment rows past M read row M - 1 (the products there are not read).
-    auto clampRow = [&](Value r) {
-      return lb.createOrFold<arith::MinUIOp>(loc, r, cidx(lb, loc, m - 1));
-    };
-    Value a0 = add(lb, mul(lb, clampRow(mRow), row), pair);
-    Value a1 = add(lb, mul(lb, clampRow(add(lb, mRow, cidx(lb, loc, 8))), row),
-                   pair);
-    Value nRow = add(lb, nCol, group);
-    Value b0 = add(lb, mul(lb, nRow, row), pair);
-    Value b1 = add(lb, mul(lb, add(lb, nRow, cidx(lb, loc, 8)), row), pair);
-    // Row-major B: the fragment's two elements of column n, rows k and k + 1.
-    Value bCol0 = nRow, bCol1 = add(lb, nRow, cidx(lb, loc, 8));
-    Value zero = arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(0));
-    SmallVector<Value> init(8, zero);
-    auto kLoop = scf::ForOp::create(
-        lb, loc, cidx(lb, loc, 0), cidx(lb, loc, kSize), cidx(lb, loc, 16),
-        init, [&](OpBuilder &kb, Location loc, Value ks, ValueRange acc) {
-          auto word = [&](Value words, Value base, int64_t offset) -> Value {
-            Value at = add(kb, add(kb, base, ks), cidx(kb, loc, offset));
-            return memref::LoadOp::create(kb, loc, words, div(kb, at, 2));
+  auto blockLoop =
+      scf::ForOp::create(b, loc, warp, ix.c(b, blocks),
+                         ix.c(b, opts.ctaThreads() / kWarpSize));
+  OpBuilder lb = OpBuilder::atBlockBegin(blockLoop.getBody());
+  Value blk = blockLoop.getInductionVar();
+  Value mRow = ix.add(lb, ix.mul(lb, ix.div(lb, blk, blocksN), 16), group);
+  Value nCol = ix.mul(lb, ix.rem(lb, blk, blocksN), 16);
+  // Fragment rows past M read row M - 1 (the products there are not read).
+  auto clampRow = [&](Value r) {
+    return lb.createOrFold<arith::MinUIOp>(loc, r, ix.c(lb, m - 1));
+  };
+  Value a0 = ix.add(lb, ix.mul(lb, clampRow(mRow), row), pair);
+  Value a1 = ix.add(
+      lb, ix.mul(lb, clampRow(ix.add(lb, mRow, ix.c(lb, 8))), row), pair);
+  Value nRow = ix.add(lb, nCol, group);
+  Value b0 = ix.add(lb, ix.mul(lb, nRow, row), pair);
+  Value b1 = ix.add(lb, ix.mul(lb, ix.add(lb, nRow, ix.c(lb, 8)), row), pair);
+  // Row-major B: the fragment's two elements of column n, rows k and k + 1.
+  Value bCol0 = nRow, bCol1 = ix.add(lb, nRow, ix.c(lb, 8));
+  Value zero = arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(0));
+  SmallVector<Value> init(8, zero);
+  auto kLoop = scf::ForOp::create(
+      lb, loc, ix.c(lb, 0), ix.c(lb, plan.k), ix.c(lb, 16), init,
+      [&](OpBuilder &kb, Location loc, Value ks, ValueRange acc) {
+        auto word = [&](Value words, Value base, int64_t offset) -> Value {
+          Value at = ix.add(kb, ix.add(kb, base, ks), ix.c(kb, offset));
+          return memref::LoadOp::create(kb, loc, words, ix.div(kb, at, 2));
+        };
+        SmallVector<Value> a = {word(aWords, a0, 0), word(aWords, a1, 0),
+                                word(aWords, a0, 8), word(aWords, a1, 8)};
+        // Rows ks + pair + offset and the next of row-major B at `col`,
+        // packed as one word (the first in the low half).
+        auto column = [&](Value col, int64_t offset) -> Value {
+          Value r = ix.add(kb, ix.add(kb, ks, pair), ix.c(kb, offset));
+          Type i16 = kb.getI16Type();
+          auto half = [&](Value rr) -> Value {
+            Value at = ix.add(kb, ix.mul(kb, rr, plan.nRowElems), col);
+            Value x = memref::LoadOp::create(kb, loc, bView, at);
+            return arith::ExtUIOp::create(
+                kb, loc, i32, arith::BitcastOp::create(kb, loc, i16, x));
           };
-          SmallVector<Value> a = {word(aWords, a0, 0), word(aWords, a1, 0),
-                                  word(aWords, a0, 8), word(aWords, a1, 8)};
-          // Rows ks + pair + offset and the next of row-major B at `col`,
-          // packed as one word (the first in the low half).
-          auto column = [&](Value col, int64_t offset) -> Value {
-            Value r = add(kb, add(kb, ks, pair), cidx(kb, loc, offset));
-            Type i16 = kb.getI16Type();
-            auto half = [&](Value rr) -> Value {
-              Value at = add(kb, mul(kb, rr, plan.nRowElems), col);
-              Value x = memref::LoadOp::create(kb, loc, bView, at);
-              return arith::ExtUIOp::create(
-                  kb, loc, i32, arith::BitcastOp::create(kb, loc, i16, x));
-            };
-            Value lo = half(r), hi = half(add(kb, r, cidx(kb, loc, 1)));
-            return arith::OrIOp::create(
-                kb, loc, lo,
-                arith::ShLIOp::create(
-                    kb, loc, hi,
-                    arith::ConstantOp::create(kb, loc, kb.getI32IntegerAttr(16))));
-          };
-          auto fragment = [&](Value base, Value col) -> SmallVector<Value> {
-            if (plan.transposedB)
-              return {word(bWords, base, 0), word(bWords, base, 8)};
-            return {column(col, 0), column(col, 8)};
-          };
-          WarpMma mma(kb, loc);
-          SmallVector<Value> sums(acc.begin(), acc.end());
-          std::array<Value, 4> d0 = mma.mma(a, fragment(b0, bCol0),
-                                            ArrayRef(sums).take_front(4), elt);
-          std::array<Value, 4> d1 = mma.mma(a, fragment(b1, bCol1),
-                                            ArrayRef(sums).drop_front(4), elt);
-          SmallVector<Value> next(d0.begin(), d0.end());
-          next.append(d1.begin(), d1.end());
-          scf::YieldOp::create(kb, loc, next);
-        });
-    // Fragment element (group, pair + j) and (group + 8, pair + j) of each
-    // 16 x 8 half.
-    for (int64_t half = 0; half < 2; ++half)
-      for (int64_t i = 0; i < 4; ++i) {
-        Value r = add(lb, mRow, cidx(lb, loc, i < 2 ? 0 : 8));
-        Value col = add(lb, nCol, cidx(lb, loc, half * 8 + (i % 2)));
-        memref::StoreOp::create(lb, loc, kLoop.getResult(half * 4 + i), out,
-                                add(lb, mul(lb, r, outRow), add(lb, col, pair)));
-      }
-  }
+          Value lo = half(r), hi = half(ix.add(kb, r, ix.c(kb, 1)));
+          return arith::OrIOp::create(
+              kb, loc, lo,
+              arith::ShLIOp::create(
+                  kb, loc, hi,
+                  arith::ConstantOp::create(kb, loc, kb.getI32IntegerAttr(16))));
+        };
+        auto fragment = [&](Value base, Value col) -> SmallVector<Value> {
+          if (plan.transposedB)
+            return {word(bWords, base, 0), word(bWords, base, 8)};
+          return {column(col, 0), column(col, 8)};
+        };
+        WarpMma mma(kb, loc);
+        SmallVector<Value> sums(acc.begin(), acc.end());
+        std::array<Value, 4> d0 = mma.mma(a, fragment(b0, bCol0),
+                                          ArrayRef(sums).take_front(4), elt);
+        std::array<Value, 4> d1 = mma.mma(a, fragment(b1, bCol1),
+                                          ArrayRef(sums).drop_front(4), elt);
+        SmallVector<Value> next(d0.begin(), d0.end());
+        next.append(d1.begin(), d1.end());
+        scf::YieldOp::create(kb, loc, next);
+      });
+  // Fragment element (group, pair + j) and (group + 8, pair + j) of each
+  // 16 x 8 half.
+  for (int64_t half = 0; half < 2; ++half)
+    for (int64_t i = 0; i < 4; ++i) {
+      Value r = ix.add(lb, mRow, ix.c(lb, i < 2 ? 0 : 8));
+      Value col = ix.add(lb, nCol, ix.c(lb, half * 8 + (i % 2)));
+      memref::StoreOp::create(
+          lb, loc, kLoop.getResult(half * 4 + i), out,
+          ix.add(lb, ix.mul(lb, r, outRow), ix.add(lb, col, pair)));
+    }
+  return out;
+}
+
+void KernelLowering::lowerWarpMma(MmaOp op, const WarpMmaPlan &plan) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  IndexOps ix{loc};
+  RankedTensorType type = op.getType();
+  Type elt = op.getA().getType().getElementType();
+  // 1. A, and B^T (when B is a transpose) or B as it is, into shared rows.
+  writeMmaRows(b, loc, op.getA(),
+               getScratchView(b, loc, elt, plan.m * plan.rowElems, 0),
+               plan.rowElems);
+  Value bView = getScratchView(b, loc, elt, plan.bBytes / 2, plan.aBytes);
+  if (plan.transposedB)
+    writeMmaRows(b, loc, TransposeOp(plan.transposedB).getInput(), bView,
+                 plan.rowElems);
+  else
+    writeMmaRows(b, loc, op.getB(), bView, plan.nRowElems);
   barrier(b, loc);
+  // 2. Each warp's 16 x 16 blocks of the product, two m16n8k16 products per
+  // k-step, into the product rows.
+  Value out = warpMmaProducts(b, loc, op, plan, bView);
+  barrier(b, loc);
+  // 3. The accumulator plus the product, read in the result's layout.
   Value acc = bufferOf(op.getAcc());
   Value dst = newBuffer(type);
   forEachOwned(b, loc, getLayout(type), /*needLinear=*/true,
                [&](OpBuilder &b, Value k, Value l) {
-                 Value at = add(b, mul(b, div(b, l, n), outRow), rem(b, l, n));
+                 Value at = ix.add(b, ix.mul(b, ix.div(b, l, plan.n), plan.nRowElems),
+                                   ix.rem(b, l, plan.n));
                  Value p = memref::LoadOp::create(b, loc, out, at);
                  Value a = memref::LoadOp::create(b, loc, acc, k);
                  memref::StoreOp::create(
