@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <span>
 
 #include "common.h"
 #include "kernels/matvec.h"
@@ -143,45 +144,50 @@ void fused(const Case& s, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& 
               bytes / (ms * 1e-3) / copy_bw);
 }
 
+// A tile size, as a value (for the lists of tiles below).
+template <int R, int BK>
+struct TileSize {};
+
+// plain<R, BK> and fused<R, BK> of shape s at each tile size given.
+template <class... Tiles>
+void plain_at(const Case& s, Tensor<float, 1>& y, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v,
+              double copy_bw, Tiles... tiles) {
+  ([&]<int R, int BK>(TileSize<R, BK>) { plain<R, BK>(s, y, w, v, copy_bw); }(tiles), ...);
+}
+template <class... Tiles>
+void fused_at(const Case& s, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v, double copy_bw,
+              Tiles... tiles) {
+  ([&]<int R, int BK>(TileSize<R, BK>) { fused<R, BK>(s, w, v, copy_bw); }(tiles), ...);
+}
+
 }  // namespace
 
 int main() {
   if (!bench::have_gpu()) return 0;
   const double copy_bw = bench::copy_bandwidth("matvec");
-  for (const Case& s : kShapes) {
-    Tensor<bfloat16, 2> w({s.n, s.k});
-    Tensor<float, 1> v({s.k}), y({s.n});
-    bench::fill_device(w, 2);
-    bench::fill_device(v, 3);
-    plain<16, 512>(s, y, w, v, copy_bw);
-    plain<8, 512>(s, y, w, v, copy_bw);
-    plain<8, 1024>(s, y, w, v, copy_bw);
-    plain<4, 1024>(s, y, w, v, copy_bw);
-    plain<4, 2048>(s, y, w, v, copy_bw);
-    plain<2, 2048>(s, y, w, v, copy_bw);
-    plain<2, 4096>(s, y, w, v, copy_bw);
-    plain<1, 4096>(s, y, w, v, copy_bw);
-    plain<32, 256>(s, y, w, v, copy_bw);
-    split<16, 512, 4>(s, y, w, v, copy_bw);
-    split<8, 512, 4>(s, y, w, v, copy_bw);
-    split<16, 512, 8>(s, y, w, v, copy_bw);
-    fused<k::kMatvecRows, k::kMatvecCols>(s, w, v, copy_bw);
-  }
-  for (const Case& s : kSmallShapes) {
-    Tensor<bfloat16, 2> w({s.n, s.k});
-    Tensor<float, 1> v({s.k}), y({s.n});
-    bench::fill_device(w, 2);
-    bench::fill_device(v, 3);
-    plain<16, 512>(s, y, w, v, copy_bw);
-    plain<8, 512>(s, y, w, v, copy_bw);
-    plain<4, 512>(s, y, w, v, copy_bw);
-    plain<8, 256>(s, y, w, v, copy_bw);
-    plain<4, 256>(s, y, w, v, copy_bw);
-    fused<16, 512>(s, w, v, copy_bw);
-    fused<8, 512>(s, w, v, copy_bw);
-    fused<4, 512>(s, w, v, copy_bw);
-    fused<8, 256>(s, w, v, copy_bw);
-    fused<4, 256>(s, w, v, copy_bw);
-  }
+  auto shapes = [&](std::span<const Case> cases, bool small) {
+    for (const Case& s : cases) {
+      Tensor<bfloat16, 2> w({s.n, s.k});
+      Tensor<float, 1> v({s.k}), y({s.n});
+      bench::fill_device(w, 2);
+      bench::fill_device(v, 3);
+      if (small) {
+        plain_at(s, y, w, v, copy_bw, TileSize<16, 512>{}, TileSize<8, 512>{}, TileSize<4, 512>{},
+                 TileSize<8, 256>{}, TileSize<4, 256>{});
+        fused_at(s, w, v, copy_bw, TileSize<16, 512>{}, TileSize<8, 512>{}, TileSize<4, 512>{}, TileSize<8, 256>{},
+                 TileSize<4, 256>{});
+        continue;
+      }
+      plain_at(s, y, w, v, copy_bw, TileSize<16, 512>{}, TileSize<8, 512>{}, TileSize<8, 1024>{},
+               TileSize<4, 1024>{}, TileSize<4, 2048>{}, TileSize<2, 2048>{}, TileSize<2, 4096>{},
+               TileSize<1, 4096>{}, TileSize<32, 256>{});
+      split<16, 512, 4>(s, y, w, v, copy_bw);
+      split<8, 512, 4>(s, y, w, v, copy_bw);
+      split<16, 512, 8>(s, y, w, v, copy_bw);
+      fused_at(s, w, v, copy_bw, TileSize<k::kMatvecRows, k::kMatvecCols>{});
+    }
+  };
+  shapes(kShapes, false);
+  shapes(kSmallShapes, true);
   return 0;
 }
