@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "engine_test_support.h"
+#include "test_models.h"
 #include "errors.h"
 #include "generate.h"
 #include "model.h"
@@ -39,30 +40,10 @@
 #include "test_files.h"
 
 using namespace qwen3;
+using qwen3::test::config_named;
 using tessera::Target;
 
 namespace {
-
-ModelConfig config_named(const std::string& name) {
-  if (name == "tiny") return qwen3_preset("tiny");
-  ModelConfig c = qwen3_preset("tiny");
-  if (name == "gqa5") {
-    c.hidden_size = 64;
-    c.intermediate_size = 160;
-    c.num_hidden_layers = 3;
-    c.num_attention_heads = 10;
-    c.num_key_value_heads = 2;
-    c.vocab_size = 1000;
-    c.tie_word_embeddings = false;
-    c.rope_theta = 5e6;
-    c.rms_norm_eps = 1e-5;
-  } else if (name == "mha-long") {
-    c.num_attention_heads = 2;
-    c.num_key_value_heads = 2;
-    c.vocab_size = 500;
-  }
-  return c;
-}
 
 EngineOptions engine_options(Target target, std::int64_t context) {
   EngineOptions o;
