@@ -31,6 +31,8 @@
 
 using namespace qwen3::kernels;
 using qwen3::test::as_double;
+using qwen3::test::attention_reference;
+using qwen3::test::AttentionReference;
 using qwen3::test::on;
 using qwen3::test::random_bf16;
 using qwen3::test::random_f32;
@@ -234,26 +236,13 @@ void split_kv_attention(Target target) {
       std::vector<double> got = as_double(out), want, bound;
       for (int64_t h = 0; h < n_kv; ++h)
         for (int64_t g = 0; g < group; ++g) {
-          std::vector<double> s(seq_len);
-          double score_error = 0;
-          for (int64_t t = 0; t < seq_len; ++t) {
-            double magnitude = 0;
-            for (int64_t i = 0; i < d; ++i) {
-              s[t] += f(q(h, g, i)) * f(k_cache(h, t, i));
-              magnitude += std::abs(f(q(h, g, i)) * f(k_cache(h, t, i)));
-            }
-            s[t] *= scale;
-            score_error = std::max(score_error, 2 * d * kU * scale * magnitude);
-          }
-          const double m = *std::max_element(s.begin(), s.end());
-          double l = 0;
-          for (double& x : s) l += (x = std::exp(x - m));
+          AttentionReference r = attention_reference([&](int64_t i) { return f(q(h, g, i)); },
+                                                     [&](int64_t t, int64_t i) { return f(k_cache(h, t, i)); },
+                                                     [&](int64_t t, int64_t i) { return f(v_cache(h, t, i)); },
+                                                     seq_len, d, scale);
           for (int64_t i = 0; i < d; ++i) {
-            double o = 0, mag = 0;
-            for (int64_t t = 0; t < seq_len; ++t)
-              o += s[t] * f(v_cache(h, t, i)), mag += s[t] * std::abs(f(v_cache(h, t, i)));
-            want.push_back(o / l);
-            bound.push_back((score_error + 0x1p-8 + (2.0 * seq_len + 16) * kU) * mag / l + 1e-30);
+            want.push_back(r.out[i]);
+            bound.push_back((r.score_error + 0x1p-8 + (2.0 * seq_len + 16) * kU) * r.magnitude[i] + 1e-30);
           }
         }
       INFO("seq_len " << seq_len << ", chunks per split " << chunks_per_split << ", empty splits " << extra_splits);

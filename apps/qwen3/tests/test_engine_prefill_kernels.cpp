@@ -29,6 +29,8 @@
 
 using namespace qwen3::kernels;
 using qwen3::test::as_double;
+using qwen3::test::attention_reference;
+using qwen3::test::AttentionReference;
 using qwen3::test::on;
 using qwen3::test::random_bf16;
 using qwen3::test::random_f32;
@@ -261,26 +263,14 @@ void causal_attention(Target target) {
     for (int64_t r = 0; r < t; ++r)
       for (int64_t head = 0; head < n_heads; ++head) {
         const int64_t kvh = head / group, n = start + r + 1;  // positions 0 .. start + r
-        std::vector<double> s(n);
-        double score_error = 0;
-        for (int64_t p = 0; p < n; ++p) {
-          double magnitude = 0;
-          for (int64_t i = 0; i < d; ++i) {
-            s[p] += f(q(head, r, i)) * f(k_cache(kvh, p, i));
-            magnitude += std::abs(f(q(head, r, i)) * f(k_cache(kvh, p, i)));
-          }
-          s[p] *= scale;
-          score_error = std::max(score_error, 2 * d * kU * scale * magnitude);
-        }
-        const double m = *std::max_element(s.begin(), s.end());
-        double l = 0;
-        for (double& x : s) l += (x = std::exp(x - m));
+        AttentionReference ref = attention_reference([&](int64_t i) { return f(q(head, r, i)); },
+                                                     [&](int64_t p, int64_t i) { return f(k_cache(kvh, p, i)); },
+                                                     [&](int64_t p, int64_t i) { return f(v_cache(kvh, p, i)); }, n,
+                                                     d, scale);
         for (int64_t i = 0; i < d; ++i) {
-          double o = 0, mag = 0;
-          for (int64_t p = 0; p < n; ++p)
-            o += s[p] * f(v_cache(kvh, p, i)), mag += s[p] * std::abs(f(v_cache(kvh, p, i)));
-          want.push_back(o / l);
-          bound.push_back((score_error + kBf16 + (2.0 * n + 16) * kU) * mag / l + kBf16 * std::abs(o / l) + 1e-30);
+          want.push_back(ref.out[i]);
+          bound.push_back((ref.score_error + kBf16 + (2.0 * n + 16) * kU) * ref.magnitude[i] +
+                          kBf16 * std::abs(ref.out[i]) + 1e-30);
         }
       }
     CHECK(mismatches(as_double(out), want, bound) == 0);
