@@ -311,7 +311,7 @@ std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t po
             s.chunks_per_split, scale);
       s.run(k::decode_attention_combine<GP>(), s.attn_by_kv_head.partition<1, GP * 128>(), part_o, part_m, part_l);
       s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.o, s.attn);
-      if (c.intermediate_size < k::kSmallSwigluRows) {
+      if (c.intermediate_size < k::kSmallModelIntermediate) {
         constexpr int SR = k::kSmallSwigluTileRows, SBK = k::kSmallSwigluTileCols;
         s.run(k::rmsnorm_swiglu<SR, SBK>(), s.mlp.partition<SR>(), w.gate, w.up, s.x, w.post_norm, eps);
       } else {

@@ -57,11 +57,11 @@ constexpr std::int64_t next_power_of_two(std::int64_t n) {
 inline constexpr int kEmbeddingTile = 1024;  // embedding_gather<BH>
 inline constexpr int kMatvecRows = 16;       // matvec*<R, BK>
 inline constexpr int kMatvecCols = 512;
-// The gate/up product of an intermediate size under kSmallSwigluRows (Qwen3-0.6B's 3072) runs
-// 8 x 256 tiles: twice the programs of 16 x 512 (384 against 192, on the H200's 132 SMs), 0.446
-// of the copy bandwidth against 0.374 in bench_matvec; larger ones keep 16 x 512 (4B: 608
-// programs, 0.93-1.00).
-inline constexpr int kSmallSwigluRows = 4096;
+// A model whose intermediate size is under kSmallModelIntermediate (Qwen3-0.6B: 3072) runs its
+// gate/up product at 8 x 256 tiles: twice the programs of 16 x 512 (384 against 192, on the
+// H200's 132 SMs), 0.446 of the copy bandwidth against 0.374 in bench_matvec; larger models keep
+// 16 x 512 (4B: 608 programs, 0.93-1.00).
+inline constexpr int kSmallModelIntermediate = 4096;
 inline constexpr int kSmallSwigluTileRows = 8;
 inline constexpr int kSmallSwigluTileCols = 256;
 inline constexpr int kAttentionChunk = 64;  // decode_attention_split<GP, CH>: KV positions per chunk
