@@ -12,6 +12,7 @@
 #include <cmath>
 #include <vector>
 
+#include "attention_reference.h"
 #include "common.h"
 #include "kernels/attention.h"
 
@@ -44,20 +45,11 @@ double check(const Tensor<float, 2>& out, const Inputs& in, std::int64_t seq_len
   double worst = 0;
   for (std::int64_t h : {std::int64_t{0}, kKv - 1})
     for (std::int64_t g = 0; g < kGroup; ++g) {
-      std::vector<double> s(static_cast<std::size_t>(seq_len));
-      double m = -INFINITY, l = 0;
-      for (std::int64_t t = 0; t < seq_len; ++t) {
-        double d = 0;
-        for (std::int64_t e = 0; e < kHead; ++e) d += double(float(in.q(h, g, e))) * double(float(in.k(h, t, e)));
-        s[t] = d * scale;
-        m = std::max(m, s[t]);
-      }
-      for (double& x : s) l += (x = std::exp(x - m));
-      for (std::int64_t e = 0; e < kHead; ++e) {
-        double o = 0;
-        for (std::int64_t t = 0; t < seq_len; ++t) o += s[t] * double(float(in.v(h, t, e)));
-        worst = std::max(worst, std::abs(out(h, g * kHead + e) - o / l));
-      }
+      const qwen3::AttentionReference r = qwen3::attention_reference(
+          [&](std::int64_t e) { return double(float(in.q(h, g, e))); },
+          [&](std::int64_t t, std::int64_t e) { return double(float(in.k(h, t, e))); },
+          [&](std::int64_t t, std::int64_t e) { return double(float(in.v(h, t, e))); }, seq_len, kHead, scale);
+      for (std::int64_t e = 0; e < kHead; ++e) worst = std::max(worst, std::abs(out(h, g * kHead + e) - r.out[e]));
     }
   return worst;
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "attention_reference.h"
 #include "errors.h"
 #include "model_weights.h"
 #include "rope_table.h"
@@ -128,20 +129,12 @@ std::vector<float> ReferenceModel::step(std::int32_t token, std::int64_t positio
       const std::vector<double> qr = norm_rope(q.data() + qh * d, w.q_norm);
       std::vector<double> qb(d);
       for (std::int64_t i = 0; i < d; ++i) qb[i] = round_bf16(qr[i]);
-      std::vector<double> s(position + 1);
-      for (std::int64_t t = 0; t <= position; ++t) {
-        double dot = 0;
-        for (std::int64_t i = 0; i < d; ++i) dot += qb[i] * kc[(kh * context_ + t) * d + i];
-        s[t] = dot * scale;
-      }
-      const double m = *std::max_element(s.begin(), s.end());
-      double total = 0;
-      for (double& e : s) total += (e = std::exp(e - m));
-      for (std::int64_t i = 0; i < d; ++i) {
-        double o = 0;
-        for (std::int64_t t = 0; t <= position; ++t) o += s[t] * vc[(kh * context_ + t) * d + i];
-        attn[qh * d + i] = static_cast<float>(o / total);
-      }
+      const AttentionReference a = attention_reference(
+          [&](std::int64_t i) { return qb[i]; },
+          [&](std::int64_t t, std::int64_t i) { return double(kc[(kh * context_ + t) * d + i]); },
+          [&](std::int64_t t, std::int64_t i) { return double(vc[(kh * context_ + t) * d + i]); }, position + 1, d,
+          scale);
+      for (std::int64_t i = 0; i < d; ++i) attn[qh * d + i] = static_cast<float>(a.out[i]);
     }
     const std::vector<float> o = product(w.o, h, q_heads * d, operand(attn));
     for (std::int64_t j = 0; j < h; ++j) x[j] = static_cast<float>(static_cast<double>(x[j]) + o[j]);

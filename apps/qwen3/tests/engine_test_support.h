@@ -6,8 +6,6 @@
 //  - random_bf16 / random_f32: tessera tensors of uniform random values, the same for one seed.
 //  - as_double: a tensor's elements widened to double (waits for the work writing it).
 //  - max_abs: the largest |value| of a vector.
-//  - attention_reference: one query's softmax attention over a KV head's positions, in double,
-//    with what the tests' error bounds need.
 #pragma once
 
 #include <tessera/tessera.h>
@@ -62,42 +60,6 @@ inline double max_abs(const std::vector<double>& v) {
   double m = 0;
   for (double x : v) m = std::max(m, std::abs(x));
   return m;
-}
-
-// One query q(i) (i < d) attending to positions 0 .. n - 1 of one KV head (k(p, i), v(p, i)) with
-// softmax(scale * q . k_p), in double. `out[i]` is the result; `magnitude[i]` is sum_p w_p |v(p,
-// i)| (w the softmax weights), which bounds the error of the weighted sum; `score_error` bounds a
-// score's error from an f32 dot product of d terms (2 d u scale sum_i |q_i k_pi|, u the f32 unit
-// roundoff).
-struct AttentionReference {
-  std::vector<double> out, magnitude;
-  double score_error = 0;
-};
-
-template <class Q, class K, class V>
-AttentionReference attention_reference(Q q, K k, V v, std::int64_t n, std::int64_t d, double scale) {
-  constexpr double u = 0x1p-24;
-  AttentionReference r;
-  std::vector<double> s(static_cast<std::size_t>(n));
-  for (std::int64_t p = 0; p < n; ++p) {
-    double dot = 0, magnitude = 0;
-    for (std::int64_t i = 0; i < d; ++i) {
-      dot += q(i) * k(p, i);
-      magnitude += std::abs(q(i) * k(p, i));
-    }
-    s[p] = dot * scale;
-    r.score_error = std::max(r.score_error, 2 * d * u * scale * magnitude);
-  }
-  const double m = *std::max_element(s.begin(), s.end());
-  double l = 0;
-  for (double& x : s) l += (x = std::exp(x - m));
-  for (std::int64_t i = 0; i < d; ++i) {
-    double o = 0, mag = 0;
-    for (std::int64_t p = 0; p < n; ++p) o += s[p] * v(p, i), mag += s[p] * std::abs(v(p, i));
-    r.out.push_back(o / l);
-    r.magnitude.push_back(mag / l);
-  }
-  return r;
 }
 
 inline tessera::LaunchOptions on(tessera::Target target) {

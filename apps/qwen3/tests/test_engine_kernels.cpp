@@ -20,6 +20,7 @@
 #include <numeric>
 #include <vector>
 
+#include "attention_reference.h"
 #include "engine_test_support.h"
 #include "kernels/attention.h"
 #include "kernels/embedding.h"
@@ -31,8 +32,8 @@
 
 using namespace qwen3::kernels;
 using qwen3::test::as_double;
-using qwen3::test::attention_reference;
-using qwen3::test::AttentionReference;
+using qwen3::attention_reference;
+using qwen3::AttentionReference;
 using qwen3::test::on;
 using qwen3::test::random_bf16;
 using qwen3::test::random_f32;

@@ -214,13 +214,14 @@ void KernelLowering::writeMmaRows(OpBuilder &b, Location loc, Value tile,
     Value v = memref::LoadOp::create(b, loc, src, k);
     memref::StoreOp::create(b, loc, v, view, at);
   };
-  auto rowStart = [&](OpBuilder &b, Value l) {
+  // Where linear element l of the tile lies in rows of `stride`.
+  auto paddedIndex = [&](OpBuilder &b, Value l) {
     return ix.add(b, ix.mul(b, ix.div(b, l, cols), stride), ix.rem(b, l, cols));
   };
   if (layout.replicated) {
     forEachOwned(b, loc, layout, /*needLinear=*/true,
                  [&](OpBuilder &b, Value k, Value l) {
-                   store(b, k, rowStart(b, l));
+                   store(b, k, paddedIndex(b, l));
                  });
     return;
   }
@@ -228,7 +229,7 @@ void KernelLowering::writeMmaRows(OpBuilder &b, Location loc, Value tile,
   // consecutive stores the vectorizer merges.
   forEachChunk(b, loc, layout, /*needLinear=*/true,
                [&](OpBuilder &b, Value k0, Value l0) {
-                 Value at = rowStart(b, l0);
+                 Value at = paddedIndex(b, l0);
                  for (int64_t j = 0; j < layout.vec; ++j)
                    store(b, addConst(b, loc, k0, j), addConst(b, loc, at, j));
                });
