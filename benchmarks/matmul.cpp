@@ -7,12 +7,12 @@
 // in the inputs' dtype; bf16 products with M > 1 also run with B as the transposed view of an
 // N x K row-major matrix ("<case>_kmajor", K-major B on tensor cores).
 //
-// Each shape runs with two tile shapes chosen here (128 x 256 x 64 and 128 x 128 x 64, which take
-// the tensor-core lowering on sm_90; 1 x 64 x 64
-// and 1 x 16 x 128 for M = 1), named "<case>_t<BM>x<BN>x<BK>" with the shape's own case as the
-// baseline (torch_baselines.py's matmul family: cuBLAS, Triton, torch.compile); shapes with M > 1
-// also run as "<case>_tuned", tessera::autotune choosing among three tiles (time_tuned), its first
-// launch including the tuning. Each is first
+// Each shape runs with tile shapes chosen here (128 x 256 x 64 and 128 x 128 x 64, which take the
+// tensor-core lowering on sm_90; for M = 1, one-row tiles of 16 to 64 columns, which run as
+// multiply-adds), named "<case>_t<BM>x<BN>x<BK>" with the shape's own case as the baseline
+// (torch_baselines.py's matmul family: cuBLAS, Triton, torch.compile), and as "<case>_tuned",
+// tessera::autotune choosing among a list of tiles (time_tuned), its first launch including the
+// tuning. Each is first
 // launched cold, with empty in-process and disk caches and NVIDIA's compute cache off: its wall
 // time, compile included, is "first_launch_ms". That launch's output is checked on 64 sampled
 // elements against a double-precision host product (bound: 2 K 2^-24 sum |a||b| for the f32
@@ -26,6 +26,7 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -176,17 +177,19 @@ void time_tile(const K& k, const std::string& base, const char* dtype, const Pro
   print_error(base + "_t" + matmul_kernels::tile_name(BM, BN, BK) + ": " + e.what());
 }
 
-// The same problem through tessera::autotune over three tiles (128 x 256 x 64, 128 x 128 x 64,
-// 128 x 128 x 128): a cold first launch, which compiles every option (at once) and times them, then
-// the timing of the option it chose, reported as "<case>_tuned" with that option's tile; a second
-// line gives each option's time as the tuner measured it.
-template <class T, class Make, class B, class... Extra>
-void time_tuned(const Make& make, const std::string& base, const char* dtype, const Problem& s, const Tensor<T, 2>& a,
-                const B& b, Tensor<T, 2>& out, const Samples& ref, const Extra&... extra) try {
-  auto k0 = make.template operator()<128, 256, 64>();
-  auto k1 = make.template operator()<128, 128, 64>();
-  auto k2 = make.template operator()<128, 128, 128>();
-  auto tuned = autotune(base + "_" + dtype, tile_option<128, 256>(k0), tile_option<128, 128>(k1), tile_option<128, 128>(k2));
+// A tile shape, as a value (for the lists of tiles below).
+template <int BM, int BN, int BK>
+struct Tile {};
+
+// The same problem through tessera::autotune over `tiles`: a cold first launch, which compiles
+// every option (at once) and times them, then the timing of the option it chose, reported as
+// "<case>_tuned" with that option's tile; a second line gives each option's time as the tuner
+// measured it.
+template <class T, class Make, class B, int... BM, int... BN, int... BK, class... Extra>
+void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK>...>, const std::string& base, const char* dtype,
+                const Problem& s, const Tensor<T, 2>& a, const B& b, Tensor<T, 2>& out, const Samples& ref,
+                const Extra&... extra) try {
+  auto tuned = autotune(base + "_" + dtype, tile_option<BM, BN>(make.template operator()<BM, BN, BK>())...);
   cold_caches();
   clear_tuning();
   auto t0 = Clock::now();
@@ -194,24 +197,42 @@ void time_tuned(const Make& make, const std::string& base, const char* dtype, co
   const double first_ms = ms_since(t0);
   auto [err, ok] = check(s, ref, std::as_const(out));
   if (!ok) std::printf("{\"error\": \"%s_tuned %s: wrong result, max error %g\"}\n", base.c_str(), dtype, err);
+  const std::vector<std::string> tiles = {matmul_kernels::tile_name(BM, BN, BK)...};
   auto launch = [&] {
-    if (r.index == 0) return bench::timed(k0, out.template partition<128, 256>(), a, b, extra...);
-    if (r.index == 1) return bench::timed(k1, out.template partition<128, 128>(), a, b, extra...);
-    return bench::timed(k2, out.template partition<128, 128>(), a, b, extra...);
+    double ms = 0;
+    int i = 0;
+    ((i++ == r.index ? (ms = bench::timed(make.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), a, b,
+                                          extra...))
+                     : 0.0),
+     ...);
+    return ms;
   };
   const double once = launch();
   const int iters = std::clamp(static_cast<int>(2000.0 / std::max(once, 1e-3)), 3, 30);
   const double ms = bench::median_ms(launch, 3, iters);
   const double bytes = double(sizeof(T)) * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
-  const char* tiles[] = {"128x256x64", "128x128x64", "128x128x128"};
   report(base + "_tuned", base, dtype, s, tiles[r.index], bytes, ms, first_ms, iters, err);
+  std::string times;
+  for (std::size_t i = 0; i < r.ms.size(); ++i) {
+    char one[96];
+    std::snprintf(one, sizeof one, "%s\"%s\": %.4f", i ? ", " : "", tiles[i].c_str(), r.ms[i]);
+    times += one;
+  }
   std::printf("{\"bench\": \"matmul\", \"case\": \"%s_tuned\", \"dtype\": \"%s\", \"chosen\": \"%s\", "
-              "\"tuning_ms\": [%.4f, %.4f, %.4f]}\n",
-              base.c_str(), dtype, tiles[r.index], r.ms[0], r.ms[1], r.ms[2]);
+              "\"tuning_ms\": {%s}}\n",
+              base.c_str(), dtype, tiles[r.index].c_str(), times.c_str());
   std::fflush(stdout);
 } catch (const Error& e) {
   print_error(base + "_tuned: " + e.what());
 }
+
+// The tiles tessera::autotune chooses among: the tensor-core lowering's for M > 1; for M = 1 (one
+// row: multiply-adds, tile-vector-mma) tiles of 2-8 KiB of B per step, with 16 to 64 columns per
+// program (fewer columns, more programs: N = 2560 has 40 programs of 64 columns). Larger steps
+// were slower on the H200 at all three batch-1 shapes (1 x 16 x 1024, 1 x 32 x 512, 1 x 64 x 256,
+// 1 x 128 x 128: 0.09-0.78 of the copy, docs/performance.md).
+using TensorCoreTiles = std::tuple<Tile<128, 256, 64>, Tile<128, 128, 64>, Tile<128, 128, 128>>;
+using RowTiles = std::tuple<Tile<1, 64, 64>, Tile<1, 32, 64>, Tile<1, 16, 64>, Tile<1, 32, 128>, Tile<1, 16, 128>>;
 
 template <class T>
 void plain_case(const Problem& s, const char* dtype) {
@@ -222,11 +243,15 @@ void plain_case(const Problem& s, const char* dtype) {
   if (s.m == 1) {
     time_tile<1, 64, 64>(matmul_kernels::matmul<1, 64, 64>(), s.name(), dtype, s, a, b, out, ref);
     time_tile<1, 16, 128>(matmul_kernels::matmul<1, 16, 128>(), s.name(), dtype, s, a, b, out, ref);
+    time_tile<1, 32, 64>(matmul_kernels::matmul<1, 32, 64>(), s.name(), dtype, s, a, b, out, ref);
+    time_tile<1, 16, 64>(matmul_kernels::matmul<1, 16, 64>(), s.name(), dtype, s, a, b, out, ref);
+    time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul<BM, BN, BK>(); }, RowTiles{}, s.name(), dtype,
+               s, a, b, out, ref);
   } else {
     time_tile<128, 256, 64>(matmul_kernels::matmul<128, 256, 64>(), s.name(), dtype, s, a, b, out, ref);
     time_tile<128, 128, 64>(matmul_kernels::matmul<128, 128, 64>(), s.name(), dtype, s, a, b, out, ref);
-    time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul<BM, BN, BK>(); }, s.name(), dtype, s, a, b,
-               out, ref);
+    time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul<BM, BN, BK>(); }, TensorCoreTiles{}, s.name(),
+               dtype, s, a, b, out, ref);
     if (std::string_view(dtype) != "bf16") return;
     // B as the transposed view of an N x K row-major weight (a linear layer's, as the Qwen3
     // prefill passes it): the same values, read K-major.
@@ -252,8 +277,8 @@ void epilogue_case(const Problem& s) {
   const std::string base = "mm_bias_gelu_" + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
   time_tile<128, 256, 64>(matmul_kernels::matmul_bias_gelu<128, 256, 64>(), base, "bf16", s, a, b, out, ref, bias);
   time_tile<128, 128, 64>(matmul_kernels::matmul_bias_gelu<128, 128, 64>(), base, "bf16", s, a, b, out, ref, bias);
-  time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul_bias_gelu<BM, BN, BK>(); }, base, "bf16", s, a,
-             b, out, ref, bias);
+  time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul_bias_gelu<BM, BN, BK>(); }, TensorCoreTiles{},
+             base, "bf16", s, a, b, out, ref, bias);
 }
 
 }  // namespace

@@ -299,6 +299,8 @@ void to_loops(mlir::OpPassManager& pm, const Lowering& l) {
   // What the user computed before a loop and the front end emitted at its use inside it, computed
   // once before the loop again.
   pm.addPass(tile::createTileHoistInvariants());
+  // One-row mma in a K loop (a batch-1 linear layer) as element-wise multiply-adds, reduced once.
+  pm.addPass(tile::createTileVectorMma());
   // (gpu) Loops streaming tiles unrolled, so that several iterations' loads are in flight.
   if (!l.cpu) {
     tile::TileUnrollStreamingLoopsOptions unroll;

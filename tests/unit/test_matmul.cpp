@@ -71,20 +71,42 @@ void ragged_f16(Target target) { ragged_products<half>(target); }
 void ragged_f32(Target target) { ragged_products<float>(target); }
 
 // A row vector (and five of them) times a matrix, with 1 x 64 output tiles and K in 32-wide steps:
-// the batch-1 projections of a decoder.
+// the batch-1 projections of a decoder (one-row tiles run as multiply-adds: tile-vector-mma). B
+// row-major and as the transposed view of an N x K weight; K ragged (100) and below one step (20);
+// and a loop that starts from a nonzero accumulator (0.5 + a b).
 void row_vector_times_matrix(Target target) {
-  const int64_t n = 200, k = 100;
-  auto b = random_tensor<bfloat16, 2>({k, n}, -1, 1, 11);
+  const int64_t n = 200;
   auto vec = gemm<1, 64, 32>("matvec");
-  for (int64_t m : {1, 5}) {
-    auto a = random_tensor<bfloat16, 2>({m, k}, -1, 1, 12);
-    Tensor<float, 2> out({m, n});
-    vec.launch_on(target, out.partition<1, 64>(), a, b);
-    const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
-                             [&](int64_t kk, int64_t j) { return d(b(kk, j)); });
-    INFO("m = " << m);
-    CHECK(mismatches(r, m, n, product_bound(DType::bf16, k), 0, [&](int64_t i, int64_t j) { return d(out(i, j)); },
-                     [&](int64_t i, int64_t j) { return r.at(i, j); }) == 0);
+  auto half_plus = kernel("matvec_half_plus", [](auto o, auto a, auto b) {
+    auto acc = for_range(
+        (dim<1>(a) + c<31>) / c<32>,
+        [=](auto k, auto acc) { return mma(load<1, 32>(a, program_id<0>(), k), load<32, 64>(b, k, program_id<1>()), acc); },
+        full<DType::f32, 1, 64>(c<0.5>));
+    return o.store(acc);
+  });
+  for (int64_t k : {100, 20}) {
+    auto b = random_tensor<bfloat16, 2>({k, n}, -1, 1, 11);
+    Tensor<bfloat16, 2> w({n, k});  // b's values, stored N x K
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < n; ++j) w(j, kk) = std::as_const(b)(kk, j);
+    for (int64_t m : {1, 5}) {
+      auto a = random_tensor<bfloat16, 2>({m, k}, -1, 1, 12);
+      const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                               [&](int64_t kk, int64_t j) { return d(b(kk, j)); });
+      auto check = [&](const Tensor<float, 2>& out, double offset) {
+        return mismatches(r, m, n, product_bound(DType::bf16, k), 0,
+                          [&](int64_t i, int64_t j) { return d(out(i, j)) - offset; },
+                          [&](int64_t i, int64_t j) { return r.at(i, j); });
+      };
+      INFO("m = " << m << ", k = " << k);
+      Tensor<float, 2> out({m, n}), out_w({m, n}), out_half({m, n});
+      vec.launch_on(target, out.partition<1, 64>(), a, b);
+      CHECK(check(out, 0) == 0);
+      vec.launch_on(target, out_w.partition<1, 64>(), a, w.transposed());
+      CHECK(check(out_w, 0) == 0);
+      half_plus.launch_on(target, out_half.partition<1, 64>(), a, b);
+      CHECK(check(out_half, 0.5) == 0);
+    }
   }
 }
 

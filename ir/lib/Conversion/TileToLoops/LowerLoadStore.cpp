@@ -319,16 +319,28 @@ void KernelLowering::lowerBroadcastLoad(BroadcastOp op, LoadOp load) {
     return globalCoords(b, loc, base, s, loadShape);
   };
   // Whole tile in bounds: a result chunk's run within a row reads as many
-  // contiguous input elements (the innermost dimension is not broadcast).
+  // contiguous input elements where the innermost dimension is not
+  // broadcast, and one input element, loaded once and copied along the run,
+  // where it is (BroadcastLoadPlan::acrossRows).
+  const bool acrossRows = inType.getShape().back() == 1;
   int64_t width = std::min(layout.vec, type.getShape().back());
   int64_t vw = vectorAccessWidth(src, width);
   auto segments = [&](OpBuilder &sb) {
     forEachChunk(sb, loc, layout, /*needLinear=*/true,
                  [&](OpBuilder &b, Value k0, Value l0) {
-                   for (int64_t i = 0; i < layout.vec; i += width)
-                     loadRun(b, loc, src,
-                             sourceGlobal(b, addConst(b, loc, l0, i)), width,
-                             vw, dst, addConst(b, loc, k0, i));
+                   for (int64_t i = 0; i < layout.vec; i += width) {
+                     Value k = addConst(b, loc, k0, i);
+                     SmallVector<Value> at =
+                         sourceGlobal(b, addConst(b, loc, l0, i));
+                     if (!acrossRows) {
+                       loadRun(b, loc, src, at, width, vw, dst, k);
+                       continue;
+                     }
+                     Value v = memref::LoadOp::create(b, loc, src, at);
+                     for (int64_t e = 0; e < width; ++e)
+                       memref::StoreOp::create(b, loc, v, dst,
+                                               addConst(b, loc, k, e));
+                   }
                  });
   };
   if (load->hasAttr(kInteriorAttrName)) {

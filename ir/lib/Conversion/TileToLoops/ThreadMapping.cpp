@@ -226,10 +226,12 @@ mlir::tessera::tile::planBroadcastLoad(const LoweringOptions &opts,
   if (!opts.gpu || planLocalBroadcast(opts, op))
     return std::nullopt;
   RankedTensorType in = op.getInput().getType(), out = op.getType();
-  if (in.getShape().back() != out.getShape().back() ||
-      getLayout(opts, out).replicated)
+  const bool rowsKept = in.getShape().back() == out.getShape().back();
+  const bool acrossRows = in.getShape().back() == 1 && out.getShape().back() > 1;
+  if (!(rowsKept || acrossRows) || getLayout(opts, out).replicated)
     return std::nullopt;
   BroadcastLoadPlan plan;
+  plan.acrossRows = acrossRows;
   Value v = op.getInput();
   while (auto reshape = v.getDefiningOp<ReshapeOp>()) {
     if (!v.hasOneUse())
@@ -239,7 +241,7 @@ mlir::tessera::tile::planBroadcastLoad(const LoweringOptions &opts,
   }
   auto load = v.getDefiningOp<LoadOp>();
   if (!load || !v.hasOneUse() || load->getBlock() != op->getBlock() ||
-      load.getType().getShape().back() != in.getShape().back())
+      (rowsKept && load.getType().getShape().back() != in.getShape().back()))
     return std::nullopt;
   auto func = op->getParentOfType<func::FuncOp>();
   if (!func || !isKernelArgument(func, load.getSource()))

@@ -2,6 +2,7 @@
 //
 // Passes on tile kernels (flag: creation function). On tile IR, before the
 // conversion to loops (Conversion/Passes.h):
+//   tile-vector-mma:              createTileVectorMma()
 //   tile-hoist-loads:             createTileHoistLoads()
 //   tile-rewiden-after-reduce:    createTileRewidenAfterReduce()
 //   tile-version-interior:        createTileVersionInterior()

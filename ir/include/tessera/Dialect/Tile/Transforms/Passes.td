@@ -106,6 +106,62 @@ def TileUnrollStreamingLoops : Pass<"tile-unroll-streaming-loops", "::mlir::Modu
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TileVectorMma : Pass<"tile-vector-mma", "::mlir::ModuleOp"> {
+  let summary = "Run a K loop's one-row mma as element-wise multiply-adds, reduced once after the loop";
+  let description = [{
+    Guarantees: the kernel computes the same product (in f32; the sums are
+    grouped differently: by k lane across the loop, then across lanes once).
+
+    A matrix-vector product written as a matmul (`mma` of a 1 x BK row of A
+    and a BK x BN tile of B in a K loop, a batch-1 linear layer) is bound by
+    the bytes of B, not by multiplies: on the tensor cores or through shared
+    memory each step waits for an exchange among the program's threads. In
+    every `func.func` carrying `tile.kernel`, each `tile.mma` directly in an
+    `scf.for` body whose `a` is 1 x BK, whose accumulator is an iter_arg used
+    by that mma alone, and whose result is yielded as that iter_arg and used
+    by nothing else, becomes, with BK x BN at most 16384 elements:
+
+      - the iter_arg a BK x BN f32 tile starting at zero, to which each step
+        adds `broadcast(reshape(a) : BK x 1) * b` element by element (A's row
+        broadcast along B's columns: on the GPU each thread loads the element
+        of A its row needs, `convert-tile-to-loops`' broadcast loads, no
+        exchange);
+      - after the loop, the sum over its rows (`tile.reduce` axis 0, once per
+        program) added to the loop's initial accumulator.
+
+    The loop is then a stream of B's tiles with no exchange per step, which
+    `tile-unroll-streaming-loops` unrolls like the engine's matrix-vector
+    products. Other mma ops are left alone. A kernel already lowered by
+    `convert-tile-to-loops` (it carries `tile.block_size`) is an error.
+
+    ```mlir
+    // before
+    %r = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %z) -> (tensor<1x64xf32>) {
+      %a = tile.load %A[%p0, %k32] : !a -> tensor<1x64xbf16>
+      %b = tile.load %B[%k32, %p1] : !b -> tensor<64x64xbf16>
+      %m = tile.mma %a, %b, %acc : tensor<1x64xbf16>, tensor<64x64xbf16>, tensor<1x64xf32> -> tensor<1x64xf32>
+      scf.yield %m : tensor<1x64xf32>
+    }
+    // after
+    %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+    %s = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32>) {
+      %a = tile.load %A[%p0, %k32] : !a -> tensor<1x64xbf16>
+      %b = tile.load %B[%k32, %p1] : !b -> tensor<64x64xbf16>
+      %at = tile.reshape %a : tensor<1x64xbf16> -> tensor<64x1xbf16>
+      %ab = tile.broadcast %at : tensor<64x1xbf16> -> tensor<64x64xbf16>
+      %af = arith.extf %ab : tensor<64x64xbf16> to tensor<64x64xf32>
+      %bf = arith.extf %b : tensor<64x64xbf16> to tensor<64x64xf32>
+      %p = arith.mulf %af, %bf : tensor<64x64xf32>
+      %n2 = arith.addf %acc, %p : tensor<64x64xf32>
+      scf.yield %n2 : tensor<64x64xf32>
+    }
+    %t = tile.reduce %s {kind = sum, axis = 0} : tensor<64x64xf32> -> tensor<1x64xf32>
+    %r = arith.addf %z, %t : tensor<1x64xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def TileHoistLoads : Pass<"tile-hoist-loads", "::mlir::ModuleOp"> {
   let summary = "Schedule tile loads from read-only kernel arguments";
   let description = [{

@@ -1,0 +1,128 @@
+//===- VectorMma.cpp - a K loop's one-row mma as multiply-adds -------------===//
+//
+// Implements `tile-vector-mma` (Transforms/Passes.td states what it
+// guarantees). A one-row mma in a K loop (a batch-1 linear layer written as a
+// matmul) reads a B tile per step and does 1 x BK x BN multiply-adds: it is
+// bound by B's bytes. Lowered as an mma, each step exchanges A's row and the
+// products among the program's threads through shared memory. Rewritten here
+// as a BK x BN accumulator of element-wise products, each thread adds its own
+// elements of B times the element of A its row needs (loaded by the thread
+// itself: convert-tile-to-loops' broadcast loads), and the rows are summed
+// once, after the loop. The accumulator is BK x BN f32: kMaxElements bounds
+// it (the engine's matrix-vector products carry 16 x 512).
+//
+// The loop is changed in place: the iter_arg's initial value becomes a zero
+// tile and its block argument and result take the wider type; the mma
+// becomes the multiply-add, and the loop's result is replaced, for its other
+// users, by its reduction plus the initial accumulator.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessera/Dialect/Tile/IR/TileDialect.h"
+#include "tessera/Dialect/Tile/Transforms/Passes.h"
+
+#define DEBUG_TYPE "tile-vector-mma"
+
+namespace mlir::tessera::tile {
+#define GEN_PASS_DEF_TILEVECTORMMA
+#include "tessera/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace mlir::tessera::tile
+
+using namespace mlir;
+namespace tt = mlir::tessera::tile;
+
+namespace {
+
+constexpr int64_t kMaxElements = 16384;
+
+/// The iter_arg number of `mma`'s accumulator if the mma qualifies (see the
+/// pass description), else nullopt.
+std::optional<unsigned> vectorMmaSlot(tt::MmaOp mma) {
+  auto loop = dyn_cast<scf::ForOp>(mma->getParentOp());
+  RankedTensorType a = mma.getA().getType(), b = mma.getB().getType();
+  if (!loop || a.getDimSize(0) != 1 || b.getNumElements() > kMaxElements)
+    return std::nullopt;
+  auto acc = dyn_cast<BlockArgument>(mma.getAcc());
+  if (!acc || acc.getOwner() != loop.getBody() || acc.getArgNumber() == 0 ||
+      !acc.hasOneUse() || !mma.getResult().hasOneUse())
+    return std::nullopt;
+  unsigned slot = acc.getArgNumber() - 1;
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  if (*mma.getResult().getUsers().begin() != yield.getOperation() ||
+      yield.getOperand(slot) != mma.getResult())
+    return std::nullopt;
+  return slot;
+}
+
+/// `v` (a tile) as f32.
+Value toF32(OpBuilder &b, Location loc, Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getElementType().isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc, type.clone(b.getF32Type()), v);
+}
+
+void rewrite(tt::MmaOp mma, unsigned slot) {
+  auto loop = cast<scf::ForOp>(mma->getParentOp());
+  Location loc = mma.getLoc();
+  RankedTensorType b = mma.getB().getType(), a = mma.getA().getType();
+  int64_t bk = b.getDimSize(0), bn = b.getDimSize(1);
+  auto wide = RankedTensorType::get({bk, bn}, OpBuilder(mma).getF32Type());
+
+  OpBuilder before(loop);
+  Value init = loop.getInitArgs()[slot];
+  Value zero = arith::ConstantOp::create(
+      before, loc, DenseElementsAttr::get(wide, before.getF32FloatAttr(0.0)));
+  loop.getInitArgsMutable()[slot].assign(zero);
+  BlockArgument acc = loop.getRegionIterArgs()[slot];
+  acc.setType(wide);
+
+  OpBuilder body(mma);
+  Value row = tt::ReshapeOp::create(
+      body, loc, RankedTensorType::get({bk, 1}, a.getElementType()), mma.getA());
+  Value spread = tt::BroadcastOp::create(
+      body, loc, RankedTensorType::get({bk, bn}, a.getElementType()), row);
+  Value af = toF32(body, loc, spread);
+  Value bf = toF32(body, loc, mma.getB());
+  Value product = arith::MulFOp::create(body, loc, af, bf);
+  Value sum = arith::AddFOp::create(body, loc, acc, product);
+  mma.getResult().replaceAllUsesWith(sum);
+  mma->erase();
+
+  Value result = loop.getResult(slot);
+  result.setType(wide);
+  OpBuilder after(loop->getBlock(), std::next(loop->getIterator()));
+  Value rows = tt::ReduceOp::create(
+      after, loc, RankedTensorType::get({1, bn}, after.getF32Type()), result,
+      tt::ReduceKind::sum, uint32_t{0});
+  Value total = arith::AddFOp::create(after, loc, init, rows);
+  result.replaceAllUsesExcept(total, rows.getDefiningOp());
+}
+
+struct TileVectorMma : public tt::impl::TileVectorMmaBase<TileVectorMma> {
+  void runOnOperation() override {
+    WalkResult r = getOperation()->walk([&](func::FuncOp fn) {
+      if (!fn->hasAttr(tt::TileDialect::getKernelAttrName()))
+        return WalkResult::advance();
+      if (fn->hasAttr(tt::TileDialect::getBlockSizeAttrName())) {
+        fn.emitError("tile-vector-mma runs on tile IR, but kernel '")
+            << fn.getSymName()
+            << "' was already lowered by convert-tile-to-loops (it carries '"
+            << tt::TileDialect::getBlockSizeAttrName() << "')";
+        return WalkResult::interrupt();
+      }
+      SmallVector<std::pair<tt::MmaOp, unsigned>> found;
+      fn.walk([&](tt::MmaOp mma) {
+        if (std::optional<unsigned> slot = vectorMmaSlot(mma))
+          found.push_back({mma, *slot});
+      });
+      for (auto [mma, slot] : found)
+        rewrite(mma, slot);
+      return WalkResult::advance();
+    });
+    if (r.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
