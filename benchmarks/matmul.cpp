@@ -177,19 +177,37 @@ void time_tile(const K& k, const std::string& base, const char* dtype, const Pro
   print_error(base + "_t" + matmul_kernels::tile_name(BM, BN, BK) + ": " + e.what());
 }
 
-// A tile shape, as a value (for the lists of tiles below).
-template <int BM, int BN, int BK>
+// A tile shape and the compiler hints it runs with (0: the compiler's choice), as a value (for the
+// lists of tiles below).
+template <int BM, int BN, int BK, int Stages = 0, int Group = 0>
 struct Tile {};
+
+// "128x256x64", with "/stages3" and "/group16" where the hints are set.
+std::string hinted_tile_name(int bm, int bn, int bk, int stages, int group) {
+  std::string s = matmul_kernels::tile_name(bm, bn, bk);
+  if (stages) s += "/stages" + std::to_string(stages);
+  if (group) s += "/group" + std::to_string(group);
+  return s;
+}
+
+// bench::timed with the compiler hints `hints`.
+template <class K, class... A>
+double timed_with(const K& k, CompilerHints hints, A&&... args) {
+  LaunchOptions o = bench::behind_a_spin();
+  o.hints = hints;
+  return k.launch_timed(o, std::forward<A>(args)...);
+}
 
 // The same problem through tessera::autotune over `tiles`: a cold first launch, which compiles
 // every option (at once) and times them, then the timing of the option it chose, reported as
 // "<case>_tuned" with that option's tile; a second line gives each option's time as the tuner
 // measured it.
-template <class T, class Make, class B, int... BM, int... BN, int... BK, class... Extra>
-void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK>...>, const std::string& base, const char* dtype,
-                const Problem& s, const Tensor<T, 2>& a, const B& b, Tensor<T, 2>& out, const Samples& ref,
-                const Extra&... extra) try {
-  auto tuned = autotune(base + "_" + dtype, tile_option<BM, BN>(make.template operator()<BM, BN, BK>())...);
+template <class T, class Make, class B, int... BM, int... BN, int... BK, int... Stages, int... Group, class... Extra>
+void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, Stages, Group>...>, const std::string& base,
+                const char* dtype, const Problem& s, const Tensor<T, 2>& a, const B& b, Tensor<T, 2>& out,
+                const Samples& ref, const Extra&... extra) try {
+  auto tuned = autotune(base + "_" + dtype, tile_option<BM, BN>(make.template operator()<BM, BN, BK>(),
+                                                                 CompilerHints{Stages, Group})...);
   cold_caches();
   clear_tuning();
   auto t0 = Clock::now();
@@ -197,12 +215,12 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK>...>, const std::st
   const double first_ms = ms_since(t0);
   auto [err, ok] = check(s, ref, std::as_const(out));
   if (!ok) std::printf("{\"error\": \"%s_tuned %s: wrong result, max error %g\"}\n", base.c_str(), dtype, err);
-  const std::vector<std::string> tiles = {matmul_kernels::tile_name(BM, BN, BK)...};
+  const std::vector<std::string> tiles = {hinted_tile_name(BM, BN, BK, Stages, Group)...};
   auto launch = [&] {
     double ms = 0;
     int i = 0;
-    ((i++ == r.index ? (ms = bench::timed(make.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), a, b,
-                                          extra...))
+    ((i++ == r.index ? (ms = timed_with(make.template operator()<BM, BN, BK>(), CompilerHints{Stages, Group},
+                                        out.template partition<BM, BN>(), a, b, extra...))
                      : 0.0),
      ...);
     return ms;
@@ -226,12 +244,16 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK>...>, const std::st
   print_error(base + "_tuned: " + e.what());
 }
 
-// The tiles tessera::autotune chooses among: the tensor-core lowering's for M > 1; for M = 1 (one
+// The tiles tessera::autotune chooses among: the tensor-core lowering's for M > 1, 128 x 256 x 64
+// also with 3 pipeline stages (4 fit) and with 4 and 16 rows of programs walked together (8 by
+// default), 128 x 128 x 64 also with 16; for M = 1 (one
 // row: multiply-adds, tile-vector-mma) tiles of 2-8 KiB of B per step, with 16 to 64 columns per
 // program (fewer columns, more programs: N = 2560 has 40 programs of 64 columns). Larger steps
 // were slower on the H200 at all three batch-1 shapes (1 x 16 x 1024, 1 x 32 x 512, 1 x 64 x 256,
 // 1 x 128 x 128: 0.09-0.78 of the copy, docs/performance.md).
-using TensorCoreTiles = std::tuple<Tile<128, 256, 64>, Tile<128, 128, 64>, Tile<128, 128, 128>>;
+using TensorCoreTiles = std::tuple<Tile<128, 256, 64>, Tile<128, 256, 64, 3>, Tile<128, 256, 64, 0, 4>,
+                                   Tile<128, 256, 64, 0, 16>, Tile<128, 128, 64>, Tile<128, 128, 64, 0, 16>,
+                                   Tile<128, 128, 128>>;
 using RowTiles = std::tuple<Tile<1, 64, 64>, Tile<1, 32, 64>, Tile<1, 16, 64>, Tile<1, 32, 128>, Tile<1, 16, 128>>;
 
 template <class T>

@@ -7,9 +7,11 @@
 //   tessera::TuningResult r = mm.launch(y, a, b, bias);  // y: the output, partitioned by the chosen
 //                                                        // option's tile; a, b, bias: read-only
 //
-// Each option is a kernel and the tile its output is partitioned into; every option's kernel takes
-// the same arguments (the output first) and must compute the same values, and their names must
-// differ (they name the options in the record). Which option is fastest depends on the problem:
+// Each option is a kernel, the tile its output is partitioned into and, optionally, the compiler's
+// choices it fixes (CompilerHints: pipeline stages, the programs' grouped order), so that a search
+// covers those too; every option's kernel takes the same arguments (the output first) and must
+// compute the same values, and no two options may have the same kernel and hints (the record names
+// the options by them). Which option is fastest depends on the problem:
 // the target, the GPU, the back end and each argument's dtype, shape, strides and view offset
 // (scalars by dtype, not value). The first launch of a problem tunes:
 //
@@ -71,14 +73,16 @@ inline constexpr double kTuningBudgetMs = 100.0;
 // Forgets the choices this process made or loaded (the disk cache keeps them): for tests.
 void clear_tuning();
 
-// A kernel, and the tile its output is partitioned into for it.
+// A kernel, the tile its output is partitioned into for it, and the compiler's choices it fixes
+// (CompilerHints: its nonzero fields replace the launch's).
 template <class Fn, int... Tile>
 struct TileOption {
   Kernel<Fn> kernel;
+  CompilerHints hints;
 };
 template <int... Tile, class Fn>
-TileOption<Fn, Tile...> tile_option(Kernel<Fn> kernel) {
-  return {std::move(kernel)};
+TileOption<Fn, Tile...> tile_option(Kernel<Fn> kernel, CompilerHints hints = {}) {
+  return {std::move(kernel), hints};
 }
 
 namespace detail {
@@ -88,7 +92,15 @@ struct TuningOptionDesc {
   std::string kernel;
   std::string_view ast;  // the option's AST for this launch's argument types
   std::string tile;      // "128x256"
+  CompilerHints hints;
 };
+
+// `options` with the nonzero fields of `hints` in place of its own.
+inline LaunchOptions with_hints(LaunchOptions options, const CompilerHints& hints) {
+  if (hints.pipeline_stages) options.hints.pipeline_stages = hints.pipeline_stages;
+  if (hints.group_rows) options.hints.group_rows = hints.group_rows;
+  return options;
+}
 
 // A launch's problem: what its choice depends on.
 struct TuningProblem {
@@ -183,7 +195,7 @@ class Autotuned {
   static detail::TuningOptionDesc describe_option(const TileOption<Fn, Tile...>& option) {
     static_assert(sizeof...(Tile) == Rank, "tessera::tile_option: the tile must have one size per output dimension");
     return {option.kernel.name(), Kernel<Fn>::template ast<Partition<T, Rank, Tile...>, Args...>(),
-            detail::tile_text<Tile...>()};
+            detail::tile_text<Tile...>(), option.hints};
   }
 
   // Times every option (see the file comment) with the output saved and restored around it.
@@ -219,7 +231,7 @@ class Autotuned {
   static void compile_option(const TileOption<Fn, Tile...>& option, const LaunchOptions& options, Tensor<T, Rank>& out,
                              const Args&... args) noexcept {
     try {
-      option.kernel.compile(options, out.template partition<Tile...>(), args...);
+      option.kernel.compile(detail::with_hints(options, option.hints), out.template partition<Tile...>(), args...);
     } catch (...) {
     }
   }
@@ -227,7 +239,8 @@ class Autotuned {
   static void time_option(const TileOption<Fn, Tile...>& option, const LaunchOptions& options, double& median_ms,
                           std::string& error, Tensor<T, Rank>& out, const Args&... args) {
     try {
-      auto once = [&] { return option.kernel.launch_timed(options, out.template partition<Tile...>(), args...); };
+      const LaunchOptions hinted = detail::with_hints(options, option.hints);
+      auto once = [&] { return option.kernel.launch_timed(hinted, out.template partition<Tile...>(), args...); };
       once();  // compiles, and warms the caches
       std::vector<double> ms;
       double total = 0;
@@ -250,7 +263,7 @@ class Autotuned {
   template <class Fn, int... Tile, class T, int Rank, class... Args>
   static void launch_option(const TileOption<Fn, Tile...>& option, const LaunchOptions& options, Tensor<T, Rank>& out,
                             const Args&... args) {
-    option.kernel.launch(options, out.template partition<Tile...>(), args...);
+    option.kernel.launch(detail::with_hints(options, option.hints), out.template partition<Tile...>(), args...);
   }
 
   std::string name_;

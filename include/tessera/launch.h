@@ -95,6 +95,21 @@ class Event {
   detail::CompletionPtr c_;
 };
 
+// Choices the compiler otherwise makes itself, fixed for a launch (the options of tessera::autotune
+// can carry them, to search over them). 0 leaves a choice to the compiler. The tensor-core GEMM
+// kernels read them (docs/compiler.md, "Tensor cores"); other kernels, the CPU target and the
+// tileir back end ignore them. Each distinct set is one more compile, cached like the others.
+struct CompilerHints {
+  // Shared-memory stages of a tensor-core GEMM's load pipeline, 2 to 8 (fewer where they do not fit
+  // the GPU's shared memory). The compiler's choice: on sm_90 as many as fit, at most 6; with
+  // mma.sync 3, or 2 where 3 do not fit.
+  int pipeline_stages = 0;
+  // Rows of programs a persistent sm_90 GEMM walks together before moving along the columns, so that
+  // their tiles of A and B meet in L2: 1 to 64. The compiler's choice: 8.
+  int group_rows = 0;
+  bool operator==(const CompilerHints&) const = default;
+};
+
 struct LaunchOptions {
   std::optional<Target> target;    // default: default_target()
   Stream stream;                   // default: the pool
@@ -112,6 +127,8 @@ struct LaunchOptions {
   bool whole_tiles = true;
   // The GPU back end (Backend): default default_backend().
   std::optional<Backend> backend;
+  // Choices fixed for this launch instead of the compiler's (CompilerHints).
+  CompilerHints hints;
 };
 
 // Process-wide strict host access: host access to a tensor in use by work in flight throws

@@ -7,9 +7,9 @@
 //
 //   {"tuner": "matmul", "chosen": 1, "kernel": "mm_128x128",
 //    "options": [{"kernel": "mm_128x256", "tile": "128x256", "ms": 0.21},
-//                {"kernel": "mm_128x128", "tile": "128x128", "ms": 0.19}]}
+//                {"kernel": "mm_128x128", "tile": "128x128", "ms": 0.19, "group_rows": 16}]}
 //
-// ("ms": null for an option that threw). A record that does not parse or names an option out of
+// ("ms": null for an option that threw; an option's hints where it sets them). A record that does not parse or names an option out of
 // range is ignored: the problem is tuned again and the entry replaced.
 #include "tessera/autotune.h"
 
@@ -75,7 +75,8 @@ std::string problem_text(const TuningProblem& p) {
 
 CacheKeyMaterial material_of(const TuningProblem& p) {
   CacheKeyBuilder options;
-  for (const TuningOptionDesc& o : p.options) options.add(o.kernel).add(o.tile).add(o.ast);
+  for (const TuningOptionDesc& o : p.options)
+    options.add(o.kernel).add(o.tile).add(o.ast).add(o.hints.pipeline_stages).add(o.hints.group_rows);
   CacheKeyMaterial m;
   m.kernel = std::string(p.tuner);
   m.source_sha256 = options.hex();
@@ -91,7 +92,10 @@ std::string record_json(const TuningProblem& p, const TuningResult& r) {
   for (std::size_t i = 0; i < p.options.size(); ++i) {
     llvm::json::Value ms = nullptr;
     if (i < r.ms.size() && r.ms[i] >= 0) ms = r.ms[i];
-    options.push_back(llvm::json::Object{{"kernel", p.options[i].kernel}, {"tile", p.options[i].tile}, {"ms", std::move(ms)}});
+    llvm::json::Object option{{"kernel", p.options[i].kernel}, {"tile", p.options[i].tile}, {"ms", std::move(ms)}};
+    if (p.options[i].hints.pipeline_stages) option["pipeline_stages"] = p.options[i].hints.pipeline_stages;
+    if (p.options[i].hints.group_rows) option["group_rows"] = p.options[i].hints.group_rows;
+    options.push_back(std::move(option));
   }
   llvm::json::Object o{{"tuner", std::string(p.tuner)},
                        {"chosen", r.index},
@@ -140,9 +144,10 @@ bool capturing_graph() { return current_capture() != nullptr; }
 std::optional<TuningResult> find_tuning(const TuningProblem& problem) {
   for (std::size_t i = 0; i < problem.options.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
-      if (problem.options[i].kernel == problem.options[j].kernel)
-        throw Error(fmt::format("tessera::autotune '{}': options {} and {} are both kernel '{}'; each option's kernel "
-                                "needs a name of its own (the tuning record names the options by their kernels)",
+      if (problem.options[i].kernel == problem.options[j].kernel && problem.options[i].hints == problem.options[j].hints)
+        throw Error(fmt::format("tessera::autotune '{}': options {} and {} are both kernel '{}' with the same hints; "
+                                "give each option a kernel of its own name or other hints (the tuning record names "
+                                "the options by them)",
                                 problem.tuner, j, i, problem.options[i].kernel));
   const CacheKeyMaterial material = material_of(problem);
   const std::string key = material.key();

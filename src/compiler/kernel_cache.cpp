@@ -80,6 +80,10 @@ class KernelCache {
     const bool whole_allowed = !fixed && !(r.options && !r.options->whole_tiles);
     Specialization spec;  // whole_tiles false: the fast key holds both variants
     specialize(r.args, target, fixed, spec);
+    if (r.options && !(r.options->hints == CompilerHints{})) {
+      check_hints(r.kernel, r.options->hints);
+      if (target != Target::cpu) spec.hints = r.options->hints;  // the CPU target has no use for them
+    }
     const Backend backend = target == Target::cpu                ? Backend::nvvm
                             : r.options && r.options->backend ? *r.options->backend
                                                               : default_backend();

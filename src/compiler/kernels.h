@@ -71,4 +71,7 @@ LaunchPlan plan_launch(std::string_view kernel, std::shared_ptr<const Compiled> 
 
 [[noreturn]] void fail(std::string_view kernel, const std::string& what);
 
+// Throws, naming `kernel`, for hints out of their ranges (CompilerHints).
+void check_hints(std::string_view kernel, const CompilerHints& hints);
+
 }  // namespace tessera::detail

@@ -44,6 +44,15 @@ std::string shape_str(const ArgDesc& a) {
 
 }  // namespace
 
+void check_hints(std::string_view kernel, const CompilerHints& hints) {
+  if (hints.pipeline_stages != 0 && (hints.pipeline_stages < 2 || hints.pipeline_stages > 8))
+    fail(kernel, fmt::format("LaunchOptions::hints.pipeline_stages is {}: expected 0 (the compiler's choice) or 2 to 8",
+                             hints.pipeline_stages));
+  if (hints.group_rows != 0 && (hints.group_rows < 1 || hints.group_rows > 64))
+    fail(kernel, fmt::format("LaunchOptions::hints.group_rows is {}: expected 0 (the compiler's choice) or 1 to 64",
+                             hints.group_rows));
+}
+
 [[noreturn]] void fail(std::string_view kernel, const std::string& what) {
   throw Error(fmt::format("tessera: kernel '{}': {}", kernel, what));
 }

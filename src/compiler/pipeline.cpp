@@ -365,16 +365,20 @@ void to_llvm_dialect(mlir::OpPassManager& pm, const Lowering& l) {
 // ("tensor-cores.mlir"): warp-specialized TMA + wgmma code for the architecture-specific variant
 // `isa` where the target has one (sm_90a, GpuArch) and the kernel is of that lowering's shapes,
 // else warp-level mma.sync code for `arch` (sm_80 and newer); the others are left as they are,
-// for to_loops.
+// for to_loops. A launch's CompilerHints fix the pipeline's stages and the programs' grouped order.
 // ---------------------------------------------------------------------------------------------
-void to_tensor_cores(mlir::OpPassManager& pm, std::string_view arch, std::string_view isa, int max_shared_bytes) {
+void to_tensor_cores(mlir::OpPassManager& pm, std::string_view arch, std::string_view isa, int max_shared_bytes,
+                     const CompilerHints& hints) {
   mlir::tessera::ConvertTileMatmulToNVVMOptions matmul;
   matmul.arch = std::string(isa);
   matmul.maxSharedBytes = max_shared_bytes;
+  matmul.stages = hints.pipeline_stages;
+  if (hints.group_rows) matmul.groupM = hints.group_rows;
   pm.addPass(mlir::tessera::createConvertTileMatmulToNVVM(matmul));
   mlir::tessera::ConvertTileMatmulToMmaSyncOptions warp;
   warp.arch = std::string(arch);
   warp.maxSharedBytes = max_shared_bytes;
+  warp.stages = hints.pipeline_stages;
   pm.addPass(mlir::tessera::createConvertTileMatmulToMmaSync(warp));
 }
 
@@ -740,7 +744,7 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
   bool tensor_cores = false;
   if (block_size == 0 && exp_range_test && !rewiden) {
     run_passes(kernel, *module, code.arch, diags,
-               [&](mlir::OpPassManager& pm) { to_tensor_cores(pm, code.arch, variant, lowering.max_shared_bytes); });
+               [&](mlir::OpPassManager& pm) { to_tensor_cores(pm, code.arch, variant, lowering.max_shared_bytes, spec.hints); });
     if (lowered_to_tensor_cores(*module, code.symbol)) {
       tensor_cores = true;
       // wgmma code (tile.persistent) is the variant's; mma.sync code is the target's own.

@@ -85,6 +85,8 @@ std::string Specialization::key_text() const {
     s += fmt::format("@{}", fmt::join(shapes->grid, ","));
   }
   if (whole_tiles) s += "/whole";
+  if (hints.pipeline_stages) s += fmt::format("/stages{}", hints.pipeline_stages);
+  if (hints.group_rows) s += fmt::format("/group{}", hints.group_rows);
   return s;
 }
 
@@ -94,6 +96,8 @@ std::size_t Specialization::hash() const {
   for (ArgLayout l : layouts) h = (h << 2 | h >> 62) ^ static_cast<std::size_t>(l);
   const auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
   if (whole_tiles) mix(1);
+  if (hints.pipeline_stages || hints.group_rows)
+    mix(static_cast<uint64_t>(hints.pipeline_stages) << 32 | static_cast<uint32_t>(hints.group_rows));
   if (shapes) {
     for (const StaticTensor& t : shapes->tensors) {
       mix(static_cast<uint64_t>(t.offset));

@@ -54,6 +54,7 @@ struct Specialization {
   llvm::SmallVector<ArgLayout, 16> layouts;  // one per parameter; a missing one is strided
   std::optional<StaticShapes> shapes;        // compiled for one launch's shapes
   bool whole_tiles = false;                  // compiled for launches whose tiles are all whole
+  CompilerHints hints;                       // GPU targets: LaunchOptions::hints
 
   ArgLayout layout(std::size_t i) const { return i < layouts.size() ? layouts[i] : ArgLayout::strided; }
   bool operator==(const Specialization&) const = default;
@@ -62,7 +63,8 @@ struct Specialization {
 
   // The layout letters, then for static shapes "|" and per parameter "-" (a scalar) or
   // "OFFSET:S0xS1...:T0xT1..." (offset, sizes, strides) joined by ';', then "@G0,G1,G2" (the
-  // grid), then "/whole" for whole tiles: "ac", "ac/whole", "ac|0:4x1:1x1;0:4x64:64x1@4,1,1".
+  // grid), then "/whole" for whole tiles, then the hints that are set ("/stages3", "/group16"):
+  // "ac", "ac/whole", "ac|0:4x1:1x1;0:4x64:64x1@4,1,1", "aaa/whole/stages3/group16".
   std::string key_text() const;
 };
 

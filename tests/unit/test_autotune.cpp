@@ -5,7 +5,8 @@
 // metadata and the dump directory say what was chosen); another shape is another problem; a kernel
 // that reads its output sees it as the caller left it, however often tuning ran it; an option
 // that throws is skipped and a tuner whose every option throws names each error; TESSERA_AUTOTUNE=0
-// and graph capture take the first option untimed; options must have distinct kernel names.
+// and graph capture take the first option untimed; options differ in their kernels or their hints,
+// and the record names the hints.
 // Every test has its own cache directory.
 #include <filesystem>
 #include <fstream>
@@ -200,10 +201,26 @@ static void untuned_launches(Target t) {
 TESSERA_TARGET_TEST_CASE("TESSERA_AUTOTUNE=0 and graph capture take the first option untimed", "[autotune]",
                          untuned_launches)
 
-TEST_CASE("autotuned options need kernels of their own names", "[autotune][cpu]") {
-  auto tuned = autotune("tune_same", tile_option<64>(twice_plus_one<64>()), tile_option<64>(twice_plus_one<64>()));
+TEST_CASE("autotuned options differ in their kernels or their hints", "[autotune][cpu]") {
+  test_env::TempDir cache;
+  test_env::EnvGuard env;
+  env.set("TESSERA_CACHE_DIR", cache.path.c_str());
+  clear_tuning();
+  auto same = autotune("tune_same", tile_option<64>(twice_plus_one<64>()), tile_option<64>(twice_plus_one<64>()));
   auto x = ramp(100);
   Tensor<float, 1> y({100});
-  CHECK_THROWS_WITH(tuned.launch(LaunchOptions{.target = Target::cpu}, y, std::as_const(x)),
-                    Contains("tessera::autotune 'tune_same': options 0 and 1 are both kernel 'tune_twice_plus_one_64'"));
+  const LaunchOptions on{.target = Target::cpu};
+  CHECK_THROWS_WITH(same.launch(on, y, std::as_const(x)),
+                    Contains("tessera::autotune 'tune_same': options 0 and 1 are both kernel 'tune_twice_plus_one_64' "
+                             "with the same hints"));
+  // The same kernel with other hints is another option (the CPU target ignores hints, so both run
+  // the same code here); the record names each option's hints.
+  auto hinted = autotune("tune_hinted", tile_option<64>(twice_plus_one<64>()),
+                         tile_option<64>(twice_plus_one<64>(), {.pipeline_stages = 3, .group_rows = 16}));
+  TuningResult r = hinted.launch(on, y, std::as_const(x));
+  CHECK(r.source == TuningResult::Source::timed);
+  CHECK(twice_plus_one_holds(y, x));
+  const std::vector<std::string> entries = tuning_entries(cache.path);
+  REQUIRE(entries.size() == 1);
+  CHECK_THAT(entries[0], Contains("\"pipeline_stages\": 3") && Contains("\"group_rows\": 16"));
 }

@@ -400,6 +400,44 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
             "wgmma") == std::string::npos);
 }
 
+// LaunchOptions::hints fix what the compiler otherwise chooses: the stages of the load pipeline
+// (sm_90: as many as fit, 4 for 128 x 256 x 64; mma.sync: 3) and the rows of programs a persistent
+// CTA walks together. Each set of hints is a compile of its own; hints out of range are refused,
+// naming the kernel, on every target.
+TEST_CASE("compiler hints fix a GEMM's pipeline stages and grouped order; bad hints are refused",
+          "[mma][matmul][compile]") {
+  Tensor<bfloat16, 2> a({512, 256}), b({256, 1024}), out({512, 1024});
+  auto count = [](const std::string& ptx, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
+    return n;
+  };
+  auto mm = matmul_kernels::matmul<128, 256, 64>();
+  auto with = [](Target t, CompilerHints h) {
+    LaunchOptions o;
+    o.target = t;
+    o.hints = h;
+    return o;
+  };
+  CHECK_THROWS_WITH(mm.launch(with(Target::cpu, {.pipeline_stages = 1}), out.partition<128, 256>(), a, b),
+                    Catch::Matchers::Contains("kernel 'matmul_128x256x64'") &&
+                        Catch::Matchers::Contains("hints.pipeline_stages is 1: expected 0 (the compiler's choice) or 2 to 8"));
+  CHECK_THROWS_WITH(mm.launch(with(Target::cpu, {.group_rows = 65}), out.partition<128, 256>(), a, b),
+                    Catch::Matchers::Contains("hints.group_rows is 65: expected 0 (the compiler's choice) or 1 to 64"));
+  if (!exec_test::toolchain_present()) return;
+  const std::string plain = mm.compile(Target::sm_90, out.partition<128, 256>(), a, b).ptx;
+  const std::string three = mm.compile(with(Target::sm_90, {.pipeline_stages = 3}), out.partition<128, 256>(), a, b).ptx;
+  const std::string grouped = mm.compile(with(Target::sm_90, {.group_rows = 16}), out.partition<128, 256>(), a, b).ptx;
+  CHECK(count(three, "mbarrier.init") < count(plain, "mbarrier.init"));
+  CHECK(count(three, "wgmma.mma_async") > 0);
+  CHECK(grouped != plain);
+  CHECK(count(grouped, "mbarrier.init") == count(plain, "mbarrier.init"));
+  const std::string warp = mm.compile(Target::sm_80, out.partition<128, 256>(), a, b).ptx;
+  const std::string warp2 = mm.compile(with(Target::sm_80, {.pipeline_stages = 2}), out.partition<128, 256>(), a, b).ptx;
+  CHECK(count(warp, "mma.sync") > 0);
+  CHECK(warp2 != warp);
+}
+
 TEST_CASE("the matmul example's and benchmark's kernels compile for every GPU target", "[mma][matmul][compile]") {
   if (!exec_test::toolchain_present()) return;
   Tensor<bfloat16, 2> a({256, 256}), b({256, 256}), out({256, 256});
