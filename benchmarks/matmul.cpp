@@ -244,16 +244,15 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, Stages, Group>...>
   print_error(base + "_tuned: " + e.what());
 }
 
-// The tiles tessera::autotune chooses among: the tensor-core lowering's for M > 1, 128 x 256 x 64
-// also with 3 pipeline stages (4 fit) and with 4 and 16 rows of programs walked together (8 by
-// default), 128 x 128 x 64 also with 16; for M = 1 (one
+// The tiles tessera::autotune chooses among: the tensor-core lowering's for M > 1 (with the
+// compiler's own stages and program order: a search that also tried 3 stages and 4 or 16 rows of
+// programs gained at most 0.3% and made the first launch up to 5.2 s, docs/performance.md); for
+// M = 1 (one
 // row: multiply-adds, tile-vector-mma) tiles of 2-8 KiB of B per step, with 16 to 64 columns per
 // program (fewer columns, more programs: N = 2560 has 40 programs of 64 columns). Larger steps
 // were slower on the H200 at all three batch-1 shapes (1 x 16 x 1024, 1 x 32 x 512, 1 x 64 x 256,
 // 1 x 128 x 128: 0.09-0.78 of the copy, docs/performance.md).
-using TensorCoreTiles = std::tuple<Tile<128, 256, 64>, Tile<128, 256, 64, 3>, Tile<128, 256, 64, 0, 4>,
-                                   Tile<128, 256, 64, 0, 16>, Tile<128, 128, 64>, Tile<128, 128, 64, 0, 16>,
-                                   Tile<128, 128, 128>>;
+using TensorCoreTiles = std::tuple<Tile<128, 256, 64>, Tile<128, 128, 64>, Tile<128, 128, 128>>;
 using RowTiles = std::tuple<Tile<1, 64, 64>, Tile<1, 32, 64>, Tile<1, 16, 64>, Tile<1, 32, 128>, Tile<1, 16, 128>>;
 
 template <class T>
