@@ -68,14 +68,23 @@ std::vector<std::string> tuning_entries(const std::filesystem::path& dir) {
   return found;
 }
 
+// A disk cache of the test's own and no choices in the process's memory: what a test starts from.
+struct FreshTuning {
+  test_env::TempDir cache;
+  test_env::EnvGuard env;
+  FreshTuning() {
+    env.set("TESSERA_CACHE_DIR", cache.path.c_str());
+    clear_tuning();
+  }
+};
+
 }  // namespace
 
 static void tunes_once_per_problem(Target t) {
-  test_env::TempDir cache, dump;
-  test_env::EnvGuard env;
-  env.set("TESSERA_CACHE_DIR", cache.path.c_str());
-  env.set("TESSERA_DUMP_DIR", dump.path.c_str());
-  clear_tuning();
+  FreshTuning fresh;
+  test_env::TempDir dump;
+  fresh.env.set("TESSERA_DUMP_DIR", dump.path.c_str());
+  const std::filesystem::path& cache = fresh.cache.path;
   const LaunchOptions on{.target = t};
   auto tuned = autotune("tune_twice", tile_option<64>(twice_plus_one<64>()), tile_option<256>(twice_plus_one<256>()));
   auto x = ramp(3000);
@@ -103,7 +112,7 @@ static void tunes_once_per_problem(Target t) {
   CHECK(loaded.ms == first.ms);
   CHECK(twice_plus_one_holds(y, x));
 
-  const std::vector<std::string> entries = tuning_entries(cache.path);
+  const std::vector<std::string> entries = tuning_entries(cache);
   REQUIRE(entries.size() == 1);
   CHECK_THAT(entries[0], Contains("\"tuner\": \"tune_twice\"") &&
                              Contains("\"chosen\": " + std::to_string(first.index)) && Contains("\"tile\": \"256\""));
@@ -114,16 +123,13 @@ static void tunes_once_per_problem(Target t) {
   Tensor<float, 1> y2({1000});
   CHECK(tuned.launch(on, y2, std::as_const(x2)).source == TuningResult::Source::timed);
   CHECK(twice_plus_one_holds(y2, x2));
-  CHECK(tuning_entries(cache.path).size() == 2);
+  CHECK(tuning_entries(cache).size() == 2);
 }
 TESSERA_TARGET_TEST_CASE("an autotuned launch times its options once per problem and keeps the choice", "[autotune]",
                          tunes_once_per_problem)
 
 static void output_restored_after_tuning(Target t) {
-  test_env::TempDir cache;
-  test_env::EnvGuard env;
-  env.set("TESSERA_CACHE_DIR", cache.path.c_str());
-  clear_tuning();
+  FreshTuning fresh;
   const LaunchOptions on{.target = t};
   auto tuned = autotune("tune_acc", tile_option<128>(accumulate<128>()), tile_option<512>(accumulate<512>()));
   const int64_t n = 2000;
@@ -143,10 +149,7 @@ TESSERA_TARGET_TEST_CASE("a tuned kernel that reads its output sees it as the ca
                          output_restored_after_tuning)
 
 static void failing_options(Target t) {
-  test_env::TempDir cache;
-  test_env::EnvGuard env;
-  env.set("TESSERA_CACHE_DIR", cache.path.c_str());
-  clear_tuning();
+  FreshTuning fresh;
   const LaunchOptions on{.target = t};
   // x is longer than y: loading it like y's tiles is refused at launch, loading it by id is not.
   auto x = ramp(1024);
@@ -169,10 +172,8 @@ TESSERA_TARGET_TEST_CASE("an option that throws is skipped; a tuner whose every 
                          failing_options)
 
 static void untuned_launches(Target t) {
-  test_env::TempDir cache;
-  test_env::EnvGuard env;
-  env.set("TESSERA_CACHE_DIR", cache.path.c_str());
-  clear_tuning();
+  FreshTuning fresh;
+  const std::filesystem::path& cache = fresh.cache.path;
   const LaunchOptions on{.target = t};
   auto tuned = autotune("tune_off", tile_option<64>(twice_plus_one<64>()), tile_option<256>(twice_plus_one<256>()));
   auto x = ramp(500);
@@ -186,7 +187,7 @@ static void untuned_launches(Target t) {
     CHECK(r.ms.empty());
     CHECK(twice_plus_one_holds(y, x));
   }
-  CHECK(tuning_entries(cache.path).empty());  // nothing was recorded
+  CHECK(tuning_entries(cache).empty());  // nothing was recorded
 
   Tensor<float, 1> z({500});
   Graph g(t);
@@ -202,10 +203,8 @@ TESSERA_TARGET_TEST_CASE("TESSERA_AUTOTUNE=0 and graph capture take the first op
                          untuned_launches)
 
 TEST_CASE("autotuned options differ in their kernels or their hints", "[autotune][cpu]") {
-  test_env::TempDir cache;
-  test_env::EnvGuard env;
-  env.set("TESSERA_CACHE_DIR", cache.path.c_str());
-  clear_tuning();
+  FreshTuning fresh;
+  const std::filesystem::path& cache = fresh.cache.path;
   auto same = autotune("tune_same", tile_option<64>(twice_plus_one<64>()), tile_option<64>(twice_plus_one<64>()));
   auto x = ramp(100);
   Tensor<float, 1> y({100});
@@ -220,7 +219,7 @@ TEST_CASE("autotuned options differ in their kernels or their hints", "[autotune
   TuningResult r = hinted.launch(on, y, std::as_const(x));
   CHECK(r.source == TuningResult::Source::timed);
   CHECK(twice_plus_one_holds(y, x));
-  const std::vector<std::string> entries = tuning_entries(cache.path);
+  const std::vector<std::string> entries = tuning_entries(cache);
   REQUIRE(entries.size() == 1);
   CHECK_THAT(entries[0], Contains("\"pipeline_stages\": 3") && Contains("\"group_rows\": 16"));
 }

@@ -146,13 +146,8 @@ struct TileHoistInvariants
     WalkResult r = getOperation()->walk([&](func::FuncOp fn) {
       if (!fn->hasAttr(tt::TileDialect::getKernelAttrName()))
         return WalkResult::advance();
-      if (fn->hasAttr(tt::TileDialect::getBlockSizeAttrName())) {
-        fn.emitError("tile-hoist-invariants runs on tile IR, but kernel '")
-            << fn.getSymName()
-            << "' was already lowered by convert-tile-to-loops (it carries '"
-            << tt::TileDialect::getBlockSizeAttrName() << "')";
+      if (!tt::checkNotLowered(fn, getArgument()))
         return WalkResult::interrupt();
-      }
       llvm::DenseSet<Value> written;
       fn.walk([&](tt::StoreOp store) { written.insert(store.getDest()); });
       // Post-order: inner loops first, so that what leaves an inner loop can

@@ -20,6 +20,7 @@
 
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
+#include "tessera/Dialect/Tile/Utils/KernelUtils.h"
 
 #define DEBUG_TYPE "tile-vector-mma"
 
@@ -104,13 +105,8 @@ struct TileVectorMma : public tt::impl::TileVectorMmaBase<TileVectorMma> {
     WalkResult r = getOperation()->walk([&](func::FuncOp fn) {
       if (!fn->hasAttr(tt::TileDialect::getKernelAttrName()))
         return WalkResult::advance();
-      if (fn->hasAttr(tt::TileDialect::getBlockSizeAttrName())) {
-        fn.emitError("tile-vector-mma runs on tile IR, but kernel '")
-            << fn.getSymName()
-            << "' was already lowered by convert-tile-to-loops (it carries '"
-            << tt::TileDialect::getBlockSizeAttrName() << "')";
+      if (!tt::checkNotLowered(fn, getArgument()))
         return WalkResult::interrupt();
-      }
       SmallVector<std::pair<tt::MmaOp, unsigned>> found;
       fn.walk([&](tt::MmaOp mma) {
         if (std::optional<unsigned> slot = vectorMmaSlot(mma))

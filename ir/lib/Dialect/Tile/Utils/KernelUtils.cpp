@@ -12,6 +12,15 @@
 
 using namespace mlir;
 
+bool mlir::tessera::tile::checkNotLowered(func::FuncOp fn, StringRef pass) {
+  if (!fn->hasAttr(TileDialect::getBlockSizeAttrName()))
+    return true;
+  fn.emitError() << pass << " runs on tile IR, but kernel '" << fn.getSymName()
+                 << "' was already lowered by convert-tile-to-loops (it carries '"
+                 << TileDialect::getBlockSizeAttrName() << "')";
+  return false;
+}
+
 bool mlir::tessera::tile::isRewidenable(Operation *op) {
   auto ext = dyn_cast<arith::ExtFOp>(op);
   if (!ext)

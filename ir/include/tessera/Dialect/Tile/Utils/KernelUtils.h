@@ -29,6 +29,11 @@ inline bool isKernelArgument(func::FuncOp fn, Value v) {
          arg.getOwner() == &fn.getBody().front();
 }
 
+/// For a pass that runs on tile IR: false, with an error naming `pass` and
+/// the kernel, if `convert-tile-to-loops` already lowered `fn` (it carries
+/// `tile.block_size`), which is a pipeline error rather than an input.
+bool checkNotLowered(func::FuncOp fn, StringRef pass);
+
 /// An arith.extf from a bf16 tile to an f32 tile: what `tile.rewiden` may
 /// mark.
 bool isRewidenable(Operation *op);
