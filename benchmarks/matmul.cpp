@@ -229,7 +229,8 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, Stages, Group>...>
   const int iters = std::clamp(static_cast<int>(2000.0 / std::max(once, 1e-3)), 3, 30);
   const double ms = bench::median_ms(launch, 3, iters);
   const double bytes = double(sizeof(T)) * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
-  report(base + "_tuned", base, dtype, s, tiles[r.index], bytes, ms, first_ms, iters, err);
+  const std::string baseline = base.ends_with("_kmajor") ? base.substr(0, base.size() - 7) : base;
+  report(base + "_tuned", baseline, dtype, s, tiles[r.index], bytes, ms, first_ms, iters, err);
   std::string times;
   for (std::size_t i = 0; i < r.ms.size(); ++i) {
     char one[96];
@@ -254,6 +255,21 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, Stages, Group>...>
 // 1 x 128 x 128: 0.09-0.78 of the copy, docs/performance.md).
 using TensorCoreTiles = std::tuple<Tile<128, 256, 64>, Tile<128, 128, 64>, Tile<128, 128, 128>>;
 using RowTiles = std::tuple<Tile<1, 64, 64>, Tile<1, 32, 64>, Tile<1, 16, 64>, Tile<1, 32, 128>, Tile<1, 16, 128>>;
+// With B K-major the one-row accumulator is BN x BK, rows along K (the engine's matrix-vector
+// form): tiles of 8-32 weight rows by 256-512 of K.
+using WeightRowTiles = std::tuple<Tile<1, 16, 512>, Tile<1, 8, 256>, Tile<1, 32, 256>, Tile<1, 8, 512>>;
+
+// b's values stored transposed: an N x K row-major matrix (a linear layer's weight).
+template <class T>
+Tensor<T, 2> transposed_copy(const Tensor<T, 2>& b) {
+  const int64_t k = b.shape(0), n = b.shape(1);
+  Tensor<T, 2> w({n, k});
+  const T* pb = b.data();
+  T* pw = w.data();
+  for (int64_t kk = 0; kk < k; ++kk)
+    for (int64_t j = 0; j < n; ++j) pw[j * k + kk] = pb[kk * n + j];
+  return w;
+}
 
 template <class T>
 void plain_case(const Problem& s, const char* dtype) {
@@ -268,6 +284,13 @@ void plain_case(const Problem& s, const char* dtype) {
     time_tile<1, 16, 64>(matmul_kernels::matmul<1, 16, 64>(), s.name(), dtype, s, a, b, out, ref);
     time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul<BM, BN, BK>(); }, RowTiles{}, s.name(), dtype,
                s, a, b, out, ref);
+    // B as the transposed view of an N x K weight (how linear layers store theirs, and what a
+    // decoder's batch-1 projections read): tile-vector-mma reads its rows along K.
+    const Tensor<T, 2> w = transposed_copy(b);
+    time_tile<1, 16, 512>(matmul_kernels::matmul<1, 16, 512>(), s.name() + "_kmajor", dtype, s, a, w.transposed(), out,
+                          ref);
+    time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul<BM, BN, BK>(); }, WeightRowTiles{},
+               s.name() + "_kmajor", dtype, s, a, w.transposed(), out, ref);
   } else {
     time_tile<128, 256, 64>(matmul_kernels::matmul<128, 256, 64>(), s.name(), dtype, s, a, b, out, ref);
     time_tile<128, 128, 64>(matmul_kernels::matmul<128, 128, 64>(), s.name(), dtype, s, a, b, out, ref);
@@ -276,13 +299,7 @@ void plain_case(const Problem& s, const char* dtype) {
     if (std::string_view(dtype) != "bf16") return;
     // B as the transposed view of an N x K row-major weight (a linear layer's, as the Qwen3
     // prefill passes it): the same values, read K-major.
-    Tensor<T, 2> w({s.n, s.k});
-    {
-      const T* pb = b.data();
-      T* pw = w.data();
-      for (int64_t kk = 0; kk < s.k; ++kk)
-        for (int64_t j = 0; j < s.n; ++j) pw[j * s.k + kk] = pb[kk * s.n + j];
-    }
+    const Tensor<T, 2> w = transposed_copy(b);
     time_tile<128, 256, 64>(matmul_kernels::matmul<128, 256, 64>(), s.name() + "_kmajor", dtype, s, a, w.transposed(),
                             out, ref);
   }

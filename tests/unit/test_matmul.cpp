@@ -72,8 +72,9 @@ void ragged_f32(Target target) { ragged_products<float>(target); }
 
 // A row vector (and five of them) times a matrix, with 1 x 64 output tiles and K in 32-wide steps:
 // the batch-1 projections of a decoder (one-row tiles run as multiply-adds: tile-vector-mma). B
-// row-major and as the transposed view of an N x K weight; K ragged (100) and below one step (20);
-// and a loop that starts from a nonzero accumulator (0.5 + a b).
+// row-major and as the transposed view of an N x K weight (with K = 256 its columns are 16-byte
+// aligned, and the pass reads it through the transposed argument); K ragged (100), below one step
+// (20) and whole (256); and a loop that starts from a nonzero accumulator (0.5 + a b).
 void row_vector_times_matrix(Target target) {
   const int64_t n = 200;
   auto vec = gemm<1, 64, 32>("matvec");
@@ -84,7 +85,7 @@ void row_vector_times_matrix(Target target) {
         full<DType::f32, 1, 64>(c<0.5>));
     return o.store(acc);
   });
-  for (int64_t k : {100, 20}) {
+  for (int64_t k : {100, 20, 256}) {
     auto b = random_tensor<bfloat16, 2>({k, n}, -1, 1, 11);
     Tensor<bfloat16, 2> w({n, k});  // b's values, stored N x K
     for (int64_t kk = 0; kk < k; ++kk)

@@ -35,6 +35,11 @@ int64_t KernelLowering::vectorAccessWidth(Value memref, int64_t segment) {
   int64_t offset;
   if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
     return 1;
+  // A transposed view of an argument (tile-vector-mma reads a K-major B
+  // through one) is as aligned as the argument: its rows are the argument's
+  // columns.
+  if (auto t = memref.getDefiningOp<memref::TransposeOp>())
+    memref = t.getIn();
   auto arg = dyn_cast<BlockArgument>(memref);
   if (!arg || arg.getOwner() != &func.getBody().front())
     return 1;

@@ -11,6 +11,13 @@
 // once, after the loop. The accumulator is BK x BN f32: kMaxElements bounds
 // it (the engine's matrix-vector products carry 16 x 512).
 //
+// When B is loaded from a view whose columns are contiguous (the transposed
+// view of a row-major N x K weight, as linear layers store theirs), its rows
+// in the tile are strided in memory; the accumulator is then BN x BK instead,
+// B's tile is loaded as BN x BK from the transposed view (memref.transpose of
+// the argument: contiguous rows), A's row is broadcast over its rows (the
+// engine's matrix-vector form) and the sum is along the rows' length.
+//
 // The loop is changed in place: the iter_arg's initial value becomes a zero
 // tile and its block argument and result take the wider type; the mma
 // becomes the multiply-add, and the loop's result is replaced, for its other
@@ -21,6 +28,8 @@
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 #include "tessera/Dialect/Tile/Utils/KernelUtils.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #define DEBUG_TYPE "tile-vector-mma"
 
@@ -63,7 +72,77 @@ Value toF32(OpBuilder &b, Location loc, Value v) {
   return arith::ExtFOp::create(b, loc, type.clone(b.getF32Type()), v);
 }
 
+/// B's load if B is a tile loaded from a kernel argument whose columns are
+/// contiguous (strides [1, s]: the transposed view of a row-major N x K
+/// weight), used by the mma alone; else null.
+tt::LoadOp columnMajorB(tt::MmaOp mma) {
+  auto load = mma.getB().getDefiningOp<tt::LoadOp>();
+  if (!load || !mma.getB().hasOneUse() || load->getBlock() != mma->getBlock())
+    return {};
+  auto type = cast<MemRefType>(load.getSource().getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (type.getRank() != 2 || failed(type.getStridesAndOffset(strides, offset)) ||
+      strides[0] != 1 || strides[1] == 1 || !isa<BlockArgument>(load.getSource()))
+    return {};
+  return load;
+}
+
+/// The K-major form: B's tile is loaded as BN x BK from the transposed view
+/// of its argument (rows contiguous in memory), A's row is broadcast over its
+/// rows, and the BN x BK accumulator is summed along its rows after the loop.
+void rewriteColumnMajor(tt::MmaOp mma, unsigned slot, tt::LoadOp bLoad) {
+  auto loop = cast<scf::ForOp>(mma->getParentOp());
+  auto fn = loop->getParentOfType<func::FuncOp>();
+  Location loc = mma.getLoc();
+  RankedTensorType b = mma.getB().getType(), a = mma.getA().getType();
+  int64_t bk = b.getDimSize(0), bn = b.getDimSize(1);
+  auto wide = RankedTensorType::get({bn, bk}, OpBuilder(mma).getF32Type());
+
+  OpBuilder entry(&fn.getBody().front(), fn.getBody().front().begin());
+  Value source = bLoad.getSource();
+  auto permutation = AffineMapAttr::get(
+      AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0}, fn.getContext()));
+  Value rows = memref::TransposeOp::create(entry, loc, source, permutation);
+
+  OpBuilder before(loop);
+  Value init = loop.getInitArgs()[slot];
+  Value zero = arith::ConstantOp::create(
+      before, loc, DenseElementsAttr::get(wide, before.getF32FloatAttr(0.0)));
+  loop.getInitArgsMutable()[slot].assign(zero);
+  BlockArgument acc = loop.getRegionIterArgs()[slot];
+  acc.setType(wide);
+
+  OpBuilder body(mma);
+  SmallVector<Value> indices{bLoad.getIndices()[1], bLoad.getIndices()[0]};
+  Value bt = tt::LoadOp::create(body, loc,
+                                RankedTensorType::get({bn, bk}, b.getElementType()),
+                                rows, indices, bLoad.getPaddingAttr());
+  Value spread = tt::BroadcastOp::create(
+      body, loc, RankedTensorType::get({bn, bk}, a.getElementType()), mma.getA());
+  Value af = toF32(body, loc, spread);
+  Value bf = toF32(body, loc, bt);
+  Value product = arith::MulFOp::create(body, loc, af, bf);
+  Value sum = arith::AddFOp::create(body, loc, acc, product);
+  mma.getResult().replaceAllUsesWith(sum);
+  mma->erase();
+  bLoad->erase();
+
+  Value result = loop.getResult(slot);
+  result.setType(wide);
+  OpBuilder after(loop->getBlock(), std::next(loop->getIterator()));
+  Value reduced = tt::ReduceOp::create(
+      after, loc, RankedTensorType::get({bn, 1}, after.getF32Type()), result,
+      tt::ReduceKind::sum, uint32_t{1});
+  Value row = tt::ReshapeOp::create(
+      after, loc, RankedTensorType::get({1, bn}, after.getF32Type()), reduced);
+  Value total = arith::AddFOp::create(after, loc, init, row);
+  result.replaceAllUsesExcept(total, reduced.getDefiningOp());
+}
+
 void rewrite(tt::MmaOp mma, unsigned slot) {
+  if (tt::LoadOp bLoad = columnMajorB(mma))
+    return rewriteColumnMajor(mma, slot, bLoad);
   auto loop = cast<scf::ForOp>(mma->getParentOp());
   Location loc = mma.getLoc();
   RankedTensorType b = mma.getB().getType(), a = mma.getA().getType();

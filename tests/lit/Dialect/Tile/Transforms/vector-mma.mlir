@@ -72,3 +72,40 @@ func.func @not_vector(%o: !f, %o2: !f, %A: !a, %B: !a, %n: index) attributes {ti
   tile.store %r#1, %o2[%p0, %p1] : tensor<1x64xf32>, !f
   return
 }
+
+// -----
+
+// B loaded from a view whose columns are contiguous (strides [1, s]: the
+// transposed view of an N x K weight): its tile is loaded as 64 x 64 rows of
+// K from the transposed argument instead, A's row is broadcast over those
+// rows, and the sum after the loop runs along axis 1.
+// CHECK-LABEL: func.func @row_times_weight
+// CHECK: %[[T:.*]] = memref.transpose %arg2 (d0, d1) -> (d1, d0)
+// CHECK: %[[S:.*]] = scf.for {{.*}} -> (tensor<64x64xf32>)
+// CHECK: %[[A:.*]] = tile.load %arg1
+// CHECK-NOT: tile.load %arg2
+// CHECK: %[[BT:.*]] = tile.load %[[T]][%{{.*}}, %{{.*}}] : {{.*}} -> tensor<64x64xbf16>
+// CHECK: %[[SP:.*]] = tile.broadcast %[[A]] : tensor<1x64xbf16> -> tensor<64x64xbf16>
+// CHECK: arith.mulf
+// CHECK: %[[R:.*]] = tile.reduce %[[S]] {kind = sum, axis = 1} : tensor<64x64xf32> -> tensor<64x1xf32>
+// CHECK: %[[ROW:.*]] = tile.reshape %[[R]] : tensor<64x1xf32> -> tensor<1x64xf32>
+// CHECK: arith.addf %{{.*}}, %[[ROW]] : tensor<1x64xf32>
+!a = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!w = memref<?x?xbf16, strided<[1, ?], offset: ?>>
+!f = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @row_times_weight(%o: !f, %A: !a, %W: !w, %n: index) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant dense<0.0> : tensor<1x64xf32>
+  %p0 = tile.program_id 0
+  %p1 = tile.program_id 1
+  %r = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %z) -> (tensor<1x64xf32>) {
+    %k32 = arith.index_cast %k : index to i32
+    %a = tile.load %A[%p0, %k32] : !a -> tensor<1x64xbf16>
+    %b = tile.load %W[%k32, %p1] : !w -> tensor<64x64xbf16>
+    %m = tile.mma %a, %b, %acc : tensor<1x64xbf16>, tensor<64x64xbf16>, tensor<1x64xf32> -> tensor<1x64xf32>
+    scf.yield %m : tensor<1x64xf32>
+  }
+  tile.store %r, %o[%p0, %p1] : tensor<1x64xf32>, !f
+  return
+}

@@ -129,6 +129,12 @@ def TileVectorMma : Pass<"tile-vector-mma", "::mlir::ModuleOp"> {
       - after the loop, the sum over its rows (`tile.reduce` axis 0, once per
         program) added to the loop's initial accumulator.
 
+    When B is loaded from a kernel argument whose columns are contiguous
+    (strides [1, s]: the transposed view of an N x K weight), the accumulator
+    is BN x BK instead: B's tile is loaded as BN x BK from a `memref.transpose`
+    of the argument (contiguous rows), A's row is broadcast over its rows, and
+    the sum after the loop is along axis 1, reshaped to 1 x BN.
+
     The loop is then a stream of B's tiles with no exchange per step, which
     `tile-unroll-streaming-loops` unrolls like the engine's matrix-vector
     products. Other mma ops are left alone. A kernel already lowered by
@@ -159,7 +165,7 @@ def TileVectorMma : Pass<"tile-vector-mma", "::mlir::ModuleOp"> {
     %r = arith.addf %z, %t : tensor<1x64xf32>
     ```
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
 }
 
 def TileHoistLoads : Pass<"tile-hoist-loads", "::mlir::ModuleOp"> {
