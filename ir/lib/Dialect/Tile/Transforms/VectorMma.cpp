@@ -88,22 +88,20 @@ tt::LoadOp columnMajorB(tt::MmaOp mma) {
   return load;
 }
 
-/// The K-major form: B's tile is loaded as BN x BK from the transposed view
-/// of its argument (rows contiguous in memory), A's row is broadcast over its
-/// rows, and the BN x BK accumulator is summed along its rows after the loop.
-void rewriteColumnMajor(tt::MmaOp mma, unsigned slot, tt::LoadOp bLoad) {
+/// Makes the loop around `mma` carry a `wide` f32 tile starting at zero, to
+/// which each step adds `spread * operand` (tiles of `wide`'s shape, built
+/// at the mma) in place of the mma; after the loop, `sum` turns the carried
+/// tile into the 1 x BN product, which plus the initial accumulator replaces
+/// the loop's result for its users.
+void carryProducts(tt::MmaOp mma, unsigned slot, Value spread, Value operand,
+                   function_ref<Value(OpBuilder &, Value)> sum) {
   auto loop = cast<scf::ForOp>(mma->getParentOp());
-  auto fn = loop->getParentOfType<func::FuncOp>();
   Location loc = mma.getLoc();
-  RankedTensorType b = mma.getB().getType(), a = mma.getA().getType();
-  int64_t bk = b.getDimSize(0), bn = b.getDimSize(1);
-  auto wide = RankedTensorType::get({bn, bk}, OpBuilder(mma).getF32Type());
-
-  OpBuilder entry(&fn.getBody().front(), fn.getBody().front().begin());
-  Value source = bLoad.getSource();
-  auto permutation = AffineMapAttr::get(
-      AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0}, fn.getContext()));
-  Value rows = memref::TransposeOp::create(entry, loc, source, permutation);
+  OpBuilder body(mma);
+  Value spreadF32 = toF32(body, loc, spread);
+  Value operandF32 = toF32(body, loc, operand);
+  Value product = arith::MulFOp::create(body, loc, spreadF32, operandF32);
+  auto wide = cast<RankedTensorType>(product.getType());
 
   OpBuilder before(loop);
   Value init = loop.getInitArgs()[slot];
@@ -112,71 +110,63 @@ void rewriteColumnMajor(tt::MmaOp mma, unsigned slot, tt::LoadOp bLoad) {
   loop.getInitArgsMutable()[slot].assign(zero);
   BlockArgument acc = loop.getRegionIterArgs()[slot];
   acc.setType(wide);
-
-  OpBuilder body(mma);
-  SmallVector<Value> indices{bLoad.getIndices()[1], bLoad.getIndices()[0]};
-  Value bt = tt::LoadOp::create(body, loc,
-                                RankedTensorType::get({bn, bk}, b.getElementType()),
-                                rows, indices, bLoad.getPaddingAttr());
-  Value spread = tt::BroadcastOp::create(
-      body, loc, RankedTensorType::get({bn, bk}, a.getElementType()), mma.getA());
-  Value af = toF32(body, loc, spread);
-  Value bf = toF32(body, loc, bt);
-  Value product = arith::MulFOp::create(body, loc, af, bf);
-  Value sum = arith::AddFOp::create(body, loc, acc, product);
-  mma.getResult().replaceAllUsesWith(sum);
+  mma.getResult().replaceAllUsesWith(
+      arith::AddFOp::create(body, loc, acc, product).getResult());
   mma->erase();
-  bLoad->erase();
 
   Value result = loop.getResult(slot);
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : result.getUses())
+    uses.push_back(&use);
   result.setType(wide);
   OpBuilder after(loop->getBlock(), std::next(loop->getIterator()));
-  Value reduced = tt::ReduceOp::create(
-      after, loc, RankedTensorType::get({bn, 1}, after.getF32Type()), result,
-      tt::ReduceKind::sum, uint32_t{1});
-  Value row = tt::ReshapeOp::create(
-      after, loc, RankedTensorType::get({1, bn}, after.getF32Type()), reduced);
-  Value total = arith::AddFOp::create(after, loc, init, row);
-  result.replaceAllUsesExcept(total, reduced.getDefiningOp());
+  Value total = arith::AddFOp::create(after, loc, init, sum(after, result));
+  for (OpOperand *use : uses)
+    use->set(total);
 }
 
 void rewrite(tt::MmaOp mma, unsigned slot) {
-  if (tt::LoadOp bLoad = columnMajorB(mma))
-    return rewriteColumnMajor(mma, slot, bLoad);
-  auto loop = cast<scf::ForOp>(mma->getParentOp());
   Location loc = mma.getLoc();
   RankedTensorType b = mma.getB().getType(), a = mma.getA().getType();
   int64_t bk = b.getDimSize(0), bn = b.getDimSize(1);
-  auto wide = RankedTensorType::get({bk, bn}, OpBuilder(mma).getF32Type());
-
-  OpBuilder before(loop);
-  Value init = loop.getInitArgs()[slot];
-  Value zero = arith::ConstantOp::create(
-      before, loc, DenseElementsAttr::get(wide, before.getF32FloatAttr(0.0)));
-  loop.getInitArgsMutable()[slot].assign(zero);
-  BlockArgument acc = loop.getRegionIterArgs()[slot];
-  acc.setType(wide);
-
+  Type f32 = OpBuilder(mma).getF32Type();
   OpBuilder body(mma);
-  Value row = tt::ReshapeOp::create(
+  if (tt::LoadOp bLoad = columnMajorB(mma)) {
+    // The K-major form: B's tile loaded as BN x BK from the transposed view
+    // of its argument (rows contiguous in memory), A's row broadcast over its
+    // rows, the sum along its rows.
+    auto fn = mma->getParentOfType<func::FuncOp>();
+    OpBuilder entry(&fn.getBody().front(), fn.getBody().front().begin());
+    auto permutation = AffineMapAttr::get(
+        AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0}, fn.getContext()));
+    Value rows = memref::TransposeOp::create(entry, loc, bLoad.getSource(),
+                                             permutation);
+    SmallVector<Value> indices{bLoad.getIndices()[1], bLoad.getIndices()[0]};
+    Value bt = tt::LoadOp::create(
+        body, loc, RankedTensorType::get({bn, bk}, b.getElementType()), rows,
+        indices, bLoad.getPaddingAttr());
+    Value spread = tt::BroadcastOp::create(
+        body, loc, RankedTensorType::get({bn, bk}, a.getElementType()),
+        mma.getA());
+    carryProducts(mma, slot, spread, bt, [&](OpBuilder &after, Value carried) {
+      Value reduced = tt::ReduceOp::create(
+          after, loc, RankedTensorType::get({bn, 1}, f32), carried,
+          tt::ReduceKind::sum, uint32_t{1});
+      return tt::ReshapeOp::create(
+          after, loc, RankedTensorType::get({1, bn}, f32), reduced);
+    });
+    bLoad->erase();
+    return;
+  }
+  // A's row as a column, broadcast along B's columns; the sum along B's rows.
+  Value column = tt::ReshapeOp::create(
       body, loc, RankedTensorType::get({bk, 1}, a.getElementType()), mma.getA());
   Value spread = tt::BroadcastOp::create(
-      body, loc, RankedTensorType::get({bk, bn}, a.getElementType()), row);
-  Value af = toF32(body, loc, spread);
-  Value bf = toF32(body, loc, mma.getB());
-  Value product = arith::MulFOp::create(body, loc, af, bf);
-  Value sum = arith::AddFOp::create(body, loc, acc, product);
-  mma.getResult().replaceAllUsesWith(sum);
-  mma->erase();
-
-  Value result = loop.getResult(slot);
-  result.setType(wide);
-  OpBuilder after(loop->getBlock(), std::next(loop->getIterator()));
-  Value rows = tt::ReduceOp::create(
-      after, loc, RankedTensorType::get({1, bn}, after.getF32Type()), result,
-      tt::ReduceKind::sum, uint32_t{0});
-  Value total = arith::AddFOp::create(after, loc, init, rows);
-  result.replaceAllUsesExcept(total, rows.getDefiningOp());
+      body, loc, RankedTensorType::get({bk, bn}, a.getElementType()), column);
+  carryProducts(mma, slot, spread, mma.getB(), [&](OpBuilder &after, Value carried) {
+    return tt::ReduceOp::create(after, loc, RankedTensorType::get({1, bn}, f32),
+                                carried, tt::ReduceKind::sum, uint32_t{0});
+  });
 }
 
 struct TileVectorMma : public tt::impl::TileVectorMmaBase<TileVectorMma> {
