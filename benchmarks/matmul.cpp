@@ -177,37 +177,19 @@ void time_tile(const K& k, const std::string& base, const char* dtype, const Pro
   print_error(base + "_t" + matmul_kernels::tile_name(BM, BN, BK) + ": " + e.what());
 }
 
-// A tile shape and the compiler hints it runs with (0: the compiler's choice), as a value (for the
-// lists of tiles below).
-template <int BM, int BN, int BK, int Stages = 0, int Group = 0>
+// A tile shape, as a value (for the lists of tiles below).
+template <int BM, int BN, int BK>
 struct Tile {};
-
-// "128x256x64", with "/stages3" and "/group16" where the hints are set.
-std::string hinted_tile_name(int bm, int bn, int bk, int stages, int group) {
-  std::string s = matmul_kernels::tile_name(bm, bn, bk);
-  if (stages) s += "/stages" + std::to_string(stages);
-  if (group) s += "/group" + std::to_string(group);
-  return s;
-}
-
-// bench::timed with the compiler hints `hints`.
-template <class K, class... A>
-double timed_with(const K& k, CompilerHints hints, A&&... args) {
-  LaunchOptions o = bench::behind_a_spin();
-  o.hints = hints;
-  return k.launch_timed(o, std::forward<A>(args)...);
-}
 
 // The same problem through tessera::autotune over `tiles`: a cold first launch, which compiles
 // every option (at once) and times them, then the timing of the option it chose, reported as
 // "<case>_tuned" with that option's tile; a second line gives each option's time as the tuner
 // measured it.
-template <class T, class Make, class B, int... BM, int... BN, int... BK, int... Stages, int... Group, class... Extra>
-void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, Stages, Group>...>, const std::string& base,
-                const char* dtype, const Problem& s, const Tensor<T, 2>& a, const B& b, Tensor<T, 2>& out,
-                const Samples& ref, const Extra&... extra) try {
-  auto tuned = autotune(base + "_" + dtype, tile_option<BM, BN>(make.template operator()<BM, BN, BK>(),
-                                                                 CompilerHints{Stages, Group})...);
+template <class T, class Make, class B, int... BM, int... BN, int... BK, class... Extra>
+void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK>...>, const std::string& base, const char* dtype,
+                const Problem& s, const Tensor<T, 2>& a, const B& b, Tensor<T, 2>& out, const Samples& ref,
+                const Extra&... extra) try {
+  auto tuned = autotune(base + "_" + dtype, tile_option<BM, BN>(make.template operator()<BM, BN, BK>())...);
   cold_caches();
   clear_tuning();
   auto t0 = Clock::now();
@@ -215,12 +197,12 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, Stages, Group>...>
   const double first_ms = ms_since(t0);
   auto [err, ok] = check(s, ref, std::as_const(out));
   if (!ok) std::printf("{\"error\": \"%s_tuned %s: wrong result, max error %g\"}\n", base.c_str(), dtype, err);
-  const std::vector<std::string> tiles = {hinted_tile_name(BM, BN, BK, Stages, Group)...};
+  const std::vector<std::string> tiles = {matmul_kernels::tile_name(BM, BN, BK)...};
   auto launch = [&] {
     double ms = 0;
     int i = 0;
-    ((i++ == r.index ? (ms = timed_with(make.template operator()<BM, BN, BK>(), CompilerHints{Stages, Group},
-                                        out.template partition<BM, BN>(), a, b, extra...))
+    ((i++ == r.index ? (ms = bench::timed(make.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), a, b,
+                                          extra...))
                      : 0.0),
      ...);
     return ms;

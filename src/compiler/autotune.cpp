@@ -1,5 +1,5 @@
 // autotune.cpp: where the choices of autotuned launches are kept (tessera/autotune.h). A problem's
-// choice lives in a process map and in the disk cache, one entry per problem: its
+// choice lives in a process map (memory_key) and in the disk cache, one entry per problem: its
 // CacheKeyMaterial names the tuner (kernel), the options' names, tiles and ASTs (source_sha256),
 // the target, and in `variant` the GPU, the back end and the arguments; the build id keeps a choice
 // made with one build of the compiler from being served to another. The entry's "tuning" file is
@@ -37,7 +37,7 @@ namespace tessera {
 namespace detail {
 namespace {
 
-// The process's choices by disk-cache key.
+// The process's choices by memory_key.
 struct TuningMemory {
   std::mutex mutex;
   std::unordered_map<std::string, TuningResult> choices;
@@ -71,6 +71,17 @@ std::string problem_text(const TuningProblem& p) {
     s += "\n";
   }
   return s;
+}
+
+// The process map's key: each option by its name, its hints and the address and size of its AST
+// text (a constant of the binary, as in the kernel cache's fast path), the target and the problem.
+// A launch of a tuned problem then hashes no AST; only the disk cache's key (material_of) does.
+std::string memory_key(const TuningProblem& p) {
+  std::string s = fmt::format("{}\n{}\n", p.tuner, target_name(p.target));
+  for (const TuningOptionDesc& o : p.options)
+    s += fmt::format("{} {} {} {} {}\n", o.kernel, static_cast<const void*>(o.ast.data()), o.ast.size(),
+                     o.hints.pipeline_stages, o.hints.group_rows);
+  return s + problem_text(p);
 }
 
 CacheKeyMaterial material_of(const TuningProblem& p) {
@@ -149,8 +160,7 @@ std::optional<TuningResult> find_tuning(const TuningProblem& problem) {
                                 "give each option a kernel of its own name or other hints (the tuning record names "
                                 "the options by them)",
                                 problem.tuner, j, i, problem.options[i].kernel));
-  const CacheKeyMaterial material = material_of(problem);
-  const std::string key = material.key();
+  const std::string key = memory_key(problem);
   TuningMemory& memory = TuningMemory::get();
   {
     std::lock_guard lock(memory.mutex);
@@ -161,7 +171,7 @@ std::optional<TuningResult> find_tuning(const TuningProblem& problem) {
     }
   }
   DiskCache disk(DiskCache::default_dir());
-  std::optional<std::vector<char>> bytes = disk.load(material, "tuning");
+  std::optional<std::vector<char>> bytes = disk.load(material_of(problem), "tuning");
   if (!bytes) return std::nullopt;
   std::optional<TuningResult> r = parse_record(problem, std::string_view(bytes->data(), bytes->size()));
   if (r) {
@@ -172,12 +182,12 @@ std::optional<TuningResult> find_tuning(const TuningProblem& problem) {
 }
 
 void keep_tuning(const TuningProblem& problem, const TuningResult& result) {
-  const CacheKeyMaterial material = material_of(problem);
   {
     TuningMemory& memory = TuningMemory::get();
     std::lock_guard lock(memory.mutex);
-    memory.choices.insert_or_assign(material.key(), result);
+    memory.choices.insert_or_assign(memory_key(problem), result);
   }
+  const CacheKeyMaterial material = material_of(problem);
   const std::string record = record_json(problem, result);
   DiskCache disk(DiskCache::default_dir());
   disk.store(material, "tuning", std::span<const char>(record.data(), record.size()), record);

@@ -326,7 +326,7 @@ void KernelLowering::lowerBroadcastLoad(BroadcastOp op, LoadOp load) {
   // Whole tile in bounds: a result chunk's run within a row reads as many
   // contiguous input elements where the innermost dimension is not
   // broadcast, and one input element, loaded once and copied along the run,
-  // where it is (BroadcastLoadPlan::acrossRows).
+  // where it is (a column spread along rows: planBroadcastLoad).
   const bool acrossRows = inType.getShape().back() == 1;
   int64_t width = std::min(layout.vec, type.getShape().back());
   int64_t vw = vectorAccessWidth(src, width);

@@ -231,7 +231,6 @@ mlir::tessera::tile::planBroadcastLoad(const LoweringOptions &opts,
   if (!(rowsKept || acrossRows) || getLayout(opts, out).replicated)
     return std::nullopt;
   BroadcastLoadPlan plan;
-  plan.acrossRows = acrossRows;
   Value v = op.getInput();
   while (auto reshape = v.getDefiningOp<ReshapeOp>()) {
     if (!v.hasOneUse())

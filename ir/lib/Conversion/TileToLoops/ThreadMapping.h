@@ -164,7 +164,7 @@ std::optional<LocalBroadcastPlan> planLocalBroadcast(const LoweringOptions &,
 /// over several threads exchange it through the scratch buffer between two
 /// barriers. Only when the result's innermost dimension is not broadcast and
 /// equals the load's (a result chunk then reads contiguous input elements),
-/// or is the one broadcast (`acrossRows`: a column of the input spread along
+/// or is the one broadcast (a column of the input spread along
 /// the result's rows, as tile-vector-mma spreads A's row over B's columns; a
 /// run of a chunk within a row then reads one input element, loaded once),
 /// the result's layout is not replicated, no local plan applies, and the
@@ -172,7 +172,6 @@ std::optional<LocalBroadcastPlan> planLocalBroadcast(const LoweringOptions &,
 struct BroadcastLoadPlan {
   LoadOp load;
   SmallVector<ReshapeOp> reshapes; // from the broadcast's input to the load
-  bool acrossRows = false;
 };
 std::optional<BroadcastLoadPlan> planBroadcastLoad(const LoweringOptions &,
                                                    BroadcastOp op);

@@ -83,7 +83,8 @@ tt::LoadOp columnMajorB(tt::MmaOp mma) {
   SmallVector<int64_t> strides;
   int64_t offset;
   if (type.getRank() != 2 || failed(type.getStridesAndOffset(strides, offset)) ||
-      strides[0] != 1 || strides[1] == 1 || !isa<BlockArgument>(load.getSource()))
+      strides[0] != 1 || strides[1] == 1 ||
+      !tt::isKernelArgument(mma->getParentOfType<func::FuncOp>(), load.getSource()))
     return {};
   return load;
 }
