@@ -4,7 +4,8 @@
 // kernel with GPU events (Kernel::launch_timed, through timed() below, each launch behind an L2
 // reset and a GPU spin) after warm-up and prints
 // one JSON line per case:
-//   {"bench": ..., "case": ..., "dtype": ..., "bytes": ..., "ms": median, "tbps": ...}
+//   {"bench": ..., "case": ..., "backend": ..., "dtype": ..., "bytes": ..., "ms": median, "tbps": ...}
+// TESSERA_BACKEND=tileir runs them through the Tile IR backend ("backend" says which compiled each).
 // Inputs are filled on the device by a tessera kernel (no multi-GiB host loops); bytes count each
 // byte read and written once. Assumes a GPU (skips with a message otherwise).
 #pragma once
@@ -58,11 +59,9 @@ inline void reset_l2(const tessera::LaunchOptions& options) {
       .detach();
 }
 
-// Options that put a launch on the benchmarks' own stream right behind an L2 reset (reset_l2) and
-// a GPU spin of about half a millisecond: the GPU is still busy while the host submits the launch,
-// so that timing events recorded around the kernel measure the kernel and not the submission (the
-// PyTorch baselines do the same with torch.cuda._sleep).
-inline const tessera::LaunchOptions& behind_a_spin() {
+// The options every benchmark launch uses: the benchmarks' own stream on sm_90, the GPU back end
+// of TESSERA_BACKEND (default nvvm; kernels Tile IR cannot express take nvvm, see last_backend).
+inline const tessera::LaunchOptions& bench_options() {
   static const tessera::LaunchOptions options = [] {
     tessera::LaunchOptions o;
     o.target = tessera::Target::sm_90;
@@ -73,6 +72,15 @@ inline const tessera::LaunchOptions& behind_a_spin() {
     o.whole_tiles = !whole || std::string_view(whole) != "0";
     return o;
   }();
+  return options;
+}
+
+// Options that put a launch on the benchmarks' own stream right behind an L2 reset (reset_l2) and
+// a GPU spin of about half a millisecond: the GPU is still busy while the host submits the launch,
+// so that timing events recorded around the kernel measure the kernel and not the submission (the
+// PyTorch baselines do the same with torch.cuda._sleep).
+inline const tessera::LaunchOptions& behind_a_spin() {
+  const tessera::LaunchOptions& options = bench_options();
   static const auto spin = tessera::unsafe_cuda_kernel("bench_spin", R"(
     extern "C" __global__ void bench_spin(int cycles) {
       long long start = clock64();
@@ -84,10 +92,27 @@ inline const tessera::LaunchOptions& behind_a_spin() {
   return options;
 }
 
+// The back end that compiled the kernel timed last (report() prints it): the default one
+// (TESSERA_BACKEND) until a launch is timed.
+inline tessera::Backend& last_backend() {
+  static tessera::Backend backend = tessera::default_backend();
+  return backend;
+}
+
+// Notes the back end that compiled `k` for these arguments under `options` (a lookup in the
+// compiled-kernel cache; nothing to look up while the default is nvvm).
+template <class K, class... A>
+void note_backend(const tessera::LaunchOptions& options, const K& k, A&&... args) {
+  if (tessera::default_backend() == tessera::Backend::nvvm) return;
+  last_backend() = k.compile(options, std::forward<A>(args)...).backend;
+}
+
 // One launch of kernel `k`, timed with GPU events around the kernel alone (behind a spin).
 template <class K, class... A>
 double timed(const K& k, A&&... args) {
-  return k.launch_timed(behind_a_spin(), std::forward<A>(args)...);
+  const double ms = k.launch_timed(behind_a_spin(), args...);
+  note_backend(bench_options(), k, std::forward<A>(args)...);
+  return ms;
 }
 
 // The same launch compiled for its exact shapes (LaunchOptions::static_shapes), the way
@@ -96,7 +121,9 @@ template <class K, class... A>
 double timed_static(const K& k, A&&... args) {
   tessera::LaunchOptions o = behind_a_spin();
   o.static_shapes = true;
-  return k.launch_timed(o, std::forward<A>(args)...);
+  const double ms = k.launch_timed(o, args...);
+  note_backend(o, k, std::forward<A>(args)...);
+  return ms;
 }
 
 // Median of `iters` timed launches after `warmup` untimed ones.
@@ -112,10 +139,10 @@ double median_ms(Launch&& launch, int warmup = 5, int iters = 30) {
 // `baseline` names the PyTorch case a variant is compared with (default: the case itself).
 inline void report(const std::string& bench, const std::string& name, const std::string& dtype, double bytes,
                    double ms, double max_err, const std::string& baseline = "") {
-  std::printf("{\"bench\": \"%s\", \"case\": \"%s\", \"baseline\": \"%s\", \"dtype\": \"%s\", \"bytes\": %.0f, "
-              "\"ms\": %.4f, \"tbps\": %.3f, \"max_err\": %.3g}\n",
-              bench.c_str(), name.c_str(), (baseline.empty() ? name : baseline).c_str(), dtype.c_str(), bytes, ms,
-              bytes / (ms * 1e-3) / 1e12, max_err);
+  std::printf("{\"bench\": \"%s\", \"case\": \"%s\", \"baseline\": \"%s\", \"backend\": \"%s\", \"dtype\": \"%s\", "
+              "\"bytes\": %.0f, \"ms\": %.4f, \"tbps\": %.3f, \"max_err\": %.3g}\n",
+              bench.c_str(), name.c_str(), (baseline.empty() ? name : baseline).c_str(),
+              tessera::to_string(last_backend()).data(), dtype.c_str(), bytes, ms, bytes / (ms * 1e-3) / 1e12, max_err);
   std::fflush(stdout);
 }
 

@@ -11,6 +11,10 @@ Matmul cases (bench_matmul) print TFLOP/s instead, beside cuBLAS's, Triton's and
 fused-epilogue case) torch.compile's, with the ratio to each, and the first launch's time; the
 batch-1 cases (M = 1) also their TB/s and the ratio to a copy of the same bytes. Their chart is
 drawn beside the other, named CHART with "_matmul" before the extension.
+
+Lines of both GPU back ends (their "backend" field: run_on_gpu.sh's BACKENDS="nvvm tileir") give
+one row each, the tileir row's case marked "[tileir]" and with its ratio to the nvvm row of the
+same case ("ratio_to_nvvm"); a line without the field is nvvm's.
 """
 import json
 import statistics
@@ -33,6 +37,22 @@ def rounds_by(rows, key, field="tbps"):
         if field in r:
             out.setdefault(key(r), []).append(r[field])
     return out
+
+
+def backend_of(r):
+    return r.get("backend", "nvvm")
+
+
+def case_label(case, dtype, backend):
+    return f"{case} {dtype}" + ("" if backend == "nvvm" else f" [{backend}]")
+
+
+def add_ratio_to_nvvm(rows, field):
+    """Each other back end's row gets its `field` over the nvvm row's of the same case."""
+    nvvm = {r["key"]: r[field] for r in rows if r["backend"] == "nvvm"}
+    for r in rows:
+        if r["backend"] != "nvvm" and nvvm.get(r["key"]):
+            r["ratio_to_nvvm"] = round(r[field] / nvvm[r["key"]], 3)
 
 
 def matmul_row(case, dtype, ours, base):
@@ -58,31 +78,37 @@ def matmul_row(case, dtype, ours, base):
 def main():
     our_rows = [r for r in load(sys.argv[1]) if "tbps" in r]
     base_rows = [b for b in load(sys.argv[2]) if "tbps" in b]
-    ours = rounds_by(our_rows, lambda r: (r["bench"], r["case"], r.get("baseline", r["case"]), r["dtype"]))
+    ours = rounds_by(our_rows, lambda r: (r["bench"], r["case"], r.get("baseline", r["case"]), r["dtype"], backend_of(r)))
     base = rounds_by(base_rows, lambda b: (b["bench"], b["case"], b["dtype"], b["impl"]))
-    # bench_matmul's rows: TFLOP/s, TB/s and first launch per round, by (case, baseline, dtype).
+    # bench_matmul's rows: TFLOP/s, TB/s and first launch per round, by (case, baseline, dtype, backend).
     mm_ours = [rounds_by([r for r in our_rows if r["bench"] == "matmul"],
-                         lambda r: (r["case"], r.get("baseline", r["case"]), r["dtype"]), f)
+                         lambda r: (r["case"], r.get("baseline", r["case"]), r["dtype"], backend_of(r)), f)
                for f in ("tflops", "tbps", "first_launch_ms")]
     mm_base = {f: rounds_by([b for b in base_rows if b["bench"] == "matmul"], lambda b: (b["case"], b["dtype"], b["impl"]), f)
                for f in ("tflops", "tbps")}
     out, mm_out = [], []
-    for (bench, case, baseline, dtype), tbps in ours.items():
+    for (bench, case, baseline, dtype, backend), tbps in ours.items():
         if bench == "matmul":
             peers = {f: {impl: v for (c, d, impl), v in mm_base[f].items() if (c, d) == (baseline, dtype)} for f in mm_base}
-            row = matmul_row(case, dtype, [m.get((case, baseline, dtype), [0.0]) for m in mm_ours], peers)
+            row = matmul_row(case, dtype, [m.get((case, baseline, dtype, backend), [0.0]) for m in mm_ours], peers)
+            row["case"] = case_label(case, dtype, backend)
+            row.update(backend=backend, key=(case, dtype))
             mm_out.append(row)
-            print(json.dumps(row))
             continue
         theirs = {impl: v for (b, c, d, impl), v in base.items() if (b, c, d) == (bench, baseline, dtype)}
         peers = {impl: statistics.median(v) for impl, v in theirs.items()}
         mine = statistics.median(tbps)
         best = max(peers.values()) if peers else None
-        row = {"case": f"{case} {dtype}", "tessera_tbps": round(mine, 3), **{f"{k}_tbps": round(v, 3) for k, v in peers.items()},
+        row = {"case": case_label(case, dtype, backend), "tessera_tbps": round(mine, 3), **{f"{k}_tbps": round(v, 3) for k, v in peers.items()},
                "ratio_to_best": round(mine / best, 3) if best else None}
         if len(tbps) > 1:
             row["rounds"] = {"tessera": tbps, **theirs}
+        row.update(backend=backend, key=(bench, case, dtype))
         out.append(row)
+    add_ratio_to_nvvm(out, "tessera_tbps")
+    add_ratio_to_nvvm(mm_out, "tessera_tflops")
+    for row in out + mm_out:
+        del row["key"]
         print(json.dumps(row))
     if len(sys.argv) > 3 and mm_out:
         matmul_chart(mm_out, sys.argv[3])

@@ -55,10 +55,12 @@ void cold_compiles(std::integer_sequence<int, I...>) {
   Tensor<float, 1> x({4096}), y({4096}), z({4096});
   std::vector<double> totals;
   std::map<std::string, std::vector<double>> stages;
+  Backend backend = Backend::nvvm;
   auto one = [&](auto k, bool first) {
     auto t0 = Clock::now();
     CompiledArtifact a = k.compile(Target::sm_90, z.partition<1024>(), x, y);
     double total = ms_since(t0);
+    backend = a.backend;
     if (first) {
       std::printf("{\"bench\": \"jit\", \"case\": \"first_compile_in_process\", \"ms\": %.2f}\n", total);
       return;
@@ -68,7 +70,9 @@ void cold_compiles(std::integer_sequence<int, I...>) {
   };
   one(elementwise_kernel<100>(), true);
   (one(elementwise_kernel<I>(), false), ...);
-  std::printf("{\"bench\": \"jit\", \"case\": \"cold_compile_elementwise\", \"ms\": %.2f, \"target_ms\": 150, \"stages\": {", median(totals));
+  std::printf("{\"bench\": \"jit\", \"case\": \"cold_compile_elementwise\", \"backend\": \"%s\", \"ms\": %.2f, "
+              "\"target_ms\": 150, \"stages\": {",
+              to_string(backend).data(), median(totals));
   bool comma = false;
   for (auto& [name, v] : stages) {
     std::printf("%s\"%s\": %.2f", comma ? ", " : "", name.c_str(), median(v));
@@ -94,7 +98,8 @@ void cold_compiles(std::integer_sequence<int, I...>) {
 void print_compile(const std::string& name, double total, const CompiledArtifact& a) {
   std::map<std::string, double> stages;
   for (auto& [stage, ms] : a.stage_ms) stages[stage] += ms;
-  std::printf("{\"bench\": \"jit\", \"case\": \"cold_compile_%s\", \"ms\": %.2f, \"stages\": {", name.c_str(), total);
+  std::printf("{\"bench\": \"jit\", \"case\": \"cold_compile_%s\", \"backend\": \"%s\", \"ms\": %.2f, \"stages\": {",
+              name.c_str(), to_string(a.backend).data(), total);
   bool comma = false;
   for (auto& [stage, ms] : stages) {
     std::printf("%s\"%s\": %.2f", comma ? ", " : "", stage.c_str(), ms);

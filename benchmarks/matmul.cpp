@@ -136,10 +136,11 @@ std::pair<double, bool> check(const Problem& s, const Samples& r, const Tensor<T
 void report(const std::string& name, const std::string& baseline, const char* dtype, const Problem& s, const std::string& tile,
             double bytes, double ms, double first_ms, int iters, double err) {
   const double tflops = 2.0 * double(s.m) * double(s.n) * double(s.k) / (ms * 1e-3) / 1e12;
-  std::printf("{\"bench\": \"matmul\", \"case\": \"%s\", \"baseline\": \"%s\", \"dtype\": \"%s\", \"m\": %lld, \"n\": %lld, "
-              "\"k\": %lld, \"tile\": \"%s\", \"bytes\": %.0f, \"ms\": %.4f, \"tflops\": %.2f, \"tbps\": %.3f, "
-              "\"first_launch_ms\": %.1f, \"iters\": %d, \"max_err\": %.3g}\n",
-              name.c_str(), baseline.c_str(), dtype, static_cast<long long>(s.m), static_cast<long long>(s.n),
+  std::printf("{\"bench\": \"matmul\", \"case\": \"%s\", \"baseline\": \"%s\", \"backend\": \"%s\", \"dtype\": \"%s\", "
+              "\"m\": %lld, \"n\": %lld, \"k\": %lld, \"tile\": \"%s\", \"bytes\": %.0f, \"ms\": %.4f, \"tflops\": %.2f, "
+              "\"tbps\": %.3f, \"first_launch_ms\": %.1f, \"iters\": %d, \"max_err\": %.3g}\n",
+              name.c_str(), baseline.c_str(), to_string(bench::last_backend()).data(), dtype, static_cast<long long>(s.m),
+              static_cast<long long>(s.n),
               static_cast<long long>(s.k), tile.c_str(), bytes, ms, tflops, bytes / (ms * 1e-3) / 1e12, first_ms, iters, err);
   std::fflush(stdout);
 }

@@ -35,13 +35,21 @@ fi
 benches=${BENCHES:-bench_elementwise bench_rows bench_row_widths bench_transpose bench_matmul bench_jit_launch bench_pipeline_overhead}
 : > "$OUT/tessera.jsonl"
 : > "$OUT/torch.jsonl"
+# BACKENDS="nvvm tileir" runs each benchmark through both GPU back ends (TESSERA_BACKEND; the
+# tileir one needs tileiras: TESSERA_TILEIRAS or its install location); compare.py puts them side
+# by side. The JIT benchmark (cold compiles by stage) runs once per back end; the pipeline one
+# measures the launcher and runs through nvvm alone.
 ours() {
   step "benchmarks, round $1"
-  for b in $benches; do
-    case $b in bench_jit_launch|bench_pipeline_overhead) [ "$1" = 1 ] || continue ;; esac
-    # bench_matmul compiles every case cold (about 2 minutes in all while mma is scalar).
-    limit=200; [ $b = bench_matmul ] && limit=500
-    [ -x $bin/$b ] && timeout $limit $bin/$b 2>&1 | sed "s/^{/{\"round\": $1, /" | tee -a "$OUT/tessera.jsonl"
+  for backend in ${BACKENDS:-nvvm}; do
+    for b in $benches; do
+      case $b in
+        bench_jit_launch) [ "$1" = 1 ] || continue ;;
+        bench_pipeline_overhead) [ "$1" = 1 ] && [ $backend = nvvm ] || continue ;;
+      esac
+      limit=200; [ $b = bench_matmul ] && limit=500
+      [ -x $bin/$b ] && TESSERA_BACKEND=$backend timeout $limit $bin/$b 2>&1 | sed "s/^{/{\"round\": $1, /" | tee -a "$OUT/tessera.jsonl"
+    done
   done
 }
 theirs() {

@@ -13,6 +13,7 @@ implementation. Bytes count each byte read and written once; matmul lines also h
 (2 M N K per second).
 """
 import json
+import os
 import sys
 
 
@@ -143,7 +144,12 @@ def matmul(dev):
     shapes = [(n, n, n, dt) for n in (4096, 8192) for dt in (torch.bfloat16, torch.float16)]
     shapes += [(m, n, k, torch.bfloat16) for m, n, k in ((4096, 9728, 2560), (4096, 2560, 9728), (128, 151936, 2560),
                                                           (1, 9728, 2560), (1, 2560, 9728), (1, 151936, 2560))]
+    # BENCH_MATMUL_CASES (as bench_matmul reads it): only the cases whose names it contains.
+    only = os.environ.get("BENCH_MATMUL_CASES")
+    wanted = lambda case: not only or case in only
     for m, n, k, dtype in shapes:
+        if not wanted(f"mm_{m}x{n}x{k}"):
+            continue
         a, b = rand(m, k, dtype=dtype), rand(k, n, dtype=dtype)
         impls = [("cublas", lambda: torch.matmul(a, b))]
         if triton:
@@ -162,6 +168,8 @@ def matmul(dev):
     # The fused epilogue: bf16(gelu_tanh(a @ b + bias)), eager and torch.compile of that function,
     # and the Triton kernel with the same epilogue fused.
     m = n = k = 4096
+    if not wanted(f"mm_bias_gelu_{m}x{n}x{k}"):
+        return
     a, b = rand(m, k, dtype=torch.bfloat16), rand(k, n, dtype=torch.bfloat16)
     bias = rand(n, dtype=torch.bfloat16)
 

@@ -26,6 +26,7 @@
 #include "cache/cache_key.h"
 #include "cache/disk_cache.h"
 #include "compiler/pipeline.h"
+#include "compiler/specialization.h"
 #include "driver/cuda_driver.h"
 #include "driver/gpu_arch.h"
 #include "execution/graph_capture.h"
@@ -79,15 +80,15 @@ std::string problem_text(const TuningProblem& p) {
 std::string memory_key(const TuningProblem& p) {
   std::string s = fmt::format("{}\n{}\n", p.tuner, target_name(p.target));
   for (const TuningOptionDesc& o : p.options)
-    s += fmt::format("{} {} {} {} {}\n", o.kernel, static_cast<const void*>(o.ast.data()), o.ast.size(),
-                     o.hints.pipeline_stages, o.hints.group_rows);
+    s += fmt::format("{} {} {} {}\n", o.kernel, static_cast<const void*>(o.ast.data()), o.ast.size(),
+                     hints_text(o.hints));
   return s + problem_text(p);
 }
 
 CacheKeyMaterial material_of(const TuningProblem& p) {
   CacheKeyBuilder options;
   for (const TuningOptionDesc& o : p.options)
-    options.add(o.kernel).add(o.tile).add(o.ast).add(o.hints.pipeline_stages).add(o.hints.group_rows);
+    options.add(o.kernel).add(o.tile).add(o.ast).add(hints_text(o.hints));
   CacheKeyMaterial m;
   m.kernel = std::string(p.tuner);
   m.source_sha256 = options.hex();
@@ -106,6 +107,9 @@ std::string record_json(const TuningProblem& p, const TuningResult& r) {
     llvm::json::Object option{{"kernel", p.options[i].kernel}, {"tile", p.options[i].tile}, {"ms", std::move(ms)}};
     if (p.options[i].hints.pipeline_stages) option["pipeline_stages"] = p.options[i].hints.pipeline_stages;
     if (p.options[i].hints.group_rows) option["group_rows"] = p.options[i].hints.group_rows;
+    if (p.options[i].hints.occupancy) option["occupancy"] = p.options[i].hints.occupancy;
+    if (p.options[i].hints.cluster_programs) option["cluster_programs"] = p.options[i].hints.cluster_programs;
+    if (p.options[i].hints.tma) option["tma"] = *p.options[i].hints.tma;
     options.push_back(std::move(option));
   }
   llvm::json::Object o{{"tuner", std::string(p.tuner)},

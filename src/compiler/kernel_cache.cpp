@@ -80,13 +80,27 @@ class KernelCache {
     const bool whole_allowed = !fixed && !(r.options && !r.options->whole_tiles);
     Specialization spec;  // whole_tiles false: the fast key holds both variants
     specialize(r.args, target, fixed, spec);
+    Backend backend = target == Target::cpu                ? Backend::nvvm
+                      : r.options && r.options->backend ? *r.options->backend
+                                                        : default_backend();
+    const bool chosen = target != Target::cpu && r.options && r.options->backend;
+    if (backend == Backend::tileir) {
+      // Tile IR's tensor views assume positive strides: a broadcast (stride-0) view is not one.
+      if (std::string why = tileir_unsupported_args(r.kernel, r.args); !why.empty()) {
+        if (chosen) throw TileIrUnsupported(why);
+        backend = Backend::nvvm;
+      } else {
+        add_tileir_facts(r.args, spec);
+      }
+    }
     if (r.options && !(r.options->hints == CompilerHints{})) {
       check_hints(r.kernel, r.options->hints);
       if (target != Target::cpu) spec.hints = r.options->hints;  // the CPU target has no use for them
+      if (backend == Backend::nvvm) {  // tileiras' hints: the NVVM backend has no use for them
+        spec.hints.occupancy = spec.hints.cluster_programs = 0;
+        spec.hints.tma.reset();
+      }
     }
-    const Backend backend = target == Target::cpu                ? Backend::nvvm
-                            : r.options && r.options->backend ? *r.options->backend
-                                                              : default_backend();
     // Fast path: the AST text of a Kernel<Fn> instantiation is a constant with a fixed address, so
     // (address, size, name, target, specialization) finds a compiled kernel without hashing the text.
     const FastKeyView fast{r.ast.data(), r.ast.size(), r.kernel, target, backend, &spec};
@@ -98,7 +112,7 @@ class KernelCache {
         const bool whole = whole_allowed && whole_tiles_hold(e.check.get(), r.args);
         if (const std::shared_ptr<const Compiled>& c = e.variants[whole]) {
           stats_.memory_hits++;
-          return c;
+          return checked(c, chosen, backend);
         }
         check = e.check;
       }
@@ -121,8 +135,18 @@ class KernelCache {
         key,
         [&] {
           std::shared_ptr<const Compiled> c;
-          run_with_stack(kCompilerStackBytes, [&] { c = compile(r.kernel, r.ast, variant, target, backend); },
-                         compiling);
+          // A kernel Tile IR cannot express takes the NVVM backend unless the launch chose tileir.
+          run_with_stack(
+              kCompilerStackBytes,
+              [&] {
+                try {
+                  c = compile(r.kernel, r.ast, variant, target, backend);
+                } catch (const TileIrUnsupported& e) {
+                  if (chosen) throw;
+                  c = compile(r.kernel, r.ast, variant, target, Backend::nvvm, e.what());
+                }
+              },
+              compiling);
           std::lock_guard lock(mutex_);
           FastEntry& e = fast_[FastKey{r.ast.data(), r.ast.size(), std::string(r.kernel), target, backend, spec}];
           if (!e.check) e.check = check;
@@ -134,7 +158,14 @@ class KernelCache {
       std::lock_guard lock(mutex_);
       stats_.memory_hits++;
     }
-    return compiled;
+    return checked(std::move(compiled), chosen, backend);
+  }
+
+  // `c`, unless the request chose a back end that did not compile it (a kernel Tile IR cannot
+  // express, compiled by the NVVM backend for a launch that did not choose).
+  static std::shared_ptr<const Compiled> checked(std::shared_ptr<const Compiled> c, bool chosen, Backend backend) {
+    if (chosen && c->backend != backend) throw TileIrUnsupported(c->tileir_unsupported);
+    return c;
   }
 
   CacheStats stats() {
@@ -206,9 +237,11 @@ class KernelCache {
   }
 
   std::shared_ptr<const Compiled> compile(std::string_view kernel, std::string_view ast_text,
-                                          const Specialization& spec, Target target, Backend backend) {
+                                          const Specialization& spec, Target target, Backend backend,
+                                          std::string tileir_unsupported = "") {
     auto c = std::make_shared<Compiled>();
     c->backend = backend;
+    c->tileir_unsupported = std::move(tileir_unsupported);
     c->text = std::make_unique<std::string>(ast_text);
     c->ast = parse_ast(kernel, *c->text);
     c->spec = spec;

@@ -29,6 +29,9 @@ struct Compiled {
   std::unique_ptr<CpuKernel> cpu;
   GpuCode gpu;
   Backend backend = Backend::nvvm;    // GPU targets: the back end that compiled gpu
+  // Why the tileir backend could not compile it, where the NVVM backend did instead (a launch
+  // under TESSERA_BACKEND=tileir); a launch that asks for tileir gets this as its error.
+  std::string tileir_unsupported;
   bool from_disk_cache = false;
   std::vector<std::pair<int64_t, int64_t>> load_likes;  // (input, output) of each load_like node
   // What launches need (its label, per-parameter assumptions, the GPU architecture and whether
@@ -46,6 +49,8 @@ void set_launch_code(Compiled& c);
 // otherwise a launch whose tiles are all whole (LaunchOptions::whole_tiles, whole_tiles.h) runs
 // the variant compiled without bounds tests, the others the kernel that tests. On GPU targets its
 // options' back end (else default_backend()) compiles it; kernels of both back ends are cached apart.
+// Under the default back end tileir a kernel Tile IR cannot express is compiled by the NVVM backend
+// (and kept under the tileir keys); a request whose options ask for tileir gets TileIrUnsupported.
 std::shared_ptr<const Compiled> lookup_or_compile(const LaunchRequest& request, Target target);
 
 // The programs of an output partition along each grid axis: its shape over its tile, rounded up

@@ -51,6 +51,14 @@ void check_hints(std::string_view kernel, const CompilerHints& hints) {
   if (hints.group_rows != 0 && (hints.group_rows < 1 || hints.group_rows > 64))
     fail(kernel, fmt::format("LaunchOptions::hints.group_rows is {}: expected 0 (the compiler's choice) or 1 to 64",
                              hints.group_rows));
+  if (hints.occupancy != 0 && (hints.occupancy < 1 || hints.occupancy > 32))
+    fail(kernel, fmt::format("LaunchOptions::hints.occupancy is {}: expected 0 (the compiler's choice) or 1 to 32",
+                             hints.occupancy));
+  const int c = hints.cluster_programs;
+  if (c != 0 && (c < 1 || c > 16 || (c & (c - 1)) != 0))
+    fail(kernel, fmt::format("LaunchOptions::hints.cluster_programs is {}: expected 0 (the compiler's choice) or 1, "
+                             "2, 4, 8 or 16",
+                             c));
 }
 
 [[noreturn]] void fail(std::string_view kernel, const std::string& what) {

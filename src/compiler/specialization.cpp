@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 
 #include "compiler/kernels.h"
 
@@ -85,8 +86,34 @@ std::string Specialization::key_text() const {
     s += fmt::format("@{}", fmt::join(shapes->grid, ","));
   }
   if (whole_tiles) s += "/whole";
+  if (i32_extents) s += "/i32";
+  if (aligned_extents) s += "/x16";
+  return s + hints_text(hints);
+}
+
+void add_tileir_facts(std::span<const ArgDesc> args, Specialization& spec) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  spec.i32_extents = spec.aligned_extents = true;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgDesc& a = args[i];
+    if (a.kind == Kind::scalar) continue;
+    for (int d = 0; d < a.rank; ++d)
+      if (a.shape[d] > kMax || a.strides[d] < 0 || a.strides[d] > kMax) spec.i32_extents = false;
+    const ArgLayout l = i < spec.layouts.size() ? spec.layouts[i] : ArgLayout::strided;
+    if (l != ArgLayout::aligned && l != ArgLayout::aligned_columns) continue;
+    const int unit = l == ArgLayout::aligned ? a.rank - 1 : 0;  // 't': strides [1, s]
+    if (a.rank > 0 && (a.shape[unit] * static_cast<int64_t>(dtype_size(a.dtype))) % 16 != 0)
+      spec.aligned_extents = false;
+  }
+}
+
+std::string hints_text(const CompilerHints& hints) {
+  std::string s;
   if (hints.pipeline_stages) s += fmt::format("/stages{}", hints.pipeline_stages);
   if (hints.group_rows) s += fmt::format("/group{}", hints.group_rows);
+  if (hints.occupancy) s += fmt::format("/occupancy{}", hints.occupancy);
+  if (hints.cluster_programs) s += fmt::format("/cluster{}", hints.cluster_programs);
+  if (hints.tma) s += *hints.tma ? "/tma" : "/notma";
   return s;
 }
 
@@ -96,8 +123,12 @@ std::size_t Specialization::hash() const {
   for (ArgLayout l : layouts) h = (h << 2 | h >> 62) ^ static_cast<std::size_t>(l);
   const auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
   if (whole_tiles) mix(1);
+  if (i32_extents || aligned_extents) mix(2 + i32_extents + 2 * aligned_extents);
   if (hints.pipeline_stages || hints.group_rows)
     mix(static_cast<uint64_t>(hints.pipeline_stages) << 32 | static_cast<uint32_t>(hints.group_rows));
+  if (hints.occupancy || hints.cluster_programs || hints.tma)
+    mix(static_cast<uint64_t>(hints.occupancy) << 32 | static_cast<uint64_t>(hints.cluster_programs) << 8 |
+        (hints.tma ? 2u + *hints.tma : 0u));
   if (shapes) {
     for (const StaticTensor& t : shapes->tensors) {
       mix(static_cast<uint64_t>(t.offset));

@@ -54,6 +54,12 @@ struct Specialization {
   llvm::SmallVector<ArgLayout, 16> layouts;  // one per parameter; a missing one is strided
   std::optional<StaticShapes> shapes;        // compiled for one launch's shapes
   bool whole_tiles = false;                  // compiled for launches whose tiles are all whole
+  // The tileir backend's facts of the launch (add_tileir_facts; never set for the NVVM backend,
+  // which has no use for them): every size and stride of its tensors below 2^31, and the size of
+  // the unit-stride dimension of every aligned tensor a multiple of 16 bytes. The Tile IR writer
+  // states them to tileiras (TileIRFacts), which then indexes in i32 and moves tiles with TMA.
+  bool i32_extents = false;
+  bool aligned_extents = false;
   CompilerHints hints;                       // GPU targets: LaunchOptions::hints
 
   ArgLayout layout(std::size_t i) const { return i < layouts.size() ? layouts[i] : ArgLayout::strided; }
@@ -63,10 +69,18 @@ struct Specialization {
 
   // The layout letters, then for static shapes "|" and per parameter "-" (a scalar) or
   // "OFFSET:S0xS1...:T0xT1..." (offset, sizes, strides) joined by ';', then "@G0,G1,G2" (the
-  // grid), then "/whole" for whole tiles, then the hints that are set ("/stages3", "/group16"):
+  // grid), then "/whole" for whole tiles, "/i32" and "/x16" for the tileir facts, then the hints
+  // that are set ("/stages3", "/group16", "/occupancy2", "/cluster2", "/tma" or "/notma"):
   // "ac", "ac/whole", "ac|0:4x1:1x1;0:4x64:64x1@4,1,1", "aaa/whole/stages3/group16".
   std::string key_text() const;
 };
+
+// Sets spec's tileir facts (i32_extents, aligned_extents) from the launch's arguments; spec's
+// layouts are set (specialize).
+void add_tileir_facts(std::span<const ArgDesc> args, Specialization& spec);
+
+// The hints that are set, as key_text() writes them ("/stages3/group16", "" for none).
+std::string hints_text(const CompilerHints& hints);
 
 // Sets `spec` (cleared first; whole_tiles false) to what a launch with these arguments may be
 // compiled for on `target`: each argument's layout, and with `static_shapes` the arguments' shapes

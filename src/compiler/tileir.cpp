@@ -18,7 +18,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
+#include "tessera/Dialect/Tile/Transforms/Passes.h"
 #include "tessera/Registration.h"
 #include "tessera/Target/TileIR/TranslateToTileIR.h"
 
@@ -52,6 +54,11 @@ std::vector<uint8_t> bytecode_of(std::string_view kernel, const KernelAst& ast, 
   std::string symbol = kernel_symbol(kernel);
   dump(symbol, arch, "ast.txt", ast.text);
   auto module = generate_tile_ir(ctx, kernel, ast, spec);
+  // Tile IR leaves an access to a tile wholly outside its tensor undefined; tessera defines it.
+  mlir::PassManager pm(module->getOperation()->getName());
+  pm.addPass(mlir::tessera::tile::createTileGuardTileIndices());
+  if (mlir::failed(pm.run(*module)))
+    throw Error(fmt::format("tessera: kernel '{}': the tileir backend cannot compile it: {}", kernel, messages));
   clock.mark("tile-ir");
   if (!dump_dir().empty()) {
     std::string text;
@@ -59,9 +66,21 @@ std::vector<uint8_t> bytecode_of(std::string_view kernel, const KernelAst& ast, 
     module->print(os);
     dump(symbol, arch, "tile.mlir", text);
   }
+  // The launch's hints to tileiras, for the architecture it compiles for ("any": none).
+  mlir::tessera::TileIRHints hints;
+  if (arch != "any") {
+    hints.arch = std::string(arch);
+    hints.occupancy = spec.hints.occupancy;
+    hints.numCtaInCga = spec.hints.cluster_programs;
+    hints.allowTma = spec.hints.tma;
+  }
+  mlir::tessera::TileIRFacts facts;
+  facts.extentsFitI32 = spec.i32_extents;
+  facts.contiguousExtentsAligned = spec.aligned_extents;
   std::vector<uint8_t> bytes;
-  if (mlir::failed(mlir::tessera::translateToTileIR(*module, bytes)))
-    throw Error(fmt::format("tessera: kernel '{}': the tileir backend cannot compile it: {}", kernel, messages));
+  if (mlir::failed(mlir::tessera::translateToTileIR(*module, bytes, hints, facts)))
+    throw TileIrUnsupported(
+        fmt::format("tessera: kernel '{}': the tileir backend cannot compile it: {}", kernel, messages));
   clock.mark("tileir-bytecode");
   dump(symbol, arch, "tileirbc", as_text(bytes));
   return bytes;
@@ -72,6 +91,17 @@ std::vector<uint8_t> bytecode_of(std::string_view kernel, const KernelAst& ast, 
 std::vector<uint8_t> tileir_bytecode(std::string_view kernel, const KernelAst& ast, const Specialization& spec) {
   StageClock clock(nullptr);
   return bytecode_of(kernel, ast, spec, "any", clock);
+}
+
+std::string tileir_unsupported_args(std::string_view kernel, std::span<const ArgDesc> args) {
+  for (std::size_t i = 0; i < args.size(); ++i)
+    for (int d = 0; d < args[i].rank; ++d)
+      if (args[i].kind != ArgDesc::Kind::scalar && args[i].shape[d] > 1 && args[i].strides[d] <= 0)
+        return fmt::format("tessera: kernel '{}': the tileir backend cannot run this launch: argument {} has stride {} "
+                           "along dimension {} (CUDA Tile IR's tensor views need positive strides; a broadcast "
+                           "view has stride 0)",
+                           kernel, i, args[i].strides[d], d);
+  return "";
 }
 
 std::string require_tileiras(std::string_view kernel, std::string_view arch) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +20,14 @@
 #include "frontend/ast.h"
 
 namespace tessera::detail {
+
+// What bytecode_of throws for a kernel Tile IR cannot express (its message names the kernel and
+// the op): the launcher falls back to the NVVM backend on it where the backend was not chosen for
+// the launch (TESSERA_BACKEND), and reports it where it was (LaunchOptions::backend).
+class TileIrUnsupported : public Error {
+ public:
+  using Error::Error;
+};
 
 struct TileIrCode {
   std::string arch;               // "sm_90", "sm_100"
@@ -31,8 +40,13 @@ struct TileIrCode {
   std::vector<std::pair<std::string, double>> stage_ms;
 };
 
-// The kernel's Tile IR bytecode; throws tessera::Error for a kernel Tile IR cannot express.
+// The kernel's Tile IR bytecode; throws TileIrUnsupported for a kernel Tile IR cannot express.
 std::vector<uint8_t> tileir_bytecode(std::string_view kernel, const KernelAst& ast, const Specialization& spec);
+
+// Why the tileir backend cannot run a launch with these arguments ("" when it can): a tensor with
+// a stride that is not positive along a dimension of more than one element (Tile IR's tensor views
+// assume positive strides; a broadcast view has stride 0).
+std::string tileir_unsupported_args(std::string_view kernel, std::span<const ArgDesc> args);
 
 // The tileiras find_tileiras() names; throws TileirasError naming the kernel and `arch` when there
 // is none.

@@ -4,12 +4,17 @@
 // the library does (the target, dumps, IR printing) is removed before any test runs. The cache
 // directory stays, since ctest gives each test run its own (tests/CMakeLists.txt); tests that
 // need a variable set it themselves (scoped_env.h).
+//
+// `--backend=nvvm|tileir` (before Catch's own arguments) runs every test with that GPU back end as
+// the default (TESSERA_BACKEND), so that the suite runs through either; kernels Tile IR cannot
+// express take the NVVM backend then, as they do for a user who sets the variable.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 extern char** environ;
@@ -22,5 +27,13 @@ int main(int argc, char* argv[]) {
     if (name.rfind("TESSERA_", 0) == 0 && name != "TESSERA_CACHE_DIR") drop.push_back(name);
   }
   for (const std::string& name : drop) unsetenv(name.c_str());
-  return Catch::Session().run(argc, argv);
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    constexpr std::string_view kBackend = "--backend=";
+    if (i > 0 && std::string_view(argv[i]).starts_with(kBackend))
+      setenv("TESSERA_BACKEND", argv[i] + kBackend.size(), 1);
+    else
+      args.push_back(argv[i]);
+  }
+  return Catch::Session().run(static_cast<int>(args.size()), args.data());
 }

@@ -17,6 +17,7 @@
 #include "example_kernels.h"
 #include "matmul_kernels.h"
 #include "matmul_reference.h"
+#include "scoped_env.h"
 
 #include <cmath>
 #include <cstdint>
@@ -460,6 +461,8 @@ TEST_CASE("the driver's compile of the tensor-core kernels: no spills, no serial
     WARN("skipped: needs an sm_90 GPU");
     return;
   }
+  test_env::EnvGuard env;  // the NVVM backend's PTX, whatever the default back end
+  env.set("TESSERA_BACKEND", "nvvm");
   Tensor<bfloat16, 2> a({512, 256}), b({256, 1024}), out({512, 1024}), w({1024, 256});
   Tensor<bfloat16, 1> bias({1024});
   const std::vector<std::pair<std::string, std::string>> kernels = {

@@ -18,6 +18,7 @@
 #include "execution_helpers.h"
 #include "matmul_kernels.h"
 #include "matmul_reference.h"
+#include "scoped_env.h"
 
 #include <string>
 #include <vector>
@@ -151,6 +152,9 @@ void products_f16(Target gpu) {
       WARN("no GPU on this machine: skipped");                                          \
       return;                                                                           \
     }                                                                                   \
+    /* mma.sync PTX run through the driver: the NVVM backend's, whatever the default */ \
+    test_env::EnvGuard env;                                                             \
+    env.set("TESSERA_BACKEND", "nvvm");                                                 \
     fn(Target::sm_80);                                                                  \
   }
 

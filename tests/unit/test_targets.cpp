@@ -128,6 +128,8 @@ TEST_CASE("kernels for an older architecture run on the GPU through their PTX", 
     WARN("no GPU on this machine: skipped");
     return;
   }
+  test_env::EnvGuard env;  // PTX is the NVVM backend's (the tileir backend makes cubins only)
+  env.set("TESSERA_BACKEND", "nvvm");
   older_targets_run_through_ptx(default_target());
 }
 

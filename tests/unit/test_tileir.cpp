@@ -123,6 +123,7 @@ TEST_CASE("a kernel that reads what it wrote orders the accesses with tokens", "
   Tensor<float, 1> x({1000}), z({1000});
   auto k = kernel("tileir_rewrite", [](auto o, auto a) { return o.store(o.load() * c<2.0> + a.load_like(o)); });
   auto [ast, spec] = prepare(k, z.partition<128>(), x);
+  spec.whole_tiles = true;  // no guards (tile-guard-tile-indices) around the accesses
   std::vector<uint8_t> bc = detail::tileir_bytecode(k.name(), ast, spec);
   auto tileiras = tileiras_or_warn();
   if (!tileiras) return;

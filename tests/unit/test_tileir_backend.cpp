@@ -105,6 +105,91 @@ TEST_CASE("a kernel Tile IR cannot express fails to compile through the tileir b
   CHECK(is_elf(padded.compile(on(Target::sm_90, Backend::nvvm), z.partition<128>(), x).cubin));
 }
 
+TEST_CASE("under TESSERA_BACKEND=tileir a kernel Tile IR cannot express takes the NVVM backend", "[tileir]") {
+  if (!have_tileiras()) return;
+  test_env::EnvGuard env;
+  test_env::TempDir cache;
+  env.set("TESSERA_CACHE_DIR", cache.path.c_str());
+  env.set("TESSERA_BACKEND", "tileir");
+  clear_memory_cache();
+  Tensor<float, 1> x({1000}), z({1000});
+  auto padded = kernel("tileir_fallback_padding", [](auto o, auto a) { return o.store(a.load_like(o).padded(c<2.5>)); });
+  LaunchOptions plain;
+  plain.target = Target::sm_90;
+  CompiledArtifact fallback = padded.compile(plain, z.partition<128>(), x);
+  CHECK(fallback.backend == Backend::nvvm);
+  CHECK_FALSE(fallback.ptx.empty());
+  // Asked for by the launch, the tileir backend reports it instead.
+  CHECK_THROWS_WITH(padded.compile(on(Target::sm_90, Backend::tileir), z.partition<128>(), x),
+                    Catch::Contains("tileir_fallback_padding") && Catch::Contains("no CUDA Tile IR form"));
+  // A kernel it can express still goes through it.
+  CHECK(examples::vector_add().compile(plain, z.partition<128>(), x, x).backend == Backend::tileir);
+  clear_memory_cache();
+}
+
+TEST_CASE("a broadcast (stride-0) input takes the NVVM backend, or is an error where tileir was asked for",
+          "[tileir]") {
+  test_env::EnvGuard env;
+  test_env::TempDir cache;
+  env.set("TESSERA_CACHE_DIR", cache.path.c_str());
+  env.set("TESSERA_BACKEND", "tileir");
+  clear_memory_cache();
+  Tensor<float, 1> x({1000}), z({1000});
+  auto broadcast = Tensor<float, 1>::from_device(reinterpret_cast<void*>(0x100000), {1000}, std::array<int64_t, 1>{0});
+  CHECK_THROWS_WITH(examples::vector_add().compile(on(Target::sm_90, Backend::tileir), z.partition<128>(), x, broadcast),
+                    Catch::Contains("argument 2 has stride 0 along dimension 0") &&
+                        Catch::Contains("positive strides"));
+  LaunchOptions plain;
+  plain.target = Target::sm_90;
+  CHECK(examples::vector_add().compile(plain, z.partition<128>(), x, broadcast).backend == Backend::nvvm);
+  clear_memory_cache();
+}
+
+TEST_CASE("the tileir backend passes its hints to tileiras; the NVVM backend ignores them", "[tileir]") {
+  if (!have_tileiras()) return;
+  test_env::EnvGuard env;
+  env.set("TESSERA_BACKEND", nullptr);
+  test_env::TempDir cache;
+  env.set("TESSERA_CACHE_DIR", cache.path.c_str());
+  clear_memory_cache();
+  Tensor<float, 1> x({1000}), y({1000}), z({1000});
+  auto add = examples::vector_add();
+  LaunchOptions hinted = on(Target::sm_90, Backend::tileir);
+  hinted.hints.occupancy = 3;
+  hinted.hints.cluster_programs = 2;
+  hinted.hints.tma = false;
+  const CompiledArtifact plain = add.compile(on(Target::sm_90, Backend::tileir), z.partition<128>(), x, y);
+  const CacheStats before = cache_stats();
+  const CompiledArtifact with_hints = add.compile(hinted, z.partition<128>(), x, y);
+  CHECK(cache_stats().compiles == before.compiles + 1);  // its own entry
+  CHECK(is_elf(with_hints.cubin));
+  CHECK(with_hints.cubin != plain.cubin);  // occupancy 3 caps the registers
+  hinted.target = Target::sm_100a;
+  CHECK(is_elf(add.compile(hinted, z.partition<128>(), x, y).cubin));
+
+  // The NVVM backend compiles the kernel it compiles without them (one entry).
+  const CompiledArtifact nvvm = add.compile(on(Target::sm_90, Backend::nvvm), z.partition<128>(), x, y);
+  LaunchOptions nvvm_hinted = hinted;
+  nvvm_hinted.target = Target::sm_90;
+  nvvm_hinted.backend = Backend::nvvm;
+  const CacheStats before_nvvm = cache_stats();
+  CHECK(add.compile(nvvm_hinted, z.partition<128>(), x, y).cubin == nvvm.cubin);
+  CHECK(cache_stats().compiles == before_nvvm.compiles);
+
+  // Out of range: an error naming the kernel and the hint, whatever the back end.
+  LaunchOptions bad = on(Target::sm_90, Backend::tileir);
+  bad.hints.occupancy = 40;
+  CHECK_THROWS_WITH(add.compile(bad, z.partition<128>(), x, y),
+                    Catch::Contains(std::string(add.name())) && Catch::Contains("hints.occupancy is 40") &&
+                        Catch::Contains("1 to 32"));
+  bad.hints.occupancy = 0;
+  bad.hints.cluster_programs = 3;
+  bad.backend = Backend::nvvm;
+  CHECK_THROWS_WITH(add.compile(bad, z.partition<128>(), x, y),
+                    Catch::Contains("hints.cluster_programs is 3") && Catch::Contains("1, 2, 4, 8 or 16"));
+  clear_memory_cache();
+}
+
 TEST_CASE("kernels launched through the tileir backend give the CPU target's results", "[tileir][gpu]") {
   if (!gpu_available()) {
     WARN("skipped: needs a GPU");
@@ -157,4 +242,26 @@ TEST_CASE("kernels launched through the tileir backend give the CPU target's res
       const float g = norm(i, j), c = normc(i, j);
       REQUIRE(std::abs(g - c) <= 1e-2f * std::abs(c) + 1e-3f);
     }
+}
+
+TEST_CASE("tileir kernels with hints give the CPU target's results", "[tileir][gpu]") {
+  if (!gpu_available()) {
+    WARN("skipped: needs a GPU");
+    return;
+  }
+  if (!have_tileiras()) return;
+  // An even grid (256 programs) and an odd one (129, the last ragged) in clusters of two.
+  for (const int64_t n : {int64_t{256 * 128}, int64_t{129 * 128 - 5}}) {
+    Tensor<float, 1> x({n}), y({n}), z({n});
+    for (int64_t i = 0; i < n; ++i) {
+      x(i) = static_cast<float>(i % 97);
+      y(i) = -0.5f * static_cast<float>(i % 13);
+    }
+    LaunchOptions o = on(default_target(), Backend::tileir);
+    o.hints.occupancy = 4;
+    o.hints.cluster_programs = 2;
+    o.hints.tma = false;
+    examples::vector_add().launch(o, z.partition<128>(), x, y);
+    for (int64_t i = 0; i < n; ++i) REQUIRE(z(i) == x(i) + y(i));
+  }
 }

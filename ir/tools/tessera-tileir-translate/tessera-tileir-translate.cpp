@@ -3,8 +3,11 @@
 // Reads a module holding one tile kernel (the "tile.mlir" stage, or a lit
 // test's input) and writes its CUDA Tile IR bytecode (TranslateToTileIR.h)
 // to -o (default: stdout). NVIDIA's tileirdisasm turns the result into text
-// and tileiras into a cubin. Errors are diagnostics on the input; the exit
-// status is 1 then.
+// and tileiras into a cubin. --arch with --num-cta-in-cga, --occupancy and
+// --allow-tma write Tile IR's optimization hints (TileIRHints), and
+// --extents-fit-i32 and --contiguous-extents-aligned the launch's facts
+// (TileIRFacts). Errors are
+// diagnostics on the input; the exit status is 1 then.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +31,25 @@ static llvm::cl::opt<std::string> outputFile("o", llvm::cl::desc("output bytecod
                                              llvm::cl::value_desc("file"),
                                              llvm::cl::init("-"));
 
+static llvm::cl::opt<std::string> arch("arch",
+                                       llvm::cl::desc("architecture of the optimization hints (sm_90, sm_100, ...)"),
+                                       llvm::cl::init(""));
+static llvm::cl::opt<int> numCtaInCga("num-cta-in-cga", llvm::cl::desc("hint: CTAs per cluster"),
+                                      llvm::cl::init(0));
+static llvm::cl::opt<int> occupancy("occupancy", llvm::cl::desc("hint: CTAs resident per SM"),
+                                    llvm::cl::init(0));
+static llvm::cl::opt<std::string> allowTma("allow-tma", llvm::cl::desc("hint on loads and stores: true or false"),
+                                           llvm::cl::init(""));
+
+static llvm::cl::opt<bool> extentsFitI32("extents-fit-i32",
+                                          llvm::cl::desc("fact: every size and stride of the tensors is below 2^31"),
+                                          llvm::cl::init(false));
+
+static llvm::cl::opt<bool> contiguousAligned(
+    "contiguous-extents-aligned",
+    llvm::cl::desc("fact: the unit-stride size of every aligned tensor is a multiple of its alignment"),
+    llvm::cl::init(false));
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::ParseCommandLineOptions(argc, argv,
@@ -49,8 +71,21 @@ int main(int argc, char **argv) {
   auto module = mlir::parseSourceFile<mlir::ModuleOp>(sources, &ctx);
   if (!module)
     return 1;
+  mlir::tessera::TileIRHints hints;
+  hints.arch = arch;
+  hints.numCtaInCga = numCtaInCga;
+  hints.occupancy = occupancy;
+  if (allowTma == "true" || allowTma == "false")
+    hints.allowTma = allowTma == "true";
+  else if (!allowTma.empty()) {
+    llvm::errs() << "tessera-tileir-translate: --allow-tma takes true or false, not '" << allowTma << "'\n";
+    return 1;
+  }
+  mlir::tessera::TileIRFacts facts;
+  facts.extentsFitI32 = extentsFitI32;
+  facts.contiguousExtentsAligned = contiguousAligned;
   std::vector<uint8_t> bytes;
-  if (mlir::failed(mlir::tessera::translateToTileIR(*module, bytes)))
+  if (mlir::failed(mlir::tessera::translateToTileIR(*module, bytes, hints, facts)))
     return 1;
   auto output = mlir::openOutputFile(outputFile, &error);
   if (!output) {

@@ -8,7 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "tessera/Target/TileIR/Encoding.h"
+#include "tessera/Target/TileIR/Opcodes.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir::tessera::tileir;
@@ -36,6 +38,8 @@ enum TypeTag : uint8_t {
 
 /// Function flags (BytecodeEnums.h).
 constexpr uint8_t kFlagKernel = 0x02;
+constexpr uint8_t kFlagOptimizationHints = 0x04;
+
 
 constexpr uint8_t kAlignmentByte = 0xCB;
 
@@ -184,6 +188,35 @@ ByteWriter ConstantTable::section() const {
   return table<uint64_t>(entries_, 8);
 }
 
+ByteWriter mlir::tessera::tileir::optimizationHints(const std::string &arch,
+                                                    std::vector<Hint> hints,
+                                                    bool selfContained,
+                                                    StringTable &strings,
+                                                    TypeTable &types) {
+  // A dictionary's entries are sorted by name, as MLIR's DictionaryAttr keeps them.
+  std::sort(hints.begin(), hints.end(),
+            [](const Hint &a, const Hint &b) { return a.name < b.name; });
+  ByteWriter w;
+  if (selfContained)
+    w.varint(static_cast<uint64_t>(AttrTag::OptimizationHints));
+  w.varint(1);
+  w.varint(strings.get(arch));
+  w.varint(static_cast<uint64_t>(AttrTag::Dictionary));
+  w.varint(hints.size());
+  for (const Hint &h : hints) {
+    w.varint(strings.get(h.name));
+    if (const bool *b = std::get_if<bool>(&h.value)) {
+      w.varint(static_cast<uint64_t>(AttrTag::Bool));
+      w.byte(*b ? 1 : 0);
+    } else {
+      w.varint(static_cast<uint64_t>(AttrTag::Integer));
+      w.varint(types.element(Element::I32));
+      w.varint(static_cast<uint32_t>(std::get<int64_t>(h.value)));
+    }
+  }
+  return w;
+}
+
 //===----------------------------------------------------------------------===//
 // The file
 //===----------------------------------------------------------------------===//
@@ -201,14 +234,17 @@ mlir::tessera::tileir::assembleModule(const std::vector<FunctionRecord> &functio
   file.byte(kVersionMinor);
   file.le<uint16_t>(0);
 
-  // Functions: name, signature, flags, location (0: unknown), body.
+  // Functions: name, signature, flags, location (0: unknown), the entry's
+  // optimization hints where the flags say so, body.
   ByteWriter funcs;
   funcs.varint(functions.size());
   for (const FunctionRecord &f : functions) {
     funcs.varint(f.name);
     funcs.varint(f.signature);
-    funcs.byte(f.kernel ? kFlagKernel : 0);
+    funcs.byte((f.kernel ? kFlagKernel : 0) |
+               (f.hints.empty() ? 0 : kFlagOptimizationHints));
     funcs.varint(0);
+    funcs.append(f.hints);
     funcs.varint(f.body.size());
     funcs.append(f.body);
   }

@@ -467,13 +467,15 @@ LogicalResult Translator::translateReduce(Operation *op) {
     code = isFloat ? Opcode::AddF : Opcode::AddI;
     c = isFloat ? fields({0, kNE}) : fields({0});
     break;
+  // Float max and min reductions propagate NaN, as tile.reduce defines them
+  // (maxf/minf bit 0: propagate_nan).
   case tile::ReduceKind::max:
     code = isFloat ? Opcode::MaxF : Opcode::MaxI;
-    c = isFloat ? fields({0}) : fields({kSigned});
+    c = isFloat ? fields({1}) : fields({kSigned});
     break;
   case tile::ReduceKind::min:
     code = isFloat ? Opcode::MinF : Opcode::MinI;
-    c = isFloat ? fields({0}) : fields({kSigned});
+    c = isFloat ? fields({1}) : fields({kSigned});
     break;
   }
   c.varint(a);

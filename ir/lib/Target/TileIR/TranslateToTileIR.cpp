@@ -1,8 +1,8 @@
 //===- TranslateToTileIR.cpp - one tile kernel as a Tile IR module --------===//
 //
-// The entry points of TranslateToTileIR.h: the kernel's parameter types, its
-// body (Translator), then the module's sections (Encoding.h). Nothing is
-// written unless the whole kernel translated.
+// The entry points of TranslateToTileIR.h: the hints checked, the kernel's
+// parameter types, its body (Translator), then the module's sections
+// (Encoding.h). Nothing is written unless the whole kernel translated.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,32 +13,85 @@
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
 using namespace mlir::tessera;
 using namespace mlir::tessera::tileir;
 
+namespace {
+
+/// The architectures OptimizationHintsAttr knows, and of them those that
+/// allow clusters (Ampere and Ada take num_cta_in_cga = 1 only).
+bool knownArch(StringRef arch) {
+  return llvm::is_contained({"sm_80", "sm_86", "sm_87", "sm_88", "sm_89",
+                             "sm_90", "sm_100", "sm_103", "sm_110", "sm_120",
+                             "sm_121"},
+                            arch);
+}
+bool clusters(StringRef arch) { return !arch.starts_with("sm_8"); }
+
+LogicalResult checkHints(func::FuncOp kernel, const TileIRHints &h) {
+  auto fail = [&](const Twine &what) {
+    return kernel.emitError() << "tileir: kernel '" << kernel.getSymName()
+                              << "': " << what;
+  };
+  if (h.empty())
+    return success();
+  if (!knownArch(h.arch))
+    return fail("optimization hints for architecture '" + h.arch +
+                "', which CUDA Tile IR does not know (sm_80 to sm_121)");
+  int n = h.numCtaInCga;
+  if (n && (n < 0 || n > 16 || (n & (n - 1))))
+    return fail("num_cta_in_cga " + Twine(n) +
+                ": expected a power of two up to 16");
+  if (n > 1 && !clusters(h.arch))
+    return fail("num_cta_in_cga " + Twine(n) + " on " + h.arch +
+                ", which has no clusters: expected 1");
+  if (h.occupancy && (h.occupancy < 1 || h.occupancy > 32))
+    return fail("occupancy " + Twine(h.occupancy) + ": expected 1 to 32");
+  return success();
+}
+
+} // namespace
+
 LogicalResult mlir::tessera::translateToTileIR(func::FuncOp kernel,
-                                               std::vector<uint8_t> &out) {
+                                               std::vector<uint8_t> &out,
+                                               const TileIRHints &hints,
+                                               const TileIRFacts &facts) {
+  if (failed(checkHints(kernel, hints)))
+    return failure();
   TypeTable types;
   StringTable strings;
   ConstantTable constants;
   auto params = Translator::paramTypes(kernel, types);
   if (failed(params))
     return failure();
-  Translator translator(kernel, types, constants, params->size());
+  Translator translator(kernel, types, constants, params->size(), facts);
+  if (hints.allowTma)
+    translator.setAccessHints(optimizationHints(
+        hints.arch, {{"allow_tma", *hints.allowTma}}, false, strings, types));
   if (failed(translator.translateBody()))
     return failure();
   FunctionRecord fn;
   fn.name = strings.get(kernel.getSymName().str());
   fn.signature = types.function(*params, {});
+  std::vector<Hint> entry;
+  if (hints.numCtaInCga)
+    entry.push_back({"num_cta_in_cga", int64_t{hints.numCtaInCga}});
+  if (hints.occupancy)
+    entry.push_back({"occupancy", int64_t{hints.occupancy}});
+  if (!entry.empty())
+    fn.hints = optimizationHints(hints.arch, entry, true, strings, types).vector();
   fn.body = translator.w().body();
   out = assembleModule({fn}, types, strings, constants);
   return success();
 }
 
 LogicalResult mlir::tessera::translateToTileIR(ModuleOp module,
-                                               std::vector<uint8_t> &out) {
+                                               std::vector<uint8_t> &out,
+                                               const TileIRHints &hints,
+                                               const TileIRFacts &facts) {
   func::FuncOp kernel;
   for (auto fn : module.getOps<func::FuncOp>())
     if (fn->hasAttr(tile::TileDialect::getKernelAttrName()) && !fn.isExternal()) {
@@ -50,5 +103,5 @@ LogicalResult mlir::tessera::translateToTileIR(ModuleOp module,
   if (!kernel)
     return module.emitError() << "tileir: the module has no func.func marked "
                               << tile::TileDialect::getKernelAttrName();
-  return translateToTileIR(kernel, out);
+  return translateToTileIR(kernel, out, hints, facts);
 }

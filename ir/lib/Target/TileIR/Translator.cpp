@@ -27,6 +27,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <charconv>
+#include <cstdint>
 
 using namespace mlir;
 using namespace mlir::tessera;
@@ -259,15 +260,26 @@ LogicalResult Translator::prepareTensors() {
       assume.varint(base);
       base = emit1(Opcode::Assume, ptrType, assume);
     }
+    // A dynamic row stride of an aligned memref is a multiple of the
+    // alignment (in elements), and so is its contiguous size where the
+    // launch says so; with the launch's i32 fact every dynamic size and
+    // stride is bounded.
+    int64_t elemBytes = m.getElementTypeBitWidth() / 8;
+    int64_t strideDivisor = 1;
+    if (auto align = kernel_.getArgAttrOfType<IntegerAttr>(
+            argNo, tile::TileDialect::getAlignAttrName());
+        align && elemBytes > 0 && align.getInt() > elemBytes)
+      strideDivisor = align.getInt() / elemBytes;
     std::vector<uint64_t> dynShape, dynStrides;
     for (int64_t d = 0; d < m.getRank(); ++d) {
       if (ShapedType::isDynamic(shape[d])) {
         shape[d] = TypeTable::kDynamic;
-        dynShape.push_back(t.sizes[d]);
+        bool contiguous = strides[d] == 1 && facts_.contiguousExtentsAligned;
+        dynShape.push_back(assumeExtent(t.sizes[d], contiguous ? strideDivisor : 1));
       }
       if (ShapedType::isDynamic(strideTy[d])) {
         strideTy[d] = TypeTable::kDynamic;
-        dynStrides.push_back(t.strides[d]);
+        dynStrides.push_back(assumeExtent(t.strides[d], strideDivisor));
       }
     }
     t.viewType = types_.tensorView(elem, shape, strideTy);
@@ -309,6 +321,29 @@ LogicalResult Translator::prepareTensors() {
     partitions_[key] = emit1(Opcode::MakePartitionView, type, p);
   }
   return success();
+}
+
+uint64_t Translator::assumeExtent(uint64_t v, int64_t divisor) {
+  uint64_t i64 = types_.tile({}, types_.element(Element::I64));
+  // assume: its predicate (a self-contained attribute), then the value.
+  if (divisor > 1) {
+    ByteWriter p;
+    p.byte(static_cast<uint8_t>(AttrTag::DivBy));
+    p.varint(static_cast<uint64_t>(divisor));
+    p.byte(0); // no every/along
+    p.varint(v);
+    v = emit1(Opcode::Assume, i64, p);
+  }
+  if (facts_.extentsFitI32) {
+    ByteWriter p;
+    p.byte(static_cast<uint8_t>(AttrTag::Bounded));
+    p.byte(0x3); // both bounds
+    p.signedVarint(0);
+    p.signedVarint(INT32_MAX);
+    p.varint(v);
+    v = emit1(Opcode::Assume, i64, p);
+  }
+  return v;
 }
 
 FailureOr<uint64_t> Translator::partitionView(Operation *op, Value memref,
@@ -393,9 +428,13 @@ LogicalResult Translator::translateLoad(Operation *op) {
   bool ordered = tensors_[load.getSource()].written;
   if (ordered)
     token = tokens_[load.getSource()].lastWrite;
+  // Flags: bit 1 the optional optimization hints, bit 2 the optional token
+  // operand; the attributes (ordering, hints) come before the operands.
   ByteWriter p;
-  p.varint(token ? 0x4 : 0x0); // bit 2: the optional token operand
+  p.varint((token ? 0x4 : 0x0) | (accessHints_ ? 0x2 : 0x0));
   p.varint(static_cast<uint8_t>(MemoryOrdering::Weak));
+  if (accessHints_)
+    p.append(*accessHints_);
   p.varint(*view);
   p.varint(load.getIndices().size());
   for (Value i : load.getIndices()) {
@@ -433,8 +472,10 @@ LogicalResult Translator::translateStore(Operation *op) {
   }
   std::optional<uint64_t> token = allAccesses(store.getDest());
   ByteWriter p;
-  p.varint(token ? 0x4 : 0x0);
+  p.varint((token ? 0x4 : 0x0) | (accessHints_ ? 0x2 : 0x0));
   p.varint(static_cast<uint8_t>(MemoryOrdering::Weak));
+  if (accessHints_)
+    p.append(*accessHints_);
   p.varint(*value);
   p.varint(*view);
   p.varints(indices);

@@ -14,6 +14,7 @@
 #define TESSERA_LIB_TARGET_TILEIR_TRANSLATOR_H
 
 #include "tessera/Target/TileIR/FunctionWriter.h"
+#include "tessera/Target/TileIR/TranslateToTileIR.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -29,12 +30,16 @@ namespace mlir::tessera::tileir {
 class Translator {
 public:
   Translator(func::FuncOp kernel, TypeTable &types, ConstantTable &constants,
-             uint64_t numParams)
-      : kernel_(kernel), types_(types), constants_(constants), w_(numParams) {}
+             uint64_t numParams, TileIRFacts facts = {})
+      : kernel_(kernel), types_(types), constants_(constants), w_(numParams),
+        facts_(facts) {}
 
   /// The entry's parameter types (TranslateToTileIR.h's ABI), or failure.
   static FailureOr<std::vector<uint64_t>> paramTypes(func::FuncOp kernel,
                                                      TypeTable &types);
+  /// The optimization hints (an op attribute, Encoding.h) every load and
+  /// store carries.
+  void setAccessHints(ByteWriter hints) { accessHints_ = std::move(hints); }
   /// Writes the body; `w()` then holds it.
   LogicalResult translateBody();
   const FunctionWriter &w() const { return w_; }
@@ -63,6 +68,9 @@ public:
     uint64_t t[] = {resultType};
     return w_.emit(code, t, countResults, payload);
   }
+  /// `v` (a scalar i64 parameter) with `assume div_by<divisor>` (divisor > 1)
+  /// and, with TileIRFacts::extentsFitI32, `assume bounded<0, 2^31 - 1>`.
+  uint64_t assumeExtent(uint64_t v, int64_t divisor);
   /// A scalar constant of element `e` whose raw bytes are `raw`.
   uint64_t scalarConstant(Element e, std::vector<uint8_t> raw);
   uint64_t i32Constant(int32_t v);
@@ -141,6 +149,8 @@ private:
   llvm::MapVector<Value, Tensor> tensors_;
   std::map<std::tuple<unsigned, std::vector<int64_t>, int>, uint64_t> partitions_;
   llvm::DenseMap<Value, TokenState> tokens_;
+  std::optional<ByteWriter> accessHints_;
+  TileIRFacts facts_;
 };
 
 /// Element of a scalar MLIR type, if it has one in Tile IR.

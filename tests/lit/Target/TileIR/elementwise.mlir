@@ -3,13 +3,15 @@
 // REQUIRES: tileirdisasm
 
 // The entry and its ABI (per memref its descriptor: allocated and aligned pointers, offset, sizes,
-// strides; static ones stay in the view's type), tile.align as a divisibility fact, views with the loads' paddings, program ids, bf16
+// strides; static ones stay in the view's type), tile.align as a divisibility fact of the base and
+// of the row stride (16 bytes: 8 bf16), views with the loads' paddings, program ids, bf16
 // arithmetic in f32, a transpose, a splat and a row reduction kept 2-D.
 
 // CHECK-LABEL: entry @rows(%arg0: tile<ptr<bf16>>, %arg1: tile<ptr<bf16>>, %arg2: tile<i64>, %arg3: tile<i64>, %arg4: tile<i64>, %arg5: tile<i64>, %arg6: tile<i64>, %arg7: tile<ptr<bf16>>, %arg8: tile<ptr<bf16>>, %arg9: tile<i64>, %arg10: tile<i64>, %arg11: tile<i64>, %arg12: tile<i64>, %arg13: tile<i64>, %arg14: tile<f32>)
 // CHECK: %[[B:[^ ,]+]] = offset %arg1, %arg2 : tile<ptr<bf16>>, tile<i64> -> tile<ptr<bf16>>
 // CHECK: %[[P:[^ ,]+]] = assume div_by<16>, %[[B]] : tile<ptr<bf16>>
-// CHECK: make_tensor_view %[[P]], shape = [%arg3, %arg4], strides = [%arg5, 1] : tile<i64> -> tensor_view<?x?xbf16, strides=[?,1]>
+// CHECK: %[[S:[^ ,]+]] = assume div_by<8>, %arg5 : tile<i64>
+// CHECK: make_tensor_view %[[P]], shape = [%arg3, %arg4], strides = [%[[S]], 1] : tile<i64> -> tensor_view<?x?xbf16, strides=[?,1]>
 // CHECK: %[[A:[^ ,]+]] = offset %arg8, %arg9
 // CHECK: make_tensor_view %[[A]], shape = [%arg10, %arg11], strides = [%arg12, 1]
 // CHECK: %[[IN:[^ ,]+]] = make_partition_view %{{.*}} : partition_view<tile=(32x64), padding_value = neg_inf, tensor_view<?x?xbf16, strides=[?,1]>>
@@ -19,7 +21,7 @@
 // CHECK: %[[T:[^ ,]+]], %{{.*}} = load_view_tko weak %[[IN]][%[[X]], %[[Y]]]
 // CHECK: %[[W:[^ ,]+]] = ftof %[[T]] : tile<32x64xbf16> -> tile<32x64xf32>
 // CHECK: reduce %[[W]] dim=1 identities=[0xFF800000 : f32] : tile<32x64xf32> -> tile<32xf32>
-// CHECK:   maxf
+// CHECK:   maxf %{{.*}} propagate_nan
 // CHECK: reshape %{{.*}} : tile<32xf32> -> tile<32x1xf32>
 // CHECK: reshape %arg14 : tile<f32> -> tile<1x1xf32>
 // CHECK: broadcast %{{.*}} : tile<1x1xf32> -> tile<32x64xf32>

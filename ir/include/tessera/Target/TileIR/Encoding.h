@@ -25,6 +25,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace mlir::tessera::tileir {
@@ -136,11 +137,26 @@ private:
   std::vector<std::vector<uint8_t>> entries_;
 };
 
+/// One optimization hint: its name and an integer or boolean value.
+struct Hint {
+  std::string name;
+  std::variant<int64_t, bool> value;
+};
+
+/// An OptimizationHintsAttr of the hints `hints` (any order) for the one
+/// architecture `arch` ("sm_90"), as an op attribute: the dictionary
+/// { arch = { name = value, ... } } without the attribute's tag (integers are
+/// i32). `selfContained` prefixes the tag, as the function table wants it.
+ByteWriter optimizationHints(const std::string &arch, std::vector<Hint> hints,
+                             bool selfContained, StringTable &strings,
+                             TypeTable &types);
+
 /// One function of the function section.
 struct FunctionRecord {
   uint64_t name;       // string index
   uint64_t signature;  // type index of its function type
   bool kernel = true;  // an entry (kernel), not a device function
+  std::vector<uint8_t> hints; // a self-contained OptimizationHintsAttr, or none
   std::vector<uint8_t> body;
 };
 

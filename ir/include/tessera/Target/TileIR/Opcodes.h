@@ -110,7 +110,10 @@ enum class CmpOrdering : uint8_t { Unordered = 0, Ordered = 1 };
 enum class MemoryOrdering : uint8_t { Weak = 0, Relaxed = 1, Acquire = 2 };
 
 /// Self-contained attribute tags (BytecodeAttrOpcodes.td).
-enum class AttrTag : uint8_t { Integer = 1, Float = 2, DivBy = 8 };
+enum class AttrTag : uint8_t {
+  Integer = 1, Float = 2, Bool = 3, DivBy = 8, Dictionary = 10,
+  OptimizationHints = 11, Bounded = 12,
+};
 
 } // namespace mlir::tessera::tileir
 

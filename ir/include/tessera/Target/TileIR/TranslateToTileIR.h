@@ -22,6 +22,15 @@
 // loops and branches (tokens are carried as loop values and branch results).
 // Memrefs the kernel never writes are read without tokens.
 //
+// Row strides of a memref with `tile.align` are assumed divisible by the
+// alignment in elements, and with TileIRFacts::contiguousExtentsAligned so is
+// the size of its unit-stride dimension; with TileIRFacts::extentsFitI32
+// every dynamic size and stride is assumed to lie in [0, 2^31 - 1].
+//
+// Optimization hints (TileIRHints) are written for one architecture: the
+// entry's `num_cta_in_cga` and `occupancy`, and `allow_tma` on every load and
+// store; a hint left unset is tileiras' choice.
+//
 // Arithmetic on f16/bf16 is computed in f32 and rounded back per op, as the
 // tile dialect defines it. An op with no Tile IR form (see docs/compiler.md,
 // "Tile IR backend") is reported on the op, naming it, and nothing is
@@ -35,6 +44,8 @@
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace mlir {
@@ -46,12 +57,39 @@ class FuncOp;
 
 namespace mlir::tessera {
 
-/// Writes `kernel` as a Tile IR module of one entry into `out`. On failure
-/// the reason was emitted as an error diagnostic on the offending op.
-LogicalResult translateToTileIR(func::FuncOp kernel, std::vector<uint8_t> &out);
+/// Tile IR's optimization hints for the architecture tileiras compiles for
+/// (OptimizationHintsAttr); 0 or unset leaves a hint to tileiras.
+struct TileIRHints {
+  std::string arch;             // "sm_90", "sm_100", ...: required with a hint
+  int numCtaInCga = 0;          // CTAs per cluster: 1, 2, 4, 8 or 16
+  int occupancy = 0;            // CTAs resident per SM: 1 to 32
+  std::optional<bool> allowTma; // whether loads and stores may use TMA
+  bool empty() const { return !numCtaInCga && !occupancy && !allowTma; }
+};
+
+/// What the launch guarantees beyond the kernel's types, written as `assume`s
+/// on the entry's parameters so that tileiras can index in i32 and move
+/// tiles with TMA (which needs 32-bit extents and 16-byte row strides).
+struct TileIRFacts {
+  /// Every size and stride of every tensor argument lies in [0, 2^31 - 1].
+  bool extentsFitI32 = false;
+  /// In every tensor argument with `tile.align`, the size of the dimension
+  /// of unit stride is a multiple of the alignment (in bytes).
+  bool contiguousExtentsAligned = false;
+};
+
+/// Writes `kernel` as a Tile IR module of one entry into `out`, with `hints`
+/// and `facts`. On failure the reason was emitted as an error diagnostic on
+/// the offending op (for hints out of range or an architecture Tile IR does
+/// not know: on the kernel).
+LogicalResult translateToTileIR(func::FuncOp kernel, std::vector<uint8_t> &out,
+                                const TileIRHints &hints = {},
+                                const TileIRFacts &facts = {});
 
 /// The same for the one kernel of `module` (the func.func marked tile.kernel).
-LogicalResult translateToTileIR(ModuleOp module, std::vector<uint8_t> &out);
+LogicalResult translateToTileIR(ModuleOp module, std::vector<uint8_t> &out,
+                                const TileIRHints &hints = {},
+                                const TileIRFacts &facts = {});
 
 } // namespace mlir::tessera
 

@@ -220,6 +220,41 @@ def TileHoistLoads : Pass<"tile-hoist-loads", "::mlir::ModuleOp"> {
   }];
 }
 
+def TileGuardTileIndices : Pass<"tile-guard-tile-indices", "::mlir::ModuleOp"> {
+  let summary = "Put every access that may reach a tile wholly outside its tensor under a test";
+  let description = [{
+    Guarantees: the kernel computes what tessera defines -- a load of a tile
+    wholly outside its tensor reads its padding, a store there is dropped --
+    with no access to such a tile left. CUDA Tile IR leaves those accesses
+    undefined, so the tileir backend runs this pass before its writer.
+
+    In every `func.func` carrying `tile.kernel` but not `tile.whole_tiles`
+    (where the launcher proved every tile whole), each `tile.load` and
+    `tile.store` not marked `tile.interior` is tested: along every dimension
+    the tile's origin (index times the tile's extent) must lie in [0, size),
+    compared unsigned. A load becomes an `scf.if` yielding it, or else a tile
+    of its padding (zero without one); a store goes inside an `scf.if`.
+
+    ```mlir
+    %t = tile.load %a[%i] : memref<?xf32, strided<[1], offset: ?>> -> tensor<128xf32>
+    // becomes
+    %o = arith.muli (arith.index_cast %i), 128 : index
+    %in = arith.cmpi ult, %o, (memref.dim %a, 0) : index
+    %t = scf.if %in -> (tensor<128xf32>) {
+      %l = tile.load %a[%i] : memref<?xf32, strided<[1], offset: ?>> -> tensor<128xf32>
+      scf.yield %l : tensor<128xf32>
+    } else {
+      %z = tile.splat %c0 : f32 -> tensor<128xf32>
+      scf.yield %z : tensor<128xf32>
+    }
+    ```
+
+    A kernel already lowered by `convert-tile-to-loops` is an error.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TileRewidenAfterReduce : Pass<"tile-rewiden-after-reduce", "::mlir::ModuleOp"> {
   let summary = "Widen a bf16 tile again after a reduction instead of keeping it widened";
   let description = [{
