@@ -3,8 +3,8 @@
 // Reads a module holding one tile kernel (the "tile.mlir" stage, or a lit
 // test's input) and writes its CUDA Tile IR bytecode (TranslateToTileIR.h)
 // to -o (default: stdout). NVIDIA's tileirdisasm turns the result into text
-// and tileiras into a cubin. --arch with --num-cta-in-cga, --occupancy and
-// --allow-tma write Tile IR's optimization hints (TileIRHints), and
+// and tileiras into a cubin. --arch with --num-cta-in-cga, --occupancy,
+// --num-worker-warps and --allow-tma write Tile IR's optimization hints (TileIRHints), and
 // --extents-fit-i32 and --contiguous-extents-aligned the launch's facts
 // (TileIRFacts). Errors are
 // diagnostics on the input; the exit status is 1 then.
@@ -38,6 +38,8 @@ static llvm::cl::opt<int> numCtaInCga("num-cta-in-cga", llvm::cl::desc("hint: CT
                                       llvm::cl::init(0));
 static llvm::cl::opt<int> occupancy("occupancy", llvm::cl::desc("hint: CTAs resident per SM"),
                                     llvm::cl::init(0));
+static llvm::cl::opt<int> workerWarps("num-worker-warps", llvm::cl::desc("hint: warps per CTA (4 or 8)"),
+                                      llvm::cl::init(0));
 static llvm::cl::opt<std::string> allowTma("allow-tma", llvm::cl::desc("hint on loads and stores: true or false"),
                                            llvm::cl::init(""));
 
@@ -75,6 +77,7 @@ int main(int argc, char **argv) {
   hints.arch = arch;
   hints.numCtaInCga = numCtaInCga;
   hints.occupancy = occupancy;
+  hints.numWorkerWarps = workerWarps;
   if (allowTma == "true" || allowTma == "false")
     hints.allowTma = allowTma == "true";
   else if (!allowTma.empty()) {

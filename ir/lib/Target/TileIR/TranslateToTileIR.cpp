@@ -15,6 +15,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::tessera;
 using namespace mlir::tessera::tileir;
@@ -50,7 +52,25 @@ LogicalResult checkHints(func::FuncOp kernel, const TileIRHints &h) {
                 ", which has no clusters: expected 1");
   if (h.occupancy && (h.occupancy < 1 || h.occupancy > 32))
     return fail("occupancy " + Twine(h.occupancy) + ": expected 1 to 32");
+  if (h.numWorkerWarps && h.numWorkerWarps != 4 && h.numWorkerWarps != 8)
+    return fail("num_worker_warps_per_cta " + Twine(h.numWorkerWarps) +
+                ": expected 4 or 8 (what tileiras supports)");
   return success();
+}
+
+/// The warps per CTA to ask tileiras for: the hint's, else 8 for a kernel
+/// whose largest mma accumulator exceeds 128 x 128 elements (over tileiras'
+/// default 4 warps, a 128 x 256 f32 accumulator is 256 registers per thread:
+/// its cubin spills, a 1816-byte stack frame, and runs at a fifteenth of the
+/// speed), else none (tileiras' choice). Needs the hints' architecture.
+int workerWarps(func::FuncOp kernel, const TileIRHints &h) {
+  if (h.numWorkerWarps || h.arch.empty())
+    return h.numWorkerWarps;
+  int64_t largest = 0;
+  kernel.walk([&](tile::MmaOp mma) {
+    largest = std::max(largest, cast<RankedTensorType>(mma.getResult().getType()).getNumElements());
+  });
+  return largest > 128 * 128 ? 8 : 0;
 }
 
 } // namespace
@@ -81,6 +101,8 @@ LogicalResult mlir::tessera::translateToTileIR(func::FuncOp kernel,
     entry.push_back({"num_cta_in_cga", int64_t{hints.numCtaInCga}});
   if (hints.occupancy)
     entry.push_back({"occupancy", int64_t{hints.occupancy}});
+  if (int warps = workerWarps(kernel, hints))
+    entry.push_back({"num_worker_warps_per_cta", int64_t{warps}});
   if (!entry.empty())
     fn.hints = optimizationHints(hints.arch, entry, true, strings, types).vector();
   fn.body = translator.w().body();

@@ -28,8 +28,10 @@
 // every dynamic size and stride is assumed to lie in [0, 2^31 - 1].
 //
 // Optimization hints (TileIRHints) are written for one architecture: the
-// entry's `num_cta_in_cga` and `occupancy`, and `allow_tma` on every load and
-// store; a hint left unset is tileiras' choice.
+// entry's `num_cta_in_cga`, `occupancy` and `num_worker_warps_per_cta`, and
+// `allow_tma` on every load and store; a hint left unset is tileiras' choice,
+// except that a kernel whose largest mma accumulator exceeds 128 x 128
+// elements asks for 8 worker warps (over 4 it spills).
 //
 // Arithmetic on f16/bf16 is computed in f32 and rounded back per op, as the
 // tile dialect defines it. An op with no Tile IR form (see docs/compiler.md,
@@ -63,8 +65,9 @@ struct TileIRHints {
   std::string arch;             // "sm_90", "sm_100", ...: required with a hint
   int numCtaInCga = 0;          // CTAs per cluster: 1, 2, 4, 8 or 16
   int occupancy = 0;            // CTAs resident per SM: 1 to 32
+  int numWorkerWarps = 0;       // warps per CTA: 4 or 8
   std::optional<bool> allowTma; // whether loads and stores may use TMA
-  bool empty() const { return !numCtaInCga && !occupancy && !allowTma; }
+  bool empty() const { return !numCtaInCga && !occupancy && !numWorkerWarps && !allowTma; }
 };
 
 /// What the launch guarantees beyond the kernel's types, written as `assume`s
