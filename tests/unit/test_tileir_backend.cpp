@@ -31,6 +31,19 @@ LaunchOptions on(Target target, Backend backend) {
   return o;
 }
 
+// A cache directory of its own, TESSERA_BACKEND set to `backend` (null: unset) and an empty memory
+// cache, for a test case's lifetime (the memory cache is emptied again at its end).
+struct FreshCompiles {
+  explicit FreshCompiles(const char* backend) {
+    env.set("TESSERA_CACHE_DIR", cache.path.c_str());
+    env.set("TESSERA_BACKEND", backend);
+    clear_memory_cache();
+  }
+  ~FreshCompiles() { clear_memory_cache(); }
+  test_env::EnvGuard env;
+  test_env::TempDir cache;
+};
+
 }  // namespace
 
 TEST_CASE("TESSERA_BACKEND chooses the default back end", "[tileir]") {
@@ -46,11 +59,8 @@ TEST_CASE("TESSERA_BACKEND chooses the default back end", "[tileir]") {
 
 TEST_CASE("compiles through the tileir backend are cubins cached apart from the NVVM backend's", "[tileir]") {
   if (!have_tileiras()) return;
-  test_env::EnvGuard env;
-  env.set("TESSERA_BACKEND", nullptr);
-  test_env::TempDir cache;
-  env.set("TESSERA_CACHE_DIR", cache.path.c_str());
-  clear_memory_cache();
+  FreshCompiles fresh(nullptr);
+  test_env::EnvGuard& env = fresh.env;
   Tensor<float, 1> x({1000}), y({1000}), z({1000});
   auto add = examples::vector_add();
 
@@ -92,7 +102,6 @@ TEST_CASE("compiles through the tileir backend are cubins cached apart from the 
   CHECK(is_elf(add.compile(on(Target::sm_100a, Backend::tileir), z.partition<128>(), x, y).cubin));
   // The CPU target has one back end: the option changes nothing there.
   CHECK(add.compile(on(Target::cpu, Backend::tileir), z.partition<128>(), x, y).backend == Backend::nvvm);
-  clear_memory_cache();
 }
 
 TEST_CASE("a kernel Tile IR cannot express fails to compile through the tileir backend, naming it", "[tileir]") {
@@ -107,11 +116,7 @@ TEST_CASE("a kernel Tile IR cannot express fails to compile through the tileir b
 
 TEST_CASE("under TESSERA_BACKEND=tileir a kernel Tile IR cannot express takes the NVVM backend", "[tileir]") {
   if (!have_tileiras()) return;
-  test_env::EnvGuard env;
-  test_env::TempDir cache;
-  env.set("TESSERA_CACHE_DIR", cache.path.c_str());
-  env.set("TESSERA_BACKEND", "tileir");
-  clear_memory_cache();
+  FreshCompiles fresh("tileir");
   Tensor<float, 1> x({1000}), z({1000});
   auto padded = kernel("tileir_fallback_padding", [](auto o, auto a) { return o.store(a.load_like(o).padded(c<2.5>)); });
   LaunchOptions plain;
@@ -124,16 +129,11 @@ TEST_CASE("under TESSERA_BACKEND=tileir a kernel Tile IR cannot express takes th
                     Catch::Contains("tileir_fallback_padding") && Catch::Contains("no CUDA Tile IR form"));
   // A kernel it can express still goes through it.
   CHECK(examples::vector_add().compile(plain, z.partition<128>(), x, x).backend == Backend::tileir);
-  clear_memory_cache();
 }
 
 TEST_CASE("a broadcast (stride-0) input takes the NVVM backend, or is an error where tileir was asked for",
           "[tileir]") {
-  test_env::EnvGuard env;
-  test_env::TempDir cache;
-  env.set("TESSERA_CACHE_DIR", cache.path.c_str());
-  env.set("TESSERA_BACKEND", "tileir");
-  clear_memory_cache();
+  FreshCompiles fresh("tileir");
   Tensor<float, 1> x({1000}), z({1000});
   auto broadcast = Tensor<float, 1>::from_device(reinterpret_cast<void*>(0x100000), {1000}, std::array<int64_t, 1>{0});
   CHECK_THROWS_WITH(examples::vector_add().compile(on(Target::sm_90, Backend::tileir), z.partition<128>(), x, broadcast),
@@ -142,16 +142,11 @@ TEST_CASE("a broadcast (stride-0) input takes the NVVM backend, or is an error w
   LaunchOptions plain;
   plain.target = Target::sm_90;
   CHECK(examples::vector_add().compile(plain, z.partition<128>(), x, broadcast).backend == Backend::nvvm);
-  clear_memory_cache();
 }
 
 TEST_CASE("the tileir backend passes its hints to tileiras; the NVVM backend ignores them", "[tileir]") {
   if (!have_tileiras()) return;
-  test_env::EnvGuard env;
-  env.set("TESSERA_BACKEND", nullptr);
-  test_env::TempDir cache;
-  env.set("TESSERA_CACHE_DIR", cache.path.c_str());
-  clear_memory_cache();
+  FreshCompiles fresh(nullptr);
   Tensor<float, 1> x({1000}), y({1000}), z({1000});
   auto add = examples::vector_add();
   LaunchOptions hinted = on(Target::sm_90, Backend::tileir);
@@ -187,7 +182,6 @@ TEST_CASE("the tileir backend passes its hints to tileiras; the NVVM backend ign
   bad.backend = Backend::nvvm;
   CHECK_THROWS_WITH(add.compile(bad, z.partition<128>(), x, y),
                     Catch::Contains("hints.cluster_programs is 3") && Catch::Contains("1, 2, 4, 8 or 16"));
-  clear_memory_cache();
 }
 
 TEST_CASE("kernels launched through the tileir backend give the CPU target's results", "[tileir][gpu]") {
