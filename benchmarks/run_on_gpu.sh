@@ -18,6 +18,13 @@ fi
 if [ -x $bin/tessera_unit_tests ] && [ "${TESTS:-1}" = 1 ]; then
   step "unit tests on the GPU"
   timeout 180 $bin/tessera_unit_tests "[gpu]" > "$OUT/gpu_tests.log" 2>&1; echo "rc=$?"; grep -E -A8 "FAILED|failed" "$OUT/gpu_tests.log" | head -60; tail -3 "$OUT/gpu_tests.log"
+  # With tileir among BACKENDS: the same cases through the tileir backend (kernels Tile IR cannot
+  # express take nvvm).
+  if [[ " ${BACKENDS:-nvvm} " == *" tileir "* ]]; then
+    step "unit tests on the GPU through the tileir backend"
+    timeout 300 $bin/tessera_unit_tests --backend=tileir "[gpu]" > "$OUT/gpu_tests_tileir.log" 2>&1; echo "rc=$?"
+    grep -E -A8 "FAILED|failed" "$OUT/gpu_tests_tileir.log" | head -60; tail -3 "$OUT/gpu_tests_tileir.log"
+  fi
   if [ "${SANITIZE:-1}" = 1 ]; then
     step memcheck
     timeout 300 compute-sanitizer --tool memcheck --report-api-errors no $bin/tessera_unit_tests "*(gpu)" > "$OUT/memcheck.log" 2>&1; tail -2 "$OUT/memcheck.log"
