@@ -49,7 +49,7 @@ static llvm::cl::opt<bool> extentsFitI32("extents-fit-i32",
 
 static llvm::cl::opt<bool> contiguousAligned(
     "contiguous-extents-aligned",
-    llvm::cl::desc("fact: the unit-stride size of every aligned tensor is a multiple of its alignment"),
+    llvm::cl::desc("fact: the unit-stride size of every aligned tensor is a multiple of 16 bytes"),
     llvm::cl::init(false));
 
 int main(int argc, char **argv) {

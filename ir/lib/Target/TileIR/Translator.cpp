@@ -26,6 +26,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 
@@ -261,9 +262,9 @@ LogicalResult Translator::prepareTensors() {
       base = emit1(Opcode::Assume, ptrType, assume);
     }
     // A dynamic row stride of an aligned memref is a multiple of the
-    // alignment (in elements), and so is its contiguous size where the
-    // launch says so; with the launch's i32 fact every dynamic size and
-    // stride is bounded.
+    // alignment (in elements), and its contiguous size a multiple of 16
+    // bytes where the launch says so; with the launch's i32 fact every
+    // dynamic size and stride is bounded.
     int64_t elemBytes = m.getElementTypeBitWidth() / 8;
     int64_t strideDivisor = 1;
     if (auto align = kernel_.getArgAttrOfType<IntegerAttr>(
@@ -274,8 +275,8 @@ LogicalResult Translator::prepareTensors() {
     for (int64_t d = 0; d < m.getRank(); ++d) {
       if (ShapedType::isDynamic(shape[d])) {
         shape[d] = TypeTable::kDynamic;
-        bool contiguous = strides[d] == 1 && facts_.contiguousExtentsAligned;
-        dynShape.push_back(assumeExtent(t.sizes[d], contiguous ? strideDivisor : 1));
+        bool contiguous = strides[d] == 1 && facts_.contiguousExtentsAligned && strideDivisor > 1;
+        dynShape.push_back(assumeExtent(t.sizes[d], contiguous ? std::max<int64_t>(16 / elemBytes, 1) : 1));
       }
       if (ShapedType::isDynamic(strideTy[d])) {
         strideTy[d] = TypeTable::kDynamic;

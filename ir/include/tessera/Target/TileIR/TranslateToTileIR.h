@@ -23,8 +23,8 @@
 // Memrefs the kernel never writes are read without tokens.
 //
 // Row strides of a memref with `tile.align` are assumed divisible by the
-// alignment in elements, and with TileIRFacts::contiguousExtentsAligned so is
-// the size of its unit-stride dimension; with TileIRFacts::extentsFitI32
+// alignment in elements, and with TileIRFacts::contiguousExtentsAligned the
+// size of its unit-stride dimension by 16 bytes; with TileIRFacts::extentsFitI32
 // every dynamic size and stride is assumed to lie in [0, 2^31 - 1].
 //
 // Optimization hints (TileIRHints) are written for one architecture: the
@@ -77,7 +77,7 @@ struct TileIRFacts {
   /// Every size and stride of every tensor argument lies in [0, 2^31 - 1].
   bool extentsFitI32 = false;
   /// In every tensor argument with `tile.align`, the size of the dimension
-  /// of unit stride is a multiple of the alignment (in bytes).
+  /// of unit stride is a multiple of 16 bytes.
   bool contiguousExtentsAligned = false;
 };
 
