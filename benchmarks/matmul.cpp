@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -178,19 +179,32 @@ void time_tile(const K& k, const std::string& base, const char* dtype, const Pro
   print_error(base + "_t" + matmul_kernels::tile_name(BM, BN, BK) + ": " + e.what());
 }
 
-// A tile shape, as a value (for the lists of tiles below).
-template <int BM, int BN, int BK>
+// The back end a tuner's option compiles with: the launch's (TESSERA_BACKEND), or one of its own.
+enum class On { launch, nvvm, tileir };
+constexpr std::optional<Backend> backend_of(On on) {
+  if (on == On::launch) return std::nullopt;
+  return on == On::tileir ? Backend::tileir : Backend::nvvm;
+}
+
+// A tile shape and the back end of a tuner's option, as a value (for the lists of tiles below).
+template <int BM, int BN, int BK, On B = On::launch>
 struct Tile {};
+
+// The tuner's option for tile BM x BN of kernel `k`, compiled with back end `on`.
+template <int BM, int BN, class Fn>
+TileOption<Fn, BM, BN> option_on(Kernel<Fn> k, On on) {
+  return {std::move(k), {}, backend_of(on)};
+}
 
 // The same problem through tessera::autotune over `tiles`: a cold first launch, which compiles
 // every option (at once) and times them, then the timing of the option it chose, reported as
 // "<case>_tuned" with that option's tile; a second line gives each option's time as the tuner
 // measured it.
-template <class T, class Make, class B, int... BM, int... BN, int... BK, class... Extra>
-void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK>...>, const std::string& base, const char* dtype,
+template <class T, class Make, class B, int... BM, int... BN, int... BK, On... On_, class... Extra>
+void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_>...>, const std::string& base, const char* dtype,
                 const Problem& s, const Tensor<T, 2>& a, const B& b, Tensor<T, 2>& out, const Samples& ref,
                 const Extra&... extra) try {
-  auto tuned = autotune(base + "_" + dtype, tile_option<BM, BN>(make.template operator()<BM, BN, BK>())...);
+  auto tuned = autotune(base + "_" + dtype, option_on<BM, BN>(make.template operator()<BM, BN, BK>(), On_)...);
   cold_caches();
   clear_tuning();
   auto t0 = Clock::now();
@@ -198,13 +212,20 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK>...>, const std::st
   const double first_ms = ms_since(t0);
   auto [err, ok] = check(s, ref, std::as_const(out));
   if (!ok) std::printf("{\"error\": \"%s_tuned %s: wrong result, max error %g\"}\n", base.c_str(), dtype, err);
-  const std::vector<std::string> tiles = {matmul_kernels::tile_name(BM, BN, BK)...};
+  const std::vector<std::string> tiles = {matmul_kernels::tile_name(BM, BN, BK) +
+                                          (On_ == On::tileir ? "/tileir" : On_ == On::nvvm ? "/nvvm" : "")...};
+  // The chosen option as the tuner launches it (its back end), and the back end that compiled it.
   auto launch = [&] {
     double ms = 0;
     int i = 0;
-    ((i++ == r.index ? (ms = bench::timed(make.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), a, b,
-                                          extra...))
-                     : 0.0),
+    auto one = [&](const auto& k, auto partition, std::optional<Backend> on) {
+      LaunchOptions o = bench::behind_a_spin();
+      if (on) o.backend = on;
+      ms = k.launch_timed(o, partition, a, b, extra...);
+      bench::last_backend() = k.compile(o, partition, a, b, extra...).backend;
+      return 0.0;
+    };
+    ((i++ == r.index ? one(make.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), backend_of(On_)) : 0.0),
      ...);
     return ms;
   };
@@ -237,6 +258,13 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK>...>, const std::st
 // were slower on the H200 at all three batch-1 shapes (1 x 16 x 1024, 1 x 32 x 512, 1 x 64 x 256,
 // 1 x 128 x 128: 0.09-0.78 of the copy, docs/performance.md).
 using TensorCoreTiles = std::tuple<Tile<128, 256, 64>, Tile<128, 128, 64>, Tile<128, 128, 128>>;
+// "<case>_tuned_both": the tensor-core tiles of both back ends in one search (tileiras beats the
+// NVVM lowering on some products, docs/performance.md); only where tileiras is installed.
+using BothBackendTiles = std::tuple<Tile<128, 256, 64, On::nvvm>, Tile<128, 128, 64, On::nvvm>,
+                                    Tile<128, 256, 64, On::tileir>, Tile<128, 128, 64, On::tileir>>;
+// Whether the "_tuned_both" cases run: the default back end is nvvm (their nvvm options are that
+// run's) and tileiras is there.
+bool tune_both_backends() { return default_backend() == Backend::nvvm && backend_available(Backend::tileir); }
 using RowTiles = std::tuple<Tile<1, 64, 64>, Tile<1, 32, 64>, Tile<1, 16, 64>, Tile<1, 32, 128>, Tile<1, 16, 128>>;
 // With B K-major the one-row accumulator is BN x BK, rows along K (the engine's matrix-vector
 // form): tiles of 8-32 weight rows by 256-512 of K.
@@ -279,6 +307,9 @@ void plain_case(const Problem& s, const char* dtype) {
     time_tile<128, 128, 64>(matmul_kernels::matmul<128, 128, 64>(), s.name(), dtype, s, a, b, out, ref);
     time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul<BM, BN, BK>(); }, TensorCoreTiles{}, s.name(),
                dtype, s, a, b, out, ref);
+    if (tune_both_backends())
+      time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul<BM, BN, BK>(); }, BothBackendTiles{},
+                 s.name() + "_both", dtype, s, a, b, out, ref);
     if (std::string_view(dtype) != "bf16") return;
     // B as the transposed view of an N x K row-major weight (a linear layer's, as the Qwen3
     // prefill passes it): the same values, read K-major.
@@ -300,6 +331,9 @@ void epilogue_case(const Problem& s) {
   time_tile<128, 128, 64>(matmul_kernels::matmul_bias_gelu<128, 128, 64>(), base, "bf16", s, a, b, out, ref, bias);
   time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul_bias_gelu<BM, BN, BK>(); }, TensorCoreTiles{},
              base, "bf16", s, a, b, out, ref, bias);
+  if (tune_both_backends())
+    time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul_bias_gelu<BM, BN, BK>(); }, BothBackendTiles{},
+               base + "_both", "bf16", s, a, b, out, ref, bias);
 }
 
 }  // namespace

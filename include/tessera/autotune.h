@@ -8,10 +8,15 @@
 //                                                        // option's tile; a, b, bias: read-only
 //
 // Each option is a kernel, the tile its output is partitioned into and, optionally, the compiler's
-// choices it fixes (CompilerHints: pipeline stages, the programs' grouped order), so that a search
-// covers those too; every option's kernel takes the same arguments (the output first) and must
-// compute the same values, and no two options may have the same kernel and hints (the record names
-// the options by them). Which option is fastest depends on the problem:
+// choices it fixes (CompilerHints: pipeline stages, the programs' grouped order, tileiras' hints)
+// and the GPU back end it compiles with, so that a search covers those too:
+//
+//   tessera::tile_option<128, 256>(matmul<128, 256, 64>(), tessera::Backend::tileir)
+//
+// Every option's kernel takes the same arguments (the output first) and must compute the same
+// values, and no two options may have the same kernel, hints and back end (the record names the
+// options by them). An option whose back end cannot take the launch (tileiras not installed, or a
+// kernel Tile IR cannot express) throws, and is skipped like any option that throws. Which option is fastest depends on the problem:
 // the target, the GPU, the back end and each argument's dtype, shape, strides and view offset
 // (scalars by dtype, not value). The first launch of a problem tunes:
 //
@@ -73,16 +78,22 @@ inline constexpr double kTuningBudgetMs = 100.0;
 // Forgets the choices this process made or loaded (the disk cache keeps them): for tests.
 void clear_tuning();
 
-// A kernel, the tile its output is partitioned into for it, and the compiler's choices it fixes
-// (CompilerHints: its nonzero fields replace the launch's).
+// A kernel, the tile its output is partitioned into for it, the compiler's choices it fixes
+// (CompilerHints: its set fields replace the launch's) and the back end it compiles with (unset:
+// the launch's).
 template <class Fn, int... Tile>
 struct TileOption {
   Kernel<Fn> kernel;
   CompilerHints hints;
+  std::optional<Backend> backend;
 };
 template <int... Tile, class Fn>
 TileOption<Fn, Tile...> tile_option(Kernel<Fn> kernel, CompilerHints hints = {}) {
-  return {std::move(kernel), hints};
+  return {std::move(kernel), hints, std::nullopt};
+}
+template <int... Tile, class Fn>
+TileOption<Fn, Tile...> tile_option(Kernel<Fn> kernel, Backend backend, CompilerHints hints = {}) {
+  return {std::move(kernel), hints, backend};
 }
 
 namespace detail {
@@ -93,12 +104,17 @@ struct TuningOptionDesc {
   std::string_view ast;  // the option's AST for this launch's argument types
   std::string tile;      // "128x256"
   CompilerHints hints;
+  std::optional<Backend> backend;
 };
 
-// `options` with the nonzero fields of `hints` in place of its own.
-inline LaunchOptions with_hints(LaunchOptions options, const CompilerHints& hints) {
+// `options` with the set fields of `hints` and `backend` in place of its own.
+inline LaunchOptions with_choices(LaunchOptions options, const CompilerHints& hints, std::optional<Backend> backend) {
   if (hints.pipeline_stages) options.hints.pipeline_stages = hints.pipeline_stages;
   if (hints.group_rows) options.hints.group_rows = hints.group_rows;
+  if (hints.occupancy) options.hints.occupancy = hints.occupancy;
+  if (hints.cluster_programs) options.hints.cluster_programs = hints.cluster_programs;
+  if (hints.tma) options.hints.tma = hints.tma;
+  if (backend) options.backend = backend;
   return options;
 }
 
@@ -195,7 +211,7 @@ class Autotuned {
   static detail::TuningOptionDesc describe_option(const TileOption<Fn, Tile...>& option) {
     static_assert(sizeof...(Tile) == Rank, "tessera::tile_option: the tile must have one size per output dimension");
     return {option.kernel.name(), Kernel<Fn>::template ast<Partition<T, Rank, Tile...>, Args...>(),
-            detail::tile_text<Tile...>(), option.hints};
+            detail::tile_text<Tile...>(), option.hints, option.backend};
   }
 
   // Times every option (see the file comment) with the output saved and restored around it.
@@ -231,7 +247,7 @@ class Autotuned {
   static void compile_option(const TileOption<Fn, Tile...>& option, const LaunchOptions& options, Tensor<T, Rank>& out,
                              const Args&... args) noexcept {
     try {
-      option.kernel.compile(detail::with_hints(options, option.hints), out.template partition<Tile...>(), args...);
+      option.kernel.compile(detail::with_choices(options, option.hints, option.backend), out.template partition<Tile...>(), args...);
     } catch (...) {
     }
   }
@@ -239,7 +255,7 @@ class Autotuned {
   static void time_option(const TileOption<Fn, Tile...>& option, const LaunchOptions& options, double& median_ms,
                           std::string& error, Tensor<T, Rank>& out, const Args&... args) {
     try {
-      const LaunchOptions hinted = detail::with_hints(options, option.hints);
+      const LaunchOptions hinted = detail::with_choices(options, option.hints, option.backend);
       auto once = [&] { return option.kernel.launch_timed(hinted, out.template partition<Tile...>(), args...); };
       once();  // compiles, and warms the caches
       std::vector<double> ms;
@@ -263,7 +279,7 @@ class Autotuned {
   template <class Fn, int... Tile, class T, int Rank, class... Args>
   static void launch_option(const TileOption<Fn, Tile...>& option, const LaunchOptions& options, Tensor<T, Rank>& out,
                             const Args&... args) {
-    option.kernel.launch(detail::with_hints(options, option.hints), out.template partition<Tile...>(), args...);
+    option.kernel.launch(detail::with_choices(options, option.hints, option.backend), out.template partition<Tile...>(), args...);
   }
 
   std::string name_;

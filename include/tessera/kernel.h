@@ -76,6 +76,9 @@ std::span<const Target> gpu_targets();
 Backend default_backend();
 // "nvvm", "tileir": the spelling TESSERA_BACKEND takes.
 std::string_view to_string(Backend backend);
+// Whether this machine can compile through `backend`: nvvm always, tileir where tileiras is found
+// (TESSERA_TILEIRAS or its install location, scripts/install-tileiras.sh).
+bool backend_available(Backend backend);
 
 namespace detail {
 

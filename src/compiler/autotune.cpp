@@ -7,9 +7,10 @@
 //
 //   {"tuner": "matmul", "chosen": 1, "kernel": "mm_128x128",
 //    "options": [{"kernel": "mm_128x256", "tile": "128x256", "ms": 0.21},
-//                {"kernel": "mm_128x128", "tile": "128x128", "ms": 0.19, "group_rows": 16}]}
+//                {"kernel": "mm_128x128", "tile": "128x128", "ms": 0.19, "group_rows": 16,
+//                 "backend": "tileir"}]}
 //
-// ("ms": null for an option that threw; an option's hints where it sets them). A record that does not parse or names an option out of
+// ("ms": null for an option that threw; an option's hints and back end where it sets them). A record that does not parse or names an option out of
 // range is ignored: the problem is tuned again and the entry replaced.
 #include "tessera/autotune.h"
 
@@ -74,21 +75,24 @@ std::string problem_text(const TuningProblem& p) {
   return s;
 }
 
-// The process map's key: each option by its name, its hints and the address and size of its AST
+// An option's back end as the keys and the record name it: "" where the launch's applies.
+std::string_view backend_text(const TuningOptionDesc& o) { return o.backend ? to_string(*o.backend) : ""; }
+
+// The process map's key: each option by its name, its hints, its back end and the address and size of its AST
 // text (a constant of the binary, as in the kernel cache's fast path), the target and the problem.
 // A launch of a tuned problem then hashes no AST; only the disk cache's key (material_of) does.
 std::string memory_key(const TuningProblem& p) {
   std::string s = fmt::format("{}\n{}\n", p.tuner, target_name(p.target));
   for (const TuningOptionDesc& o : p.options)
-    s += fmt::format("{} {} {} {}\n", o.kernel, static_cast<const void*>(o.ast.data()), o.ast.size(),
-                     hints_text(o.hints));
+    s += fmt::format("{} {} {} {} {}\n", o.kernel, static_cast<const void*>(o.ast.data()), o.ast.size(),
+                     hints_text(o.hints), backend_text(o));
   return s + problem_text(p);
 }
 
 CacheKeyMaterial material_of(const TuningProblem& p) {
   CacheKeyBuilder options;
   for (const TuningOptionDesc& o : p.options)
-    options.add(o.kernel).add(o.tile).add(o.ast).add(hints_text(o.hints));
+    options.add(o.kernel).add(o.tile).add(o.ast).add(hints_text(o.hints)).add(backend_text(o));
   CacheKeyMaterial m;
   m.kernel = std::string(p.tuner);
   m.source_sha256 = options.hex();
@@ -110,6 +114,7 @@ std::string record_json(const TuningProblem& p, const TuningResult& r) {
     if (p.options[i].hints.occupancy) option["occupancy"] = p.options[i].hints.occupancy;
     if (p.options[i].hints.cluster_programs) option["cluster_programs"] = p.options[i].hints.cluster_programs;
     if (p.options[i].hints.tma) option["tma"] = *p.options[i].hints.tma;
+    if (p.options[i].backend) option["backend"] = std::string(backend_text(p.options[i]));
     options.push_back(std::move(option));
   }
   llvm::json::Object o{{"tuner", std::string(p.tuner)},
@@ -159,10 +164,11 @@ bool capturing_graph() { return current_capture() != nullptr; }
 std::optional<TuningResult> find_tuning(const TuningProblem& problem) {
   for (std::size_t i = 0; i < problem.options.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
-      if (problem.options[i].kernel == problem.options[j].kernel && problem.options[i].hints == problem.options[j].hints)
-        throw Error(fmt::format("tessera::autotune '{}': options {} and {} are both kernel '{}' with the same hints; "
-                                "give each option a kernel of its own name or other hints (the tuning record names "
-                                "the options by them)",
+      if (problem.options[i].kernel == problem.options[j].kernel && problem.options[i].hints == problem.options[j].hints &&
+          problem.options[i].backend == problem.options[j].backend)
+        throw Error(fmt::format("tessera::autotune '{}': options {} and {} are both kernel '{}' with the same hints and "
+                                "back end; give each option a kernel of its own name, other hints or another back end "
+                                "(the tuning record names the options by them)",
                                 problem.tuner, j, i, problem.options[i].kernel));
   const std::string key = memory_key(problem);
   TuningMemory& memory = TuningMemory::get();

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "compiler/kernels.h"
+#include "compiler/tileiras.h"
 #include "driver/cuda_driver.h"
 #include "driver/gpu_arch.h"
 #include "execution/graph_capture.h"
@@ -118,6 +119,8 @@ Backend default_backend() {
 }
 
 std::string_view to_string(Backend backend) { return backend == Backend::tileir ? "tileir" : "nvvm"; }
+
+bool backend_available(Backend backend) { return backend == Backend::nvvm || detail::find_tileiras().has_value(); }
 
 std::span<const Target> gpu_targets() {
   static const std::vector<Target> targets = [] {

@@ -5,8 +5,8 @@
 // metadata and the dump directory say what was chosen); another shape is another problem; a kernel
 // that reads its output sees it as the caller left it, however often tuning ran it; an option
 // that throws is skipped and a tuner whose every option throws names each error; TESSERA_AUTOTUNE=0
-// and graph capture take the first option untimed; options differ in their kernels or their hints,
-// and the record names the hints.
+// and graph capture take the first option untimed; options differ in their kernels, their hints or
+// their back ends, and the record names the hints and back ends.
 // Every test has its own cache directory.
 #include <filesystem>
 #include <fstream>
@@ -202,7 +202,7 @@ static void untuned_launches(Target t) {
 TESSERA_TARGET_TEST_CASE("TESSERA_AUTOTUNE=0 and graph capture take the first option untimed", "[autotune]",
                          untuned_launches)
 
-TEST_CASE("autotuned options differ in their kernels or their hints", "[autotune][cpu]") {
+TEST_CASE("autotuned options differ in their kernels, their hints or their back ends", "[autotune][cpu]") {
   FreshTuning fresh;
   const std::filesystem::path& cache = fresh.cache.path;
   auto same = autotune("tune_same", tile_option<64>(twice_plus_one<64>()), tile_option<64>(twice_plus_one<64>()));
@@ -222,4 +222,21 @@ TEST_CASE("autotuned options differ in their kernels or their hints", "[autotune
   const std::vector<std::string> entries = tuning_entries(cache);
   REQUIRE(entries.size() == 1);
   CHECK_THAT(entries[0], Contains("\"pipeline_stages\": 3") && Contains("\"group_rows\": 16"));
+
+  // The same kernel on another back end is another option too (the CPU target has no back ends);
+  // the record names the back end of each option that sets one.
+  auto backends = autotune("tune_backends", tile_option<64>(twice_plus_one<64>(), Backend::nvvm),
+                           tile_option<64>(twice_plus_one<64>(), Backend::tileir, {.occupancy = 2}));
+  y.fill(0.0f);
+  CHECK(backends.launch(on, y, std::as_const(x)).source == TuningResult::Source::timed);
+  CHECK(twice_plus_one_holds(y, x));
+  REQUIRE(tuning_entries(cache).size() == 2);
+  bool named = false;
+  for (const std::string& e : tuning_entries(cache))
+    named = named || (e.find("tune_backends") != std::string::npos && e.find("\"backend\": \"nvvm\"") != std::string::npos &&
+                      e.find("\"backend\": \"tileir\"") != std::string::npos && e.find("\"occupancy\": 2") != std::string::npos);
+  CHECK(named);
+  auto twice = autotune("tune_twice_tileir", tile_option<64>(twice_plus_one<64>(), Backend::tileir),
+                        tile_option<64>(twice_plus_one<64>(), Backend::tileir));
+  CHECK_THROWS_WITH(twice.launch(on, y, std::as_const(x)), Contains("with the same hints and back end"));
 }

@@ -1,6 +1,7 @@
 // test_tileir_backend.cpp: the tileir backend as launches select it (LaunchOptions::backend,
 // TESSERA_BACKEND): compiles through it give cubins without PTX, cached apart from the NVVM
-// backend's in memory and on disk; on a GPU ([gpu]) its kernels give the CPU target's results.
+// backend's in memory and on disk; on a GPU ([gpu]) its kernels give the CPU target's results, and
+// an autotuned launch chooses between the back ends per option.
 // Without tileiras (scripts/install-tileiras.sh) the cases that need it say so and return.
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
@@ -258,4 +259,34 @@ TEST_CASE("tileir kernels with hints give the CPU target's results", "[tileir][g
     examples::vector_add().launch(o, z.partition<128>(), x, y);
     for (int64_t i = 0; i < n; ++i) REQUIRE(z(i) == x(i) + y(i));
   }
+}
+
+TEST_CASE("an autotuned launch chooses between the back ends per option", "[tileir][gpu]") {
+  if (!gpu_available()) {
+    WARN("skipped: needs a GPU");
+    return;
+  }
+  FreshCompiles fresh(nullptr);
+  clear_tuning();
+  auto tuned = autotune("tileir_or_nvvm", tile_option<128, 128>(examples::matmul_bias_relu(), Backend::nvvm),
+                        tile_option<128, 128>(examples::matmul_bias_relu(), Backend::tileir));
+  Tensor<bfloat16, 2> a({300, 200}), b({200, 520}), out({300, 520}), outc({300, 520});
+  Tensor<bfloat16, 1> bias({520});
+  for (int64_t i = 0; i < 300; ++i)
+    for (int64_t k = 0; k < 200; ++k) a(i, k) = bfloat16(0.01f * static_cast<float>((i * 3 + k * 7) % 19) - 0.09f);
+  for (int64_t k = 0; k < 200; ++k)
+    for (int64_t j = 0; j < 520; ++j) b(k, j) = bfloat16(0.01f * static_cast<float>((k * 5 + j) % 13) - 0.06f);
+  for (int64_t j = 0; j < 520; ++j) bias(j) = bfloat16(0.001f * static_cast<float>(j % 11));
+  const TuningResult r = tuned.launch(out, a, b, bias);
+  REQUIRE(r.ms.size() == 2);
+  CHECK(r.ms[0] >= 0);
+  // Without tileiras the tileir option throws and is skipped; with it, it is timed.
+  CHECK((r.ms[1] >= 0) == backend_available(Backend::tileir));
+  examples::matmul_bias_relu().launch(on(Target::cpu, Backend::nvvm), outc.partition<128, 128>(), a, b, bias);
+  for (int64_t i = 0; i < 300; ++i)
+    for (int64_t j = 0; j < 520; ++j) {
+      const float g = out(i, j), c = outc(i, j);
+      REQUIRE(std::abs(g - c) <= 1e-2f * std::abs(c) + 1e-3f);
+    }
+  clear_tuning();
 }
