@@ -154,6 +154,14 @@ void print_error(std::string what) {
   std::fflush(stdout);
 }
 
+// The case whose baselines a case is compared with: a K-major case ("<case>_kmajor") and a search
+// over both back ends ("<case>_both") have the same product's.
+std::string baseline_of(const std::string& base) {
+  for (const std::string_view suffix : {"_kmajor", "_both"})
+    if (base.ends_with(suffix)) return base.substr(0, base.size() - suffix.size());
+  return base;
+}
+
 // One tile shape on one problem: a cold first launch (checked), then the timing. A tessera::Error
 // (a tile that needs more shared memory than the GPU has, say) is printed and the next case runs.
 template <int BM, int BN, int BK, class T, class K, class B, class... Extra>
@@ -172,8 +180,7 @@ void time_tile(const K& k, const std::string& base, const char* dtype, const Pro
   const int warmup = first_kernel_ms > 100 ? 1 : 3;
   const double ms = bench::median_ms(launch, warmup, iters);
   const double bytes = double(sizeof(T)) * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
-  // A K-major case ("<case>_kmajor") is compared with the same product's baselines.
-  const std::string baseline = base.ends_with("_kmajor") ? base.substr(0, base.size() - 7) : base;
+  const std::string baseline = baseline_of(base);
   report(base + "_t" + tile, baseline, dtype, s, tile, bytes, ms, first_ms, iters, err);
 } catch (const Error& e) {
   print_error(base + "_t" + matmul_kernels::tile_name(BM, BN, BK) + ": " + e.what());
@@ -186,25 +193,33 @@ constexpr std::optional<Backend> backend_of(On on) {
   return on == On::tileir ? Backend::tileir : Backend::nvvm;
 }
 
-// A tile shape and the back end of a tuner's option, as a value (for the lists of tiles below).
-template <int BM, int BN, int BK, On B = On::launch>
+// A tile shape, the back end of a tuner's option and its programs per cluster (a tileiras hint;
+// 0: the compiler's choice), as a value (for the lists of tiles below).
+template <int BM, int BN, int BK, On B = On::launch, int Cluster = 0>
 struct Tile {};
 
-// The tuner's option for tile BM x BN of kernel `k`, compiled with back end `on`.
+// The tuner's option for tile BM x BN of kernel `k`, compiled with back end `on` and `cluster`
+// programs per cluster.
 template <int BM, int BN, class Fn>
-TileOption<Fn, BM, BN> option_on(Kernel<Fn> k, On on) {
-  return {std::move(k), {}, backend_of(on)};
+TileOption<Fn, BM, BN> option_on(Kernel<Fn> k, On on, int cluster) {
+  return {std::move(k), {.cluster_programs = cluster}, backend_of(on)};
+}
+
+// An option's name in the lines: "128x256x64", "128x256x64/tileir", "128x256x64/tileir/cluster2".
+std::string option_name(int bm, int bn, int bk, On on, int cluster) {
+  std::string s = matmul_kernels::tile_name(bm, bn, bk) + (on == On::tileir ? "/tileir" : on == On::nvvm ? "/nvvm" : "");
+  return cluster ? s + "/cluster" + std::to_string(cluster) : s;
 }
 
 // The same problem through tessera::autotune over `tiles`: a cold first launch, which compiles
 // every option (at once) and times them, then the timing of the option it chose, reported as
 // "<case>_tuned" with that option's tile; a second line gives each option's time as the tuner
 // measured it.
-template <class T, class Make, class B, int... BM, int... BN, int... BK, On... On_, class... Extra>
-void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_>...>, const std::string& base, const char* dtype,
+template <class T, class Make, class B, int... BM, int... BN, int... BK, On... On_, int... Cl, class... Extra>
+void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl>...>, const std::string& base, const char* dtype,
                 const Problem& s, const Tensor<T, 2>& a, const B& b, Tensor<T, 2>& out, const Samples& ref,
                 const Extra&... extra) try {
-  auto tuned = autotune(base + "_" + dtype, option_on<BM, BN>(make.template operator()<BM, BN, BK>(), On_)...);
+  auto tuned = autotune(base + "_" + dtype, option_on<BM, BN>(make.template operator()<BM, BN, BK>(), On_, Cl)...);
   cold_caches();
   clear_tuning();
   auto t0 = Clock::now();
@@ -212,20 +227,20 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_>...>, const st
   const double first_ms = ms_since(t0);
   auto [err, ok] = check(s, ref, std::as_const(out));
   if (!ok) std::printf("{\"error\": \"%s_tuned %s: wrong result, max error %g\"}\n", base.c_str(), dtype, err);
-  const std::vector<std::string> tiles = {matmul_kernels::tile_name(BM, BN, BK) +
-                                          (On_ == On::tileir ? "/tileir" : On_ == On::nvvm ? "/nvvm" : "")...};
+  const std::vector<std::string> tiles = {option_name(BM, BN, BK, On_, Cl)...};
   // The chosen option as the tuner launches it (its back end), and the back end that compiled it.
   auto launch = [&] {
     double ms = 0;
     int i = 0;
-    auto one = [&](const auto& k, auto partition, std::optional<Backend> on) {
+    auto one = [&](const auto& k, auto partition, std::optional<Backend> on, int cluster) {
       LaunchOptions o = bench::behind_a_spin();
       if (on) o.backend = on;
+      o.hints.cluster_programs = cluster;
       ms = k.launch_timed(o, partition, a, b, extra...);
       bench::last_backend() = k.compile(o, partition, a, b, extra...).backend;
       return 0.0;
     };
-    ((i++ == r.index ? one(make.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), backend_of(On_)) : 0.0),
+    ((i++ == r.index ? one(make.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), backend_of(On_), Cl) : 0.0),
      ...);
     return ms;
   };
@@ -233,8 +248,9 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_>...>, const st
   const int iters = std::clamp(static_cast<int>(2000.0 / std::max(once, 1e-3)), 3, 30);
   const double ms = bench::median_ms(launch, 3, iters);
   const double bytes = double(sizeof(T)) * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
-  const std::string baseline = base.ends_with("_kmajor") ? base.substr(0, base.size() - 7) : base;
+  const std::string baseline = baseline_of(base);
   report(base + "_tuned", baseline, dtype, s, tiles[r.index], bytes, ms, first_ms, iters, err);
+  bench::last_backend() = default_backend();  // the next case's lines say their own
   std::string times;
   for (std::size_t i = 0; i < r.ms.size(); ++i) {
     char one[96];
@@ -260,8 +276,11 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_>...>, const st
 using TensorCoreTiles = std::tuple<Tile<128, 256, 64>, Tile<128, 128, 64>, Tile<128, 128, 128>>;
 // "<case>_tuned_both": the tensor-core tiles of both back ends in one search (tileiras beats the
 // NVVM lowering on some products, docs/performance.md); only where tileiras is installed.
-using BothBackendTiles = std::tuple<Tile<128, 256, 64, On::nvvm>, Tile<128, 128, 64, On::nvvm>,
-                                    Tile<128, 256, 64, On::tileir>, Tile<128, 128, 64, On::tileir>>;
+// tileiras may share tiles among the programs of a cluster (cluster_programs): its options also
+// run in clusters of two.
+using BothBackendTiles =
+    std::tuple<Tile<128, 256, 64, On::nvvm>, Tile<128, 128, 64, On::nvvm>, Tile<128, 256, 64, On::tileir>,
+               Tile<128, 128, 64, On::tileir>, Tile<128, 256, 64, On::tileir, 2>, Tile<128, 128, 64, On::tileir, 2>>;
 // Whether the "_tuned_both" cases run: the default back end is nvvm (their nvvm options are that
 // run's) and tileiras is there.
 bool tune_both_backends() { return default_backend() == Backend::nvvm && backend_available(Backend::tileir); }

@@ -180,7 +180,7 @@ int main() {
       }
       plain_at(s, y, w, v, copy_bw, TileSize<16, 512>{}, TileSize<8, 512>{}, TileSize<8, 1024>{},
                TileSize<4, 1024>{}, TileSize<4, 2048>{}, TileSize<2, 2048>{}, TileSize<2, 4096>{},
-               TileSize<1, 4096>{}, TileSize<32, 256>{});
+               TileSize<1, 4096>{}, TileSize<32, 256>{}, TileSize<32, 512>{}, TileSize<16, 1024>{});
       split<16, 512, 4>(s, y, w, v, copy_bw);
       split<8, 512, 4>(s, y, w, v, copy_bw);
       split<16, 512, 8>(s, y, w, v, copy_bw);
