@@ -115,6 +115,16 @@ double timed(const K& k, A&&... args) {
   return ms;
 }
 
+// timed() with these compiler hints (LaunchOptions::hints) for the launch.
+template <class K, class... A>
+double timed_hinted(const tessera::CompilerHints& hints, const K& k, A&&... args) {
+  tessera::LaunchOptions o = behind_a_spin();
+  o.hints = hints;
+  const double ms = k.launch_timed(o, args...);
+  note_backend(o, k, std::forward<A>(args)...);
+  return ms;
+}
+
 // The same launch compiled for its exact shapes (LaunchOptions::static_shapes), the way
 // torch.compile(dynamic=False), our baseline, compiles its kernels.
 template <class K, class... A>

@@ -118,6 +118,12 @@ struct CompilerHints {
   // Whether tileiras may move tiles with the TMA engine (Tile IR's allow_tma, on every load and
   // store). The compiler's choice: unset.
   std::optional<bool> tma;
+  // Slots of a ring into which the NVVM backend copies the tiles a K loop streams ahead (tiles of 8
+  // KiB or more per iteration from a read-only, 16-byte aligned tensor, copied into shared memory
+  // with cp.async while earlier ones are consumed), 2 to 8, fewer where the rings of a loop would
+  // take more than 64 KiB; 1 loads them into registers. The compiler's choice: 1 (on the H200 the
+  // engine's matrix-vector products ran slower from rings: docs/performance.md).
+  int stream_stages = 0;
   bool operator==(const CompilerHints&) const = default;
 };
 

@@ -114,6 +114,7 @@ std::string record_json(const TuningProblem& p, const TuningResult& r) {
     if (p.options[i].hints.occupancy) option["occupancy"] = p.options[i].hints.occupancy;
     if (p.options[i].hints.cluster_programs) option["cluster_programs"] = p.options[i].hints.cluster_programs;
     if (p.options[i].hints.tma) option["tma"] = *p.options[i].hints.tma;
+    if (p.options[i].hints.stream_stages) option["stream_stages"] = p.options[i].hints.stream_stages;
     if (p.options[i].backend) option["backend"] = std::string(backend_text(p.options[i]));
     options.push_back(std::move(option));
   }

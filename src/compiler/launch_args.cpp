@@ -54,6 +54,10 @@ void check_hints(std::string_view kernel, const CompilerHints& hints) {
   if (hints.occupancy != 0 && (hints.occupancy < 1 || hints.occupancy > 32))
     fail(kernel, fmt::format("LaunchOptions::hints.occupancy is {}: expected 0 (the compiler's choice) or 1 to 32",
                              hints.occupancy));
+  if (hints.stream_stages != 0 && (hints.stream_stages < 1 || hints.stream_stages > 8))
+    fail(kernel, fmt::format("LaunchOptions::hints.stream_stages is {}: expected 0 (the compiler's choice), 1 (no "
+                             "ring) or 2 to 8",
+                             hints.stream_stages));
   const int c = hints.cluster_programs;
   if (c != 0 && (c < 1 || c > 16 || (c & (c - 1)) != 0))
     fail(kernel, fmt::format("LaunchOptions::hints.cluster_programs is {}: expected 0 (the compiler's choice) or 1, "

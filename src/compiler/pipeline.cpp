@@ -290,6 +290,7 @@ struct Lowering {
   bool rewiden = false;              // gpu: run tile-rewiden-after-reduce (a launcher variant)
   int max_shared_bytes = 48 * 1024;  // gpu: the shared memory a CTA may use (the device's opt-in limit)
   int unroll_bytes = kUnrollBytes;   // gpu: tile-unroll-streaming-loops' bytes-in-flight
+  int stream_stages = 0;             // gpu: tile-stream-loads' stages (CompilerHints::stream_stages)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -301,6 +302,13 @@ void to_loops(mlir::OpPassManager& pm, const Lowering& l) {
   pm.addPass(tile::createTileHoistInvariants());
   // One-row mma in a K loop (a batch-1 linear layer) as element-wise multiply-adds, reduced once.
   pm.addPass(tile::createTileVectorMma());
+  // (gpu, CompilerHints::stream_stages >= 2) Tiles a loop streams copied ahead into rings in
+  // shared memory (cp.async), so that later iterations' bytes are in flight without registers.
+  if (!l.cpu && l.stream_stages >= 2) {
+    tile::TileStreamLoadsOptions stream;
+    stream.stages = l.stream_stages;
+    pm.addPass(tile::createTileStreamLoads(stream));
+  }
   // (gpu) Loops streaming tiles unrolled, so that several iterations' loads are in flight.
   if (!l.cpu) {
     tile::TileUnrollStreamingLoopsOptions unroll;
@@ -737,7 +745,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
                           .exp_range_test = exp_range_test,
                           .rewiden = rewiden,
                           .max_shared_bytes = max_shared_bytes_of_arch(code.arch),
-                          .unroll_bytes = code.unroll_bytes};
+                          .unroll_bytes = code.unroll_bytes,
+                          .stream_stages = spec.hints.stream_stages};
   // to_tensor_cores, on the kernel's first compile only (the launcher's variants are of other
   // lowerings).
   const std::string_view variant = gpu_arch(arch)->arch_specific_variant;

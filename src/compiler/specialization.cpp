@@ -114,6 +114,7 @@ std::string hints_text(const CompilerHints& hints) {
   if (hints.occupancy) s += fmt::format("/occupancy{}", hints.occupancy);
   if (hints.cluster_programs) s += fmt::format("/cluster{}", hints.cluster_programs);
   if (hints.tma) s += *hints.tma ? "/tma" : "/notma";
+  if (hints.stream_stages) s += fmt::format("/stream{}", hints.stream_stages);
   return s;
 }
 
@@ -129,6 +130,7 @@ std::size_t Specialization::hash() const {
   if (hints.occupancy || hints.cluster_programs || hints.tma)
     mix(static_cast<uint64_t>(hints.occupancy) << 32 | static_cast<uint64_t>(hints.cluster_programs) << 8 |
         (hints.tma ? 2u + *hints.tma : 0u));
+  if (hints.stream_stages) mix(0x5100u + static_cast<uint64_t>(hints.stream_stages));
   if (shapes) {
     for (const StaticTensor& t : shapes->tensors) {
       mix(static_cast<uint64_t>(t.offset));

@@ -273,6 +273,7 @@ def ConvertTileToLoops : Pass<"convert-tile-to-loops", "::mlir::ModuleOp"> {
     "::mlir::scf::SCFDialect",
     "::mlir::func::FuncDialect",
     "::mlir::vector::VectorDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::NVVM::NVVMDialect"
   ];
 }

@@ -200,6 +200,21 @@ private:
                         int64_t width)>
           segment,
       function_ref<void(OpBuilder &)> ragged);
+  // LowerStreams.cpp.
+  /// The scratch view of `ring`'s region (all its slots).
+  Value ringView(OpBuilder &b, Location loc, Value ring);
+  /// The index in ringView of this thread's element k0 + j in slot `slot`,
+  /// k0 the private index of a chunk's first element.
+  Value ringIndex(OpBuilder &b, Location loc, Value ring, Value slot, Value k0,
+                  int64_t j);
+  /// Bytes per cp.async copying a tile of `type` and `layout` from `source`
+  /// (4, 8 or 16), or 0 if its chunks are copied element by element.
+  int64_t asyncCopyBytes(Value source, const Layout &layout,
+                         RankedTensorType type);
+  void lowerStreamCopy(StreamCopyOp op);
+  void lowerStreamTake(StreamTakeOp op);
+  /// tile.stream_commit and tile.stream_wait.
+  void lowerStreamSync(Operation *op);
   // LowerLayoutOps.cpp.
   void lowerFill(Operation *op, Value scalar);
   void lowerIota(IotaOp op);

@@ -94,6 +94,12 @@ Layout mlir::tessera::tile::getLayout(const LoweringOptions &opts,
   return {p, n, v, n / v, false, t, opts.ctaThreads()};
 }
 
+int64_t mlir::tessera::tile::ringSlotElements(const LoweringOptions &opts,
+                                              RankedTensorType type) {
+  Layout layout = getLayout(opts, type);
+  return layout.perThread * layout.threads;
+}
+
 bool mlir::tessera::tile::isUnrolled(const LoweringOptions &opts,
                                      const Layout &layout) {
   return layout.replicated || layout.chunks == 1 ||
@@ -392,6 +398,13 @@ static int64_t sharedScratchBytes(const LoweringOptions &opts, Operation *op) {
       return plan->scratchBytes();
     return bytesOf(m.getA()) + bytesOf(m.getB());
   }
+  if (auto ring = dyn_cast<StreamBufferOp>(op)) {
+    MemRefType type = ring.getRing().getType();
+    auto slot = RankedTensorType::get(type.getShape().drop_front(),
+                                      type.getElementType());
+    return type.getShape().front() * ringSlotElements(opts, slot) *
+           scratchElementBytes(type.getElementType());
+  }
   return 0;
 }
 
@@ -410,8 +423,33 @@ mlir::tessera::tile::planScratch(const LoweringOptions &opts,
   int64_t shared = 0;
   Operation *largest = nullptr;
   SmallVector<std::pair<Operation *, int64_t>> candidates;
+  // Rings of streamed loads (tile-stream-loads) get their own area after
+  // everything else: they are written asynchronously while other scratch is
+  // in use. The rings one loop takes from are live together; those of
+  // different loops never are (a loop's copies complete within it, and each
+  // thread reads back only what it copied), so loops share the area, sized
+  // for the largest.
+  DenseMap<Operation *, int64_t> loopRingBytes;
+  SmallVector<std::pair<Operation *, std::pair<Operation *, int64_t>>> rings;
+  Operation *largestRing = nullptr;
+  func.walk([&](StreamBufferOp ring) {
+    Operation *loop = ring;
+    for (Operation *user : ring->getUsers())
+      if (isa<StreamTakeOp>(user))
+        loop = user->getParentOp();
+    int64_t &cursor = loopRingBytes[loop];
+    rings.push_back({ring, {loop, cursor}});
+    cursor += llvm::alignTo(sharedScratchBytes(opts, ring), 16);
+  });
+  int64_t ringArea = 0;
+  for (auto [loop, bytes] : loopRingBytes)
+    if (bytes > ringArea) {
+      ringArea = bytes;
+      largestRing = loop;
+    }
   func.walk([&](Operation *op) {
-    if (!isa_and_nonnull<TileDialect>(op->getDialect()))
+    if (!isa_and_nonnull<TileDialect>(op->getDialect()) ||
+        isa<StreamBufferOp>(op))
       return;
     int64_t bytes = sharedScratchBytes(opts, op);
     if (bytes == 0)
@@ -448,6 +486,12 @@ mlir::tessera::tile::planScratch(const LoweringOptions &opts,
       }
     }
     plan.totalBytes = fits ? cursor : sharedBytes;
+    if (ringArea > 0) {
+      int64_t base = align16(plan.totalBytes);
+      for (auto [ring, at] : rings)
+        plan.privateOffset[ring] = base + at.second;
+      plan.totalBytes = base + ringArea;
+    }
     return plan;
   };
   if (!opts.gpu)
@@ -462,6 +506,15 @@ mlir::tessera::tile::planScratch(const LoweringOptions &opts,
     return plan;
   plan = layOut(opts.maxSharedBytes, shared, largest);
   plan.dynamic = true;
+  if (plan.totalBytes > opts.maxSharedBytes && ringArea > 0 &&
+      (!largest || ringArea >= shared))
+    return largestRing->emitOpError()
+           << "needs " << ringArea
+           << " bytes of shared memory for the rings of its streamed loads "
+              "(and "
+           << plan.totalBytes - ringArea << " for other scratch), more than the "
+           << opts.maxSharedBytes << " bytes a CTA can use on this target; "
+              "run tile-stream-loads with a smaller max-bytes";
   if (plan.totalBytes > opts.maxSharedBytes)
     return largest->emitOpError()
            << "needs " << shared

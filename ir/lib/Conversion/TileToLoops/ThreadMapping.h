@@ -111,6 +111,12 @@ struct Layout {
 /// The layout of a tile of `type` under `opts`.
 Layout getLayout(const LoweringOptions &opts, RankedTensorType type);
 
+/// Elements of one slot of a ring of `type` tiles (tile.stream_buffer): each
+/// thread keeps its elements of the layout where it copies and reads them,
+/// chunk c of thread t at ((c * T) + t) * v, so a warp's accesses to one chunk
+/// are contiguous. P elements, or T for a replicated layout.
+int64_t ringSlotElements(const LoweringOptions &opts, RankedTensorType type);
+
 /// Whether code over a thread's elements of `layout` is fully unrolled (with
 /// constant private indices) rather than a loop over chunks.
 bool isUnrolled(const LoweringOptions &opts, const Layout &layout);

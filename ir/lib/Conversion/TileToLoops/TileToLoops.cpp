@@ -332,6 +332,11 @@ void KernelLowering::lowerOp(Operation *op) {
         .Case([&](IotaOp o) { lowerIota(o); })
         .Case([&](MmaOp o) { lowerMma(o); })
         .Case([&](DeviceCallOp o) { lowerDeviceCall(o); })
+        .Case([&](StreamBufferOp) {}) // its region is planScratch's
+        .Case([&](StreamCopyOp o) { lowerStreamCopy(o); })
+        .Case([&](StreamTakeOp o) { lowerStreamTake(o); })
+        .Case<StreamCommitOp, StreamWaitOp>(
+            [&](Operation *o) { lowerStreamSync(o); })
         .Default([](Operation *) { llvm_unreachable("unhandled tile op"); });
     toErase.push_back(op);
     return;

@@ -365,3 +365,62 @@ func.func @device_call_no_args() {
   %0 = tile.device_call @f() : () -> tensor<128xf32>
   return
 }
+
+// -----
+
+func.func @stream_outside_kernel() {
+  // expected-error @+1 {{must be inside a tile kernel}}
+  tile.stream_commit
+  return
+}
+
+// -----
+
+func.func @stream_one_slot() attributes {tile.kernel} {
+  // expected-error @+1 {{must be a static memref of at least 2 slots}}
+  %ring = tile.stream_buffer : memref<1x16x512xbf16>
+  return
+}
+
+// -----
+
+func.func @stream_slot_shape() attributes {tile.kernel} {
+  // expected-error @+1 {{ring slot 'tensor<16x500xbf16>' must have static power-of-two dimensions}}
+  %ring = tile.stream_buffer : memref<2x16x500xbf16>
+  return
+}
+
+// -----
+
+func.func @stream_i1() attributes {tile.kernel} {
+  // expected-error @+1 {{ring element type 'i1' must be a whole number of bytes}}
+  %ring = tile.stream_buffer : memref<2x16x512xi1>
+  return
+}
+
+// -----
+
+func.func @stream_copy_type(%w: memref<?x?xf32, strided<[?, 1], offset: ?>>, %i: i32, %s: index, %v: i1)
+    attributes {tile.kernel} {
+  %ring = tile.stream_buffer : memref<2x16x512xbf16>
+  // expected-error @+1 {{tile element type 'bf16' does not match memref element type 'f32'}}
+  tile.stream_copy %w[%i, %i] to %ring[%s] if %v : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<2x16x512xbf16>
+  return
+}
+
+// -----
+
+func.func @stream_take_type(%s: index) attributes {tile.kernel} {
+  %ring = tile.stream_buffer : memref<2x16x512xbf16>
+  // expected-error @+1 {{result type 'tensor<16x256xbf16>' must be the ring's slot type 'tensor<16x512xbf16>'}}
+  %t = tile.stream_take %ring[%s] : memref<2x16x512xbf16> -> tensor<16x256xbf16>
+  return
+}
+
+// -----
+
+func.func @stream_wait_range() attributes {tile.kernel} {
+  // expected-error @+1 {{attribute 'pending' failed to satisfy constraint}}
+  tile.stream_wait 9
+  return
+}

@@ -110,3 +110,19 @@ func.func @device_call(%x: tensor<128xf32>, %n: tensor<128xi32>) -> tensor<128xf
   %0 = tile.device_call @twice_plus(%x, %n) : (tensor<128xf32>, tensor<128xi32>) -> tensor<128xf32>
   return %0 : tensor<128xf32>
 }
+
+// CHECK-LABEL: func.func @streams
+// CHECK: %[[RING:.*]] = tile.stream_buffer : memref<4x16x512xbf16>
+// CHECK: tile.stream_copy %{{.*}}[%{{.*}}, %{{.*}}] to %[[RING]][%{{.*}}] if %{{.*}} : memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<4x16x512xbf16>
+// CHECK: tile.stream_commit
+// CHECK: tile.stream_wait 3
+// CHECK: tile.stream_take %[[RING]][%{{.*}}] : memref<4x16x512xbf16> -> tensor<16x512xbf16>
+func.func @streams(%w: memref<?x?xbf16, strided<[?, 1], offset: ?>>, %i: i32, %s: index, %v: i1)
+    attributes {tile.kernel} {
+  %ring = tile.stream_buffer : memref<4x16x512xbf16>
+  tile.stream_copy %w[%i, %i] to %ring[%s] if %v : memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<4x16x512xbf16>
+  tile.stream_commit
+  tile.stream_wait 3
+  %t = tile.stream_take %ring[%s] : memref<4x16x512xbf16> -> tensor<16x512xbf16>
+  return
+}

@@ -7,6 +7,7 @@
 
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -424,6 +425,71 @@ LogicalResult MmaOp::verify() {
     return emitOpError() << "N mismatch: rhs has " << b.getDimSize(1)
                          << " columns but accumulator has "
                          << acc.getDimSize(1);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Streamed loads
+//===----------------------------------------------------------------------===//
+
+/// The stream ops exist only inside tile kernels: their meaning (a program's
+/// copies and groups) needs a program.
+static LogicalResult verifyInKernel(Operation *op) {
+  auto fn = op->getParentOfType<func::FuncOp>();
+  if (!fn || !fn->hasAttr(TileDialect::getKernelAttrName()))
+    return op->emitOpError("must be inside a tile kernel (a func.func marked '")
+           << TileDialect::getKernelAttrName() << "')";
+  return success();
+}
+
+/// The tile type of a slot of `ring` (its dimensions after the first).
+static RankedTensorType slotType(MemRefType ring) {
+  return RankedTensorType::get(ring.getShape().drop_front(),
+                               ring.getElementType());
+}
+
+/// Shared rules of the ops that take a ring.
+static LogicalResult verifyRing(Operation *op, MemRefType ring) {
+  if (ring.getRank() < 2 || ring.getShape().front() < 2 ||
+      !ring.getLayout().isIdentity())
+    return op->emitOpError()
+           << "ring " << ring
+           << " must be a static memref of at least 2 slots (its first "
+              "dimension) of a tile, with the identity layout";
+  if (!ring.getElementType().isIntOrFloat() ||
+      ring.getElementTypeBitWidth() % 8 != 0)
+    return op->emitOpError() << "ring element type " << ring.getElementType()
+                             << " must be a whole number of bytes";
+  return verifyTile(op, slotType(ring), "ring slot");
+}
+
+LogicalResult StreamBufferOp::verify() {
+  if (failed(verifyInKernel(*this)))
+    return failure();
+  return verifyRing(*this, getRing().getType());
+}
+
+LogicalResult StreamCopyOp::verify() {
+  if (failed(verifyInKernel(*this)) ||
+      failed(verifyRing(*this, getRing().getType())))
+    return failure();
+  return verifyGlobalAccess(*this, getSource().getType(),
+                            slotType(getRing().getType()),
+                            getIndices().size());
+}
+
+LogicalResult StreamCommitOp::verify() { return verifyInKernel(*this); }
+
+LogicalResult StreamWaitOp::verify() { return verifyInKernel(*this); }
+
+LogicalResult StreamTakeOp::verify() {
+  if (failed(verifyInKernel(*this)) ||
+      failed(verifyRing(*this, getRing().getType())))
+    return failure();
+  if (getType() != slotType(getRing().getType()))
+    return emitOpError() << "result type " << getType()
+                         << " must be the ring's slot type "
+                         << slotType(getRing().getType());
   return success();
 }
 

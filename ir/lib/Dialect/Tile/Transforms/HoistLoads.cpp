@@ -24,7 +24,12 @@
 // Each such load moves up within its own block to just after the last op of
 // that block defining one of its operands (or to the block's start), but never
 // above a load hoisted before it in the same block, so hoisted loads keep their
-// relative order. Loads never leave their block (e.g. an `scf.for` body), and
+// relative order. In a block that waits for streamed tiles (tile-stream-loads)
+// the side-effect-free scalar ops of the block that compute a load's indices
+// move up first, the same way: in a loop unrolled by
+// tile-unroll-streaming-loops each copy of the body computes its induction
+// variable where it starts, which would otherwise hold its loads behind the
+// previous copies' waits. Loads never leave their block (e.g. an `scf.for` body), and
 // loads from memrefs that are stored to, or from memrefs that are not kernel
 // arguments, stay where they are.
 //
@@ -108,6 +113,30 @@ void sinkInvariantLoads(Block *block,
   }
 }
 
+/// Moves `op`, a side-effect-free scalar op of `block` (an index computed
+/// for a load), and first the ops of `block` it is computed from, to just
+/// after the last op of `block` defining one of its operands.
+void hoistScalarChain(Operation *op, Block *block) {
+  if (op->getBlock() != block || op->getNumRegions() > 0 || !isPure(op) ||
+      llvm::any_of(op->getResultTypes(),
+                   [](Type t) { return isa<ShapedType>(t); }))
+    return;
+  Operation *after = nullptr;
+  for (Value operand : op->getOperands())
+    if (Operation *def = operand.getDefiningOp();
+        def && def->getBlock() == block) {
+      hoistScalarChain(def, block);
+      if (!after || after->isBeforeInBlock(def))
+        after = def;
+    }
+  if (after) {
+    if (after->getNextNode() != op)
+      op->moveAfter(after);
+  } else if (&block->front() != op) {
+    op->moveBefore(block, block->begin());
+  }
+}
+
 void hoistLoads(func::FuncOp fn) {
   SmallVector<tt::ProgramIdOp> ids;
   Block &entry = fn.front();
@@ -140,12 +169,19 @@ void hoistLoads(func::FuncOp fn) {
   for (Block *block : invariantBlocks)
     sinkInvariantLoads(block, invariant);
 
+  llvm::DenseSet<Block *> streamedBlocks;
+  fn.walk([&](tt::StreamWaitOp wait) { streamedBlocks.insert(wait->getBlock()); });
+
   // The last load hoisted so far in each block (walk order is program order
   // within a block).
   llvm::DenseMap<Block *, Operation *> lastHoisted;
   for (tt::LoadOp load : loads) {
     Operation *op = load.getOperation();
     Block *block = op->getBlock();
+    if (streamedBlocks.contains(block))
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          hoistScalarChain(def, block);
     Operation *after = nullptr; // insert after this op; null: block start
     auto later = [&](Operation *candidate) {
       if (candidate && (!after || after->isBeforeInBlock(candidate)))

@@ -116,3 +116,42 @@ func.func @matvec_loop(%o: !v, %w: !w, %v: !v) attributes {tile.kernel} {
   tile.store %y, %o[%p0] : tensor<16xf32>, !v
   return
 }
+
+// -----
+
+// A body that waits for streamed tiles (tile-stream-loads), unrolled by 2: the
+// second copy's index computation moves up with its load, so that both vector
+// loads are issued before the first wait.
+// CHECK-LABEL: func.func @streamed
+// CHECK: scf.for
+// CHECK: tile.load %arg1
+// CHECK: tile.load %arg1
+// CHECK: tile.stream_wait 1
+// CHECK: tile.stream_take
+// CHECK: tile.stream_wait 1
+!v = memref<?xf32, strided<[1], offset: ?>>
+func.func @streamed(%o: !v, %x: !v, %n: index, %ring: memref<2x512xf32>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %z = arith.constant dense<0.0> : tensor<512xf32>
+  %r = scf.for %i = %c0 to %n step %c2 iter_args(%a = %z) -> (tensor<512xf32>) {
+    %j = arith.index_cast %i : index to i32
+    %xv = tile.load %x[%j] : !v -> tensor<512xf32>
+    tile.stream_wait 1
+    %t = tile.stream_take %ring[%c0] : memref<2x512xf32> -> tensor<512xf32>
+    %p = arith.mulf %xv, %t : tensor<512xf32>
+    %i1 = arith.addi %i, %c1 : index
+    %j1 = arith.index_cast %i1 : index to i32
+    %xv1 = tile.load %x[%j1] : !v -> tensor<512xf32>
+    tile.stream_wait 1
+    %t1 = tile.stream_take %ring[%c1] : memref<2x512xf32> -> tensor<512xf32>
+    %p1 = arith.mulf %xv1, %t1 : tensor<512xf32>
+    %s = arith.addf %a, %p : tensor<512xf32>
+    %s1 = arith.addf %s, %p1 : tensor<512xf32>
+    scf.yield %s1 : tensor<512xf32>
+  }
+  %c0i = arith.constant 0 : i32
+  tile.store %r, %o[%c0i] : tensor<512xf32>, !v
+  return
+}

@@ -148,6 +148,116 @@ def Tile_StoreOp : Tile_Op<"store"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Streamed loads (made by tile-stream-loads)
+//
+// A loop that reads one tile of a read-only tensor per iteration may copy the
+// tiles of later iterations ahead into a ring of stages while it computes on
+// the current one. The copies are asynchronous and program-private: the ring
+// holds each tile in the layout of the program's threads, so the thread that
+// reads an element back is the one that copied it, and no barrier is needed.
+// Copies are grouped by `tile.stream_commit`; `tile.stream_wait` waits for
+// groups to complete; `tile.stream_take` reads a slot whose group completed.
+//===----------------------------------------------------------------------===//
+
+def Tile_StreamBufferOp : Tile_Op<"stream_buffer"> {
+  let summary = "program-private ring of tile stages for streamed loads";
+  let description = [{
+    Allocates a ring of S slots, each holding one tile of the shape and
+    element type given by the result type's trailing dimensions (the first
+    dimension is S, at least 2). Its storage is on-chip memory of the
+    program (shared memory on gpu), alive for the whole kernel; the layout of
+    a slot is the lowering's (each thread's elements where that thread copies
+    and reads them), so the ring is accessed only by `tile.stream_copy` and
+    `tile.stream_take`.
+
+    ```mlir
+    %ring = tile.stream_buffer : memref<4x16x512xbf16>
+    ```
+  }];
+  let results = (outs Res<AnyStaticShapeMemRef, "ring",
+                          [MemAlloc<DefaultResource>]>:$ring);
+  let assemblyFormat = "attr-dict `:` type($ring)";
+  let hasVerifier = 1;
+}
+
+def Tile_StreamCopyOp : Tile_Op<"stream_copy"> {
+  let summary = "asynchronous copy of one tile into a ring slot";
+  let description = [{
+    If `valid` is true, starts copying the tile of `source` with tile indices
+    `indices` (as `tile.load` reads it: elements outside the bounds of
+    `source` read as zero) into slot `slot` of `ring`; if false, does
+    nothing. The copy belongs to the next group that `tile.stream_commit`
+    closes; the slot may be read once `tile.stream_wait` has seen that group
+    complete. `source` must not be written by the kernel.
+
+    ```mlir
+    tile.stream_copy %w[%i, %k] to %ring[%slot] if %valid
+        : memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<4x16x512xbf16>
+    ```
+  }];
+  let arguments = (ins Arg<Tile_GlobalMemRef, "global tensor", [MemRead]>:$source,
+                       Variadic<I32>:$indices,
+                       Arg<AnyStaticShapeMemRef, "ring", [MemWrite]>:$ring,
+                       Index:$slot, I1:$valid);
+  let assemblyFormat = [{
+    $source `[` $indices `]` `to` $ring `[` $slot `]` `if` $valid attr-dict
+    `:` type($source) `,` type($ring)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_StreamCommitOp : Tile_Op<"stream_commit"> {
+  let summary = "closes the group of the copies started since the last one";
+  let description = [{
+    Makes the `tile.stream_copy` ops executed by the program since the
+    previous `tile.stream_commit` one group (possibly empty), which
+    `tile.stream_wait` counts.
+
+    ```mlir
+    tile.stream_commit
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_StreamWaitOp : Tile_Op<"stream_wait"> {
+  let summary = "waits until at most `pending` committed groups are incomplete";
+  let description = [{
+    Blocks the program until at most `pending` of the groups closed by
+    `tile.stream_commit` are still being copied: with one group committed per
+    loop iteration and `pending` = S - 1, the group of the current iteration
+    is then complete.
+
+    ```mlir
+    tile.stream_wait 3
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<7>]>:$pending);
+  let assemblyFormat = "$pending attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_StreamTakeOp : Tile_Op<"stream_take"> {
+  let summary = "reads the tile of a ring slot";
+  let description = [{
+    Returns the tile in slot `slot` of `ring`, whose copy must have completed
+    (see `tile.stream_wait`). The result type is the ring's slot type.
+
+    ```mlir
+    %t = tile.stream_take %ring[%slot] : memref<4x16x512xbf16> -> tensor<16x512xbf16>
+    ```
+  }];
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "ring", [MemRead]>:$ring,
+                       Index:$slot);
+  let results = (outs Tile_Tensor:$result);
+  let assemblyFormat = [{
+    $ring `[` $slot `]` attr-dict `:` type($ring) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Tile construction and layout
 //===----------------------------------------------------------------------===//
 

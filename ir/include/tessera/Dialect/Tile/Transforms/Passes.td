@@ -60,6 +60,83 @@ def TileHoistInvariants : Pass<"tile-hoist-invariants", "::mlir::ModuleOp"> {
   }];
 }
 
+def TileStreamLoads : Pass<"tile-stream-loads", "::mlir::ModuleOp"> {
+  let summary = "Copy the tiles a loop streams ahead into a ring of stages";
+  let description = [{
+    Guarantees: the kernel computes the same values with the same arithmetic;
+    a streamed tile is read from a ring slot instead of from global memory,
+    and holds the same elements (zero outside the tensor, as the load's
+    padding was).
+
+    In every `func.func` carrying `tile.kernel`, an `scf.for` whose body has
+    no ops with regions and no `tile.reduce`, `tile.transpose`, `tile.mma` or
+    `tile.device_call` (the loops tile-unroll-streaming-loops takes) has its
+    streamable loads rewritten: `tile.load` ops directly in the body from a
+    memref argument that no `tile.store` writes (or a `memref.transpose` of
+    one), carrying `tile.align` of at least 16 and a unit innermost stride,
+    with indices computed from the induction variable by side-effect-free
+    scalar ops, zero padding, a last tile dimension of a multiple of 16
+    bytes, no `tile.broadcast` or `tile.reshape` among their users, and no
+    path through the body's ops to the input of a `tile.broadcast` (a
+    broadcast of loads, and of elementwise ops on them, reads its loads in
+    its own layout, which a ring in the load's layout would turn into an
+    exchange between threads). With B the bytes of one iteration's
+    streamable tiles, a loop with B < `min-bytes` is left alone (a few KiB
+    per iteration, as a row read in 2048-element chunks, are a few registers
+    per thread, which tile-unroll-streaming-loops multiplies at no cost in
+    shared memory); else the ring has S = min(`stages`, `max-bytes` / B)
+    slots, and a loop with S < 2 is left alone.
+
+    Each such load gets a `tile.stream_buffer` of S slots before the loop.
+    Before the loop the tiles of the first S - 1 iterations are copied (each
+    iteration's copies one committed group, valid only if that iteration
+    runs); at the top of the body the tiles of iteration i + S - 1 are
+    copied into slot (i + S - 1) mod S and committed; where the first of the
+    loads was, `tile.stream_wait S-1` waits for iteration i's group (the
+    body's other loads, issued before it, are not held back), and each load
+    becomes a `tile.stream_take` of slot i mod S. On gpu the copies are `cp.async`:
+    the bytes in flight no longer take registers, so a matrix-vector
+    product's K loop keeps S - 1 weight tiles in flight per program.
+
+    ```mlir
+    // before
+    %r = scf.for %k = %c0 to %n step %c1 iter_args(%a = %z) -> (tensor<16x512xf32>) {
+      %j = arith.index_cast %k : index to i32
+      %w = tile.load %wt[%p, %j] : memref<?x?xbf16, strided<[?, 1], offset: ?>> -> tensor<16x512xbf16>
+      ...
+    }
+    // after (stages = 4, max-bytes = 65536)
+    %ring = tile.stream_buffer : memref<4x16x512xbf16>
+    tile.stream_copy %wt[%p, %j0] to %ring[%c0] if %v0 : ...   (iterations 0, 1, 2)
+    tile.stream_commit
+    ...
+    %r = scf.for %k = %c0 to %n step %c1 iter_args(%a = %z) -> (tensor<16x512xf32>) {
+      tile.stream_copy %wt[%p, %j3] to %ring[%ahead] if %v : ...  (iteration %k + 3)
+      tile.stream_commit
+      %j = arith.index_cast %k : index to i32
+      tile.stream_wait 3
+      %w = tile.stream_take %ring[%slot] : memref<4x16x512xbf16> -> tensor<16x512xbf16>
+      ...
+    }
+    ```
+
+    Options out of range (`stages` outside 2..8, a non-positive
+    `max-bytes`, a negative `min-bytes`) are an error.
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", /*default=*/"4",
+           "Ring slots per streamed load (tiles of S - 1 later iterations in "
+           "flight)">,
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"65536",
+           "Bytes all rings of one loop may take">,
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"8192",
+           "Bytes of streamable tiles per iteration below which a loop is "
+           "left alone">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def TileUnrollStreamingLoops : Pass<"tile-unroll-streaming-loops", "::mlir::ModuleOp"> {
   let summary = "Unroll loops that stream tiles, to keep more loads in flight";
   let description = [{

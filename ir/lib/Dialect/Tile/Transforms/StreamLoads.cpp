@@ -1,0 +1,274 @@
+//===- StreamLoads.cpp - copy a loop's streamed tiles ahead into a ring ---===//
+//
+// Implements `tile-stream-loads` (Transforms/Passes.td states what it
+// guarantees and which loads it takes). A K loop of a matrix-vector product
+// reads one weight tile per iteration and then waits for it. Loaded into
+// registers, the bytes a thread keeps in flight are bounded by its registers
+// (tile-unroll-streaming-loops trades registers for more of them); copied
+// into a ring in on-chip memory (cp.async on gpu), the tiles of the next
+// S - 1 iterations are in flight while the current one is consumed, and no
+// register holds them.
+//
+// The rewrite only moves where a tile's elements come from: the ring holds
+// exactly what the load would have returned (zero padding is what an
+// asynchronous copy fills in for elements outside the tensor), the source is
+// never written by the kernel (the launcher never lets an output alias an
+// input), and the indices of iteration i + S - 1 are those of the body's
+// index computation (pure scalar ops, cloned with the induction variable
+// replaced). A loop with several streamable loads commits one group per
+// iteration for all of them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessera/Dialect/Tile/Transforms/Passes.h"
+#include "tessera/Dialect/Tile/Utils/KernelUtils.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <cmath>
+
+#define DEBUG_TYPE "tile-stream-loads"
+
+namespace mlir::tessera::tile {
+#define GEN_PASS_DEF_TILESTREAMLOADS
+#include "tessera/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace mlir::tessera::tile
+
+using namespace mlir;
+namespace tt = mlir::tessera::tile;
+
+namespace {
+
+/// The kernel argument `source` reads: itself, or the input of a
+/// memref.transpose of it (tile-vector-mma's view of a K-major weight); else
+/// null.
+BlockArgument argumentOf(func::FuncOp fn, Value source) {
+  if (auto t = source.getDefiningOp<memref::TransposeOp>())
+    source = t.getIn();
+  if (!tt::isKernelArgument(fn, source))
+    return {};
+  return cast<BlockArgument>(source);
+}
+
+/// True if `v` is computed in `body` from `iv` by ops that can be cloned at
+/// another iteration (no regions, no memory effects); `dependent` says
+/// whether it uses `iv` at all.
+bool cloneable(Value v, Value iv, Block *body, bool &dependent) {
+  if (v == iv) {
+    dependent = true;
+    return true;
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != body)
+    return true;
+  if (def->getNumRegions() > 0 || !isMemoryEffectFree(def))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value o) {
+    return cloneable(o, iv, body, dependent);
+  });
+}
+
+/// The loads of `body` whose values reach the input of a tile.broadcast of
+/// `body` (through any ops of `body`): a broadcast of loads and elementwise
+/// ops on them is computed in the broadcast's layout, each thread loading
+/// what it needs (convert-tile-to-loops' broadcast inputs), which a ring in
+/// the load's own layout would turn into an exchange between threads.
+llvm::DenseSet<Operation *> broadcastSources(Block *body) {
+  llvm::DenseSet<Operation *> sources;
+  SmallVector<Value> work;
+  for (auto b : body->getOps<tt::BroadcastOp>())
+    work.push_back(b.getInput());
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!seen.insert(v).second || !def || def->getBlock() != body)
+      continue;
+    if (isa<tt::LoadOp>(def)) {
+      sources.insert(def);
+      continue;
+    }
+    llvm::append_range(work, def->getOperands());
+  }
+  return sources;
+}
+
+/// Whether `load`, directly in `loop`'s body, can be streamed (see the pass
+/// description).
+bool streamable(tt::LoadOp load, scf::ForOp loop, func::FuncOp fn,
+                const llvm::DenseSet<Value> &written) {
+  BlockArgument arg = argumentOf(fn, load.getSource());
+  if (!arg || written.contains(arg))
+    return false;
+  auto align = fn.getArgAttrOfType<IntegerAttr>(
+      arg.getArgNumber(), tt::TileDialect::getAlignAttrName());
+  if (!align || align.getInt() < 16)
+    return false;
+  auto memref = cast<MemRefType>(load.getSource().getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(memref.getStridesAndOffset(strides, offset)) ||
+      strides.back() != 1)
+    return false;
+  if (FloatAttr padding = load.getPaddingAttr();
+      padding && (padding.getValueAsDouble() != 0.0 ||
+                  std::signbit(padding.getValueAsDouble())))
+    return false;
+  RankedTensorType type = load.getType();
+  unsigned bits = type.getElementTypeBitWidth();
+  if (bits % 8 != 0 || (type.getShape().back() * (bits / 8)) % 16 != 0)
+    return false;
+  bool dependent = false;
+  for (Value index : load.getIndices())
+    if (!cloneable(index, loop.getInductionVar(), loop.getBody(), dependent))
+      return false;
+  if (!dependent)
+    return false;
+  return llvm::none_of(load->getUsers(), [](Operation *user) {
+    return isa<tt::BroadcastOp, tt::ReshapeOp>(user);
+  });
+}
+
+/// `v` as computed at the iteration `map` maps the induction variable to:
+/// the ops of `body` it depends on cloned at `b` (once per map).
+Value cloneAt(OpBuilder &b, Value v, Block *body, IRMapping &map) {
+  if (Value mapped = map.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != body)
+    return v;
+  for (Value o : def->getOperands())
+    (void)cloneAt(b, o, body, map);
+  Operation *copy = b.clone(*def, map);
+  return copy->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+Value constIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// Copies the tiles of `loads` at the iteration whose induction variable is
+/// `at` into slot `slot` of their rings, if `at` < the loop's upper bound, as
+/// one committed group.
+void copyGroup(OpBuilder &b, scf::ForOp loop, MutableArrayRef<tt::LoadOp> loads,
+               ArrayRef<Value> rings, Value at, Value slot) {
+  Location loc = loop.getLoc();
+  Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, at,
+                                      loop.getUpperBound());
+  IRMapping map;
+  map.map(loop.getInductionVar(), at);
+  for (auto [load, ring] : llvm::zip(loads, rings)) {
+    SmallVector<Value> indices;
+    for (Value index : load.getIndices())
+      indices.push_back(cloneAt(b, index, loop.getBody(), map));
+    tt::StreamCopyOp::create(b, loc, load.getSource(), indices, ring, slot,
+                             valid);
+  }
+  tt::StreamCommitOp::create(b, loc);
+}
+
+void stream(scf::ForOp loop, MutableArrayRef<tt::LoadOp> loads, int64_t stages) {
+  Location loc = loop.getLoc();
+  OpBuilder before(loop);
+  SmallVector<Value> rings;
+  for (tt::LoadOp load : loads) {
+    RankedTensorType type = load.getType();
+    SmallVector<int64_t> shape{stages};
+    llvm::append_range(shape, type.getShape());
+    rings.push_back(tt::StreamBufferOp::create(
+        before, loc, MemRefType::get(shape, type.getElementType())));
+  }
+  Value lb = loop.getLowerBound(), step = loop.getStep();
+  // The first S - 1 iterations' tiles, before the loop.
+  for (int64_t s = 0; s + 1 < stages; ++s) {
+    Value at = arith::AddIOp::create(
+        before, loc, lb,
+        arith::MulIOp::create(before, loc, step, constIndex(before, loc, s)));
+    copyGroup(before, loop, loads, rings, at, constIndex(before, loc, s));
+  }
+  // In the body: iteration i + S - 1's tiles first, then iteration i's taken.
+  OpBuilder body = OpBuilder::atBlockBegin(loop.getBody());
+  Value iv = loop.getInductionVar();
+  Value i = arith::DivUIOp::create(
+      body, loc, arith::SubIOp::create(body, loc, iv, lb), step);
+  Value s = constIndex(body, loc, stages);
+  Value slot = arith::RemUIOp::create(body, loc, i, s);
+  Value aheadSlot = arith::RemUIOp::create(
+      body, loc, arith::AddIOp::create(body, loc, i, constIndex(body, loc, stages - 1)), s);
+  Value ahead = arith::AddIOp::create(
+      body, loc, iv,
+      arith::MulIOp::create(body, loc, step, constIndex(body, loc, stages - 1)));
+  copyGroup(body, loop, loads, rings, ahead, aheadSlot);
+  // The wait where the first tile is needed: the body's other loads (a
+  // vector read from cache, say) are issued before it (tile-hoist-loads
+  // moves them up to their indices), not after a wait for the copies.
+  OpBuilder first(loads.front());
+  tt::StreamWaitOp::create(first, loc, stages - 1);
+  for (auto [load, ring] : llvm::zip(loads, rings)) {
+    OpBuilder at(load);
+    Value taken = tt::StreamTakeOp::create(at, load.getLoc(), load.getType(),
+                                           ring, slot);
+    load.getResult().replaceAllUsesWith(taken);
+    load->erase();
+  }
+}
+
+struct TileStreamLoads
+    : public tt::impl::TileStreamLoadsBase<TileStreamLoads> {
+  using TileStreamLoadsBase::TileStreamLoadsBase;
+
+  void runOnOperation() override {
+    if (stages < 2 || stages > 8 || maxBytes <= 0 || minBytes < 0) {
+      getOperation().emitError("tile-stream-loads: stages must be within "
+                               "2..8, max-bytes positive and min-bytes not "
+                               "negative");
+      return signalPassFailure();
+    }
+    WalkResult r = getOperation()->walk([&](func::FuncOp fn) {
+      if (!fn->hasAttr(tt::TileDialect::getKernelAttrName()))
+        return WalkResult::advance();
+      if (!tt::checkNotLowered(fn, getArgument()))
+        return WalkResult::interrupt();
+      llvm::DenseSet<Value> written;
+      fn.walk([&](tt::StoreOp store) { written.insert(store.getDest()); });
+      SmallVector<std::pair<scf::ForOp, SmallVector<tt::LoadOp>>> found;
+      fn.walk([&](scf::ForOp loop) {
+        SmallVector<tt::LoadOp> loads;
+        int64_t bytes = 0;
+        llvm::DenseSet<Operation *> broadcasts = broadcastSources(loop.getBody());
+        for (Operation &op : *loop.getBody()) {
+          if (op.getNumRegions() > 0 ||
+              isa<tt::ReduceOp, tt::TransposeOp, tt::MmaOp, tt::DeviceCallOp,
+                  tt::StreamTakeOp>(op))
+            return;
+          auto load = dyn_cast<tt::LoadOp>(op);
+          if (!load || broadcasts.contains(load) ||
+              !streamable(load, loop, fn, written))
+            continue;
+          loads.push_back(load);
+          RankedTensorType type = load.getType();
+          bytes += type.getNumElements() * (type.getElementTypeBitWidth() / 8);
+        }
+        if (!loads.empty() && bytes >= minBytes &&
+            std::min<int64_t>(stages, maxBytes / bytes) >= 2)
+          found.push_back({loop, std::move(loads)});
+      });
+      for (auto &[loop, loads] : found) {
+        int64_t bytes = 0;
+        for (tt::LoadOp load : loads)
+          bytes += load.getType().getNumElements() *
+                   (load.getType().getElementTypeBitWidth() / 8);
+        stream(loop, loads, std::min<int64_t>(stages, maxBytes / bytes));
+      }
+      return WalkResult::advance();
+    });
+    if (r.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

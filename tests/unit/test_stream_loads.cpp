@@ -1,0 +1,163 @@
+// test_stream_loads.cpp: K loops whose weight tiles tile-stream-loads copies ahead into rings in
+// shared memory (cp.async on the GPU). The products match a host reference in double, on both
+// targets and on ragged shapes (rows past N, columns past K, K shorter than one tile, rows not
+// aligned to 16 bytes, which are not streamed), with rings of four and of two slots and none
+// (CompilerHints::stream_stages 4, 2, and 1 or 0, the compiler's choice); the sm_90 PTX (no GPU
+// needed) has the copies and the waits the hint asks for.
+#include <catch2/catch.hpp>
+#include <tessera/tessera.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "execution_helpers.h"
+
+using namespace tessera;
+using exec_test::random_tensor;
+
+namespace {
+
+// y = W v for W [N, K] bf16 row-major and v f32 [K]: 16 x 512 weight tiles, 16 KiB per
+// iteration (streamed), the vector broadcast along the tile's rows (not streamed).
+auto stream_matvec() {
+  return kernel("stream_matvec", [](auto y, auto w, auto v) {
+    auto acc = for_range(
+        (dim<0>(v) + c<511>) / c<512>,
+        [=](auto k, auto acc) {
+          return acc + cast<DType::f32>(load<16, 512>(w, program_id<0>(), k)) * reshape<1, 512>(load<512>(v, k));
+        },
+        full<DType::f32, 16, 512>(c<0.0>));
+    return y.store(reshape<16>(sum<1>(acc)));
+  });
+}
+
+// y = (Wa v) * (Wb v): two weight tiles per iteration, one ring each (32 KiB per iteration).
+auto stream_pair() {
+  return kernel("stream_pair", [](auto y, auto wa, auto wb, auto v) {
+    auto r = for_range(
+        (dim<0>(v) + c<511>) / c<512>,
+        [=](auto k, auto a, auto b) {
+          auto x = reshape<1, 512>(load<512>(v, k));
+          return carry(a + cast<DType::f32>(load<16, 512>(wa, program_id<0>(), k)) * x,
+                       b + cast<DType::f32>(load<16, 512>(wb, program_id<0>(), k)) * x);
+        },
+        full<DType::f32, 16, 512>(c<0.0>), full<DType::f32, 16, 512>(c<0.0>));
+    return y.store(reshape<16>(sum<1>(get<0>(r))) * reshape<16>(sum<1>(get<1>(r))));
+  });
+}
+
+// Row i of W v in double, and the sum of |w v| over the row (the scale of the rounding error).
+struct Rows {
+  std::vector<double> value, magnitude;
+};
+Rows product(const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v) {
+  const int64_t n = w.shape()[0], k = w.shape()[1];
+  Rows r{std::vector<double>(n), std::vector<double>(n)};
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < k; ++j) {
+      const double p = double(float(w(i, j))) * double(v(j));
+      r.value[i] += p;
+      r.magnitude[i] += std::abs(p);
+    }
+  return r;
+}
+
+// Elements of y further from `want` than f32 accumulation over k terms allows (2 k 2^-24 of the
+// magnitude, scaled by `scale` for a product of two sums).
+int64_t mismatches(const Tensor<float, 1>& y, const std::vector<double>& want, const std::vector<double>& magnitude,
+                   int64_t k) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < y.shape()[0]; ++i) {
+    const double tol = 2.0 * double(k) * std::ldexp(1.0, -24) * magnitude[i] + 1e-30;
+    if (std::abs(double(y(i)) - want[i]) > tol && bad++ < 5)
+      WARN("y(" << i << ") = " << y(i) << ", want " << want[i] << " (tolerance " << tol << ")");
+  }
+  return bad;
+}
+
+void streamed_products(Target target) {
+  const std::pair<int64_t, int64_t> shapes[] = {{37, 1000}, {64, 8}, {16, 2048}, {3, 520}, {40, 300}};
+  for (auto [n, k] : shapes)
+    for (int stages : {0, 1, 2, 4}) {
+      INFO("N = " << n << ", K = " << k << ", stream_stages = " << stages);
+      auto w = random_tensor<bfloat16, 2>({n, k}, -1, 1, 31);
+      auto w2 = random_tensor<bfloat16, 2>({n, k}, -1, 1, 32);
+      auto v = random_tensor<float, 1>({k}, -1, 1, 33);
+      LaunchOptions options;
+      options.target = target;
+      options.hints.stream_stages = stages;
+      Tensor<float, 1> y({n}), z({n});
+      stream_matvec().launch(options, y.partition<16>(), w, v);
+      const Rows a = product(w, v), b = product(w2, v);
+      CHECK(mismatches(y, a.value, a.magnitude, k) == 0);
+      stream_pair().launch(options, z.partition<16>(), w, w2, v);
+      std::vector<double> want(n), magnitude(n);
+      for (int64_t i = 0; i < n; ++i) {
+        want[i] = a.value[i] * b.value[i];
+        magnitude[i] = a.magnitude[i] * std::abs(b.value[i]) + std::abs(a.value[i]) * b.magnitude[i];
+      }
+      CHECK(mismatches(z, want, magnitude, 2 * k) == 0);
+    }
+}
+
+int64_t count(const std::string& text, const std::string& what) {
+  int64_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The pending counts of the PTX's `cp.async.wait_group N` instructions.
+std::vector<int> waits(const std::string& ptx) {
+  std::vector<int> n;
+  const std::string op = "cp.async.wait_group";
+  for (auto at = ptx.find(op); at != std::string::npos; at = ptx.find(op, at + 1))
+    n.push_back(std::stoi(ptx.substr(ptx.find_first_not_of(" \t", at + op.size()))));
+  return n;
+}
+
+}  // namespace
+
+TESSERA_TARGET_TEST_CASE("streamed loads: matrix-vector products on ragged shapes", "[stream]", streamed_products)
+
+TEST_CASE("streamed loads: the sm_90 PTX copies the weight tiles ahead as the hint asks", "[stream][compile]") {
+  Tensor<bfloat16, 2> w({64, 1024}), odd({64, 300});
+  Tensor<float, 1> v({1024}), v_odd({300}), y({64});
+  auto ptx = [&](int stages, auto&& k, auto&&... args) {
+    LaunchOptions o;
+    o.target = Target::sm_90;
+    o.hints.stream_stages = stages;
+    return k.compile(o, y.partition<16>(), args...).ptx;
+  };
+  // Every wait of `text` leaves `pending` groups in flight, and there is one.
+  auto waits_for = [](const std::string& text, int pending) {
+    const std::vector<int> w = waits(text);
+    return !w.empty() && std::all_of(w.begin(), w.end(), [&](int n) { return n == pending; });
+  };
+  // Four slots of 16 KiB, three tiles ahead (two 16-byte copies per thread and tile at 512
+  // threads): each iteration (the loop is unrolled for the vector's loads) waits for all but the
+  // three newest groups. The ring is dynamic shared memory.
+  const std::string ring = ptx(4, stream_matvec(), w, v);
+  CHECK(count(ring, "cp.async.cg.shared.global") > 0);
+  CHECK(waits_for(ring, 3));
+  CHECK(count(ring, "// tessera.dynamic_shared_bytes") == 1);
+  CHECK(waits_for(ptx(2, stream_matvec(), w, v), 1));
+  // Two streams of 16 KiB: two slots each within the 64 KiB the rings of a loop may take.
+  CHECK(waits_for(ptx(4, stream_pair(), w, w, v), 1));
+  // No ring, by default or asked for: the tiles are loaded into registers.
+  CHECK(count(ptx(0, stream_matvec(), w, v), "cp.async") == 0);
+  CHECK(count(ptx(1, stream_matvec(), w, v), "cp.async") == 0);
+  // Rows of 600 bytes are not 16-byte aligned: loaded into registers.
+  CHECK(count(ptx(4, stream_matvec(), odd, v_odd), "cp.async") == 0);
+}
+
+TEST_CASE("streamed loads: stream_stages outside 0 to 8 is an error naming the kernel", "[stream]") {
+  Tensor<bfloat16, 2> w({64, 1024});
+  Tensor<float, 1> v({1024}), y({64});
+  LaunchOptions o;
+  o.target = Target::cpu;
+  o.hints.stream_stages = 9;
+  CHECK_THROWS_WITH(stream_matvec().launch(o, y.partition<16>(), w, v),
+                    Catch::Contains("kernel 'stream_matvec'") && Catch::Contains("stream_stages is 9"));
+}
