@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <optional>
 #include <vector>
@@ -70,11 +71,35 @@ LaunchPlan plan_launch(std::string_view kernel, std::shared_ptr<const Compiled> 
   return plan;
 }
 
+namespace {
+
+std::atomic<LaunchObserver> launch_observer{nullptr};
+
+// Calls the observer, if any, unless this thread is inside it already (its own compiles).
+void observe(const LaunchRequest& r, Target target) {
+  thread_local bool observing = false;
+  const LaunchObserver observer = launch_observer.load(std::memory_order_acquire);
+  if (!observer || observing) return;
+  observing = true;
+  try {
+    observer(r, target);
+  } catch (...) {
+    observing = false;
+    throw;
+  }
+  observing = false;
+}
+
+}  // namespace
+
+void set_launch_observer(LaunchObserver observer) { launch_observer.store(observer, std::memory_order_release); }
+
 CompletionPtr submit(const LaunchRequest& r, Target target) {
   GraphCapture* capture = current_capture();
   if (capture) target = capture->target_for(r.options, target, r.kernel);
   auto compiled = lookup_or_compile(r, target);
   const Grid grid = check_args(r.kernel, *compiled, r.args);
+  observe(r, target);
   if (capture) {
     capture->record(r.kernel, plan_launch(r.kernel, std::move(compiled), grid), r.args);
     return nullptr;
@@ -95,6 +120,7 @@ void launch(const LaunchRequest& r, Target target) {
 CompiledArtifact compile(const LaunchRequest& r, Target target) {
   auto compiled = lookup_or_compile(r, target);
   check_args(r.kernel, *compiled, r.args);
+  observe(r, target);
   CompiledArtifact a;
   a.target = std::string(target_name(target));
   a.backend = compiled->backend;

@@ -8,14 +8,22 @@
 // `--backend=nvvm|tileir` (before Catch's own arguments) runs every test with that GPU back end as
 // the default (TESSERA_BACKEND), so that the suite runs through either; kernels Tile IR cannot
 // express take the NVVM backend then, as they do for a user who sets the variable.
+//
+// `--tileir-targets` also compiles every kernel the tests launch or compile through tileiras for
+// sm_90 and sm_100a (tileir_targets.h) and fails the run when one that Tile IR can express does
+// not compile; it prints "skipped: " and runs nothing where tileiras is not installed.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "tessera/kernel.h"
+#include "tileir_targets.h"
 
 extern char** environ;
 
@@ -28,12 +36,23 @@ int main(int argc, char* argv[]) {
   }
   for (const std::string& name : drop) unsetenv(name.c_str());
   std::vector<char*> args;
+  bool tileir_targets = false;
   for (int i = 0; i < argc; ++i) {
     constexpr std::string_view kBackend = "--backend=";
     if (i > 0 && std::string_view(argv[i]).starts_with(kBackend))
       setenv("TESSERA_BACKEND", argv[i] + kBackend.size(), 1);
+    else if (i > 0 && std::string_view(argv[i]) == "--tileir-targets")
+      tileir_targets = true;
     else
       args.push_back(argv[i]);
   }
-  return Catch::Session().run(static_cast<int>(args.size()), args.data());
+  if (!tileir_targets) return Catch::Session().run(static_cast<int>(args.size()), args.data());
+  if (!tessera::backend_available(tessera::Backend::tileir)) {
+    std::printf("skipped: tileiras is not installed (scripts/install-tileiras.sh)\n");
+    return 0;
+  }
+  tessera::testing::observe_tileir_targets();
+  const int status = Catch::Session().run(static_cast<int>(args.size()), args.data());
+  const int failed = tessera::testing::report_tileir_targets(stdout);
+  return status != 0 ? status : failed != 0 ? 1 : 0;
 }

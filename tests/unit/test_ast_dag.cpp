@@ -236,7 +236,8 @@ TEST_CASE("the parser makes one node of each distinct subtree, from lets or from
   rejects("(add f32 [128] (let 0 (exp f32 [128] (load_like f32 [128] 1 0))) (ref f32 [128] x))", "expected (ref TYPE ID)");
 }
 
-TEST_CASE("a chain of 2000 elementwise operations compiles for the CPU and sm_90 within a minute", "[dag][compile]") {
+TEST_CASE("a chain of 2000 elementwise operations compiles for the CPU and sm_90 within a minute",
+          "[dag][compile][counts-compiles]") {
   const std::string text = chain_text(2000);
   // 3000 elements: ragged tiles (the kernel that tests bounds); 3072: whole tiles (its variant).
   for (const int64_t n : {int64_t{3000}, int64_t{3072}}) {

@@ -72,7 +72,8 @@ static void body_views(Target target) {
 TESSERA_TARGET_TEST_CASE("static shapes: views with an offset and strides, whole and ragged tiles", "[static]",
                          body_views)
 
-TEST_CASE("static shapes: one compile per distinct set of shapes, apart from the generic kernel", "[cpu][static]") {
+TEST_CASE("static shapes: one compile per distinct set of shapes, apart from the generic kernel",
+          "[cpu][static][counts-compiles]") {
   auto sub = kernel("static_sub", [](auto out, auto x) { return out.store(x.load_like(out) - c<1.0f>); });
   Tensor<float, 1> x100({100}), z100({100}), x300({300}), z300({300});
   x100.fill(4.0f);

@@ -36,7 +36,7 @@ static void compiled_once(Target t) {
   CHECK(after.memory_hits - before.memory_hits >= threads - 1);
   for (auto& o : outs) CHECK(std::as_const(o)(999) == 2997.0f);
 }
-TESSERA_TARGET_TEST_CASE("concurrent first launches in a process compile the kernel once", "[threads]",
+TESSERA_TARGET_TEST_CASE("concurrent first launches in a process compile the kernel once", "[threads][counts-compiles]",
                          compiled_once)
 
 static void shared_inputs_private_outputs(Target t) {

@@ -145,6 +145,13 @@ TEST_CASE("kernels Tile IR cannot express are errors naming the kernel and the o
   CHECK_THROWS_WITH(detail::tileir_bytecode(padded.name(), ast, spec),
                     Catch::Contains("tileir_padding") && Catch::Contains("padding 2.5") &&
                         Catch::Contains("no CUDA Tile IR form"));
+  // A tile of more than 2^24 elements, which tileiras rejects: an error before tileiras runs.
+  Tensor<float, 1> big({1000}), one({1});  // the tile, not the tensor, is what is too large
+  auto huge = kernel("tileir_huge_tile", [](auto o, auto a) { return o.store(max<0>(load<1 << 25>(a, c<0>))); });
+  auto [huge_ast, huge_spec] = prepare(huge, one.partition<1>(), big);
+  CHECK_THROWS_WITH(detail::tileir_bytecode(huge.name(), huge_ast, huge_spec),
+                    Catch::Contains("tileir_huge_tile") && Catch::Contains("more than 2^24 elements") &&
+                        Catch::Contains("no CUDA Tile IR form"));
 }
 
 TEST_CASE("tileiras' failures are errors carrying its stderr, the kernel and the architecture", "[tileir]") {

@@ -200,7 +200,8 @@ static void body_graph_scalar(Target target) {
 TESSERA_TARGET_TEST_CASE("whole tiles: a Scalar index in a graph keeps the kernel that tests", "[whole][graph]",
                          body_graph_scalar)
 
-TEST_CASE("whole tiles: one more compile for a kernel launched both ways, none with the variant off", "[cpu][whole]") {
+TEST_CASE("whole tiles: one more compile for a kernel launched both ways, none with the variant off",
+          "[cpu][whole][counts-compiles]") {
   auto k = kernel("whole_count", [](auto o, auto a) { return o.store(a.load_like(o) + c<1.0f>); });
   Tensor<float, 1> x1024({1024}), z1024({1024}), x1000({1000}), z1000({1000});
   x1024.fill(1.0f);

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <string>
 
 using namespace mlir;
 using namespace mlir::tessera;
@@ -67,17 +68,32 @@ FailureOr<uint64_t> Translator::elementType(Operation *op, Type t,
                          << "': type " << t << " has no CUDA Tile IR form";
 }
 
+/// Why a tile of `shape` has no CUDA Tile IR form ("" when it has one): Tile
+/// IR tiles have power-of-two dimensions and at most 2^24 elements (tileiras
+/// rejects a larger one when it reads the bytecode).
+static std::string tileShapeProblem(ArrayRef<int64_t> shape) {
+  constexpr uint64_t kMaxTileElements = uint64_t(1) << 24;
+  uint64_t elements = 1;
+  for (int64_t d : shape) {
+    if (d <= 0 || !llvm::isPowerOf2_64(static_cast<uint64_t>(d)))
+      return "has a dimension that is not a power of two (CUDA Tile IR tiles "
+             "need power-of-two dimensions)";
+    elements *= static_cast<uint64_t>(d);
+    if (elements > kMaxTileElements)
+      return "has more than 2^24 elements: no CUDA Tile IR form (tileiras' "
+             "largest tile)";
+  }
+  return "";
+}
+
 FailureOr<uint64_t> Translator::tileType(Operation *op, Type t,
                                          TypeTable &types) {
   if (auto tt = dyn_cast<RankedTensorType>(t)) {
-    for (int64_t d : tt.getShape())
-      if (d <= 0 || !llvm::isPowerOf2_64(static_cast<uint64_t>(d)))
-        return op->emitError()
-               << "tileir: kernel '"
-               << op->getParentOfType<func::FuncOp>().getSymName()
-               << "': tile " << t
-               << " has a dimension that is not a power of two (CUDA Tile IR "
-                  "tiles need power-of-two dimensions)";
+    if (std::string problem = tileShapeProblem(tt.getShape()); !problem.empty())
+      return op->emitError()
+             << "tileir: kernel '"
+             << op->getParentOfType<func::FuncOp>().getSymName() << "': tile "
+             << t << " " << problem;
     auto e = elementType(op, tt.getElementType(), types);
     if (failed(e))
       return failure();
@@ -309,13 +325,10 @@ LogicalResult Translator::prepareTensors() {
     std::vector<int32_t> dimMap;
     for (size_t d = 0; d < n.shape.size(); ++d)
       dimMap.push_back(static_cast<int32_t>(d));
-    for (int64_t d : n.shape)
-      if (d <= 0 || !llvm::isPowerOf2_64(static_cast<uint64_t>(d)))
-        return n.op->emitError()
-               << "tileir: kernel '" << kernel_.getSymName() << "': tile of '"
-               << n.op->getName()
-               << "' has a dimension that is not a power of two (CUDA Tile IR "
-                  "tiles need power-of-two dimensions)";
+    if (std::string problem = tileShapeProblem(n.shape); !problem.empty())
+      return n.op->emitError() << "tileir: kernel '" << kernel_.getSymName()
+                               << "': tile of '" << n.op->getName() << "' "
+                               << problem;
     uint64_t type = types_.partitionView(tileShape, t.viewType, dimMap, n.padding);
     ByteWriter p;
     p.varint(t.view);

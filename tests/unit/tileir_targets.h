@@ -1,0 +1,25 @@
+// tileir_targets.h: `tessera_unit_tests --tileir-targets`, the check that every kernel the unit
+// tests launch compiles through the tileir backend (tileiras) for sm_90 and sm_100a (issue #24).
+//
+// The suite runs as usual (on the CPU target where there is no GPU); a launch observer
+// (detail::set_launch_observer) compiles each kernel it sees, once per specialization, through
+// tileiras for both architectures with the launch's own arguments and options. A kernel Tile IR
+// cannot express (TileIrUnsupported: an op without a Tile IR form, a broadcast view) is listed
+// with its reason and does not fail the run; any other error of that compile does. Tests whose
+// assertions count or time compiles carry the tag [counts-compiles]: the observer's compiles would
+// fail them, so the check runs without them (tests/CMakeLists.txt). Assumes one observer per
+// process and tileiras installed (backend_available(Backend::tileir)).
+#pragma once
+
+#include <cstdio>
+
+namespace tessera::testing {
+
+// Installs the observer.
+void observe_tileir_targets();
+
+// Prints what the observer compiled and why the rest could not be; returns the number of kernels
+// whose compile failed (0: every kernel Tile IR can express gave cubins for both architectures).
+int report_tileir_targets(std::FILE* out);
+
+}  // namespace tessera::testing
