@@ -15,14 +15,12 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "tessera/kernel.h"
 #include "tileir_targets.h"
 
 extern char** environ;
@@ -46,13 +44,6 @@ int main(int argc, char* argv[]) {
     else
       args.push_back(argv[i]);
   }
-  if (!tileir_targets) return Catch::Session().run(static_cast<int>(args.size()), args.data());
-  if (!tessera::backend_available(tessera::Backend::tileir)) {
-    std::printf("skipped: tileiras is not installed (scripts/install-tileiras.sh)\n");
-    return 0;
-  }
-  tessera::testing::observe_tileir_targets();
-  const int status = Catch::Session().run(static_cast<int>(args.size()), args.data());
-  const int failed = tessera::testing::report_tileir_targets(stdout);
-  return status != 0 ? status : failed != 0 ? 1 : 0;
+  auto run = [&] { return Catch::Session().run(static_cast<int>(args.size()), args.data()); };
+  return tileir_targets ? tessera::testing::run_with_tileir_targets(run) : run();
 }

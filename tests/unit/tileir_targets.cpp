@@ -105,4 +105,15 @@ int report_tileir_targets(std::FILE* out) {
   return static_cast<int>(res.failures.size());
 }
 
+int run_with_tileir_targets(const std::function<int()>& run_tests) {
+  if (!backend_available(Backend::tileir)) {
+    std::printf("skipped: tileiras is not installed (scripts/install-tileiras.sh)\n");
+    return 0;
+  }
+  observe_tileir_targets();
+  const int status = run_tests();
+  const int failed = report_tileir_targets(stdout);
+  return status != 0 ? status : failed != 0 ? 1 : 0;
+}
+
 }  // namespace tessera::testing
