@@ -11,7 +11,7 @@
 //
 // `--tileir-targets` also compiles every kernel the tests launch or compile through tileiras for
 // sm_90 and sm_100a (tileir_targets.h) and fails the run when one that Tile IR can express does
-// not compile; it prints "skipped: " and runs nothing where tileiras is not installed.
+// not compile; it prints "tileir targets skipped: " and runs nothing where tileiras is not installed.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 

@@ -107,7 +107,7 @@ int report_tileir_targets(std::FILE* out) {
 
 int run_with_tileir_targets(const std::function<int()>& run_tests) {
   if (!backend_available(Backend::tileir)) {
-    std::printf("skipped: tileiras is not installed (scripts/install-tileiras.sh)\n");
+    std::printf("tileir targets skipped: tileiras is not installed (scripts/install-tileiras.sh)\n");
     return 0;
   }
   observe_tileir_targets();

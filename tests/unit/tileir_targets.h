@@ -16,9 +16,10 @@
 
 namespace tessera::testing {
 
-// Runs the tests (`run_tests`: Catch's session) under the check: prints "skipped: ..." and returns
-// 0 without running them where tileiras is not installed; else installs the observer, runs them
-// and prints the report. Returns the tests' status, or 1 when they passed and a compile failed.
+// Runs the tests (`run_tests`: Catch's session) under the check: prints "tileir targets skipped:
+// ..." (ctest's skip pattern; plain "skipped: " is what tests print where they need a GPU) and
+// returns 0 without running them where tileiras is not installed; else installs the observer, runs
+// them and prints the report. Returns the tests' status, or 1 when they passed and a compile failed.
 int run_with_tileir_targets(const std::function<int()>& run_tests);
 
 // Installs the observer.
