@@ -940,7 +940,7 @@ TESSERA_TARGET_TEST_CASE("f16 and bf16 math, computed in f32", "[math][dtype]", 
 
 // On the CPU target one thread holds a whole tile: 1024 x 1024 f32 values (4 MiB each) and the
 // 4 MiB scratch of a transpose live on the heap, not on a worker thread's stack.
-TEST_CASE("huge tiles on the CPU target", "[cpu][shape]") {
+TEST_CASE("huge tiles on the CPU target", "[cpu][shape][cpu-only]") {
   auto x = random_tensor<float, 2>({2048, 1536}, -1, 1, 31);
   Tensor<float, 2> y({2048, 1536}), t({1536, 2048});
   kernel("huge_elementwise", [](auto o, auto a) {

@@ -7,7 +7,9 @@
 // cannot express (TileIrUnsupported: an op without a Tile IR form, a broadcast view) is listed
 // with its reason and does not fail the run; any other error of that compile does. Tests whose
 // assertions count or time compiles carry the tag [counts-compiles]: the observer's compiles would
-// fail them, so the check runs without them (tests/CMakeLists.txt). Assumes one observer per
+// fail them, so the check runs without them (tests/CMakeLists.txt); so do tests tagged [cpu-only],
+// whose kernels are made for the CPU target alone (tiles of a million elements, which tileiras
+// refuses: "estimated per-thread register usage exceeds the available budget"). Assumes one observer per
 // process and tileiras installed (backend_available(Backend::tileir)).
 #pragma once
 
