@@ -77,8 +77,8 @@ LaunchPlan plan_launch(std::string_view kernel, std::shared_ptr<const Compiled> 
 [[noreturn]] void fail(std::string_view kernel, const std::string& what);
 
 // A function called with every launch and compile request whose arguments passed check_args, and
-// its target, before the launch runs (or is recorded into a graph). The unit tests set one to
-// compile every kernel the suite launches for other targets as well (tests/unit/main.cpp,
+// its target, before the launch runs (or is recorded into a graph). The test runners set one to
+// compile every kernel their tests launch for other targets as well (tests/unit/tileir_targets.h,
 // --tileir-targets); nullptr, the default, calls none. Requests that the observer makes itself
 // (on the same thread) are not observed again.
 using LaunchObserver = void (*)(const LaunchRequest& request, Target target);

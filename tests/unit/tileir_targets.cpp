@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include <future>
 #include <map>
 #include <mutex>
@@ -88,10 +90,8 @@ void compile_for_tileir_targets(const detail::LaunchRequest& r, Target) {
   }
 }
 
-}  // namespace
-
-void observe_tileir_targets() { detail::set_launch_observer(&compile_for_tileir_targets); }
-
+// Prints what the observer compiled and why the rest could not be; returns the number of failed
+// compiles.
 int report_tileir_targets(std::FILE* out) {
   Results& res = results();
   std::lock_guard lock(res.mutex);
@@ -105,12 +105,14 @@ int report_tileir_targets(std::FILE* out) {
   return static_cast<int>(res.failures.size());
 }
 
+}  // namespace
+
 int run_with_tileir_targets(const std::function<int()>& run_tests) {
   if (!backend_available(Backend::tileir)) {
     std::printf("tileir targets skipped: tileiras is not installed (scripts/install-tileiras.sh)\n");
     return 0;
   }
-  observe_tileir_targets();
+  detail::set_launch_observer(&compile_for_tileir_targets);
   const int status = run_tests();
   const int failed = report_tileir_targets(stdout);
   return status != 0 ? status : failed != 0 ? 1 : 0;

@@ -13,7 +13,6 @@
 // process and tileiras installed (backend_available(Backend::tileir)).
 #pragma once
 
-#include <cstdio>
 #include <functional>
 
 namespace tessera::testing {
@@ -23,12 +22,5 @@ namespace tessera::testing {
 // returns 0 without running them where tileiras is not installed; else installs the observer, runs
 // them and prints the report. Returns the tests' status, or 1 when they passed and a compile failed.
 int run_with_tileir_targets(const std::function<int()>& run_tests);
-
-// Installs the observer.
-void observe_tileir_targets();
-
-// Prints what the observer compiled and why the rest could not be; returns the number of kernels
-// whose compile failed (0: every kernel Tile IR can express gave cubins for both architectures).
-int report_tileir_targets(std::FILE* out);
 
 }  // namespace tessera::testing
