@@ -1,6 +1,7 @@
 // matmul.cpp: matrix products as a user writes them (matmul_kernels.h: BM x BN output tiles, a
 // K loop carrying an f32 accumulator over mma of BM x BK and BK x BN tiles), on random data
-// (issue #22's targets): bf16 and f16 at M = N = K = 4096 and 8192; the LLM shapes (M x N x K)
+// (issue #22's targets): bf16 and f16 at M = N = K = 4096 and 8192, f32 (tf32 tensor cores, beside
+// cuBLAS's tf32) at 4096 and 8192; the LLM shapes (M x N x K)
 // 4096 x 9728 x 2560, 4096 x 2560 x 9728 and 128 x 151936 x 2560; the batch-1 shapes
 // 1 x 9728 x 2560, 1 x 2560 x 9728 and 1 x 151936 x 2560; and a product with a fused bias + GELU
 // (tanh) + bf16 cast epilogue at 4096^3. A is M x K and B is K x N, both row-major, the output
@@ -16,7 +17,8 @@
 // launched cold, with empty in-process and disk caches and NVIDIA's compute cache off: its wall
 // time, compile included, is "first_launch_ms". That launch's output is checked on 64 sampled
 // elements against a double-precision host product (bound: 2 K 2^-24 sum |a||b| for the f32
-// accumulation, plus 2^-8 of the value for the output's rounding; test_matmul.cpp explains it).
+// accumulation, plus 2^-8 of the value for the output's rounding, plus 2^-9 sum |a||b| for tf32's
+// products with f32 inputs; matmul_reference.h explains it).
 // Then the median of up to 30 timed launches (each behind an L2 reset and a GPU spin, common.h),
 // fewer for slow kernels so that a case's timing takes about 2 s of GPU time (at least 3).
 // Each line has "tflops" (2 M N K per second) and "tbps" (A, B and the output each read or
@@ -127,7 +129,9 @@ std::pair<double, bool> check(const Problem& s, const Samples& r, const Tensor<T
   for (std::size_t q = 0; q < r.at.size(); ++q) {
     const auto [i, j] = r.at[q];
     const double got = double(float(po[i * s.n + j])), want = r.want[q];
-    const double bound = 2.0 * double(s.k) * std::ldexp(1.0, -24) * r.magnitude[q] + std::ldexp(1.0, -8) * std::abs(want);
+    const double tf32 = std::is_same_v<T, float> ? std::ldexp(1.0, -9) : 0.0;
+    const double bound =
+        (2.0 * double(s.k) * std::ldexp(1.0, -24) + tf32) * r.magnitude[q] + std::ldexp(1.0, -8) * std::abs(want);
     ok = ok && std::abs(got - want) <= bound + 1e-6;
     worst = std::max(worst, std::abs(got - want) / (1 + std::abs(want)));
   }
@@ -338,6 +342,21 @@ void plain_case(const Problem& s, const char* dtype) {
   }
 }
 
+// f32 inputs: the tensor-core lowering multiplies them as tf32 (mma.sync m16n8k8 on every target).
+// Tiles of 32 K-columns hold as many bytes per stage as bf16's 64.
+using Tf32Tiles = std::tuple<Tile<128, 128, 32>, Tile<128, 256, 16>, Tile<128, 256, 32>, Tile<256, 128, 16>,
+                             Tile<128, 128, 16>, Tile<64, 128, 32>>;
+
+void f32_case(const Problem& s) {
+  Tensor<float, 2> a({s.m, s.k}), b({s.k, s.n}), out({s.m, s.n});
+  fill_random(a, 1);
+  fill_random(b, 2);
+  const Samples ref = reference(s, std::as_const(a), std::as_const(b), static_cast<const Tensor<float, 1>*>(nullptr));
+  time_tile<128, 128, 32>(matmul_kernels::matmul<128, 128, 32>(), s.name(), "f32", s, a, b, out, ref);
+  time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul<BM, BN, BK>(); }, Tf32Tiles{}, s.name(), "f32", s,
+             a, b, out, ref);
+}
+
 void epilogue_case(const Problem& s) {
   Tensor<bfloat16, 2> a({s.m, s.k}), b({s.k, s.n}), out({s.m, s.n}), row({1, s.n});
   fill_random(a, 3);
@@ -371,6 +390,7 @@ int main() {
       if (!wanted(s.name())) continue;
       plain_case<bfloat16>(s, "bf16");
       plain_case<half>(s, "f16");
+      f32_case(s);
     }
     for (Problem s : {Problem{4096, 9728, 2560}, Problem{4096, 2560, 9728}, Problem{128, 151936, 2560}, Problem{1, 9728, 2560},
                     Problem{1, 2560, 9728}, Problem{1, 151936, 2560}})

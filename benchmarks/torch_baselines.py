@@ -130,7 +130,7 @@ def matmul(dev):
     def one(case, dtype, m, n, k, impls):
         size = torch.tensor([], dtype=dtype).element_size()
         nbytes = size * (m * k + k * n + m * n)
-        name = "bf16" if dtype == torch.bfloat16 else "f16"
+        name = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}[dtype]
         for impl, fn in impls:
             fn()  # autotunes (Triton) or compiles (torch.compile) outside the timing
             ms = median_ms(fn)
@@ -141,7 +141,9 @@ def matmul(dev):
     def rand(*shape, dtype):
         return torch.rand(*shape, dtype=dtype, device=dev) * 2 - 1
 
-    shapes = [(n, n, n, dt) for n in (4096, 8192) for dt in (torch.bfloat16, torch.float16)]
+    # f32: cuBLAS with tf32 allowed (bench_matmul's f32 products run on tf32 tensor cores).
+    torch.backends.cuda.matmul.allow_tf32 = True
+    shapes = [(n, n, n, dt) for n in (4096, 8192) for dt in (torch.bfloat16, torch.float16, torch.float32)]
     shapes += [(m, n, k, torch.bfloat16) for m, n, k in ((4096, 9728, 2560), (4096, 2560, 9728), (128, 151936, 2560),
                                                           (1, 9728, 2560), (1, 2560, 9728), (1, 151936, 2560))]
     # BENCH_MATMUL_CASES (as bench_matmul reads it): only the cases whose names it contains.
@@ -152,7 +154,7 @@ def matmul(dev):
             continue
         a, b = rand(m, k, dtype=dtype), rand(k, n, dtype=dtype)
         impls = [("cublas", lambda: torch.matmul(a, b))]
-        if triton:
+        if triton and dtype != torch.float32:
             impls.append(("triton", lambda: triton_matmul.matmul(a, b)))
         one(f"mm_{m}x{n}x{k}", dtype, m, n, k, impls)
         if m == 1:

@@ -6,7 +6,7 @@
 // sm_90 where the wgmma lowering rejects the tile, holds cp.async, ldmatrix and mma.sync, and
 // nvJitLink's ptxas reports no spills.
 //
-// Results: random bf16 and f16 products against the host reference (matmul_reference.h), whole and
+// Results: random bf16, f16 and f32 (tf32) products against the host reference (matmul_reference.h), whole and
 // ragged M, N and K, K below one tile, B row-major and B as the transposed view of an N x K
 // matrix (K-major), plain and with a fused bias + GELU + bf16 epilogue, in several tile shapes
 // (4 and 8 warps, BK 16 to 128). On the GPU they launch for Target::sm_80, whatever the GPU: its
@@ -21,6 +21,7 @@
 #include "scoped_env.h"
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace tessera;
@@ -33,14 +34,19 @@ using exec_test::random_tensor;
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 // What the PTX of an mma.sync kernel holds: 16-byte cp.async copies with commit and wait groups,
-// ldmatrix x4 (transposed for a row-major B) and m16n8k16 mma.sync of `inputs`.
+// ldmatrix x4 (transposed for a row-major B of 16-bit elements) and m16n8k16 mma.sync of `inputs`
+// ("bf16", "f16"); for "tf32" (f32 inputs), m16n8k8 with every element rounded by cvt.rna first,
+// and no transposed ldmatrix (a row-major B is read one f32 at a time).
 void check_mma_sync_ptx(const std::string& ptx, const std::string& inputs, bool b_k_major) {
   CHECK(has(ptx, "cp.async.cg.shared.global"));
   CHECK(has(ptx, "cp.async.commit_group"));
   CHECK(has(ptx, "cp.async.wait_group"));
   CHECK(has(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
-  CHECK(has(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == !b_k_major);
-  CHECK(has(ptx, "mma.sync.aligned.m16n8k16.row.col.f32." + inputs + "." + inputs + ".f32"));
+  const bool tf32 = inputs == "tf32";
+  CHECK(has(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == (!b_k_major && !tf32));
+  CHECK(has(ptx, std::string("mma.sync.aligned.") + (tf32 ? "m16n8k8" : "m16n8k16") + ".row.col.f32." + inputs + "." +
+                     inputs + ".f32"));
+  CHECK(has(ptx, "cvt.rna.tf32.f32") == tf32);
   CHECK(!has(ptx, "wgmma"));
 }
 
@@ -85,8 +91,9 @@ void check_shape(Target target, int64_t m, int64_t n, int64_t k, bool b_k_major,
   const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
                            [&](int64_t kk, int64_t j) { return d(b(kk, j)); });
   const double bound = product_bound(dtype_v<T>, k);
-  // The output's rounding: 2^-8 of the result for bf16 (round to nearest: 2^-9), 2^-11 for f16.
-  const double rel = std::ldexp(1.0, std::is_same_v<T, bfloat16> ? -8 : -11);
+  // The output's rounding: 2^-8 of the result for bf16 (round to nearest: 2^-9), 2^-11 for f16,
+  // 2^-24 for f32.
+  const double rel = std::ldexp(1.0, std::is_same_v<T, bfloat16> ? -8 : std::is_same_v<T, half> ? -11 : -24);
   Tensor<T, 2> out({m, n});
   auto got = [&](int64_t i, int64_t j) { return d(out(i, j)); };
   auto plain = matmul_kernels::matmul<BM, BN, BK>();
@@ -111,7 +118,8 @@ void check_shape(Target target, int64_t m, int64_t n, int64_t k, bool b_k_major,
 }
 
 // Sizes (M x N x K): whole tiles; M, N and K ragged (K a multiple of 8: rows of 16 bytes, as
-// cp.async reads them); K below one tile; M and N below one tile with K of one chunk.
+// cp.async reads them, for every dtype); K below one tile; M and N below one tile with K of one
+// chunk (of two for f32).
 template <class T, int BM, int BN, int BK>
 void check_sizes(Target target, bool b_k_major) {
   check_shape<T, BM, BN, BK>(target, 2 * BM, 2 * BN, 4 * BK, b_k_major, 1);
@@ -145,6 +153,18 @@ void products_f16(Target gpu) {
   }
 }
 
+// f32 inputs: tf32 tensor cores, within matmul_reference.h's tf32 bound.
+void products_f32(Target gpu) {
+  const Target t = mma_sync_target(gpu);
+  for (bool k_major : {false, true}) {
+    if (t != Target::cpu) check_mma_sync_ptx(compile_plain<float, 64, 64, 32>(t, k_major).ptx, "tf32", k_major);
+    check_sizes<float, 64, 64, 32>(t, k_major);
+    check_sizes<float, 128, 128, 32>(t, k_major);
+    check_sizes<float, 128, 256, 16>(t, k_major);
+    check_sizes<float, 32, 32, 8>(t, k_major);
+  }
+}
+
 #define MMA_SYNC_TEST_CASE(name, fn)                                                    \
   TEST_CASE(name " (cpu)", "[cpu][mma][matmul][mma_sync]") { fn(Target::cpu); }         \
   TEST_CASE(name " (gpu, sm_80 code)", "[gpu][mma][matmul][mma_sync]") {                \
@@ -162,6 +182,7 @@ void products_f16(Target gpu) {
 
 MMA_SYNC_TEST_CASE("mma.sync matmul, bf16: whole and ragged, both B layouts, fused epilogue", products_bf16)
 MMA_SYNC_TEST_CASE("mma.sync matmul, f16: whole and ragged, both B layouts", products_f16)
+MMA_SYNC_TEST_CASE("mma.sync matmul, f32 as tf32: whole and ragged, both B layouts", products_f32)
 
 TEST_CASE("mma.sync kernels compile for sm_80, sm_86, sm_89, sm_100a and sm_120 with no spills",
           "[mma][matmul][compile][mma_sync]") {
@@ -169,17 +190,20 @@ TEST_CASE("mma.sync kernels compile for sm_80, sm_86, sm_89, sm_100a and sm_120 
   for (Target t : {Target::sm_80, Target::sm_86, Target::sm_89, Target::sm_100a, Target::sm_120}) {
     const std::string arch(to_string(t));
     for (bool k_major : {false, true}) {
-      const std::vector<std::pair<std::string, CompiledArtifact>> kernels = {
-          {"bf16 64x64x32", compile_plain<bfloat16, 64, 64, 32>(t, k_major)},
-          {"bf16 128x128x32", compile_plain<bfloat16, 128, 128, 32>(t, k_major)},
-          {"bf16 128x256x64", compile_plain<bfloat16, 128, 256, 64>(t, k_major)},
-          {"bf16 64x128x128", compile_plain<bfloat16, 64, 128, 128>(t, k_major)},
-          {"f16 128x128x64", compile_plain<half, 128, 128, 64>(t, k_major)},
-          {"bias + GELU 128x128x64", compile_gelu<128, 128, 64>(t, k_major)},
-          {"bias + GELU 128x256x64", compile_gelu<128, 256, 64>(t, k_major)}};
-      for (const auto& [name, artifact] : kernels) {
+      // Name, mma input type, code.
+      const std::vector<std::tuple<std::string, std::string, CompiledArtifact>> kernels = {
+          {"bf16 64x64x32", "bf16", compile_plain<bfloat16, 64, 64, 32>(t, k_major)},
+          {"bf16 128x128x32", "bf16", compile_plain<bfloat16, 128, 128, 32>(t, k_major)},
+          {"bf16 128x256x64", "bf16", compile_plain<bfloat16, 128, 256, 64>(t, k_major)},
+          {"bf16 64x128x128", "bf16", compile_plain<bfloat16, 64, 128, 128>(t, k_major)},
+          {"f16 128x128x64", "f16", compile_plain<half, 128, 128, 64>(t, k_major)},
+          {"f32 128x128x32", "tf32", compile_plain<float, 128, 128, 32>(t, k_major)},
+          {"f32 128x256x16", "tf32", compile_plain<float, 128, 256, 16>(t, k_major)},
+          {"bias + GELU 128x128x64", "bf16", compile_gelu<128, 128, 64>(t, k_major)},
+          {"bias + GELU 128x256x64", "bf16", compile_gelu<128, 256, 64>(t, k_major)}};
+      for (const auto& [name, inputs, artifact] : kernels) {
         INFO(arch << " " << name << (k_major ? ", K-major B" : ", row-major B"));
-        check_mma_sync_ptx(artifact.ptx, has(name, "f16 ") && !has(name, "bf16") ? "f16" : "bf16", k_major);
+        check_mma_sync_ptx(artifact.ptx, inputs, k_major);
         CHECK(has(artifact.ptx, ".target " + arch));
         CHECK(!artifact.cubin.empty());
         check_no_spills(artifact.ptx, arch);
@@ -188,7 +212,7 @@ TEST_CASE("mma.sync kernels compile for sm_80, sm_86, sm_89, sm_100a and sm_120 
   }
 }
 
-TEST_CASE("on sm_90 the tiles the wgmma lowering rejects take mma.sync, the others wgmma",
+TEST_CASE("on sm_90 the tiles and dtypes the wgmma lowering rejects take mma.sync, the others wgmma",
           "[mma][matmul][compile][mma_sync]") {
   if (!exec_test::toolchain_present()) return;
   for (bool k_major : {false, true}) {
@@ -201,6 +225,13 @@ TEST_CASE("on sm_90 the tiles the wgmma lowering rejects take mma.sync, the othe
     const CompiledArtifact big = compile_plain<bfloat16, 128, 256, 64>(Target::sm_90, k_major);
     CHECK(has(big.ptx, "wgmma.mma_async"));
     CHECK(!has(big.ptx, "mma.sync.aligned"));
+    // f32 inputs in a wgmma tile: wgmma reads tf32 from K-major tiles only; mma.sync takes them.
+    // (With a row-major B and BK 64, 256 f32 a row, ptxas spills a few registers: 44 bytes. The
+    // f32 tiles to choose have BK 16 or 32, as bench_matmul's, which the test above compiles.)
+    check_mma_sync_ptx(compile_plain<float, 128, 128, 64>(Target::sm_90, k_major).ptx, "tf32", k_major);
+    const CompiledArtifact f32 = compile_plain<float, 128, 128, 32>(Target::sm_90, k_major);
+    check_mma_sync_ptx(f32.ptx, "tf32", k_major);
+    check_no_spills(f32.ptx, "sm_90");
   }
 }
 

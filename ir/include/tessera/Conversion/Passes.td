@@ -299,7 +299,9 @@ def ConvertTileMatmulToNVVM
     `tensor<BMxBNxf32>` that starts as zeros and is only updated by
     `tile.mma` of `tile.load %A[%pid0, %k]` (BM x BK) and
     `tile.load %B[%k, %pid1]` (BK x BN), `%k` the induction variable, A and
-    B kernel arguments of bf16 or f16 with `tile.align` of 16 bytes or more,
+    B kernel arguments of bf16 or f16 (f32 matches the class too, for
+    convert-tile-matmul-to-mma-sync's tf32; this pass leaves it: wgmma reads
+    tf32 from K-major tiles only) with `tile.align` of 16 bytes or more,
     no padding, A with unit inner stride, B with unit inner stride (read
     MN-major) or unit outer stride (`strided<[1, ?]>`, the transposed view of
     an N x K matrix, read K-major); after the loop, elementwise
@@ -389,8 +391,13 @@ def ConvertTileMatmulToMmaSync
     left unchanged, so `convert-tile-to-loops` lowers it as before. The
     pass never fails.
 
+    f32 inputs (which the matcher accepts; convert-tile-matmul-to-nvvm
+    leaves them) run on the tf32 tensor cores: mma.sync m16n8k8 per k-step
+    of 8, each operand element rounded to tf32 (cvt.rna) first, a row-major
+    B read one f32 at a time (ldmatrix transposes 16-bit elements only).
+
     Tiles: BM and BN powers of two from 16 to 256, BK a power of two from
-    16 to 128, with at most 128 accumulators per thread (BM x BN up to
+    16 to 128 (8 to 64 for f32), with at most 128 accumulators per thread (BM x BN up to
     16384 elements over 8 warps) and two stages fitting `max-shared-bytes`.
     Warps: BM x BN / 2048, at least 4 and at most 8 (fewer where the tile
     has fewer 16 x 16 blocks), in the grid whose warp tile is squarest.

@@ -24,6 +24,10 @@
 //     scalars); per k-step of 16 it loads A fragments with `ldmatrix.x4` and
 //     B fragments with `ldmatrix.x4.trans` (row-major B) or `ldmatrix.x4`
 //     (K-major B), and issues one `mma.sync` m16n8k16 per 16 x 8 fragment;
+//     f32 inputs take tf32's m16n8k8 per k-step of 8: A and the K-major B
+//     through the same untransposed `ldmatrix` (a 16-byte row is four f32),
+//     a row-major B through 32-bit shared loads (ldmatrix transposes 16-bit
+//     elements only), every element rounded to tf32 before the mma;
 //   - the epilogue on the accumulator registers (MatmulEpilogue.h): each op
 //     after the loop evaluated per element, stores of column pairs with a
 //     bounds test (ragged M and N).
@@ -65,7 +69,7 @@ using namespace mlir::tessera::tile;
 namespace {
 
 constexpr int64_t kWarp = 32;
-constexpr int64_t kChunkElements = 8;  // 16 bytes of bf16 or f16
+constexpr int64_t kChunkBytes = 16;  // one cp.async, one ldmatrix row
 constexpr int64_t kMaxWarps = 8;
 constexpr int64_t kMaxAccumulators = 128;  // f32 registers per thread
 constexpr int64_t kDefaultStages = 3;
@@ -74,14 +78,17 @@ constexpr int64_t kDefaultStages = 3;
 struct Geometry {
   int64_t bm, bn, bk, stages, warpsM, warpsN;
   bool bKMajor;
+  /// 2 (bf16, f16) or 4 (f32, multiplied as tf32).
+  int64_t elementBytes;
   int64_t threads() const { return warpsM * warpsN * kWarp; }
   int64_t warpRows() const { return bm / warpsM; }
   int64_t warpCols() const { return bn / warpsN; }
   int64_t fragmentsM() const { return warpRows() / 16; }
   int64_t fragmentsN() const { return warpCols() / 8; }
   int64_t accumulators() const { return fragmentsM() * fragmentsN() * 4; }
-  int64_t aBytes() const { return bm * bk * 2; }
-  int64_t stageBytes() const { return aBytes() + bk * bn * 2; }
+  int64_t chunkElements() const { return kChunkBytes / elementBytes; }
+  int64_t aBytes() const { return bm * bk * elementBytes; }
+  int64_t stageBytes() const { return aBytes() + bk * bn * elementBytes; }
   int64_t sharedBytes() const { return stages * stageBytes(); }
 };
 
@@ -96,14 +103,18 @@ FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t stages,
   auto pow2In = [](int64_t v, int64_t lo, int64_t hi) {
     return v >= lo && v <= hi && llvm::isPowerOf2_64(static_cast<uint64_t>(v));
   };
-  if (!pow2In(k.bm, 16, 256) || !pow2In(k.bn, 16, 256) || !pow2In(k.bk, 16, 128)) {
-    why = "the tile is not BM and BN 16..256, BK 16..128, powers of two";
+  const int64_t elementBytes = k.inputType.isF32() ? 4 : 2;
+  // BK: 32 to 256 bytes of a row (16..128 bf16 or f16, 8..64 f32).
+  if (!pow2In(k.bm, 16, 256) || !pow2In(k.bn, 16, 256) ||
+      !pow2In(k.bk * elementBytes, 32, 256)) {
+    why = "the tile is not BM and BN 16..256, BK 16..128 (8..64 for f32), "
+          "powers of two";
     return failure();
   }
   int64_t warps = std::clamp<int64_t>(k.bm * k.bn / 2048, 4, kMaxWarps);
   while (warps > (k.bm / 16) * (k.bn / 16))
     warps /= 2;
-  Geometry g{k.bm, k.bn, k.bk, 0, 0, 0, k.bKMajor};
+  Geometry g{k.bm, k.bn, k.bk, 0, 0, 0, k.bKMajor, elementBytes};
   for (int64_t wm = 1; wm <= warps; wm *= 2) {
     const int64_t wn = warps / wm;
     if (k.bm / wm < 16 || k.bn / wn < 16)
@@ -215,7 +226,7 @@ Operand MmaSyncLowering::operand(unsigned arg, int64_t rowDim, int64_t tileRows,
   Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, meta.getBaseBuffer());
   // The generic address of element (0, 0), as a global pointer (the
   // matcher's 16-byte alignment includes the view's offset).
-  auto elementBytes = arith::ConstantIntOp::create(b, loc, 2, 64);
+  auto elementBytes = arith::ConstantIntOp::create(b, loc, g.elementBytes, 64);
   Value address = arith::AddIOp::create(
       b, loc, toI64(aligned),
       arith::MulIOp::create(b, loc, toI64(meta.getOffset()), elementBytes));
@@ -228,7 +239,7 @@ Operand MmaSyncLowering::operand(unsigned arg, int64_t rowDim, int64_t tileRows,
   op.rows = toI32(meta.getSizes()[rowDim]);
   op.cols = toI32(meta.getSizes()[1 - rowDim]);
   op.tileRows = tileRows;
-  op.chunksPerRow = tileCols / kChunkElements;
+  op.chunksPerRow = tileCols / g.chunkElements();
   op.sharedOffset = sharedOffset;
   return op;
 }
@@ -251,22 +262,23 @@ void MmaSyncLowering::copyTile(const Operand &op, Value stage, Value row0,
     Value r = arith::ShRUIOp::create(b, loc, id, i32(perRow));
     Value c = arith::AndIOp::create(b, loc, id, i32(op.chunksPerRow - 1));
     Value row = add(row0, r);
-    Value col = add(col0, mulConst(c, kChunkElements));
+    Value col = add(col0, mulConst(c, g.chunkElements()));
     // Elements of the chunk within the matrix: 0 past its rows or columns,
-    // fewer than 8 in a ragged last column chunk; their bytes are read, the
-    // rest of the 16 zero-filled.
+    // fewer in a ragged last column chunk; their bytes are read, the rest of
+    // the 16 zero-filled.
     Value left = arith::MaxSIOp::create(
         b, loc, arith::SubIOp::create(b, loc, op.cols, col), i32(0));
     Value elements = select(cmp(arith::CmpIPredicate::ult, row, op.rows),
-                            arith::MinSIOp::create(b, loc, left, i32(kChunkElements)),
+                            arith::MinSIOp::create(b, loc, left, i32(g.chunkElements())),
                             i32(0));
     Value inside = cmp(arith::CmpIPredicate::ne, elements, i32(0));
     // An empty chunk reads from the matrix's first element, which exists.
     Value at = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, toI64(row), op.ld), toI64(col));
-    Value bytes = select(inside, arith::MulIOp::create(b, loc, at, c64(2)), c64(0));
+    Value bytes = select(inside, arith::MulIOp::create(b, loc, at, c64(g.elementBytes)),
+                         c64(0));
     Value dst = ops.offset(tileBase, ops.swizzledChunk(r, c, op.chunksPerRow));
-    ops.copy16(dst, ops.offset(op.base, bytes), mulConst(elements, 2));
+    ops.copy16(dst, ops.offset(op.base, bytes), mulConst(elements, g.elementBytes));
     if (some)
       b.setInsertionPointAfter(*some);
   }
@@ -287,41 +299,70 @@ SmallVector<Value> MmaSyncLowering::multiplyStage(Value stage,
   Value stageBase = ops.offset(smem, mulConst(stage, g.stageBytes()));
   Value aTile = ops.offset(stageBase, i32(a.sharedOffset));
   Value bTile = ops.offset(stageBase, i32(bOp.sharedOffset));
-  // Lane l addresses row l mod 16 of a 16 x 16 block, chunk l / 16 (A, and
+  // Lane l addresses row l mod 16 of a 16-row block, chunk l / 16 (A, and
   // row-major B read transposed); for K-major B, row 8 (l / 16) + l mod 8,
-  // chunk (l / 8) mod 2: the four matrices in fragment order.
+  // chunk (l / 8) mod 2: the four matrices in fragment order. A k-step
+  // (16 bf16 or f16, 8 f32) is two chunks of a row.
   Value row16 = arith::AndIOp::create(b, loc, lane, i32(15));
   Value half = arith::ShRUIOp::create(b, loc, lane, i32(4));
   Value row8 = add(mulConst(half, 8), arith::AndIOp::create(b, loc, lane, i32(7)));
   Value quarter = arith::AndIOp::create(
       b, loc, arith::ShRUIOp::create(b, loc, lane, i32(3)), i32(1));
   const int64_t fm = g.fragmentsM(), fn = g.fragmentsN();
-  for (int64_t kk = 0; kk < g.bk / 16; ++kk) {
+  const bool tf32 = k.inputType.isF32();
+  auto rounded = [&](auto fragment) {
+    if (tf32)
+      for (Value &v : fragment)
+        v = ops.toTf32(v);
+    return fragment;
+  };
+  const int64_t step = WarpMma::kStep(k.inputType);
+  for (int64_t kk = 0; kk < g.bk / step; ++kk) {
     SmallVector<std::array<Value, 4>> aFrag;
     for (int64_t i = 0; i < fm; ++i) {
       Value row = add(warpRow, addConst(row16, 16 * i));
       Value chunk = addConst(half, 2 * kk);
-      aFrag.push_back(ops.loadMatrices(
+      aFrag.push_back(rounded(ops.loadMatrices(
           ops.offset(aTile, ops.swizzledChunk(row, chunk, a.chunksPerRow)),
-          /*transpose=*/false));
+          /*transpose=*/false)));
     }
     SmallVector<std::array<Value, 2>> bFrag;
-    for (int64_t j = 0; j < fn; j += 2) {
-      Value address;
-      if (g.bKMajor) {
-        Value row = add(warpCol, addConst(row8, 8 * j));
-        Value chunk = addConst(quarter, 2 * kk);
-        address = ops.swizzledChunk(row, chunk, bOp.chunksPerRow);
-      } else {
-        Value row = addConst(row16, 16 * kk);
-        Value chunk = add(arith::ShRUIOp::create(b, loc, warpCol, i32(3)),
-                          addConst(half, j));
-        address = ops.swizzledChunk(row, chunk, bOp.chunksPerRow);
+    if (tf32 && !g.bKMajor) {
+      // This lane's (k t, n g) and (k t + 4, n g) of each 8-column fragment,
+      // one f32 at a time: ldmatrix transposes 16-bit elements only.
+      Value group = arith::ShRUIOp::create(b, loc, lane, i32(2));
+      Value quad = arith::AndIOp::create(b, loc, lane, i32(3));
+      auto element = [&](Value kRow, Value n) {
+        Value chunk = arith::ShRUIOp::create(b, loc, n, i32(2));
+        Value within = mulConst(arith::AndIOp::create(b, loc, n, i32(3)), 4);
+        Value at = add(ops.swizzledChunk(kRow, chunk, bOp.chunksPerRow), within);
+        return LLVM::LoadOp::create(b, loc, b.getF32Type(), ops.offset(bTile, at))
+            .getResult();
+      };
+      Value k0 = addConst(quad, step * kk);
+      for (int64_t j = 0; j < fn; ++j) {
+        Value n = add(warpCol, addConst(group, 8 * j));
+        bFrag.push_back(rounded(
+            std::array<Value, 2>{element(k0, n), element(addConst(k0, 4), n)}));
       }
-      std::array<Value, 4> m =
-          ops.loadMatrices(ops.offset(bTile, address), /*transpose=*/!g.bKMajor);
-      bFrag.push_back({m[0], m[1]});
-      bFrag.push_back({m[2], m[3]});
+    } else {
+      for (int64_t j = 0; j < fn; j += 2) {
+        Value address;
+        if (g.bKMajor) {
+          Value row = add(warpCol, addConst(row8, 8 * j));
+          Value chunk = addConst(quarter, 2 * kk);
+          address = ops.swizzledChunk(row, chunk, bOp.chunksPerRow);
+        } else {
+          Value row = addConst(row16, 16 * kk);
+          Value chunk = add(arith::ShRUIOp::create(b, loc, warpCol, i32(3)),
+                            addConst(half, j));
+          address = ops.swizzledChunk(row, chunk, bOp.chunksPerRow);
+        }
+        std::array<Value, 4> m = rounded(
+            ops.loadMatrices(ops.offset(bTile, address), /*transpose=*/!g.bKMajor));
+        bFrag.push_back({m[0], m[1]});
+        bFrag.push_back({m[2], m[3]});
+      }
     }
     for (int64_t i = 0; i < fm; ++i)
       for (int64_t j = 0; j < fn; ++j) {

@@ -4,7 +4,9 @@
 // 16-bit inputs: lane l (group g = l / 4, t = l mod 4) holds A's elements
 // (g, 2t..2t+1), (g+8, 2t..), (g, 2t+8..), (g+8, 2t+8..) in its four i32, B's
 // (k 2t..2t+1, n g) and (k 2t+8.., n g) in its two, and the accumulator's
-// (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
+// (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1). For m16n8k8 of tf32: A's
+// (g, t), (g+8, t), (g, t+4), (g+8, t+4), B's (k t, n g) and (k t+4, n g), the
+// accumulator's as above.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,9 +52,11 @@ std::array<Value, 4> WarpMma::loadMatrices(Value rowAddress, bool transpose) {
 
 std::array<Value, 4> WarpMma::mma(ArrayRef<Value> a, ArrayRef<Value> bb,
                                   ArrayRef<Value> c, Type inputType) {
-  // bf16 fragments are i32 in NVVM; f16 ones two-element vectors.
+  // bf16 and tf32 fragments are i32 in NVVM; f16 ones two-element vectors.
   SmallVector<Value> aOps(a), bOps(bb);
   NVVM::MMATypes ptx = NVVM::MMATypes::bf16;
+  if (inputType.isF32())
+    ptx = NVVM::MMATypes::tf32;
   if (inputType.isF16()) {
     ptx = NVVM::MMATypes::f16;
     auto pair = VectorType::get({2}, b.getF16Type());
@@ -64,7 +68,7 @@ std::array<Value, 4> WarpMma::mma(ArrayRef<Value> a, ArrayRef<Value> bb,
   Type f32 = b.getF32Type();
   auto type = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
   Value d = NVVM::MmaOp::create(
-      b, loc, type, aOps, bOps, c, ArrayRef<int64_t>{16, 8, 16},
+      b, loc, type, aOps, bOps, c, ArrayRef<int64_t>{16, 8, kStep(inputType)},
       /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
       std::array<NVVM::MMATypes, 2>{ptx, ptx},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
@@ -72,6 +76,14 @@ std::array<Value, 4> WarpMma::mma(ArrayRef<Value> a, ArrayRef<Value> bb,
   for (int64_t i = 0; i < 4; ++i)
     r[i] = LLVM::ExtractValueOp::create(b, loc, d, i);
   return r;
+}
+
+Value WarpMma::toTf32(Value v) {
+  if (!v.getType().isF32())
+    v = LLVM::BitcastOp::create(b, loc, b.getF32Type(), v);
+  auto cvt = NVVM::ConvertFloatToTF32Op::create(b, loc, b.getI32Type(), v);
+  cvt.setRnd(NVVM::FPRoundingMode::RNA);
+  return cvt;
 }
 
 Value WarpMma::swizzledChunk(Value row, Value chunk, int64_t chunksPerRow) {

@@ -9,6 +9,11 @@
 // products of this one. `swizzledChunk` is the shared-memory layout both the
 // copies and the ldmatrix reads use.
 //
+// f32 inputs run on the tf32 tensor cores (`mma.sync` m16n8k8): a 16-byte row
+// of an 8 x 8 b16 matrix is four f32, so the same `ldmatrix` (untransposed)
+// loads 8 x 4 blocks of them, and `toTf32` rounds each element to tf32
+// (round to nearest, ties away from zero, as cvt.rna does) before the mma.
+//
 // Shared-memory addresses are `!llvm.ptr<3>`, global ones `!llvm.ptr<1>`;
 // offsets are i32 bytes (shared) and i64 bytes (global).
 //
@@ -43,9 +48,14 @@ public:
   std::array<Value, 4> loadMatrices(Value rowAddress, bool transpose);
   /// mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}: `c` plus the product
   /// of the A fragment `a` (four i32 of two elements) and the B fragment `bb`
-  /// (two i32), as four f32.
+  /// (two i32), as four f32. For f32 `inputType`, m16n8k8 of tf32: `a` is
+  /// four and `bb` two tf32 (i32, from `toTf32`).
   std::array<Value, 4> mma(ArrayRef<Value> a, ArrayRef<Value> bb,
                            ArrayRef<Value> c, Type inputType);
+  /// The tf32 (i32) nearest the f32 `v` (an f32, or the i32 of its bits).
+  Value toTf32(Value v);
+  /// The k-step of one mma.sync: 16 for bf16 and f16, 8 for f32 (tf32).
+  static int64_t kStep(Type inputType) { return inputType.isF32() ? 8 : 16; }
 
   /// The byte offset (i32) of the 16-byte chunk `chunk` of row `row` in a
   /// tile of `chunksPerRow` chunks per row (a power of two) stored with an

@@ -38,7 +38,7 @@ struct MatmulKernel {
   /// Kernel argument numbers of A, B and the output.
   unsigned argA = 0, argB = 0, argOut = 0;
   int64_t bm = 0, bn = 0, bk = 0;
-  /// bf16 or f16.
+  /// bf16, f16 or f32 (which the tensor cores multiply as tf32).
   Type inputType;
   /// B's columns are contiguous (a transposed view of a row-major [N, K]
   /// matrix): its shared tile is K-major like A's. Otherwise B is row-major

@@ -476,6 +476,12 @@ void MatmulLowering::run() {
 /// rows (two at most), BK a multiple of the swizzle's 64-element box, BN what
 /// one wgmma covers.
 bool isHopperTile(const MatmulKernel &k, std::string &why) {
+  // wgmma reads tf32 from K-major tiles only; f32 products take the mma.sync
+  // lowering.
+  if (k.inputType.isF32()) {
+    why = "f32 inputs (tf32) are left to convert-tile-matmul-to-mma-sync";
+    return false;
+  }
   if ((k.bm == 64 || k.bm == 128) && (k.bk == 64 || k.bk == 128) &&
       (k.bn == 64 || k.bn == 128 || k.bn == 256))
     return true;

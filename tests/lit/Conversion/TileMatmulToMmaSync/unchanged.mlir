@@ -99,13 +99,13 @@ func.func @narrow_k(%o: memref<?x?xf32, strided<[?, 1], offset: ?>>, %a: !m {til
 
 !m = memref<?x?xf32, strided<[?, 1], offset: ?>>
 
-// f32 inputs: mma.sync of bf16 or f16 only (tf32 is not done yet).
-// CHECK-LABEL: func.func @f32_inputs
+// f32 inputs with a K step of 4 (16 bytes): tf32's mma.sync takes 8.
+// CHECK-LABEL: func.func @f32_narrow_k
 // CHECK: tile.mma
 // CHECK-NOT: nvvm.mma.sync
-// OLD-LABEL: func.func @f32_inputs
+// OLD-LABEL: func.func @f32_narrow_k
 // OLD: tile.mma
-func.func @f32_inputs(%o: !m, %a: !m {tile.align = 16 : i64}, %b: !m {tile.align = 16 : i64}) attributes {tile.kernel} {
+func.func @f32_narrow_k(%o: !m, %a: !m {tile.align = 16 : i64}, %b: !m {tile.align = 16 : i64}) attributes {tile.kernel} {
   %zeros = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -114,9 +114,9 @@ func.func @f32_inputs(%o: !m, %a: !m {tile.align = 16 : i64}, %b: !m {tile.align
     %ki = arith.index_cast %k : index to i32
     %p0 = tile.program_id 0
     %p1 = tile.program_id 1
-    %ta = tile.load %a[%p0, %ki] : !m -> tensor<64x32xf32>
-    %tb = tile.load %b[%ki, %p1] : !m -> tensor<32x64xf32>
-    %d = tile.mma %ta, %tb, %c : tensor<64x32xf32>, tensor<32x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+    %ta = tile.load %a[%p0, %ki] : !m -> tensor<64x4xf32>
+    %tb = tile.load %b[%ki, %p1] : !m -> tensor<4x64xf32>
+    %d = tile.mma %ta, %tb, %c : tensor<64x4xf32>, tensor<4x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
     scf.yield %d : tensor<64x64xf32>
   }
   %q0 = tile.program_id 0
