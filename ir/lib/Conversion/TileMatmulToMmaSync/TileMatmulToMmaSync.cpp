@@ -54,6 +54,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cstdlib>
+#include <functional>
 #include <string>
 
 #define DEBUG_TYPE "convert-tile-matmul-to-mma-sync"
@@ -193,6 +194,10 @@ private:
   void copyKTile(Value kt, Value stage);
   /// The products of one stage, added to `acc` (returned).
   SmallVector<Value> multiplyStage(Value stage, SmallVector<Value> acc);
+  /// For f32 inputs and a row-major B in shared memory at `bTile`: a function
+  /// (k0, j) that loads this lane's element (k0 + t, n g) of the warp's
+  /// 8-column fragment j, k0 a multiple of 4.
+  std::function<Value(int64_t, int64_t)> rowMajorBLoads(Value bTile);
   void buildEpilogue(ArrayRef<Value> acc, IRMapping &mapping);
 
   MatmulKernel k;
@@ -294,6 +299,51 @@ void MmaSyncLowering::copyKTile(Value kt, Value stage) {
     copyTile(bOp, stageBase, k0, mulConst(pid1, g.bn));
 }
 
+std::function<Value(int64_t, int64_t)>
+MmaSyncLowering::rowMajorBLoads(Value bTile) {
+  Value group = arith::ShRUIOp::create(b, loc, lane, i32(2));
+  Value quad = arith::AndIOp::create(b, loc, lane, i32(3));
+  const int64_t cpr = bOp.chunksPerRow;
+  auto load = [this](Value at) {
+    return LLVM::LoadOp::create(b, loc, b.getF32Type(), at).getResult();
+  };
+  // Element (k, n), n = warpCol + g + 8 j, is at byte 4 (n mod 4) of chunk
+  // n / 4 of row k, stored at swizzledChunk(k, n / 4).
+  Value within = mulConst(arith::AndIOp::create(b, loc, group, i32(3)), 4);
+  if (cpr < 8)
+    return [=, this](int64_t k0, int64_t j) {
+      Value n = add(warpCol, addConst(group, 8 * j));
+      Value chunk = arith::ShRUIOp::create(b, loc, n, i32(2));
+      Value at = add(ops.swizzledChunk(addConst(quad, k0), chunk, cpr), within);
+      return load(ops.offset(bTile, at));
+    };
+  // With 8 chunks a row or more the swizzle XORs chunk n / 4 with k mod 8.
+  // n / 4 = P | 2 j with P = warpCol / 4 + g / 4 (the warp tile's
+  // power-of-two width keeps their bits apart), and k mod 8 = t + k0 mod 8
+  // (t < 4, k0 a multiple of 4: an OR too). The chunk's low three bits are
+  // then (P xor t) xor c with c = (2 j xor k0) mod 8, one of four constants,
+  // and the rest of the address is a constant offset from one lane base: four
+  // lane addresses serve every element of the stage instead of one per
+  // element (which held 255 registers at 128 x 128 x 64 and spilled).
+  Value p = add(arith::ShRUIOp::create(b, loc, warpCol, i32(2)),
+                arith::ShRUIOp::create(b, loc, group, i32(2)));
+  Value pKey = arith::XOrIOp::create(b, loc, p, quad);
+  Value laneBase = add(
+      mulConst(add(mulConst(quad, cpr), arith::AndIOp::create(b, loc, p, i32(~7))), kChunkBytes),
+      within);
+  std::array<Value, 4> variants;
+  for (int64_t c = 0; c < 8; c += 2) {
+    Value low = arith::AndIOp::create(
+        b, loc, arith::XOrIOp::create(b, loc, pKey, i32(c)), i32(7));
+    variants[c / 2] = ops.offset(bTile, add(laneBase, mulConst(low, kChunkBytes)));
+  }
+  return [=, this](int64_t k0, int64_t j) {
+    const int64_t c = ((2 * j) ^ k0) & 7;
+    const int64_t rest = (k0 * cpr + ((2 * j) & ~int64_t{7})) * kChunkBytes;
+    return load(ops.offset(variants[c / 2], i32(rest)));
+  };
+}
+
 SmallVector<Value> MmaSyncLowering::multiplyStage(Value stage,
                                                   SmallVector<Value> acc) {
   Value stageBase = ops.offset(smem, mulConst(stage, g.stageBytes()));
@@ -316,6 +366,12 @@ SmallVector<Value> MmaSyncLowering::multiplyStage(Value stage,
         v = ops.toTf32(v);
     return fragment;
   };
+  // tf32 with a row-major B: ldmatrix transposes 16-bit elements only, so
+  // this lane reads its (k t, n g) and (k t + 4, n g) of each 8-column
+  // fragment one f32 at a time (t = lane mod 4, g = lane / 4).
+  std::function<Value(int64_t, int64_t)> rowMajorB;
+  if (tf32 && !g.bKMajor)
+    rowMajorB = rowMajorBLoads(bTile);
   const int64_t step = WarpMma::kStep(k.inputType);
   for (int64_t kk = 0; kk < g.bk / step; ++kk) {
     SmallVector<std::array<Value, 4>> aFrag;
@@ -328,23 +384,9 @@ SmallVector<Value> MmaSyncLowering::multiplyStage(Value stage,
     }
     SmallVector<std::array<Value, 2>> bFrag;
     if (tf32 && !g.bKMajor) {
-      // This lane's (k t, n g) and (k t + 4, n g) of each 8-column fragment,
-      // one f32 at a time: ldmatrix transposes 16-bit elements only.
-      Value group = arith::ShRUIOp::create(b, loc, lane, i32(2));
-      Value quad = arith::AndIOp::create(b, loc, lane, i32(3));
-      auto element = [&](Value kRow, Value n) {
-        Value chunk = arith::ShRUIOp::create(b, loc, n, i32(2));
-        Value within = mulConst(arith::AndIOp::create(b, loc, n, i32(3)), 4);
-        Value at = add(ops.swizzledChunk(kRow, chunk, bOp.chunksPerRow), within);
-        return LLVM::LoadOp::create(b, loc, b.getF32Type(), ops.offset(bTile, at))
-            .getResult();
-      };
-      Value k0 = addConst(quad, step * kk);
-      for (int64_t j = 0; j < fn; ++j) {
-        Value n = add(warpCol, addConst(group, 8 * j));
-        bFrag.push_back(rounded(
-            std::array<Value, 2>{element(k0, n), element(addConst(k0, 4), n)}));
-      }
+      for (int64_t j = 0; j < fn; ++j)
+        bFrag.push_back(rounded(std::array<Value, 2>{
+            rowMajorB(8 * kk, j), rowMajorB(8 * kk + 4, j)}));
     } else {
       for (int64_t j = 0; j < fn; j += 2) {
         Value address;
