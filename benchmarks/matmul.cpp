@@ -384,13 +384,15 @@ int main() {
   bench::behind_a_spin();  // builds the L2 reset and spin kernels now, not inside a first launch
   const char* only = std::getenv("BENCH_MATMUL_CASES");  // e.g. "mm_4096x4096x4096": run the cases named
   auto wanted = [&](const std::string& name) { return !only || std::string_view(only).find(name) != std::string_view::npos; };
+  const char* dtypes = std::getenv("BENCH_MATMUL_DTYPES");  // e.g. "f32": run the square sizes in these dtypes only
+  auto dtype_wanted = [&](std::string_view d) { return !dtypes || std::string_view(dtypes).find(d) != std::string_view::npos; };
   try {
     for (int64_t n : {4096, 8192}) {
       const Problem s{n, n, n};
       if (!wanted(s.name())) continue;
-      plain_case<bfloat16>(s, "bf16");
-      plain_case<half>(s, "f16");
-      f32_case(s);
+      if (dtype_wanted("bf16")) plain_case<bfloat16>(s, "bf16");
+      if (dtype_wanted("f16")) plain_case<half>(s, "f16");
+      if (dtype_wanted("f32")) f32_case(s);
     }
     for (Problem s : {Problem{4096, 9728, 2560}, Problem{4096, 2560, 9728}, Problem{128, 151936, 2560}, Problem{1, 9728, 2560},
                     Problem{1, 2560, 9728}, Problem{1, 151936, 2560}})

@@ -130,7 +130,7 @@ def matmul(dev):
     def one(case, dtype, m, n, k, impls):
         size = torch.tensor([], dtype=dtype).element_size()
         nbytes = size * (m * k + k * n + m * n)
-        name = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}[dtype]
+        name = dtype_names[dtype]
         for impl, fn in impls:
             fn()  # autotunes (Triton) or compiles (torch.compile) outside the timing
             ms = median_ms(fn)
@@ -149,8 +149,11 @@ def matmul(dev):
     # BENCH_MATMUL_CASES (as bench_matmul reads it): only the cases whose names it contains.
     only = os.environ.get("BENCH_MATMUL_CASES")
     wanted = lambda case: not only or case in only
+    # BENCH_MATMUL_DTYPES: the square sizes in these dtypes only (as bench_matmul reads it).
+    dtypes = os.environ.get("BENCH_MATMUL_DTYPES")
+    dtype_names = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
     for m, n, k, dtype in shapes:
-        if not wanted(f"mm_{m}x{n}x{k}"):
+        if not wanted(f"mm_{m}x{n}x{k}") or (dtypes and m == n == k and dtype_names[dtype] not in dtypes):
             continue
         a, b = rand(m, k, dtype=dtype), rand(k, n, dtype=dtype)
         impls = [("cublas", lambda: torch.matmul(a, b))]
