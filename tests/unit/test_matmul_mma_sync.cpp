@@ -162,6 +162,8 @@ void products_f32(Target gpu) {
     check_sizes<float, 128, 128, 32>(t, k_major);
     check_sizes<float, 128, 256, 16>(t, k_major);
     check_sizes<float, 32, 32, 8>(t, k_major);
+    // B rows of 4 chunks (BN 16 f32): the swizzle by 128-byte line, the row-major B's general path.
+    check_sizes<float, 64, 16, 16>(t, k_major);
   }
 }
 
