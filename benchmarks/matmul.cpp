@@ -347,6 +347,9 @@ void plain_case(const Problem& s, const char* dtype) {
 using Tf32Tiles = std::tuple<Tile<128, 128, 32>, Tile<128, 256, 16>, Tile<128, 256, 32>, Tile<256, 128, 16>,
                              Tile<128, 128, 16>, Tile<64, 128, 32>>;
 
+// With a K-major B, the tiles of sm_90's wgmma lowering (rows of 128 or 256 bytes).
+using Tf32KMajorTiles = std::tuple<Tile<128, 256, 32>, Tile<128, 128, 32>, Tile<128, 128, 64>, Tile<128, 256, 64>>;
+
 void f32_case(const Problem& s) {
   Tensor<float, 2> a({s.m, s.k}), b({s.k, s.n}), out({s.m, s.n});
   fill_random(a, 1);
@@ -355,6 +358,12 @@ void f32_case(const Problem& s) {
   time_tile<128, 128, 32>(matmul_kernels::matmul<128, 128, 32>(), s.name(), "f32", s, a, b, out, ref);
   time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul<BM, BN, BK>(); }, Tf32Tiles{}, s.name(), "f32", s,
              a, b, out, ref);
+  // B as the transposed view of an N x K weight: K-major, which sm_90's wgmma reads as tf32.
+  const Tensor<float, 2> w = transposed_copy(b);
+  time_tile<128, 256, 32>(matmul_kernels::matmul<128, 256, 32>(), s.name() + "_kmajor", "f32", s, a, w.transposed(), out,
+                          ref);
+  time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul<BM, BN, BK>(); }, Tf32KMajorTiles{},
+             s.name() + "_kmajor", "f32", s, a, w.transposed(), out, ref);
 }
 
 void epilogue_case(const Problem& s) {

@@ -317,6 +317,18 @@ void tensor_core_tiles(Target target) {
                                                                bias);
     CHECK(mismatches(r, c.m, c.n, 1.13 * bound, rel, got,
                      [&](int64_t i, int64_t j) { return gelu_tanh(r.at(i, j) + d(bias(j))); }) == 0);
+    // f32 inputs with a K-major B: on sm_90 wgmma's tf32 (BK 32 or 64 f32: 128 or 256 bytes).
+    auto af = random_tensor<float, 2>({c.m, c.k}, -1, 1, 64);
+    auto wf = random_tensor<float, 2>({c.n, c.k}, -1, 1, 65);
+    const auto rf = reference(c.m, c.n, c.k, [&](int64_t i, int64_t kk) { return static_cast<double>(af(i, kk)); },
+                              [&](int64_t kk, int64_t j) { return static_cast<double>(wf(j, kk)); });
+    const double bound_f32 = product_bound(DType::f32, c.k), rel_f32 = std::ldexp(1.0, -24);
+    auto wide_got = [&](int64_t i, int64_t j) { return static_cast<double>(wide(i, j)); };
+    auto plain_f32 = [&](int64_t i, int64_t j) { return rf.at(i, j); };
+    matmul_kernels::matmul<128, 256, 32>().launch_on(target, wide.partition<128, 256>(), af, wf.transposed());
+    CHECK(mismatches(rf, c.m, c.n, bound_f32, rel_f32, wide_got, plain_f32) == 0);
+    matmul_kernels::matmul<64, 128, 64>().launch_on(target, wide.partition<64, 128>(), af, wf.transposed());
+    CHECK(mismatches(rf, c.m, c.n, bound_f32, rel_f32, wide_got, plain_f32) == 0);
   }
 }
 
@@ -368,9 +380,18 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
   CHECK(matmul_kernels::matmul<128, 256, 64>()
             .compile(Target::sm_90, out.partition<128, 256>(), a_odd, w_odd.transposed())
             .ptx.find("wgmma") == std::string::npos);
+  // f32 inputs with a K-major B: wgmma of tf32 (k8, no transpose operands); with a row-major B
+  // (which wgmma cannot read as tf32) the mma.sync lowering.
+  Tensor<float, 2> wide({512, 1024}), af({512, 256}), bf({256, 1024}), wf({1024, 256});
+  const CompiledArtifact tf32 =
+      matmul_kernels::matmul<128, 256, 32>().compile(Target::sm_90, wide.partition<128, 256>(), af, wf.transposed());
+  CHECK(tf32.ptx.find("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32") != std::string::npos);
+  CHECK(tf32.ptx.find("p, 1, 1;") != std::string::npos);
+  CHECK(matmul_kernels::matmul<128, 256, 32>()
+            .compile(Target::sm_90, wide.partition<128, 256>(), af, bf)
+            .ptx.find("wgmma") == std::string::npos);
   // What ptxas reports of every tensor-core kernel through nvJitLink: wgmma not serialized, no spills
   // (issue #22, item 6).
-  Tensor<float, 2> wide({512, 1024});
   Tensor<half, 2> ah({512, 256}), bh({256, 1024}), outh({512, 1024});
   const std::vector<std::pair<std::string, CompiledArtifact>> kernels = {
       {"bf16 128x256x64", tc},
@@ -379,6 +400,9 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
       {"bf16 64x128x128", matmul_kernels::matmul<64, 128, 128>().compile(Target::sm_90, out.partition<64, 128>(), a, b)},
       {"bf16 -> f32 128x64x64", matmul_kernels::matmul<128, 64, 64>().compile(Target::sm_90, wide.partition<128, 64>(), a, b)},
       {"K-major B 128x256x64", kmajor},
+      {"f32 (tf32), K-major B 128x256x32", tf32},
+      {"f32 (tf32), K-major B 128x128x64",
+       matmul_kernels::matmul<128, 128, 64>().compile(Target::sm_90, wide.partition<128, 128>(), af, wf.transposed())},
       {"bias + GELU 128x128x64", gelu},
       {"bias + GELU 128x256x64",
        matmul_kernels::matmul_bias_gelu<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, b, bias)}};

@@ -299,16 +299,18 @@ def ConvertTileMatmulToNVVM
     `tensor<BMxBNxf32>` that starts as zeros and is only updated by
     `tile.mma` of `tile.load %A[%pid0, %k]` (BM x BK) and
     `tile.load %B[%k, %pid1]` (BK x BN), `%k` the induction variable, A and
-    B kernel arguments of bf16 or f16 (f32 matches the class too, for
-    convert-tile-matmul-to-mma-sync's tf32; this pass leaves it: wgmma reads
-    tf32 from K-major tiles only) with `tile.align` of 16 bytes or more,
+    B kernel arguments of bf16 or f16 (or f32, multiplied as tf32 by wgmma
+    m64nNk8 where B is K-major; f32 with a row-major B is left to
+    convert-tile-matmul-to-mma-sync: wgmma reads tf32 from K-major tiles
+    only) with `tile.align` of 16 bytes or more,
     no padding, A with unit inner stride, B with unit inner stride (read
     MN-major) or unit outer stride (`strided<[1, ?]>`, the transposed view of
     an N x K matrix, read K-major); after the loop, elementwise
     arith and math ops on the accumulator, splats, unit-dimension reshapes,
     broadcasts and loads from other arguments at scalar indices (a bias row,
     a residual tile); one `tile.store` of the BM x BN result at
-    `[%pid0, %pid1]`. BM is 64 or 128, BN 64, 128 or 256, BK 64 or 128.
+    `[%pid0, %pid1]`. BM is 64 or 128, BN 64, 128 or 256, BK 64 or 128 (32
+    or 64 for f32: rows of 128 or 256 bytes).
 
     ```mlir
     // before
@@ -391,8 +393,8 @@ def ConvertTileMatmulToMmaSync
     left unchanged, so `convert-tile-to-loops` lowers it as before. The
     pass never fails.
 
-    f32 inputs (which the matcher accepts; convert-tile-matmul-to-nvvm
-    leaves them) run on the tf32 tensor cores: mma.sync m16n8k8 per k-step
+    f32 inputs (which the matcher accepts; convert-tile-matmul-to-nvvm takes
+    only those with a K-major B in its tiles) run on the tf32 tensor cores: mma.sync m16n8k8 per k-step
     of 8, each operand element rounded to tf32 (cvt.rna) first, a row-major
     B read one f32 at a time (ldmatrix transposes 16-bit elements only).
 

@@ -110,10 +110,12 @@ Value HopperPtx::matrixDescriptor(Value addr, int64_t lbo, int64_t sbo) {
 Value HopperPtx::wgmma(Value acc, Value descA, Value descB, Value scaleD,
                        int64_t n, Type inputType, bool transposeB) {
   const int64_t regs = n / 2;
+  const bool tf32 = inputType.isF32();
+  std::string shape = "m64n" + std::to_string(n) + (tf32 ? "k8" : "k16");
+  std::string types = tf32 ? "tf32.tf32" : inputType.isBF16() ? "bf16.bf16" : "f16.f16";
   std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" +
                      std::to_string(2 * regs + 2) + ", 0;\n\t" +
-                     "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
-                     "k16.f32." + (inputType.isBF16() ? "bf16.bf16" : "f16.f16") +
+                     "wgmma.mma_async.sync.aligned." + shape + ".f32." + types +
                      " {";
   std::string constraints;
   for (int64_t r = 0; r < regs; ++r) {
@@ -122,10 +124,12 @@ Value HopperPtx::wgmma(Value acc, Value descA, Value descB, Value scaleD,
   }
   // The tied inputs are operands regs .. 2 regs - 1; the descriptors and
   // scale-d follow. scale-a, scale-b 1; tnsp-a 0 (K-major), tnsp-b 1 for an
-  // MN-major B, 0 for a K-major one.
+  // MN-major B, 0 for a K-major one. tf32 has no transpose operands (both
+  // tiles are K-major).
   text += "}, $" + std::to_string(2 * regs) + ", $" +
-          std::to_string(2 * regs + 1) + ", p, 1, 1, 0, " +
-          (transposeB ? "1" : "0") + ";\n\t}";
+          std::to_string(2 * regs + 1) + ", p, 1, 1" +
+          (tf32 ? std::string() : std::string(", 0, ") + (transposeB ? "1" : "0")) +
+          ";\n\t}";
   SmallVector<Value> operands;
   for (int64_t r = 0; r < regs; ++r) {
     constraints += std::to_string(r) + ",";

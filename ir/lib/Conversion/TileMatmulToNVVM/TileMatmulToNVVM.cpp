@@ -31,6 +31,11 @@
 // A B operand with contiguous columns (the transposed view of an [N, K]
 // row-major weight) is K-major: its boxes are BN rows of 128 B of k, its
 // tensor map is over [N, K], and its descriptors are A's (tnsp-b 0).
+// f32 inputs run as tf32 where B is K-major (wgmma reads tf32 from K-major
+// tiles only; the matcher's other f32 kernels are left to the mma.sync
+// lowering): a 128-byte box row is 32 f32, a K step of wgmma m64nNk8 is the
+// same 32 bytes of each row as bf16's k16, and the instruction has no
+// transpose operands. wgmma reads the f32 bits and uses their tf32 part.
 // The fragment of m64nNk16 with f32 accumulators: register r of thread t of
 // the warpgroup (warp w = t / 32, lane l) holds row 16 w + l / 4 + 8 ((r / 2)
 // mod 2) and column 8 (r / 4) + 2 (l mod 4) + r mod 2.
@@ -77,17 +82,22 @@ constexpr int64_t kWarpgroup = 128;
 constexpr int64_t kProducerRegisters = 40;
 constexpr int64_t kConsumerRegisters = 232;
 constexpr int64_t kSwizzleBytes = 128;
-constexpr int64_t kBoxElements = 64;  // 128 bytes of bf16 or f16
 constexpr int64_t kMaxStages = 6;
 
 /// Sizes of one kernel's CTA, in bytes where not said otherwise.
 struct Geometry {
   int64_t bm, bn, bk, stages, consumers;
-  bool bKMajor;  // B's boxes are BN rows of 64 k (as A's), else BK rows of 64 n
+  bool bKMajor;  // B's boxes are BN rows of 128 bytes of k (as A's), else BK rows of 128 bytes of n
+  /// 2 (bf16, f16) or 4 (f32, multiplied as tf32).
+  int64_t elementBytes;
+  /// The elements of a 128-byte box row: 64 bf16 or f16, 32 f32.
+  int64_t boxElements() const { return kSwizzleBytes / elementBytes; }
+  /// The wgmma K steps of a k-tile: 32 bytes of each row each (k16, or k8 for tf32).
+  int64_t kSteps() const { return bk * elementBytes / 32; }
   int64_t aBoxBytes() const { return bm * kSwizzleBytes; }  // BM rows of 128 B
   int64_t bBoxBytes() const { return (bKMajor ? bn : bk) * kSwizzleBytes; }
-  int64_t aBytes() const { return bm * bk * 2; }
-  int64_t bBytes() const { return bk * bn * 2; }
+  int64_t aBytes() const { return bm * bk * elementBytes; }
+  int64_t bBytes() const { return bk * bn * elementBytes; }
   int64_t stageBytes() const { return aBytes() + bBytes(); }
   int64_t barriersOffset() const { return stages * stageBytes(); }
   // The barriers, and 1024 bytes to align the dynamic shared memory's start.
@@ -198,9 +208,9 @@ void MatmulLowering::addTensorMapArguments() {
   mapA = f.getArgument(n);
   mapB = f.getArgument(n + 1);
   f->setAttr(TileDialect::getTensorMapsAttrName(),
-             b.getArrayAttr({b.getDenseI64ArrayAttr({k.argA, kBoxElements, g.bm,
+             b.getArrayAttr({b.getDenseI64ArrayAttr({k.argA, g.boxElements(), g.bm,
                                                      kSwizzleBytes}),
-                             b.getDenseI64ArrayAttr({k.argB, kBoxElements,
+                             b.getDenseI64ArrayAttr({k.argB, g.boxElements(),
                                                      g.bKMajor ? g.bn : g.bk,
                                                      kSwizzleBytes})}));
 }
@@ -286,19 +296,19 @@ void MatmulLowering::buildProducer() {
     Value bb = addConst(a, g.aBytes());
     Value kElement = mulConst(kt, g.bk);
     Value row = mulConst(pid0, g.bm);
-    for (int64_t box = 0; box < g.bk / kBoxElements; ++box)
+    for (int64_t box = 0; box < g.bk / g.boxElements(); ++box)
       ptx.tmaLoad2d(addConst(a, box * g.aBoxBytes()), mapA, full,
-                    addConst(kElement, box * kBoxElements), row);
+                    addConst(kElement, box * g.boxElements()), row);
     Value column = mulConst(pid1, g.bn);
     if (g.bKMajor) {
       // B's map is over the [N, K] matrix: k is the inner coordinate.
-      for (int64_t box = 0; box < g.bk / kBoxElements; ++box)
+      for (int64_t box = 0; box < g.bk / g.boxElements(); ++box)
         ptx.tmaLoad2d(addConst(bb, box * g.bBoxBytes()), mapB, full,
-                      addConst(kElement, box * kBoxElements), column);
+                      addConst(kElement, box * g.boxElements()), column);
     } else {
-      for (int64_t box = 0; box < g.bn / kBoxElements; ++box)
+      for (int64_t box = 0; box < g.bn / g.boxElements(); ++box)
         ptx.tmaLoad2d(addConst(bb, box * g.bBoxBytes()), mapB, full,
-                      addConst(column, box * kBoxElements), kElement);
+                      addConst(column, box * g.boxElements()), kElement);
     }
     auto [s2, p2] = advance(stage, parity);
     scf::YieldOp::create(b, loc, ValueRange{s2, p2});
@@ -337,7 +347,7 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
     Value notFirst = arith::ExtUIOp::create(
         b, loc, b.getI32Type(), cmp(arith::CmpIPredicate::ne, kt, i32(0)));
     ptx.wgmmaFence();
-    for (int64_t kk = 0; kk < g.bk / 16; ++kk) {
+    for (int64_t kk = 0; kk < g.kSteps(); ++kk) {
       int64_t aOffset = (kk / 4) * g.aBoxBytes() + (kk % 4) * 32;
       Value da = ptx.matrixDescriptor(addConst(aMine, aOffset), 16, 1024);
       // K-major B is addressed as A is; MN-major B steps 16 rows of 128 B.
@@ -476,16 +486,19 @@ void MatmulLowering::run() {
 /// rows (two at most), BK a multiple of the swizzle's 64-element box, BN what
 /// one wgmma covers.
 bool isHopperTile(const MatmulKernel &k, std::string &why) {
-  // wgmma reads tf32 from K-major tiles only; f32 products take the mma.sync
-  // lowering.
-  if (k.inputType.isF32()) {
-    why = "f32 inputs (tf32) are left to convert-tile-matmul-to-mma-sync";
+  // f32 inputs run as tf32, which wgmma reads from K-major tiles only: with a
+  // row-major B they are left to convert-tile-matmul-to-mma-sync.
+  const bool f32 = k.inputType.isF32();
+  if (f32 && !k.bKMajor) {
+    why = "f32 inputs (tf32) with a row-major B: wgmma reads tf32 K-major only";
     return false;
   }
-  if ((k.bm == 64 || k.bm == 128) && (k.bk == 64 || k.bk == 128) &&
+  // BK: 128 or 256 bytes of a row (one or two 128-byte swizzle boxes).
+  const int64_t bkBytes = k.bk * (f32 ? 4 : 2);
+  if ((k.bm == 64 || k.bm == 128) && (bkBytes == 128 || bkBytes == 256) &&
       (k.bn == 64 || k.bn == 128 || k.bn == 256))
     return true;
-  why = "the tile is not BM 64/128, BN 64/128/256, BK 64/128";
+  why = "the tile is not BM 64/128, BN 64/128/256, BK 64/128 (32/64 for f32)";
   return false;
 }
 
@@ -505,7 +518,8 @@ struct ConvertTileMatmulToNVVMPass
         LLVM_DEBUG(llvm::dbgs() << f.getSymName() << ": not lowered: " << why << "\n");
         continue;
       }
-      Geometry g{k->bm, k->bn, k->bk, 0, k->bm / 64, k->bKMajor};
+      Geometry g{k->bm, k->bn, k->bk, 0, k->bm / 64, k->bKMajor,
+                 k->inputType.isF32() ? 4 : 2};
       g.stages = stages > 0 ? stages : kMaxStages;
       while (g.stages > 2 && g.sharedBytes() > maxSharedBytes)
         --g.stages;

@@ -91,8 +91,8 @@ func.func @reduced(%o: memref<?x?xf32, strided<[?, 1], offset: ?>>, %a: !m {tile
 
 !m = memref<?x?xf32, strided<[?, 1], offset: ?>>
 
-// f32 inputs in a wgmma tile: wgmma reads tf32 from K-major tiles only, so
-// the kernel is left to convert-tile-matmul-to-mma-sync.
+// f32 inputs with a row-major B in a wgmma tile: wgmma reads tf32 from K-major
+// tiles only, so the kernel is left to convert-tile-matmul-to-mma-sync.
 // CHECK-LABEL: func.func @f32_inputs
 // CHECK: tile.mma
 // CHECK-NOT: wgmma
