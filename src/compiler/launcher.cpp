@@ -80,14 +80,11 @@ void observe(const LaunchRequest& r, Target target) {
   thread_local bool observing = false;
   const LaunchObserver observer = launch_observer.load(std::memory_order_acquire);
   if (!observer || observing) return;
-  observing = true;
-  try {
-    observer(r, target);
-  } catch (...) {
-    observing = false;
-    throw;
-  }
-  observing = false;
+  struct Inside {
+    Inside() { observing = true; }
+    ~Inside() { observing = false; }
+  } inside;
+  observer(r, target);
 }
 
 }  // namespace

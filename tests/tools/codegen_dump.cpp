@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <string>
 
+#include "elf_bytes.h"
 #include "example_kernels.h"
 #include "row_kernels.h"
 
@@ -41,7 +42,7 @@ struct NoTileiras {
   std::string why;
 };
 
-bool is_elf(const std::vector<char>& b) { return b.size() > 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F'; }
+using tessera::testing::is_elf;
 
 // Compiles k for both targets, dumping its stages into a directory of its own (kernels of one name,
 // such as the two softmaxes, would overwrite each other's files).

@@ -15,6 +15,7 @@
 #include "compiler/specialization.h"
 #include "compiler/tileir.h"
 #include "compiler/tileiras.h"
+#include "elf_bytes.h"
 #include "example_kernels.h"
 #include "frontend/ast.h"
 #include "row_kernels.h"
@@ -39,7 +40,7 @@ std::optional<std::string> tileiras_or_warn() {
   return t;
 }
 
-bool is_elf(const std::vector<char>& b) { return b.size() > 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F'; }
+using tessera::testing::is_elf;
 
 // Writes the kernel's bytecode, checks its header, and where tileiras is present: that
 // tileirdisasm shows each of `ops` and tileiras compiles it for sm_90 and sm_100.

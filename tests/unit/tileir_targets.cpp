@@ -20,6 +20,7 @@
 #include "compiler/kernels.h"
 #include "compiler/specialization.h"
 #include "compiler/tileir.h"
+#include "elf_bytes.h"
 #include "tessera/kernel.h"
 
 namespace tessera::testing {
@@ -38,10 +39,6 @@ struct Results {
 Results& results() {
   static Results* r = new Results();
   return *r;
-}
-
-bool is_elf(const std::vector<char>& b) {
-  return b.size() > 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F';
 }
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }

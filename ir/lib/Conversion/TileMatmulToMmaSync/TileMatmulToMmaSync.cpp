@@ -104,7 +104,7 @@ FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t stages,
   auto pow2In = [](int64_t v, int64_t lo, int64_t hi) {
     return v >= lo && v <= hi && llvm::isPowerOf2_64(static_cast<uint64_t>(v));
   };
-  const int64_t elementBytes = k.inputType.isF32() ? 4 : 2;
+  const int64_t elementBytes = k.elementBytes();
   // BK: 32 to 256 bytes of a row (16..128 bf16 or f16, 8..64 f32).
   if (!pow2In(k.bm, 16, 256) || !pow2In(k.bn, 16, 256) ||
       !pow2In(k.bk * elementBytes, 32, 256)) {

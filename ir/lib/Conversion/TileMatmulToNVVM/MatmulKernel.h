@@ -40,6 +40,8 @@ struct MatmulKernel {
   int64_t bm = 0, bn = 0, bk = 0;
   /// bf16, f16 or f32 (which the tensor cores multiply as tf32).
   Type inputType;
+  /// The bytes of one A or B element: 2, or 4 for f32.
+  int64_t elementBytes() const { return inputType.getIntOrFloatBitWidth() / 8; }
   /// B's columns are contiguous (a transposed view of a row-major [N, K]
   /// matrix): its shared tile is K-major like A's. Otherwise B is row-major
   /// (MN-major).

@@ -488,13 +488,12 @@ void MatmulLowering::run() {
 bool isHopperTile(const MatmulKernel &k, std::string &why) {
   // f32 inputs run as tf32, which wgmma reads from K-major tiles only: with a
   // row-major B they are left to convert-tile-matmul-to-mma-sync.
-  const bool f32 = k.inputType.isF32();
-  if (f32 && !k.bKMajor) {
+  if (k.inputType.isF32() && !k.bKMajor) {
     why = "f32 inputs (tf32) with a row-major B: wgmma reads tf32 K-major only";
     return false;
   }
   // BK: 128 or 256 bytes of a row (one or two 128-byte swizzle boxes).
-  const int64_t bkBytes = k.bk * (f32 ? 4 : 2);
+  const int64_t bkBytes = k.bk * k.elementBytes();
   if ((k.bm == 64 || k.bm == 128) && (bkBytes == 128 || bkBytes == 256) &&
       (k.bn == 64 || k.bn == 128 || k.bn == 256))
     return true;
@@ -518,8 +517,7 @@ struct ConvertTileMatmulToNVVMPass
         LLVM_DEBUG(llvm::dbgs() << f.getSymName() << ": not lowered: " << why << "\n");
         continue;
       }
-      Geometry g{k->bm, k->bn, k->bk, 0, k->bm / 64, k->bKMajor,
-                 k->inputType.isF32() ? 4 : 2};
+      Geometry g{k->bm, k->bn, k->bk, 0, k->bm / 64, k->bKMajor, k->elementBytes()};
       g.stages = stages > 0 ? stages : kMaxStages;
       while (g.stages > 2 && g.sharedBytes() > maxSharedBytes)
         --g.stages;
