@@ -329,6 +329,15 @@ void tensor_core_tiles(Target target) {
     CHECK(mismatches(rf, c.m, c.n, bound_f32, rel_f32, wide_got, plain_f32) == 0);
     matmul_kernels::matmul<64, 128, 64>().launch_on(target, wide.partition<64, 128>(), af, wf.transposed());
     CHECK(mismatches(rf, c.m, c.n, bound_f32, rel_f32, wide_got, plain_f32) == 0);
+    // f32 inputs with a row-major B: on sm_90 the product computed transposed (B^T as wgmma's
+    // register operand), each consumer owning 64 columns.
+    Tensor<float, 2> bf({c.k, c.n});
+    for (int64_t kk = 0; kk < c.k; ++kk)
+      for (int64_t j = 0; j < c.n; ++j) bf(kk, j) = wf(j, kk);
+    matmul_kernels::matmul<256, 128, 32>().launch_on(target, wide.partition<256, 128>(), af, bf);
+    CHECK(mismatches(rf, c.m, c.n, bound_f32, rel_f32, wide_got, plain_f32) == 0);
+    matmul_kernels::matmul<128, 64, 64>().launch_on(target, wide.partition<128, 64>(), af, bf);
+    CHECK(mismatches(rf, c.m, c.n, bound_f32, rel_f32, wide_got, plain_f32) == 0);
   }
 }
 
@@ -381,7 +390,8 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
             .compile(Target::sm_90, out.partition<128, 256>(), a_odd, w_odd.transposed())
             .ptx.find("wgmma") == std::string::npos);
   // f32 inputs with a K-major B: wgmma of tf32 (k8, no transpose operands); with a row-major B
-  // (which wgmma cannot read as tf32) the mma.sync lowering.
+  // (which wgmma reads as tf32 only from registers) the product transposed, of N = BM, B^T from
+  // registers, in BN 64 or 128 only: 128 x 256 takes the mma.sync lowering.
   Tensor<float, 2> wide({512, 1024}), af({512, 256}), bf({256, 1024}), wf({1024, 256});
   const CompiledArtifact tf32 =
       matmul_kernels::matmul<128, 256, 32>().compile(Target::sm_90, wide.partition<128, 256>(), af, wf.transposed());
@@ -390,6 +400,9 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
   CHECK(matmul_kernels::matmul<128, 256, 32>()
             .compile(Target::sm_90, wide.partition<128, 256>(), af, bf)
             .ptx.find("wgmma") == std::string::npos);
+  const CompiledArtifact tf32_transposed =
+      matmul_kernels::matmul<256, 128, 32>().compile(Target::sm_90, wide.partition<256, 128>(), af, bf);
+  CHECK(tf32_transposed.ptx.find("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32") != std::string::npos);
   // What ptxas reports of every tensor-core kernel through nvJitLink: wgmma not serialized, no spills
   // (issue #22, item 6).
   Tensor<half, 2> ah({512, 256}), bh({256, 1024}), outh({512, 1024});
@@ -403,6 +416,9 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
       {"f32 (tf32), K-major B 128x256x32", tf32},
       {"f32 (tf32), K-major B 128x128x64",
        matmul_kernels::matmul<128, 128, 64>().compile(Target::sm_90, wide.partition<128, 128>(), af, wf.transposed())},
+      {"f32 (tf32), row-major B 256x128x32", tf32_transposed},
+      {"f32 (tf32), row-major B 128x128x64",
+       matmul_kernels::matmul<128, 128, 64>().compile(Target::sm_90, wide.partition<128, 128>(), af, bf)},
       {"bias + GELU 128x128x64", gelu},
       {"bias + GELU 128x256x64",
        matmul_kernels::matmul_bias_gelu<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, b, bias)}};
@@ -412,12 +428,16 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
     const std::string log =
         detail::ptx_to_cubin(artifact.ptx, "sm_90a", std::vector<std::string>{"-verbose"}).info_log;
     INFO(log);
-    CHECK(log.find("serialized") == std::string::npos);
     // nvJitLink compiles PTX as relocatable code, where ptxas ignores setmaxnreg and every thread
     // has the 168 registers of the entry: the launcher therefore loads the PTX, which the driver
     // compiles as a whole program (checked on the GPU below). Within those 168 registers the
-    // epilogue of GELU over a 128 x 256 tile spills; the others do not.
-    if (name != "bias + GELU 128x256x64") CHECK(log.find(" 0 bytes spill stores") != std::string::npos);
+    // epilogue of GELU over a 128 x 256 tile spills, and the transposed f32 product over 256 rows
+    // (128 accumulators and 16 registers of B^T fragments) spills and has its wgmma serialized;
+    // the others do neither.
+    const bool transposed_256 = name == "f32 (tf32), row-major B 256x128x32";
+    if (!transposed_256) CHECK(log.find("serialized") == std::string::npos);
+    if (!transposed_256 && name != "bias + GELU 128x256x64")
+      CHECK(log.find(" 0 bytes spill stores") != std::string::npos);
   }
   // Tiles the lowering does not take (BK 32), and other targets.
   CHECK(matmul_kernels::matmul<64, 64, 32>().compile(Target::sm_90, out.partition<64, 64>(), a, b).ptx.find("wgmma") ==
@@ -489,13 +509,18 @@ TEST_CASE("the driver's compile of the tensor-core kernels: no spills, no serial
   env.set("TESSERA_BACKEND", "nvvm");
   Tensor<bfloat16, 2> a({512, 256}), b({256, 1024}), out({512, 1024}), w({1024, 256});
   Tensor<bfloat16, 1> bias({1024});
+  Tensor<float, 2> wide({512, 1024}), af({512, 256}), bf({256, 1024}), wf({1024, 256});
   const std::vector<std::pair<std::string, std::string>> kernels = {
       {"128x256x64", matmul_kernels::matmul<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, b).ptx},
       {"K-major B 128x256x64",
        matmul_kernels::matmul<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, w.transposed()).ptx},
       {"64x128x128", matmul_kernels::matmul<64, 128, 128>().compile(Target::sm_90, out.partition<64, 128>(), a, b).ptx},
       {"bias + GELU 128x256x64",
-       matmul_kernels::matmul_bias_gelu<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, b, bias).ptx}};
+       matmul_kernels::matmul_bias_gelu<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, b, bias).ptx},
+      {"f32 (tf32), K-major B 128x256x32",
+       matmul_kernels::matmul<128, 256, 32>().compile(Target::sm_90, wide.partition<128, 256>(), af, wf.transposed()).ptx},
+      {"f32 (tf32), row-major B 256x128x32",
+       matmul_kernels::matmul<256, 128, 32>().compile(Target::sm_90, wide.partition<256, 128>(), af, bf).ptx}};
   for (const auto& [name, kernel_ptx] : kernels) {
     INFO(name);
     // A comment of its own: the driver's compute cache, which the launches above filled, would

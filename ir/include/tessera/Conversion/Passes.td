@@ -300,9 +300,10 @@ def ConvertTileMatmulToNVVM
     `tile.mma` of `tile.load %A[%pid0, %k]` (BM x BK) and
     `tile.load %B[%k, %pid1]` (BK x BN), `%k` the induction variable, A and
     B kernel arguments of bf16 or f16 (or f32, multiplied as tf32 by wgmma
-    m64nNk8 where B is K-major; f32 with a row-major B is left to
-    convert-tile-matmul-to-mma-sync: wgmma reads tf32 from K-major tiles
-    only) with `tile.align` of 16 bytes or more,
+    m64nNk8; wgmma reads tf32 from shared memory K-major only, so with a
+    row-major B the product is computed transposed, C^T = B^T A^T, B^T's
+    fragments loaded into registers as wgmma's A operand) with `tile.align`
+    of 16 bytes or more,
     no padding, A with unit inner stride, B with unit inner stride (read
     MN-major) or unit outer stride (`strided<[1, ?]>`, the transposed view of
     an N x K matrix, read K-major); after the loop, elementwise
@@ -310,7 +311,8 @@ def ConvertTileMatmulToNVVM
     broadcasts and loads from other arguments at scalar indices (a bias row,
     a residual tile); one `tile.store` of the BM x BN result at
     `[%pid0, %pid1]`. BM is 64 or 128, BN 64, 128 or 256, BK 64 or 128 (32
-    or 64 for f32: rows of 128 or 256 bytes).
+    or 64 for f32: rows of 128 or 256 bytes); computed transposed, BN is 64
+    or 128 and BM 64, 128 or 256.
 
     ```mlir
     // before

@@ -139,3 +139,32 @@ Value HopperPtx::wgmma(Value acc, Value descA, Value descB, Value scaleD,
   operands.append({descA, descB, scaleD});
   return asmOp(acc.getType(), operands, text, constraints);
 }
+
+Value HopperPtx::wgmmaTf32RegisterA(Value acc, ValueRange a, Value descB,
+                                    Value scaleD, int64_t n) {
+  const int64_t regs = n / 2;
+  auto operand = [](int64_t i) { return "$" + std::to_string(i); };
+  std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, " +
+                     operand(2 * regs + 5) + ", 0;\n\t" +
+                     "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+                     "k8.f32.tf32.tf32 {";
+  std::string constraints;
+  for (int64_t r = 0; r < regs; ++r) {
+    text += (r ? ", " : "") + operand(r);
+    constraints += "=f,";
+  }
+  // The tied accumulator inputs are operands regs .. 2 regs - 1, A's four
+  // registers follow, then B's descriptor and scale-d; scale-a, scale-b 1.
+  text += "}, {" + operand(2 * regs) + ", " + operand(2 * regs + 1) + ", " +
+          operand(2 * regs + 2) + ", " + operand(2 * regs + 3) + "}, " +
+          operand(2 * regs + 4) + ", p, 1, 1;\n\t}";
+  SmallVector<Value> operands;
+  for (int64_t r = 0; r < regs; ++r) {
+    constraints += std::to_string(r) + ",";
+    operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, r));
+  }
+  constraints += "r,r,r,r,l,r";
+  operands.append(a.begin(), a.end());
+  operands.append({descB, scaleD});
+  return asmOp(acc.getType(), operands, text, constraints);
+}

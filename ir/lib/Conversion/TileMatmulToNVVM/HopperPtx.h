@@ -55,6 +55,11 @@ public:
   /// scale-d the i32 `scaleD` != 0.
   Value wgmma(Value acc, Value descA, Value descB, Value scaleD, int64_t n,
               Type inputType, bool transposeB);
+  /// `acc` plus A x B, m64 n k8 of tf32, A the four b32 registers `a` of this
+  /// thread's fragment (those of mma m16n8k8 for the thread's warp's 16 rows)
+  /// and B K-major in shared memory: wgmma.mma_async with A in registers.
+  Value wgmmaTf32RegisterA(Value acc, ValueRange a, Value descB, Value scaleD,
+                           int64_t n);
 
 private:
   /// Side-effecting asm with `operands` and `constraints`, its result (or

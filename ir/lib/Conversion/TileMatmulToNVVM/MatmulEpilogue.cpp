@@ -167,3 +167,16 @@ void mlir::tessera::tile::storeColumnPair(OpBuilder &b, Location loc, Value out,
   b.setInsertionPointToStart(single.thenBlock());
   memref::StoreOp::create(b, loc, v0, out, ValueRange{rowIndex, index(col)});
 }
+
+void mlir::tessera::tile::storeElement(OpBuilder &b, Location loc, Value out,
+                                       Value rowIn, Value rowIndex, Value col,
+                                       Value width, Value v) {
+  Value colIn =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, width);
+  auto in = scf::IfOp::create(b, loc, arith::AndIOp::create(b, loc, rowIn, colIn),
+                              /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(in.thenBlock());
+  Value colIndex = arith::IndexCastOp::create(b, loc, b.getIndexType(), col);
+  memref::StoreOp::create(b, loc, v, out, ValueRange{rowIndex, colIndex});
+}

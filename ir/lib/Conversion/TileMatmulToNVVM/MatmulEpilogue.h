@@ -4,7 +4,8 @@
 // share after their K loops: the old body's scalars recomputed in the new one
 // (`materializeScalar`), the epilogue's tensors evaluated element by element at
 // the coordinates of a thread's accumulator registers (`EpilogueValues`), and
-// the masked store of two adjacent output columns (`storeColumnPair`). They
+// the masked stores of two adjacent output columns (`storeColumnPair`) and of
+// one element (`storeElement`). They
 // assume the kernel matched matchMatmulKernel: the epilogue holds only the ops
 // that the matcher lets through (splat constants, splats, broadcasts, unit
 // reshapes, loads of other arguments and elementwise arith and math ops).
@@ -70,6 +71,11 @@ private:
 void storeColumnPair(OpBuilder &b, Location loc, Value out, Value rowIn,
                      Value rowIndex, Value col, Value width, Value v0, Value v1,
                      bool pairs);
+
+/// Stores `v` at (`rowIndex`, `col`) of the 2-d memref `out` when `rowIn`
+/// and `col` < `width` (i32 `col` and `width`, index `rowIndex`).
+void storeElement(OpBuilder &b, Location loc, Value out, Value rowIn,
+                  Value rowIndex, Value col, Value width, Value v);
 
 /// Whether the output argument's rows are contiguous and its tile.align
 /// allows 2-element vector stores (storeColumnPair's `pairs`).

@@ -12,10 +12,11 @@
 //   - warpgroup 0, the producer: its first thread waits for a stage to be
 //     empty, expects the stage's bytes on its full barrier and issues the TMA
 //     loads of A's and B's boxes for the next k-tile;
-//   - warpgroups 1 .. BM/64, the consumers: each waits for a stage to be full,
-//     issues BK/16 wgmma m64nBNk16 for its 64 rows, waits for them, releases
-//     the stage (one arrival per consumer) and, after the last k-tile, runs
-//     the epilogue on its accumulator registers and stores the tile;
+//   - warpgroups 1 .. BM/64 (BN/64 transposed), the consumers: each waits
+//     for a stage to be full, issues BK/16 wgmma m64nBNk16 for its 64 rows,
+//     waits for them, releases the stage (one arrival per consumer) and,
+//     after the last k-tile, runs the epilogue on its accumulator registers
+//     and stores the tile;
 //   - both loop over the programs of the launch in the same grouped order
 //     (persistent CTAs), so that stage s and its barrier parities agree.
 //
@@ -36,6 +37,11 @@
 // lowering): a 128-byte box row is 32 f32, a K step of wgmma m64nNk8 is the
 // same 32 bytes of each row as bf16's k16, and the instruction has no
 // transpose operands. wgmma reads the f32 bits and uses their tf32 part.
+// f32 inputs with a row-major B run transposed, C^T = B^T A^T: the same
+// shared tiles, but A's (K-major) is wgmma's B operand, of N = BM, and B^T is
+// its A operand in registers, 64 x 8 per consumer and K step, read from B's
+// row-major boxes with 32-bit shared loads; each consumer owns 64 columns of
+// the tile, and the epilogue reads its accumulator transposed.
 // The fragment of m64nNk16 with f32 accumulators: register r of thread t of
 // the warpgroup (warp w = t / 32, lane l) holds row 16 w + l / 4 + 8 ((r / 2)
 // mod 2) and column 8 (r / 4) + 2 (l mod 4) + r mod 2.
@@ -90,6 +96,12 @@ struct Geometry {
   bool bKMajor;  // B's boxes are BN rows of 128 bytes of k (as A's), else BK rows of 128 bytes of n
   /// 2 (bf16, f16) or 4 (f32, multiplied as tf32).
   int64_t elementBytes;
+  /// The product computed transposed, C^T = B^T A^T (tf32 with a row-major
+  /// B): each consumer owns 64 columns of the tile, B^T's 64 x 8 fragments
+  /// are wgmma's register operand and the A tile its K-major shared operand.
+  bool transposed;
+  /// The N of each wgmma: the tile's columns, or its rows when transposed.
+  int64_t wgmmaN() const { return transposed ? bm : bn; }
   /// The elements of a 128-byte box row: 64 bf16 or f16, 32 f32.
   int64_t boxElements() const { return kSwizzleBytes / elementBytes; }
   /// The wgmma K steps of a k-tile: 32 bytes of each row each (k16, or k8 for tf32).
@@ -103,7 +115,7 @@ struct Geometry {
   // The barriers, and 1024 bytes to align the dynamic shared memory's start.
   int64_t sharedBytes() const { return barriersOffset() + 16 * stages + 1024; }
   int64_t threads() const { return (consumers + 1) * kWarpgroup; }
-  int64_t accumulatorRegisters() const { return bn / 2; }
+  int64_t accumulatorRegisters() const { return wgmmaN() / 2; }
 };
 
 /// Builds the new body of one kernel.
@@ -174,6 +186,16 @@ private:
 
   void buildEpilogue(Value acc, Value consumer, Value pid0, Value pid1,
                      IRMapping &mapping);
+  /// The epilogue of a transposed product: the accumulator's rows `nRows`
+  /// are the tile's columns and its columns `mCols` the tile's rows; each
+  /// element is stored alone (a thread's columns are 8 apart).
+  void buildTransposedEpilogue(Value acc, ArrayRef<Value> nRows,
+                               ArrayRef<Value> mCols, Value pid0, Value pid1,
+                               IRMapping &mapping);
+  /// For a transposed product: this thread's shared-memory offsets, within a
+  /// stage's B tile, of its four B^T fragment elements of the first K step
+  /// (registers a0..a3); K step kk is kk * 1024 bytes further.
+  SmallVector<Value, 4> transposedFragmentOffsets(Value consumer);
 
   MatmulKernel k;
   Geometry g;
@@ -329,8 +351,12 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   OpBuilder::InsertionGuard guard(b);
   ProgramLoop tiles = beginProgramLoop();
   Value zero = LLVM::ZeroOp::create(b, loc, accType);
-  // The A rows of this consumer within each A box.
-  Value aRows = mulConst(consumer, 64 * kSwizzleBytes);
+  // The A rows of this consumer within each A box (all BM rows when
+  // transposed: A is then wgmma's B operand).
+  Value aRows = mulConst(consumer, g.transposed ? 0 : 64 * kSwizzleBytes);
+  SmallVector<Value, 4> fragment;
+  if (g.transposed)
+    fragment = transposedFragmentOffsets(consumer);
   auto ks = scf::ForOp::create(
       b, loc, i32(0), tiles.kTiles, i32(1),
       ValueRange{tiles.loop.getRegionIterArgs()[0], tiles.loop.getRegionIterArgs()[1], zero});
@@ -346,16 +372,35 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
     Value aMine = add(a, aRows);
     Value notFirst = arith::ExtUIOp::create(
         b, loc, b.getI32Type(), cmp(arith::CmpIPredicate::ne, kt, i32(0)));
+    // A transposed product's B^T fragments of the whole k-tile go to
+    // registers first: the fence orders those writes before the wgmmas.
+    SmallVector<SmallVector<Value, 4>> bT;
+    if (g.transposed) {
+      Type ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
+      bT.resize(g.kSteps());
+      for (int64_t kk = 0; kk < g.kSteps(); ++kk)
+        for (Value offset : fragment) {
+          Value at = LLVM::IntToPtrOp::create(
+              b, loc, ptrType, addConst(add(bb, offset), kk * 1024));
+          bT[kk].push_back(LLVM::LoadOp::create(b, loc, b.getI32Type(), at));
+        }
+    }
     ptx.wgmmaFence();
     for (int64_t kk = 0; kk < g.kSteps(); ++kk) {
       int64_t aOffset = (kk / 4) * g.aBoxBytes() + (kk % 4) * 32;
       Value da = ptx.matrixDescriptor(addConst(aMine, aOffset), 16, 1024);
+      // scale-d 0 on the program's first product: the accumulator starts at 0.
+      Value scaleD = kk == 0 ? notFirst : i32(1);
+      if (g.transposed) {
+        // C^T += B^T A^T: A's K-major tile is wgmma's B operand.
+        acc = ptx.wgmmaTf32RegisterA(acc, bT[kk], da, scaleD, g.wgmmaN());
+        continue;
+      }
       // K-major B is addressed as A is; MN-major B steps 16 rows of 128 B.
       Value db = g.bKMajor
                      ? ptx.matrixDescriptor(addConst(bb, (kk / 4) * g.bBoxBytes() + (kk % 4) * 32), 16, 1024)
                      : ptx.matrixDescriptor(addConst(bb, kk * 2048), g.bBoxBytes(), 1024);
-      // scale-d 0 on the program's first product: the accumulator starts at 0.
-      acc = ptx.wgmma(acc, da, db, kk == 0 ? notFirst : i32(1), g.bn, k.inputType,
+      acc = ptx.wgmma(acc, da, db, scaleD, g.bn, k.inputType,
                       /*transposeB=*/!g.bKMajor);
     }
     ptx.wgmmaCommitGroup();
@@ -373,9 +418,43 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   scf::YieldOp::create(b, loc, ValueRange{ks.getResult(0), ks.getResult(1)});
 }
 
+SmallVector<Value, 4>
+MatmulLowering::transposedFragmentOffsets(Value consumer) {
+  // Register i of K step 0 holds B^T (n, k) = B (k, n) at n = 64 consumer +
+  // 16 warp + g + 8 h, k = t + 4 q (lane = 4 g + t, h = i mod 2, q = i / 2).
+  // B's boxes hold 32 columns each: n is element g mod 4 of 16-byte chunk
+  // 4 (warp mod 2) + 2 h + g / 4 of row k of box 2 consumer + warp / 2, and
+  // the 128-byte swizzle XORs the chunk with k mod 8 = t + 4 q. The three
+  // terms of the chunk have disjoint bits, as t and 4 q have, so the swizzled
+  // chunk is (4 (warp mod 2) + g / 4) ^ t, a lane's, XOR 2 h + 4 q, a
+  // register's.
+  Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
+  Value warp = arith::DivUIOp::create(b, loc, lane, i32(32));
+  Value l = arith::RemUIOp::create(b, loc, lane, i32(32));
+  Value grp = arith::DivUIOp::create(b, loc, l, i32(4));
+  Value t = arith::RemUIOp::create(b, loc, l, i32(4));
+  Value box = add(mulConst(consumer, 2), arith::DivUIOp::create(b, loc, warp, i32(2)));
+  Value chunk = arith::XOrIOp::create(
+      b, loc,
+      add(mulConst(arith::RemUIOp::create(b, loc, warp, i32(2)), 4),
+          arith::DivUIOp::create(b, loc, grp, i32(4))),
+      t);
+  Value base = add(add(mulConst(box, g.bBoxBytes()), mulConst(t, kSwizzleBytes)),
+                   mulConst(arith::RemUIOp::create(b, loc, grp, i32(4)), 4));
+  SmallVector<Value, 4> offsets;
+  for (int64_t i = 0; i < 4; ++i) {
+    const int64_t h = i % 2, q = i / 2;
+    Value c = arith::XOrIOp::create(b, loc, chunk, i32(2 * h + 4 * q));
+    offsets.push_back(add(addConst(base, q * 4 * kSwizzleBytes), mulConst(c, 16)));
+  }
+  return offsets;
+}
+
 void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
                                    Value pid1, IRMapping &mapping) {
-  // This thread's rows (two) and columns (BN / 4) of the tile.
+  // This thread's accumulator rows (two) and columns (wgmmaN / 4) of its
+  // wgmma tile: the tile's rows and columns, or its columns and rows when
+  // transposed.
   Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
   Value warp = arith::DivUIOp::create(b, loc, lane, i32(32));
   Value l = arith::RemUIOp::create(b, loc, lane, i32(32));
@@ -387,6 +466,10 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
   SmallVector<Value> cols;
   for (int64_t c = 0; c < regs / 2; ++c)
     cols.push_back(addConst(colBase, 8 * (c / 2) + c % 2));
+  if (g.transposed) {
+    buildTransposedEpilogue(acc, rows, cols, pid0, pid1, mapping);
+    return;
+  }
   DenseMap<Value, int64_t> rowOf, colOf;
   for (auto [i, v] : llvm::enumerate(rows))
     rowOf[v] = static_cast<int64_t>(i);
@@ -418,6 +501,35 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
       Value v1 = values.at(k.store.getValue(), {rows[rs], cols[cs + 1]});
       storeColumnPair(b, loc, out, rowIn, rowIndex, add(col0, cols[cs]), width,
                       v0, v1, pairs);
+    }
+  }
+}
+
+void MatmulLowering::buildTransposedEpilogue(Value acc, ArrayRef<Value> nRows,
+                                             ArrayRef<Value> mCols, Value pid0,
+                                             Value pid1, IRMapping &mapping) {
+  DenseMap<Value, int64_t> nOf, mOf;
+  for (auto [i, v] : llvm::enumerate(nRows))
+    nOf[v] = static_cast<int64_t>(i);
+  for (auto [i, v] : llvm::enumerate(mCols))
+    mOf[v] = static_cast<int64_t>(i);
+  Value out = k.func.getArgument(k.argOut);
+  Value height = dimOf(out, 0), width = dimOf(out, 1);
+  EpilogueValues values(
+      b, loc, k, [&](Value v) { return materialize(v, mapping); },
+      [&](Value row, Value col) -> Value {
+        const int64_t ns = nOf.lookup(col), ms = mOf.lookup(row);
+        const int64_t r = 4 * (ms / 2) + 2 * ns + ms % 2;
+        return LLVM::ExtractValueOp::create(b, loc, acc, r);
+      });
+  Value row0 = mulConst(pid0, g.bm), col0 = mulConst(pid1, g.bn);
+  for (Value m : mCols) {
+    Value row = add(row0, m);
+    Value rowIn = cmp(arith::CmpIPredicate::ult, row, height);
+    Value rowIndex = index(row);
+    for (Value n : nRows) {
+      Value v = values.at(k.store.getValue(), {m, n});
+      storeElement(b, loc, out, rowIn, rowIndex, add(col0, n), width, v);
     }
   }
 }
@@ -482,18 +594,28 @@ void MatmulLowering::run() {
              b.getI32IntegerAttr(g.sharedBytes()));
 }
 
+/// Whether the kernel's product is computed transposed: f32 inputs run as
+/// tf32, which wgmma reads from shared memory K-major only, so a row-major B
+/// becomes the register operand of C^T = B^T A^T.
+bool transposedProduct(const MatmulKernel &k) {
+  return k.inputType.isF32() && !k.bKMajor;
+}
+
 /// The tile shapes this lowering takes: BM a multiple of the consumers' 64
 /// rows (two at most), BK a multiple of the swizzle's 64-element box, BN what
-/// one wgmma covers.
+/// one wgmma covers; transposed, BN the consumers' 64 columns (two at most)
+/// and BM what one wgmma covers.
 bool isHopperTile(const MatmulKernel &k, std::string &why) {
-  // f32 inputs run as tf32, which wgmma reads from K-major tiles only: with a
-  // row-major B they are left to convert-tile-matmul-to-mma-sync.
-  if (k.inputType.isF32() && !k.bKMajor) {
-    why = "f32 inputs (tf32) with a row-major B: wgmma reads tf32 K-major only";
-    return false;
-  }
   // BK: 128 or 256 bytes of a row (one or two 128-byte swizzle boxes).
   const int64_t bkBytes = k.bk * k.elementBytes();
+  if (transposedProduct(k)) {
+    if ((k.bn == 64 || k.bn == 128) && (bkBytes == 128 || bkBytes == 256) &&
+        (k.bm == 64 || k.bm == 128 || k.bm == 256))
+      return true;
+    why = "f32 with a row-major B (computed transposed): the tile is not "
+          "BN 64/128, BM 64/128/256, BK 32/64";
+    return false;
+  }
   if ((k.bm == 64 || k.bm == 128) && (bkBytes == 128 || bkBytes == 256) &&
       (k.bn == 64 || k.bn == 128 || k.bn == 256))
     return true;
@@ -517,7 +639,12 @@ struct ConvertTileMatmulToNVVMPass
         LLVM_DEBUG(llvm::dbgs() << f.getSymName() << ": not lowered: " << why << "\n");
         continue;
       }
-      Geometry g{k->bm, k->bn, k->bk, 0, k->bm / 64, k->bKMajor, k->elementBytes()};
+      const bool transposed = transposedProduct(*k);
+      Geometry g{k->bm,         k->bn,
+                 k->bk,         0,
+                 (transposed ? k->bn : k->bm) / 64,
+                 k->bKMajor,    k->elementBytes(),
+                 transposed};
       g.stages = stages > 0 ? stages : kMaxStages;
       while (g.stages > 2 && g.sharedBytes() > maxSharedBytes)
         --g.stages;

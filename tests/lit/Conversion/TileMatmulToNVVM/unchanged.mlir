@@ -91,27 +91,28 @@ func.func @reduced(%o: memref<?x?xf32, strided<[?, 1], offset: ?>>, %a: !m {tile
 
 !m = memref<?x?xf32, strided<[?, 1], offset: ?>>
 
-// f32 inputs with a row-major B in a wgmma tile: wgmma reads tf32 from K-major
-// tiles only, so the kernel is left to convert-tile-matmul-to-mma-sync.
+// f32 inputs with a row-major B run transposed, where each consumer owns 64
+// columns: 256 columns would take four consumers, which the lowering does not
+// build, so the kernel is left to convert-tile-matmul-to-mma-sync.
 // CHECK-LABEL: func.func @f32_inputs
 // CHECK: tile.mma
 // CHECK-NOT: wgmma
 func.func @f32_inputs(%o: !m, %a: !m {tile.align = 16 : i64}, %b: !m {tile.align = 16 : i64}) attributes {tile.kernel} {
-  %zeros = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
+  %zeros = arith.constant dense<0.000000e+00> : tensor<128x256xf32>
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c1 : !m
-  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%c = %zeros) -> (tensor<128x128xf32>) {
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%c = %zeros) -> (tensor<128x256xf32>) {
     %ki = arith.index_cast %k : index to i32
     %p0 = tile.program_id 0
     %p1 = tile.program_id 1
     %ta = tile.load %a[%p0, %ki] : !m -> tensor<128x64xf32>
-    %tb = tile.load %b[%ki, %p1] : !m -> tensor<64x128xf32>
-    %d = tile.mma %ta, %tb, %c : tensor<128x64xf32>, tensor<64x128xf32>, tensor<128x128xf32> -> tensor<128x128xf32>
-    scf.yield %d : tensor<128x128xf32>
+    %tb = tile.load %b[%ki, %p1] : !m -> tensor<64x256xf32>
+    %d = tile.mma %ta, %tb, %c : tensor<128x64xf32>, tensor<64x256xf32>, tensor<128x256xf32> -> tensor<128x256xf32>
+    scf.yield %d : tensor<128x256xf32>
   }
   %q0 = tile.program_id 0
   %q1 = tile.program_id 1
-  tile.store %acc, %o[%q0, %q1] : tensor<128x128xf32>, !m
+  tile.store %acc, %o[%q0, %q1] : tensor<128x256xf32>, !m
   return
 }
