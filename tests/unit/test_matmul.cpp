@@ -19,8 +19,14 @@
 #include "matmul_reference.h"
 #include "scoped_env.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -31,6 +37,35 @@ namespace {
 
 using exec_test::random_tensor;
 using namespace matmul_reference;
+
+// The CUDA toolkit's ptxas (CUDA_HOME/bin, else /usr/local/cuda/bin), or "" where there is none.
+std::string toolkit_ptxas() {
+  const char* home = std::getenv("CUDA_HOME");
+  for (const std::string dir : {std::string(home ? home : ""), std::string("/usr/local/cuda")}) {
+    if (dir.empty()) continue;
+    const std::filesystem::path p = std::filesystem::path(dir) / "bin" / "ptxas";
+    if (std::filesystem::exists(p)) return p.string();
+  }
+  return "";
+}
+
+// What `ptxas -arch=sm_90a -v` prints compiling `ptx` as a whole program (as the driver does).
+std::string whole_program_log(const std::string& ptxas, const std::string& ptx) {
+  static int n = 0;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  const std::string stem = "tessera-test-matmul-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
+  const std::filesystem::path in = dir / (stem + ".ptx"), out = dir / (stem + ".cubin");
+  std::ofstream(in) << ptx;
+  std::string log;
+  if (FILE* p = ::popen((ptxas + " -arch=sm_90a -v " + in.string() + " -o " + out.string() + " 2>&1").c_str(), "r")) {
+    char buf[4096];
+    for (std::size_t got; (got = std::fread(buf, 1, sizeof buf, p)) > 0;) log.append(buf, got);
+    ::pclose(p);
+  }
+  std::filesystem::remove(in);
+  std::filesystem::remove(out);
+  return log;
+}
 
 template <int BM, int BN, int BK>
 auto gemm(const std::string& name) {
@@ -403,8 +438,14 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
   const CompiledArtifact tf32_transposed =
       matmul_kernels::matmul<256, 128, 32>().compile(Target::sm_90, wide.partition<256, 128>(), af, bf);
   CHECK(tf32_transposed.ptx.find("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32") != std::string::npos);
-  // What ptxas reports of every tensor-core kernel through nvJitLink: wgmma not serialized, no spills
-  // (issue #22, item 6).
+  // What ptxas reports of every tensor-core kernel compiled as the driver compiles it, as a whole
+  // program: no spills, wgmma not serialized, setmaxnreg taken (issue #22, item 6). nvJitLink
+  // compiles PTX as relocatable code, where ptxas ignores setmaxnreg and every thread keeps the 168
+  // registers of the entry, which is why the launcher loads these kernels' PTX; its log says
+  // nothing of the code that runs. Checked with the CUDA toolkit's ptxas where there is one (and
+  // by the driver's own compile on an sm_90 GPU, below).
+  const std::string ptxas = toolkit_ptxas();
+  if (ptxas.empty()) WARN("no CUDA toolkit ptxas (CUDA_HOME/bin, /usr/local/cuda/bin): ptxas logs not checked");
   Tensor<half, 2> ah({512, 256}), bh({256, 1024}), outh({512, 1024});
   const std::vector<std::pair<std::string, CompiledArtifact>> kernels = {
       {"bf16 128x256x64", tc},
@@ -425,19 +466,12 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
   for (const auto& [name, artifact] : kernels) {
     INFO(name);
     REQUIRE(artifact.ptx.find("wgmma.mma_async") != std::string::npos);
-    const std::string log =
-        detail::ptx_to_cubin(artifact.ptx, "sm_90a", std::vector<std::string>{"-verbose"}).info_log;
+    if (ptxas.empty()) continue;
+    const std::string log = whole_program_log(ptxas, artifact.ptx);
     INFO(log);
-    // nvJitLink compiles PTX as relocatable code, where ptxas ignores setmaxnreg and every thread
-    // has the 168 registers of the entry: the launcher therefore loads the PTX, which the driver
-    // compiles as a whole program (checked on the GPU below). Within those 168 registers the
-    // epilogue of GELU over a 128 x 256 tile spills, and the transposed f32 product over 256 rows
-    // (128 accumulators and 16 registers of B^T fragments) spills and has its wgmma serialized;
-    // the others do neither.
-    const bool transposed_256 = name == "f32 (tf32), row-major B 256x128x32";
-    if (!transposed_256) CHECK(log.find("serialized") == std::string::npos);
-    if (!transposed_256 && name != "bias + GELU 128x256x64")
-      CHECK(log.find(" 0 bytes spill stores") != std::string::npos);
+    CHECK(log.find(" 0 bytes spill stores") != std::string::npos);
+    CHECK(log.find("serialized") == std::string::npos);
+    CHECK(log.find("setmaxnreg") == std::string::npos);
   }
   // Tiles the lowering does not take (BK 32), and other targets.
   CHECK(matmul_kernels::matmul<64, 64, 32>().compile(Target::sm_90, out.partition<64, 64>(), a, b).ptx.find("wgmma") ==
@@ -472,10 +506,10 @@ TEST_CASE("compiler hints fix a GEMM's pipeline stages and grouped order; bad hi
                     Catch::Matchers::Contains("hints.group_rows is 65: expected 0 (the compiler's choice) or 1 to 64"));
   if (!exec_test::toolchain_present()) return;
   const std::string plain = mm.compile(Target::sm_90, out.partition<128, 256>(), a, b).ptx;
-  const std::string three = mm.compile(with(Target::sm_90, {.pipeline_stages = 3}), out.partition<128, 256>(), a, b).ptx;
+  const std::string two = mm.compile(with(Target::sm_90, {.pipeline_stages = 2}), out.partition<128, 256>(), a, b).ptx;
   const std::string grouped = mm.compile(with(Target::sm_90, {.group_rows = 16}), out.partition<128, 256>(), a, b).ptx;
-  CHECK(count(three, "mbarrier.init") < count(plain, "mbarrier.init"));
-  CHECK(count(three, "wgmma.mma_async") > 0);
+  CHECK(count(two, "mbarrier.init") < count(plain, "mbarrier.init"));
+  CHECK(count(two, "wgmma.mma_async") > 0);
   CHECK(grouped != plain);
   CHECK(count(grouped, "mbarrier.init") == count(plain, "mbarrier.init"));
   const std::string warp = mm.compile(Target::sm_80, out.partition<128, 256>(), a, b).ptx;

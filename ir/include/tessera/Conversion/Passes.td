@@ -343,7 +343,9 @@ def ConvertTileMatmulToNVVM
           // wait for the stage, 4 x wgmma.mma_async m64n256k16, release it
         }
         // epilogue per accumulator element: the ops after the loop on
-        // scalars, stored with a bounds test
+        // scalars, written to the consumer's staging boxes in shared
+        // memory, then TMA-stored by its first thread (an epilogue with
+        // loads: stored from registers with a bounds test)
       }
     }
     ```
@@ -356,7 +358,8 @@ def ConvertTileMatmulToNVVM
     memory descriptors into f32 registers; persistent CTAs that take the
     programs in grouped order (`group-m` rows of programs sweep the columns
     together, for L2 reuse). Ragged M, N and K: TMA fills out-of-bounds
-    elements with zeros and the epilogue tests each element's bounds.
+    elements with zeros; TMA stores clip the tile at the output's edges,
+    and the register epilogue tests each element's bounds.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",

@@ -78,6 +78,35 @@ void HopperPtx::tmaLoad2d(Value dst, Value map, Value bar, Value c0, Value c1) {
         "r,l,r,r,r");
 }
 
+void HopperPtx::tmaStore2d(Value map, Value src, Value c0, Value c1) {
+  asmOp({}, {map, src, c0, c1},
+        "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$2, $3}], "
+        "[$1];",
+        "l,r,r,r");
+}
+
+void HopperPtx::bulkCommitGroup() {
+  asmOp({}, {}, "cp.async.bulk.commit_group;", "");
+}
+
+void HopperPtx::bulkWaitGroup(int64_t pending, bool readOnly) {
+  asmOp({}, {},
+        std::string(readOnly ? "cp.async.bulk.wait_group.read "
+                             : "cp.async.bulk.wait_group ") +
+            std::to_string(pending) + ";",
+        "");
+}
+
+void HopperPtx::fenceProxyAsyncShared() {
+  asmOp({}, {}, "fence.proxy.async.shared::cta;", "");
+}
+
+void HopperPtx::namedBarrier(int64_t id, int64_t threads) {
+  asmOp({}, {},
+        "bar.sync " + std::to_string(id) + ", " + std::to_string(threads) + ";",
+        "");
+}
+
 void HopperPtx::setMaxRegisters(int64_t registers, bool increase) {
   std::string text = (increase ? "setmaxnreg.inc.sync.aligned.u32 "
                                : "setmaxnreg.dec.sync.aligned.u32 ") +

@@ -2,8 +2,9 @@
 //
 // `HopperPtx` emits, at a builder's insertion point, the sm_90a instructions
 // that `convert-tile-matmul-to-nvvm` needs as `llvm.inline_asm`: mbarrier
-// initialization, arrival and waiting, TMA loads of 2-d boxes, `setmaxnreg`,
-// and `wgmma.mma_async` with its fence, commit and wait. Inline asm rather
+// initialization, arrival and waiting, TMA loads and stores of 2-d boxes
+// with the bulk groups and proxy fence that order the stores, named barriers,
+// `setmaxnreg`, and `wgmma.mma_async` with its fence, commit and wait. Inline asm rather
 // than NVVM ops because wgmma's scale-d must be a run-time predicate here (0
 // on a tile's first product, which zeroes the accumulator without moves),
 // which the NVVM op takes only as a constant; every instruction is written as
@@ -41,6 +42,23 @@ public:
   /// cp.async.bulk.tensor.2d of the box at element coordinates (c0 innermost,
   /// c1) of `map` into shared memory at `dst`, completing on `bar`.
   void tmaLoad2d(Value dst, Value map, Value bar, Value c0, Value c1);
+  /// cp.async.bulk.tensor.2d of the box at `src` in shared memory to element
+  /// coordinates (c0 innermost, c1) of `map` in global memory, in the
+  /// thread's bulk async-group; the elements outside the tensor are not
+  /// written.
+  void tmaStore2d(Value map, Value src, Value c0, Value c1);
+  /// cp.async.bulk.commit_group: the thread's bulk copies issued so far form
+  /// a group.
+  void bulkCommitGroup();
+  /// cp.async.bulk.wait_group.read (`readOnly`: until the groups' reads of
+  /// shared memory are done) or cp.async.bulk.wait_group (complete), for all
+  /// but the `pending` newest groups.
+  void bulkWaitGroup(int64_t pending, bool readOnly);
+  /// fence.proxy.async.shared::cta: the thread's shared-memory writes become
+  /// visible to the async proxy (a TMA store that reads them).
+  void fenceProxyAsyncShared();
+  /// bar.sync of named barrier `id` for `threads` threads.
+  void namedBarrier(int64_t id, int64_t threads);
   /// setmaxnreg.inc or .dec to `registers` for the warpgroup.
   void setMaxRegisters(int64_t registers, bool increase);
   void wgmmaFence();

@@ -7,8 +7,9 @@
 //   - shared memory: `stages` stages of [A: BK/64 boxes of BM rows x 128 B]
 //     [B: BN/64 boxes of BK rows x 128 B, or BK/64 boxes of BN rows x 128 B
 //     when B is K-major], each 1024-byte aligned (128-byte
-//     swizzle repeats every 8 rows of 128 B), then a full and an empty
-//     mbarrier per stage;
+//     swizzle repeats every 8 rows of 128 B), then, where the epilogue
+//     stages the output, each consumer's boxes of 64 output rows x 128 B,
+//     then a full and an empty mbarrier per stage;
 //   - warpgroup 0, the producer: its first thread waits for a stage to be
 //     empty, expects the stage's bytes on its full barrier and issues the TMA
 //     loads of A's and B's boxes for the next k-tile;
@@ -16,7 +17,9 @@
 //     for a stage to be full, issues BK/16 wgmma m64nBNk16 for its 64 rows,
 //     waits for them, releases the stage (one arrival per consumer) and,
 //     after the last k-tile, runs the epilogue on its accumulator registers
-//     and stores the tile;
+//     and stores the tile: from registers, or (an epilogue that loads
+//     nothing, an output TMA can write) through its staging boxes and TMA
+//     stores that run on while it goes on to its next program;
 //   - both loop over the programs of the launch in the same grouped order
 //     (persistent CTAs), so that stage s and its barrier parities agree.
 //
@@ -102,6 +105,19 @@ struct Geometry {
   bool transposed;
   /// The N of each wgmma: the tile's columns, or its rows when transposed.
   int64_t wgmmaN() const { return transposed ? bm : bn; }
+  /// The bytes of an output element where the epilogue stages each
+  /// consumer's 64 rows in shared memory and stores them with TMA; 0 where it
+  /// stores from registers.
+  int64_t outElementBytes;
+  bool tmaStore() const { return outElementBytes != 0; }
+  /// The output's boxes: 64 rows of 128 bytes, 128-byte swizzled.
+  int64_t outBoxElements() const { return kSwizzleBytes / outElementBytes; }
+  int64_t outBoxBytes() const { return 64 * kSwizzleBytes; }
+  /// Each consumer's staging buffer: BN / outBoxElements boxes.
+  int64_t consumerStagingBytes() const {
+    return tmaStore() ? 64 * bn * outElementBytes : 0;
+  }
+  int64_t stagingOffset() const { return stages * stageBytes(); }
   /// The elements of a 128-byte box row: 64 bf16 or f16, 32 f32.
   int64_t boxElements() const { return kSwizzleBytes / elementBytes; }
   /// The wgmma K steps of a k-tile: 32 bytes of each row each (k16, or k8 for tf32).
@@ -111,7 +127,9 @@ struct Geometry {
   int64_t aBytes() const { return bm * bk * elementBytes; }
   int64_t bBytes() const { return bk * bn * elementBytes; }
   int64_t stageBytes() const { return aBytes() + bBytes(); }
-  int64_t barriersOffset() const { return stages * stageBytes(); }
+  int64_t barriersOffset() const {
+    return stagingOffset() + consumers * consumerStagingBytes();
+  }
   // The barriers, and 1024 bytes to align the dynamic shared memory's start.
   int64_t sharedBytes() const { return barriersOffset() + 16 * stages + 1024; }
   int64_t threads() const { return (consumers + 1) * kWarpgroup; }
@@ -192,6 +210,13 @@ private:
   void buildTransposedEpilogue(Value acc, ArrayRef<Value> nRows,
                                ArrayRef<Value> mCols, Value pid0, Value pid1,
                                IRMapping &mapping);
+  /// The epilogue's stores through shared memory: each pair of adjacent
+  /// values of `store` at (rows[rs], cols[cs]) written to this consumer's
+  /// staging boxes, then TMA stores of the boxes by the warpgroup's first
+  /// thread, which return before the boxes are read.
+  void buildStagedStores(EpilogueValues &values, Value store,
+                         ArrayRef<Value> rows, ArrayRef<Value> cols,
+                         Value consumer, Value row0, Value col0);
   /// For a transposed product: this thread's shared-memory offsets, within a
   /// stage's B tile, of its four B^T fragment elements of the first K step
   /// (registers a0..a3); K step kk is kk * 1024 bytes further.
@@ -203,7 +228,7 @@ private:
   OpBuilder b;
   Location loc;
   Value tid, cta, ctas, smem, barriers, tilesM, tilesN, programs;
-  Value mapA, mapB;
+  Value mapA, mapB, mapOut;
 };
 
 Value MatmulLowering::dimOf(Value memref, int64_t d) {
@@ -229,12 +254,17 @@ void MatmulLowering::addTensorMapArguments() {
   (void)f.insertArgument(n + 1, ptr, dict, loc);
   mapA = f.getArgument(n);
   mapB = f.getArgument(n + 1);
-  f->setAttr(TileDialect::getTensorMapsAttrName(),
-             b.getArrayAttr({b.getDenseI64ArrayAttr({k.argA, g.boxElements(), g.bm,
-                                                     kSwizzleBytes}),
-                             b.getDenseI64ArrayAttr({k.argB, g.boxElements(),
-                                                     g.bKMajor ? g.bn : g.bk,
-                                                     kSwizzleBytes})}));
+  SmallVector<Attribute> maps{
+      b.getDenseI64ArrayAttr({k.argA, g.boxElements(), g.bm, kSwizzleBytes}),
+      b.getDenseI64ArrayAttr({k.argB, g.boxElements(), g.bKMajor ? g.bn : g.bk,
+                              kSwizzleBytes})};
+  if (g.tmaStore()) {
+    (void)f.insertArgument(n + 2, ptr, dict, loc);
+    mapOut = f.getArgument(n + 2);
+    maps.push_back(b.getDenseI64ArrayAttr(
+        {k.argOut, g.outBoxElements(), 64, kSwizzleBytes}));
+  }
+  f->setAttr(TileDialect::getTensorMapsAttrName(), b.getArrayAttr(maps));
 }
 
 Value MatmulLowering::sharedBase() {
@@ -416,6 +446,13 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   }
   buildEpilogue(ks.getResult(2), consumer, tiles.pid0, tiles.pid1, tiles.mapping);
   scf::YieldOp::create(b, loc, ValueRange{ks.getResult(0), ks.getResult(1)});
+  if (g.tmaStore()) {
+    // The CTA's shared memory must outlive the last stores' reads of it.
+    b.setInsertionPointAfter(tiles.loop);
+    auto last = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(last.thenBlock());
+    ptx.bulkWaitGroup(0, /*readOnly=*/false);
+  }
 }
 
 SmallVector<Value, 4>
@@ -485,13 +522,17 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
         const int64_t r = 4 * (cs / 2) + 2 * rs + cs % 2;
         return LLVM::ExtractValueOp::create(b, loc, acc, r);
       });
+  Value row0 = mulConst(pid0, g.bm), col0 = mulConst(pid1, g.bn);
+  if (g.tmaStore()) {
+    buildStagedStores(values, k.store.getValue(), rows, cols, consumer, row0, col0);
+    return;
+  }
   // Pairs of columns as one store where the rows are contiguous and aligned.
   const bool pairs = storesColumnPairs(k);
   // Each pair of values is computed outside the bounds tests (the epilogue's
   // loads read an in-bounds element either way), so that a value both rows
   // use, such as a bias element, is computed once, and stored right after,
   // so that few results are live at a time.
-  Value row0 = mulConst(pid0, g.bm), col0 = mulConst(pid1, g.bn);
   for (int64_t rs = 0; rs < 2; ++rs) {
     Value row = add(row0, rows[rs]);
     Value rowIn = cmp(arith::CmpIPredicate::ult, row, height);
@@ -503,6 +544,86 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
                       v0, v1, pairs);
     }
   }
+}
+
+void MatmulLowering::buildStagedStores(EpilogueValues &values, Value store,
+                                       ArrayRef<Value> rows,
+                                       ArrayRef<Value> cols, Value consumer,
+                                       Value row0, Value col0) {
+  HopperPtx ptx(b, loc);
+  Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
+  Value leader = cmp(arith::CmpIPredicate::eq, lane, i32(0));
+  // The warpgroup's own named barrier, 1 + consumer (0 is the CTA's), as an
+  // immediate: a barrier number in a register lived through the K loop.
+  auto warpgroupBarrier = [&] {
+    for (int64_t c = 0; c < g.consumers; ++c) {
+      auto mine = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, consumer, i32(c)),
+                                    /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(mine.thenBlock());
+      ptx.namedBarrier(1 + c, kWarpgroup);
+    }
+  };
+  Value staging = add(addConst(smem, g.stagingOffset()),
+                      mulConst(consumer, g.consumerStagingBytes()));
+  auto ifLeader = [&](llvm::function_ref<void()> body) {
+    auto op = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(op.thenBlock());
+    body();
+  };
+  // The previous program's stores have read the buffer.
+  ifLeader([&] { ptx.bulkWaitGroup(0, /*readOnly=*/true); });
+  warpgroupBarrier();
+  // Row r of a box is at r * 128 bytes, its 16-byte chunk c at (c ^ (r mod
+  // 8)) * 16 (the 128-byte swizzle of the output's tensor map). Column pair
+  // cs of the thread is column 2 (lane mod 4) + 8 (cs / 2) of the tile: box
+  // 8 (cs / 2) / outBoxElements, byte (8 (cs / 2) mod outBoxElements) e +
+  // 2 (lane mod 4) e of its row (e bytes an element). The first term is a
+  // whole number of chunks and the second less than 8 e bytes, so the chunk
+  // is a constant XOR a lane's part, and the swizzle XORs the lane's part
+  // with its row once.
+  Type elt = cast<MemRefType>(k.func.getArgument(k.argOut).getType()).getElementType();
+  auto pairType = VectorType::get({2}, elt);
+  Type ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  const int64_t e = g.outElementBytes;
+  Value laneByte = mulConst(arith::RemUIOp::create(b, loc, lane, i32(4)), 2 * e);
+  Value within = arith::AndIOp::create(b, loc, laneByte, i32(15));
+  Value laneChunk = arith::ShRUIOp::create(b, loc, laneByte, i32(4));
+  SmallVector<Value, 2> rowBases, laneXs;
+  for (Value row : rows) {
+    Value local = arith::SubIOp::create(b, loc, row, mulConst(consumer, 64));
+    rowBases.push_back(add(add(staging, mulConst(local, kSwizzleBytes)), within));
+    laneXs.push_back(arith::XOrIOp::create(
+        b, loc, laneChunk, arith::AndIOp::create(b, loc, local, i32(7))));
+  }
+  // Columns outer, rows inner: a value both rows use (a bias element) is
+  // live for one column pair only.
+  for (size_t cs = 0; cs + 1 < cols.size(); cs += 2) {
+    const int64_t first = 8 * static_cast<int64_t>(cs / 2);
+    const int64_t box = first / g.outBoxElements();
+    const int64_t chunk = (first % g.outBoxElements()) * e / 16;
+    for (auto [rs, row] : llvm::enumerate(rows)) {
+      Value v0 = values.at(store, {row, cols[cs]});
+      Value v1 = values.at(store, {row, cols[cs + 1]});
+      Value swizzled = arith::XOrIOp::create(b, loc, laneXs[rs], i32(chunk));
+      Value at = add(addConst(rowBases[rs], box * g.outBoxBytes()),
+                     arith::ShLIOp::create(b, loc, swizzled, i32(4)));
+      Value pair = vector::FromElementsOp::create(b, loc, pairType, ValueRange{v0, v1});
+      LLVM::StoreOp::create(b, loc, pair, LLVM::IntToPtrOp::create(b, loc, ptrType, at),
+                            /*alignment=*/2 * e);
+    }
+  }
+  // The writes, made visible to the TMA unit, and all the warpgroup's done.
+  ptx.fenceProxyAsyncShared();
+  warpgroupBarrier();
+  ifLeader([&] {
+    Value row = add(row0, mulConst(consumer, 64));
+    for (int64_t box = 0; box < g.bn / g.outBoxElements(); ++box)
+      ptx.tmaStore2d(mapOut, addConst(staging, box * g.outBoxBytes()),
+                     addConst(col0, box * g.outBoxElements()), row);
+    ptx.bulkCommitGroup();
+  });
 }
 
 void MatmulLowering::buildTransposedEpilogue(Value acc, ArrayRef<Value> nRows,
@@ -601,6 +722,32 @@ bool transposedProduct(const MatmulKernel &k) {
   return k.inputType.isF32() && !k.bKMajor;
 }
 
+/// The bytes of an element of the kernel's output where the epilogue stages
+/// the tile in shared memory and TMA stores it: an output of unit inner
+/// stride, 16-byte aligned rows and start, and an epilogue that loads nothing
+/// (ptxas moves an epilogue's loads above shared-memory stores, which cannot
+/// alias them, and the bias + GELU epilogue of a 128 x 256 tile then spilled);
+/// 0 otherwise.
+int64_t tmaOutputBytes(MatmulKernel k) {
+  bool loads = false;
+  k.func.walk([&](LoadOp load) {
+    loads |= load != k.loadA && load != k.loadB;
+  });
+  if (loads)
+    return 0;
+  auto type = cast<MemRefType>(k.func.getArgument(k.argOut).getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  auto align = k.func.getArgAttrOfType<IntegerAttr>(
+      k.argOut, TileDialect::getAlignAttrName());
+  Type elt = type.getElementType();
+  if (type.getRank() != 2 || failed(type.getStridesAndOffset(strides, offset)) ||
+      strides[1] != 1 || !align || align.getInt() < 16 ||
+      !(elt.isBF16() || elt.isF16() || elt.isF32()))
+    return 0;
+  return elt.getIntOrFloatBitWidth() / 8;
+}
+
 /// The tile shapes this lowering takes: BM a multiple of the consumers' 64
 /// rows (two at most), BK a multiple of the swizzle's 64-element box, BN what
 /// one wgmma covers; transposed, BN the consumers' 64 columns (two at most)
@@ -644,10 +791,21 @@ struct ConvertTileMatmulToNVVMPass
                  k->bk,         0,
                  (transposed ? k->bn : k->bm) / 64,
                  k->bKMajor,    k->elementBytes(),
-                 transposed};
-      g.stages = stages > 0 ? stages : kMaxStages;
-      while (g.stages > 2 && g.sharedBytes() > maxSharedBytes)
-        --g.stages;
+                 transposed,    transposed ? 0 : tmaOutputBytes(*k)};
+      const int64_t requested = stages > 0 ? stages : kMaxStages;
+      auto fit = [&] {
+        g.stages = requested;
+        while (g.stages > 2 && g.sharedBytes() > maxSharedBytes)
+          --g.stages;
+      };
+      fit();
+      // Staging the output where it leaves fewer than 3 stages (f32 outputs
+      // of 256 columns) costs the K loop more than the epilogue saves.
+      if (g.tmaStore() && (g.sharedBytes() > maxSharedBytes ||
+                           g.stages < std::min<int64_t>(3, requested))) {
+        g.outElementBytes = 0;
+        fit();
+      }
       if (g.sharedBytes() > maxSharedBytes)
         continue;
       MatmulLowering(*k, g, groupM).run();

@@ -70,9 +70,10 @@ func.func @mm(%o: !m {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i64}, %b
 // B as the transposed view of an N x K row-major weight (unit outer stride):
 // K-major, as A. Its tensor map has 64 x 256 boxes of the N x K storage (one
 // per 64 k), the producer issues one A box and one B box per k-tile, and the
-// wgmma reads B without tnsp-b (the last immediate 0).
+// wgmma reads B without tnsp-b (the last immediate 0). The epilogue loads
+// nothing, so it stores through shared memory (the output's map is third).
 // CHECK-LABEL: func.func @mm_kmajor
-// CHECK-SAME: tile.tensor_maps = [array<i64: 1, 64, 128, 128>, array<i64: 2, 64, 256, 128>]
+// CHECK-SAME: tile.tensor_maps = [array<i64: 1, 64, 128, 128>, array<i64: 2, 64, 256, 128>, array<i64: 0, 64, 64, 128>]
 // CHECK: setmaxnreg.dec.sync.aligned.u32 40;
 // CHECK-COUNT-2: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
 // CHECK-NOT: cp.async.bulk.tensor
@@ -102,5 +103,82 @@ func.func @mm_kmajor(%o: !m {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i
   %p0 = tile.program_id 0
   %p1 = tile.program_id 1
   tile.store %t, %o[%p0, %p1] : tensor<128x256xbf16>, !m
+  return
+}
+
+// -----
+
+// An epilogue that loads nothing, with an output TMA can write (unit inner
+// stride, 16-byte aligned): each consumer writes its 64 x 256 bf16 rows as
+// pairs into four 64 x 64 boxes of shared memory (128-byte swizzled, 32 KiB a
+// consumer), and its first thread stores them with four TMA stores, which it
+// waits for (their reads) only before the next program's writes, and fully
+// at the end. The 64 KiB of staging leave 3 stages of 48 KiB.
+// CHECK-LABEL: func.func @mm_staged
+// CHECK-SAME: tile.dynamic_shared_bytes = 214064 : i32
+// CHECK-SAME: tile.tensor_maps = [array<i64: 1, 64, 128, 128>, array<i64: 2, 64, 64, 128>, array<i64: 0, 64, 64, 128>]
+// CHECK: wgmma.wait_group.sync.aligned 0;
+// CHECK: cp.async.bulk.wait_group.read 0;
+// CHECK: bar.sync 1, 128;
+// CHECK: bar.sync 2, 128;
+// CHECK-COUNT-64: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<3>
+// CHECK-NOT: vector.store
+// CHECK: fence.proxy.async.shared::cta;
+// CHECK: bar.sync 1, 128;
+// CHECK: bar.sync 2, 128;
+// CHECK-COUNT-4: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$2, $3}], [$1];
+// CHECK: cp.async.bulk.commit_group;
+// CHECK: scf.yield
+// CHECK: cp.async.bulk.wait_group 0;
+!m = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+func.func @mm_staged(%o: !m {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i64}, %b: !m {tile.align = 16 : i64}) attributes {tile.kernel} {
+  %zeros = arith.constant dense<0.000000e+00> : tensor<128x256xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c1 : !m
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%c = %zeros) -> (tensor<128x256xf32>) {
+    %ki = arith.index_cast %k : index to i32
+    %p0 = tile.program_id 0
+    %p1 = tile.program_id 1
+    %ta = tile.load %a[%p0, %ki] : !m -> tensor<128x64xbf16>
+    %tb = tile.load %b[%ki, %p1] : !m -> tensor<64x256xbf16>
+    %d = tile.mma %ta, %tb, %c : tensor<128x64xbf16>, tensor<64x256xbf16>, tensor<128x256xf32> -> tensor<128x256xf32>
+    scf.yield %d : tensor<128x256xf32>
+  }
+  %t = arith.truncf %acc : tensor<128x256xf32> to tensor<128x256xbf16>
+  %q0 = tile.program_id 0
+  %q1 = tile.program_id 1
+  tile.store %t, %o[%q0, %q1] : tensor<128x256xbf16>, !m
+  return
+}
+
+// -----
+
+// An f32 output of 256 columns would take 128 KiB of staging and leave 2
+// stages: the epilogue stores from registers, and 4 stages fit.
+// CHECK-LABEL: func.func @mm_f32_out
+// CHECK-SAME: tile.dynamic_shared_bytes = 197696 : i32
+// CHECK-SAME: tile.tensor_maps = [array<i64: 1, 64, 128, 128>, array<i64: 2, 64, 64, 128>]
+// CHECK-NOT: cp.async.bulk.tensor.2d.global
+// CHECK: vector.store %{{.*}}, %arg0
+!m = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!w = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @mm_f32_out(%o: !w {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i64}, %b: !m {tile.align = 16 : i64}) attributes {tile.kernel} {
+  %zeros = arith.constant dense<0.000000e+00> : tensor<128x256xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c1 : !m
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%c = %zeros) -> (tensor<128x256xf32>) {
+    %ki = arith.index_cast %k : index to i32
+    %p0 = tile.program_id 0
+    %p1 = tile.program_id 1
+    %ta = tile.load %a[%p0, %ki] : !m -> tensor<128x64xbf16>
+    %tb = tile.load %b[%ki, %p1] : !m -> tensor<64x256xbf16>
+    %d = tile.mma %ta, %tb, %c : tensor<128x64xbf16>, tensor<64x256xbf16>, tensor<128x256xf32> -> tensor<128x256xf32>
+    scf.yield %d : tensor<128x256xf32>
+  }
+  %q0 = tile.program_id 0
+  %q1 = tile.program_id 1
+  tile.store %acc, %o[%q0, %q1] : tensor<128x256xf32>, !w
   return
 }
