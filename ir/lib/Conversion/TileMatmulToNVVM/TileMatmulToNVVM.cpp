@@ -725,15 +725,16 @@ bool transposedProduct(const MatmulKernel &k) {
 /// The bytes of an element of the kernel's output where the epilogue stages
 /// the tile in shared memory and TMA stores it: an output of unit inner
 /// stride, 16-byte aligned rows and start, and an epilogue that loads nothing
-/// (ptxas moves an epilogue's loads above shared-memory stores, which cannot
-/// alias them, and the bias + GELU epilogue of a 128 x 256 tile then spilled);
-/// 0 otherwise.
+/// or a tile of at most 128 columns (ptxas moves an epilogue's loads above
+/// shared-memory stores, which cannot alias them, and the bias + GELU
+/// epilogue of a 128 x 256 tile, 128 accumulators a thread, then spilled); 0
+/// otherwise.
 int64_t tmaOutputBytes(MatmulKernel k) {
   bool loads = false;
   k.func.walk([&](LoadOp load) {
     loads |= load != k.loadA && load != k.loadB;
   });
-  if (loads)
+  if (loads && k.bn > 128)
     return 0;
   auto type = cast<MemRefType>(k.func.getArgument(k.argOut).getType());
   SmallVector<int64_t> strides;

@@ -182,3 +182,39 @@ func.func @mm_f32_out(%o: !w {tile.align = 16 : i64}, %a: !m {tile.align = 16 : 
   tile.store %acc, %o[%q0, %q1] : tensor<128x256xf32>, !w
   return
 }
+
+// -----
+
+// An epilogue that loads a bias row stages its tile where the tile has at
+// most 128 columns (128 x 256 stores from registers: the first case above).
+// CHECK-LABEL: func.func @mm_bias_128
+// CHECK-SAME: tile.tensor_maps = [array<i64: 1, 64, 128, 128>, array<i64: 2, 64, 64, 128>, array<i64: 0, 64, 64, 128>]
+// CHECK: memref.load %arg3
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<3>
+// CHECK: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
+!m = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+func.func @mm_bias_128(%o: !m {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i64}, %b: !m {tile.align = 16 : i64}, %bias: memref<?xbf16, strided<[1], offset: ?>>) attributes {tile.kernel} {
+  %zeros = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c1 : !m
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%c = %zeros) -> (tensor<128x128xf32>) {
+    %ki = arith.index_cast %k : index to i32
+    %p0 = tile.program_id 0
+    %p1 = tile.program_id 1
+    %ta = tile.load %a[%p0, %ki] : !m -> tensor<128x64xbf16>
+    %tb = tile.load %b[%ki, %p1] : !m -> tensor<64x128xbf16>
+    %d = tile.mma %ta, %tb, %c : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %q1 = tile.program_id 1
+  %bt = tile.load %bias[%q1] : memref<?xbf16, strided<[1], offset: ?>> -> tensor<128xbf16>
+  %bw = arith.extf %bt : tensor<128xbf16> to tensor<128xf32>
+  %br = tile.reshape %bw : tensor<128xf32> -> tensor<1x128xf32>
+  %bb = tile.broadcast %br : tensor<1x128xf32> -> tensor<128x128xf32>
+  %s = arith.addf %acc, %bb : tensor<128x128xf32>
+  %t = arith.truncf %s : tensor<128x128xf32> to tensor<128x128xbf16>
+  %q0 = tile.program_id 0
+  tile.store %t, %o[%q0, %q1] : tensor<128x128xbf16>, !m
+  return
+}
