@@ -204,12 +204,11 @@ private:
 
   void buildEpilogue(Value acc, Value consumer, Value pid0, Value pid1,
                      IRMapping &mapping);
-  /// The epilogue of a transposed product: the accumulator's rows `nRows`
-  /// are the tile's columns and its columns `mCols` the tile's rows; each
-  /// element is stored alone (a thread's columns are 8 apart).
-  void buildTransposedEpilogue(Value acc, ArrayRef<Value> nRows,
-                               ArrayRef<Value> mCols, Value pid0, Value pid1,
-                               IRMapping &mapping);
+  /// The stores of a transposed product's epilogue: the accumulator's rows
+  /// `nRows` are the tile's columns and its columns `mCols` the tile's rows;
+  /// each element is stored alone (a thread's columns are 8 apart).
+  void buildTransposedStores(EpilogueValues &values, ArrayRef<Value> nRows,
+                             ArrayRef<Value> mCols, Value row0, Value col0);
   /// The epilogue's stores through shared memory: each pair of adjacent
   /// values of `store` at (rows[rs], cols[cs]) written to this consumer's
   /// staging boxes, then TMA stores of the boxes by the warpgroup's first
@@ -503,26 +502,30 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
   SmallVector<Value> cols;
   for (int64_t c = 0; c < regs / 2; ++c)
     cols.push_back(addConst(colBase, 8 * (c / 2) + c % 2));
-  if (g.transposed) {
-    buildTransposedEpilogue(acc, rows, cols, pid0, pid1, mapping);
-    return;
-  }
   DenseMap<Value, int64_t> rowOf, colOf;
   for (auto [i, v] : llvm::enumerate(rows))
     rowOf[v] = static_cast<int64_t>(i);
   for (auto [i, v] : llvm::enumerate(cols))
     colOf[v] = static_cast<int64_t>(i);
-
-  Value out = k.func.getArgument(k.argOut);
-  Value height = dimOf(out, 0), width = dimOf(out, 1);
+  // The accumulator's element at tile coordinates (row, col): its register
+  // of accumulator row rs and column cs, which are the tile's column and row
+  // in a transposed product.
   EpilogueValues values(
       b, loc, k, [&](Value v) { return materialize(v, mapping); },
       [&](Value row, Value col) -> Value {
+        if (g.transposed)
+          std::swap(row, col);
         const int64_t rs = rowOf.lookup(row), cs = colOf.lookup(col);
         const int64_t r = 4 * (cs / 2) + 2 * rs + cs % 2;
         return LLVM::ExtractValueOp::create(b, loc, acc, r);
       });
   Value row0 = mulConst(pid0, g.bm), col0 = mulConst(pid1, g.bn);
+  if (g.transposed) {
+    buildTransposedStores(values, rows, cols, row0, col0);
+    return;
+  }
+  Value out = k.func.getArgument(k.argOut);
+  Value height = dimOf(out, 0), width = dimOf(out, 1);
   if (g.tmaStore()) {
     buildStagedStores(values, k.store.getValue(), rows, cols, consumer, row0, col0);
     return;
@@ -626,24 +629,12 @@ void MatmulLowering::buildStagedStores(EpilogueValues &values, Value store,
   });
 }
 
-void MatmulLowering::buildTransposedEpilogue(Value acc, ArrayRef<Value> nRows,
-                                             ArrayRef<Value> mCols, Value pid0,
-                                             Value pid1, IRMapping &mapping) {
-  DenseMap<Value, int64_t> nOf, mOf;
-  for (auto [i, v] : llvm::enumerate(nRows))
-    nOf[v] = static_cast<int64_t>(i);
-  for (auto [i, v] : llvm::enumerate(mCols))
-    mOf[v] = static_cast<int64_t>(i);
+void MatmulLowering::buildTransposedStores(EpilogueValues &values,
+                                           ArrayRef<Value> nRows,
+                                           ArrayRef<Value> mCols, Value row0,
+                                           Value col0) {
   Value out = k.func.getArgument(k.argOut);
   Value height = dimOf(out, 0), width = dimOf(out, 1);
-  EpilogueValues values(
-      b, loc, k, [&](Value v) { return materialize(v, mapping); },
-      [&](Value row, Value col) -> Value {
-        const int64_t ns = nOf.lookup(col), ms = mOf.lookup(row);
-        const int64_t r = 4 * (ms / 2) + 2 * ns + ms % 2;
-        return LLVM::ExtractValueOp::create(b, loc, acc, r);
-      });
-  Value row0 = mulConst(pid0, g.bm), col0 = mulConst(pid1, g.bn);
   for (Value m : mCols) {
     Value row = add(row0, m);
     Value rowIn = cmp(arith::CmpIPredicate::ult, row, height);
