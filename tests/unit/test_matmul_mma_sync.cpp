@@ -229,7 +229,6 @@ TEST_CASE("on sm_90 the tiles and dtypes the wgmma lowering rejects take mma.syn
     CHECK(!has(big.ptx, "mma.sync.aligned"));
     // f32 inputs in a wgmma tile take wgmma, with a row-major B as the transposed product
     // (test_matmul.cpp checks that code); BK 16 (64 bytes) is not a wgmma tile: mma.sync.
-    // (128 x 128 x 64 f32 is 64 KiB a stage: sm_90 holds three, sm_86's 99 KiB not two.)
     for (const CompiledArtifact& f32 : {compile_plain<float, 128, 128, 64>(Target::sm_90, k_major),
                                         compile_plain<float, 128, 128, 32>(Target::sm_90, k_major)})
       CHECK(has(f32.ptx, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"));

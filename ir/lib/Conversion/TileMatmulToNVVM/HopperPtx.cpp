@@ -136,64 +136,55 @@ Value HopperPtx::matrixDescriptor(Value addr, int64_t lbo, int64_t sbo) {
   return arith::OrIOp::create(b, loc, start, c64(fixed));
 }
 
-Value HopperPtx::wgmma(Value acc, Value descA, Value descB, Value scaleD,
-                       int64_t n, Type inputType, bool transposeB) {
-  const int64_t regs = n / 2;
-  const bool tf32 = inputType.isF32();
-  std::string shape = "m64n" + std::to_string(n) + (tf32 ? "k8" : "k16");
-  std::string types = tf32 ? "tf32.tf32" : inputType.isBF16() ? "bf16.bf16" : "f16.f16";
-  std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $" +
-                     std::to_string(2 * regs + 2) + ", 0;\n\t" +
-                     "wgmma.mma_async.sync.aligned." + shape + ".f32." + types +
-                     " {";
-  std::string constraints;
-  for (int64_t r = 0; r < regs; ++r) {
-    text += (r ? ", $" : "$") + std::to_string(r);
-    constraints += "=f,";
-  }
-  // The tied inputs are operands regs .. 2 regs - 1; the descriptors and
-  // scale-d follow. scale-a, scale-b 1; tnsp-a 0 (K-major), tnsp-b 1 for an
-  // MN-major B, 0 for a K-major one. tf32 has no transpose operands (both
-  // tiles are K-major).
-  text += "}, $" + std::to_string(2 * regs) + ", $" +
-          std::to_string(2 * regs + 1) + ", p, 1, 1" +
-          (tf32 ? std::string() : std::string(", 0, ") + (transposeB ? "1" : "0")) +
-          ";\n\t}";
-  SmallVector<Value> operands;
-  for (int64_t r = 0; r < regs; ++r) {
-    constraints += std::to_string(r) + ",";
-    operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, r));
-  }
-  constraints += "l,l,r";
-  operands.append({descA, descB, scaleD});
-  return asmOp(acc.getType(), operands, text, constraints);
-}
-
-Value HopperPtx::wgmmaTf32RegisterA(Value acc, ValueRange a, Value descB,
-                                    Value scaleD, int64_t n) {
+Value HopperPtx::wgmmaAsm(Value acc, StringRef shapeAndTypes, ValueRange a,
+                          Value descB, Value scaleD, int64_t n,
+                          StringRef immediates) {
+  // Operands: the accumulator's n/2 outputs, the tied inputs regs .. 2 regs -
+  // 1, A (a descriptor or four registers), B's descriptor, scale-d.
   const int64_t regs = n / 2;
   auto operand = [](int64_t i) { return "$" + std::to_string(i); };
+  const int64_t aFirst = 2 * regs, bDesc = aFirst + static_cast<int64_t>(a.size());
   std::string text = "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, " +
-                     operand(2 * regs + 5) + ", 0;\n\t" +
+                     operand(bDesc + 1) + ", 0;\n\t" +
                      "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
-                     "k8.f32.tf32.tf32 {";
+                     shapeAndTypes.str() + " {";
   std::string constraints;
   for (int64_t r = 0; r < regs; ++r) {
     text += (r ? ", " : "") + operand(r);
     constraints += "=f,";
   }
-  // The tied accumulator inputs are operands regs .. 2 regs - 1, A's four
-  // registers follow, then B's descriptor and scale-d; scale-a, scale-b 1.
-  text += "}, {" + operand(2 * regs) + ", " + operand(2 * regs + 1) + ", " +
-          operand(2 * regs + 2) + ", " + operand(2 * regs + 3) + "}, " +
-          operand(2 * regs + 4) + ", p, 1, 1;\n\t}";
+  std::string aText = operand(aFirst);
+  for (int64_t i = 1; i < static_cast<int64_t>(a.size()); ++i)
+    aText += ", " + operand(aFirst + i);
+  text += "}, " + (a.size() > 1 ? "{" + aText + "}" : aText) + ", " +
+          operand(bDesc) + ", p, " + immediates.str() + ";\n\t}";
   SmallVector<Value> operands;
   for (int64_t r = 0; r < regs; ++r) {
     constraints += std::to_string(r) + ",";
     operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, r));
   }
-  constraints += "r,r,r,r,l,r";
+  for (Value v : a)
+    constraints += v.getType().isInteger(64) ? "l," : "r,";
+  constraints += "l,r";
   operands.append(a.begin(), a.end());
   operands.append({descB, scaleD});
   return asmOp(acc.getType(), operands, text, constraints);
+}
+
+Value HopperPtx::wgmma(Value acc, Value descA, Value descB, Value scaleD,
+                       int64_t n, Type inputType, bool transposeB) {
+  // scale-a, scale-b 1; tnsp-a 0 (K-major), tnsp-b 1 for an MN-major B, 0
+  // for a K-major one. tf32 has no transpose operands (both tiles are
+  // K-major).
+  const bool tf32 = inputType.isF32();
+  std::string types = tf32 ? "k8.f32.tf32.tf32"
+                      : inputType.isBF16() ? "k16.f32.bf16.bf16"
+                                           : "k16.f32.f16.f16";
+  return wgmmaAsm(acc, types, descA, descB, scaleD, n,
+                  tf32 ? "1, 1" : transposeB ? "1, 1, 0, 1" : "1, 1, 0, 0");
+}
+
+Value HopperPtx::wgmmaTf32RegisterA(Value acc, ValueRange a, Value descB,
+                                    Value scaleD, int64_t n) {
+  return wgmmaAsm(acc, "k8.f32.tf32.tf32", a, descB, scaleD, n, "1, 1");
 }

@@ -80,6 +80,12 @@ public:
                            int64_t n);
 
 private:
+  /// wgmma.mma_async m64`n``shapeAndTypes` (e.g. "k16.f32.bf16.bf16") on
+  /// `acc` with A `a` (one i64 descriptor, or four b32 registers), B's
+  /// descriptor, scale-d the i32 `scaleD` != 0, then `immediates` (scale-a,
+  /// scale-b and the transpose operands where the types have them).
+  Value wgmmaAsm(Value acc, StringRef shapeAndTypes, ValueRange a, Value descB,
+                 Value scaleD, int64_t n, StringRef immediates);
   /// Side-effecting asm with `operands` and `constraints`, its result (or
   /// null for none: `result` null).
   Value asmOp(Type result, ValueRange operands, StringRef text,
