@@ -1,61 +1,26 @@
 // tileiras.cpp: finds and runs tileiras and tileirdisasm (tileiras.h).
 //
-// Each run writes the bytecode to a temporary file, runs the tool with llvm::sys::ExecuteAndWait
-// (its time limit kills the child when it runs out) and reads its output and stderr back from
-// temporary files, which are removed afterwards whatever happened.
+// Each run writes the bytecode to a temporary file and runs the tool through run_tool
+// (tool_run.h: a time limit, output and stderr read back, temporary files removed).
 #include "compiler/tileiras.h"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 
-#include "llvm/ADT/SmallString.h"
-#include "llvm/Support/FileSystem.h"
+#include "compiler/tool_run.h"
 #include "llvm/Support/Program.h"
-
-extern char** environ;
 
 namespace tessera::detail {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A temporary file removed when this goes out of scope.
-class TempFile {
- public:
-  explicit TempFile(std::string_view suffix) {
-    llvm::SmallString<128> path;
-    if (llvm::sys::fs::createTemporaryFile("tessera-tileir", suffix, path))
-      throw Error("tessera: cannot create a temporary file for tileiras");
-    path_ = std::string(path);
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  ~TempFile() {
-    std::error_code ec;
-    fs::remove(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string read() const {
-    std::ifstream in(path_, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-
- private:
-  std::string path_;
-};
-
-void write_file(const std::string& path, std::span<const uint8_t> bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw Error(fmt::format("tessera: cannot write {}", path));
+std::span<const char> as_chars(std::span<const uint8_t> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
 // The directory to use as CUDA_HOME for `tool` when it sits in a wheel's layout (<home>/bin/tool
@@ -68,31 +33,10 @@ std::string own_cuda_home(const std::string& tool) {
   return "";
 }
 
-struct Run {
-  int status = 0;
-  bool failed_to_start = false;
-  std::string message;  // why it could not be run or was killed
-  std::string out, err;
-};
-
-// Runs `program args...` with at most `timeout_seconds` of wall time.
-Run run(const std::string& program, const std::vector<std::string>& args, int timeout_seconds) {
-  TempFile out(".out"), err(".err");
-  std::vector<llvm::StringRef> argv{program};
-  for (const auto& a : args) argv.push_back(a);
-  std::string home = own_cuda_home(program), home_var = "CUDA_HOME=" + home;
-  std::vector<llvm::StringRef> env;
-  for (char** e = environ; *e; ++e)
-    if (home.empty() || !llvm::StringRef(*e).starts_with("CUDA_HOME=")) env.push_back(*e);
-  if (!home.empty()) env.push_back(home_var);
-  std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(out.path()),
-                                                llvm::StringRef(err.path())};
-  Run r;
-  r.status = llvm::sys::ExecuteAndWait(program, argv, env, redirects, static_cast<unsigned>(timeout_seconds), 0,
-                                       &r.message, &r.failed_to_start);
-  r.out = out.read();
-  r.err = err.read();
-  return r;
+// Runs `program args...` with at most `timeout_seconds` of wall time, CUDA_HOME set as
+// own_cuda_home says.
+ToolRun run(const std::string& program, const std::vector<std::string>& args, int timeout_seconds) {
+  return run_tool(program, args, timeout_seconds, own_cuda_home(program));
 }
 
 std::string cache_home() {
@@ -128,7 +72,7 @@ std::string tileiras_version(const std::string& tileiras) {
     std::lock_guard lock(mutex);
     if (auto it = versions.find(tileiras); it != versions.end()) return it->second;
   }
-  Run r = run(tileiras, {"--version"}, 60);
+  ToolRun r = run(tileiras, {"--version"}, 60);
   if (r.failed_to_start || r.status != 0)
     throw TileirasError(fmt::format("tessera: cannot run '{} --version': {}{}", tileiras, r.message, r.err), "", "",
                         r.err);
@@ -149,8 +93,8 @@ std::vector<char> run_tileiras(const std::string& tileiras, std::span<const uint
                                     kernel, arch),
                         std::string(kernel), std::string(arch), "");
   TempFile in(".tileirbc"), cubin(".cubin");
-  write_file(in.path(), bytecode);
-  Run r = run(tileiras, {fmt::format("--gpu-name={}", arch), "-o", cubin.path(), in.path()}, timeout_seconds);
+  in.write(as_chars(bytecode));
+  ToolRun r = run(tileiras, {fmt::format("--gpu-name={}", arch), "-o", cubin.path(), in.path()}, timeout_seconds);
   if (r.failed_to_start || r.status != 0) {
     std::string why = r.failed_to_start ? fmt::format("could not be run ({})", r.message)
                       : r.status < 0    ? fmt::format("was stopped: {}", r.message.empty() ? "time limit" : r.message)
@@ -170,8 +114,8 @@ std::vector<char> run_tileiras(const std::string& tileiras, std::span<const uint
 std::string run_tileirdisasm(const std::string& tileiras, std::span<const uint8_t> bytecode, std::string_view kernel) {
   std::string disasm = (fs::path(tileiras).parent_path() / "tileirdisasm").string();
   TempFile in(".tileirbc");
-  write_file(in.path(), bytecode);
-  Run r = run(disasm, {in.path()}, 60);
+  in.write(as_chars(bytecode));
+  ToolRun r = run(disasm, {in.path()}, 60);
   if (r.failed_to_start || r.status != 0)
     throw TileirasError(fmt::format("tessera: kernel '{}': tileirdisasm ({}) rejected the bytecode: {}{}", kernel,
                                     disasm, r.message, r.err),

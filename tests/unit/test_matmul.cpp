@@ -12,6 +12,7 @@
 // matrix shared by the whole batch; and a compile of the benchmark's and the example's kernels for
 // every GPU target. The tolerances (product_bound below) hold for any summation order and for
 // the tensor-core lowering, so these tests stay as they are when mma moves onto tensor cores.
+#include "compiler/tool_run.h"
 #include "driver/cuda_driver.h"
 #include "execution_helpers.h"
 #include "example_kernels.h"
@@ -19,14 +20,10 @@
 #include "matmul_reference.h"
 #include "scoped_env.h"
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -51,20 +48,10 @@ std::string toolkit_ptxas() {
 
 // What `ptxas -arch=sm_90a -v` prints compiling `ptx` as a whole program (as the driver does).
 std::string whole_program_log(const std::string& ptxas, const std::string& ptx) {
-  static int n = 0;
-  const std::filesystem::path dir = std::filesystem::temp_directory_path();
-  const std::string stem = "tessera-test-matmul-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
-  const std::filesystem::path in = dir / (stem + ".ptx"), out = dir / (stem + ".cubin");
-  std::ofstream(in) << ptx;
-  std::string log;
-  if (FILE* p = ::popen((ptxas + " -arch=sm_90a -v " + in.string() + " -o " + out.string() + " 2>&1").c_str(), "r")) {
-    char buf[4096];
-    for (std::size_t got; (got = std::fread(buf, 1, sizeof buf, p)) > 0;) log.append(buf, got);
-    ::pclose(p);
-  }
-  std::filesystem::remove(in);
-  std::filesystem::remove(out);
-  return log;
+  detail::TempFile in(".ptx"), out(".cubin");
+  in.write(ptx);
+  const detail::ToolRun r = detail::run_tool(ptxas, {"-arch=sm_90a", "-v", in.path(), "-o", out.path()}, 120);
+  return r.message + r.out + r.err;
 }
 
 template <int BM, int BN, int BK>
