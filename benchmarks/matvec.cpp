@@ -11,12 +11,15 @@
 // engine launches (RMSNorm prologue, residual epilogue, gate+up with SwiGLU) at the engine's tile.
 // Qwen3-0.6B's smaller products (4 to 12 MiB) run at the tiles a small model might choose, plain
 // and fused: that is where the engine's 8 x 256 gate/up tile for small models comes from.
-// The engine's tiles run again with their weight tiles copied ahead into rings in shared memory
-// (tile-stream-loads, CompilerHints::stream_stages: "stream4" four slots, "stream2" two), for the
-// comparison with registers (the default) in the same run.
+// The engine's tiles run again with fewer threads per program (CompilerHints::threads: "t256",
+// "t128"), and with BENCH_MATVEC_STREAM=1 with their weight tiles copied ahead into rings in shared
+// memory (tile-stream-loads, CompilerHints::stream_stages: "stream4" four slots, "stream2" two),
+// for the comparison with registers (the default) in the same run. BENCH_MATVEC_ONLY=TEXT runs only
+// the cases whose names contain TEXT (for a profiler).
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <span>
 
 #include "common.h"
@@ -69,8 +72,16 @@ double check(const Tensor<float, 1>& y, const Tensor<bfloat16, 2>& w, const Tens
   return worst;
 }
 
+// Whether the case `name` runs: BENCH_MATVEC_ONLY, if set, is a substring of the names that do (for
+// a profiler run of one case).
+bool selected(const std::string& name) {
+  const char* only = std::getenv("BENCH_MATVEC_ONLY");
+  return only == nullptr || name.find(only) != std::string::npos;
+}
+
 template <int R, int BK>
 void plain(const Case& s, Tensor<float, 1>& y, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v, double copy_bw) {
+  if (!selected(fmt::format("{} {}x{} tile {}x{}{}", s.name, s.n, s.k, R, BK, g_variant))) return;
   auto kern = k::matvec<R, BK>();
   kern.launch(y.partition<R>(), w, v);
   const double err = check(y, w, v, s.n, s.k);
@@ -107,6 +118,7 @@ auto sum_partials() {
 
 template <int R, int BK, int S>
 void split(const Case& s, Tensor<float, 1>& y, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v, double copy_bw) {
+  if (!selected(fmt::format("{} {}x{} tile {}x{} split {}", s.name, s.n, s.k, R, BK, S))) return;
   auto part = matvec_partial<R, BK>();
   auto reduce = sum_partials<S, 256>();
   Tensor<float, 2> partial({S, s.n});
@@ -126,6 +138,9 @@ void split(const Case& s, Tensor<float, 1>& y, const Tensor<bfloat16, 2>& w, con
 // The engine's fused form of a shape at tile R x BK: bytes are the weights read.
 template <int R, int BK>
 void fused(const Case& s, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v, double copy_bw) {
+  const char* forms[] = {"rmsnorm_matvec", "matvec_residual", "rmsnorm_swiglu"};
+  if (!selected(fmt::format("{} {}x{} {} {}x{}{}", s.name, s.n, s.k, forms[static_cast<int>(s.form)], R, BK, g_variant)))
+    return;
   Tensor<float, 1> y({s.n});
   Tensor<bfloat16, 1> g({s.k});
   bench::fill_device(g, 4);
@@ -137,8 +152,12 @@ void fused(const Case& s, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& 
     ms = bench::median_ms([&] { return bench::timed_hinted(g_hints, kern, y.partition<R>(), w, v); });
   } else if (s.form == Form::rmsnorm_swiglu) {
     form = "rmsnorm_swiglu";
+    // The up projection is a matrix of its own: with w read twice the second read would hit the
+    // cache and the product would seem to stream twice the bytes it does.
+    Tensor<bfloat16, 2> up({s.n, s.k});
+    bench::fill_device(up, 5);
     auto kern = k::rmsnorm_swiglu<R, BK>();
-    ms = bench::median_ms([&] { return bench::timed_hinted(g_hints, kern, y.partition<R>(), w, w, v, g, 1e-6f); });
+    ms = bench::median_ms([&] { return bench::timed_hinted(g_hints, kern, y.partition<R>(), w, up, v, g, 1e-6f); });
     bytes *= 2;
   } else {
     form = "rmsnorm_matvec";
@@ -196,6 +215,32 @@ int main() {
   };
   shapes(kShapes, false);
   shapes(kSmallShapes, true);
+  // Fewer threads per program (CompilerHints::threads), so that each thread multiplies more rows
+  // by the vector chunk it loads: "t256" is 256 threads, each with twice the rows of the
+  // compiler's choice at 16 x 512 (512 threads, 2 rows of 8 columns each).
+  for (int threads : {256, 128}) {
+    g_hints = CompilerHints{.threads = threads};
+    g_variant = fmt::format(" t{}", threads);
+    for (const Case& s : kShapes) {
+      Tensor<bfloat16, 2> w({s.n, s.k});
+      Tensor<float, 1> v({s.k}), y({s.n});
+      bench::fill_device(w, 2);
+      bench::fill_device(v, 3);
+      plain_at(s, y, w, v, copy_bw, TileSize<16, 512>{}, TileSize<8, 512>{}, TileSize<32, 512>{},
+               TileSize<16, 256>{});
+      fused_at(s, w, v, copy_bw, TileSize<k::kMatvecRows, k::kMatvecCols>{}, TileSize<8, 512>{});
+    }
+    for (const Case& s : kSmallShapes) {
+      Tensor<bfloat16, 2> w({s.n, s.k});
+      Tensor<float, 1> v({s.k});
+      bench::fill_device(w, 2);
+      bench::fill_device(v, 3);
+      fused_at(s, w, v, copy_bw, TileSize<16, 512>{}, TileSize<8, 256>{}, TileSize<8, 512>{});
+    }
+  }
+  g_hints = {};
+  g_variant.clear();
+  if (std::getenv("BENCH_MATVEC_STREAM") == nullptr) return 0;
   // The engine's tiles again, their weight tiles in rings of four and of two slots.
   for (auto [stages, variant] : {std::pair{4, " stream4"}, std::pair{2, " stream2"}}) {
     g_hints.stream_stages = stages;

@@ -87,6 +87,13 @@ struct Model::Scratch {
   void run(const Kernel& kernel, Args&&... args) {
     std::move(kernel.launch_async(options, std::forward<Args>(args)...)).detach();
   }
+  // The same with `threads` per program (CompilerHints::threads; 0: the compiler's choice).
+  template <class Kernel, class... Args>
+  void run_threads(int threads, const Kernel& kernel, Args&&... args) {
+    tessera::LaunchOptions o = options;
+    o.hints.threads = threads;
+    std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
+  }
 
   std::vector<Tensor<bfloat16, 3>> k_cache, v_cache;  // per layer [n_kv, context, 128]
   Tensor<float, 2> rope_cos, rope_sin;                // [context, 64]
@@ -185,6 +192,7 @@ Model::Model(const ModelConfig& config, const WeightSource& source, const Engine
       target_(options.target.value_or(tessera::default_target())),
       context_(context_limit_of(config, options)),
       attention_programs_(std::max<std::int64_t>(1, options.attention_programs)),
+      product_threads_(options.product_threads),
       prefill_chunk_(std::min(std::max<std::int64_t>(1, options.prefill_chunk), context_)),
       weights_(checked_weights(config, source, target_, options.threads)) {
   const std::int64_t max_splits =
@@ -291,6 +299,7 @@ std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t po
   const float scale = static_cast<float>(1 / std::sqrt(static_cast<double>(kHeadDim)));
   std::vector<std::size_t> appends;
   std::size_t launches = 0;
+  const int norm_threads = product_threads_ ? k::kNormMatvecThreads : 0;
   s.run(k::embedding_gather<k::kEmbeddingTile>(), s.x.partition<k::kEmbeddingTile>(), weights_.embed, s.token);
   ++launches;
   with_group_tile(c.gqa_group(), [&]<int GP>(std::integral_constant<int, GP>) {
@@ -299,7 +308,7 @@ std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t po
     auto part_l = s.part_l.slice(1, 0, splits);
     for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
       const LayerWeights& w = weights_.layers[l];
-      s.run(k::rmsnorm_matvec<R, BK>(), s.qkv.partition<R>(), w.qkv, s.x, w.input_norm, eps);
+      s.run_threads(norm_threads, k::rmsnorm_matvec<R, BK>(), s.qkv.partition<R>(), w.qkv, s.x, w.input_norm, eps);
       auto k_slot = s.k_cache[l].slice(1, position, position + 1);
       auto v_slot = s.v_cache[l].slice(1, position, position + 1);
       appends.push_back(launches + 1);
@@ -314,6 +323,10 @@ std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t po
       if (c.intermediate_size < k::kSmallModelIntermediate) {
         constexpr int SR = k::kSmallSwigluTileRows, SBK = k::kSmallSwigluTileCols;
         s.run(k::rmsnorm_swiglu<SR, SBK>(), s.mlp.partition<SR>(), w.gate, w.up, s.x, w.post_norm, eps);
+      } else if (product_threads_) {
+        constexpr int GR = k::kSwigluTileRows, GBK = k::kSwigluTileCols;
+        s.run_threads(k::kSwigluThreads, k::rmsnorm_swiglu<GR, GBK>(), s.mlp.partition<GR>(), w.gate, w.up, s.x,
+                      w.post_norm, eps);
       } else {
         s.run(k::rmsnorm_swiglu<R, BK>(), s.mlp.partition<R>(), w.gate, w.up, s.x, w.post_norm, eps);
       }
@@ -322,7 +335,8 @@ std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t po
     }
   });
   if (logits) {
-    s.run(k::rmsnorm_matvec<R, BK>(), s.logits.partition<R>(), weights_.head(), s.x, weights_.final_norm, eps);
+    s.run_threads(norm_threads, k::rmsnorm_matvec<R, BK>(), s.logits.partition<R>(), weights_.head(), s.x,
+                  weights_.final_norm, eps);
   }
   return appends;
 }

@@ -70,6 +70,9 @@ struct EngineOptions {
   std::int64_t attention_programs = 256;  // split-KV: about this many (KV head, split) programs
   unsigned threads = 0;                   // host threads that produce weights while loading (0: all)
   std::int64_t prefill_chunk = 1024;      // prompt tokens per prefill pass (its scratch is sized for it)
+  // Decode products with the engine's thread counts (CompilerHints::threads, chosen from
+  // bench_matvec: kernels/tile_common.h); false: the compiler's choice for every product.
+  bool product_threads = true;
 };
 
 // Throws ModelError kUnsupported for a config the engine cannot run (see the file comment).
@@ -120,6 +123,7 @@ class Model {
   tessera::Target target_;
   std::int64_t context_ = 0;
   std::int64_t attention_programs_ = 0;
+  bool product_threads_ = true;
   std::int64_t prefill_chunk_ = 0;
   std::int64_t cached_ = 0;
   DeviceWeights weights_;

@@ -115,6 +115,7 @@ inline LaunchOptions with_choices(LaunchOptions options, const CompilerHints& hi
   if (hints.cluster_programs) options.hints.cluster_programs = hints.cluster_programs;
   if (hints.tma) options.hints.tma = hints.tma;
   if (hints.stream_stages) options.hints.stream_stages = hints.stream_stages;
+  if (hints.threads) options.hints.threads = hints.threads;
   if (backend) options.backend = backend;
   return options;
 }

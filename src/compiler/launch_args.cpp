@@ -58,6 +58,11 @@ void check_hints(std::string_view kernel, const CompilerHints& hints) {
     fail(kernel, fmt::format("LaunchOptions::hints.stream_stages is {}: expected 0 (the compiler's choice), 1 (no "
                              "ring) or 2 to 8",
                              hints.stream_stages));
+  const int t = hints.threads;
+  if (t != 0 && (t < 32 || t > 1024 || (t & (t - 1)) != 0))
+    fail(kernel, fmt::format("LaunchOptions::hints.threads is {}: expected 0 (the compiler's choice) or a power of "
+                             "two from 32 to 1024",
+                             t));
   const int c = hints.cluster_programs;
   if (c != 0 && (c < 1 || c > 16 || (c & (c - 1)) != 0))
     fail(kernel, fmt::format("LaunchOptions::hints.cluster_programs is {}: expected 0 (the compiler's choice) or 1, "

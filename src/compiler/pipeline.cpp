@@ -751,7 +751,9 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
   // lowerings).
   const std::string_view variant = gpu_arch(arch)->arch_specific_variant;
   bool tensor_cores = false;
-  if (block_size == 0 && exp_range_test && !rewiden) {
+  // The tensor-core lowerings choose their own threads: they are tried on the first compile, whose
+  // block size is the lowering's choice or CompilerHints::threads.
+  if ((block_size == 0 || block_size == spec.hints.threads) && exp_range_test && !rewiden) {
     run_passes(kernel, *module, code.arch, diags,
                [&](mlir::OpPassManager& pm) { to_tensor_cores(pm, code.arch, variant, lowering.max_shared_bytes, spec.hints); });
     if (lowered_to_tensor_cores(*module, code.symbol)) {

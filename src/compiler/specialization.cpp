@@ -115,6 +115,7 @@ std::string hints_text(const CompilerHints& hints) {
   if (hints.cluster_programs) s += fmt::format("/cluster{}", hints.cluster_programs);
   if (hints.tma) s += *hints.tma ? "/tma" : "/notma";
   if (hints.stream_stages) s += fmt::format("/stream{}", hints.stream_stages);
+  if (hints.threads) s += fmt::format("/threads{}", hints.threads);
   return s;
 }
 
@@ -131,6 +132,7 @@ std::size_t Specialization::hash() const {
     mix(static_cast<uint64_t>(hints.occupancy) << 32 | static_cast<uint64_t>(hints.cluster_programs) << 8 |
         (hints.tma ? 2u + *hints.tma : 0u));
   if (hints.stream_stages) mix(0x5100u + static_cast<uint64_t>(hints.stream_stages));
+  if (hints.threads) mix(0x7400u + static_cast<uint64_t>(hints.threads));
   if (shapes) {
     for (const StaticTensor& t : shapes->tensors) {
       mix(static_cast<uint64_t>(t.offset));

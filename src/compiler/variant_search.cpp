@@ -252,7 +252,7 @@ void try_rewidened(std::string_view kernel, const KernelAst& ast, const Speciali
 // Kernels with registers to spare (elementwise ones) are compiled once.
 void try_fewer_threads(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
                        const std::vector<DeviceFunctionUse>& calls, GpuCode& code) {
-  if (layout_chose_threads(code)) return;
+  if (layout_chose_threads(code) || spec.hints.threads) return;
   const std::optional<int> blocks = programs_if_half_empty(code);
   if (!blocks) return;
   auto t0 = std::chrono::steady_clock::now();
@@ -305,7 +305,8 @@ int widest_global_vector_bytes(std::string_view ptx) {
 void try_more_threads(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
                       const std::vector<DeviceFunctionUse>& calls, GpuCode& code) {
   const bool tested = !code.static_shapes && !code.whole_tiles;  // a bounds test per program
-  if (tested || code.reduces != 1 || layout_chose_threads(code) || code.exchange_free || code.block_size != 256)
+  if (tested || code.reduces != 1 || layout_chose_threads(code) || code.exchange_free || code.block_size != 256 ||
+      spec.hints.threads)
     return;
   auto t0 = std::chrono::steady_clock::now();
   auto done = [&] { code.stage_ms.emplace_back("more-threads", ms_since(t0)); };
@@ -422,7 +423,7 @@ class PlainExpVariant {
 
 GpuCode compile_gpu_code(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
                          const std::vector<DeviceFunctionUse>& calls, const std::string& arch) {
-  GpuCode code = compile_ptx(kernel, ast, spec, arch);
+  GpuCode code = compile_ptx(kernel, ast, spec, arch, spec.hints.threads);
   if (code.persistent || code.mma_sync) {
     // The tensor-core lowerings: their CTA layouts and register budgets are their own; no variants.
     auto t0 = std::chrono::steady_clock::now();

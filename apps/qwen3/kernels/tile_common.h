@@ -59,11 +59,22 @@ inline constexpr int kMatvecRows = 16;       // matvec*<R, BK>
 inline constexpr int kMatvecCols = 512;
 // A model whose intermediate size is under kSmallModelIntermediate (Qwen3-0.6B: 3072) runs its
 // gate/up product at 8 x 256 tiles: twice the programs of 16 x 512 (384 against 192, on the
-// H200's 132 SMs), 0.446 of the copy bandwidth against 0.374 in bench_matvec; larger models keep
-// 16 x 512 (4B: 608 programs, 0.93-1.00).
+// H200's 132 SMs), 0.385 of the copy bandwidth against 0.314 in bench_matvec.
 inline constexpr int kSmallModelIntermediate = 4096;
 inline constexpr int kSmallSwigluTileRows = 8;
 inline constexpr int kSmallSwigluTileCols = 256;
+// The decode products with fewer threads than the compiler's choice (CompilerHints::threads), so
+// that each thread multiplies more weight rows by the vector chunk it loads: the products with a
+// folded RMSNorm (QKV, LM head) at 16 x 512 and 256 threads (4 rows of 8 columns per thread
+// instead of 2), and, from 4B up, the gate/up product with SwiGLU at 8 x 512 and 256 threads
+// (twice the programs of 16 x 512). bench_matvec on the H200, ratio to the copy, 4B's shapes:
+// QKV 0.527 -> 0.569, LM head 0.919 -> 0.975, gate/up 0.735 -> 0.781; the engine 4B +5%, 0.6B
+// +11%, 32B +4% (docs/performance.md). o_proj and down were within 2% of the compiler's choice at
+// every tile and thread count tried and keep it.
+inline constexpr int kNormMatvecThreads = 256;
+inline constexpr int kSwigluTileRows = 8;
+inline constexpr int kSwigluTileCols = 512;
+inline constexpr int kSwigluThreads = 256;
 inline constexpr int kAttentionChunk = 64;  // decode_attention_split<GP, CH>: KV positions per chunk
 inline constexpr int kArgmaxBlock = 2048;   // argmax_blocks<B>
 inline constexpr int kArgmaxFinal = 256;    // argmax_final<BB>

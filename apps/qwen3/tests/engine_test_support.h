@@ -68,4 +68,12 @@ inline tessera::LaunchOptions on(tessera::Target target) {
   return o;
 }
 
+// The same with `threads` per program (CompilerHints::threads), as the engine launches some
+// products (kernels/tile_common.h).
+inline tessera::LaunchOptions on(tessera::Target target, int threads) {
+  tessera::LaunchOptions o = on(target);
+  o.hints.threads = threads;
+  return o;
+}
+
 }  // namespace qwen3::test

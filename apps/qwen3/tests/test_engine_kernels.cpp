@@ -121,13 +121,17 @@ void matvec_family(Target target) {
   for (int64_t i = 0; i < n; ++i) want[i] = before[i] + plain.value[i], b[i] += 2 * kU * std::abs(want[i]);
   CHECK(mismatches(as_double(residual), want, b) == 0);
 
-  // W rmsnorm(x) with the norm fused into the product.
+  // W rmsnorm(x) with the norm fused into the product, at the compiler's threads and the engine's.
   const std::vector<double> normed = rmsnorm_ref(xd, g, eps);
   rmsnorm_matvec<kMatvecRows, kMatvecCols>().launch(on(target), y.partition<kMatvecRows>(), w, x, g, eps);
   Product np = product(w, normed);
   CHECK(mismatches(as_double(y), np.value, bound(np, 4)) == 0);
+  Tensor<float, 1> y_threads({n});
+  rmsnorm_matvec<kMatvecRows, kMatvecCols>().launch(on(target, kNormMatvecThreads),
+                                                    y_threads.partition<kMatvecRows>(), w, x, g, eps);
+  CHECK(mismatches(as_double(y_threads), np.value, bound(np, 4)) == 0);
 
-  // silu(Wg n) * (Wu n), at both of the engine's tiles for it (model.cpp).
+  // silu(Wg n) * (Wu n), at each of the engine's tiles for it (model.cpp).
   Product up = product(w2, normed);
   std::vector<double> swiglu(n), sb(n);
   for (int64_t i = 0; i < n; ++i) {
@@ -143,6 +147,10 @@ void matvec_family(Target target) {
   rmsnorm_swiglu<kSmallSwigluTileRows, kSmallSwigluTileCols>().launch(
       on(target), y_small.partition<kSmallSwigluTileRows>(), w, w2, x, g, eps);
   CHECK(mismatches(as_double(y_small), swiglu, sb) == 0);
+  Tensor<float, 1> y_large({n});
+  rmsnorm_swiglu<kSwigluTileRows, kSwigluTileCols>().launch(on(target, kSwigluThreads),
+                                                            y_large.partition<kSwigluTileRows>(), w, w2, x, g, eps);
+  CHECK(mismatches(as_double(y_large), swiglu, sb) == 0);
 }
 
 // The per-head q/k norm and RoPE, with the KV append, for G = 3 query heads per KV head (GP = 4)
@@ -406,6 +414,14 @@ TEST_CASE("kernels compile for sm_90", "[engine][kernels][compile]") {
   CHECK(ok(rmsnorm_swiglu<kMatvecRows, kMatvecCols>().compile(sm90, y.partition<kMatvecRows>(), w, w, x, g, 1e-6f)));
   CHECK(ok(rmsnorm_swiglu<kSmallSwigluTileRows, kSmallSwigluTileCols>().compile(
       sm90, y.partition<kSmallSwigluTileRows>(), w, w, x, g, 1e-6f)));
+  tessera::LaunchOptions norm_threads, swiglu_threads;
+  norm_threads.target = swiglu_threads.target = sm90;
+  norm_threads.hints.threads = kNormMatvecThreads;
+  swiglu_threads.hints.threads = kSwigluThreads;
+  CHECK(ok(rmsnorm_matvec<kMatvecRows, kMatvecCols>().compile(norm_threads, y.partition<kMatvecRows>(), w, x, g,
+                                                               1e-6f)));
+  CHECK(ok(rmsnorm_swiglu<kSwigluTileRows, kSwigluTileCols>().compile(swiglu_threads, y.partition<kSwigluTileRows>(),
+                                                                       w, w, x, g, 1e-6f)));
   Tensor<float, 1> qkv({4 * 128 * 3});
   Tensor<float, 2> rope({16, 64}), rope2({16, 64});
   Tensor<bfloat16, 1> qn({128}), kn({128});

@@ -4,7 +4,7 @@
 //   tessera-qwen3 --model DIR --prompt TEXT [--max-new-tokens N] [--temperature T] [--top-k K]
 //                 [--top-p P] [--seed S] [--chat] [--no-think] [--synthetic SHAPE]
 //                 [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]
-//                 [--prompt-tokens N] [--stats-json FILE]
+//                 [--prompt-tokens N] [--stats-json FILE] [--attention-programs N] [--compiler-threads]
 // --model DIR is a Hugging Face folder (config.json, model.safetensors or the sharded index,
 // tokenizer.json). With --synthetic SHAPE (0.6B .. 32B, tiny) the weights are made in place by
 // the synthetic generator (seed --weights-seed, default 0; --layers keeps the widths with fewer
@@ -19,6 +19,9 @@
 // the encoded prompt (after --chat's template; without --prompt a fixed English sentence) repeated
 // and cut to N, so that benchmarks get a prompt of a given length. --stats-json FILE also writes
 // the run's numbers, the prompt's ids and the new tokens as one JSON object (write_stats_json).
+// --attention-programs N sizes the split-KV attention (EngineOptions::attention_programs);
+// --compiler-threads runs every decode product at the compiler's thread count instead of the
+// engine's (EngineOptions::product_threads), for comparisons.
 // Exit status: 0 done, 1 an error (the message names it), 2 bad command line.
 #include <fmt/format.h>
 
@@ -53,7 +56,7 @@ struct Options {
   std::int64_t attention_programs = qwen3::EngineOptions{}.attention_programs;
   qwen3::SamplingParams sampling;
   std::uint64_t weights_seed = 0;
-  bool chat = false, think = true;
+  bool chat = false, think = true, product_threads = true;
   std::optional<tessera::Target> target;
 };
 
@@ -62,7 +65,8 @@ int usage(const std::string& problem) {
             << "usage: tessera-qwen3 --model DIR --prompt TEXT [--max-new-tokens N] [--temperature T] [--top-k K]\n"
                "                     [--top-p P] [--seed S] [--chat] [--no-think] [--synthetic SHAPE]\n"
                "                     [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]\n"
-               "                     [--prompt-tokens N] [--stats-json FILE] [--attention-programs N]\n";
+               "                     [--prompt-tokens N] [--stats-json FILE] [--attention-programs N]\n"
+               "                     [--compiler-threads]\n";
   return 2;
 }
 
@@ -95,6 +99,10 @@ std::string parse(int argc, char** argv, Options& o) {
     }
     if (arg == "--no-think") {
       o.think = false;
+      continue;
+    }
+    if (arg == "--compiler-threads") {
+      o.product_threads = false;
       continue;
     }
     if (i + 1 >= argc) return arg + " needs a value";
@@ -233,6 +241,7 @@ int run(const Options& o) {
   qwen3::EngineOptions engine;
   engine.target = o.target;
   engine.attention_programs = o.attention_programs;
+  engine.product_threads = o.product_threads;
   engine.context_limit = o.context > 0 ? o.context : static_cast<std::int64_t>(prompt.size()) + o.max_new_tokens;
   qwen3::check_fits_context(static_cast<std::int64_t>(prompt.size()), o.max_new_tokens, engine.context_limit);
   if (engine.context_limit > config.max_position_embeddings)
