@@ -13,25 +13,19 @@
 #include <vector>
 
 #include "execution_helpers.h"
+#include "matvec_reference.h"
 
 using namespace tessera;
 using exec_test::random_tensor;
+using matvec_reference::mismatches;
+using matvec_reference::product;
+using matvec_reference::Rows;
 
 namespace {
 
 // y = W v for W [N, K] bf16 row-major and v f32 [K]: 16 x 512 weight tiles, 16 KiB per
 // iteration (streamed), the vector broadcast along the tile's rows (not streamed).
-auto stream_matvec() {
-  return kernel("stream_matvec", [](auto y, auto w, auto v) {
-    auto acc = for_range(
-        (dim<0>(v) + c<511>) / c<512>,
-        [=](auto k, auto acc) {
-          return acc + cast<DType::f32>(load<16, 512>(w, program_id<0>(), k)) * reshape<1, 512>(load<512>(v, k));
-        },
-        full<DType::f32, 16, 512>(c<0.0>));
-    return y.store(reshape<16>(sum<1>(acc)));
-  });
-}
+auto stream_matvec() { return matvec_reference::matvec_16x512("stream_matvec"); }
 
 // y = (Wa v) * (Wb v): two weight tiles per iteration, one ring each (32 KiB per iteration).
 auto stream_pair() {
@@ -46,35 +40,6 @@ auto stream_pair() {
         full<DType::f32, 16, 512>(c<0.0>), full<DType::f32, 16, 512>(c<0.0>));
     return y.store(reshape<16>(sum<1>(get<0>(r))) * reshape<16>(sum<1>(get<1>(r))));
   });
-}
-
-// Row i of W v in double, and the sum of |w v| over the row (the scale of the rounding error).
-struct Rows {
-  std::vector<double> value, magnitude;
-};
-Rows product(const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v) {
-  const int64_t n = w.shape()[0], k = w.shape()[1];
-  Rows r{std::vector<double>(n), std::vector<double>(n)};
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < k; ++j) {
-      const double p = double(float(w(i, j))) * double(v(j));
-      r.value[i] += p;
-      r.magnitude[i] += std::abs(p);
-    }
-  return r;
-}
-
-// Elements of y further from `want` than f32 accumulation over k terms allows (2 k 2^-24 of the
-// magnitude, scaled by `scale` for a product of two sums).
-int64_t mismatches(const Tensor<float, 1>& y, const std::vector<double>& want, const std::vector<double>& magnitude,
-                   int64_t k) {
-  int64_t bad = 0;
-  for (int64_t i = 0; i < y.shape()[0]; ++i) {
-    const double tol = 2.0 * double(k) * std::ldexp(1.0, -24) * magnitude[i] + 1e-30;
-    if (std::abs(double(y(i)) - want[i]) > tol && bad++ < 5)
-      WARN("y(" << i << ") = " << y(i) << ", want " << want[i] << " (tolerance " << tol << ")");
-  }
-  return bad;
 }
 
 void streamed_products(Target target) {
