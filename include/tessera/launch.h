@@ -124,8 +124,9 @@ struct CompilerHints {
   // take more than 64 KiB; 1 loads them into registers. The compiler's choice: 1 (on the H200 the
   // engine's matrix-vector products ran slower from rings: docs/performance.md).
   int stream_stages = 0;
-  // Threads of one program for kernels lowered element by element (not the tensor-core GEMMs, whose
-  // warpgroups are their own), a power of two from 32 to 1024: each thread then keeps the tile's
+  // Threads of one program for kernels the NVVM backend lowers element by element (not the
+  // tensor-core GEMMs, whose warpgroups are their own; the CPU target and the tileir backend do
+  // not read it), a power of two from 32 to 1024: each thread then keeps the tile's
   // elements / threads of every tile, so fewer threads give each more rows of a tile that a loop
   // broadcasts a vector over (a matrix-vector product reads the vector once per row group of a
   // thread). The compiler's choice: 0 (about 32 elements of the largest tile per thread, tiles in

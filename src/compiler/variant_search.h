@@ -1,5 +1,5 @@
 // variant_search.h: the GPU compile of a kernel and the search over its variants. compile_ptx
-// lowers the kernel once at the block size the lowering picks; the launcher then links it and tries
+// lowers the kernel once at the block size the lowering picks (or CompilerHints::threads); the launcher then links it and tries
 // the candidates below, each compiled and linked in full and judged by the occupancy its cubin
 // records (occupancy.h: programs per SM on the target's SM) or by its PTX. The table, in the order
 // they are tried:
@@ -12,9 +12,11 @@
 //   rewiden          bf16 tiles widened again after a           the kernel widens bf16 before a          more programs per SM
 //                    reduction (tile-rewiden-after-reduce)      reduction and uses it after; half empty
 //   fewer-threads    half the threads, twice the elements       half empty and the lowering did not      at least 5/4 the programs per SM
-//                    per thread                                 choose the threads for its CTA layout
+//                    per thread                                 choose the threads for its CTA layout,
+//                                                               nor the launch (CompilerHints::threads)
 //   more-threads     512 threads, 32 registers                  a 256-thread row kernel with one         fills the SM without spilling or
-//                                                               reduction, static or whole tiles         narrowing its loads
+//                                                               reduction, static or whole tiles, the    narrowing its loads
+//                                                               launch giving no threads
 //   plain-exp        exps without range tests (compiled on a    the lowering emitted exp range tests     more programs per SM than the first
 //                    thread of its own beside the others)
 //
