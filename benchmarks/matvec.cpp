@@ -37,6 +37,16 @@ std::string g_variant;
 // The fused form the engine launches for a projection (apps/qwen3/model.h).
 enum class Form { rmsnorm_matvec, matvec_residual, rmsnorm_swiglu };
 
+// The form's name in the case names: its kernel's.
+const char* form_name(Form f) {
+  switch (f) {
+    case Form::rmsnorm_matvec: return "rmsnorm_matvec";
+    case Form::matvec_residual: return "matvec_residual";
+    case Form::rmsnorm_swiglu: return "rmsnorm_swiglu";
+  }
+  return "?";
+}
+
 struct Case {
   const char* name;
   std::int64_t n, k;
@@ -81,13 +91,13 @@ bool selected(const std::string& name) {
 
 template <int R, int BK>
 void plain(const Case& s, Tensor<float, 1>& y, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v, double copy_bw) {
-  if (!selected(fmt::format("{} {}x{} tile {}x{}{}", s.name, s.n, s.k, R, BK, g_variant))) return;
+  const std::string name = fmt::format("{} {}x{} tile {}x{}{}", s.name, s.n, s.k, R, BK, g_variant);
+  if (!selected(name)) return;
   auto kern = k::matvec<R, BK>();
   kern.launch(y.partition<R>(), w, v);
   const double err = check(y, w, v, s.n, s.k);
   const double ms = bench::median_ms([&] { return bench::timed_hinted(g_hints, kern, y.partition<R>(), w, v); });
   const double bytes = double(s.n) * s.k * 2;
-  const std::string name = fmt::format("{} {}x{} tile {}x{}{}", s.name, s.n, s.k, R, BK, g_variant);
   bench::report("matvec", name, "bf16", bytes, ms, err);
   std::printf("{\"bench\": \"matvec\", \"case\": \"%s\", \"ratio_to_copy\": %.3f}\n", name.c_str(),
               bytes / (ms * 1e-3) / copy_bw);
@@ -118,7 +128,8 @@ auto sum_partials() {
 
 template <int R, int BK, int S>
 void split(const Case& s, Tensor<float, 1>& y, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v, double copy_bw) {
-  if (!selected(fmt::format("{} {}x{} tile {}x{} split {}", s.name, s.n, s.k, R, BK, S))) return;
+  const std::string name = fmt::format("{} {}x{} tile {}x{} split {}", s.name, s.n, s.k, R, BK, S);
+  if (!selected(name)) return;
   auto part = matvec_partial<R, BK>();
   auto reduce = sum_partials<S, 256>();
   Tensor<float, 2> partial({S, s.n});
@@ -129,7 +140,6 @@ void split(const Case& s, Tensor<float, 1>& y, const Tensor<bfloat16, 2>& w, con
   const double ms_part = bench::median_ms([&] { return bench::timed(part, partial.partition<1, R>(), w, v, steps); });
   const double ms_sum = bench::median_ms([&] { return bench::timed(reduce, y.partition<256>(), partial); });
   const double bytes = double(s.n) * s.k * 2;
-  const std::string name = fmt::format("{} {}x{} tile {}x{} split {}", s.name, s.n, s.k, R, BK, S);
   bench::report("matvec", name, "bf16", bytes, ms_part + ms_sum, err);
   std::printf("{\"bench\": \"matvec\", \"case\": \"%s\", \"ratio_to_copy\": %.3f, \"partial_ms\": %.4f}\n",
               name.c_str(), bytes / ((ms_part + ms_sum) * 1e-3) / copy_bw, ms_part);
@@ -138,20 +148,16 @@ void split(const Case& s, Tensor<float, 1>& y, const Tensor<bfloat16, 2>& w, con
 // The engine's fused form of a shape at tile R x BK: bytes are the weights read.
 template <int R, int BK>
 void fused(const Case& s, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& v, double copy_bw) {
-  const char* forms[] = {"rmsnorm_matvec", "matvec_residual", "rmsnorm_swiglu"};
-  if (!selected(fmt::format("{} {}x{} {} {}x{}{}", s.name, s.n, s.k, forms[static_cast<int>(s.form)], R, BK, g_variant)))
-    return;
+  const std::string name = fmt::format("{} {}x{} {} {}x{}{}", s.name, s.n, s.k, form_name(s.form), R, BK, g_variant);
+  if (!selected(name)) return;
   Tensor<float, 1> y({s.n});
   Tensor<bfloat16, 1> g({s.k});
   bench::fill_device(g, 4);
   double ms = 0, bytes = double(s.n) * s.k * 2;
-  std::string form;
   if (s.form == Form::matvec_residual) {
-    form = "matvec_residual";
     auto kern = k::matvec_residual<R, BK>();
     ms = bench::median_ms([&] { return bench::timed_hinted(g_hints, kern, y.partition<R>(), w, v); });
   } else if (s.form == Form::rmsnorm_swiglu) {
-    form = "rmsnorm_swiglu";
     // The up projection is a matrix of its own: with w read twice the second read would hit the
     // cache and the product would seem to stream twice the bytes it does.
     Tensor<bfloat16, 2> up({s.n, s.k});
@@ -160,14 +166,24 @@ void fused(const Case& s, const Tensor<bfloat16, 2>& w, const Tensor<float, 1>& 
     ms = bench::median_ms([&] { return bench::timed_hinted(g_hints, kern, y.partition<R>(), w, up, v, g, 1e-6f); });
     bytes *= 2;
   } else {
-    form = "rmsnorm_matvec";
     auto kern = k::rmsnorm_matvec<R, BK>();
     ms = bench::median_ms([&] { return bench::timed_hinted(g_hints, kern, y.partition<R>(), w, v, g, 1e-6f); });
   }
-  const std::string name = fmt::format("{} {}x{} {} {}x{}{}", s.name, s.n, s.k, form, R, BK, g_variant);
   bench::report("matvec", name, "bf16", bytes, ms, 0);
   std::printf("{\"bench\": \"matvec\", \"case\": \"%s\", \"ratio_to_copy\": %.3f}\n", name.c_str(),
               bytes / (ms * 1e-3) / copy_bw);
+}
+
+// A shape's random weight, vector and output (the same values for the same shape).
+struct Operands {
+  Tensor<bfloat16, 2> w;
+  Tensor<float, 1> v, y;
+};
+Operands operands(const Case& s) {
+  Operands o{Tensor<bfloat16, 2>({s.n, s.k}), Tensor<float, 1>({s.k}), Tensor<float, 1>({s.n})};
+  bench::fill_device(o.w, 2);
+  bench::fill_device(o.v, 3);
+  return o;
 }
 
 // A tile size, as a value (for the lists of tiles below).
@@ -193,10 +209,7 @@ int main() {
   const double copy_bw = bench::copy_bandwidth("matvec");
   auto shapes = [&](std::span<const Case> cases, bool small) {
     for (const Case& s : cases) {
-      Tensor<bfloat16, 2> w({s.n, s.k});
-      Tensor<float, 1> v({s.k}), y({s.n});
-      bench::fill_device(w, 2);
-      bench::fill_device(v, 3);
+      auto [w, v, y] = operands(s);
       if (small) {
         plain_at(s, y, w, v, copy_bw, TileSize<16, 512>{}, TileSize<8, 512>{}, TileSize<4, 512>{},
                  TileSize<8, 256>{}, TileSize<4, 256>{});
@@ -222,19 +235,13 @@ int main() {
     g_hints = CompilerHints{.threads = threads};
     g_variant = fmt::format(" t{}", threads);
     for (const Case& s : kShapes) {
-      Tensor<bfloat16, 2> w({s.n, s.k});
-      Tensor<float, 1> v({s.k}), y({s.n});
-      bench::fill_device(w, 2);
-      bench::fill_device(v, 3);
+      auto [w, v, y] = operands(s);
       plain_at(s, y, w, v, copy_bw, TileSize<16, 512>{}, TileSize<8, 512>{}, TileSize<32, 512>{},
                TileSize<16, 256>{});
       fused_at(s, w, v, copy_bw, TileSize<k::kMatvecRows, k::kMatvecCols>{}, TileSize<8, 512>{});
     }
     for (const Case& s : kSmallShapes) {
-      Tensor<bfloat16, 2> w({s.n, s.k});
-      Tensor<float, 1> v({s.k});
-      bench::fill_device(w, 2);
-      bench::fill_device(v, 3);
+      auto [w, v, y] = operands(s);
       fused_at(s, w, v, copy_bw, TileSize<16, 512>{}, TileSize<8, 256>{}, TileSize<8, 512>{});
     }
   }
@@ -246,18 +253,12 @@ int main() {
     g_hints.stream_stages = stages;
     g_variant = variant;
     for (const Case& s : kShapes) {
-      Tensor<bfloat16, 2> w({s.n, s.k});
-      Tensor<float, 1> v({s.k}), y({s.n});
-      bench::fill_device(w, 2);
-      bench::fill_device(v, 3);
+      auto [w, v, y] = operands(s);
       plain_at(s, y, w, v, copy_bw, TileSize<16, 512>{}, TileSize<32, 512>{});
       fused_at(s, w, v, copy_bw, TileSize<k::kMatvecRows, k::kMatvecCols>{});
     }
     for (const Case& s : kSmallShapes) {
-      Tensor<bfloat16, 2> w({s.n, s.k});
-      Tensor<float, 1> v({s.k});
-      bench::fill_device(w, 2);
-      bench::fill_device(v, 3);
+      auto [w, v, y] = operands(s);
       fused_at(s, w, v, copy_bw, TileSize<16, 512>{}, TileSize<8, 256>{});
     }
   }

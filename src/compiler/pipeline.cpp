@@ -747,13 +747,12 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
                           .max_shared_bytes = max_shared_bytes_of_arch(code.arch),
                           .unroll_bytes = code.unroll_bytes,
                           .stream_stages = spec.hints.stream_stages};
-  // to_tensor_cores, on the kernel's first compile only (the launcher's variants are of other
-  // lowerings).
+  // to_tensor_cores, on the kernel's first compile only: the launch's threads (CompilerHints::threads,
+  // 0 without) and the default lowering; each of the launcher's variants changes one of these (the
+  // tensor-core lowerings choose their own threads).
   const std::string_view variant = gpu_arch(arch)->arch_specific_variant;
   bool tensor_cores = false;
-  // The tensor-core lowerings choose their own threads: they are tried on the first compile, whose
-  // block size is the lowering's choice or CompilerHints::threads.
-  if ((block_size == 0 || block_size == spec.hints.threads) && exp_range_test && !rewiden) {
+  if (block_size == spec.hints.threads && exp_range_test && !rewiden && unroll_bytes == kUnrollBytes) {
     run_passes(kernel, *module, code.arch, diags,
                [&](mlir::OpPassManager& pm) { to_tensor_cores(pm, code.arch, variant, lowering.max_shared_bytes, spec.hints); });
     if (lowered_to_tensor_cores(*module, code.symbol)) {
