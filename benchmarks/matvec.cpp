@@ -13,8 +13,9 @@
 // and fused: that is where the engine's 8 x 256 gate/up tile for small models comes from.
 // The engine's tiles run again with fewer threads per program (CompilerHints::threads: "t256",
 // "t128"), and with BENCH_MATVEC_STREAM=1 with their weight tiles copied ahead into rings in shared
-// memory (tile-stream-loads, CompilerHints::stream_stages: "stream4" four slots, "stream2" two),
-// for the comparison with registers (the default) in the same run. BENCH_MATVEC_ONLY=TEXT runs only
+// memory (tile-stream-loads, CompilerHints::stream_stages: "stream4" four slots, "stream6" six;
+// bulk rings, CompilerHints::bulk_streams; 256 threads), for the comparison with registers (the
+// default) in the same run. BENCH_MATVEC_ONLY=TEXT runs only
 // the cases whose names contain TEXT (for a profiler).
 #include <fmt/format.h>
 
@@ -248,13 +249,16 @@ int main() {
   g_hints = {};
   g_variant.clear();
   if (std::getenv("BENCH_MATVEC_STREAM") == nullptr) return 0;
-  // The engine's tiles again, their weight tiles in rings of four and of two slots.
-  for (auto [stages, variant] : {std::pair{4, " stream4"}, std::pair{2, " stream2"}}) {
+  // The engine's tiles again, their weight tiles in rings of four and of six slots (on sm_90 bulk
+  // rings, the vector chunks in rings too).
+  for (auto [stages, variant] : {std::pair{4, " stream4"}, std::pair{6, " stream6"}}) {
     g_hints.stream_stages = stages;
+    g_hints.bulk_streams = true;
+    g_hints.threads = 256;
     g_variant = variant;
     for (const Case& s : kShapes) {
       auto [w, v, y] = operands(s);
-      plain_at(s, y, w, v, copy_bw, TileSize<16, 512>{}, TileSize<32, 512>{});
+      plain_at(s, y, w, v, copy_bw, TileSize<16, 512>{}, TileSize<8, 512>{});
       fused_at(s, w, v, copy_bw, TileSize<k::kMatvecRows, k::kMatvecCols>{});
     }
     for (const Case& s : kSmallShapes) {

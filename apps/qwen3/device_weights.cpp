@@ -140,6 +140,15 @@ DeviceWeights DeviceWeights::load(const ModelConfig& c, const WeightSource& sour
   up.copy(w.final_norm, "model.norm.weight");
   if (w.lm_head) up.copy(*w.lm_head, 0, "lm_head.weight", c.vocab_size);
   up.finish();
+  // The weights never change again. Frozen, a decode product may start copying its weight tiles
+  // while the kernel before it ends (EngineOptions::stream_stages).
+  for (const LayerWeights& l : w.layers)
+    for (const auto* t : {&l.input_norm, &l.q_norm, &l.k_norm, &l.post_norm}) t->freeze();
+  for (const LayerWeights& l : w.layers)
+    for (const auto* t : {&l.qkv, &l.o, &l.gate, &l.up, &l.down}) t->freeze();
+  w.embed.freeze();
+  w.final_norm.freeze();
+  if (w.lm_head) w.lm_head->freeze();
   return w;
 }
 

@@ -87,11 +87,15 @@ struct Model::Scratch {
   void run(const Kernel& kernel, Args&&... args) {
     std::move(kernel.launch_async(options, std::forward<Args>(args)...)).detach();
   }
-  // The same with `threads` per program (CompilerHints::threads; 0: the compiler's choice).
+  // The same with `threads` per program (CompilerHints::threads; 0: the compiler's choice) and
+  // bulk rings of `stages` slots for the weight tiles (CompilerHints::stream_stages and
+  // bulk_streams; 0: registers).
   template <class Kernel, class... Args>
-  void run_threads(int threads, const Kernel& kernel, Args&&... args) {
+  void run_threads(int threads, int stages, const Kernel& kernel, Args&&... args) {
     tessera::LaunchOptions o = options;
     o.hints.threads = threads;
+    o.hints.stream_stages = stages;
+    o.hints.bulk_streams = stages > 0;
     std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
   }
 
@@ -193,6 +197,7 @@ Model::Model(const ModelConfig& config, const WeightSource& source, const Engine
       context_(context_limit_of(config, options)),
       attention_programs_(std::max<std::int64_t>(1, options.attention_programs)),
       product_threads_(options.product_threads),
+      stream_stages_(options.stream_stages),
       prefill_chunk_(std::min(std::max<std::int64_t>(1, options.prefill_chunk), context_)),
       weights_(checked_weights(config, source, target_, options.threads)) {
   const std::int64_t max_splits =
@@ -299,7 +304,8 @@ std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t po
   const float scale = static_cast<float>(1 / std::sqrt(static_cast<double>(kHeadDim)));
   std::vector<std::size_t> appends;
   std::size_t launches = 0;
-  const int norm_threads = product_threads_ ? k::kNormMatvecThreads : 0;
+  const int norm_threads = product_threads_ || stream_stages_ ? k::kNormMatvecThreads : 0;
+  const int stages = stream_stages_;
   s.run(k::embedding_gather<k::kEmbeddingTile>(), s.x.partition<k::kEmbeddingTile>(), weights_.embed, s.token);
   ++launches;
   with_group_tile(c.gqa_group(), [&]<int GP>(std::integral_constant<int, GP>) {
@@ -308,7 +314,8 @@ std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t po
     auto part_l = s.part_l.slice(1, 0, splits);
     for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
       const LayerWeights& w = weights_.layers[l];
-      s.run_threads(norm_threads, k::rmsnorm_matvec<R, BK>(), s.qkv.partition<R>(), w.qkv, s.x, w.input_norm, eps);
+      s.run_threads(norm_threads, stages, k::rmsnorm_matvec<R, BK>(), s.qkv.partition<R>(), w.qkv, s.x,
+                    w.input_norm, eps);
       auto k_slot = s.k_cache[l].slice(1, position, position + 1);
       auto v_slot = s.v_cache[l].slice(1, position, position + 1);
       appends.push_back(launches + 1);
@@ -319,23 +326,32 @@ std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t po
             part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), s.q, s.k_cache[l], s.v_cache[l], s.seq_len,
             s.chunks_per_split, scale);
       s.run(k::decode_attention_combine<GP>(), s.attn_by_kv_head.partition<1, GP * 128>(), part_o, part_m, part_l);
-      s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.o, s.attn);
+      // Streamed: the residual products at 8 x 512 and 256 threads (twice the programs of
+      // 16 x 512, each with its own ring).
+      constexpr int SR = k::kStreamResidualRows;
+      if (stages)
+        s.run_threads(k::kStreamThreads, stages, k::matvec_residual<SR, BK>(), s.x.partition<SR>(), w.o, s.attn);
+      else
+        s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.o, s.attn);
       if (c.intermediate_size < k::kSmallModelIntermediate) {
         constexpr int SR = k::kSmallSwigluTileRows, SBK = k::kSmallSwigluTileCols;
         s.run(k::rmsnorm_swiglu<SR, SBK>(), s.mlp.partition<SR>(), w.gate, w.up, s.x, w.post_norm, eps);
-      } else if (product_threads_) {
+      } else if (product_threads_ || stages) {
         constexpr int GR = k::kSwigluTileRows, GBK = k::kSwigluTileCols;
-        s.run_threads(k::kSwigluThreads, k::rmsnorm_swiglu<GR, GBK>(), s.mlp.partition<GR>(), w.gate, w.up, s.x,
-                      w.post_norm, eps);
+        s.run_threads(k::kSwigluThreads, stages, k::rmsnorm_swiglu<GR, GBK>(), s.mlp.partition<GR>(), w.gate, w.up,
+                      s.x, w.post_norm, eps);
       } else {
         s.run(k::rmsnorm_swiglu<R, BK>(), s.mlp.partition<R>(), w.gate, w.up, s.x, w.post_norm, eps);
       }
-      s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.down, s.mlp);
+      if (stages)
+        s.run_threads(k::kStreamThreads, stages, k::matvec_residual<SR, BK>(), s.x.partition<SR>(), w.down, s.mlp);
+      else
+        s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.down, s.mlp);
       launches += 7;
     }
   });
   if (logits) {
-    s.run_threads(norm_threads, k::rmsnorm_matvec<R, BK>(), s.logits.partition<R>(), weights_.head(), s.x,
+    s.run_threads(norm_threads, stages, k::rmsnorm_matvec<R, BK>(), s.logits.partition<R>(), weights_.head(), s.x,
                   weights_.final_norm, eps);
   }
   return appends;

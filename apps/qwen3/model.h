@@ -73,6 +73,10 @@ struct EngineOptions {
   // Decode products with the engine's thread counts (CompilerHints::threads, chosen from
   // bench_matvec: kernels/tile_common.h); false: the compiler's choice for every product.
   bool product_threads = true;
+  // Decode products whose weight tiles stream through bulk rings of this many slots in shared
+  // memory (CompilerHints::stream_stages, sm_90 and newer; the weights are frozen, so each
+  // product's first tiles are copied while the kernel before it ends), 2 to 8; 0: registers.
+  int stream_stages = 0;
 };
 
 // Throws ModelError kUnsupported for a config the engine cannot run (see the file comment).
@@ -124,6 +128,7 @@ class Model {
   std::int64_t context_ = 0;
   std::int64_t attention_programs_ = 0;
   bool product_threads_ = true;
+  int stream_stages_ = 0;
   std::int64_t prefill_chunk_ = 0;
   std::int64_t cached_ = 0;
   DeviceWeights weights_;

@@ -290,6 +290,19 @@ class Tensor {
     return OwnedPartition<T, Rank, Tile...>(std::move(*this));
   }
 
+  // Makes the tensor (its storage: every view of it) read-only for good, once the work in flight
+  // that writes it has ended (waited for here). A launch that would write it, a host write and an
+  // exclusive borrow then throw; reading it on the host takes a const handle
+  // (std::as_const(t).data(), to_vector()). Its bytes never change again, so kernels may read it
+  // before the kernels they follow on the GPU have ended: model weights, which a matrix-vector
+  // product's bulk rings (CompilerHints::stream_stages with bulk_streams) then start copying while
+  // the kernel before it ends.
+  void freeze() const {
+    if (!storage_) throw Error("tessera::Tensor::freeze: a moved-from tensor");
+    storage_->freeze();
+  }
+  bool frozen() const { return storage_->frozen(); }
+
   // For the launcher.
   const std::shared_ptr<detail::Storage>& storage() const { return storage_; }
 

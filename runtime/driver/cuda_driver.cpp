@@ -319,6 +319,9 @@ static_assert(kAttrMaxSharedMemoryPerBlockOptin ==
               ::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
 static_assert(kFuncAttrMaxDynamicSharedSizeBytes ==
               ::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+static_assert(kFuncAttrPreferredSharedMemoryCarveout ==
+              ::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT);
+static_assert(kSharedMemoryCarveoutMaxShared == ::CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
 static_assert(sizeof(LaunchAttribute) == sizeof(::CUlaunchAttribute));
 static_assert(offsetof(LaunchAttribute, value) == offsetof(::CUlaunchAttribute, value));
 static_assert(sizeof(LaunchConfig) == sizeof(::CUlaunchConfig));

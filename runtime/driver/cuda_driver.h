@@ -115,6 +115,8 @@ inline constexpr int kTensorMapSwizzle128B = 3;
 inline constexpr int kTensorMapL2Promotion256B = 3;
 inline constexpr int kTensorMapOobFillZeros = 0;  // CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: zeros
 inline constexpr CUfunction_attribute kFuncAttrMaxDynamicSharedSizeBytes = 8;
+inline constexpr CUfunction_attribute kFuncAttrPreferredSharedMemoryCarveout = 9;
+inline constexpr int kSharedMemoryCarveoutMaxShared = 100;  // percent of the unified L1/shared memory
 // Shared memory a block may use without opting in (static and dynamic together).
 inline constexpr unsigned kStaticSharedBytes = 48 * 1024;
 // Programmatic dependent launch: a kernel launched with this attribute (or the downstream end of a

@@ -19,6 +19,11 @@ CUfunction LoadedKernel::function(CudaDriver& driver, std::span<const char> cubi
     driver.make_current();
     driver.check(driver.cuFuncSetAttribute(function_, kFuncAttrMaxDynamicSharedSizeBytes, static_cast<int>(shared_bytes)),
                  fmt::format("cuFuncSetAttribute('{}', max dynamic shared memory = {} bytes)", symbol, shared_bytes));
+    // All of the unified L1/shared memory as shared memory: left to choose, the driver sized it
+    // for one such block per SM (on the H200 100 KiB, for rings of 74 KiB that fit three).
+    driver.check(driver.cuFuncSetAttribute(function_, kFuncAttrPreferredSharedMemoryCarveout,
+                                           kSharedMemoryCarveoutMaxShared),
+                 fmt::format("cuFuncSetAttribute('{}', shared memory carveout = max)", symbol));
     opted_in_bytes_ = shared_bytes;
   }
   return function_;

@@ -53,7 +53,8 @@ class LoadedKernel {
   // Loads (once) and returns the entry point `symbol` of `cubin`, opted into `shared_bytes` of
   // dynamic shared memory per block when that exceeds 48 KiB (cuFuncSetAttribute's
   // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, set again only when a call asks for more than
-  // before), so that a launch of the function may pass that many bytes. Throws tessera::Error
+  // before; with the largest shared memory carveout), so that a launch of the function may pass
+  // that many bytes and several such blocks fit an SM. Throws tessera::Error
   // naming the bytes when the driver refuses them.
   CUfunction function(CudaDriver& driver, std::span<const char> cubin, const std::string& symbol,
                       unsigned shared_bytes = 0);

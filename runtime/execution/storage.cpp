@@ -111,7 +111,28 @@ std::byte* Storage::host_for_read_slow() {
   }
 }
 
+void Storage::freeze() {
+  for (;;) {
+    CompletionPtr pending;
+    {
+      std::lock_guard lock(mutex);
+      pending = writer && !writer->done() ? writer : nullptr;
+      if (!pending && device_ready && !device_ready->done()) pending = device_ready;
+      if (!pending) {
+        frozen_.store(true, std::memory_order_release);
+        host_write_ok.store(false, std::memory_order_release);
+        return;
+      }
+      if (pending->open())
+        throw Error(fmt::format("tessera: Tensor::freeze of a tensor borrowed by {}, which has not ended",
+                                pending->what()));
+    }
+    pending->wait();
+  }
+}
+
 std::byte* Storage::host_for_write_slow() {
+  if (frozen()) throw Error("tessera: host write of a frozen tensor (Tensor::freeze made it read-only)");
   for (;;) {
     CompletionPtr pending;
     {

@@ -164,6 +164,10 @@ CompletionPtr submit_unsafe(const UnsafeLaunchRequest& r, Target target) {
   // Exclusive borrows must be exclusive: no other argument may name the same tensor.
   for (std::size_t i = 0; i < r.args.size(); ++i) {
     if (r.args[i].kind != Kind::out) continue;
+    if (r.args[i].storage && r.args[i].storage->frozen())
+      throw Error(fmt::format("tessera: kernel '{}': unsafe::out parameter {} is frozen (Tensor::freeze made it "
+                              "read-only)",
+                              r.spec->name, i));
     for (std::size_t j = 0; j < r.args.size(); ++j)
       if (j != i && r.args[j].kind != Kind::scalar && r.args[j].storage == r.args[i].storage)
         throw Error(fmt::format("tessera: kernel '{}': unsafe::out parameter {} aliases parameter {}: an exclusive "

@@ -69,6 +69,11 @@ class MlirGen {
     for (std::size_t i = 0; i < ast_.params.size(); ++i)
       if (spec_.layout(i) == ArgLayout::aligned || spec_.layout(i) == ArgLayout::aligned_columns)
         fn.setArgAttr(static_cast<unsigned>(i), "tile.align", b_.getI64IntegerAttr(16));
+    // Frozen inputs: no kernel still running writes them (tile-stream-loads may copy their first
+    // tiles before the wait for the grids the kernel depends on).
+    for (std::size_t i = 0; i < ast_.params.size(); ++i)
+      if (spec_.frozen_input(i))
+        fn.setArgAttr(static_cast<unsigned>(i), tile::TileDialect::getSettledAttrName(), b_.getUnitAttr());
     mlir::Block* entry = fn.addEntryBlock();
     b_.setInsertionPointToStart(entry);
     args_.assign(entry->args_begin(), entry->args_end());

@@ -96,6 +96,8 @@ Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<con
       fail(kernel, fmt::format("parameter {}: expected {} {} of rank {}, got {} {} of rank {}", i, kind_name(p.kind),
                                dtype_name(p.dtype), p.rank, kind_name(a.kind), dtype_name(a.dtype), a.rank));
     if (a.kind != Kind::out) continue;
+    if (a.storage && a.storage->frozen())
+      fail(kernel, fmt::format("output parameter {} is frozen (Tensor::freeze made it read-only)", i));
     if (a.rank > 3) fail(kernel, fmt::format("parameter {}: outputs have rank 1 to 3 (one grid axis per dim)", i));
     for (int d = 0; d < a.rank; ++d)
       if (a.tile[d] <= 0) fail(kernel, fmt::format("parameter {}: tile sizes must be positive", i));

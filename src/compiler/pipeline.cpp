@@ -291,7 +291,14 @@ struct Lowering {
   int max_shared_bytes = 48 * 1024;  // gpu: the shared memory a CTA may use (the device's opt-in limit)
   int unroll_bytes = kUnrollBytes;   // gpu: tile-unroll-streaming-loops' bytes-in-flight
   int stream_stages = 0;             // gpu: tile-stream-loads' stages (CompilerHints::stream_stages)
+  bool bulk_streams = false;         // gpu: tile-stream-loads' bulk rings (CompilerHints::bulk_streams, sm_90+)
 };
+
+// The bytes all rings of one loop may take: per-thread cp.async rings keep 64 KiB (a program per SM
+// beside other scratch); bulk rings up to 112 KiB, so that four slots of 16 x 512 bf16 and the
+// vector chunk (72 KiB) fit, two programs per SM.
+constexpr int kRingBytes = 64 * 1024;
+constexpr int kBulkRingBytes = 112 * 1024;
 
 // ---------------------------------------------------------------------------------------------
 // Stage to_loops: tile IR -> scalar loops over each thread's private arrays ("loops.mlir").
@@ -303,10 +310,14 @@ void to_loops(mlir::OpPassManager& pm, const Lowering& l) {
   // One-row mma in a K loop (a batch-1 linear layer) as element-wise multiply-adds, reduced once.
   pm.addPass(tile::createTileVectorMma());
   // (gpu, CompilerHints::stream_stages >= 2) Tiles a loop streams copied ahead into rings in
-  // shared memory (cp.async), so that later iterations' bytes are in flight without registers.
+  // shared memory, so that later iterations' bytes are in flight without registers: per-thread
+  // cp.async, or (CompilerHints::bulk_streams, sm_90 and newer) one thread's cp.async.bulk per row
+  // into row-major slots, the vector chunks the loop broadcasts included.
   if (!l.cpu && l.stream_stages >= 2) {
     tile::TileStreamLoadsOptions stream;
     stream.stages = l.stream_stages;
+    stream.bulk = l.bulk_streams;
+    stream.maxBytes = l.bulk_streams ? kBulkRingBytes : kRingBytes;
     pm.addPass(tile::createTileStreamLoads(stream));
   }
   // (gpu) Loops streaming tiles unrolled, so that several iterations' loads are in flight.
@@ -746,7 +757,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
                           .rewiden = rewiden,
                           .max_shared_bytes = max_shared_bytes_of_arch(code.arch),
                           .unroll_bytes = code.unroll_bytes,
-                          .stream_stages = spec.hints.stream_stages};
+                          .stream_stages = spec.hints.stream_stages,
+                          .bulk_streams = spec.hints.bulk_streams && gpu_arch(code.arch)->compute_capability >= 90};
   // to_tensor_cores, on the kernel's first compile only: the launch's threads (CompilerHints::threads,
   // 0 without) and the default lowering; each of the launcher's variants changes one of these (the
   // tensor-core lowerings choose their own threads).

@@ -88,7 +88,9 @@ std::string Specialization::key_text() const {
   if (whole_tiles) s += "/whole";
   if (i32_extents) s += "/i32";
   if (aligned_extents) s += "/x16";
-  return s + hints_text(hints);
+  s += hints_text(hints);
+  if (frozen) s += fmt::format("/frozen{:x}", frozen);
+  return s;
 }
 
 void add_tileir_facts(std::span<const ArgDesc> args, Specialization& spec) {
@@ -107,6 +109,13 @@ void add_tileir_facts(std::span<const ArgDesc> args, Specialization& spec) {
   }
 }
 
+uint32_t frozen_inputs(std::span<const ArgDesc> args) {
+  uint32_t mask = 0;
+  for (std::size_t i = 0; i < args.size() && i < 32; ++i)
+    if (args[i].kind == Kind::in && args[i].storage && args[i].storage->frozen()) mask |= 1u << i;
+  return mask;
+}
+
 std::string hints_text(const CompilerHints& hints) {
   std::string s;
   if (hints.pipeline_stages) s += fmt::format("/stages{}", hints.pipeline_stages);
@@ -115,6 +124,7 @@ std::string hints_text(const CompilerHints& hints) {
   if (hints.cluster_programs) s += fmt::format("/cluster{}", hints.cluster_programs);
   if (hints.tma) s += *hints.tma ? "/tma" : "/notma";
   if (hints.stream_stages) s += fmt::format("/stream{}", hints.stream_stages);
+  if (hints.bulk_streams) s += "/bulk";
   if (hints.threads) s += fmt::format("/threads{}", hints.threads);
   return s;
 }
@@ -132,7 +142,9 @@ std::size_t Specialization::hash() const {
     mix(static_cast<uint64_t>(hints.occupancy) << 32 | static_cast<uint64_t>(hints.cluster_programs) << 8 |
         (hints.tma ? 2u + *hints.tma : 0u));
   if (hints.stream_stages) mix(0x5100u + static_cast<uint64_t>(hints.stream_stages));
+  if (hints.bulk_streams) mix(0xb0b0u);
   if (hints.threads) mix(0x7400u + static_cast<uint64_t>(hints.threads));
+  if (frozen) mix(0xf0000000ull + frozen);
   if (shapes) {
     for (const StaticTensor& t : shapes->tensors) {
       mix(static_cast<uint64_t>(t.offset));

@@ -61,6 +61,12 @@ struct Specialization {
   bool i32_extents = false;
   bool aligned_extents = false;
   CompilerHints hints;                       // GPU targets: LaunchOptions::hints
+  // Bit i: parameter i is an input whose tensor is frozen (Tensor::freeze), so no kernel still
+  // running writes it. Set only where it changes the code: NVVM launches on GPU targets with
+  // hints.stream_stages of 2 or more and hints.bulk_streams (frozen_inputs), whose rings may copy
+  // such tiles before the kernel waits for the grids it depends on.
+  uint32_t frozen = 0;
+  bool frozen_input(std::size_t i) const { return i < 32 && (frozen >> i & 1u); }
 
   ArgLayout layout(std::size_t i) const { return i < layouts.size() ? layouts[i] : ArgLayout::strided; }
   bool operator==(const Specialization&) const = default;
@@ -70,7 +76,8 @@ struct Specialization {
   // The layout letters, then for static shapes "|" and per parameter "-" (a scalar) or
   // "OFFSET:S0xS1...:T0xT1..." (offset, sizes, strides) joined by ';', then "@G0,G1,G2" (the
   // grid), then "/whole" for whole tiles, "/i32" and "/x16" for the tileir facts, then the hints
-  // that are set ("/stages3", "/group16", "/occupancy2", "/cluster2", "/tma" or "/notma"):
+  // that are set ("/stages3", "/group16", "/occupancy2", "/cluster2", "/tma" or "/notma"), then
+  // "/frozen" and the frozen inputs' mask in hex if any:
   // "ac", "ac/whole", "ac|0:4x1:1x1;0:4x64:64x1@4,1,1", "aaa/whole/stages3/group16".
   std::string key_text() const;
 };
@@ -78,6 +85,10 @@ struct Specialization {
 // Sets spec's tileir facts (i32_extents, aligned_extents) from the launch's arguments; spec's
 // layouts are set (specialize).
 void add_tileir_facts(std::span<const ArgDesc> args, Specialization& spec);
+
+// The frozen inputs of a launch (Specialization::frozen): bit i for an input parameter i < 32 whose
+// storage is frozen.
+uint32_t frozen_inputs(std::span<const ArgDesc> args);
 
 // The hints that are set, as key_text() writes them ("/stages3/group16", "" for none).
 std::string hints_text(const CompilerHints& hints);

@@ -1,9 +1,11 @@
 // test_stream_loads.cpp: K loops whose weight tiles tile-stream-loads copies ahead into rings in
-// shared memory (cp.async on the GPU). The products match a host reference in double, on both
-// targets and on ragged shapes (rows past N, columns past K, K shorter than one tile, rows not
-// aligned to 16 bytes, which are not streamed), with rings of four and of two slots and none
-// (CompilerHints::stream_stages 4, 2, and 1 or 0, the compiler's choice); the sm_90 PTX (no GPU
-// needed) has the copies and the waits the hint asks for.
+// shared memory (per-thread cp.async; with CompilerHints::bulk_streams on sm_90 bulk rings: one
+// thread's cp.async.bulk per row, the vector chunks too). The products match a host reference in
+// double, on both targets and on ragged shapes (rows past N, columns past K, K shorter than one
+// tile: the element path of a bulk ring; rows not aligned to 16 bytes, which are not streamed),
+// with rings of four and of two slots and none (CompilerHints::stream_stages 4, 2, and 1 or 0, the
+// compiler's choice), per-thread and bulk; the sm_90 PTX (no GPU needed) has the copies and the
+// waits the hints ask for.
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
@@ -45,14 +47,15 @@ auto stream_pair() {
 void streamed_products(Target target) {
   const std::pair<int64_t, int64_t> shapes[] = {{37, 1000}, {64, 8}, {16, 2048}, {3, 520}, {40, 300}};
   for (auto [n, k] : shapes)
-    for (int stages : {0, 1, 2, 4}) {
-      INFO("N = " << n << ", K = " << k << ", stream_stages = " << stages);
+    for (auto [stages, bulk] : {std::pair{0, false}, {1, false}, {2, false}, {4, false}, {2, true}, {4, true}}) {
+      INFO("N = " << n << ", K = " << k << ", stream_stages = " << stages << ", bulk_streams = " << bulk);
       auto w = random_tensor<bfloat16, 2>({n, k}, -1, 1, 31);
       auto w2 = random_tensor<bfloat16, 2>({n, k}, -1, 1, 32);
       auto v = random_tensor<float, 1>({k}, -1, 1, 33);
       LaunchOptions options;
       options.target = target;
       options.hints.stream_stages = stages;
+      options.hints.bulk_streams = bulk;
       Tensor<float, 1> y({n}), z({n});
       stream_matvec().launch(options, y.partition<16>(), w, v);
       const Rows a = product(w, v), b = product(w2, v);
@@ -105,6 +108,7 @@ TEST_CASE("streamed loads: the sm_90 PTX copies the weight tiles ahead as the hi
   // three newest groups. The ring is dynamic shared memory.
   const std::string ring = ptx(4, stream_matvec(), w, v);
   CHECK(count(ring, "cp.async.cg.shared.global") > 0);
+  CHECK(count(ring, "cp.async.bulk") == 0);
   CHECK(waits_for(ring, 3));
   CHECK(count(ring, "// tessera.dynamic_shared_bytes") == 1);
   CHECK(waits_for(ptx(2, stream_matvec(), w, v), 1));
@@ -115,6 +119,42 @@ TEST_CASE("streamed loads: the sm_90 PTX copies the weight tiles ahead as the hi
   CHECK(count(ptx(1, stream_matvec(), w, v), "cp.async") == 0);
   // Rows of 600 bytes are not 16-byte aligned: loaded into registers.
   CHECK(count(ptx(4, stream_matvec(), odd, v_odd), "cp.async") == 0);
+}
+
+TEST_CASE("streamed loads: the sm_90 PTX fills bulk rings, the vector chunks included", "[stream][compile]") {
+  Tensor<bfloat16, 2> w({64, 1024}), odd({64, 300});
+  Tensor<float, 1> v({1024}), v_odd({300}), y({64});
+  auto ptx = [&](int stages, auto&& k, auto&&... args) {
+    LaunchOptions o;
+    o.target = Target::sm_90;
+    o.hints.stream_stages = stages;
+    o.hints.bulk_streams = true;
+    return k.compile(o, y.partition<16>(), args...).ptx;
+  };
+  // One thread's cp.async.bulk per row of each tile (in a loop over the rows), completing on the
+  // slot's full barrier, which every thread waits for; a slot is released once per warp. No
+  // per-thread cp.async, and no vector load from global memory in the K loop: the vector chunk
+  // comes through its own ring.
+  const std::string ring = ptx(4, stream_matvec(), w, v);
+  CHECK(count(ring, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes") >= 2);
+  CHECK(count(ring, "mbarrier.try_wait.parity") > 0);
+  CHECK(count(ring, "mbarrier.arrive.expect_tx") > 0);
+  CHECK(count(ring, "bar.warp.sync") > 0);
+  CHECK(count(ring, "cp.async.cg") == 0);
+  CHECK(count(ring, "cp.async.wait_group") == 0);
+  CHECK(count(ring, "// tessera.dynamic_shared_bytes") == 1);
+  CHECK(count(ptx(4, stream_pair(), w, w, v), "cp.async.bulk.shared::cluster") >= 3);
+  // No ring by default, nor for rows that are not 16-byte aligned.
+  CHECK(count(ptx(0, stream_matvec(), w, v), "cp.async") == 0);
+  CHECK(count(ptx(4, stream_matvec(), odd, v_odd), "cp.async") == 0);
+  // Before sm_90 the hint is ignored: per-thread cp.async rings.
+  LaunchOptions o80;
+  o80.target = Target::sm_80;
+  o80.hints.stream_stages = 4;
+  o80.hints.bulk_streams = true;
+  const std::string ampere = stream_matvec().compile(o80, y.partition<16>(), w, v).ptx;
+  CHECK(count(ampere, "cp.async.cg.shared.global") > 0);
+  CHECK(count(ampere, "cp.async.bulk") == 0);
 }
 
 TEST_CASE("streamed loads: stream_stages outside 0 to 8 is an error naming the kernel", "[stream]") {

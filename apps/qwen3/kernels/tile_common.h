@@ -75,6 +75,12 @@ inline constexpr int kNormMatvecThreads = 256;
 inline constexpr int kSwigluTileRows = 8;
 inline constexpr int kSwigluTileCols = 512;
 inline constexpr int kSwigluThreads = 256;
+// With EngineOptions::stream_stages (bulk rings of weight tiles), o_proj and down run at 8 x 512
+// and 256 threads (in the plain-CUDA measurement of benchmarks/experiments/bulk_matvec_chain.cu,
+// 8-row rings streamed 4B's residual products at 0.69-0.99 of its copy against 0.61-0.72 from
+// registers).
+inline constexpr int kStreamResidualRows = 8;
+inline constexpr int kStreamThreads = 256;
 inline constexpr int kAttentionChunk = 64;  // decode_attention_split<GP, CH>: KV positions per chunk
 inline constexpr int kArgmaxBlock = 2048;   // argmax_blocks<B>
 inline constexpr int kArgmaxFinal = 256;    // argmax_final<BB>

@@ -5,6 +5,7 @@
 //                 [--top-p P] [--seed S] [--chat] [--no-think] [--synthetic SHAPE]
 //                 [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]
 //                 [--prompt-tokens N] [--stats-json FILE] [--attention-programs N] [--compiler-threads]
+//                 [--stream-weights S]
 // --model DIR is a Hugging Face folder (config.json, model.safetensors or the sharded index,
 // tokenizer.json). With --synthetic SHAPE (0.6B .. 32B, tiny) the weights are made in place by
 // the synthetic generator (seed --weights-seed, default 0; --layers keeps the widths with fewer
@@ -21,7 +22,8 @@
 // the run's numbers, the prompt's ids and the new tokens as one JSON object (write_stats_json).
 // --attention-programs N sizes the split-KV attention (EngineOptions::attention_programs);
 // --compiler-threads runs every decode product at the compiler's thread count instead of the
-// engine's (EngineOptions::product_threads), for comparisons.
+// engine's (EngineOptions::product_threads), for comparisons; --stream-weights S streams the
+// decode products' weight tiles through bulk rings of S slots (EngineOptions::stream_stages).
 // Exit status: 0 done, 1 an error (the message names it), 2 bad command line.
 #include <fmt/format.h>
 
@@ -57,6 +59,7 @@ struct Options {
   qwen3::SamplingParams sampling;
   std::uint64_t weights_seed = 0;
   bool chat = false, think = true, product_threads = true;
+  int stream_stages = 0;
   std::optional<tessera::Target> target;
 };
 
@@ -66,7 +69,7 @@ int usage(const std::string& problem) {
                "                     [--top-p P] [--seed S] [--chat] [--no-think] [--synthetic SHAPE]\n"
                "                     [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]\n"
                "                     [--prompt-tokens N] [--stats-json FILE] [--attention-programs N]\n"
-               "                     [--compiler-threads]\n";
+               "                     [--compiler-threads] [--stream-weights S]\n";
   return 2;
 }
 
@@ -135,6 +138,8 @@ std::string parse(int argc, char** argv, Options& o) {
       o.prompt_tokens = n;
     else if (arg == "--attention-programs" && integer(v, n) && n >= 1)
       o.attention_programs = n;
+    else if (arg == "--stream-weights" && integer(v, n) && n >= 2 && n <= 8)
+      o.stream_stages = static_cast<int>(n);
     else if (arg == "--stats-json")
       o.stats_json = v;
     else if (arg == "--target") {
@@ -242,6 +247,7 @@ int run(const Options& o) {
   engine.target = o.target;
   engine.attention_programs = o.attention_programs;
   engine.product_threads = o.product_threads;
+  engine.stream_stages = o.stream_stages;
   engine.context_limit = o.context > 0 ? o.context : static_cast<std::int64_t>(prompt.size()) + o.max_new_tokens;
   qwen3::check_fits_context(static_cast<std::int64_t>(prompt.size()), o.max_new_tokens, engine.context_limit);
   if (engine.context_limit > config.max_position_embeddings)

@@ -114,6 +114,13 @@ class Storage {
   // be aligned. Fixed at construction.
   bool foreign_device() const { return foreign_; }
 
+  // Read-only for good (Tensor::freeze): waits for the work in flight that writes it (throws if
+  // that work failed, or for an open foreign borrow), then no launch, host access or borrow may
+  // write it again. Its bytes then never change while it lives, so a kernel may read it before
+  // the kernels it follows have ended (see CompilerHints::bulk_streams).
+  void freeze();
+  bool frozen() const { return frozen_.load(std::memory_order_acquire); }
+
   // For the runtime, under `mutex`: the host allocation, made on first use (zero-filled, or left
   // as it is when `zero` is false because the caller overwrites all of it). Throws std::bad_alloc.
   std::byte* host_raw(bool zero = true);
@@ -138,6 +145,7 @@ class Storage {
   std::byte* host_for_write_slow();
 
   std::size_t bytes_;
+  std::atomic<bool> frozen_{false};
   std::byte* host_ = nullptr;
   bool foreign_ = false;
 };

@@ -71,6 +71,16 @@ void HopperPtx::mbarrierWait(Value bar, Value parity) {
   }
 }
 
+void HopperPtx::bulkCopy(Value dst, Value src, Value bytes, Value bar) {
+  asmOp({}, {dst, src, bytes, bar},
+        "{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, $1;\n\t"
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+        "[$0], [g], $2, [$3];\n\t}",
+        "r,l,r,r");
+}
+
+void HopperPtx::warpSync() { asmOp({}, {}, "bar.warp.sync -1;", ""); }
+
 void HopperPtx::tmaLoad2d(Value dst, Value map, Value bar, Value c0, Value c1) {
   asmOp({}, {dst, map, c0, c1, bar},
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::"

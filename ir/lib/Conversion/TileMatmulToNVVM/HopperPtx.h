@@ -2,7 +2,7 @@
 //
 // `HopperPtx` emits, at a builder's insertion point, the sm_90a instructions
 // that `convert-tile-matmul-to-nvvm` needs as `llvm.inline_asm`: mbarrier
-// initialization, arrival and waiting, TMA loads and stores of 2-d boxes
+// initialization, arrival and waiting, bulk copies, TMA loads and stores of 2-d boxes
 // with the bulk groups and proxy fence that order the stores, named barriers,
 // `setmaxnreg`, and `wgmma.mma_async` with its fence, commit and wait. Inline asm rather
 // than NVVM ops because wgmma's scale-d must be a run-time predicate here (0
@@ -39,6 +39,13 @@ public:
   /// Waits until the phase of parity `parity` (i32, 0 or 1) has completed:
   /// a loop around mbarrier.try_wait.parity.
   void mbarrierWait(Value bar, Value parity);
+  /// cp.async.bulk of `bytes` (i32, a multiple of 16) from the generic
+  /// address `src` (i64) of global memory to shared memory at `dst`,
+  /// completing on `bar`; both addresses 16-byte aligned.
+  void bulkCopy(Value dst, Value src, Value bytes, Value bar);
+  /// bar.warp.sync of the whole warp: its threads' memory accesses before it
+  /// are ordered before those after it in every thread of the warp.
+  void warpSync();
   /// cp.async.bulk.tensor.2d of the box at element coordinates (c0 innermost,
   /// c1) of `map` into shared memory at `dst`, completing on `bar`.
   void tmaLoad2d(Value dst, Value map, Value bar, Value c0, Value c1);

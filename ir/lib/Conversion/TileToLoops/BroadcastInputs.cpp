@@ -15,7 +15,8 @@
 // local plan and no load plan of its own, its input's innermost dimension is
 // kept (so each leaf's broadcast has a load plan), and the computation has at
 // most kMaxOps ops, each used only by the next, in the broadcast's block,
-// whose leaves are loads of read-only kernel arguments in that block,
+// whose leaves are loads of read-only kernel arguments in that block (or
+// takes of a bulk ring's slot, see tile-stream-loads),
 // single-element tiles (or broadcasts of one), splats and splat constants. A
 // leaf load that has other users too (a fused norm sums the squares of the
 // chunk it normalizes) is loaded once more for the broadcast: a second read of
@@ -86,6 +87,11 @@ public:
 
 private:
   bool isReadOnlyLoad(Value v) {
+    // A take of a bulk ring: its row-major slot is read in any layout.
+    if (auto take = v.getDefiningOp<StreamTakeOp>()) {
+      auto ring = take.getRing().getDefiningOp<StreamBufferOp>();
+      return ring && ring.getBulk() && take->getBlock() == bc->getBlock();
+    }
     auto load = v.getDefiningOp<LoadOp>();
     if (!load || load->getBlock() != bc->getBlock() ||
         !isKernelArgument(func, load.getSource()))

@@ -211,8 +211,34 @@ private:
   /// (4, 8 or 16), or 0 if its chunks are copied element by element.
   int64_t asyncCopyBytes(Value source, const Layout &layout,
                          RankedTensorType type);
+  /// A bulk ring's barriers initialized (one thread, then a barrier); a
+  /// ring of per-thread slots emits nothing (its region is planScratch's).
+  void lowerStreamBuffer(StreamBufferOp op);
   void lowerStreamCopy(StreamCopyOp op);
+  /// A copy into a bulk ring: cp.async.bulk per row by thread 0 when the
+  /// tile is in bounds and its rows 16-byte aligned, else every thread's
+  /// elements stored between two barriers.
+  void lowerBulkCopy(StreamCopyOp op);
   void lowerStreamTake(StreamTakeOp op);
+  void lowerStreamReady(StreamReadyOp op);
+  /// On gpu `griddepcontrol.wait` as inline asm that clobbers memory (the
+  /// LLVM pass tessera-grid-dependency-wait then puts no wait at the entry,
+  /// and ends the asm's block there); nothing on the cpu target.
+  void lowerGridDependencyWait(GridDependencyWaitOp op);
+  void lowerStreamRelease(StreamReleaseOp op);
+  /// A broadcast of a take of a bulk ring: the slot's elements read in the
+  /// broadcast's layout.
+  void lowerBroadcastTake(BroadcastOp op, StreamTakeOp take);
+  /// Whether bulk rings use cp.async.bulk and mbarriers here (gpu, one
+  /// program per CTA and one CTA per program); else their copies are
+  /// element stores between barriers and ready and release emit nothing.
+  bool asyncBulk() const {
+    return opts.gpu && opts.ctasPerProgram == 1 && opts.programsPerCta == 1;
+  }
+  /// The shared-memory address (i32, as index) of barrier `which` (0 full,
+  /// 1 empty) of slot `slot` of bulk ring `ring`.
+  Value ringBarrier(OpBuilder &b, Location loc, Value ring, Value slot,
+                    int64_t which);
   /// tile.stream_commit and tile.stream_wait.
   void lowerStreamSync(Operation *op);
   // LowerLayoutOps.cpp.
@@ -289,7 +315,7 @@ private:
   SmallVector<Operation *> toErase;
   /// Broadcasts with a BroadcastLoadPlan, and the loads and reshapes they
   /// absorb (which emit nothing).
-  DenseMap<Operation *, LoadOp> broadcastLoads;
+  DenseMap<Operation *, Operation *> broadcastLoads;
   llvm::DenseSet<Operation *> absorbed;
 };
 

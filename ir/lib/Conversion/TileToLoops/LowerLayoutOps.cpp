@@ -51,8 +51,11 @@ void KernelLowering::lowerIota(IotaOp op) {
 }
 
 void KernelLowering::lowerBroadcast(BroadcastOp op) {
-  if (auto it = broadcastLoads.find(op); it != broadcastLoads.end())
-    return lowerBroadcastLoad(op, it->second);
+  if (auto it = broadcastLoads.find(op); it != broadcastLoads.end()) {
+    if (auto take = dyn_cast<StreamTakeOp>(it->second))
+      return lowerBroadcastTake(op, take);
+    return lowerBroadcastLoad(op, cast<LoadOp>(it->second));
+  }
   OpBuilder b(op);
   Location loc = op.getLoc();
   RankedTensorType srcType = op.getInput().getType(), type = op.getType();

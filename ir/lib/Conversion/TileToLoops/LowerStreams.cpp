@@ -16,9 +16,31 @@
 // target, other layouts) a copy is a load and a store per element, done at
 // once, and commit and wait emit nothing.
 //
+// A bulk ring (`tile.stream_buffer bulk`, sm_90 and later) keeps each slot's
+// tile in row-major order and has a full and an empty mbarrier per slot
+// (planScratch gives them a region of their own). Thread 0 initializes them
+// before the loop. A copy is, when the tile lies in the tensor and its rows
+// start on 16-byte boundaries, thread 0's wait for the slot's release (round
+// r > 0 waits for round r - 1's), one arrival expecting the tile's bytes on
+// the full barrier, and a cp.async.bulk per row completing on it: one
+// request per row instead of one per 16 bytes and thread, and no register
+// holds the bytes in flight. Otherwise (a ragged or unaligned tile) every
+// thread stores its elements (zero outside the tensor) between two barriers,
+// fences them for the async proxy (later bulk copies overwrite the slot) and
+// thread 0 arrives on the full barrier. `tile.stream_ready` waits for the
+// full barrier's phase of the round; `tile.stream_release` is one arrival per
+// warp on the empty barrier once the warp's reads are done (bar.warp.sync).
+// A take reads the thread's elements from the slot, a broadcast of a take
+// reads them in the broadcast's layout. Where a CTA is not one program (split
+// or shared CTAs) or on the cpu target, copies always take the element path
+// and ready and release emit nothing: the copy's barriers order the slot's
+// writes and reads.
+//
 //===----------------------------------------------------------------------===//
 
 #include "KernelLowering.h"
+#include "../TileMatmulToNVVM/HopperPtx.h"
+#include "tessera/LLVMIR/Transforms/Passes.h"
 
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -37,6 +59,21 @@ RankedTensorType slotTypeOf(Value ring) {
 
 int64_t elementBytes(Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
+bool isBulk(Value ring) {
+  auto buffer = ring.getDefiningOp<StreamBufferOp>();
+  return buffer && buffer.getBulk();
+}
+
+/// Elements of one slot of `ring` in its scratch region.
+int64_t slotElements(const LoweringOptions &opts, Value ring) {
+  RankedTensorType type = slotTypeOf(ring);
+  return isBulk(ring) ? type.getNumElements() : ringSlotElements(opts, type);
+}
+
+Value toI32(OpBuilder &b, Location loc, Value index) {
+  return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+}
+
 Value toI64(OpBuilder &b, Location loc, Value index) {
   return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
 }
@@ -45,8 +82,7 @@ Value toI64(OpBuilder &b, Location loc, Value index) {
 
 Value KernelLowering::ringView(OpBuilder &b, Location loc, Value ring) {
   auto type = cast<MemRefType>(ring.getType());
-  RankedTensorType slot = slotTypeOf(ring);
-  int64_t count = type.getShape().front() * ringSlotElements(opts, slot);
+  int64_t count = type.getShape().front() * slotElements(opts, ring);
   auto it = scratch.privateOffset.find(ring.getDefiningOp());
   assert(it != scratch.privateOffset.end() && "ring without a scratch region");
   return getScratchView(b, loc, type.getElementType(), count, it->second);
@@ -94,7 +130,285 @@ int64_t KernelLowering::asyncCopyBytes(Value source, const Layout &layout,
   return piece;
 }
 
+Value KernelLowering::ringBarrier(OpBuilder &b, Location loc, Value ring,
+                                  Value slot, int64_t which) {
+  auto it = scratch.ringBarrierOffset.find(ring.getDefiningOp());
+  assert(it != scratch.ringBarrierOffset.end() && "bulk ring without barriers");
+  int64_t slots = cast<MemRefType>(ring.getType()).getShape().front();
+  Value view = getScratchView(b, loc, b.getI64Type(), 2 * slots, it->second);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view);
+  Value at = b.createOrFold<arith::MulIOp>(loc, slot, cidx(b, loc, 16));
+  return toI32(b, loc,
+               b.createOrFold<arith::AddIOp>(loc, base,
+                                             addConst(b, loc, at, 8 * which)));
+}
+
+void KernelLowering::lowerStreamBuffer(StreamBufferOp op) {
+  if (!op.getBulk() || !asyncBulk())
+    return;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value ring = op.getRing();
+  int64_t slots = cast<MemRefType>(ring.getType()).getShape().front();
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      getThreadId(), cidx(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, first,
+                                /*withElseRegion=*/false);
+  OpBuilder tb = ifOp.getThenBodyBuilder();
+  HopperPtx ptx(tb, loc);
+  int64_t warps = std::max<int64_t>(1, opts.ctaThreads() / kWarpSize);
+  for (int64_t s = 0; s < slots; ++s) {
+    ptx.mbarrierInit(ringBarrier(tb, loc, ring, cidx(tb, loc, s), 0), 1);
+    ptx.mbarrierInit(ringBarrier(tb, loc, ring, cidx(tb, loc, s), 1), warps);
+  }
+  ptx.fenceMbarrierInit();
+  barrier(b, loc);
+}
+
+void KernelLowering::lowerBulkCopy(StreamCopyOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value ring = op.getRing(), src = op.getSource();
+  RankedTensorType type = slotTypeOf(ring);
+  Type elt = type.getElementType();
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t bytes = elementBytes(elt);
+  int64_t rowBytes = shape.back() * bytes;
+  int64_t rows = type.getNumElements() / shape.back();
+  SmallVector<Value> dims;
+  SmallVector<Value> base = tileOrigin(b, loc, src, op.getIndices(), shape, dims);
+  Value view = ringView(b, loc, ring);
+  Value slotStart = b.createOrFold<arith::MulIOp>(
+      loc, op.getSlot(), cidx(b, loc, type.getNumElements()));
+  auto valid = scf::IfOp::create(b, loc, TypeRange{}, op.getValid(),
+                                 /*withElseRegion=*/false);
+  OpBuilder vb = valid.getThenBodyBuilder();
+  auto meta = memref::ExtractStridedMetadataOp::create(vb, loc, src);
+  // The whole tile in the tensor, and every row's first byte 16-byte aligned
+  // (the argument's pointer is, tile-stream-loads checked its tile.align).
+  Value fast;
+  if (asyncBulk()) {
+    auto aligned16 = [&](Value elements) {
+      Value rem = arith::RemUIOp::create(
+          vb, loc, arith::MulIOp::create(vb, loc, elements, cidx(vb, loc, bytes)),
+          cidx(vb, loc, 16));
+      return arith::CmpIOp::create(vb, loc, arith::CmpIPredicate::eq, rem,
+                                   cidx(vb, loc, 0));
+    };
+    fast = tileInBounds(vb, loc, base, dims, shape);
+    fast = arith::AndIOp::create(vb, loc, fast, aligned16(meta.getOffset()));
+    for (size_t d = 0; d + 1 < shape.size(); ++d)
+      fast = arith::AndIOp::create(vb, loc, fast,
+                                   aligned16(meta.getStrides()[d]));
+  } else {
+    fast = arith::ConstantIntOp::create(vb, loc, 0, 1);
+  }
+  auto path = scf::IfOp::create(vb, loc, TypeRange{}, fast,
+                                /*withElseRegion=*/true);
+  // Bulk copies by thread 0.
+  {
+    OpBuilder fb = path.getThenBodyBuilder();
+    Value first = arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::eq,
+                                        getThreadId(), cidx(fb, loc, 0));
+    auto one = scf::IfOp::create(fb, loc, TypeRange{}, first,
+                                 /*withElseRegion=*/false);
+    OpBuilder tb = one.getThenBodyBuilder();
+    HopperPtx ptx(tb, loc);
+    Value full = ringBarrier(tb, loc, ring, op.getSlot(), 0);
+    Value round = op.getRound();
+    auto again = scf::IfOp::create(
+        tb, loc, TypeRange{},
+        arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ne, round,
+                              cidx(tb, loc, 0)),
+        /*withElseRegion=*/false);
+    {
+      OpBuilder ab = again.getThenBodyBuilder();
+      // Round r - 1's phase of the empty barrier: parity (r - 1) mod 2.
+      Value parity = toI32(
+          ab, loc,
+          arith::AndIOp::create(
+              ab, loc, arith::SubIOp::create(ab, loc, round, cidx(ab, loc, 1)),
+              cidx(ab, loc, 1)));
+      HopperPtx(ab, loc).mbarrierWait(
+          ringBarrier(ab, loc, ring, op.getSlot(), 1), parity);
+    }
+    ptx.mbarrierArriveExpectTx(full, rows * rowBytes);
+    Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(
+        tb, loc, meta.getBaseBuffer());
+    Value ringBase = memref::ExtractAlignedPointerAsIndexOp::create(tb, loc, view);
+    auto loop = scf::ForOp::create(tb, loc, cidx(tb, loc, 0),
+                                   cidx(tb, loc, rows), cidx(tb, loc, 1));
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    Value r = loop.getInductionVar();
+    // Row r's coordinates: r over the leading dimensions, column 0.
+    SmallVector<Value> coords = delinearize(
+        lb, loc, arith::MulIOp::create(lb, loc, r, cidx(lb, loc, shape.back())),
+        shape);
+    Value offset = meta.getOffset();
+    for (auto [d, c] : llvm::enumerate(coords))
+      offset = arith::AddIOp::create(
+          lb, loc, offset,
+          arith::MulIOp::create(lb, loc,
+                                arith::AddIOp::create(lb, loc, base[d], c),
+                                meta.getStrides()[d]));
+    Value from = arith::AddIOp::create(
+        lb, loc, aligned,
+        arith::MulIOp::create(lb, loc, offset, cidx(lb, loc, bytes)));
+    Value to = arith::AddIOp::create(
+        lb, loc, ringBase,
+        arith::MulIOp::create(
+            lb, loc,
+            arith::AddIOp::create(
+                lb, loc, slotStart,
+                arith::MulIOp::create(lb, loc, r, cidx(lb, loc, shape.back()))),
+            cidx(lb, loc, bytes)));
+    HopperPtx(lb, loc).bulkCopy(
+        toI32(lb, loc, to), toI64(lb, loc, from),
+        arith::ConstantIntOp::create(lb, loc, rowBytes, 32), full);
+  }
+  // Element by element, every thread, between barriers.
+  {
+    OpBuilder eb = path.getElseBodyBuilder();
+    barrier(eb, loc);
+    Value zero = paddingValue(eb, loc, elt, FloatAttr());
+    forEachOwned(eb, loc, getLayout(type), /*needLinear=*/true,
+                 [&](OpBuilder &b, Value, Value l) {
+                   SmallVector<Value> global = globalCoords(b, loc, base, l, shape);
+                   auto in = scf::IfOp::create(b, loc, elt,
+                                               inBounds(b, loc, global, dims),
+                                               /*withElseRegion=*/true);
+                   OpBuilder ib = in.getThenBodyBuilder();
+                   scf::YieldOp::create(
+                       ib, loc, ValueRange{memref::LoadOp::create(ib, loc, src, global)});
+                   OpBuilder zb = in.getElseBodyBuilder();
+                   scf::YieldOp::create(zb, loc, ValueRange{zero});
+                   memref::StoreOp::create(
+                       b, loc, in.getResult(0), view,
+                       b.createOrFold<arith::AddIOp>(loc, slotStart, l));
+                 },
+                 // A loop: the rare ragged copy should not take registers
+                 // from the fast path.
+                 /*rolled=*/true);
+    if (asyncBulk())
+      HopperPtx(eb, loc).fenceProxyAsyncShared();
+    barrier(eb, loc);
+    if (asyncBulk()) {
+      Value first = arith::CmpIOp::create(eb, loc, arith::CmpIPredicate::eq,
+                                          getThreadId(), cidx(eb, loc, 0));
+      auto one = scf::IfOp::create(eb, loc, TypeRange{}, first,
+                                   /*withElseRegion=*/false);
+      OpBuilder tb = one.getThenBodyBuilder();
+      HopperPtx(tb, loc).mbarrierArrive(
+          ringBarrier(tb, loc, ring, op.getSlot(), 0));
+    }
+  }
+}
+
+void KernelLowering::lowerStreamReady(StreamReadyOp op) {
+  if (!asyncBulk())
+    return;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value parity = toI32(
+      b, loc, arith::AndIOp::create(b, loc, op.getRound(), cidx(b, loc, 1)));
+  HopperPtx(b, loc).mbarrierWait(ringBarrier(b, loc, op.getRing(), op.getSlot(), 0),
+                                 parity);
+}
+
+void KernelLowering::lowerGridDependencyWait(GridDependencyWaitOp op) {
+  if (!opts.gpu)
+    return;
+  OpBuilder b(op);
+  LLVM::InlineAsmOp::create(
+      b, op.getLoc(), TypeRange(), ValueRange(), llvmir::kGridDependencyWaitAsm,
+      "~{memory}", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+      ArrayAttr());
+}
+
+void KernelLowering::lowerStreamRelease(StreamReleaseOp op) {
+  if (!asyncBulk())
+    return;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  HopperPtx(b, loc).warpSync();
+  Value lane = arith::RemUIOp::create(b, loc, getThreadId(),
+                                      cidx(b, loc, kWarpSize));
+  auto one = scf::IfOp::create(
+      b, loc, TypeRange{},
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                            cidx(b, loc, 0)),
+      /*withElseRegion=*/false);
+  OpBuilder tb = one.getThenBodyBuilder();
+  HopperPtx(tb, loc).mbarrierArrive(
+      ringBarrier(tb, loc, op.getRing(), op.getSlot(), 1));
+}
+
+void KernelLowering::lowerBroadcastTake(BroadcastOp op, StreamTakeOp take) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  RankedTensorType type = op.getType(), inType = op.getInput().getType();
+  Type elt = type.getElementType();
+  Layout layout = getLayout(type);
+  Value ring = take.getRing();
+  Value view = ringView(b, loc, ring);
+  Value slotStart = b.createOrFold<arith::MulIOp>(
+      loc, take.getSlot(), cidx(b, loc, slotTypeOf(ring).getNumElements()));
+  Value dst = newBuffer(type);
+  // The slot index of result element l: its coordinates with the broadcast
+  // dimensions set to 0, linear in the input's shape (reshapes keep the
+  // row-major order, so it is the take's too).
+  auto sourceIndex = [&](OpBuilder &b, Value l) {
+    SmallVector<Value> coords = delinearize(b, loc, l, type.getShape());
+    for (auto [d, size] : llvm::enumerate(inType.getShape()))
+      if (size == 1)
+        coords[d] = cidx(b, loc, 0);
+    return b.createOrFold<arith::AddIOp>(
+        loc, slotStart, linearize(b, loc, coords, inType.getShape()));
+  };
+  const bool acrossRows = inType.getShape().back() == 1;
+  int64_t width = std::min(layout.vec, type.getShape().back());
+  if (layout.replicated || type.getShape().back() % width != 0) {
+    forEachOwned(b, loc, layout, /*needLinear=*/true,
+                 [&](OpBuilder &b, Value k, Value l) {
+                   memref::StoreOp::create(
+                       b, loc,
+                       memref::LoadOp::create(b, loc, view, sourceIndex(b, l)),
+                       dst, k);
+                 });
+    buffers[op.getResult()] = dst;
+    return;
+  }
+  int64_t bytes = elementBytes(elt);
+  auto vecType = VectorType::get({width}, elt);
+  forEachChunk(b, loc, layout, /*needLinear=*/true,
+               [&](OpBuilder &b, Value k0, Value l0) {
+                 for (int64_t i = 0; i < layout.vec; i += width) {
+                   Value k = addConst(b, loc, k0, i);
+                   Value at = sourceIndex(b, addConst(b, loc, l0, i));
+                   if (acrossRows) {
+                     Value v = memref::LoadOp::create(b, loc, view, at);
+                     for (int64_t e = 0; e < width; ++e)
+                       memref::StoreOp::create(b, loc, v, dst,
+                                               addConst(b, loc, k, e));
+                     continue;
+                   }
+                   Value v = vector::LoadOp::create(
+                       b, loc, vecType, view, at, /*nontemporal=*/false,
+                       llvm::MaybeAlign(std::min<int64_t>(16, width * bytes)));
+                   for (int64_t e = 0; e < width; ++e)
+                     memref::StoreOp::create(
+                         b, loc,
+                         vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e}),
+                         dst, addConst(b, loc, k, e));
+                 }
+               });
+  buffers[op.getResult()] = dst;
+}
+
 void KernelLowering::lowerStreamCopy(StreamCopyOp op) {
+  if (isBulk(op.getRing()))
+    return lowerBulkCopy(op);
   OpBuilder b(op);
   Location loc = op.getLoc();
   Value ring = op.getRing(), src = op.getSource();
@@ -204,6 +518,36 @@ void KernelLowering::lowerStreamTake(StreamTakeOp op) {
   Layout layout = getLayout(type);
   Value view = ringView(b, loc, ring);
   Value dst = newBuffer(type);
+  if (isBulk(ring)) {
+    // Row-major: the thread's chunk at linear index l0 is at slot start + l0.
+    Value slotStart = b.createOrFold<arith::MulIOp>(
+        loc, op.getSlot(), cidx(b, loc, type.getNumElements()));
+    if (layout.replicated || layout.vec == 1) {
+      forEachOwned(b, loc, layout, /*needLinear=*/true,
+                   [&](OpBuilder &b, Value k, Value l) {
+                     Value at = b.createOrFold<arith::AddIOp>(loc, slotStart, l);
+                     memref::StoreOp::create(
+                         b, loc, memref::LoadOp::create(b, loc, view, at), dst, k);
+                   });
+    } else {
+      int64_t bytes = elementBytes(elt);
+      auto vecType = VectorType::get({layout.vec}, elt);
+      forEachChunk(b, loc, layout, /*needLinear=*/true,
+                   [&](OpBuilder &b, Value k0, Value l0) {
+                     Value at = b.createOrFold<arith::AddIOp>(loc, slotStart, l0);
+                     Value v = vector::LoadOp::create(
+                         b, loc, vecType, view, at, /*nontemporal=*/false,
+                         llvm::MaybeAlign(std::min<int64_t>(16, layout.vec * bytes)));
+                     for (int64_t e = 0; e < layout.vec; ++e)
+                       memref::StoreOp::create(
+                           b, loc,
+                           vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e}),
+                           dst, addConst(b, loc, k0, e));
+                   });
+    }
+    buffers[op.getResult()] = dst;
+    return;
+  }
   if (layout.replicated || layout.vec == 1) {
     forEachOwned(b, loc, layout, /*needLinear=*/false,
                  [&](OpBuilder &b, Value k, Value) {

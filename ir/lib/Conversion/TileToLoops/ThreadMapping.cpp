@@ -244,12 +244,21 @@ mlir::tessera::tile::planBroadcastLoad(const LoweringOptions &opts,
     plan.reshapes.push_back(reshape);
     v = reshape.getInput();
   }
-  auto load = v.getDefiningOp<LoadOp>();
-  if (!load || !v.hasOneUse() || load->getBlock() != op->getBlock() ||
-      (rowsKept && load.getType().getShape().back() != in.getShape().back()))
+  Operation *source = v.getDefiningOp();
+  if (!source || !v.hasOneUse() || source->getBlock() != op->getBlock() ||
+      (rowsKept && cast<RankedTensorType>(v.getType()).getShape().back() !=
+                       in.getShape().back()))
     return std::nullopt;
+  if (auto take = dyn_cast<StreamTakeOp>(source)) {
+    auto ring = take.getRing().getDefiningOp<StreamBufferOp>();
+    if (!ring || !ring.getBulk())
+      return std::nullopt;
+    plan.source = take;
+    return plan;
+  }
+  auto load = dyn_cast<LoadOp>(source);
   auto func = op->getParentOfType<func::FuncOp>();
-  if (!func || !isKernelArgument(func, load.getSource()))
+  if (!load || !func || !isKernelArgument(func, load.getSource()))
     return std::nullopt;
   WalkResult written = func.walk([&](StoreOp store) {
     return store.getDest() == load.getSource() ? WalkResult::interrupt()
@@ -257,7 +266,7 @@ mlir::tessera::tile::planBroadcastLoad(const LoweringOptions &opts,
   });
   if (written.wasInterrupted())
     return std::nullopt;
-  plan.load = load;
+  plan.source = load;
   return plan;
 }
 
@@ -402,7 +411,9 @@ static int64_t sharedScratchBytes(const LoweringOptions &opts, Operation *op) {
     MemRefType type = ring.getRing().getType();
     auto slot = RankedTensorType::get(type.getShape().drop_front(),
                                       type.getElementType());
-    return type.getShape().front() * ringSlotElements(opts, slot) *
+    int64_t elements = ring.getBulk() ? slot.getNumElements()
+                                      : ringSlotElements(opts, slot);
+    return type.getShape().front() * elements *
            scratchElementBytes(type.getElementType());
   }
   return 0;
@@ -491,6 +502,12 @@ mlir::tessera::tile::planScratch(const LoweringOptions &opts,
       for (auto [ring, at] : rings)
         plan.privateOffset[ring] = base + at.second;
       plan.totalBytes = base + ringArea;
+      for (auto [ring, at] : rings)
+        if (auto buffer = cast<StreamBufferOp>(ring); buffer.getBulk()) {
+          plan.ringBarrierOffset[ring] = plan.totalBytes;
+          plan.totalBytes += ringBarrierBytes(
+              buffer.getRing().getType().getShape().front());
+        }
     }
     return plan;
   };

@@ -116,6 +116,8 @@ Layout getLayout(const LoweringOptions &opts, RankedTensorType type);
 /// chunk c of thread t at ((c * T) + t) * v, so a warp's accesses to one chunk
 /// are contiguous. P elements, or T for a replicated layout.
 int64_t ringSlotElements(const LoweringOptions &opts, RankedTensorType type);
+/// Bytes of the barriers of a bulk ring of `slots` slots.
+inline int64_t ringBarrierBytes(int64_t slots) { return 2 * 8 * slots; }
 
 /// Whether code over a thread's elements of `layout` is fully unrolled (with
 /// constant private indices) rather than a loop over chunks.
@@ -176,7 +178,9 @@ std::optional<LocalBroadcastPlan> planLocalBroadcast(const LoweringOptions &,
 /// the result's layout is not replicated, no local plan applies, and the
 /// load is in the broadcast's block.
 struct BroadcastLoadPlan {
-  LoadOp load;
+  /// A tile.load, or a tile.stream_take of a bulk ring (whose row-major slot
+  /// any thread reads).
+  Operation *source;
   SmallVector<ReshapeOp> reshapes; // from the broadcast's input to the load
 };
 std::optional<BroadcastLoadPlan> planBroadcastLoad(const LoweringOptions &,
@@ -240,6 +244,11 @@ std::optional<RowReducePlan> planRowReduce(const LoweringOptions &opts,
 struct ScratchPlan {
   int64_t totalBytes = 0;
   DenseMap<Operation *, int64_t> privateOffset;
+  /// Per bulk ring (tile.stream_buffer bulk), the offset of its barriers: a
+  /// full and an empty mbarrier (8 bytes each) per slot, in a region of its
+  /// own (an mbarrier is initialized once; slots of different loops share
+  /// their area, barriers do not).
+  DenseMap<Operation *, int64_t> ringBarrierOffset;
   /// On gpu, a scratch over kMaxStaticSharedBytes is dynamic shared memory:
   /// an external array of unknown size, whose totalBytes the launch provides
   /// (the kernel carries tile.dynamic_shared_bytes).

@@ -332,9 +332,12 @@ void KernelLowering::lowerOp(Operation *op) {
         .Case([&](IotaOp o) { lowerIota(o); })
         .Case([&](MmaOp o) { lowerMma(o); })
         .Case([&](DeviceCallOp o) { lowerDeviceCall(o); })
-        .Case([&](StreamBufferOp) {}) // its region is planScratch's
+        .Case([&](StreamBufferOp o) { lowerStreamBuffer(o); })
         .Case([&](StreamCopyOp o) { lowerStreamCopy(o); })
         .Case([&](StreamTakeOp o) { lowerStreamTake(o); })
+        .Case([&](StreamReadyOp o) { lowerStreamReady(o); })
+        .Case([&](GridDependencyWaitOp o) { lowerGridDependencyWait(o); })
+        .Case([&](StreamReleaseOp o) { lowerStreamRelease(o); })
         .Case<StreamCommitOp, StreamWaitOp>(
             [&](Operation *o) { lowerStreamSync(o); })
         .Default([](Operation *) { llvm_unreachable("unhandled tile op"); });
@@ -371,8 +374,8 @@ LogicalResult KernelLowering::run() {
   setUpProgramIds();
   func.walk([&](BroadcastOp op) {
     if (std::optional<BroadcastLoadPlan> plan = planBroadcastLoad(opts, op)) {
-      broadcastLoads[op] = plan->load;
-      absorbed.insert(plan->load);
+      broadcastLoads[op] = plan->source;
+      absorbed.insert(plan->source);
       for (ReshapeOp r : plan->reshapes)
         absorbed.insert(r);
     }

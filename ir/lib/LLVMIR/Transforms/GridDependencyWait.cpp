@@ -21,6 +21,13 @@
 // allocas of constant size into the entry block (NVPTXAllocaHoisting), so they
 // still get a fixed place in the local memory frame.
 //
+// A kernel that reads some tensors before it waits (tile.grid_dependency_wait:
+// copies of frozen weights, which no running kernel writes) already has a
+// call of the wait's inline asm (kGridDependencyWaitAsm). Its entry block then
+// only launches the dependents, and each such call ends its block, for the
+// same reason as above: loads after it stay after it. Without griddepcontrol
+// those calls are removed.
+//
 //===----------------------------------------------------------------------===//
 
 #include "KernelLookup.h"
@@ -41,12 +48,30 @@ mlir::tessera::llvmir::GridDependencyWaitPass::run(Module &m,
   BasicBlock *oldEntry = &f->getEntryBlock();
   BasicBlock *entry =
       BasicBlock::Create(c, "wait_for_prerequisite_grids", f, oldEntry);
+  SmallVector<CallInst *> ownWaits;
+  for (BasicBlock &bb : *f)
+    for (Instruction &i : bb)
+      if (auto *call = dyn_cast<CallInst>(&i))
+        if (auto *ia = dyn_cast<InlineAsm>(call->getCalledOperand());
+            ia && ia->getAsmString() == kGridDependencyWaitAsm)
+          ownWaits.push_back(call);
   IRBuilder<> b(entry);
   auto *asmType = FunctionType::get(Type::getVoidTy(c), false);
   if (gridDependencyControl)
     b.CreateCall(InlineAsm::get(
-        asmType, "griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;",
+        asmType,
+        ownWaits.empty()
+            ? "griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;"
+            : "griddepcontrol.launch_dependents;",
         "~{memory}", /*hasSideEffects=*/true));
   b.CreateBr(oldEntry);
+  for (CallInst *call : ownWaits) {
+    if (!gridDependencyControl) {
+      call->eraseFromParent();
+      continue;
+    }
+    BasicBlock *bb = call->getParent();
+    bb->splitBasicBlock(call->getNextNode(), "after_grid_dependency_wait");
+  }
   return PreservedAnalyses::none();
 }

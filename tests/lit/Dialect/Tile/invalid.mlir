@@ -419,6 +419,61 @@ func.func @stream_take_type(%s: index) attributes {tile.kernel} {
 
 // -----
 
+func.func @stream_bulk_copy_round(%w: memref<?x?xbf16, strided<[?, 1], offset: ?>>, %i: i32, %s: index, %v: i1)
+    attributes {tile.kernel} {
+  %ring = tile.stream_buffer bulk : memref<2x16x512xbf16>
+  // expected-error @+1 {{into a bulk ring needs a round}}
+  tile.stream_copy %w[%i, %i] to %ring[%s] if %v : memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<2x16x512xbf16>
+  return
+}
+
+// -----
+
+func.func @stream_copy_round(%w: memref<?x?xbf16, strided<[?, 1], offset: ?>>, %i: i32, %s: index, %v: i1)
+    attributes {tile.kernel} {
+  %ring = tile.stream_buffer : memref<2x16x512xbf16>
+  // expected-error @+1 {{takes a round only into a bulk ring}}
+  tile.stream_copy %w[%i, %i] to %ring[%s] if %v round %s : memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<2x16x512xbf16>
+  return
+}
+
+// -----
+
+func.func @stream_ready_bulk(%s: index) attributes {tile.kernel} {
+  %ring = tile.stream_buffer : memref<2x16x512xbf16>
+  // expected-error @+1 {{needs a bulk tile.stream_buffer}}
+  tile.stream_ready %ring[%s] round %s : memref<2x16x512xbf16>
+  return
+}
+
+// -----
+
+func.func @stream_release_bulk(%s: index) attributes {tile.kernel} {
+  %ring = tile.stream_buffer : memref<2x16x512xbf16>
+  // expected-error @+1 {{needs a bulk tile.stream_buffer}}
+  tile.stream_release %ring[%s] : memref<2x16x512xbf16>
+  return
+}
+
+// -----
+
+func.func @grid_wait_nested(%v: i1) attributes {tile.kernel} {
+  scf.if %v {
+    // expected-error @+1 {{must be in the kernel's entry block}}
+    tile.grid_dependency_wait
+  }
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: attribute 'tile.settled' must be a unit attribute}}
+func.func @settled_value(%w: memref<?xf32> {tile.settled = 1 : i64}) attributes {tile.kernel} {
+  return
+}
+
+// -----
+
 func.func @stream_wait_range() attributes {tile.kernel} {
   // expected-error @+1 {{attribute 'pending' failed to satisfy constraint}}
   tile.stream_wait 9

@@ -126,3 +126,27 @@ func.func @streams(%w: memref<?x?xbf16, strided<[?, 1], offset: ?>>, %i: i32, %s
   %t = tile.stream_take %ring[%s] : memref<4x16x512xbf16> -> tensor<16x512xbf16>
   return
 }
+
+// CHECK-LABEL: func.func @grid_wait
+// CHECK-SAME: tile.settled
+// CHECK: tile.grid_dependency_wait
+func.func @grid_wait(%w: memref<?xf32> {tile.settled}) attributes {tile.kernel} {
+  tile.grid_dependency_wait
+  return
+}
+
+// CHECK-LABEL: func.func @bulk_streams
+// CHECK: %[[RING:.*]] = tile.stream_buffer bulk : memref<4x16x512xbf16>
+// CHECK: tile.stream_copy %{{.*}}[%{{.*}}, %{{.*}}] to %[[RING]][%{{.*}}] if %{{.*}} round %{{.*}} : memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<4x16x512xbf16>
+// CHECK: tile.stream_ready %[[RING]][%{{.*}}] round %{{.*}} : memref<4x16x512xbf16>
+// CHECK: tile.stream_take %[[RING]][%{{.*}}] : memref<4x16x512xbf16> -> tensor<16x512xbf16>
+// CHECK: tile.stream_release %[[RING]][%{{.*}}] : memref<4x16x512xbf16>
+func.func @bulk_streams(%w: memref<?x?xbf16, strided<[?, 1], offset: ?>>, %i: i32, %s: index, %r: index, %v: i1)
+    attributes {tile.kernel} {
+  %ring = tile.stream_buffer bulk : memref<4x16x512xbf16>
+  tile.stream_copy %w[%i, %i] to %ring[%s] if %v round %r : memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<4x16x512xbf16>
+  tile.stream_ready %ring[%s] round %r : memref<4x16x512xbf16>
+  %t = tile.stream_take %ring[%s] : memref<4x16x512xbf16> -> tensor<16x512xbf16>
+  tile.stream_release %ring[%s] : memref<4x16x512xbf16>
+  return
+}

@@ -132,9 +132,18 @@ struct MarkReadOnlyNoAliasPass : llvm::PassInfoMixin<MarkReadOnlyNoAliasPass> {
   std::string kernel;
 };
 
+/// The inline asm of a wait for the grids a kernel depends on that the kernel
+/// places itself (convert-tile-to-loops' lowering of
+/// tile.grid_dependency_wait); GridDependencyWaitPass recognizes it by this
+/// text.
+inline constexpr llvm::StringLiteral kGridDependencyWaitAsm =
+    "griddepcontrol.wait;";
+
 /// Gives kernel K a new entry block that, with `gridDependencyControl` (sm_90
 /// and later), waits for the grids it depends on (griddepcontrol) before
-/// branching to the old entry.
+/// branching to the old entry; a kernel that waits itself (a call of
+/// kGridDependencyWaitAsm) gets only the launch of its dependents there, and
+/// each of its waits ends its block.
 struct GridDependencyWaitPass : llvm::PassInfoMixin<GridDependencyWaitPass> {
   GridDependencyWaitPass(std::string kernel, bool gridDependencyControl)
       : kernel(std::move(kernel)),

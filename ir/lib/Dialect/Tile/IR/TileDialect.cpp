@@ -204,6 +204,12 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
   const StringRef name = attr.getName().getValue();
+  if (name == getSettledAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "argument " << argIndex << ": attribute '"
+                               << name << "' must be a unit attribute";
+    return success();
+  }
   if (name != getAlignAttrName())
     return op->emitOpError() << "unknown argument attribute '" << name
                              << "' of the tile dialect";
@@ -469,10 +475,20 @@ LogicalResult StreamBufferOp::verify() {
   return verifyRing(*this, getRing().getType());
 }
 
+/// The bulk ring `ring` comes from (null if not a tile.stream_buffer).
+static StreamBufferOp ringBuffer(Value ring) {
+  return ring.getDefiningOp<StreamBufferOp>();
+}
+
 LogicalResult StreamCopyOp::verify() {
   if (failed(verifyInKernel(*this)) ||
       failed(verifyRing(*this, getRing().getType())))
     return failure();
+  StreamBufferOp buffer = ringBuffer(getRing());
+  if (buffer && buffer.getBulk() != static_cast<bool>(getRound()))
+    return emitOpError() << (buffer.getBulk()
+                                 ? "into a bulk ring needs a round"
+                                 : "takes a round only into a bulk ring");
   return verifyGlobalAccess(*this, getSource().getType(),
                             slotType(getRing().getType()),
                             getIndices().size());
@@ -491,6 +507,33 @@ LogicalResult StreamTakeOp::verify() {
                          << " must be the ring's slot type "
                          << slotType(getRing().getType());
   return success();
+}
+
+/// Verifies `op` on a bulk ring (tile.stream_ready, tile.stream_release).
+static LogicalResult verifyBulkRingUse(Operation *op, Value ring) {
+  if (failed(verifyInKernel(op)) ||
+      failed(verifyRing(op, cast<MemRefType>(ring.getType()))))
+    return failure();
+  StreamBufferOp buffer = ringBuffer(ring);
+  if (!buffer || !buffer.getBulk())
+    return op->emitOpError() << "needs a bulk tile.stream_buffer";
+  return success();
+}
+
+LogicalResult GridDependencyWaitOp::verify() {
+  if (failed(verifyInKernel(*this)))
+    return failure();
+  if ((*this)->getBlock() != &(*this)->getParentOfType<func::FuncOp>().getBody().front())
+    return emitOpError() << "must be in the kernel's entry block";
+  return success();
+}
+
+LogicalResult StreamReadyOp::verify() {
+  return verifyBulkRingUse(*this, getRing());
+}
+
+LogicalResult StreamReleaseOp::verify() {
+  return verifyBulkRingUse(*this, getRing());
 }
 
 #define GET_OP_CLASSES

@@ -31,7 +31,8 @@
 // variable where it starts, which would otherwise hold its loads behind the
 // previous copies' waits. Loads never leave their block (e.g. an `scf.for` body), and
 // loads from memrefs that are stored to, or from memrefs that are not kernel
-// arguments, stay where they are.
+// arguments, stay where they are. No load moves above a
+// `tile.grid_dependency_wait` (what an earlier kernel writes is read after it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -194,6 +195,11 @@ void hoistLoads(func::FuncOp fn) {
     }
     if (auto it = lastHoisted.find(block); it != lastHoisted.end())
       later(it->second);
+    // Never above the wait for the grids the kernel depends on: an earlier
+    // kernel may still be writing what the load reads.
+    for (auto wait : block->getOps<tt::GridDependencyWaitOp>())
+      if (wait->isBeforeInBlock(op))
+        later(wait);
     if (after) {
       if (after != op && after->isBeforeInBlock(op))
         op->moveAfter(after);

@@ -28,6 +28,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <cmath>
 
@@ -100,7 +101,7 @@ llvm::DenseSet<Operation *> broadcastSources(Block *body) {
 /// Whether `load`, directly in `loop`'s body, can be streamed (see the pass
 /// description).
 bool streamable(tt::LoadOp load, scf::ForOp loop, func::FuncOp fn,
-                const llvm::DenseSet<Value> &written) {
+                const llvm::DenseSet<Value> &written, bool bulk) {
   BlockArgument arg = argumentOf(fn, load.getSource());
   if (!arg || written.contains(arg))
     return false;
@@ -128,6 +129,8 @@ bool streamable(tt::LoadOp load, scf::ForOp loop, func::FuncOp fn,
       return false;
   if (!dependent)
     return false;
+  if (bulk)
+    return true;
   return llvm::none_of(load->getUsers(), [](Operation *user) {
     return isa<tt::BroadcastOp, tt::ReshapeOp>(user);
   });
@@ -152,43 +155,64 @@ Value constIndex(OpBuilder &b, Location loc, int64_t v) {
 }
 
 /// Copies the tiles of `loads` at the iteration whose induction variable is
-/// `at` into slot `slot` of their rings, if `at` < the loop's upper bound, as
-/// one committed group.
-void copyGroup(OpBuilder &b, scf::ForOp loop, MutableArrayRef<tt::LoadOp> loads,
-               ArrayRef<Value> rings, Value at, Value slot) {
+/// `at` into slot `slot` of their rings, if `at` < the loop's upper bound: as
+/// one committed group, or, into bulk rings (`round` given), as copies of
+/// that round.
+SmallVector<tt::StreamCopyOp> copyGroup(OpBuilder &b, scf::ForOp loop,
+                                        MutableArrayRef<tt::LoadOp> loads,
+                                        ArrayRef<Value> rings, Value at,
+                                        Value slot, Value round) {
   Location loc = loop.getLoc();
   Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, at,
                                       loop.getUpperBound());
   IRMapping map;
   map.map(loop.getInductionVar(), at);
+  SmallVector<tt::StreamCopyOp> copies;
   for (auto [load, ring] : llvm::zip(loads, rings)) {
     SmallVector<Value> indices;
     for (Value index : load.getIndices())
       indices.push_back(cloneAt(b, index, loop.getBody(), map));
-    tt::StreamCopyOp::create(b, loc, load.getSource(), indices, ring, slot,
-                             valid);
+    copies.push_back(tt::StreamCopyOp::create(b, loc, load.getSource(),
+                                              indices, ring, slot, valid,
+                                              round));
   }
-  tt::StreamCommitOp::create(b, loc);
+  if (!round)
+    tt::StreamCommitOp::create(b, loc);
+  return copies;
 }
 
-void stream(scf::ForOp loop, MutableArrayRef<tt::LoadOp> loads, int64_t stages) {
+/// A loop's rings and, per ring, its copies before the loop.
+struct Streams {
+  SmallVector<tt::StreamBufferOp> rings;
+  SmallVector<SmallVector<tt::StreamCopyOp>> prologue;
+};
+
+Streams stream(scf::ForOp loop, MutableArrayRef<tt::LoadOp> loads,
+               int64_t stages, bool bulk) {
   Location loc = loop.getLoc();
   OpBuilder before(loop);
+  Streams made;
   SmallVector<Value> rings;
   for (tt::LoadOp load : loads) {
     RankedTensorType type = load.getType();
     SmallVector<int64_t> shape{stages};
     llvm::append_range(shape, type.getShape());
-    rings.push_back(tt::StreamBufferOp::create(
-        before, loc, MemRefType::get(shape, type.getElementType())));
+    made.rings.push_back(tt::StreamBufferOp::create(
+        before, loc, MemRefType::get(shape, type.getElementType()), bulk));
+    rings.push_back(made.rings.back());
   }
+  made.prologue.resize(loads.size());
   Value lb = loop.getLowerBound(), step = loop.getStep();
   // The first S - 1 iterations' tiles, before the loop.
   for (int64_t s = 0; s + 1 < stages; ++s) {
     Value at = arith::AddIOp::create(
         before, loc, lb,
         arith::MulIOp::create(before, loc, step, constIndex(before, loc, s)));
-    copyGroup(before, loop, loads, rings, at, constIndex(before, loc, s));
+    SmallVector<tt::StreamCopyOp> copies =
+        copyGroup(before, loop, loads, rings, at, constIndex(before, loc, s),
+                  bulk ? constIndex(before, loc, 0) : Value());
+    for (auto [r, copy] : llvm::enumerate(copies))
+      made.prologue[r].push_back(copy);
   }
   // In the body: iteration i + S - 1's tiles first, then iteration i's taken.
   OpBuilder body = OpBuilder::atBlockBegin(loop.getBody());
@@ -202,12 +226,30 @@ void stream(scf::ForOp loop, MutableArrayRef<tt::LoadOp> loads, int64_t stages) 
   Value ahead = arith::AddIOp::create(
       body, loc, iv,
       arith::MulIOp::create(body, loc, step, constIndex(body, loc, stages - 1)));
-  copyGroup(body, loop, loads, rings, ahead, aheadSlot);
+  Value aheadRound, round;
+  if (bulk) {
+    aheadRound = arith::DivUIOp::create(
+        body, loc,
+        arith::AddIOp::create(body, loc, i, constIndex(body, loc, stages - 1)),
+        s);
+    round = arith::DivUIOp::create(body, loc, i, s);
+  }
+  copyGroup(body, loop, loads, rings, ahead, aheadSlot, aheadRound);
   // The wait where the first tile is needed: the body's other loads (a
   // vector read from cache, say) are issued before it (tile-hoist-loads
   // moves them up to their indices), not after a wait for the copies.
   OpBuilder first(loads.front());
-  tt::StreamWaitOp::create(first, loc, stages - 1);
+  if (bulk) {
+    // Each bulk ring's slot is ready there, and released at the end of the
+    // body, after every take of it.
+    OpBuilder last(loop.getBody()->getTerminator());
+    for (Value ring : rings) {
+      tt::StreamReadyOp::create(first, loc, ring, slot, round);
+      tt::StreamReleaseOp::create(last, loc, ring, slot);
+    }
+  } else {
+    tt::StreamWaitOp::create(first, loc, stages - 1);
+  }
   for (auto [load, ring] : llvm::zip(loads, rings)) {
     OpBuilder at(load);
     Value taken = tt::StreamTakeOp::create(at, load.getLoc(), load.getType(),
@@ -215,6 +257,55 @@ void stream(scf::ForOp loop, MutableArrayRef<tt::LoadOp> loads, int64_t stages) 
     load.getResult().replaceAllUsesWith(taken);
     load->erase();
   }
+  return made;
+}
+
+/// Moves the bulk rings of `made` whose sources are arguments marked
+/// `tile.settled`, their copies before the loop and the pure ops those
+/// compute from to the top of the kernel, and puts a
+/// tile.grid_dependency_wait after them: those tiles are then copied while
+/// the kernel before is still running. Only for a loop in the kernel's entry
+/// block whose copies before it depend on pure, region-free ops alone.
+void copyBeforeGridWait(func::FuncOp fn, scf::ForOp loop, Streams &made) {
+  Block &entry = fn.getBody().front();
+  if (loop->getBlock() != &entry)
+    return;
+  llvm::SetVector<Operation *> moved;
+  SmallVector<Value> work;
+  for (auto [ring, copies] : llvm::zip(made.rings, made.prologue)) {
+    if (copies.empty())
+      continue;
+    BlockArgument arg = argumentOf(fn, copies.front().getSource());
+    if (!arg || !fn.getArgAttr(arg.getArgNumber(),
+                               tt::TileDialect::getSettledAttrName()))
+      continue;
+    moved.insert(ring);
+    for (tt::StreamCopyOp copy : copies) {
+      moved.insert(copy);
+      llvm::append_range(work, copy->getOperands());
+    }
+  }
+  if (moved.empty())
+    return;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != &entry || moved.contains(def))
+      continue;
+    if (def->getNumRegions() > 0 || !isMemoryEffectFree(def))
+      return; // a copy depends on something that must stay after the wait
+    moved.insert(def);
+    llvm::append_range(work, def->getOperands());
+  }
+  SmallVector<Operation *> ordered(moved.begin(), moved.end());
+  llvm::sort(ordered, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+  Operation *first = &entry.front();
+  for (Operation *op : ordered)
+    if (op != first)
+      op->moveBefore(first);
+    else
+      first = op->getNextNode();
+  OpBuilder b(first);
+  tt::GridDependencyWaitOp::create(b, loop.getLoc());
 }
 
 struct TileStreamLoads
@@ -243,11 +334,11 @@ struct TileStreamLoads
         for (Operation &op : *loop.getBody()) {
           if (op.getNumRegions() > 0 ||
               isa<tt::ReduceOp, tt::TransposeOp, tt::MmaOp, tt::DeviceCallOp,
-                  tt::StreamTakeOp>(op))
+                  tt::StreamTakeOp, tt::StreamReadyOp>(op))
             return;
           auto load = dyn_cast<tt::LoadOp>(op);
-          if (!load || broadcasts.contains(load) ||
-              !streamable(load, loop, fn, written))
+          if (!load || (!bulk && broadcasts.contains(load)) ||
+              !streamable(load, loop, fn, written, bulk))
             continue;
           loads.push_back(load);
           RankedTensorType type = load.getType();
@@ -262,7 +353,13 @@ struct TileStreamLoads
         for (tt::LoadOp load : loads)
           bytes += load.getType().getNumElements() *
                    (load.getType().getElementTypeBitWidth() / 8);
-        stream(loop, loads, std::min<int64_t>(stages, maxBytes / bytes));
+        Streams made =
+            stream(loop, loads, std::min<int64_t>(stages, maxBytes / bytes), bulk);
+        // One streamed loop: its rings' areas are not shared with another
+        // loop's, so their first tiles may be copied from the kernel's start.
+        if (bulk && found.size() == 1 &&
+            fn.getBody().getOps<tt::GridDependencyWaitOp>().empty())
+          copyBeforeGridWait(fn, loop, made);
       }
       return WalkResult::advance();
     });

@@ -341,6 +341,11 @@ void versionKernel(func::FuncOp fn) {
   // too); for the accesses in a loop, at its first and last iterations (or
   // the loop runs no iteration).
   Operation *firstRest = ordered.empty() ? &body.front() : ordered.back()->getNextNode();
+  // What runs before the wait for the grids the kernel depends on (the
+  // copies tile-stream-loads put there) stays before it, outside the versions.
+  for (auto wait : body.getOps<tt::GridDependencyWaitOp>())
+    if (firstRest->isBeforeInBlock(wait))
+      firstRest = wait->getNextNode();
   OpBuilder b(firstRest);
   Location loc = fn.getLoc();
   Value cond;

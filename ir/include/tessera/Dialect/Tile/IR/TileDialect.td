@@ -47,6 +47,13 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getAlignAttrName() {
       return ::llvm::StringLiteral("tile.align");
     }
+    /// Name of the unit argument attribute of a kernel memref that no kernel
+    /// still running may write: the launcher's promise for a frozen tensor
+    /// (Tensor::freeze), so the kernel may read it before it waits for the
+    /// grids it depends on (`tile.grid_dependency_wait`).
+    static constexpr ::llvm::StringLiteral getSettledAttrName() {
+      return ::llvm::StringLiteral("tile.settled");
+    }
     /// Name of the unit attribute of a tile.load/tile.store whose tile is
     /// known to be in bounds (set by `tile-version-interior`).
     static constexpr ::llvm::StringLiteral getInteriorAttrName() {

@@ -170,17 +170,25 @@ def Tile_StreamBufferOp : Tile_Op<"stream_buffer"> {
     and reads them), so the ring is accessed only by `tile.stream_copy` and
     `tile.stream_take`.
 
+    With `bulk`, a slot holds its tile in row-major order, which any thread
+    of the program may read, and the ring has a full and an empty barrier
+    per slot: copies complete on the full barrier (`tile.stream_ready` waits
+    for it), and `tile.stream_release` marks the slot read, which a copy
+    into it waits for. Commit and wait do not apply to a bulk ring.
+
     ```mlir
     %ring = tile.stream_buffer : memref<4x16x512xbf16>
+    %bulk = tile.stream_buffer bulk : memref<4x16x512xbf16>
     ```
   }];
+  let arguments = (ins UnitAttr:$bulk);
   let results = (outs Res<AnyStaticShapeMemRef, "ring",
                           [MemAlloc<DefaultResource>]>:$ring);
-  let assemblyFormat = "attr-dict `:` type($ring)";
+  let assemblyFormat = "(`bulk` $bulk^)? attr-dict `:` type($ring)";
   let hasVerifier = 1;
 }
 
-def Tile_StreamCopyOp : Tile_Op<"stream_copy"> {
+def Tile_StreamCopyOp : Tile_Op<"stream_copy", [AttrSizedOperandSegments]> {
   let summary = "asynchronous copy of one tile into a ring slot";
   let description = [{
     If `valid` is true, starts copying the tile of `source` with tile indices
@@ -190,18 +198,26 @@ def Tile_StreamCopyOp : Tile_Op<"stream_copy"> {
     closes; the slot may be read once `tile.stream_wait` has seen that group
     complete. `source` must not be written by the kernel.
 
+    A copy into a bulk ring (see `tile.stream_buffer`) takes the `round` of
+    the slot (how many times it was filled before): a copy of round r > 0
+    first waits until the slot's round r - 1 is released, and
+    `tile.stream_ready` of round r then waits for it. Every program thread
+    executes the copy (the lowering elects one to issue it).
+
     ```mlir
     tile.stream_copy %w[%i, %k] to %ring[%slot] if %valid
+        : memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<4x16x512xbf16>
+    tile.stream_copy %w[%i, %k] to %bulk[%slot] if %valid round %r
         : memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<4x16x512xbf16>
     ```
   }];
   let arguments = (ins Arg<Tile_GlobalMemRef, "global tensor", [MemRead]>:$source,
                        Variadic<I32>:$indices,
                        Arg<AnyStaticShapeMemRef, "ring", [MemWrite]>:$ring,
-                       Index:$slot, I1:$valid);
+                       Index:$slot, I1:$valid, Optional<Index>:$round);
   let assemblyFormat = [{
-    $source `[` $indices `]` `to` $ring `[` $slot `]` `if` $valid attr-dict
-    `:` type($source) `,` type($ring)
+    $source `[` $indices `]` `to` $ring `[` $slot `]` `if` $valid
+    (`round` $round^)? attr-dict `:` type($source) `,` type($ring)
   }];
   let hasVerifier = 1;
 }
@@ -242,7 +258,9 @@ def Tile_StreamTakeOp : Tile_Op<"stream_take"> {
   let summary = "reads the tile of a ring slot";
   let description = [{
     Returns the tile in slot `slot` of `ring`, whose copy must have completed
-    (see `tile.stream_wait`). The result type is the ring's slot type.
+    (see `tile.stream_wait`, or `tile.stream_ready` for a bulk ring, before
+    the slot's `tile.stream_release`). The result type is the ring's slot
+    type.
 
     ```mlir
     %t = tile.stream_take %ring[%slot] : memref<4x16x512xbf16> -> tensor<16x512xbf16>
@@ -254,6 +272,64 @@ def Tile_StreamTakeOp : Tile_Op<"stream_take"> {
   let assemblyFormat = [{
     $ring `[` $slot `]` attr-dict `:` type($ring) `->` type($result)
   }];
+  let hasVerifier = 1;
+}
+
+def Tile_GridDependencyWaitOp : Tile_Op<"grid_dependency_wait"> {
+  let summary = "waits for the grids the kernel depends on";
+  let description = [{
+    Blocks the program until every grid the launch depends on has ended and
+    its writes are visible (`griddepcontrol.wait` on sm_90 and later; nothing
+    on the cpu target). Without this op the wait is at the kernel's entry
+    (the LLVM pass `tessera-grid-dependency-wait` puts it there); with it,
+    only what comes before it runs before the wait: copies of tensors that
+    no kernel still running may write (kernel arguments marked
+    `tile.settled`), which then overlap the end of the kernel before. It is
+    in the kernel's entry block, once.
+
+    ```mlir
+    tile.stream_copy %w[%p, %c0i] to %ring[%c0] if %valid round %c0 : ...
+    tile.grid_dependency_wait
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_StreamReadyOp : Tile_Op<"stream_ready"> {
+  let summary = "waits until a bulk ring slot's copy of a round has completed";
+  let description = [{
+    Blocks the program until the copy of round `round` into slot `slot` of
+    the bulk ring `ring` (see `tile.stream_copy`) has completed; the slot
+    may then be read by `tile.stream_take` until `tile.stream_release`.
+
+    ```mlir
+    tile.stream_ready %bulk[%slot] round %r : memref<4x16x512xbf16>
+    ```
+  }];
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "ring", [MemRead, MemWrite]>:$ring,
+                       Index:$slot, Index:$round);
+  let assemblyFormat = [{
+    $ring `[` $slot `]` `round` $round attr-dict `:` type($ring)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_StreamReleaseOp : Tile_Op<"stream_release"> {
+  let summary = "marks a bulk ring slot read";
+  let description = [{
+    The program has taken what it reads of slot `slot` of the bulk ring
+    `ring` in this round: the next copy into the slot may overwrite it. Every
+    program thread executes it once per round, after its last
+    `tile.stream_take` of the slot.
+
+    ```mlir
+    tile.stream_release %bulk[%slot] : memref<4x16x512xbf16>
+    ```
+  }];
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "ring", [MemRead, MemWrite]>:$ring,
+                       Index:$slot);
+  let assemblyFormat = "$ring `[` $slot `]` attr-dict `:` type($ring)";
   let hasVerifier = 1;
 }
 

@@ -120,6 +120,39 @@ def TileStreamLoads : Pass<"tile-stream-loads", "::mlir::ModuleOp"> {
     }
     ```
 
+    With `bulk` (sm_90 and later), the rings are bulk rings (see
+    `tile.stream_buffer`): each copy is a `cp.async.bulk` per row issued by
+    one thread of the program into a row-major slot, completed on the slot's
+    full barrier; `tile.stream_ready` of slot i mod S, round i / S, stands
+    where the wait would, and `tile.stream_release` of it ends the body.
+    Any thread may read any element of a row-major slot, so loads whose
+    values reach a `tile.broadcast` (a matrix-vector product's vector chunk)
+    are streamed too: a broadcast of a take reads the slot in its own layout.
+
+    ```mlir
+    // after, with bulk
+    %ring = tile.stream_buffer bulk : memref<4x16x512xbf16>
+    tile.stream_copy %wt[%p, %j0] to %ring[%c0] if %v0 round %c0 : ...
+    ...
+    %r = scf.for %k = %c0 to %n step %c1 iter_args(%a = %z) -> (tensor<16x512xf32>) {
+      tile.stream_copy %wt[%p, %j3] to %ring[%ahead] if %v round %aheadRound : ...
+      tile.stream_ready %ring[%slot] round %round : memref<4x16x512xbf16>
+      %w = tile.stream_take %ring[%slot] : memref<4x16x512xbf16> -> tensor<16x512xbf16>
+      ...
+      tile.stream_release %ring[%slot] : memref<4x16x512xbf16>
+      scf.yield ...
+    }
+    ```
+
+    When the kernel has one streamed loop, in its entry block, the bulk
+    rings of arguments marked `tile.settled` (no kernel still running
+    writes them: the launcher's promise for frozen tensors), their copies
+    before the loop and the pure ops those compute from move to the top of
+    the kernel, followed by a `tile.grid_dependency_wait`: under a
+    programmatic launch those tiles (a product's first weight tiles) are
+    copied while the kernel before is still running; everything else,
+    the vector chunks included, is read after the wait.
+
     Options out of range (`stages` outside 2..8, a non-positive
     `max-bytes`, a negative `min-bytes`) are an error.
   }];
@@ -131,7 +164,10 @@ def TileStreamLoads : Pass<"tile-stream-loads", "::mlir::ModuleOp"> {
            "Bytes all rings of one loop may take">,
     Option<"minBytes", "min-bytes", "int64_t", /*default=*/"8192",
            "Bytes of streamable tiles per iteration below which a loop is "
-           "left alone">
+           "left alone">,
+    Option<"bulk", "bulk", "bool", /*default=*/"false",
+           "Bulk rings: one thread's cp.async.bulk copies per row into "
+           "row-major slots, with full and empty barriers (sm_90 and later)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];

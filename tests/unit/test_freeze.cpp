@@ -1,0 +1,109 @@
+// test_freeze.cpp: Tensor::freeze, a tensor read-only for good. A frozen tensor cannot be a
+// launch's output (safe or unsafe), be written on the host or be borrowed exclusively; it can be
+// read (on the host through a const handle, by kernels as an input). A matrix-vector product whose
+// weight is frozen computes the same results on both targets, with and without bulk rings
+// (CompilerHints::stream_stages, bulk_streams); on sm_90 (PTX, no GPU needed) its rings copy the
+// frozen weight's first tiles before the kernel waits for the grids it depends on, and the vector
+// only after it.
+#include <catch2/catch.hpp>
+#include <tessera/tessera.h>
+
+#include <string>
+#include <utility>
+
+#include "execution_helpers.h"
+#include "matvec_reference.h"
+
+using namespace tessera;
+using exec_test::random_tensor;
+using matvec_reference::mismatches;
+using matvec_reference::product;
+using matvec_reference::Rows;
+
+namespace {
+
+auto frozen_matvec() { return matvec_reference::matvec_16x512("frozen_matvec"); }
+
+auto twice() {
+  return kernel("freeze_twice", [](auto out, auto x) { return out.store(load<64>(x, program_id<0>()) * c<2.0f>); });
+}
+
+void frozen_products(Target target) {
+  const std::pair<int64_t, int64_t> shapes[] = {{37, 1000}, {64, 2048}, {16, 512}};
+  for (auto [n, k] : shapes)
+    for (int stages : {0, 4}) {
+      INFO("N = " << n << ", K = " << k << ", stream_stages = " << stages);
+      auto w = random_tensor<bfloat16, 2>({n, k}, -1, 1, 51);
+      auto v = random_tensor<float, 1>({k}, -1, 1, 52);
+      w.freeze();
+      LaunchOptions options;
+      options.target = target;
+      options.hints.stream_stages = stages;
+      options.hints.bulk_streams = stages > 0;
+      Tensor<float, 1> y({n});
+      frozen_matvec().launch(options, y.partition<16>(), w, v);
+      const Rows want = product(w, v);
+      CHECK(mismatches(y, want.value, want.magnitude, k) == 0);
+    }
+}
+
+}  // namespace
+
+TESSERA_TARGET_TEST_CASE("freeze: a product reading a frozen weight", "[freeze]", frozen_products)
+
+TEST_CASE("freeze: a frozen tensor is never written again", "[freeze]") {
+  Tensor<float, 1> x({64}), y({64});
+  x.fill(1.5f);
+  x.freeze();
+  CHECK(x.frozen());
+  CHECK_FALSE(y.frozen());
+  // Read: as an input, and on the host through a const handle.
+  LaunchOptions cpu;
+  cpu.target = Target::cpu;
+  twice().launch(cpu, y.partition<64>(), x);
+  CHECK(y.to_vector()[3] == 3.0f);
+  CHECK(std::as_const(x).data()[5] == 1.5f);
+  CHECK(x.to_vector()[7] == 1.5f);
+  // Never written: as an output (a view of it too), on the host, through an exclusive borrow.
+  CHECK_THROWS_WITH(twice().launch(cpu, x.partition<64>(), y),
+                    Catch::Contains("kernel 'freeze_twice'") && Catch::Contains("output parameter 0 is frozen"));
+  Tensor<float, 1> view = x.slice(0, 0, 64);
+  CHECK(view.frozen());
+  CHECK_THROWS_WITH(twice().launch(cpu, view.partition<64>(), y), Catch::Contains("is frozen"));
+  CHECK_THROWS_WITH(x.data(), Catch::Contains("host write of a frozen tensor"));
+  CHECK_THROWS_WITH(x.fill(0.0f), Catch::Contains("host write of a frozen tensor"));
+  CHECK_THROWS_WITH(borrow_for_host(x), Catch::Contains("exclusive borrow of a frozen tensor"));
+  auto shared = borrow_for_host(std::as_const(x));
+  shared.end();
+  CHECK(x.to_vector()[0] == 1.5f);
+}
+
+TEST_CASE("freeze: on sm_90 the frozen weight's first tiles are copied before the grid dependency wait",
+          "[freeze][compile]") {
+  Tensor<bfloat16, 2> w({64, 2048}), w_frozen({64, 2048});
+  Tensor<float, 1> v({2048}), y({64});
+  w_frozen.freeze();
+  auto ptx = [&](const Tensor<bfloat16, 2>& weight, int stages) {
+    LaunchOptions o;
+    o.target = Target::sm_90;
+    o.hints.stream_stages = stages;
+    o.hints.bulk_streams = true;
+    return frozen_matvec().compile(o, y.partition<16>(), weight, v).ptx;
+  };
+  const std::string entry_wait = "griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;";
+  // Frozen, with rings: the entry only launches the dependents; bulk copies (the weight's) come
+  // before the kernel's own wait, and more (the vector's, and the loop's) after it.
+  const std::string early = ptx(w_frozen, 4);
+  const auto wait = early.find("griddepcontrol.wait;");
+  REQUIRE(wait != std::string::npos);
+  CHECK(early.find(entry_wait) == std::string::npos);
+  CHECK(early.find("griddepcontrol.launch_dependents;") < wait);
+  const auto first_copy = early.find("cp.async.bulk.shared::cluster.global");
+  CHECK(first_copy < wait);
+  CHECK(early.find("cp.async.bulk.shared::cluster.global", wait) != std::string::npos);
+  // Not frozen, or no rings: the wait stays at the entry, before any copy.
+  const std::string plain = ptx(w, 4);
+  CHECK(plain.find(entry_wait) != std::string::npos);
+  CHECK(plain.find(entry_wait) < plain.find("cp.async.bulk"));
+  CHECK(ptx(w_frozen, 0).find(entry_wait) != std::string::npos);
+}
