@@ -85,19 +85,26 @@ std::vector<int> waits(const std::string& ptx) {
   return n;
 }
 
+// The sm_90 PTX of `k` for a 64-element output in 16-row tiles, with rings of `stages` slots
+// (bulk rings with `bulk`).
+template <class K, class... Args>
+std::string sm90_ptx(int stages, bool bulk, K&& k, Args&&... args) {
+  Tensor<float, 1> y({64});
+  LaunchOptions o;
+  o.target = Target::sm_90;
+  o.hints.stream_stages = stages;
+  o.hints.bulk_streams = bulk;
+  return k.compile(o, y.partition<16>(), args...).ptx;
+}
+
 }  // namespace
 
 TESSERA_TARGET_TEST_CASE("streamed loads: matrix-vector products on ragged shapes", "[stream]", streamed_products)
 
 TEST_CASE("streamed loads: the sm_90 PTX copies the weight tiles ahead as the hint asks", "[stream][compile]") {
   Tensor<bfloat16, 2> w({64, 1024}), odd({64, 300});
-  Tensor<float, 1> v({1024}), v_odd({300}), y({64});
-  auto ptx = [&](int stages, auto&& k, auto&&... args) {
-    LaunchOptions o;
-    o.target = Target::sm_90;
-    o.hints.stream_stages = stages;
-    return k.compile(o, y.partition<16>(), args...).ptx;
-  };
+  Tensor<float, 1> v({1024}), v_odd({300});
+  auto ptx = [&](int stages, auto&& k, auto&&... args) { return sm90_ptx(stages, false, k, args...); };
   // Every wait of `text` leaves `pending` groups in flight, and there is one.
   auto waits_for = [](const std::string& text, int pending) {
     const std::vector<int> w = waits(text);
@@ -124,13 +131,7 @@ TEST_CASE("streamed loads: the sm_90 PTX copies the weight tiles ahead as the hi
 TEST_CASE("streamed loads: the sm_90 PTX fills bulk rings, the vector chunks included", "[stream][compile]") {
   Tensor<bfloat16, 2> w({64, 1024}), odd({64, 300});
   Tensor<float, 1> v({1024}), v_odd({300}), y({64});
-  auto ptx = [&](int stages, auto&& k, auto&&... args) {
-    LaunchOptions o;
-    o.target = Target::sm_90;
-    o.hints.stream_stages = stages;
-    o.hints.bulk_streams = true;
-    return k.compile(o, y.partition<16>(), args...).ptx;
-  };
+  auto ptx = [&](int stages, auto&& k, auto&&... args) { return sm90_ptx(stages, true, k, args...); };
   // One thread's cp.async.bulk per row of each tile (in a loop over the rows), completing on the
   // slot's full barrier, which every thread waits for; a slot is released once per warp. No
   // per-thread cp.async, and no vector load from global memory in the K loop: the vector chunk

@@ -518,51 +518,30 @@ void KernelLowering::lowerStreamTake(StreamTakeOp op) {
   Layout layout = getLayout(type);
   Value view = ringView(b, loc, ring);
   Value dst = newBuffer(type);
-  if (isBulk(ring)) {
-    // Row-major: the thread's chunk at linear index l0 is at slot start + l0.
-    Value slotStart = b.createOrFold<arith::MulIOp>(
+  // Where the thread's element k (linear index l) is in the ring: in a bulk ring's row-major slot
+  // at the slot's start + l; in a per-thread ring where the thread copied it.
+  const bool bulk = isBulk(ring);
+  Value slotStart;
+  if (bulk)
+    slotStart = b.createOrFold<arith::MulIOp>(
         loc, op.getSlot(), cidx(b, loc, type.getNumElements()));
-    if (layout.replicated || layout.vec == 1) {
-      forEachOwned(b, loc, layout, /*needLinear=*/true,
-                   [&](OpBuilder &b, Value k, Value l) {
-                     Value at = b.createOrFold<arith::AddIOp>(loc, slotStart, l);
-                     memref::StoreOp::create(
-                         b, loc, memref::LoadOp::create(b, loc, view, at), dst, k);
-                   });
-    } else {
-      int64_t bytes = elementBytes(elt);
-      auto vecType = VectorType::get({layout.vec}, elt);
-      forEachChunk(b, loc, layout, /*needLinear=*/true,
-                   [&](OpBuilder &b, Value k0, Value l0) {
-                     Value at = b.createOrFold<arith::AddIOp>(loc, slotStart, l0);
-                     Value v = vector::LoadOp::create(
-                         b, loc, vecType, view, at, /*nontemporal=*/false,
-                         llvm::MaybeAlign(std::min<int64_t>(16, layout.vec * bytes)));
-                     for (int64_t e = 0; e < layout.vec; ++e)
-                       memref::StoreOp::create(
-                           b, loc,
-                           vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e}),
-                           dst, addConst(b, loc, k0, e));
-                   });
-    }
-    buffers[op.getResult()] = dst;
-    return;
-  }
+  auto at = [&](OpBuilder &b, Value k, Value l) {
+    return bulk ? b.createOrFold<arith::AddIOp>(loc, slotStart, l)
+                : ringIndex(b, loc, ring, op.getSlot(), k, 0);
+  };
   if (layout.replicated || layout.vec == 1) {
-    forEachOwned(b, loc, layout, /*needLinear=*/false,
-                 [&](OpBuilder &b, Value k, Value) {
-                   Value index = ringIndex(b, loc, ring, op.getSlot(), k, 0);
+    forEachOwned(b, loc, layout, /*needLinear=*/bulk,
+                 [&](OpBuilder &b, Value k, Value l) {
                    memref::StoreOp::create(
-                       b, loc, memref::LoadOp::create(b, loc, view, index), dst, k);
+                       b, loc, memref::LoadOp::create(b, loc, view, at(b, k, l)), dst, k);
                  });
   } else {
     int64_t bytes = elementBytes(elt);
     auto vecType = VectorType::get({layout.vec}, elt);
-    forEachChunk(b, loc, layout, /*needLinear=*/false,
-                 [&](OpBuilder &b, Value k0, Value) {
-                   Value index = ringIndex(b, loc, ring, op.getSlot(), k0, 0);
+    forEachChunk(b, loc, layout, /*needLinear=*/bulk,
+                 [&](OpBuilder &b, Value k0, Value l0) {
                    Value v = vector::LoadOp::create(
-                       b, loc, vecType, view, index, /*nontemporal=*/false,
+                       b, loc, vecType, view, at(b, k0, l0), /*nontemporal=*/false,
                        llvm::MaybeAlign(std::min<int64_t>(16, layout.vec * bytes)));
                    for (int64_t e = 0; e < layout.vec; ++e)
                      memref::StoreOp::create(
