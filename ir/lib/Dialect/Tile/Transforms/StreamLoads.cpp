@@ -18,6 +18,14 @@
 // replaced). A loop with several streamable loads commits one group per
 // iteration for all of them.
 //
+// Bulk rings (option `bulk`) need no group: each ring's slot has barriers,
+// so each iteration waits for its slots' round (`tile.stream_ready`) and
+// releases them at the end of the body (`tile.stream_release`), after every
+// read. Moving a settled argument's first copies above the grid dependency
+// wait is sound for the same reason as reading it at all: its bytes never
+// change while the kernel, or any kernel before it, runs (the launcher marks
+// only frozen tensors settled).
+//
 //===----------------------------------------------------------------------===//
 
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
