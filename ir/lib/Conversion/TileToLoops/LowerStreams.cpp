@@ -74,6 +74,20 @@ Value toI32(OpBuilder &b, Location loc, Value index) {
   return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
 }
 
+/// The element of `src` at `global` if `inside`, else `zero` (a branch: an
+/// element outside the tensor is never read).
+Value elementOrZero(OpBuilder &b, Location loc, Value src,
+                    ArrayRef<Value> global, Value inside, Value zero) {
+  auto in = scf::IfOp::create(b, loc, zero.getType(), inside,
+                              /*withElseRegion=*/true);
+  OpBuilder ib = in.getThenBodyBuilder();
+  scf::YieldOp::create(ib, loc,
+                       ValueRange{memref::LoadOp::create(ib, loc, src, global)});
+  OpBuilder eb = in.getElseBodyBuilder();
+  scf::YieldOp::create(eb, loc, ValueRange{zero});
+  return in.getResult(0);
+}
+
 Value toI64(OpBuilder &b, Location loc, Value index) {
   return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
 }
@@ -274,16 +288,10 @@ void KernelLowering::lowerBulkCopy(StreamCopyOp op) {
     forEachOwned(eb, loc, getLayout(type), /*needLinear=*/true,
                  [&](OpBuilder &b, Value, Value l) {
                    SmallVector<Value> global = globalCoords(b, loc, base, l, shape);
-                   auto in = scf::IfOp::create(b, loc, elt,
-                                               inBounds(b, loc, global, dims),
-                                               /*withElseRegion=*/true);
-                   OpBuilder ib = in.getThenBodyBuilder();
-                   scf::YieldOp::create(
-                       ib, loc, ValueRange{memref::LoadOp::create(ib, loc, src, global)});
-                   OpBuilder zb = in.getElseBodyBuilder();
-                   scf::YieldOp::create(zb, loc, ValueRange{zero});
+                   Value v = elementOrZero(b, loc, src, global,
+                                           inBounds(b, loc, global, dims), zero);
                    memref::StoreOp::create(
-                       b, loc, in.getResult(0), view,
+                       b, loc, v, view,
                        b.createOrFold<arith::AddIOp>(loc, slotStart, l));
                  },
                  // A loop: the rare ragged copy should not take registers
@@ -429,21 +437,15 @@ void KernelLowering::lowerStreamCopy(StreamCopyOp op) {
     forEachOwned(tb, loc, layout, /*needLinear=*/true,
                  [&](OpBuilder &b, Value k, Value l) {
                    SmallVector<Value> global = globalCoords(b, loc, base, l, shape);
-                   auto in = scf::IfOp::create(b, loc, elt,
-                                               inBounds(b, loc, global, dims),
-                                               /*withElseRegion=*/true);
-                   OpBuilder ib = in.getThenBodyBuilder();
-                   scf::YieldOp::create(
-                       ib, loc, ValueRange{memref::LoadOp::create(ib, loc, src, global)});
-                   OpBuilder eb = in.getElseBodyBuilder();
-                   scf::YieldOp::create(eb, loc, ValueRange{zero});
+                   Value v = elementOrZero(b, loc, src, global,
+                                           inBounds(b, loc, global, dims), zero);
                    // k = c * v + j: chunk start c * v, element j.
                    Value j = b.createOrFold<arith::RemUIOp>(
                        loc, k, cidx(b, loc, layout.vec));
                    Value k0 = b.createOrFold<arith::SubIOp>(loc, k, j);
                    Value index = b.createOrFold<arith::AddIOp>(
                        loc, ringIndex(b, loc, ring, op.getSlot(), k0, 0), j);
-                   memref::StoreOp::create(b, loc, in.getResult(0), view, index);
+                   memref::StoreOp::create(b, loc, v, view, index);
                  });
     return;
   }
