@@ -478,9 +478,15 @@ void GraphImpl::rebind_locked(const std::weak_ptr<Storage>& old, const std::shar
       throw Error(fmt::format("tessera::Graph::rebind: launch {}: {}", i, e.what()));
     }
   }
-  // A layout specialization (16-byte alignment of foreign device memory) must still hold.
+  // A layout specialization (16-byte alignment of foreign device memory) must still hold, and so
+  // must the promise of a frozen input (freezing is for good: checked once, here).
   for (auto [i, j] : changed) {
     const std::vector<KernelCode::Param>& params = nodes[i].plan.code->params;
+    if (j < params.size() && params[j].frozen && !replacement->frozen())
+      throw Error(fmt::format("tessera::Graph::rebind: launch {} (kernel '{}') was compiled for a frozen tensor in "
+                              "parameter {} (read before the kernels it follows end); the replacement is not "
+                              "frozen: freeze it (Tensor::freeze) or capture again",
+                              i, nodes[i].kernel, j));
     if (is_gpu(target) && replacement->foreign_device() && j < params.size() && params[j].aligned &&
         replacement->mirror->address() % 16 != 0)
       throw Error(fmt::format("tessera::Graph::rebind: launch {} (kernel '{}') was compiled for 16-byte aligned "

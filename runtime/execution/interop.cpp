@@ -22,8 +22,6 @@ std::shared_ptr<ForeignBorrowState> begin_foreign_borrow(std::shared_ptr<Storage
                                                          const Stream& stream) {
   if (!storage) throw Error("tessera: a moved-from tensor cannot be borrowed");
   if (device && !stream) throw Error("tessera::borrow_for_device: name the stream the foreign work runs on");
-  if (write && storage->frozen())
-    throw Error("tessera: an exclusive borrow of a frozen tensor (Tensor::freeze made it read-only)");
   sweep_retired();
   auto state = std::make_shared<ForeignBorrowState>();
   state->storage = storage;
@@ -34,6 +32,8 @@ std::shared_ptr<ForeignBorrowState> begin_foreign_borrow(std::shared_ptr<Storage
       fmt::format("a foreign {} borrow ({})", write ? "exclusive" : "shared", device ? "device" : "host"));
   Storage& s = *storage;
   std::lock_guard lock(s.mutex);
+  if (write && s.frozen())  // under the lock Storage::freeze sets it under
+    throw Error("tessera: an exclusive borrow of a frozen tensor (Tensor::freeze made it read-only)");
   std::vector<CompletionPtr> deps;
   auto add = [&](const CompletionPtr& d) {
     if (!d) return;

@@ -88,6 +88,9 @@ struct KernelCode {
     bool overwritten = false;
     // Compiled for memory aligned to 16 bytes (ArgLayout::aligned): a graph rebind must keep it.
     bool aligned = false;
+    // Compiled for a frozen input (Specialization::frozen), which the kernel may read before the
+    // grids it follows end: a graph rebind must bind a frozen tensor there.
+    bool frozen = false;
   };
   std::vector<Param> params;
   // Compiled for one launch's shapes, strides and offsets (LaunchOptions::static_shapes): a graph

@@ -132,11 +132,12 @@ void Storage::freeze() {
 }
 
 std::byte* Storage::host_for_write_slow() {
-  if (frozen()) throw Error("tessera: host write of a frozen tensor (Tensor::freeze made it read-only)");
   for (;;) {
     CompletionPtr pending;
     {
       std::lock_guard lock(mutex);
+      if (frozen())  // under the lock freeze() sets it under
+        throw Error("tessera: host write of a frozen tensor (Tensor::freeze made it read-only)");
       pending = blocking_use(*this, true, "write");
       if (!pending) {
         if (!host_valid) {

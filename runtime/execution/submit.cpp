@@ -81,6 +81,12 @@ CompletionPtr submit_work(const Submission& sub, Work& work) {
     ~Unlock() { locks.clear(); }
   } unlock_on_exit{locks};
   for (const Use& u : uses) locks.emplace_back(u.storage->mutex);
+  // Under the lock that Storage::freeze sets the flag under: a tensor frozen by another thread
+  // after the launch's own checks is never written (the launchers' checks name the parameter;
+  // this one closes the window between them and here).
+  for (const Use& u : uses)
+    if (u.write && u.storage->frozen())
+      throw Error(fmt::format("tessera: {} writes a frozen tensor (Tensor::freeze made it read-only)", *sub.label));
 
   std::vector<CompletionPtr> deps;
   deps.reserve(uses.size() + 2 + (options ? options->after.size() : 0));

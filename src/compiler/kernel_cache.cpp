@@ -259,6 +259,7 @@ class KernelCache {
       c->code.params[i].overwritten = c->ast.params[i].kind == ParamInfo::Kind::out && stored[i] && !read[i];
       c->code.params[i].aligned =
           spec.layout(i) == ArgLayout::aligned || spec.layout(i) == ArgLayout::aligned_columns;
+      c->code.params[i].frozen = spec.frozen_input(i);
     }
     if (target == Target::cpu) {
       c->cpu = compile_cpu(kernel, c->ast, c->spec);

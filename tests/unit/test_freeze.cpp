@@ -1,6 +1,7 @@
 // test_freeze.cpp: Tensor::freeze, a tensor read-only for good. A frozen tensor cannot be a
-// launch's output (safe or unsafe), be written on the host or be borrowed exclusively; it can be
-// read (on the host through a const handle, by kernels as an input). A matrix-vector product whose
+// launch's output (safe or unsafe, a graph's replay included), be written on the host or be
+// borrowed exclusively; it can be read (on the host through a const handle, by kernels as an
+// input). A graph whose kernel was compiled for a frozen input takes only frozen replacements. A matrix-vector product whose
 // weight is frozen computes the same results on both targets, with and without bulk rings
 // (CompilerHints::stream_stages, bulk_streams); on sm_90 (PTX, no GPU needed) its rings copy the
 // frozen weight's first tiles before the kernel waits for the grids it depends on, and the vector
@@ -76,6 +77,53 @@ TEST_CASE("freeze: a frozen tensor is never written again", "[freeze]") {
   auto shared = borrow_for_host(std::as_const(x));
   shared.end();
   CHECK(x.to_vector()[0] == 1.5f);
+}
+
+TEST_CASE("freeze: a graph that writes a tensor frozen after its capture does not replay", "[freeze][graph]") {
+  Tensor<float, 1> x({64}), y({64});
+  x.fill(1.0f);
+  Graph g(Target::cpu);
+  {
+    auto recording = g.capture();
+    twice().launch(y.partition<64>(), x);
+  }
+  g.replay();
+  CHECK(y.to_vector()[0] == 2.0f);
+  y.freeze();
+  CHECK_THROWS_WITH(g.replay(), Catch::Contains("writes a frozen tensor"));
+  CHECK(y.to_vector()[0] == 2.0f);
+  // Rebound to a tensor that is not frozen, it replays again.
+  Tensor<float, 1> z({64});
+  g.rebind(y, z);
+  g.replay();
+  CHECK(z.to_vector()[63] == 2.0f);
+}
+
+TEST_CASE("freeze: a graph compiled for a frozen input takes only frozen replacements", "[freeze][graph][gpu]") {
+  if (!gpu_available()) {
+    WARN("no GPU on this machine: skipped");
+    return;
+  }
+  auto w = random_tensor<bfloat16, 2>({64, 2048}, -1, 1, 53);
+  auto v = random_tensor<float, 1>({2048}, -1, 1, 54);
+  Tensor<float, 1> y({64});
+  w.freeze();
+  LaunchOptions options;
+  options.hints.stream_stages = 4;
+  options.hints.bulk_streams = true;
+  Graph g;
+  {
+    auto recording = g.capture();
+    frozen_matvec().launch(options, y.partition<16>(), w, v);
+  }
+  g.replay();
+  Tensor<bfloat16, 2> other = random_tensor<bfloat16, 2>({64, 2048}, -1, 1, 55);
+  CHECK_THROWS_WITH(g.rebind(w, other), Catch::Contains("compiled for a frozen tensor in parameter 1"));
+  other.freeze();
+  g.rebind(w, other);
+  g.replay();
+  const Rows want = product(other, v);
+  CHECK(mismatches(y, want.value, want.magnitude, 2048) == 0);
 }
 
 TEST_CASE("freeze: on sm_90 the frozen weight's first tiles are copied before the grid dependency wait",
