@@ -342,6 +342,7 @@ void to_loops(mlir::OpPassManager& pm, const Lowering& l) {
     loops.ctasPerProgram = l.block_size == 0 ? 0 : 1;
     loops.expRangeTest = l.exp_range_test;
     loops.maxSharedBytes = l.max_shared_bytes;
+    loops.carriedSums = l.bulk_streams;  // see LowerControlFlow.cpp
   }
   pm.addPass(mlir::tessera::createConvertTileToLoops(loops));
   pm.addPass(mlir::createCanonicalizerPass());

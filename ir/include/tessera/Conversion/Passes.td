@@ -89,6 +89,14 @@ def ConvertTileToLoops : Pass<"convert-tile-to-loops", "::mlir::ModuleOp"> {
     `vector.store` of min(v, row length, `vector-bytes`, A) bytes with that
     alignment; other memrefs (and i1) get scalar accesses.
 
+    With `carried-sums`, a loop that carries a tile only to add tiles to it
+    (`acc = acc + x`, once or in a chain per iteration), whose result is only
+    summed along its last axis, and whose thread chunks each lie in one row
+    (f32, f64 and integer tiles), keeps each chunk's sum in the chunk's first
+    element and carries the other elements unchanged: one register per chunk
+    instead of one per element (a matrix-vector product's accumulator). The
+    row sums are the same sums in another order.
+
     `tile.reduce` along an axis followed only by size-1 dimensions (rows of L
     contiguous elements, owned by g = clamp(L/v, 1, T) aligned threads):
     each thread combines its elements of a row in registers, the g threads
@@ -264,7 +272,11 @@ def ConvertTileToLoops : Pass<"convert-tile-to-loops", "::mlir::ModuleOp"> {
     Option<"expRangeTest", "exp-range-test", "bool", /*default=*/"true",
            "On gpu, test per group of up to 32 unrolled elements whether "
            "all arguments of an accurate exp lie within +-69 (then the exps "
-           "are marked tile.exp_in_range)">
+           "are marked tile.exp_in_range)">,
+    Option<"carriedSums", "carried-sums", "bool", /*default=*/"false",
+           "Keep one partial sum per chunk of a loop-carried tile that is "
+           "only added to and then summed along its last axis (see the "
+           "description)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -219,6 +219,13 @@ private:
   /// tile is in bounds and its rows 16-byte aligned, else every thread's
   /// elements stored between two barriers.
   void lowerBulkCopy(StreamCopyOp op);
+  /// The bulk copies of `op`'s tile (origin `base`, source metadata `meta`)
+  /// into its slot (`slotStart` elements into the ring's `view`) by warp 0:
+  /// the wait for the slot's release, the arrival expecting the bytes, one
+  /// cp.async.bulk per row.
+  void emitBulkRows(OpBuilder &b, Location loc, StreamCopyOp op,
+                    ArrayRef<Value> base, memref::ExtractStridedMetadataOp meta,
+                    Value view, Value slotStart);
   void lowerStreamTake(StreamTakeOp op);
   void lowerStreamReady(StreamReadyOp op);
   /// On gpu `griddepcontrol.wait` as inline asm that clobbers memory (the
@@ -230,10 +237,12 @@ private:
   /// broadcast's layout.
   void lowerBroadcastTake(BroadcastOp op, StreamTakeOp take);
   /// Whether bulk rings use cp.async.bulk and mbarriers here (gpu, one
-  /// program per CTA and one CTA per program); else their copies are
+  /// program per CTA, one CTA per program, whole warps: a warp releases a
+  /// slot after bar.warp.sync of all its lanes); else their copies are
   /// element stores between barriers and ready and release emit nothing.
   bool asyncBulk() const {
-    return opts.gpu && opts.ctasPerProgram == 1 && opts.programsPerCta == 1;
+    return opts.gpu && opts.ctasPerProgram == 1 && opts.programsPerCta == 1 &&
+           opts.ctaThreads() % kWarpSize == 0;
   }
   /// The shared-memory address (i32, as index) of barrier `which` (0 full,
   /// 1 empty) of slot `slot` of bulk ring `ring`.
@@ -291,6 +300,13 @@ private:
   void lowerDeviceCall(DeviceCallOp op);
   // LowerControlFlow.cpp.
   void lowerFor(scf::ForOp op);
+  /// Finds the carried row sums of `op` (see LowerControlFlow.cpp) and
+  /// records their adds in `carriedSums`.
+  void planCarriedSums(scf::ForOp op);
+  /// An add of a carried row sum: per chunk of the thread, the carried
+  /// tile's first element plus the chunk's elements of the other operand,
+  /// the chunk's other elements carried as they are.
+  void lowerCarriedSum(Operation *add);
   void lowerIf(scf::IfOp op);
   void lowerYield(scf::YieldOp op);
   scf::YieldOp rebuildYield(scf::YieldOp yield);
@@ -317,6 +333,9 @@ private:
   /// absorb (which emit nothing).
   DenseMap<Operation *, Operation *> broadcastLoads;
   llvm::DenseSet<Operation *> absorbed;
+  /// The adds of carried row sums (planCarriedSums), each with the index of
+  /// its operand that is the carried tile.
+  DenseMap<Operation *, unsigned> carriedSums;
 };
 
 } // namespace mlir::tessera::tile

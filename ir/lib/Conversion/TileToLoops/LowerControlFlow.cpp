@@ -4,9 +4,30 @@
 // private buffers, yields copy into them, and the ops are rebuilt with only
 // their scalar iter_args and results.
 //
+// Carried row sums. A loop that carries a tile T only to add tiles to it
+// (acc = acc + x, once or in a chain, per iteration) and whose result is
+// only summed along its last axis (tile.reduce sum over the last axis: a
+// matrix-vector product's [R, K] accumulator) needs only T's row sums. When
+// each of the thread's chunks lies in one row (the row length a multiple of
+// the chunk width), each add then keeps the sum of the chunk's elements in
+// the chunk's first element and carries the others unchanged (the initial
+// values, constants when the tile starts as a splat): one register per
+// chunk lives through the loop instead of one per element (a 16 x 512
+// product at 256 threads carried 32 accumulators per thread, now 4). The
+// row sums are those of the plain loop, added in another order (as any
+// reduction's order is the compiler's); f32, f64 and integer tiles only
+// (16-bit floats round per op). Only with the option `carried-sums`, which
+// the pipeline sets for bulk rings: there the accumulators' registers
+// decide how many programs fit beside the rings (a 16 x 512 product at 256
+// threads: 92 registers, 48 with it). Loops that keep their tiles in
+// registers spend the freed registers on more loads in flight, which sped
+// some products up and slowed others on the H200 (docs/performance.md).
+//
 //===----------------------------------------------------------------------===//
 
 #include "KernelLowering.h"
+
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::tessera;
@@ -55,11 +76,94 @@ scf::YieldOp KernelLowering::rebuildYield(scf::YieldOp yield) {
   return scf::YieldOp::create(b, yield.getLoc(), scalars);
 }
 
+void KernelLowering::planCarriedSums(scf::ForOp op) {
+  if (!opts.carriedSums)
+    return;
+  auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+  for (auto [i, arg] : llvm::enumerate(op.getRegionIterArgs())) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.getRank() == 0)
+      continue;
+    Type elt = type.getElementType();
+    if (!(elt.isF32() || elt.isF64() ||
+          (elt.isSignlessInteger() && !elt.isInteger(1))))
+      continue;
+    Layout layout = getLayout(type);
+    if (layout.replicated || layout.vec < 2 ||
+        type.getShape().back() % layout.vec != 0)
+      continue;
+    Value result = op.getResult(i);
+    int64_t lastAxis = type.getRank() - 1;
+    if (result.use_empty() ||
+        llvm::any_of(result.getUsers(), [&](Operation *user) {
+          auto reduce = dyn_cast<ReduceOp>(user);
+          return !reduce || reduce.getKind() != ReduceKind::sum ||
+                 static_cast<int64_t>(reduce.getAxis()) != lastAxis;
+        }))
+      continue;
+    // The chain of adds from the carried tile to the yield, each the only
+    // use of the one before.
+    SmallVector<std::pair<Operation *, unsigned>> chain;
+    Value v = arg;
+    bool yielded = false;
+    while (v.hasOneUse()) {
+      OpOperand &use = *v.getUses().begin();
+      Operation *user = use.getOwner();
+      if (user == yield) {
+        yielded = use.getOperandNumber() == i;
+        break;
+      }
+      if (!isa<arith::AddFOp, arith::AddIOp>(user) ||
+          user->getBlock() != op.getBody() ||
+          user->getOperand(0) == user->getOperand(1))
+        break;
+      chain.emplace_back(user, use.getOperandNumber());
+      v = user->getResult(0);
+    }
+    if (yielded)
+      for (auto [add, index] : chain)
+        carriedSums[add] = index;
+  }
+}
+
+void KernelLowering::lowerCarriedSum(Operation *add) {
+  OpBuilder b(add);
+  Location loc = add->getLoc();
+  auto type = cast<RankedTensorType>(add->getResult(0).getType());
+  Layout layout = getLayout(type);
+  unsigned carried = carriedSums.lookup(add);
+  Value acc = bufferOf(add->getOperand(carried));
+  Value x = bufferOf(add->getOperand(1 - carried));
+  Value result = newBuffer(type);
+  forEachChunk(b, loc, layout, /*needLinear=*/false,
+               [&](OpBuilder &b, Value k0, Value) {
+                 Value sum = memref::LoadOp::create(b, loc, acc, k0);
+                 for (int64_t j = 0; j < layout.vec; ++j) {
+                   IRMapping scalars;
+                   scalars.map(add->getOperand(carried), sum);
+                   scalars.map(add->getOperand(1 - carried),
+                               memref::LoadOp::create(
+                                   b, loc, x, addConst(b, loc, k0, j)));
+                   Operation *one = b.clone(*add, scalars);
+                   one->getResult(0).setType(type.getElementType());
+                   sum = one->getResult(0);
+                 }
+                 memref::StoreOp::create(b, loc, sum, result, k0);
+                 for (int64_t j = 1; j < layout.vec; ++j) {
+                   Value k = addConst(b, loc, k0, j);
+                   memref::StoreOp::create(
+                       b, loc, memref::LoadOp::create(b, loc, acc, k), result, k);
+                 }
+               });
+  buffers[add->getResult(0)] = result;
+}
+
 void KernelLowering::lowerFor(scf::ForOp op) {
   if (!hasTensorType(op.getResultTypes())) {
     lowerBlock(*op.getBody());
     return;
   }
+  planCarriedSums(op);
   OpBuilder b(op);
   Location loc = op.getLoc();
   SmallVector<Value> carried, scalarInits;

@@ -19,22 +19,25 @@
 // A bulk ring (`tile.stream_buffer bulk`, sm_90 and later) keeps each slot's
 // tile in row-major order and has a full and an empty mbarrier per slot
 // (planScratch gives them a region of their own). Thread 0 initializes them
-// before the loop. A copy is, when the tile lies in the tensor and its rows
-// start on 16-byte boundaries, thread 0's wait for the slot's release (round
-// r > 0 waits for round r - 1's), one arrival expecting the tile's bytes on
-// the full barrier, and a cp.async.bulk per row completing on it: one
-// request per row instead of one per 16 bytes and thread, and no register
-// holds the bytes in flight. Otherwise (a ragged or unaligned tile) every
-// thread stores its elements (zero outside the tensor) between two barriers,
-// fences them for the async proxy (later bulk copies overwrite the slot) and
-// thread 0 arrives on the full barrier. `tile.stream_ready` waits for the
+// before the loop. A copy is, when the tile lies in the tensor, warp 0's
+// wait for the slot's release (round r > 0 waits for round r - 1's), thread
+// 0's arrival expecting the tile's bytes on the full barrier, and one
+// cp.async.bulk per row, lane r copying rows r, r + 32, ..., completing on
+// it: one request per row instead of one per 16 bytes and thread, and no
+// register holds the bytes in flight. (Every row starts on a 16-byte
+// boundary: tile-stream-loads streams only sources with tile.align >= 16
+// and rows of a multiple of 16 bytes.) A copy marked tile.interior (whole
+// tiles) is only that; otherwise, for a ragged tile, every thread stores its
+// elements (zero outside the tensor) between two barriers, fences them for
+// the async proxy (later bulk copies overwrite the slot) and thread 0
+// arrives on the full barrier. `tile.stream_ready` waits for the
 // full barrier's phase of the round; `tile.stream_release` is one arrival per
 // warp on the empty barrier once the warp's reads are done (bar.warp.sync).
 // A take reads the thread's elements from the slot, a broadcast of a take
 // reads them in the broadcast's layout. Where a CTA is not one program (split
-// or shared CTAs) or on the cpu target, copies always take the element path
-// and ready and release emit nothing: the copy's barriers order the slot's
-// writes and reads.
+// or shared CTAs), not whole warps, or on the cpu target, copies always take
+// the element path and ready and release emit nothing: the copy's barriers
+// order the slot's writes and reads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -179,6 +182,88 @@ void KernelLowering::lowerStreamBuffer(StreamBufferOp op) {
   barrier(b, loc);
 }
 
+void KernelLowering::emitBulkRows(OpBuilder &b, Location loc, StreamCopyOp op,
+                                  ArrayRef<Value> base,
+                                  memref::ExtractStridedMetadataOp meta,
+                                  Value view, Value slotStart) {
+  Value ring = op.getRing();
+  RankedTensorType type = slotTypeOf(ring);
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t bytes = elementBytes(type.getElementType());
+  int64_t rowBytes = shape.back() * bytes;
+  int64_t rows = type.getNumElements() / shape.back();
+  // Warp 0 copies, lane r the rows r, r + 32, ...: each lane computes one
+  // row's address, where one thread copying every row keeps each row's
+  // offset in a register of every thread through the loop.
+  int64_t lanes = std::min<int64_t>(kWarpSize, rows);
+  Value tid = getThreadId();
+  auto inWarp = scf::IfOp::create(
+      b, loc, TypeRange{},
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
+                            cidx(b, loc, kWarpSize)),
+      /*withElseRegion=*/false);
+  OpBuilder wb = inWarp.getThenBodyBuilder();
+  Value full = ringBarrier(wb, loc, ring, op.getSlot(), 0);
+  Value round = op.getRound();
+  auto again = scf::IfOp::create(
+      wb, loc, TypeRange{},
+      arith::CmpIOp::create(wb, loc, arith::CmpIPredicate::ne, round,
+                            cidx(wb, loc, 0)),
+      /*withElseRegion=*/false);
+  {
+    OpBuilder ab = again.getThenBodyBuilder();
+    // Round r - 1's phase of the empty barrier: parity (r - 1) mod 2.
+    Value parity = toI32(
+        ab, loc,
+        arith::AndIOp::create(
+            ab, loc, arith::SubIOp::create(ab, loc, round, cidx(ab, loc, 1)),
+            cidx(ab, loc, 1)));
+    HopperPtx(ab, loc).mbarrierWait(ringBarrier(ab, loc, ring, op.getSlot(), 1),
+                                    parity);
+  }
+  auto first = scf::IfOp::create(
+      wb, loc, TypeRange{},
+      arith::CmpIOp::create(wb, loc, arith::CmpIPredicate::eq, tid,
+                            cidx(wb, loc, 0)),
+      /*withElseRegion=*/false);
+  {
+    OpBuilder tb = first.getThenBodyBuilder();
+    HopperPtx(tb, loc).mbarrierArriveExpectTx(full, rows * rowBytes);
+  }
+  // The arrival that expects the bytes before any copy completes them.
+  HopperPtx(wb, loc).warpSync();
+  Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(
+      wb, loc, meta.getBaseBuffer());
+  Value ringBase = memref::ExtractAlignedPointerAsIndexOp::create(wb, loc, view);
+  auto loop = scf::ForOp::create(wb, loc, tid, cidx(wb, loc, rows),
+                                 cidx(wb, loc, lanes));
+  OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+  Value r = loop.getInductionVar();
+  // Row r's coordinates: r over the leading dimensions, column 0.
+  SmallVector<Value> coords = delinearize(
+      lb, loc, arith::MulIOp::create(lb, loc, r, cidx(lb, loc, shape.back())),
+      shape);
+  Value offset = meta.getOffset();
+  for (auto [d, c] : llvm::enumerate(coords))
+    offset = arith::AddIOp::create(
+        lb, loc, offset,
+        arith::MulIOp::create(lb, loc, arith::AddIOp::create(lb, loc, base[d], c),
+                              meta.getStrides()[d]));
+  Value from = arith::AddIOp::create(
+      lb, loc, aligned, arith::MulIOp::create(lb, loc, offset, cidx(lb, loc, bytes)));
+  Value to = arith::AddIOp::create(
+      lb, loc, ringBase,
+      arith::MulIOp::create(
+          lb, loc,
+          arith::AddIOp::create(
+              lb, loc, slotStart,
+              arith::MulIOp::create(lb, loc, r, cidx(lb, loc, shape.back()))),
+          cidx(lb, loc, bytes)));
+  HopperPtx(lb, loc).bulkCopy(toI32(lb, loc, to), toI64(lb, loc, from),
+                              arith::ConstantIntOp::create(lb, loc, rowBytes, 32),
+                              full);
+}
+
 void KernelLowering::lowerBulkCopy(StreamCopyOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -186,9 +271,6 @@ void KernelLowering::lowerBulkCopy(StreamCopyOp op) {
   RankedTensorType type = slotTypeOf(ring);
   Type elt = type.getElementType();
   ArrayRef<int64_t> shape = type.getShape();
-  int64_t bytes = elementBytes(elt);
-  int64_t rowBytes = shape.back() * bytes;
-  int64_t rows = type.getNumElements() / shape.back();
   SmallVector<Value> dims;
   SmallVector<Value> base = tileOrigin(b, loc, src, op.getIndices(), shape, dims);
   Value view = ringView(b, loc, ring);
@@ -198,87 +280,24 @@ void KernelLowering::lowerBulkCopy(StreamCopyOp op) {
                                  /*withElseRegion=*/false);
   OpBuilder vb = valid.getThenBodyBuilder();
   auto meta = memref::ExtractStridedMetadataOp::create(vb, loc, src);
-  // The whole tile in the tensor, and every row's first byte 16-byte aligned
-  // (the argument's pointer is, tile-stream-loads checked its tile.align).
-  Value fast;
-  if (asyncBulk()) {
-    auto aligned16 = [&](Value elements) {
-      Value rem = arith::RemUIOp::create(
-          vb, loc, arith::MulIOp::create(vb, loc, elements, cidx(vb, loc, bytes)),
-          cidx(vb, loc, 16));
-      return arith::CmpIOp::create(vb, loc, arith::CmpIPredicate::eq, rem,
-                                   cidx(vb, loc, 0));
-    };
-    fast = tileInBounds(vb, loc, base, dims, shape);
-    fast = arith::AndIOp::create(vb, loc, fast, aligned16(meta.getOffset()));
-    for (size_t d = 0; d + 1 < shape.size(); ++d)
-      fast = arith::AndIOp::create(vb, loc, fast,
-                                   aligned16(meta.getStrides()[d]));
-  } else {
-    fast = arith::ConstantIntOp::create(vb, loc, 0, 1);
+  // Every row of the tile starts on a 16-byte boundary: tile-stream-loads
+  // streams into bulk rings only sources with tile.align >= 16 (element 0
+  // and every row stride) and rows of a multiple of 16 bytes. So the bulk
+  // path needs only the tile in the tensor, which a copy marked
+  // tile.interior (the launcher's promise of whole tiles) need not test: its
+  // copy has no element path, whose registers the loop would otherwise keep.
+  const bool interior = op->hasAttr(kInteriorAttrName);
+  if (asyncBulk() && interior) {
+    emitBulkRows(vb, loc, op, base, meta, view, slotStart);
+    return;
   }
+  Value fast = asyncBulk() ? tileInBounds(vb, loc, base, dims, shape)
+                           : arith::ConstantIntOp::create(vb, loc, 0, 1);
   auto path = scf::IfOp::create(vb, loc, TypeRange{}, fast,
                                 /*withElseRegion=*/true);
-  // Bulk copies by thread 0.
   {
     OpBuilder fb = path.getThenBodyBuilder();
-    Value first = arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::eq,
-                                        getThreadId(), cidx(fb, loc, 0));
-    auto one = scf::IfOp::create(fb, loc, TypeRange{}, first,
-                                 /*withElseRegion=*/false);
-    OpBuilder tb = one.getThenBodyBuilder();
-    HopperPtx ptx(tb, loc);
-    Value full = ringBarrier(tb, loc, ring, op.getSlot(), 0);
-    Value round = op.getRound();
-    auto again = scf::IfOp::create(
-        tb, loc, TypeRange{},
-        arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ne, round,
-                              cidx(tb, loc, 0)),
-        /*withElseRegion=*/false);
-    {
-      OpBuilder ab = again.getThenBodyBuilder();
-      // Round r - 1's phase of the empty barrier: parity (r - 1) mod 2.
-      Value parity = toI32(
-          ab, loc,
-          arith::AndIOp::create(
-              ab, loc, arith::SubIOp::create(ab, loc, round, cidx(ab, loc, 1)),
-              cidx(ab, loc, 1)));
-      HopperPtx(ab, loc).mbarrierWait(
-          ringBarrier(ab, loc, ring, op.getSlot(), 1), parity);
-    }
-    ptx.mbarrierArriveExpectTx(full, rows * rowBytes);
-    Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(
-        tb, loc, meta.getBaseBuffer());
-    Value ringBase = memref::ExtractAlignedPointerAsIndexOp::create(tb, loc, view);
-    auto loop = scf::ForOp::create(tb, loc, cidx(tb, loc, 0),
-                                   cidx(tb, loc, rows), cidx(tb, loc, 1));
-    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-    Value r = loop.getInductionVar();
-    // Row r's coordinates: r over the leading dimensions, column 0.
-    SmallVector<Value> coords = delinearize(
-        lb, loc, arith::MulIOp::create(lb, loc, r, cidx(lb, loc, shape.back())),
-        shape);
-    Value offset = meta.getOffset();
-    for (auto [d, c] : llvm::enumerate(coords))
-      offset = arith::AddIOp::create(
-          lb, loc, offset,
-          arith::MulIOp::create(lb, loc,
-                                arith::AddIOp::create(lb, loc, base[d], c),
-                                meta.getStrides()[d]));
-    Value from = arith::AddIOp::create(
-        lb, loc, aligned,
-        arith::MulIOp::create(lb, loc, offset, cidx(lb, loc, bytes)));
-    Value to = arith::AddIOp::create(
-        lb, loc, ringBase,
-        arith::MulIOp::create(
-            lb, loc,
-            arith::AddIOp::create(
-                lb, loc, slotStart,
-                arith::MulIOp::create(lb, loc, r, cidx(lb, loc, shape.back()))),
-            cidx(lb, loc, bytes)));
-    HopperPtx(lb, loc).bulkCopy(
-        toI32(lb, loc, to), toI64(lb, loc, from),
-        arith::ConstantIntOp::create(lb, loc, rowBytes, 32), full);
+    emitBulkRows(fb, loc, op, base, meta, view, slotStart);
   }
   // Element by element, every thread, between barriers.
   {

@@ -72,6 +72,7 @@ struct LoweringOptions {
   int64_t fuseAbove = 256; // see lowerFusedElementwise (KernelLowering.h)
   int64_t splitChunks = 2; // chunks per thread of an automatic split
   bool expRangeTest = true; // see lowerExpWithRangeTest (KernelLowering.h)
+  bool carriedSums = false; // see planCarriedSums (LowerControlFlow.cpp)
   /// Shared memory a CTA may use (gpu): scratch above kMaxStaticSharedBytes
   /// is dynamic shared memory up to this (see planScratch).
   int64_t maxSharedBytes = kDefaultMaxSharedBytes;

@@ -136,10 +136,11 @@ LogicalResult verifyTileKernel(func::FuncOp func) {
   WalkResult result = func.getBody().walk<WalkOrder::PreOrder>(
       [&](Operation *op) -> WalkResult {
         if (Attribute a = op->getAttr(kInteriorAttrName);
-            a && (!isa<UnitAttr>(a) || !isa<LoadOp, StoreOp>(op))) {
+            a && (!isa<UnitAttr>(a) || !isa<LoadOp, StoreOp, StreamCopyOp>(op))) {
           op->emitOpError("carries '")
               << kInteriorAttrName
-              << "', a unit attribute of tile.load and tile.store only";
+              << "', a unit attribute of tile.load, tile.store and "
+                 "tile.stream_copy only";
           return WalkResult::interrupt();
         }
         if (op->hasAttr(kRewidenAttrName) && !isRewidenable(op)) {
@@ -357,6 +358,8 @@ void KernelLowering::lowerOp(Operation *op) {
       Value scalar = arith::ConstantOp::create(
           b, op->getLoc(), cast<TypedAttr>(dense.getSplatValue<Attribute>()));
       lowerFill(op, scalar);
+    } else if (carriedSums.contains(op)) {
+      lowerCarriedSum(op);
     } else {
       lowerElementwise(op);
     }
@@ -463,6 +466,7 @@ struct ConvertTileToLoopsPass
     opts.fuseAbove = fuseAbove;
     opts.splitChunks = splitChunks;
     opts.expRangeTest = expRangeTest;
+    opts.carriedSums = carriedSums;
     opts.maxSharedBytes = maxSharedBytes;
 
     SmallVector<func::FuncOp> kernels;

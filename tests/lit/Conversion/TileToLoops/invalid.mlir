@@ -160,7 +160,7 @@ func.func @callee_type(%o: memref<?xf32, strided<[1], offset: ?>>) attributes {t
 
 // tile.interior (see tile-version-interior) marks in-bounds loads and stores.
 func.func @interior_elsewhere() attributes {tile.kernel} {
-  // expected-error @+1 {{carries 'tile.interior', a unit attribute of tile.load and tile.store only}}
+  // expected-error @+1 {{carries 'tile.interior', a unit attribute of tile.load, tile.store and tile.stream_copy only}}
   %0 = arith.constant {tile.interior} dense<1.0> : tensor<4xf32>
   return
 }

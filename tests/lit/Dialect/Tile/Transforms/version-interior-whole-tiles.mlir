@@ -42,3 +42,23 @@ func.func @add(%o: !f1 {tile.align = 16 : i64}, %a: !f1 {tile.align = 16 : i64},
   tile.store %r#0, %o[%p] : tensor<64xf32>, !f1
   return
 }
+
+// -----
+
+// The copies of a ring (tile-stream-loads') are marked too: their valid
+// copies are tiles of the loads they replaced.
+// CHECK-LABEL: func.func @ring
+// CHECK: tile.stream_copy %arg1[%{{.*}}] to %{{.*}}[%{{.*}}] if %{{.*}} round %{{.*}} {tile.interior}
+// CHECK: tile.store %{{.*}}, %arg0[%{{.*}}] {tile.interior}
+!f1 = memref<?xf32, strided<[1], offset: ?>>
+func.func @ring(%o: !f1 {tile.align = 16 : i64}, %a: !f1 {tile.align = 16 : i64}, %s: index, %r: index, %v: i1)
+    attributes {tile.kernel, tile.whole_tiles} {
+  %p = tile.program_id 0
+  %ring = tile.stream_buffer bulk : memref<2x64xf32>
+  tile.stream_copy %a[%p] to %ring[%s] if %v round %r : !f1, memref<2x64xf32>
+  tile.stream_ready %ring[%s] round %r : memref<2x64xf32>
+  %t = tile.stream_take %ring[%s] : memref<2x64xf32> -> tensor<64xf32>
+  tile.stream_release %ring[%s] : memref<2x64xf32>
+  tile.store %t, %o[%p] : tensor<64xf32>, !f1
+  return
+}
