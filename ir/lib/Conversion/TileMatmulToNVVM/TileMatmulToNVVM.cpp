@@ -53,7 +53,7 @@
 
 #include "tessera/Conversion/TileMatmulToNVVM/TileMatmulToNVVM.h"
 
-#include "HopperPtx.h"
+#include "../Utils/HopperPtx.h"
 #include "MatmulEpilogue.h"
 #include "MatmulKernel.h"
 

@@ -42,7 +42,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelLowering.h"
-#include "../TileMatmulToNVVM/HopperPtx.h"
+#include "../Utils/HopperPtx.h"
 #include "tessera/LLVMIR/Transforms/Passes.h"
 
 #include "mlir/Dialect/Vector/IR/VectorOps.h"

@@ -1,7 +1,8 @@
 //===- HopperPtx.h - sm_90a instructions as LLVM inline asm -----*- C++ -*-===//
 //
 // `HopperPtx` emits, at a builder's insertion point, the sm_90a instructions
-// that `convert-tile-matmul-to-nvvm` needs as `llvm.inline_asm`: mbarrier
+// that `convert-tile-matmul-to-nvvm` (the tensor-core GEMM) and
+// `convert-tile-to-loops` (bulk rings) need as `llvm.inline_asm`: mbarrier
 // initialization, arrival and waiting, bulk copies, TMA loads and stores of 2-d boxes
 // with the bulk groups and proxy fence that order the stores, named barriers,
 // `setmaxnreg`, and `wgmma.mma_async` with its fence, commit and wait. Inline asm rather
@@ -15,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TESSERA_LIB_CONVERSION_TILEMATMULTONVVM_HOPPERPTX_H
-#define TESSERA_LIB_CONVERSION_TILEMATMULTONVVM_HOPPERPTX_H
+#ifndef TESSERA_LIB_CONVERSION_UTILS_HOPPERPTX_H
+#define TESSERA_LIB_CONVERSION_UTILS_HOPPERPTX_H
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
@@ -104,4 +105,4 @@ private:
 
 } // namespace mlir::tessera::tile
 
-#endif // TESSERA_LIB_CONVERSION_TILEMATMULTONVVM_HOPPERPTX_H
+#endif // TESSERA_LIB_CONVERSION_UTILS_HOPPERPTX_H
