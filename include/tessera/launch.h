@@ -124,12 +124,12 @@ struct CompilerHints {
   // take more than 64 KiB; 1 loads them into registers. The compiler's choice: 1 (on the H200 the
   // engine's matrix-vector products ran slower from rings: docs/performance.md).
   int stream_stages = 0;
-  // With stream_stages of 2 or more, on sm_90 and newer: bulk rings instead, filled by one thread's
+  // With stream_stages of 2 or more, on sm_90 and newer: bulk rings instead, filled by one warp's
   // cp.async.bulk per row and completed on mbarriers, the vector chunks the loop broadcasts
   // included, up to 112 KiB per loop; the first tiles of frozen inputs (Tensor::freeze) are copied
   // before the kernel waits for the grids it depends on. Experimental: on the H200 the engine's
-  // products ran slower this way than from registers (docs/performance.md, session 33). Other
-  // targets ignore it. The compiler's choice: false.
+  // products ran slower this way than from registers (docs/performance.md, sessions 33 and 34).
+  // Other targets ignore it. The compiler's choice: false.
   bool bulk_streams = false;
   // Threads of one program for kernels the NVVM backend lowers element by element (not the
   // tensor-core GEMMs, whose warpgroups are their own; the CPU target and the tileir backend do
