@@ -301,7 +301,7 @@ class Tensor {
     if (!storage_) throw Error("tessera::Tensor::freeze: a moved-from tensor");
     storage_->freeze();
   }
-  bool frozen() const { return storage_->frozen(); }
+  bool frozen() const { return storage_ && storage_->frozen(); }  // a moved-from tensor: false
 
   // For the launcher.
   const std::shared_ptr<detail::Storage>& storage() const { return storage_; }

@@ -218,14 +218,16 @@ private:
   /// A copy into a bulk ring: cp.async.bulk per row by thread 0 when the
   /// tile is in bounds and its rows 16-byte aligned, else every thread's
   /// elements stored between two barriers.
-  void lowerBulkCopy(StreamCopyOp op);
-  /// The bulk copies of `op`'s tile (origin `base`, source metadata `meta`)
-  /// into its slot (`slotStart` elements into the ring's `view`) by warp 0:
-  /// the wait for the slot's release, the arrival expecting the bytes, one
-  /// cp.async.bulk per row.
+  /// A copy into a bulk ring, at `b`: its tile's origin `base` in a tensor
+  /// of sizes `dims`, the ring's scratch `view` (lowerStreamCopy's).
+  void lowerBulkCopy(OpBuilder &b, StreamCopyOp op, ArrayRef<Value> base,
+                     ArrayRef<Value> dims, Value view);
+  /// The bulk copies of `op`'s tile (origin `base`) into its slot
+  /// (`slotStart` elements into the ring's `view`) by warp 0: the wait for
+  /// the slot's release, the arrival expecting the bytes, one cp.async.bulk
+  /// per row.
   void emitBulkRows(OpBuilder &b, Location loc, StreamCopyOp op,
-                    ArrayRef<Value> base, memref::ExtractStridedMetadataOp meta,
-                    Value view, Value slotStart);
+                    ArrayRef<Value> base, Value view, Value slotStart);
   void lowerStreamTake(StreamTakeOp op);
   void lowerStreamReady(StreamReadyOp op);
   /// On gpu `griddepcontrol.wait` as inline asm that clobbers memory (the

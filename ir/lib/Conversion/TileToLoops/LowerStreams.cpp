@@ -95,6 +95,14 @@ Value toI64(OpBuilder &b, Location loc, Value index) {
   return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
 }
 
+/// Where slot `slot` of the bulk ring `ring` starts in its scratch view, in
+/// elements (its tile is row-major there).
+Value bulkSlotStart(OpBuilder &b, Location loc, Value ring, Value slot) {
+  return b.createOrFold<arith::MulIOp>(
+      loc, slot,
+      arith::ConstantIndexOp::create(b, loc, slotTypeOf(ring).getNumElements()));
+}
+
 } // namespace
 
 Value KernelLowering::ringView(OpBuilder &b, Location loc, Value ring) {
@@ -183,9 +191,8 @@ void KernelLowering::lowerStreamBuffer(StreamBufferOp op) {
 }
 
 void KernelLowering::emitBulkRows(OpBuilder &b, Location loc, StreamCopyOp op,
-                                  ArrayRef<Value> base,
-                                  memref::ExtractStridedMetadataOp meta,
-                                  Value view, Value slotStart) {
+                                  ArrayRef<Value> base, Value view,
+                                  Value slotStart) {
   Value ring = op.getRing();
   RankedTensorType type = slotTypeOf(ring);
   ArrayRef<int64_t> shape = type.getShape();
@@ -232,6 +239,7 @@ void KernelLowering::emitBulkRows(OpBuilder &b, Location loc, StreamCopyOp op,
   }
   // The arrival that expects the bytes before any copy completes them.
   HopperPtx(wb, loc).warpSync();
+  auto meta = memref::ExtractStridedMetadataOp::create(wb, loc, op.getSource());
   Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(
       wb, loc, meta.getBaseBuffer());
   Value ringBase = memref::ExtractAlignedPointerAsIndexOp::create(wb, loc, view);
@@ -264,22 +272,18 @@ void KernelLowering::emitBulkRows(OpBuilder &b, Location loc, StreamCopyOp op,
                               full);
 }
 
-void KernelLowering::lowerBulkCopy(StreamCopyOp op) {
-  OpBuilder b(op);
+void KernelLowering::lowerBulkCopy(OpBuilder &b, StreamCopyOp op,
+                                   ArrayRef<Value> base, ArrayRef<Value> dims,
+                                   Value view) {
   Location loc = op.getLoc();
   Value ring = op.getRing(), src = op.getSource();
   RankedTensorType type = slotTypeOf(ring);
   Type elt = type.getElementType();
   ArrayRef<int64_t> shape = type.getShape();
-  SmallVector<Value> dims;
-  SmallVector<Value> base = tileOrigin(b, loc, src, op.getIndices(), shape, dims);
-  Value view = ringView(b, loc, ring);
-  Value slotStart = b.createOrFold<arith::MulIOp>(
-      loc, op.getSlot(), cidx(b, loc, type.getNumElements()));
+  Value slotStart = bulkSlotStart(b, loc, ring, op.getSlot());
   auto valid = scf::IfOp::create(b, loc, TypeRange{}, op.getValid(),
                                  /*withElseRegion=*/false);
   OpBuilder vb = valid.getThenBodyBuilder();
-  auto meta = memref::ExtractStridedMetadataOp::create(vb, loc, src);
   // Every row of the tile starts on a 16-byte boundary: tile-stream-loads
   // streams into bulk rings only sources with tile.align >= 16 (element 0
   // and every row stride) and rows of a multiple of 16 bytes. So the bulk
@@ -288,7 +292,7 @@ void KernelLowering::lowerBulkCopy(StreamCopyOp op) {
   // copy has no element path, whose registers the loop would otherwise keep.
   const bool interior = op->hasAttr(kInteriorAttrName);
   if (asyncBulk() && interior) {
-    emitBulkRows(vb, loc, op, base, meta, view, slotStart);
+    emitBulkRows(vb, loc, op, base, view, slotStart);
     return;
   }
   Value fast = asyncBulk() ? tileInBounds(vb, loc, base, dims, shape)
@@ -297,7 +301,7 @@ void KernelLowering::lowerBulkCopy(StreamCopyOp op) {
                                 /*withElseRegion=*/true);
   {
     OpBuilder fb = path.getThenBodyBuilder();
-    emitBulkRows(fb, loc, op, base, meta, view, slotStart);
+    emitBulkRows(fb, loc, op, base, view, slotStart);
   }
   // Element by element, every thread, between barriers.
   {
@@ -379,8 +383,7 @@ void KernelLowering::lowerBroadcastTake(BroadcastOp op, StreamTakeOp take) {
   Layout layout = getLayout(type);
   Value ring = take.getRing();
   Value view = ringView(b, loc, ring);
-  Value slotStart = b.createOrFold<arith::MulIOp>(
-      loc, take.getSlot(), cidx(b, loc, slotTypeOf(ring).getNumElements()));
+  Value slotStart = bulkSlotStart(b, loc, ring, take.getSlot());
   Value dst = newBuffer(type);
   // The slot index of result element l: its coordinates with the broadcast
   // dimensions set to 0, linear in the input's shape (reshapes keep the
@@ -434,18 +437,18 @@ void KernelLowering::lowerBroadcastTake(BroadcastOp op, StreamTakeOp take) {
 }
 
 void KernelLowering::lowerStreamCopy(StreamCopyOp op) {
-  if (isBulk(op.getRing()))
-    return lowerBulkCopy(op);
   OpBuilder b(op);
   Location loc = op.getLoc();
   Value ring = op.getRing(), src = op.getSource();
   RankedTensorType type = slotTypeOf(ring);
   Type elt = type.getElementType();
   ArrayRef<int64_t> shape = type.getShape();
-  Layout layout = getLayout(type);
   SmallVector<Value> dims;
   SmallVector<Value> base = tileOrigin(b, loc, src, op.getIndices(), shape, dims);
   Value view = ringView(b, loc, ring);
+  if (isBulk(ring))
+    return lowerBulkCopy(b, op, base, dims, view);
+  Layout layout = getLayout(type);
   int64_t piece = asyncCopyBytes(src, layout, type);
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, op.getValid(),
                                 /*withElseRegion=*/false);
@@ -542,10 +545,7 @@ void KernelLowering::lowerStreamTake(StreamTakeOp op) {
   // Where the thread's element k (linear index l) is in the ring: in a bulk ring's row-major slot
   // at the slot's start + l; in a per-thread ring where the thread copied it.
   const bool bulk = isBulk(ring);
-  Value slotStart;
-  if (bulk)
-    slotStart = b.createOrFold<arith::MulIOp>(
-        loc, op.getSlot(), cidx(b, loc, type.getNumElements()));
+  Value slotStart = bulk ? bulkSlotStart(b, loc, ring, op.getSlot()) : Value();
   auto at = [&](OpBuilder &b, Value k, Value l) {
     return bulk ? b.createOrFold<arith::AddIOp>(loc, slotStart, l)
                 : ringIndex(b, loc, ring, op.getSlot(), k, 0);
