@@ -1,0 +1,199 @@
+// decode_layers.cpp: where a Qwen3-4B decode step's time goes inside its CUDA graph.
+//
+// The engine replays each token's kernels as one graph with programmatic launches, so a kernel's
+// cost there is not its time alone (ncu serializes kernels and loses the overlap of one kernel's
+// end with the next one's start). This benchmark captures the decode layers of Qwen3-4B (36
+// layers, the engine's kernels, tile sizes and thread counts, apps/qwen3/model.cpp's
+// launch_step) as one graph, and again with groups of kernels left out, and prints each graph's
+// time per replay: the difference is what the left-out kernels cost in the graph (where two
+// kernels share no tensor the graph has no edge between them, so a kernel whose output nothing
+// reads any more runs beside the others). One variant also changes, before each replay, what the
+// engine changes per token (the scalars, each layer's K/V slots), so that the host's patching
+// of the graph's nodes shows. The results are not a forward pass (weights hold no values that
+// matter, left-out kernels leave their outputs stale); only the times are. Weights of four
+// layers rotate, so no product reads its weight from L2. Printed per variant: the median time of
+// a replay (host submission included) and of its submission alone.
+//
+//   bench_decode_layers [--seq N] [--layers L] [--replays R]
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "kernels/attention.h"
+#include "kernels/matvec.h"
+#include "kernels/qk_norm_rope.h"
+
+using namespace tessera;
+namespace k = qwen3::kernels;
+
+namespace {
+
+// Qwen3-4B.
+constexpr std::int64_t kHidden = 2560, kHeads = 32, kKv = 8, kGroup = 4, kHead = 128, kInter = 9728;
+constexpr std::int64_t kQWidth = kHeads * kHead, kKvWidth = kKv * kHead, kQkv = kQWidth + 2 * kKvWidth;
+constexpr std::int64_t kContext = 4096, kMaxSplits = 32, kWeightSets = 4;
+
+struct LayerWeights {
+  Tensor<bfloat16, 2> qkv{{kQkv, kHidden}}, o{{kHidden, kQWidth}}, gate{{kInter, kHidden}}, up{{kInter, kHidden}},
+      down{{kHidden, kInter}};
+  Tensor<bfloat16, 1> input_norm{{kHidden}}, post_norm{{kHidden}}, q_norm{{kHead}}, k_norm{{kHead}};
+  LayerWeights() {
+    for (auto* t : {&qkv, &o, &gate, &up, &down}) std::memset(t->data(), 0, t->numel() * sizeof(bfloat16));
+    for (auto* t : {&input_norm, &post_norm, &q_norm, &k_norm}) std::memset(t->data(), 0, t->numel() * sizeof(bfloat16));
+    for (auto* t : {&qkv, &o, &gate, &up, &down}) t->freeze();
+    for (auto* t : {&input_norm, &post_norm, &q_norm, &k_norm}) t->freeze();
+  }
+};
+
+// Which kernels of a layer a graph launches.
+struct Variant {
+  const char* name;
+  bool qkv, qk_norm, split, combine, o_proj, gate_up, down;
+  bool updates = false;  // before each replay: a new position, and the K/V append's slots moved there
+};
+
+struct Step {
+  std::vector<LayerWeights> weights;
+  std::vector<Tensor<bfloat16, 3>> k_cache, v_cache;
+  Tensor<float, 2> rope_cos{{kContext, 64}}, rope_sin{{kContext, 64}};
+  Tensor<float, 1> x{{kHidden}}, qkv{{kQkv}}, attn{{kQWidth}}, mlp{{kInter}};
+  Tensor<float, 4> q_in = qkv.slice(0, 0, kQWidth).reshape<4>({kKv, kGroup, 2, 64});
+  Tensor<float, 3> k_in = qkv.slice(0, kQWidth, kQWidth + kKvWidth).reshape<3>({kKv, 2, 64});
+  Tensor<float, 2> v_in = qkv.slice(0, kQWidth + kKvWidth, kQkv).reshape<2>({kKv, kHead});
+  Tensor<bfloat16, 3> q{{kKv, kGroup, kHead}};
+  Tensor<float, 3> part_o{{kKv, kMaxSplits, kGroup * kHead}}, part_m{{kKv, kMaxSplits, kGroup}},
+      part_l{{kKv, kMaxSplits, kGroup}};
+  Tensor<float, 2> attn_by_kv_head = attn.slice(0, 0, kQWidth).reshape<2>({kKv, kGroup * kHead});
+  Scalar<std::int32_t> position, seq_len, chunks_per_split;
+  LaunchOptions options;
+
+  explicit Step(std::int64_t layers) : weights(kWeightSets) {
+    for (std::int64_t l = 0; l < layers; ++l) {
+      k_cache.emplace_back(std::array<std::int64_t, 3>{kKv, kContext, kHead});
+      v_cache.emplace_back(std::array<std::int64_t, 3>{kKv, kContext, kHead});
+      std::memset(k_cache.back().data(), 0, k_cache.back().numel() * sizeof(bfloat16));
+      std::memset(v_cache.back().data(), 0, v_cache.back().numel() * sizeof(bfloat16));
+    }
+    for (auto* t : {&rope_cos, &rope_sin}) std::memset(t->data(), 0, t->numel() * sizeof(float));
+    for (auto* t : {&x, &qkv, &attn, &mlp}) std::memset(t->data(), 0, t->numel() * sizeof(float));
+    options.stream = Stream::create();
+  }
+
+  template <class Kernel, class... Args>
+  void run(int threads, const Kernel& kernel, Args&&... args) {
+    LaunchOptions o = options;
+    o.hints.threads = threads;
+    std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
+  }
+
+  std::vector<std::size_t> appends;  // the graph's launch index of each layer's K/V append
+
+  // The engine's launches of one step at `seq` positions, those `v` keeps.
+  void launch(const Variant& v, std::int64_t seq) {
+    constexpr int R = k::kMatvecRows, BK = k::kMatvecCols, GP = kGroup, CH = k::kAttentionChunk;
+    const auto [per_split, splits] = k::attention_splits(seq, CH, kMaxSplits);
+    position.set(static_cast<std::int32_t>(seq - 1));
+    seq_len.set(static_cast<std::int32_t>(seq));
+    chunks_per_split.set(static_cast<std::int32_t>(per_split));
+    appends.clear();
+    auto po = part_o.slice(1, 0, splits), pm = part_m.slice(1, 0, splits), pl = part_l.slice(1, 0, splits);
+    const float eps = 1e-6f, scale = 1.0f / std::sqrt(float(kHead));
+    std::size_t launches = 0;
+    auto counted = [&](bool keep) { return keep && (++launches, true); };
+    for (std::size_t l = 0; l < k_cache.size(); ++l) {
+      const LayerWeights& w = weights[l % weights.size()];
+      if (counted(v.qkv)) run(k::kNormMatvecThreads, k::rmsnorm_matvec<R, BK>(), qkv.partition<R>(), w.qkv, x, w.input_norm, eps);
+      if (counted(v.qk_norm)) {
+        appends.push_back(launches - 1);
+        auto k_slot = k_cache[l].slice(1, seq - 1, seq), v_slot = v_cache[l].slice(1, seq - 1, seq);
+        run(0, k::qk_norm_rope_append<GP>(), q.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
+            v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, rope_cos, rope_sin, position, eps);
+      }
+      if (counted(v.split))
+        run(0, k::decode_attention_split<GP, CH>(), po.partition<1, 1, GP * 128>(), pm.partition<1, 1, GP>(),
+            pl.partition<1, 1, GP>(), q, k_cache[l], v_cache[l], seq_len, chunks_per_split, scale);
+      if (counted(v.combine)) run(0, k::decode_attention_combine<GP>(), attn_by_kv_head.partition<1, GP * 128>(), po, pm, pl);
+      if (counted(v.o_proj)) run(0, k::matvec_residual<R, BK>(), x.partition<R>(), w.o, attn);
+      if (counted(v.gate_up))
+        run(k::kSwigluThreads, k::rmsnorm_swiglu<k::kSwigluTileRows, k::kSwigluTileCols>(),
+            mlp.partition<k::kSwigluTileRows>(), w.gate, w.up, x, w.post_norm, eps);
+      if (counted(v.down)) run(0, k::matvec_residual<R, BK>(), x.partition<R>(), w.down, mlp);
+    }
+  }
+
+  // What the engine changes before each token's replay: the scalars and each layer's K/V slots
+  // (parameters 1 and 2 of qk_norm_rope_append). Alternates between two positions with the same
+  // splits.
+  void update(Graph& g, std::int64_t seq, std::int64_t r) {
+    const std::int64_t pos = seq - 1 - (r & 1);
+    position.set(static_cast<std::int32_t>(pos));
+    seq_len.set(static_cast<std::int32_t>(pos + 1));
+    for (std::size_t l = 0; l < appends.size(); ++l) {
+      auto k_slot = k_cache[l].slice(1, pos, pos + 1), v_slot = v_cache[l].slice(1, pos, pos + 1);
+      g.move_view(appends[l], 1, k_slot);
+      g.move_view(appends[l], 2, v_slot);
+    }
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::int64_t seq = 160, layers = 36, replays = 50;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--seq") seq = std::stoll(argv[i + 1]);
+    else if (a == "--layers") layers = std::stoll(argv[i + 1]);
+    else if (a == "--replays") replays = std::stoll(argv[i + 1]);
+  }
+  if (!bench::have_gpu()) return 0;
+  Step step(layers);
+  const Variant variants[] = {
+      {"all seven kernels", true, true, true, true, true, true, true},
+      {"all, with the engine's changes per token", true, true, true, true, true, true, true, true},
+      {"without combine", true, true, true, false, true, true, true},
+      {"without split, combine", true, true, false, false, true, true, true},
+      {"without qk_norm, split, combine", true, false, false, false, true, true, true},
+      {"products only: without QKV too", false, false, false, false, true, true, true},
+      {"qk_norm, split, combine only", false, true, true, true, false, false, false},
+      {"QKV only", true, false, false, false, false, false, false},
+      {"o_proj only", false, false, false, false, true, false, false},
+      {"gate/up only", false, false, false, false, false, true, false},
+      {"down only", false, false, false, false, false, false, true},
+  };
+  for (const Variant& v : variants) {
+    Graph g;
+    {
+      auto recording = g.capture();
+      step.launch(v, seq);
+    }
+    for (int i = 0; i < 3; ++i) g.replay(step.options);
+    std::vector<double> ms, host_ms, update_ms;
+    for (std::int64_t r = 0; r < replays; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (v.updates) step.update(g, seq, r);
+      const auto tu = std::chrono::steady_clock::now();
+      auto handle = g.replay_async(step.options);
+      const auto t1 = std::chrono::steady_clock::now();
+      update_ms.push_back(std::chrono::duration<double, std::milli>(tu - t0).count());
+      handle.wait();
+      const auto t2 = std::chrono::steady_clock::now();
+      ms.push_back(std::chrono::duration<double, std::milli>(t2 - t0).count());
+      host_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::sort(host_ms.begin(), host_ms.end());
+    std::sort(update_ms.begin(), update_ms.end());
+    const double med = ms[ms.size() / 2];
+    fmt::print("{{\"variant\": \"{}\", \"seq\": {}, \"layers\": {}, \"kernels\": {}, \"ms\": {:.4f}, \"us_per_layer\": {:.2f}, \"host_submit_ms\": {:.4f}, \"host_update_ms\": {:.4f}}}\n",
+               v.name, seq, layers, g.size(), med, med * 1000 / double(layers), host_ms[host_ms.size() / 2],
+               update_ms[update_ms.size() / 2]);
+  }
+  return 0;
+}
