@@ -55,7 +55,7 @@ struct LayerWeights {
 struct Variant {
   const char* name;
   bool qkv, qk_norm, split, combine, o_proj, gate_up, down;
-  bool updates = false;  // before each replay: a new position, and the K/V append's slots moved there
+  bool updates = false;  // before each replay, what the engine changes per token (update() below)
 };
 
 struct Step {
