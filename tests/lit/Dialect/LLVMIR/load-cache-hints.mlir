@@ -198,3 +198,60 @@ llvm.func @masked_store(%a: !llvm.ptr, %m: vector<4xi1>) attributes {tile.kernel
   llvm.intr.masked.store %v, %a, %m {alignment = 16 : i32} : vector<4xf32>, vector<4xi1> into !llvm.ptr
   llvm.return
 }
+
+// -----
+
+// Descriptors passed between blocks (the two versions of a loop that
+// tile-version-interior makes join in a block whose arguments are the
+// descriptors of private tiles): a store through a block argument whose
+// incoming values all trace to private memory, around a loop too, writes no
+// parameter, so the load from %a is hinted. A store through a block argument
+// that is private memory on one path and %a on the other makes %a written:
+// its load stays plain.
+// CHECK-LABEL: llvm.func @descriptor_through_blocks(%{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: i1)
+// CHECK: llvm.inline_asm "ld.global.nc.L2::cache_hint.v4.b32
+!desc = !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+llvm.func @descriptor_through_blocks(%a: !llvm.ptr, %c: i1) attributes {tile.kernel} {
+  %one = llvm.mlir.constant(1 : i64) : i64
+  %u = llvm.mlir.undef : !desc
+  %m0 = llvm.alloca %one x f32 : (i64) -> !llvm.ptr
+  %m1 = llvm.alloca %one x f32 : (i64) -> !llvm.ptr
+  %d0 = llvm.insertvalue %m0, %u[1] : !desc
+  %d1 = llvm.insertvalue %m1, %u[1] : !desc
+  llvm.cond_br %c, ^first, ^second
+^first:
+  llvm.br ^join(%d0 : !desc)
+^second:
+  llvm.br ^join(%d1 : !desc)
+^join(%d: !desc):
+  %v = llvm.load %a {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  llvm.br ^loop(%d : !desc)
+^loop(%l: !desc):
+  %p = llvm.extractvalue %l[1] : !desc
+  %x = llvm.extractelement %v[%one : i64] : vector<4xf32>
+  llvm.store %x, %p {alignment = 4 : i64} : f32, !llvm.ptr
+  llvm.cond_br %c, ^loop(%l : !desc), ^end
+^end:
+  llvm.return
+}
+// CHECK-LABEL: llvm.func @descriptors_disagree(%{{.*}}: !llvm.ptr, %{{.*}}: i1)
+// CHECK-NOT: inline_asm
+// CHECK: llvm.return
+llvm.func @descriptors_disagree(%a: !llvm.ptr, %c: i1) attributes {tile.kernel} {
+  %one = llvm.mlir.constant(1 : i64) : i64
+  %u = llvm.mlir.undef : !desc
+  %m0 = llvm.alloca %one x f32 : (i64) -> !llvm.ptr
+  %d0 = llvm.insertvalue %m0, %u[1] : !desc
+  %d1 = llvm.insertvalue %a, %u[1] : !desc
+  llvm.cond_br %c, ^first, ^second
+^first:
+  llvm.br ^join(%d0 : !desc)
+^second:
+  llvm.br ^join(%d1 : !desc)
+^join(%d: !desc):
+  %v = llvm.load %a {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  %p = llvm.extractvalue %d[1] : !desc
+  %x = llvm.extractelement %v[%one : i64] : vector<4xf32>
+  llvm.store %x, %p {alignment = 4 : i64} : f32, !llvm.ptr
+  llvm.return
+}

@@ -3,7 +3,8 @@
 // Implements `llvm-load-cache-hints`. Runs on the LLVM dialect form of a gpu
 // kernel. A pointer is traced back through `llvm.getelementptr` and the memref
 // descriptor (`llvm.extractvalue` of a field that an `llvm.insertvalue` chain
-// set) to a parameter of the kernel. A parameter is read-only when every
+// set), and through the arguments of non-entry blocks (all their incoming
+// values must agree), to a parameter of the kernel. A parameter is read-only when every
 // store, atomic and memory intrinsic of the kernel traces to another
 // parameter or to local or shared memory; if one does not trace at all, or
 // the kernel calls a function, scatters, has side-effecting inline asm or
@@ -50,52 +51,121 @@ namespace tt = mlir::tessera::tile;
 
 namespace {
 
-/// Where a pointer points: a parameter, private or shared memory, or unknown.
+/// Where a pointer points: a parameter, private or shared memory, or unknown;
+/// `none` only while a block argument's incoming values are followed (a value
+/// that reaches itself around a loop adds nothing).
 struct Origin {
-  enum Kind { unknown, parameter, local } kind = unknown;
+  enum Kind { unknown, parameter, local, none } kind = unknown;
   unsigned index = 0; // the parameter's position
+
+  /// What a value that is either `a` or `b` points to.
+  static Origin merge(Origin a, Origin b) {
+    if (a.kind == none)
+      return b;
+    if (b.kind == none)
+      return a;
+    if (a.kind == b.kind && (a.kind != parameter || a.index == b.index))
+      return a;
+    return {};
+  }
 };
 
-Origin originOf(LLVM::LLVMFuncOp fn, Value p) {
-  // Shared (3) and private (5) memory are never a parameter's, however their
-  // address was computed (a shared scratch array's aligned pointer goes
-  // through ptrtoint and inttoptr).
-  if (auto type = dyn_cast<LLVM::LLVMPointerType>(p.getType());
-      type && (type.getAddressSpace() == 3 || type.getAddressSpace() == 5))
-    return {Origin::local};
-  for (int steps = 0; steps < 64; ++steps) {
-    if (auto arg = dyn_cast<BlockArgument>(p)) {
-      if (arg.getOwner() == &fn.getBody().front())
-        return {Origin::parameter, arg.getArgNumber()};
+/// Traces pointers and descriptor fields back to where they come from,
+/// through getelementptr, addrspacecast, the insertvalue chains of memref
+/// descriptors, and the arguments of non-entry blocks (every predecessor's
+/// value for it: memref descriptors are passed between the blocks of a loop
+/// or of the two versions of a loop that tile-version-interior makes).
+class OriginTracer {
+public:
+  explicit OriginTracer(LLVM::LLVMFuncOp fn) : fn(fn) {}
+
+  Origin of(Value p, int depth = 0) {
+    if (++steps > kMaxSteps)
       return {};
-    }
-    Operation *def = p.getDefiningOp();
-    if (auto gep = dyn_cast<LLVM::GEPOp>(def)) {
-      p = gep.getBase();
-    } else if (isa<LLVM::AllocaOp, LLVM::AddressOfOp>(def)) {
+    // Shared (3) and private (5) memory are never a parameter's, however their
+    // address was computed (a shared scratch array's aligned pointer goes
+    // through ptrtoint and inttoptr).
+    if (auto type = dyn_cast<LLVM::LLVMPointerType>(p.getType());
+        type && (type.getAddressSpace() == 3 || type.getAddressSpace() == 5))
       return {Origin::local};
-    } else if (auto extract = dyn_cast<LLVM::ExtractValueOp>(def)) {
-      // The field of a descriptor: find the insertvalue that set it.
-      ArrayRef<int64_t> position = extract.getPosition();
-      Value container = extract.getContainer();
-      while (true) {
-        auto insert = container.getDefiningOp<LLVM::InsertValueOp>();
-        if (!insert)
-          return {};
-        if (insert.getPosition() == position) {
-          p = insert.getValue();
-          break;
-        }
-        container = insert.getContainer();
+    for (; depth < kMaxDepth; ++depth) {
+      if (auto arg = dyn_cast<BlockArgument>(p)) {
+        if (arg.getOwner() == &fn.getBody().front())
+          return {Origin::parameter, arg.getArgNumber()};
+        return merged(arg, depth, [&](Value in, int d) { return of(in, d); });
       }
-    } else if (auto cast = dyn_cast<LLVM::AddrSpaceCastOp>(def)) {
-      p = cast.getArg();
-    } else {
-      return {};
+      Operation *def = p.getDefiningOp();
+      if (auto gep = dyn_cast<LLVM::GEPOp>(def)) {
+        p = gep.getBase();
+      } else if (isa<LLVM::AllocaOp, LLVM::AddressOfOp>(def)) {
+        return {Origin::local};
+      } else if (auto extract = dyn_cast<LLVM::ExtractValueOp>(def)) {
+        return field(extract.getContainer(), extract.getPosition(), depth + 1);
+      } else if (auto cast = dyn_cast<LLVM::AddrSpaceCastOp>(def)) {
+        p = cast.getArg();
+      } else {
+        return {};
+      }
     }
+    return {};
   }
-  return {};
-}
+
+private:
+  // Bounds on the walk (a chain of branches could otherwise be followed
+  // along every path): past them a pointer counts as untraced, which only
+  // leaves the kernel without hints.
+  static constexpr int kMaxDepth = 256;
+  static constexpr int kMaxSteps = 1 << 16;
+
+  /// Where field `position` of the struct `container` points.
+  Origin field(Value container, ArrayRef<int64_t> position, int depth) {
+    if (++steps > kMaxSteps)
+      return {};
+    for (; depth < kMaxDepth; ++depth) {
+      if (auto arg = dyn_cast<BlockArgument>(container)) {
+        if (arg.getOwner() == &fn.getBody().front())
+          return {};
+        return merged(arg, depth, [&](Value in, int d) { return field(in, position, d); });
+      }
+      auto insert = container.getDefiningOp<LLVM::InsertValueOp>();
+      if (!insert)
+        return {};
+      if (insert.getPosition() == position)
+        return of(insert.getValue(), depth + 1);
+      container = insert.getContainer();
+    }
+    return {};
+  }
+
+  /// `trace` of every value the predecessors pass to `arg`, merged; `none`
+  /// for an argument already being followed.
+  template <class Trace>
+  Origin merged(BlockArgument arg, int depth, Trace trace) {
+    if (!following.insert(arg).second)
+      return {Origin::none};
+    Origin o{Origin::none};
+    Block *block = arg.getOwner();
+    for (auto it = block->pred_begin(); it != block->pred_end() && o.kind != Origin::unknown; ++it) {
+      auto branch = dyn_cast<BranchOpInterface>((*it)->getTerminator());
+      if (!branch) {
+        o = {};
+        break;
+      }
+      for (unsigned s = 0; s < branch->getNumSuccessors(); ++s) {
+        if (branch->getSuccessor(s) != block)
+          continue;
+        Value in = branch.getSuccessorOperands(s)[arg.getArgNumber()];
+        o = Origin::merge(o, in ? trace(in, depth + 1) : Origin{});
+      }
+    }
+    following.erase(arg);
+    return o.kind == Origin::none ? Origin{} : o;
+  }
+
+  LLVM::LLVMFuncOp fn;
+  llvm::DenseSet<Value> following;
+  int steps = 0;
+};
 
 using ParameterSet = llvm::SmallDenseSet<unsigned, 8>;
 
@@ -104,8 +174,9 @@ using ParameterSet = llvm::SmallDenseSet<unsigned, 8>;
 std::optional<ParameterSet> writtenParameters(LLVM::LLVMFuncOp fn) {
   ParameterSet written;
   bool traced = true;
+  OriginTracer tracer(fn);
   auto note = [&](Value pointer) {
-    Origin o = originOf(fn, pointer);
+    Origin o = tracer.of(pointer);
     if (o.kind == Origin::unknown)
       traced = false;
     else if (o.kind == Origin::parameter)
@@ -238,6 +309,7 @@ void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy, StringRef reductionPolicy)
     return;
   const ParameterSet &written = *writes;
   SmallVector<std::pair<LLVM::LoadOp, int>> loads;
+  OriginTracer tracer(fn);
   fn.walk([&](LLVM::LoadOp load) {
     int words = wordsOf(load.getType());
     if (!words || load.getVolatile_() || load.getOrdering() != LLVM::AtomicOrdering::not_atomic ||
@@ -246,7 +318,7 @@ void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy, StringRef reductionPolicy)
     auto ptrType = dyn_cast<LLVM::LLVMPointerType>(load.getAddr().getType());
     if (!ptrType || (ptrType.getAddressSpace() != 0 && ptrType.getAddressSpace() != 1))
       return;
-    Origin o = originOf(fn, load.getAddr());
+    Origin o = tracer.of(load.getAddr());
     if (o.kind == Origin::parameter && !written.contains(o.index))
       loads.push_back({load, words});
   });
