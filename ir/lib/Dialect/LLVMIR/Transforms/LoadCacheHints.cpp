@@ -79,7 +79,14 @@ class OriginTracer {
 public:
   explicit OriginTracer(LLVM::LLVMFuncOp fn) : fn(fn) {}
 
-  Origin of(Value p, int depth = 0) {
+  /// Where pointer `p` points (each query has its own step budget).
+  Origin trace(Value p) {
+    steps = 0;
+    return of(p, 0);
+  }
+
+private:
+  Origin of(Value p, int depth) {
     if (++steps > kMaxSteps)
       return {};
     // Shared (3) and private (5) memory are never a parameter's, however their
@@ -110,10 +117,9 @@ public:
     return {};
   }
 
-private:
-  // Bounds on the walk (a chain of branches could otherwise be followed
-  // along every path): past them a pointer counts as untraced, which only
-  // leaves the kernel without hints.
+  // Bounds on one query's walk (a chain of branches could otherwise be
+  // followed along every path): past them a pointer counts as untraced, which
+  // only leaves the kernel without hints.
   static constexpr int kMaxDepth = 256;
   static constexpr int kMaxSteps = 1 << 16;
 
@@ -176,7 +182,7 @@ std::optional<ParameterSet> writtenParameters(LLVM::LLVMFuncOp fn) {
   bool traced = true;
   OriginTracer tracer(fn);
   auto note = [&](Value pointer) {
-    Origin o = tracer.of(pointer);
+    Origin o = tracer.trace(pointer);
     if (o.kind == Origin::unknown)
       traced = false;
     else if (o.kind == Origin::parameter)
@@ -318,7 +324,7 @@ void hintLoads(LLVM::LLVMFuncOp fn, StringRef policy, StringRef reductionPolicy)
     auto ptrType = dyn_cast<LLVM::LLVMPointerType>(load.getAddr().getType());
     if (!ptrType || (ptrType.getAddressSpace() != 0 && ptrType.getAddressSpace() != 1))
       return;
-    Origin o = tracer.of(load.getAddr());
+    Origin o = tracer.trace(load.getAddr());
     if (o.kind == Origin::parameter && !written.contains(o.index))
       loads.push_back({load, words});
   });
