@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -43,9 +42,8 @@ struct LayerWeights {
   Tensor<bfloat16, 2> qkv{{kQkv, kHidden}}, o{{kHidden, kQWidth}}, gate{{kInter, kHidden}}, up{{kInter, kHidden}},
       down{{kHidden, kInter}};
   Tensor<bfloat16, 1> input_norm{{kHidden}}, post_norm{{kHidden}}, q_norm{{kHead}}, k_norm{{kHead}};
+  // New tensors hold zeros (made on the device, no host copy); frozen, as the engine's weights.
   LayerWeights() {
-    for (auto* t : {&qkv, &o, &gate, &up, &down}) std::memset(t->data(), 0, t->numel() * sizeof(bfloat16));
-    for (auto* t : {&input_norm, &post_norm, &q_norm, &k_norm}) std::memset(t->data(), 0, t->numel() * sizeof(bfloat16));
     for (auto* t : {&qkv, &o, &gate, &up, &down}) t->freeze();
     for (auto* t : {&input_norm, &post_norm, &q_norm, &k_norm}) t->freeze();
   }
@@ -67,9 +65,9 @@ struct Step {
   Tensor<float, 3> k_in = qkv.slice(0, kQWidth, kQWidth + kKvWidth).reshape<3>({kKv, 2, 64});
   Tensor<float, 2> v_in = qkv.slice(0, kQWidth + kKvWidth, kQkv).reshape<2>({kKv, kHead});
   Tensor<bfloat16, 3> q{{kKv, kGroup, kHead}};
-  Tensor<float, 3> part_o{{kKv, kMaxSplits, kGroup * kHead}}, part_m{{kKv, kMaxSplits, kGroup}},
+  Tensor<float, 3> part_o{{kKv, kMaxSplits, kGroup*kHead}}, part_m{{kKv, kMaxSplits, kGroup}},
       part_l{{kKv, kMaxSplits, kGroup}};
-  Tensor<float, 2> attn_by_kv_head = attn.slice(0, 0, kQWidth).reshape<2>({kKv, kGroup * kHead});
+  Tensor<float, 2> attn_by_kv_head = attn.slice(0, 0, kQWidth).reshape<2>({kKv, kGroup* kHead});
   Scalar<std::int32_t> position, seq_len, chunks_per_split;
   LaunchOptions options;
 
@@ -77,22 +75,20 @@ struct Step {
     for (std::int64_t l = 0; l < layers; ++l) {
       k_cache.emplace_back(std::array<std::int64_t, 3>{kKv, kContext, kHead});
       v_cache.emplace_back(std::array<std::int64_t, 3>{kKv, kContext, kHead});
-      std::memset(k_cache.back().data(), 0, k_cache.back().numel() * sizeof(bfloat16));
-      std::memset(v_cache.back().data(), 0, v_cache.back().numel() * sizeof(bfloat16));
     }
-    for (auto* t : {&rope_cos, &rope_sin}) std::memset(t->data(), 0, t->numel() * sizeof(float));
-    for (auto* t : {&x, &qkv, &attn, &mlp}) std::memset(t->data(), 0, t->numel() * sizeof(float));
     options.stream = Stream::create();
   }
+
+  std::size_t launches = 0;          // launches since launch() began: the next one's graph index
+  std::vector<std::size_t> appends;  // the graph's launch index of each layer's K/V append
 
   template <class Kernel, class... Args>
   void run(int threads, const Kernel& kernel, Args&&... args) {
     LaunchOptions o = options;
     o.hints.threads = threads;
     std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
+    ++launches;
   }
-
-  std::vector<std::size_t> appends;  // the graph's launch index of each layer's K/V append
 
   // The engine's launches of one step at `seq` positions, those `v` keeps.
   void launch(const Variant& v, std::int64_t seq) {
@@ -101,29 +97,29 @@ struct Step {
     position.set(static_cast<std::int32_t>(seq - 1));
     seq_len.set(static_cast<std::int32_t>(seq));
     chunks_per_split.set(static_cast<std::int32_t>(per_split));
+    launches = 0;
     appends.clear();
     auto po = part_o.slice(1, 0, splits), pm = part_m.slice(1, 0, splits), pl = part_l.slice(1, 0, splits);
     const float eps = 1e-6f, scale = 1.0f / std::sqrt(float(kHead));
-    std::size_t launches = 0;
-    auto counted = [&](bool keep) { return keep && (++launches, true); };
     for (std::size_t l = 0; l < k_cache.size(); ++l) {
       const LayerWeights& w = weights[l % weights.size()];
-      if (counted(v.qkv)) run(k::kNormMatvecThreads, k::rmsnorm_matvec<R, BK>(), qkv.partition<R>(), w.qkv, x, w.input_norm, eps);
-      if (counted(v.qk_norm)) {
-        appends.push_back(launches - 1);
+      if (v.qkv)
+        run(k::kNormMatvecThreads, k::rmsnorm_matvec<R, BK>(), qkv.partition<R>(), w.qkv, x, w.input_norm, eps);
+      if (v.qk_norm) {
+        appends.push_back(launches);
         auto k_slot = k_cache[l].slice(1, seq - 1, seq), v_slot = v_cache[l].slice(1, seq - 1, seq);
         run(0, k::qk_norm_rope_append<GP>(), q.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
             v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, rope_cos, rope_sin, position, eps);
       }
-      if (counted(v.split))
+      if (v.split)
         run(0, k::decode_attention_split<GP, CH>(), po.partition<1, 1, GP * 128>(), pm.partition<1, 1, GP>(),
             pl.partition<1, 1, GP>(), q, k_cache[l], v_cache[l], seq_len, chunks_per_split, scale);
-      if (counted(v.combine)) run(0, k::decode_attention_combine<GP>(), attn_by_kv_head.partition<1, GP * 128>(), po, pm, pl);
-      if (counted(v.o_proj)) run(0, k::matvec_residual<R, BK>(), x.partition<R>(), w.o, attn);
-      if (counted(v.gate_up))
+      if (v.combine) run(0, k::decode_attention_combine<GP>(), attn_by_kv_head.partition<1, GP * 128>(), po, pm, pl);
+      if (v.o_proj) run(0, k::matvec_residual<R, BK>(), x.partition<R>(), w.o, attn);
+      if (v.gate_up)
         run(k::kSwigluThreads, k::rmsnorm_swiglu<k::kSwigluTileRows, k::kSwigluTileCols>(),
             mlp.partition<k::kSwigluTileRows>(), w.gate, w.up, x, w.post_norm, eps);
-      if (counted(v.down)) run(0, k::matvec_residual<R, BK>(), x.partition<R>(), w.down, mlp);
+      if (v.down) run(0, k::matvec_residual<R, BK>(), x.partition<R>(), w.down, mlp);
     }
   }
 
@@ -148,9 +144,12 @@ int main(int argc, char** argv) {
   std::int64_t seq = 160, layers = 36, replays = 50;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--seq") seq = std::stoll(argv[i + 1]);
-    else if (a == "--layers") layers = std::stoll(argv[i + 1]);
-    else if (a == "--replays") replays = std::stoll(argv[i + 1]);
+    if (a == "--seq")
+      seq = std::stoll(argv[i + 1]);
+    else if (a == "--layers")
+      layers = std::stoll(argv[i + 1]);
+    else if (a == "--replays")
+      replays = std::stoll(argv[i + 1]);
   }
   if (!bench::have_gpu()) return 0;
   Step step(layers);
@@ -191,9 +190,11 @@ int main(int argc, char** argv) {
     std::sort(host_ms.begin(), host_ms.end());
     std::sort(update_ms.begin(), update_ms.end());
     const double med = ms[ms.size() / 2];
-    fmt::print("{{\"variant\": \"{}\", \"seq\": {}, \"layers\": {}, \"kernels\": {}, \"ms\": {:.4f}, \"us_per_layer\": {:.2f}, \"host_submit_ms\": {:.4f}, \"host_update_ms\": {:.4f}}}\n",
-               v.name, seq, layers, g.size(), med, med * 1000 / double(layers), host_ms[host_ms.size() / 2],
-               update_ms[update_ms.size() / 2]);
+    fmt::print(
+        "{{\"variant\": \"{}\", \"seq\": {}, \"layers\": {}, \"kernels\": {}, \"ms\": {:.4f}, \"us_per_layer\": "
+        "{:.2f}, \"host_submit_ms\": {:.4f}, \"host_update_ms\": {:.4f}}}\n",
+        v.name, seq, layers, g.size(), med, med * 1000 / double(layers), host_ms[host_ms.size() / 2],
+        update_ms[update_ms.size() / 2]);
   }
   return 0;
 }
