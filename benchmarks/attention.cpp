@@ -62,15 +62,23 @@ void chunked(Inputs& in, std::int64_t seq_len, double copy_bw) {
       k::attention_splits(seq_len, CH, k::max_attention_splits(kPrograms, kKv, kContext, CH));
   Tensor<float, 3> part_o({kKv, splits, kGroup * kHead}), part_m({kKv, splits, kGroup}), part_l({kKv, splits, kGroup});
   Tensor<float, 2> out({kKv, kGroup * kHead});
-  Scalar<std::int32_t> len, cps;
-  len.set(static_cast<std::int32_t>(seq_len));
+  // The newest position's K and V rows, as the engine's staging holds them, and the length.
+  Tensor<bfloat16, 2> k_new({kKv, kHead}), v_new({kKv, kHead});
+  for (std::int64_t h = 0; h < kKv; ++h)
+    for (std::int64_t e = 0; e < kHead; ++e) {
+      k_new(h, e) = in.k(h, seq_len - 1, e);
+      v_new(h, e) = in.v(h, seq_len - 1, e);
+    }
+  Tensor<std::int32_t, 2> seq({1, 1});
+  seq(0, 0) = static_cast<std::int32_t>(seq_len);
+  Scalar<std::int32_t> cps;
   cps.set(static_cast<std::int32_t>(per_split));
   const float scale = 1.0f / std::sqrt(float(kHead));
   auto kern = k::decode_attention_split<kGroup, CH>();
   // Each launch takes fresh partitions of the part tensors (the only mutable handles).
   auto launch = [&](auto&& run) {
     return run(kern, part_o.partition<1, 1, kGroup * kHead>(), part_m.partition<1, 1, kGroup>(),
-               part_l.partition<1, 1, kGroup>(), in.q, in.k, in.v, len, cps, scale);
+               part_l.partition<1, 1, kGroup>(), in.q, in.k, in.v, k_new, v_new, seq, cps, scale);
   };
   launch([](auto& kern, auto&&... a) { kern.launch(a...); });
   k::decode_attention_combine<kGroup>().launch(out.partition<1, kGroup * kHead>(), part_o, part_m, part_l);

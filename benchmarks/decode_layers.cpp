@@ -8,7 +8,7 @@
 // time per replay: the difference is what the left-out kernels cost in the graph (where two
 // kernels share no tensor the graph has no edge between them, so a kernel whose output nothing
 // reads any more runs beside the others). One variant also changes, before each replay, what the
-// engine changes per token (the scalars, each layer's K/V slots), so that the host's patching
+// engine changes per token (the position, kv_append's K/V slots), so that the host's patching
 // of the graph's nodes shows. The results are not a forward pass (weights hold no values that
 // matter, left-out kernels leave their outputs stale); only the times are. Weights of four
 // layers rotate, so no product reads its weight from L2. Printed per variant: the median time of
@@ -25,6 +25,7 @@
 
 #include "common.h"
 #include "kernels/attention.h"
+#include "kernels/decode_step.h"
 #include "kernels/matvec.h"
 #include "kernels/qk_norm_rope.h"
 
@@ -58,8 +59,13 @@ struct Variant {
 
 struct Step {
   std::vector<LayerWeights> weights;
+  // The caches of all layers, [layers * kv heads, positions, 128], and a view per layer; the
+  // step's new K and V rows, [layers * kv heads, 128]; as the engine's.
+  Tensor<bfloat16, 3> k_all, v_all;
   std::vector<Tensor<bfloat16, 3>> k_cache, v_cache;
-  Tensor<float, 2> rope_cos{{kContext, 64}}, rope_sin{{kContext, 64}};
+  Tensor<bfloat16, 2> k_new, v_new;
+  Tensor<float, 2> rope_cos{{kContext, 64}}, rope_sin{{kContext, 64}}, cos_now{{1, 64}}, sin_now{{1, 64}};
+  Tensor<std::int32_t, 2> length{{1, 1}};
   Tensor<float, 1> x{{kHidden}}, qkv{{kQkv}}, attn{{kQWidth}}, mlp{{kInter}};
   Tensor<float, 4> q_in = qkv.slice(0, 0, kQWidth).reshape<4>({kKv, kGroup, 2, 64});
   Tensor<float, 3> k_in = qkv.slice(0, kQWidth, kQWidth + kKvWidth).reshape<3>({kKv, 2, 64});
@@ -68,19 +74,24 @@ struct Step {
   Tensor<float, 3> part_o{{kKv, kMaxSplits, kGroup*kHead}}, part_m{{kKv, kMaxSplits, kGroup}},
       part_l{{kKv, kMaxSplits, kGroup}};
   Tensor<float, 2> attn_by_kv_head = attn.slice(0, 0, kQWidth).reshape<2>({kKv, kGroup* kHead});
-  Scalar<std::int32_t> position, seq_len, chunks_per_split;
+  Scalar<std::int32_t> position, chunks_per_split;
   LaunchOptions options;
 
-  explicit Step(std::int64_t layers) : weights(kWeightSets) {
+  explicit Step(std::int64_t layers)
+      : weights(kWeightSets),
+        k_all({layers * kKv, k::attention_cache_positions(kContext, k::kAttentionChunk, kMaxSplits), kHead}),
+        v_all({layers * kKv, k::attention_cache_positions(kContext, k::kAttentionChunk, kMaxSplits), kHead}),
+        k_new({layers * kKv, kHead}),
+        v_new({layers * kKv, kHead}) {
     for (std::int64_t l = 0; l < layers; ++l) {
-      k_cache.emplace_back(std::array<std::int64_t, 3>{kKv, kContext, kHead});
-      v_cache.emplace_back(std::array<std::int64_t, 3>{kKv, kContext, kHead});
+      k_cache.push_back(k_all.slice(0, l * kKv, (l + 1) * kKv));
+      v_cache.push_back(v_all.slice(0, l * kKv, (l + 1) * kKv));
     }
     options.stream = Stream::create();
   }
 
-  std::size_t launches = 0;          // launches since launch() began: the next one's graph index
-  std::vector<std::size_t> appends;  // the graph's launch index of each layer's K/V append
+  std::size_t launches = 0;  // launches since launch() began: the next one's graph index
+  std::size_t append = 0;    // the graph's launch index of kv_append
 
   template <class Kernel, class... Args>
   void run(int threads, const Kernel& kernel, Args&&... args) {
@@ -95,25 +106,29 @@ struct Step {
     constexpr int R = k::kMatvecRows, BK = k::kMatvecCols, GP = kGroup, CH = k::kAttentionChunk;
     const auto [per_split, splits] = k::attention_splits(seq, CH, kMaxSplits);
     position.set(static_cast<std::int32_t>(seq - 1));
-    seq_len.set(static_cast<std::int32_t>(seq));
     chunks_per_split.set(static_cast<std::int32_t>(per_split));
     launches = 0;
-    appends.clear();
     auto po = part_o.slice(1, 0, splits), pm = part_m.slice(1, 0, splits), pl = part_l.slice(1, 0, splits);
     const float eps = 1e-6f, scale = 1.0f / std::sqrt(float(kHead));
+    run(0, k::step_rows(), cos_now.partition<1, 64>(), sin_now.partition<1, 64>(), length.partition<1, 1>(), rope_cos,
+        rope_sin, position);
     for (std::size_t l = 0; l < k_cache.size(); ++l) {
       const LayerWeights& w = weights[l % weights.size()];
+      const auto layer = static_cast<std::int64_t>(l);
+      auto k_row = k_new.slice(0, layer * kKv, (layer + 1) * kKv),
+           v_row = v_new.slice(0, layer * kKv, (layer + 1) * kKv);
       if (v.qkv)
         run(k::kNormMatvecThreads, k::rmsnorm_matvec<R, BK>(), qkv.partition<R>(), w.qkv, x, w.input_norm, eps);
       if (v.qk_norm) {
-        appends.push_back(launches);
-        auto k_slot = k_cache[l].slice(1, seq - 1, seq), v_slot = v_cache[l].slice(1, seq - 1, seq);
+        auto k_slot = k_new.slice(0, layer * kKv, (layer + 1) * kKv).reshape<3>({kKv, 1, kHead});
+        auto v_slot = v_new.slice(0, layer * kKv, (layer + 1) * kKv).reshape<3>({kKv, 1, kHead});
         run(0, k::qk_norm_rope_append<GP>(), q.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
-            v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, rope_cos, rope_sin, position, eps);
+            v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, cos_now, sin_now, std::int32_t{0},
+            eps);
       }
       if (v.split)
         run(0, k::decode_attention_split<GP, CH>(), po.partition<1, 1, GP * 128>(), pm.partition<1, 1, GP>(),
-            pl.partition<1, 1, GP>(), q, k_cache[l], v_cache[l], seq_len, chunks_per_split, scale);
+            pl.partition<1, 1, GP>(), q, k_cache[l], v_cache[l], k_row, v_row, length, chunks_per_split, scale);
       if (v.combine) run(0, k::decode_attention_combine<GP>(), attn_by_kv_head.partition<1, GP * 128>(), po, pm, pl);
       if (v.o_proj) run(0, k::matvec_residual<R, BK>(), x.partition<R>(), w.o, attn);
       if (v.gate_up)
@@ -121,20 +136,19 @@ struct Step {
             mlp.partition<k::kSwigluTileRows>(), w.gate, w.up, x, w.post_norm, eps);
       if (v.down) run(0, k::matvec_residual<R, BK>(), x.partition<R>(), w.down, mlp);
     }
+    append = launches;
+    auto k_slot = k_all.slice(1, seq - 1, seq), v_slot = v_all.slice(1, seq - 1, seq);
+    run(0, k::kv_append(), k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), k_new, v_new);
   }
 
-  // What the engine changes before each token's replay: the scalars and each layer's K/V slots
-  // (parameters 1 and 2 of qk_norm_rope_append). Alternates between two positions with the same
-  // splits.
+  // What the engine changes before each token's replay: the position and kv_append's K/V slots
+  // (its parameters 0 and 1). Alternates between two positions with the same splits.
   void update(Graph& g, std::int64_t seq, std::int64_t r) {
     const std::int64_t pos = seq - 1 - (r & 1);
     position.set(static_cast<std::int32_t>(pos));
-    seq_len.set(static_cast<std::int32_t>(pos + 1));
-    for (std::size_t l = 0; l < appends.size(); ++l) {
-      auto k_slot = k_cache[l].slice(1, pos, pos + 1), v_slot = v_cache[l].slice(1, pos, pos + 1);
-      g.move_view(appends[l], 1, k_slot);
-      g.move_view(appends[l], 2, v_slot);
-    }
+    auto k_slot = k_all.slice(1, pos, pos + 1), v_slot = v_all.slice(1, pos, pos + 1);
+    g.move_view(append, 0, k_slot);
+    g.move_view(append, 1, v_slot);
   }
 };
 
@@ -150,6 +164,10 @@ int main(int argc, char** argv) {
       layers = std::stoll(argv[i + 1]);
     else if (a == "--replays")
       replays = std::stoll(argv[i + 1]);
+  }
+  if (seq < 2 || seq > kContext) {
+    fmt::print(stderr, "bench_decode_layers: --seq must be in [2, {}], got {}\n", kContext, seq);
+    return 2;
   }
   if (!bench::have_gpu()) return 0;
   Step step(layers);

@@ -14,6 +14,7 @@
 
 #include "errors.h"
 #include "kernels/attention.h"
+#include "kernels/decode_step.h"
 #include "kernels/embedding.h"
 #include "kernels/matvec.h"
 #include "kernels/prefill_attention.h"
@@ -99,8 +100,12 @@ struct Model::Scratch {
     std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
   }
 
-  std::vector<Tensor<bfloat16, 3>> k_cache, v_cache;  // per layer [n_kv, context, 128]
+  Tensor<bfloat16, 3> k_all, v_all;  // [layers * n_kv, positions, 128]: attention_cache_positions(context)
+  std::vector<Tensor<bfloat16, 3>> k_cache, v_cache;  // per layer: views [n_kv, context, 128]
+  Tensor<bfloat16, 2> k_new, v_new;                   // the step's new K and V rows [layers * n_kv, 128]
   Tensor<float, 2> rope_cos, rope_sin;                // [context, 64]
+  Tensor<float, 2> cos_now, sin_now;                  // the step's rows of the tables [1, 64]
+  Tensor<std::int32_t, 2> seq;                        // [1, 1]: the step's position + 1
   Tensor<float, 1> x;                                 // residual stream [hidden]
   Tensor<float, 1> qkv;                               // [q_width + 2 kv_width]
   Tensor<float, 4> q_in;                              // views of qkv: [n_kv, G, 2, 64]
@@ -114,7 +119,7 @@ struct Model::Scratch {
   Tensor<float, 1> logits;                            // [vocab]
   tessera::LaunchOptions options;                     // the target and the model's stream
   // The step's scalars, read at each launch and each graph replay.
-  tessera::Scalar<std::int32_t> token, position, seq_len, chunks_per_split;
+  tessera::Scalar<std::int32_t> token, position, chunks_per_split;
 };
 
 // The activations of one prefill chunk, sized for prefill_chunk tokens; a chunk of T tokens uses
@@ -143,12 +148,21 @@ struct Model::PrefillScratch {
 struct Model::DecodeGraph {
   explicit DecodeGraph(tessera::Target target) : graph(target) {}
   tessera::Graph graph;
-  std::vector<std::size_t> appends;
+  std::size_t append = 0;  // the launch index of kv_append
 };
 
 Model::Scratch::Scratch(const ModelConfig& c, std::int64_t context, std::int64_t max_splits, tessera::Target target)
-    : rope_cos({context, kHeadDim / 2}),
+    : k_all({c.num_hidden_layers * c.num_key_value_heads,
+             k::attention_cache_positions(context, k::kAttentionChunk, max_splits), kHeadDim}),
+      v_all({c.num_hidden_layers * c.num_key_value_heads,
+             k::attention_cache_positions(context, k::kAttentionChunk, max_splits), kHeadDim}),
+      k_new({c.num_hidden_layers * c.num_key_value_heads, kHeadDim}),
+      v_new({c.num_hidden_layers * c.num_key_value_heads, kHeadDim}),
+      rope_cos({context, kHeadDim / 2}),
       rope_sin({context, kHeadDim / 2}),
+      cos_now({1, kHeadDim / 2}),
+      sin_now({1, kHeadDim / 2}),
+      seq({1, 1}),
       x({c.hidden_size}),
       qkv({c.q_width() + 2 * c.kv_width()}),
       q_in(qkv.slice(0, 0, c.q_width()).reshape<4>({c.num_key_value_heads, c.gqa_group(), 2, kHeadDim / 2})),
@@ -163,9 +177,10 @@ Model::Scratch::Scratch(const ModelConfig& c, std::int64_t context, std::int64_t
       attn_by_kv_head(attn.slice(0, 0, c.q_width()).reshape<2>({c.num_key_value_heads, c.gqa_group() * kHeadDim})),
       mlp({c.intermediate_size}),
       logits({c.vocab_size}) {
+  const std::int64_t n_kv = c.num_key_value_heads;
   for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) {
-    k_cache.emplace_back(std::array<std::int64_t, 3>{c.num_key_value_heads, context, kHeadDim});
-    v_cache.emplace_back(std::array<std::int64_t, 3>{c.num_key_value_heads, context, kHeadDim});
+    k_cache.push_back(k_all.slice(0, l * n_kv, (l + 1) * n_kv));
+    v_cache.push_back(v_all.slice(0, l * n_kv, (l + 1) * n_kv));
   }
   const RopeTable rope = make_rope_table(c.rope_theta, kHeadDim, context);
   std::copy(rope.cos.begin(), rope.cos.end(), rope_cos.data());
@@ -267,64 +282,64 @@ const Tensor<float, 1>& Model::warm_up() {
 
 void Model::step(std::int32_t token, std::int64_t position, bool logits, bool graph) {
   Scratch& s = *scratch_;
-  const std::int64_t seq_len = position + 1;
   // At most as many splits as the part tensors hold, each of whole chunks; fewer while the
   // context is short.
-  const auto [chunks_per_split, splits] = k::attention_splits(seq_len, k::kAttentionChunk, s.part_m.shape(1));
+  const auto [chunks_per_split, splits] = k::attention_splits(position + 1, k::kAttentionChunk, s.part_m.shape(1));
   s.token.set(token);
   s.position.set(static_cast<std::int32_t>(position));
-  s.seq_len.set(static_cast<std::int32_t>(seq_len));
   s.chunks_per_split.set(static_cast<std::int32_t>(chunks_per_split));
   if (!graph) {
     launch_step(splits, position, logits);
   } else {
-    if (graphs_.size() < static_cast<std::size_t>(splits)) graphs_.resize(static_cast<std::size_t>(splits));
-    std::unique_ptr<DecodeGraph>& g = graphs_[static_cast<std::size_t>(splits - 1)];
+    std::unique_ptr<DecodeGraph>& g = graphs_[{splits, chunks_per_split}];
     if (!g) {
       g = std::make_unique<DecodeGraph>(target_);
       auto recording = g->graph.capture();
-      g->appends = launch_step(splits, position, logits);
+      g->append = launch_step(splits, position, logits);
     }
-    for (std::size_t l = 0; l < g->appends.size(); ++l) {
-      auto k_slot = s.k_cache[l].slice(1, position, position + 1);
-      auto v_slot = s.v_cache[l].slice(1, position, position + 1);
-      g->graph.move_view(g->appends[l], 1, k_slot);  // parameters 1 and 2 of qk_norm_rope_append
-      g->graph.move_view(g->appends[l], 2, v_slot);
-    }
+    auto k_slot = s.k_all.slice(1, position, position + 1);
+    auto v_slot = s.v_all.slice(1, position, position + 1);
+    g->graph.move_view(g->append, 0, k_slot);  // parameters 0 and 1 of kv_append
+    g->graph.move_view(g->append, 1, v_slot);
     std::move(g->graph.replay_async(s.options)).detach();
   }
   cached_ = position + 1;
 }
 
-std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t position, bool logits) {
+std::size_t Model::launch_step(std::int64_t splits, std::int64_t position, bool logits) {
   constexpr int R = k::kMatvecRows, BK = k::kMatvecCols;
   const ModelConfig& c = config_;
   Scratch& s = *scratch_;
   const float eps = static_cast<float>(c.rms_norm_eps);
   const float scale = static_cast<float>(1 / std::sqrt(static_cast<double>(kHeadDim)));
-  std::vector<std::size_t> appends;
-  std::size_t launches = 0;
+  const std::int64_t n_kv = c.num_key_value_heads;
   const int norm_threads = product_threads_ || stream_stages_ ? k::kNormMatvecThreads : 0;
   const int stages = stream_stages_;
   s.run(k::embedding_gather<k::kEmbeddingTile>(), s.x.partition<k::kEmbeddingTile>(), weights_.embed, s.token);
-  ++launches;
+  s.run(k::step_rows(), s.cos_now.partition<1, 64>(), s.sin_now.partition<1, 64>(), s.seq.partition<1, 1>(),
+        s.rope_cos, s.rope_sin, s.position);
+  std::size_t launches = 2;
   with_group_tile(c.gqa_group(), [&]<int GP>(std::integral_constant<int, GP>) {
     auto part_o = s.part_o.slice(1, 0, splits);
     auto part_m = s.part_m.slice(1, 0, splits);
     auto part_l = s.part_l.slice(1, 0, splits);
     for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
       const LayerWeights& w = weights_.layers[l];
+      const auto layer = static_cast<std::int64_t>(l);
       s.run_threads(norm_threads, stages, k::rmsnorm_matvec<R, BK>(), s.qkv.partition<R>(), w.qkv, s.x,
                     w.input_norm, eps);
-      auto k_slot = s.k_cache[l].slice(1, position, position + 1);
-      auto v_slot = s.v_cache[l].slice(1, position, position + 1);
-      appends.push_back(launches + 1);
+      // The layer's new K and V rows, [n_kv, 128] (the kernels' [n_kv, 1, 128] slot shape for the
+      // writer); the tables' rows at the position are step_rows' (row 0).
+      auto k_row = s.k_new.slice(0, layer * n_kv, (layer + 1) * n_kv);
+      auto v_row = s.v_new.slice(0, layer * n_kv, (layer + 1) * n_kv);
+      auto k_slot = s.k_new.slice(0, layer * n_kv, (layer + 1) * n_kv).reshape<3>({n_kv, 1, kHeadDim});
+      auto v_slot = s.v_new.slice(0, layer * n_kv, (layer + 1) * n_kv).reshape<3>({n_kv, 1, kHeadDim});
       s.run(k::qk_norm_rope_append<GP>(), s.q.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
-            v_slot.partition<1, 1, 128>(), s.q_in, s.k_in, s.v_in, w.q_norm, w.k_norm, s.rope_cos, s.rope_sin,
-            s.position, eps);
+            v_slot.partition<1, 1, 128>(), s.q_in, s.k_in, s.v_in, w.q_norm, w.k_norm, s.cos_now, s.sin_now,
+            std::int32_t{0}, eps);
       s.run(k::decode_attention_split<GP, k::kAttentionChunk>(), part_o.partition<1, 1, GP * 128>(),
-            part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), s.q, s.k_cache[l], s.v_cache[l], s.seq_len,
-            s.chunks_per_split, scale);
+            part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), s.q, s.k_cache[l], s.v_cache[l], k_row,
+            v_row, s.seq, s.chunks_per_split, scale);
       s.run(k::decode_attention_combine<GP>(), s.attn_by_kv_head.partition<1, GP * 128>(), part_o, part_m, part_l);
       // Streamed: the residual products at 8 x 512 and 256 threads (twice the programs of
       // 16 x 512, each with its own ring).
@@ -350,11 +365,17 @@ std::vector<std::size_t> Model::launch_step(std::int64_t splits, std::int64_t po
       launches += 7;
     }
   });
+  // Every layer's new K and V into the caches, at the position (the attention of this step read
+  // them from the staging rows; the next step reads them from the caches).
+  const std::size_t append = launches;
+  auto k_slot = s.k_all.slice(1, position, position + 1);
+  auto v_slot = s.v_all.slice(1, position, position + 1);
+  s.run(k::kv_append(), k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), s.k_new, s.v_new);
   if (logits) {
     s.run_threads(norm_threads, stages, k::rmsnorm_matvec<R, BK>(), s.logits.partition<R>(), weights_.head(), s.x,
                   weights_.final_norm, eps);
   }
-  return appends;
+  return append;
 }
 
 void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int64_t start, bool logits) {

@@ -3,29 +3,35 @@
 // decode_step(token, position) runs the whole forward pass for one token as tile kernels
 // (kernels/*.h) and returns the f32 logits [vocab]. Per step and layer, seven kernels:
 //   1. qkv = W_qkv rmsnorm(x)                     rmsnorm_matvec (the norm fused into the product)
-//   2. q/k per-head norm + RoPE, K and V appended  qk_norm_rope_append (writes the cache row)
-//   3. partial attention per (KV head, split)      decode_attention_split (flash-decoding)
+//   2. q/k per-head norm + RoPE                   qk_norm_rope_append (K, V into the step's staging rows)
+//   3. partial attention per (KV head, split)      decode_attention_split (flash-decoding; the new
+//                                                  position's K and V from the staging rows)
 //   4. combine of the splits                       decode_attention_combine
 //   5. x += W_o attn                               matvec_residual (residual add in the epilogue)
 //   6. m = silu(W_gate n) * (W_up n), n = rmsnorm(x)  rmsnorm_swiglu
 //   7. x += W_down m                               matvec_residual
-// plus the embedding gather before the layers and logits = W_head rmsnorm(x) after them
-// (rmsnorm_matvec; W_head is the embedding table when tied).
+// plus the embedding gather and step_rows (the position's RoPE rows and the attended length, as
+// tensors) before the layers, kv_append (every layer's new K and V into the caches) and
+// logits = W_head rmsnorm(x) after them (rmsnorm_matvec; W_head is the embedding table when tied).
 // The residual stream x and every activation are f32; q and the cache are bf16.
 //
-// The KV cache is preallocated for the context limit: per layer, K and V of [n_kv, context, 128]
-// bf16. Position p's K and V are written by its step; a step at position p attends to positions
-// 0..p, so a step may be re-run at any position up to the number of positions already cached
-// (the cache then holds positions < p plus the new one). Split-KV: the chunks of 64 positions are
+// The KV cache is preallocated for the context limit: K and V of [layers, n_kv, positions, 128]
+// bf16 (a view per layer), positions = kernels::attention_cache_positions(context) (a few chunks
+// more, so that no attention program reads past the cache). Position p's K and V are written by
+// its step; a step at position p attends to positions 0..p, so a step may be re-run at any
+// position up to the number of positions already cached (the cache then holds positions < p
+// plus the new one). Split-KV: the chunks of 64 positions are
 // grouped into splits so that about EngineOptions::attention_programs (KV head, split) programs
 // run; longer contexts give a split more chunks, not more splits.
 //
 // Launches are asynchronous on the model's own stream, ordered by tessera's tensor tracking;
 // reading the logits on the host waits for them. decode_step() replays a tessera::Graph of the
-// step (one CUDA graph on a GPU): captured once per number of attention splits (which sets the
-// partial-attention tensors' shapes), with the token, position, sequence length and chunks per
-// split as tessera::Scalars and each layer's K and V slot moved to the position
-// (Graph::move_view).
+// step (one CUDA graph on a GPU): captured once per number of attention splits and chunks per
+// split (which set the partial-attention tensors' shapes and every attention program's
+// iterations), with the token and position as tessera::Scalars and kv_append's K and V slots
+// moved to the position (Graph::move_view). Only three nodes change from one token to the next
+// (the embedding, step_rows, kv_append): each changed node costs a driver call on the host
+// before the replay, while the GPU waits.
 //
 // prefill() runs the prompt's tokens through each layer together, in chunks of up to
 // EngineOptions::prefill_chunk tokens (so that its scratch memory stays bounded: a long prompt
@@ -56,7 +62,10 @@
 #include <tessera/tessera.h>
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <span>
+#include <utility>
 
 #include "device_weights.h"
 #include "model_config.h"
@@ -114,11 +123,11 @@ class Model {
   struct PrefillScratch;
   struct DecodeGraph;
   void check_step(std::int32_t token, std::int64_t position) const;
-  // Runs the step: as launches, or with `graph` through the decode graph of its splits.
+  // Runs the step: as launches, or with `graph` through the decode graph of its attention splits.
   void step(std::int32_t token, std::int64_t position, bool logits, bool graph = false);
   // The launches of a step with `splits` attention splits, whose K and V go to `position`'s slot
-  // (the Scalars hold the rest); returns the launch index of each layer's K/V append.
-  std::vector<std::size_t> launch_step(std::int64_t splits, std::int64_t position, bool logits);
+  // (the Scalars hold the rest); returns the launch index of the K/V append (kv_append).
+  std::size_t launch_step(std::int64_t splits, std::int64_t position, bool logits);
   // The launches of one prefill chunk: tokens at positions start, start + 1, ... (at most
   // prefill_chunk_ of them), with the LM head on the last one if `logits`.
   void launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int64_t start, bool logits);
@@ -132,9 +141,10 @@ class Model {
   std::int64_t prefill_chunk_ = 0;
   std::int64_t cached_ = 0;
   DeviceWeights weights_;
-  std::unique_ptr<Scratch> scratch_;  // the KV cache, RoPE tables and activations
-  std::unique_ptr<PrefillScratch> prefill_scratch_;   // a chunk's activations, made at the first prefill
-  std::vector<std::unique_ptr<DecodeGraph>> graphs_;  // per number of splits, captured on first use
+  std::unique_ptr<Scratch> scratch_;                 // the KV cache, RoPE tables and activations
+  std::unique_ptr<PrefillScratch> prefill_scratch_;  // a chunk's activations, made at the first prefill
+  // Per (attention splits, chunks per split), captured on first use.
+  std::map<std::pair<std::int64_t, std::int64_t>, std::unique_ptr<DecodeGraph>> graphs_;
 };
 
 }  // namespace qwen3

@@ -1,8 +1,7 @@
 // attention.h: grouped-query decode attention with split-KV (flash-decoding), and its combine.
 //
 // decode_attention_split: one program per (KV head h, split s), grid [n_kv, S]. The split covers
-// the KV chunks [s * chunks_per_split, (s + 1) * chunks_per_split) of CH positions each, those
-// that hold positions < seq_len (so a grid of more splits than needed costs no loads); the
+// the KV chunks [s * chunks_per_split, (s + 1) * chunks_per_split) of CH positions each; the
 // program loads each chunk's K and V once ([CH, 128] bf16) and computes all G query heads of its
 // KV head against them (q: bf16 [n_kv, G, 128], loaded as one [GP, 128] tile, GP = the power of
 // two >= G; rows past G read as zero and are never stored). It keeps the usual online softmax in
@@ -11,12 +10,22 @@
 //   part_o [n_kv, S, G*128]   sum_t exp(s_t - m) v_t        (tile [1, 1, GP*128])
 //   part_m [n_kv, S, G]       m = max_t s_t                  (tile [1, 1, GP])
 //   part_l [n_kv, S, G]       l = sum_t exp(s_t - m)
-// with s_t = scale * q . k_t over the positions t < seq_len of the split. Positions at or past
-// seq_len (the last chunk's tail) are masked to -inf; a split with no position keeps m = -inf,
-// l = 0, o = 0, which the combine weighs as nothing. The
-// exponentials use 0 in place of an m that is still -inf, so no -inf - -inf is ever formed. The
-// products q k^T and p V are mmas of bf16 operands with f32 accumulation, on the tensor cores of
-// a GPU: the probabilities p (in [0, 1]) are rounded to bf16 for p V, as flash attention and
+// with s_t = scale * q . k_t over the positions t < n of the split, n = length[0, 0] (an i32 [1, 1]
+// tensor written on the GPU, kernels/decode_step.h). The newest position n - 1 is not in the
+// cache yet: its K and V rows are k_new, v_new [n_kv, 128] (the step's staging rows), taken in
+// by the split whose chunks hold it as one more online-softmax step after its loop (score
+// q . k_new and term p v_new in f32); the cache's row there is not used. In the loop, positions
+// from n - 1 on (the last chunks' tails) are masked to -inf: their probabilities in p V are
+// zero, so the cache's rows there must hold finite values (zeros, or what an earlier sequence
+// wrote: the engine's caches start as zeros). A split with no position keeps m = -inf, l = 0,
+// o = 0, which the combine weighs as nothing. Every program runs chunks_per_split iterations, so
+// that nothing but the tensors depends on n: a captured step's nodes stay as they are from one
+// token to the next. Chunks past the cache's end read as zero, but a program that reaches them
+// runs the bounds-checked copy of its loop: the engine's caches hold
+// attention_cache_positions(context) positions so that none does. The exponentials use 0 in
+// place of an m that is still -inf, so no -inf - -inf is ever formed. The products q k^T and
+// p V are mmas of bf16 operands with f32 accumulation, on the tensor cores of a GPU: the
+// probabilities p (in [0, 1]) are rounded to bf16 for p V, as flash attention and
 // transformers' bf16 attention do, a relative error of at most 2^-9 per probability; the
 // running sums l and m stay in f32.
 //
@@ -53,27 +62,43 @@ inline AttentionSplits attention_splits(std::int64_t seq_len, std::int64_t chunk
   return {per_split, (chunks + per_split - 1) / per_split};
 }
 
+// The positions a KV cache holds for a context of `context` positions: enough that every split of
+// every step (attention_splits for 1..context positions) has all its chunks inside the cache.
+// decode_attention_split runs chunks_per_split iterations in every program, so the last split
+// may reach up to chunks_per_split - 1 chunks past the step's length; a program whose chunks
+// leave the cache runs the bounds-checked copy of the loop (per-element loads: on the H200 it
+// made the whole 4B step about 11% slower at 16k positions, where the last split's program is the
+// kernel's slowest).
+inline std::int64_t attention_cache_positions(std::int64_t context, std::int64_t chunk, std::int64_t max_splits) {
+  std::int64_t chunks = (context + chunk - 1) / chunk;
+  for (std::int64_t c = 1; c <= (context + chunk - 1) / chunk; ++c) {
+    const AttentionSplits a = attention_splits(c * chunk, chunk, max_splits);
+    chunks = std::max(chunks, a.chunks_per_split * a.splits);
+  }
+  return chunks * chunk;
+}
+
 template <int GP, int CH>
 auto decode_attention_split() {
   static_assert(power_of_two(GP) && power_of_two(CH), "tile sizes are powers of two");
   return tessera::kernel(
-      tiled_name("qwen3_attention_split", GP, CH), [](auto part_o, auto part_m, auto part_l, auto q, auto k_cache,
-                                                      auto v_cache, auto seq_len, auto chunks_per_split, auto scale) {
+      tiled_name("qwen3_attention_split", GP, CH),
+      [](auto part_o, auto part_m, auto part_l, auto q, auto k_cache, auto v_cache, auto k_new, auto v_new, auto length,
+         auto chunks_per_split, auto scale) {
         using namespace tessera;
         auto h = program_id<0>();
         auto split = program_id<1>();
         auto qt = reshape<GP, 128>(load<1, GP, 128>(q, h, c<0>, c<0>));
-        // The chunks of this split that hold positions < seq_len (none for a split past the end).
-        auto chunks = (seq_len + c<CH - 1>) / c<CH>;
-        auto trips = maximum(minimum(chunks_per_split, chunks - split * chunks_per_split), c<0>);
+        auto n = load<1, 1>(length, c<0>, c<0>);  // [1, 1]: positions < n are attended
+        auto last = n - c<1>;                     // the new position, whose K and V are k_new, v_new
         auto r = for_range(
-            trips,
+            chunks_per_split,
             [=](auto i, auto m, auto l, auto o) {
               auto chunk = split * chunks_per_split + i;
               auto kt = reshape<CH, 128>(load<1, CH, 128>(k_cache, h, chunk, c<0>));
               auto vt = reshape<CH, 128>(load<1, CH, 128>(v_cache, h, chunk, c<0>));
               auto positions = reshape<1, CH>(iota<CH>() + chunk * c<CH>);
-              auto s = select(positions < seq_len, mma(qt, transpose(kt), c<0.0>) * scale, c<-inf>);  // [GP, CH]
+              auto s = select(positions < last, mma(qt, transpose(kt), c<0.0>) * scale, c<-inf>);  // [GP, CH]
               auto m_new = maximum(m, max<1>(s));
               auto m_use = select(m_new == c<-inf>, c<0.0>, m_new);
               auto alpha = exp(m - m_use);
@@ -81,8 +106,18 @@ auto decode_attention_split() {
               return carry(m_new, l * alpha + sum<1>(p), mma(cast<kBF16>(p), vt, o * alpha));
             },
             full<kF32, GP, 1>(c<-inf>), full<kF32, GP, 1>(c<0.0>), full<kF32, GP, 128>(c<0.0>));
-        return seq(part_o.store(reshape<1, 1, GP * 128>(get<2>(r))), part_m.store(reshape<1, 1, GP>(get<0>(r))),
-                   part_l.store(reshape<1, 1, GP>(get<1>(r))));
+        // The new position, one more online-softmax step of the split whose chunks hold it.
+        auto first = split * chunks_per_split * c<CH>;
+        auto holds = (last >= first) && (last < first + chunks_per_split * c<CH>);                // [1, 1]
+        auto s_last = sum<1>(cast<kF32>(qt) * cast<kF32>(load<1, 128>(k_new, h, c<0>))) * scale;  // [GP, 1]
+        auto m_end = select(holds, maximum(get<0>(r), s_last), get<0>(r));
+        auto m_use = select(m_end == c<-inf>, c<0.0>, m_end);
+        auto alpha = exp(get<0>(r) - m_use);
+        auto p_last = select(holds, exp(s_last - m_use), c<0.0>);
+        auto l_end = get<1>(r) * alpha + p_last;
+        auto o_end = get<2>(r) * alpha + p_last * cast<kF32>(load<1, 128>(v_new, h, c<0>));
+        return seq(part_o.store(reshape<1, 1, GP * 128>(o_end)), part_m.store(reshape<1, 1, GP>(m_end)),
+                   part_l.store(reshape<1, 1, GP>(l_end)));
       });
 }
 

@@ -23,6 +23,7 @@
 #include "attention_reference.h"
 #include "engine_test_support.h"
 #include "kernels/attention.h"
+#include "kernels/decode_step.h"
 #include "kernels/embedding.h"
 #include "kernels/matvec.h"
 #include "kernels/qk_norm_rope.h"
@@ -224,7 +225,9 @@ void qk_norm_rope_append_group1(Target target) { qk_norm_rope_case<1>(target, 1)
 // Split-KV attention and its combine against a softmax in double, for G = 3 (GP = 4) query heads
 // per KV head, 2 KV heads, a 300-position cache and lengths that are and are not multiples of
 // the chunk, with one and with three chunks per split, and with two splits past the end (empty:
-// they must weigh nothing).
+// they must weigh nothing). The newest position's K and V come from k_new, v_new; the cache from
+// that position on holds large finite values (what an earlier sequence left there), which must
+// not reach the result.
 void split_kv_attention(Target target) {
   constexpr int GP = 4, CH = kAttentionChunk;
   const int64_t n_kv = 2, group = 3, d = 128, context = 300;
@@ -232,23 +235,37 @@ void split_kv_attention(Target target) {
   auto q = random_bf16<3>({n_kv, group, d}, -2, 2, 10);
   auto k_cache = random_bf16<3>({n_kv, context, d}, -2, 2, 11);
   auto v_cache = random_bf16<3>({n_kv, context, d}, -1, 1, 12);
+  auto k_new = random_bf16<2>({n_kv, d}, -2, 2, 15);
+  auto v_new = random_bf16<2>({n_kv, d}, -1, 1, 16);
+  const bfloat16 stale(1e30f);
   for (int32_t seq_len : {1, 63, 64, 65, 200, 300}) {
+    Tensor<bfloat16, 3> kc({n_kv, context, d}), vc({n_kv, context, d});
+    for (int64_t h = 0; h < n_kv; ++h)
+      for (int64_t t = 0; t < context; ++t)
+        for (int64_t i = 0; i < d; ++i) {
+          kc(h, t, i) = t < seq_len - 1 ? k_cache(h, t, i) : stale;
+          vc(h, t, i) = t < seq_len - 1 ? v_cache(h, t, i) : stale;
+        }
+    Tensor<int32_t, 2> seq({1, 1});
+    seq(0, 0) = seq_len;
+    auto key = [&](int64_t h, int64_t t, int64_t i) { return f(t == seq_len - 1 ? k_new(h, i) : k_cache(h, t, i)); };
+    auto value = [&](int64_t h, int64_t t, int64_t i) { return f(t == seq_len - 1 ? v_new(h, i) : v_cache(h, t, i)); };
     for (auto [chunks_per_split, extra_splits] : {std::pair(1, 0), std::pair(3, 0), std::pair(1, 2)}) {
       const int64_t chunks = (seq_len + CH - 1) / CH;
       const int64_t splits = (chunks + chunks_per_split - 1) / chunks_per_split + extra_splits;
       Tensor<float, 3> part_o({n_kv, splits, group * d}), part_m({n_kv, splits, group}), part_l({n_kv, splits, group});
       Tensor<float, 2> out({n_kv, group * d});
       decode_attention_split<GP, CH>().launch(on(target), part_o.partition<1, 1, GP * 128>(),
-                                              part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), q, k_cache,
-                                              v_cache, seq_len, chunks_per_split, scale);
+                                              part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), q, kc, vc,
+                                              k_new, v_new, seq, chunks_per_split, scale);
       decode_attention_combine<GP>().launch(on(target), out.partition<1, GP * 128>(), part_o, part_m, part_l);
       std::vector<double> got = as_double(out), want, bound;
       for (int64_t h = 0; h < n_kv; ++h)
         for (int64_t g = 0; g < group; ++g) {
           AttentionReference r = attention_reference([&](int64_t i) { return f(q(h, g, i)); },
-                                                     [&](int64_t t, int64_t i) { return f(k_cache(h, t, i)); },
-                                                     [&](int64_t t, int64_t i) { return f(v_cache(h, t, i)); },
-                                                     seq_len, d, scale);
+                                                     [&](int64_t t, int64_t i) { return key(h, t, i); },
+                                                     [&](int64_t t, int64_t i) { return value(h, t, i); }, seq_len, d,
+                                                     scale);
           for (int64_t i = 0; i < d; ++i) {
             want.push_back(r.out[i]);
             bound.push_back((r.score_error + 0x1p-8 + (2.0 * seq_len + 16) * kU) * r.magnitude[i] + 1e-30);
@@ -258,6 +275,41 @@ void split_kv_attention(Target target) {
       CHECK(mismatches(got, want, bound) == 0);
     }
   }
+}
+
+// step_rows: the tables' rows at the position and the attended length, exactly.
+void step_rows_exact(Target target) {
+  auto cos_table = random_f32<2>({40, 64}, -1, 1, 17), sin_table = random_f32<2>({40, 64}, -1, 1, 18);
+  Tensor<float, 2> cos_now({1, 64}), sin_now({1, 64});
+  Tensor<int32_t, 2> seq({1, 1});
+  for (int32_t position : {0, 17, 39}) {
+    step_rows().launch(on(target), cos_now.partition<1, 64>(), sin_now.partition<1, 64>(), seq.partition<1, 1>(),
+                       cos_table, sin_table, position);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < 64; ++i)
+      bad += cos_now(0, i) != cos_table(position, i) || sin_now(0, i) != sin_table(position, i);
+    CHECK(bad == 0);
+    CHECK(seq(0, 0) == position + 1);
+  }
+}
+
+// kv_append: every (layer, KV head) row's new K and V into the caches at one position, nothing
+// else.
+void kv_append_exact(Target target) {
+  const int64_t rows = 6, context = 10, d = 128, position = 6;
+  auto k_new = random_bf16<2>({rows, d}, -2, 2, 19), v_new = random_bf16<2>({rows, d}, -2, 2, 20);
+  Tensor<bfloat16, 3> k_all({rows, context, d}), v_all({rows, context, d});
+  {
+    auto k_slot = k_all.slice(1, position, position + 1), v_slot = v_all.slice(1, position, position + 1);
+    kv_append().launch(on(target), k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), k_new, v_new);
+  }
+  int64_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t t = 0; t < context; ++t)
+      for (int64_t i = 0; i < d; ++i)
+        bad += t == position ? k_all(r, t, i).bits != k_new(r, i).bits || v_all(r, t, i).bits != v_new(r, i).bits
+                             : f(k_all(r, t, i)) != 0 || f(v_all(r, t, i)) != 0;
+  CHECK(bad == 0);
 }
 
 // Greedy: the first index of the largest logit, over 5000 logits (three ragged blocks), with a
@@ -375,6 +427,8 @@ QWEN3_TARGET_TEST_CASE("kernel: matvec, residual, rmsnorm prologue, swiglu", "[e
 QWEN3_TARGET_TEST_CASE("kernel: q/k norm + rope + kv append, G=3", "[engine][kernels]", qk_norm_rope_append_group3)
 QWEN3_TARGET_TEST_CASE("kernel: q/k norm + rope + kv append, G=1", "[engine][kernels]", qk_norm_rope_append_group1)
 QWEN3_TARGET_TEST_CASE("kernel: split-kv attention and combine", "[engine][kernels]", split_kv_attention)
+QWEN3_TARGET_TEST_CASE("kernel: step rows", "[engine][kernels]", step_rows_exact)
+QWEN3_TARGET_TEST_CASE("kernel: kv append", "[engine][kernels]", kv_append_exact)
 QWEN3_TARGET_TEST_CASE("kernel: argmax", "[engine][kernels]", argmax_first_index)
 QWEN3_TARGET_TEST_CASE("kernel: top-k candidates and sampling", "[engine][kernels]", topk_and_sampling)
 QWEN3_TARGET_TEST_CASE("kernel: weight copy", "[engine][kernels]", weight_copy_exact)
@@ -396,6 +450,27 @@ TEST_CASE("attention split plan", "[engine][kernels]") {
   CHECK(plan(2049) == std::pair<std::int64_t, std::int64_t>(2, 17));
   CHECK(plan(16384) == std::pair<std::int64_t, std::int64_t>(8, 32));
   CHECK(plan(16385) == std::pair<std::int64_t, std::int64_t>(9, 29));
+}
+
+// The cache holds every chunk a split of some step reads (a program past the cache's end would
+// run the bounds-checked copy of its loop), and no more than that.
+TEST_CASE("attention cache positions", "[engine][kernels]") {
+  CHECK(attention_cache_positions(160, 64, 3) == 192);
+  CHECK(attention_cache_positions(16640, 64, 32) == 261 * 64);  // 16385 positions: 29 splits of 9 chunks
+  for (std::int64_t context : {1, 63, 64, 65, 2049, 16640, 40960}) {
+    for (std::int64_t max_splits : {1, 2, 7, 32}) {
+      const std::int64_t positions = attention_cache_positions(context, 64, max_splits);
+      CAPTURE(context, max_splits, positions);
+      CHECK(positions % 64 == 0);
+      CHECK(positions >= context);
+      std::int64_t reach = 0;
+      for (std::int64_t seq_len = 1; seq_len <= context; ++seq_len) {
+        const AttentionSplits a = attention_splits(seq_len, 64, max_splits);
+        reach = std::max(reach, a.chunks_per_split * a.splits * 64);
+      }
+      CHECK(positions == std::max(reach, (context + 63) / 64 * 64));
+    }
+  }
 }
 
 // Every kernel of the engine compiles to a cubin for sm_90 (no GPU needed), with the tile sizes
@@ -435,10 +510,18 @@ TEST_CASE("kernels compile for sm_90", "[engine][kernels][compile]") {
                                             v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, qn, kn, rope, rope2,
                                             int32_t{3}, 1e-6f)));
   Tensor<float, 3> po({2, 4, 256}), pm({2, 4, 2}), pl({2, 4, 2});
-  Tensor<float, 2> attn({2, 256});
+  Tensor<float, 2> attn({2, 256}), row({1, 64}), row2({1, 64});
+  Tensor<bfloat16, 2> k_row({2, 128}), v_row({2, 128});
+  Tensor<int32_t, 2> seq({1, 1});
   CHECK(ok(decode_attention_split<2, kAttentionChunk>().compile(sm90, po.partition<1, 1, 256>(),
                                                                 pm.partition<1, 1, 2>(), pl.partition<1, 1, 2>(), q, kc,
-                                                                vc, int32_t{4}, int32_t{1}, 0.1f)));
+                                                                vc, k_row, v_row, seq, int32_t{1}, 0.1f)));
+  CHECK(ok(step_rows().compile(sm90, row.partition<1, 64>(), row2.partition<1, 64>(), seq.partition<1, 1>(), rope,
+                               rope2, int32_t{3})));
+  {
+    auto ks = kc.slice(1, 3, 4), vs = vc.slice(1, 3, 4);
+    CHECK(ok(kv_append().compile(sm90, ks.partition<1, 1, 128>(), vs.partition<1, 1, 128>(), k_row, v_row)));
+  }
   CHECK(ok(decode_attention_combine<2>().compile(sm90, attn.partition<1, 256>(), po, pm, pl)));
   Tensor<float, 1> logits({5000}), bv({3});
   Tensor<int32_t, 1> bi({3}), token({1});
