@@ -1,0 +1,145 @@
+// l2_prefetch_chain.cu: a measurement, in plain CUDA, of whether a batch-1 product gains from
+// prefetching its weight rows into L2 before griddepcontrol.wait (while the kernel before it
+// ends), for Qwen3-4B's decode (issue #23); not tessera code and not built by CMake
+// (`nvcc -O3 -arch=sm_90a -std=c++17 -o l2_prefetch_chain l2_prefetch_chain.cu`, then run it on
+// the GPU). The chain mimics 36 decode layers with programmatic dependent launch: QKV, three
+// small kernels standing in for attention (8, 24 and 8 CTAs reading 4-32 KiB each), o_proj,
+// gate, up, down, each product at R x 512 tiles and 256 threads from registers (the layout of
+// bulk_matvec_chain.cu), distinct weights (7.27 GB). Each product CTA first issues
+// `cp.async.bulk.prefetch.L2` of none, the first two 512-column steps, or all of each of its
+// rows, then waits. Times are per chain, and the ratio is the weights' bytes at this program's
+// copy bandwidth over the chain's time.
+#include <cuda_bf16.h>
+#include <cstdio>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+#include <algorithm>
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1);} } while (0)
+constexpr int T = 256;
+__device__ __forceinline__ void fma8(float* acc, uint4 w, const float* xv) {
+  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&w);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) { float2 f = __bfloat1622float2(h[i]); *acc += f.x * xv[2 * i] + f.y * xv[2 * i + 1]; }
+}
+template <int R>
+__device__ __forceinline__ void finish(float* acc, float* y, int row0, int N) {
+  __shared__ float red[T / 32][R];
+  constexpr int BK = 512, TPR = BK / 8, RPP = T / TPR;
+  int t = threadIdx.x;
+#pragma unroll
+  for (int c = 0; c < R / RPP; ++c) {
+    float v = acc[c];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
+    if ((t & 31) == 0) red[t / 32][c] = v;
+  }
+  __syncthreads();
+  if (t < R) {
+    int c = t / RPP, r0 = t % RPP; float s = 0;
+    for (int w = 0; w < TPR / 32; ++w) s += red[r0 * TPR / 32 + w][c];
+    if (row0 + t < N) y[row0 + t] = s;
+  }
+}
+// PF: 0 none, 1 the first two 512-column steps of each row, 2 each whole row.
+template <int R, int PF>
+__global__ void __launch_bounds__(T) mv(const __nv_bfloat16* __restrict__ W, const float* __restrict__ x,
+                                        float* __restrict__ y, int N, int K) {
+  constexpr int BK = 512, TPR = BK / 8, RPP = T / TPR, C = R / RPP;
+  int t = threadIdx.x, row0 = blockIdx.x * R;
+  int col = (t % TPR) * 8, rsub = t / TPR;
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (PF && t < R) {
+    const __nv_bfloat16* p = W + size_t(row0 + t) * K;
+    unsigned bytes = PF == 2 ? K * 2 : min(K, 2 * BK) * 2;
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+  }
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  float acc[C] = {};
+#pragma unroll 2
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    float4 xa = *reinterpret_cast<const float4*>(x + k0 + col);
+    float4 xb = *reinterpret_cast<const float4*>(x + k0 + col + 4);
+    uint4 w[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) w[c] = __ldg(reinterpret_cast<const uint4*>(W + size_t(row0 + rsub + RPP * c) * K + k0 + col));
+    float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+#pragma unroll
+    for (int c = 0; c < C; ++c) fma8(&acc[c], w[c], xv);
+  }
+  finish<R>(acc, y, row0, N);
+}
+// A small dependent kernel (attention stand-in): `grid` CTAs each reading `iters` x 16 KB of a
+// buffer (as a split reads K/V) and writing one value.
+__global__ void __launch_bounds__(T) small(const __nv_bfloat16* __restrict__ W, const float* __restrict__ x,
+                                           float* __restrict__ y, int N, int iters) {
+  asm volatile("griddepcontrol.launch_dependents;\n griddepcontrol.wait;" ::: "memory");
+  float a = x[threadIdx.x];
+  for (int i = 0; i < iters; ++i) {
+    uint4 v = __ldg(reinterpret_cast<const uint4*>(W) + (size_t(blockIdx.x) * iters + i) * T + threadIdx.x);
+    a += __uint_as_float(v.x) * 1e-30f;
+  }
+  for (int o = 16; o > 0; o >>= 1) a += __shfl_xor_sync(0xffffffff, a, o);
+  if (threadIdx.x == 0) y[blockIdx.x] = a;
+}
+__global__ void copyk(const uint4* a, uint4* o, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) o[i] = a[i];
+}
+__global__ void fill(__nv_bfloat16* w, size_t n, unsigned seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    unsigned h = (unsigned)(i * 2654435761u) ^ seed; h ^= h >> 13; h *= 0x5bd1e995; h ^= h >> 15;
+    w[i] = __float2bfloat16(((int)(h % 2048) - 1024) / 1024.0f);
+  }
+}
+template <class F> float time_ms(F f, int iters = 20) {
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  for (int i = 0; i < 3; ++i) f();
+  std::vector<float> ts;
+  for (int i = 0; i < iters; ++i) { cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b);
+    float ms; cudaEventElapsedTime(&ms, a, b); ts.push_back(ms); }
+  std::sort(ts.begin(), ts.end()); return ts[ts.size() / 2];
+}
+template <class Kern, class... A> void launch(Kern k, int grid, A... a) {
+  cudaLaunchConfig_t cfg = {}; cfg.gridDim = dim3(grid); cfg.blockDim = dim3(T); cfg.stream = 0;
+  cudaLaunchAttribute attr[1]; attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1; cfg.attrs = attr; cfg.numAttrs = 1;
+  CK(cudaLaunchKernelEx(&cfg, k, a...));
+}
+int main() {
+  size_t cn = (size_t(1) << 30) / 16; uint4 *ca, *co;
+  CK(cudaMalloc(&ca, cn * 16)); CK(cudaMalloc(&co, cn * 16)); CK(cudaMemset(ca, 1, cn * 16));
+  float cms = time_ms([&] { copyk<<<132 * 8, 512>>>(ca, co, cn); });
+  double copy_bw = 2.0 * cn * 16 / (cms * 1e-3); printf("copy %.3f TB/s\n", copy_bw / 1e12);
+  CK(cudaFree(ca)); CK(cudaFree(co));
+  struct M { int n, k; }; M ms[5] = {{6144, 2560}, {2560, 4096}, {9728, 2560}, {9728, 2560}, {2560, 9728}};
+  const int L = 36; std::vector<__nv_bfloat16*> w(L * 5); double total = 0;
+  for (int l = 0; l < L; ++l) for (int m = 0; m < 5; ++m) {
+    size_t e = size_t(ms[m].n) * ms[m].k; CK(cudaMalloc(&w[l * 5 + m], e * 2)); fill<<<1024, 256>>>(w[l * 5 + m], e, l * 5 + m); total += e * 2.0; }
+  __nv_bfloat16* kv; CK(cudaMalloc(&kv, size_t(64) << 20)); CK(cudaMemset(kv, 0, size_t(64) << 20));
+  float *x, *y; CK(cudaMalloc(&x, 16384 * 4)); CK(cudaMalloc(&y, 16384 * 4)); CK(cudaMemset(x, 0, 16384 * 4));
+  printf("chain %.2f GB: weights at the copy bandwidth %.3f ms\n", total / 1e9, total / copy_bw * 1e3);
+  auto run = [&](const char* nm, bool attn, auto k16, auto k8) {
+    float t = time_ms([&] {
+      for (int l = 0; l < L; ++l) {
+        launch(k16, 6144 / 16, (const __nv_bfloat16*)w[l * 5], (const float*)x, y, 6144, 2560);
+        if (attn) {  // qk_norm (8 CTAs), split (24 CTAs x 2 chunks of K and V), combine (8 CTAs)
+          launch(small, 8, (const __nv_bfloat16*)kv, (const float*)x, y, 8, 1);
+          launch(small, 24, (const __nv_bfloat16*)kv, (const float*)x, y, 24, 8);
+          launch(small, 8, (const __nv_bfloat16*)kv, (const float*)x, y, 8, 2);
+        }
+        launch(k16, 2560 / 16, (const __nv_bfloat16*)w[l * 5 + 1], (const float*)x, y, 2560, 4096);
+        launch(k8, 9728 / 8, (const __nv_bfloat16*)w[l * 5 + 2], (const float*)x, y, 9728, 2560);
+        launch(k8, 9728 / 8, (const __nv_bfloat16*)w[l * 5 + 3], (const float*)x, y, 9728, 2560);
+        launch(k16, 2560 / 16, (const __nv_bfloat16*)w[l * 5 + 4], (const float*)x, y, 2560, 9728);
+      }
+    });
+    printf("{\"chain\": \"%s\", \"attention\": %d, \"ms\": %.4f, \"us_per_layer\": %.2f, \"of_copy\": %.3f}\n", nm, attn, t,
+           t * 1e3 / L, total / copy_bw * 1e3 / t);
+  };
+  for (int rep = 0; rep < 2; ++rep)
+    for (bool attn : {false, true}) {
+      run("no prefetch", attn, mv<16, 0>, mv<8, 0>);
+      run("prefetch 2 steps", attn, mv<16, 1>, mv<8, 1>);
+      run("prefetch whole rows", attn, mv<16, 2>, mv<8, 2>);
+    }
+  return 0;
+}
