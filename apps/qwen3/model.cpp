@@ -291,7 +291,8 @@ void Model::step(std::int32_t token, std::int64_t position, bool logits, bool gr
   if (!graph) {
     launch_step(splits, position, logits);
   } else {
-    std::unique_ptr<DecodeGraph>& g = graphs_[{splits, chunks_per_split}];
+    if (graphs_.size() < static_cast<std::size_t>(splits)) graphs_.resize(static_cast<std::size_t>(splits));
+    std::unique_ptr<DecodeGraph>& g = graphs_[static_cast<std::size_t>(splits - 1)];
     if (!g) {
       g = std::make_unique<DecodeGraph>(target_);
       auto recording = g->graph.capture();

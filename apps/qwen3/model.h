@@ -26,12 +26,14 @@
 //
 // Launches are asynchronous on the model's own stream, ordered by tessera's tensor tracking;
 // reading the logits on the host waits for them. decode_step() replays a tessera::Graph of the
-// step (one CUDA graph on a GPU): captured once per number of attention splits and chunks per
-// split (which set the partial-attention tensors' shapes and every attention program's
-// iterations), with the token and position as tessera::Scalars and kv_append's K and V slots
-// moved to the position (Graph::move_view). Only three nodes change from one token to the next
-// (the embedding, step_rows, kv_append): each changed node costs a driver call on the host
-// before the replay, while the GPU waits.
+// step (one CUDA graph on a GPU): captured once per number of attention splits (which sets the
+// partial-attention tensors' shapes), with the token, position and chunks per split as
+// tessera::Scalars and kv_append's K and V slots moved to the position (Graph::move_view). Only
+// three nodes change from one token to the next (the embedding, step_rows, kv_append): each
+// changed node costs a driver call on the host before the replay, while the GPU waits. The
+// chunks per split (every attention program's iterations) change once per 64 * max splits
+// positions at most, and a graph patches its attention nodes only when they differ from its
+// previous replay's.
 //
 // prefill() runs the prompt's tokens through each layer together, in chunks of up to
 // EngineOptions::prefill_chunk tokens (so that its scratch memory stays bounded: a long prompt
@@ -62,10 +64,9 @@
 #include <tessera/tessera.h>
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <span>
-#include <utility>
+#include <vector>
 
 #include "device_weights.h"
 #include "model_config.h"
@@ -141,10 +142,9 @@ class Model {
   std::int64_t prefill_chunk_ = 0;
   std::int64_t cached_ = 0;
   DeviceWeights weights_;
-  std::unique_ptr<Scratch> scratch_;                 // the KV cache, RoPE tables and activations
-  std::unique_ptr<PrefillScratch> prefill_scratch_;  // a chunk's activations, made at the first prefill
-  // Per (attention splits, chunks per split), captured on first use.
-  std::map<std::pair<std::int64_t, std::int64_t>, std::unique_ptr<DecodeGraph>> graphs_;
+  std::unique_ptr<Scratch> scratch_;                  // the KV cache, RoPE tables and activations
+  std::unique_ptr<PrefillScratch> prefill_scratch_;   // a chunk's activations, made at the first prefill
+  std::vector<std::unique_ptr<DecodeGraph>> graphs_;  // per number of splits, captured on first use
 };
 
 }  // namespace qwen3
