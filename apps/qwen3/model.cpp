@@ -101,7 +101,9 @@ struct Model::Scratch {
   }
 
   Tensor<bfloat16, 3> k_all, v_all;  // [layers * n_kv, positions, 128]: attention_cache_positions(context)
-  std::vector<Tensor<bfloat16, 3>> k_cache, v_cache;  // per layer: views [n_kv, context, 128]
+  std::vector<Tensor<bfloat16, 3>> k_cache, v_cache;  // per layer: views [n_kv, positions, 128]
+  // Per layer: views [n_kv, context, 128], what Model::k_cache() and v_cache() return.
+  std::vector<Tensor<bfloat16, 3>> k_context, v_context;
   Tensor<bfloat16, 2> k_new, v_new;                   // the step's new K and V rows [layers * n_kv, 128]
   Tensor<float, 2> rope_cos, rope_sin;                // [context, 64]
   Tensor<float, 2> cos_now, sin_now;                  // the step's rows of the tables [1, 64]
@@ -181,6 +183,8 @@ Model::Scratch::Scratch(const ModelConfig& c, std::int64_t context, std::int64_t
   for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) {
     k_cache.push_back(k_all.slice(0, l * n_kv, (l + 1) * n_kv));
     v_cache.push_back(v_all.slice(0, l * n_kv, (l + 1) * n_kv));
+    k_context.push_back(k_cache.back().slice(1, 0, context));
+    v_context.push_back(v_cache.back().slice(1, 0, context));
   }
   const RopeTable rope = make_rope_table(c.rope_theta, kHeadDim, context);
   std::copy(rope.cos.begin(), rope.cos.end(), rope_cos.data());
@@ -224,8 +228,8 @@ Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 Model::~Model() = default;
 
-const Tensor<bfloat16, 3>& Model::k_cache(std::size_t layer) const { return scratch_->k_cache.at(layer); }
-const Tensor<bfloat16, 3>& Model::v_cache(std::size_t layer) const { return scratch_->v_cache.at(layer); }
+const Tensor<bfloat16, 3>& Model::k_cache(std::size_t layer) const { return scratch_->k_context.at(layer); }
+const Tensor<bfloat16, 3>& Model::v_cache(std::size_t layer) const { return scratch_->v_context.at(layer); }
 
 void Model::check_step(std::int32_t token, std::int64_t position) const {
   if (token < 0 || token >= config_.vocab_size)
