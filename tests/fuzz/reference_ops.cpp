@@ -221,7 +221,9 @@ Elem cast_op(DType from, DType to, Elem a) {
   if (to == DType::i32) {  // fptosi: truncation; out of range or NaN is unspecified
     if (unknown(a) || std::isnan(a.v) || std::fabs(std::trunc(a.v)) >= 0x1p31) return {0, kUnknown};
     if (std::trunc(a.v - a.e) != std::trunc(a.v + a.e)) return {0, kUnknown};
-    return {std::trunc(a.v), 0};
+    // An integer has no -0: -0.5 and -0 truncate to 0 (+0 when cast back to a float).
+    const double t = std::trunc(a.v);
+    return {t == 0 ? 0.0 : t, 0};
   }
   // Float to float: one rounding (f16 <-> bf16 go through f32 exactly).
   return finish_float(to, a.v, a.e, true);

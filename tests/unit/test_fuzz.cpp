@@ -1,12 +1,15 @@
 // test_fuzz.cpp: short fixed-seed runs of the kernel fuzzer (tests/fuzz/): generated kernels
 // against the reference interpreter on the CPU target and the GPU, and mutated texts, which must
-// run or throw tessera::Error. The time-bounded runs with new seeds are the ctest tests fuzz.*.
-#include "execution_helpers.h"
+// run or throw tessera::Error, and checks of the reference's element operations. The time-bounded
+// runs with new seeds are the ctest tests fuzz.*.
+#include <cmath>
 
 #include "ast_mutator.h"
+#include "execution_helpers.h"
 #include "fuzz_runner.h"
 #include "kernel_generator.h"
 #include "reference_interpreter.h"
+#include "reference_ops.h"
 
 using namespace tessera;
 using namespace tessera::fuzz;
@@ -18,6 +21,18 @@ TEST_CASE("the kernel generator is deterministic and its kernels evaluate on the
     CHECK(a.ast == b.ast);
     CHECK_NOTHROW(interpret(a, OpContext{}));
   }
+}
+
+// The reference's float -> i32 cast: truncation, and no -0 (an integer has none), so that a float
+// cast back from it is +0 (found by seeds 49620248716333 and 49620248716384 of fuzz_kernels).
+TEST_CASE("the reference casts -0 and small negative floats to an integer zero", "[fuzz][cpu]") {
+  for (double v : {-0.0, -0.75, 0.25}) {
+    const Elem i = cast_op(DType::f32, DType::i32, Elem{v, 0});
+    CHECK(i.v == 0);
+    CHECK_FALSE(std::signbit(i.v));
+    CHECK_FALSE(std::signbit(cast_op(DType::i32, DType::bf16, i).v));
+  }
+  CHECK(cast_op(DType::f32, DType::i32, Elem{-2.5, 0}).v == -2);
 }
 
 static void body_fuzz(Target target) {
