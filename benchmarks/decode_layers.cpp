@@ -38,6 +38,7 @@ namespace {
 constexpr std::int64_t kHidden = 2560, kHeads = 32, kKv = 8, kGroup = 4, kHead = 128, kInter = 9728;
 constexpr std::int64_t kQWidth = kHeads * kHead, kKvWidth = kKv * kHead, kQkv = kQWidth + 2 * kKvWidth;
 constexpr std::int64_t kContext = 4096, kMaxSplits = 32, kWeightSets = 4;
+constexpr std::int64_t kCachePositions = k::attention_cache_positions(kContext, k::kAttentionChunk, kMaxSplits);
 
 struct LayerWeights {
   Tensor<bfloat16, 2> qkv{{kQkv, kHidden}}, o{{kHidden, kQWidth}}, gate{{kInter, kHidden}}, up{{kInter, kHidden}},
@@ -79,8 +80,8 @@ struct Step {
 
   explicit Step(std::int64_t layers)
       : weights(kWeightSets),
-        k_all({layers * kKv, k::attention_cache_positions(kContext, k::kAttentionChunk, kMaxSplits), kHead}),
-        v_all({layers * kKv, k::attention_cache_positions(kContext, k::kAttentionChunk, kMaxSplits), kHead}),
+        k_all({layers * kKv, kCachePositions, kHead}),
+        v_all({layers * kKv, kCachePositions, kHead}),
         k_new({layers * kKv, kHead}),
         v_new({layers * kKv, kHead}) {
     for (std::int64_t l = 0; l < layers; ++l) {

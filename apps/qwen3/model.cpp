@@ -82,11 +82,14 @@ void check_engine_config(const ModelConfig& c) {
 // The KV cache, the RoPE tables and the activations of one decode step, with the views the
 // kernels read them through.
 struct Model::Scratch {
-  Scratch(const ModelConfig& c, std::int64_t context, std::int64_t max_splits, tessera::Target target);
+  // `positions`: the caches' positions (kernels::attention_cache_positions of the context).
+  Scratch(const ModelConfig& c, std::int64_t context, std::int64_t positions, std::int64_t max_splits,
+          tessera::Target target);
 
   template <class Kernel, class... Args>
   void run(const Kernel& kernel, Args&&... args) {
     std::move(kernel.launch_async(options, std::forward<Args>(args)...)).detach();
+    ++launches;
   }
   // The same with `threads` per program (CompilerHints::threads; 0: the compiler's choice) and
   // bulk rings of `stages` slots for the weight tiles (CompilerHints::stream_stages and
@@ -98,7 +101,9 @@ struct Model::Scratch {
     o.hints.stream_stages = stages;
     o.hints.bulk_streams = stages > 0;
     std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
+    ++launches;
   }
+  std::size_t launches = 0;  // launches so far (a graph numbers its launches in capture order)
 
   Tensor<bfloat16, 3> k_all, v_all;  // [layers * n_kv, positions, 128]: attention_cache_positions(context)
   std::vector<Tensor<bfloat16, 3>> k_cache, v_cache;  // per layer: views [n_kv, positions, 128]
@@ -153,11 +158,10 @@ struct Model::DecodeGraph {
   std::size_t append = 0;  // the launch index of kv_append
 };
 
-Model::Scratch::Scratch(const ModelConfig& c, std::int64_t context, std::int64_t max_splits, tessera::Target target)
-    : k_all({c.num_hidden_layers * c.num_key_value_heads,
-             k::attention_cache_positions(context, k::kAttentionChunk, max_splits), kHeadDim}),
-      v_all({c.num_hidden_layers * c.num_key_value_heads,
-             k::attention_cache_positions(context, k::kAttentionChunk, max_splits), kHeadDim}),
+Model::Scratch::Scratch(const ModelConfig& c, std::int64_t context, std::int64_t positions, std::int64_t max_splits,
+                        tessera::Target target)
+    : k_all({c.num_hidden_layers * c.num_key_value_heads, positions, kHeadDim}),
+      v_all({c.num_hidden_layers * c.num_key_value_heads, positions, kHeadDim}),
       k_new({c.num_hidden_layers * c.num_key_value_heads, kHeadDim}),
       v_new({c.num_hidden_layers * c.num_key_value_heads, kHeadDim}),
       rope_cos({context, kHeadDim / 2}),
@@ -221,7 +225,8 @@ Model::Model(const ModelConfig& config, const WeightSource& source, const Engine
       weights_(checked_weights(config, source, target_, options.threads)) {
   const std::int64_t max_splits =
       k::max_attention_splits(attention_programs_, config.num_key_value_heads, context_, k::kAttentionChunk);
-  scratch_ = std::make_unique<Scratch>(config_, context_, max_splits, target_);
+  scratch_ = std::make_unique<Scratch>(
+      config_, context_, k::attention_cache_positions(context_, k::kAttentionChunk, max_splits), max_splits, target_);
 }
 
 Model::Model(Model&&) noexcept = default;
@@ -320,10 +325,10 @@ std::size_t Model::launch_step(std::int64_t splits, std::int64_t position, bool 
   const std::int64_t n_kv = c.num_key_value_heads;
   const int norm_threads = product_threads_ || stream_stages_ ? k::kNormMatvecThreads : 0;
   const int stages = stream_stages_;
+  s.launches = 0;
   s.run(k::embedding_gather<k::kEmbeddingTile>(), s.x.partition<k::kEmbeddingTile>(), weights_.embed, s.token);
   s.run(k::step_rows(), s.cos_now.partition<1, 64>(), s.sin_now.partition<1, 64>(), s.seq.partition<1, 1>(),
         s.rope_cos, s.rope_sin, s.position);
-  std::size_t launches = 2;
   with_group_tile(c.gqa_group(), [&]<int GP>(std::integral_constant<int, GP>) {
     auto part_o = s.part_o.slice(1, 0, splits);
     auto part_m = s.part_m.slice(1, 0, splits);
@@ -367,12 +372,11 @@ std::size_t Model::launch_step(std::int64_t splits, std::int64_t position, bool 
         s.run_threads(k::kStreamThreads, stages, k::matvec_residual<SR, BK>(), s.x.partition<SR>(), w.down, s.mlp);
       else
         s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.down, s.mlp);
-      launches += 7;
     }
   });
   // Every layer's new K and V into the caches, at the position (the attention of this step read
   // them from the staging rows; the next step reads them from the caches).
-  const std::size_t append = launches;
+  const std::size_t append = s.launches;
   auto k_slot = s.k_all.slice(1, position, position + 1);
   auto v_slot = s.v_all.slice(1, position, position + 1);
   s.run(k::kv_append(), k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), s.k_new, s.v_new);

@@ -51,12 +51,12 @@ struct AttentionSplits {
 
 // The splits the part tensors hold: about `programs` (KV head, split) programs, and no more
 // splits than a context of `context` positions has chunks.
-inline std::int64_t max_attention_splits(std::int64_t programs, std::int64_t kv_heads, std::int64_t context,
-                                         std::int64_t chunk) {
+constexpr std::int64_t max_attention_splits(std::int64_t programs, std::int64_t kv_heads, std::int64_t context,
+                                            std::int64_t chunk) {
   return std::min(std::max<std::int64_t>(1, programs / kv_heads), (context + chunk - 1) / chunk);
 }
 
-inline AttentionSplits attention_splits(std::int64_t seq_len, std::int64_t chunk, std::int64_t max_splits) {
+constexpr AttentionSplits attention_splits(std::int64_t seq_len, std::int64_t chunk, std::int64_t max_splits) {
   const std::int64_t chunks = (seq_len + chunk - 1) / chunk;
   const std::int64_t per_split = (chunks + max_splits - 1) / max_splits;
   return {per_split, (chunks + per_split - 1) / per_split};
@@ -69,9 +69,10 @@ inline AttentionSplits attention_splits(std::int64_t seq_len, std::int64_t chunk
 // leave the cache runs the bounds-checked copy of the loop (per-element loads: on the H200 it
 // made the whole 4B step about 11% slower at 16k positions, where the last split's program is the
 // kernel's slowest).
-inline std::int64_t attention_cache_positions(std::int64_t context, std::int64_t chunk, std::int64_t max_splits) {
-  std::int64_t chunks = (context + chunk - 1) / chunk;
-  for (std::int64_t c = 1; c <= (context + chunk - 1) / chunk; ++c) {
+constexpr std::int64_t attention_cache_positions(std::int64_t context, std::int64_t chunk, std::int64_t max_splits) {
+  const std::int64_t context_chunks = (context + chunk - 1) / chunk;
+  std::int64_t chunks = context_chunks;
+  for (std::int64_t c = 1; c <= context_chunks; ++c) {
     const AttentionSplits a = attention_splits(c * chunk, chunk, max_splits);
     chunks = std::max(chunks, a.chunks_per_split * a.splits);
   }

@@ -14,7 +14,7 @@
 // attention kernels of a step read the new position's K and V from the step's staging rows
 // k_new, v_new [L n_kv, 128] (the cache does not hold them yet); at the end of the step this
 // kernel copies them into the caches: k_slot, v_slot are the views [L n_kv, 1, 128] of the
-// caches [L n_kv, context, 128] at the position (moved there per token: the one node besides
+// caches [L n_kv, positions, 128] at the position (moved there per token: the one node besides
 // step_rows and the embedding that a token's replay patches).
 #pragma once
 
