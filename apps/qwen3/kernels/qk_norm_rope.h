@@ -4,16 +4,17 @@
 //   q_out[h, g, :]     = bf16(rope(rmsnorm(q_head(h*G + g)) * q_norm))   g = 0 .. G-1
 //   k_slot[h, 0, :]    = bf16(rope(rmsnorm(k_head(h)) * k_norm))
 //   v_slot[h, 0, :]    = bf16(v_head(h))
-// where G is the GQA group (query heads per KV head). k_slot and v_slot are the cache rows of the
-// new position (views [n_kv, 1, D] of the caches [n_kv, context, D] at that position), so the
-// append costs nothing beyond the store. The head size D is 128 for every Qwen3 model, and the
-// kernel is written for it (its halves are 64 wide).
+// where G is the GQA group (query heads per KV head). k_slot and v_slot are [n_kv, 1, D] rows: the
+// decode step's staging rows (kernels/decode_step.h), or views of the caches at the position, so
+// that the append costs nothing beyond the store. The head size D is 128 for every Qwen3 model,
+// and the kernel is written for it (its halves are 64 wide).
 //
 // The per-head RMSNorm is over the head's 128 values with one 128-wide weight shared by all heads,
 // applied before RoPE, as transformers' Qwen3Attention does; it is computed in f32. RoPE is
 // rotate-half: for i < 64, out[i] = y[i] cos[i] - y[i+64] sin[i] and out[i+64] = y[i+64] cos[i] +
-// y[i] sin[i], with cos and sin read from f32 tables [context, 64] at row `position` (rope_table.h
-// computes them: the tile language has no sin or cos).
+// y[i] sin[i], with cos and sin the f32 rows cos_row, sin_row [1, 64] of the tables at the position
+// (rope_table.h computes the tables, the tile language has no sin or cos; step_rows copies the
+// decode step's rows on the GPU).
 //
 // Inputs are views of the projection output in the shapes the loads need: q_in [n_kv, G, 2, 64]
 // (the query part), k_in [n_kv, 2, 64], v_in [n_kv, 128]. The query heads of one KV head are
@@ -50,12 +51,12 @@ auto qk_norm_rope_append() {
   static_assert(power_of_two(GP), "tile sizes are powers of two");
   return tessera::kernel(
       tiled_name("qwen3_qk_norm_rope_append", GP),
-      [](auto q_out, auto k_slot, auto v_slot, auto q_in, auto k_in, auto v_in, auto q_norm, auto k_norm,
-         auto cos_table, auto sin_table, auto position, auto eps) {
+      [](auto q_out, auto k_slot, auto v_slot, auto q_in, auto k_in, auto v_in, auto q_norm, auto k_norm, auto cos_row,
+         auto sin_row, auto eps) {
         using namespace tessera;
         auto h = program_id<0>();
-        auto cs = load<1, 64>(cos_table, position, c<0>);
-        auto sn = load<1, 64>(sin_table, position, c<0>);
+        auto cs = load<1, 64>(cos_row, c<0>, c<0>);
+        auto sn = load<1, 64>(sin_row, c<0>, c<0>);
         auto q = rope_detail::norm_rope<GP>(reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<0>, c<0>)),
                                             reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<1>, c<0>)), q_norm, cs,
                                             sn, eps);

@@ -32,9 +32,9 @@
 #include "reference.h"
 
 using namespace qwen3::kernels;
-using qwen3::test::as_double;
 using qwen3::attention_reference;
 using qwen3::AttentionReference;
+using qwen3::test::as_double;
 using qwen3::test::on;
 using qwen3::test::random_bf16;
 using qwen3::test::random_f32;
@@ -128,8 +128,8 @@ void matvec_family(Target target) {
   Product np = product(w, normed);
   CHECK(mismatches(as_double(y), np.value, bound(np, 4)) == 0);
   Tensor<float, 1> y_threads({n});
-  rmsnorm_matvec<kMatvecRows, kMatvecCols>().launch(on(target, kNormMatvecThreads),
-                                                    y_threads.partition<kMatvecRows>(), w, x, g, eps);
+  rmsnorm_matvec<kMatvecRows, kMatvecCols>().launch(on(target, kNormMatvecThreads), y_threads.partition<kMatvecRows>(),
+                                                    w, x, g, eps);
   CHECK(mismatches(as_double(y_threads), np.value, bound(np, 4)) == 0);
 
   // silu(Wg n) * (Wu n), at each of the engine's tiles for it (model.cpp).
@@ -179,8 +179,9 @@ void qk_norm_rope_case(Target target, int64_t group) {
     auto k_slot = k_cache.slice(1, position, position + 1);
     auto v_slot = v_cache.slice(1, position, position + 1);
     qk_norm_rope_append<GP>().launch(on(target), q_out.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
-                                     v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, q_norm, k_norm, cos_table,
-                                     sin_table, position, eps);
+                                     v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, q_norm, k_norm,
+                                     cos_table.slice(0, position, position + 1),
+                                     sin_table.slice(0, position, position + 1), eps);
   }
   const std::vector<double> in = as_double(qkv);
   // The reference of one head starting at element `at` of qkv with norm weight w.
@@ -262,10 +263,9 @@ void split_kv_attention(Target target) {
       std::vector<double> got = as_double(out), want, bound;
       for (int64_t h = 0; h < n_kv; ++h)
         for (int64_t g = 0; g < group; ++g) {
-          AttentionReference r = attention_reference([&](int64_t i) { return f(q(h, g, i)); },
-                                                     [&](int64_t t, int64_t i) { return key(h, t, i); },
-                                                     [&](int64_t t, int64_t i) { return value(h, t, i); }, seq_len, d,
-                                                     scale);
+          AttentionReference r = attention_reference(
+              [&](int64_t i) { return f(q(h, g, i)); }, [&](int64_t t, int64_t i) { return key(h, t, i); },
+              [&](int64_t t, int64_t i) { return value(h, t, i); }, seq_len, d, scale);
           for (int64_t i = 0; i < d; ++i) {
             want.push_back(r.out[i]);
             bound.push_back((r.score_error + 0x1p-8 + (2.0 * seq_len + 16) * kU) * r.magnitude[i] + 1e-30);
@@ -493,10 +493,10 @@ TEST_CASE("kernels compile for sm_90", "[engine][kernels][compile]") {
   norm_threads.target = swiglu_threads.target = sm90;
   norm_threads.hints.threads = kNormMatvecThreads;
   swiglu_threads.hints.threads = kSwigluThreads;
-  CHECK(ok(rmsnorm_matvec<kMatvecRows, kMatvecCols>().compile(norm_threads, y.partition<kMatvecRows>(), w, x, g,
-                                                               1e-6f)));
-  CHECK(ok(rmsnorm_swiglu<kSwigluTileRows, kSwigluTileCols>().compile(swiglu_threads, y.partition<kSwigluTileRows>(),
-                                                                       w, w, x, g, 1e-6f)));
+  CHECK(
+      ok(rmsnorm_matvec<kMatvecRows, kMatvecCols>().compile(norm_threads, y.partition<kMatvecRows>(), w, x, g, 1e-6f)));
+  CHECK(ok(rmsnorm_swiglu<kSwigluTileRows, kSwigluTileCols>().compile(swiglu_threads, y.partition<kSwigluTileRows>(), w,
+                                                                      w, x, g, 1e-6f)));
   Tensor<float, 1> qkv({4 * 128 * 3});
   Tensor<float, 2> rope({16, 64}), rope2({16, 64});
   Tensor<bfloat16, 1> qn({128}), kn({128});
@@ -506,11 +506,12 @@ TEST_CASE("kernels compile for sm_90", "[engine][kernels][compile]") {
   auto v_in = qkv.slice(0, 768, 1024).reshape<2>({2, 128});
   auto k_slot = kc.slice(1, 3, 4);
   auto v_slot = vc.slice(1, 3, 4);
-  CHECK(ok(qk_norm_rope_append<2>().compile(sm90, q.partition<1, 2, 128>(), k_slot.partition<1, 1, 128>(),
-                                            v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, qn, kn, rope, rope2,
-                                            int32_t{3}, 1e-6f)));
+  Tensor<float, 2> row({1, 64}), row2({1, 64});
+  CHECK(
+      ok(qk_norm_rope_append<2>().compile(sm90, q.partition<1, 2, 128>(), k_slot.partition<1, 1, 128>(),
+                                          v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, qn, kn, row, row2, 1e-6f)));
   Tensor<float, 3> po({2, 4, 256}), pm({2, 4, 2}), pl({2, 4, 2});
-  Tensor<float, 2> attn({2, 256}), row({1, 64}), row2({1, 64});
+  Tensor<float, 2> attn({2, 256});
   Tensor<bfloat16, 2> k_row({2, 128}), v_row({2, 128});
   Tensor<int32_t, 2> seq({1, 1});
   CHECK(ok(decode_attention_split<2, kAttentionChunk>().compile(sm90, po.partition<1, 1, 256>(),
