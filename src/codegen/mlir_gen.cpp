@@ -15,9 +15,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "frontend/ast_nodes.h"
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -97,6 +99,8 @@ class MlirGen {
       case DType::bf16: return b_.getBF16Type();
       case DType::i32: return b_.getI32Type();
       case DType::i1: return b_.getI1Type();
+      case DType::f8e4m3: return b_.getType<mlir::Float8E4M3FNType>();
+      case DType::f8e5m2: return b_.getType<mlir::Float8E5M2Type>();
     }
     fail("unknown dtype");
   }
@@ -195,6 +199,24 @@ class MlirGen {
   }
 
   static bool is_float(Type t) { return mlir::isa<mlir::FloatType>(mlir::getElementTypeOrSelf(t)); }
+  static std::string dtype_name_of(Type t) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    t.print(os);
+    return text;
+  }
+  static bool is_float8(Type t) {
+    Type e = mlir::getElementTypeOrSelf(t);
+    return mlir::isa<mlir::FloatType>(e) && e.getIntOrFloatBitWidth() == 8;
+  }
+  // 8-bit float tiles hold data (dtype.h): the front end rejects arithmetic on them; a tree that
+  // has it anyway stops here, before the lowering, which has no arithmetic of theirs.
+  Value data_only(Value x, const Sexp& n) {
+    if (is_float8(x.getType()))
+      fail(fmt::format("malformed AST: '{}' computes on an 8-bit float tile (cast it to f32 first)",
+                       n.text.substr(0, 80)));
+    return x;
+  }
 
   Value emit_uncached(const Sexp& n) {
     Type ty = node_type(n);
@@ -246,7 +268,7 @@ class MlirGen {
       case NodeKind::transpose: return tile::TransposeOp::create(b_, loc_, ty, emit(TransposeNode(n).operand()));
       case NodeKind::reduce: {
         const ReduceNode reduce(n);
-        return emit_reduce(ty, reduce.reduction(), reduce.axis(), emit(reduce.operand()));
+        return emit_reduce(ty, reduce.reduction(), reduce.axis(), data_only(emit(reduce.operand()), n));
       }
       case NodeKind::mma: {
         const MmaNode mma(n);
@@ -290,12 +312,12 @@ class MlirGen {
       }
       case NodeKind::unary: {
         const UnaryNode unary(n);
-        return emit_unary(unary.op(), ty, expect(emit(unary.operand()), ty, n));
+        return emit_unary(unary.op(), ty, data_only(expect(emit(unary.operand()), ty, n), n));
       }
       case NodeKind::binary:
       case NodeKind::compare: {
         const BinaryNode binary(n);
-        Value y = emit(binary.rhs());  // last to first, as for select
+        Value y = data_only(emit(binary.rhs()), n);  // last to first, as for select
         Value x = expect(emit(binary.lhs()), y.getType(), n);
         // Comparisons give i1 of the operands' shape; the other ops the operands' type.
         if ((n.kind == NodeKind::compare ? bool_like(x.getType()) : x.getType()) != ty)
@@ -315,6 +337,14 @@ class MlirGen {
     Type e = mlir::getElementTypeOrSelf(ty);
     mlir::TypedAttr scalar;
     if (auto ft = mlir::dyn_cast<mlir::FloatType>(e)) {
+      // An 8-bit float constant lies within the type's finite range (or is NaN, or an E5M2
+      // infinity), as the front end requires: these types saturate, IEEE rounding does not.
+      if (ft.getWidth() == 8 && !std::isnan(v)) {
+        const llvm::fltSemantics& sem = ft.getFloatSemantics();
+        const double largest = llvm::APFloat::getLargest(sem).convertToDouble();
+        if (std::isinf(v) ? !llvm::APFloat::semanticsHasInf(sem) : std::abs(v) > largest)
+          fail(fmt::format("malformed AST: the {} constant {} is out of range", dtype_name_of(ft), v));
+      }
       scalar = b_.getFloatAttr(ft, v);
     } else if (e.isInteger(1)) {
       scalar = b_.getIntegerAttr(e, v != 0.0 ? 1 : 0);
@@ -336,6 +366,10 @@ class MlirGen {
       if (auto tt = mlir::dyn_cast<mlir::RankedTensorType>(to)) return tt.clone(e);
       return e;
     };
+    // An 8-bit float converts to and from f32 only (the conversions tile-expand-f8-conversions
+    // expands); other conversions go through f32, which holds every 8-bit float exactly.
+    if ((is_float8(from_e) && !to_e.isF32()) || (is_float8(to_e) && !from_e.isF32()))
+      return emit_cast(to, emit_cast(same_shape(b_.getF32Type()), x));
     bool ff = mlir::isa<mlir::FloatType>(from_e), tf = mlir::isa<mlir::FloatType>(to_e);
     if (to_e.isInteger(1)) {  // x != 0
       Value zero = emit_zero(x.getType());

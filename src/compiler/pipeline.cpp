@@ -349,6 +349,8 @@ void to_loops(mlir::OpPassManager& pm, const Lowering& l) {
   pm.addPass(mlir::createCSEPass());
   // Private arrays read and written at constant indices become SSA values (most of a small kernel's ops).
   pm.addPass(tile::createTilePromotePrivateArrays());
+  // 8-bit float conversions and constants as integer arithmetic: LLVM has no 8-bit float types.
+  pm.addPass(tile::createTileExpandF8Conversions());
   if (l.cpu) {
     // Private arrays a host thread's stack cannot hold move to a per-thread workspace.
     pm.addPass(tile::createTileCpuWorkspace());
@@ -406,7 +408,8 @@ void to_tensor_cores(mlir::OpPassManager& pm, std::string_view arch, std::string
 void tensor_core_cleanup(mlir::OpPassManager& pm) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
-  // The epilogue's math, as for every gpu kernel.
+  // An epilogue's 8-bit float conversions, and its math, as for every gpu kernel.
+  pm.addPass(tile::createTileExpandF8Conversions());
   pm.addPass(mlir::tessera::createConvertMathToNVVM());
 }
 

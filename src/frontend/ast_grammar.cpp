@@ -26,7 +26,9 @@ namespace {
 // far from overflowing.
 constexpr int64_t kMaxTileElements = int64_t{1} << 31;
 
-bool is_dtype(std::string_view s) { return s == "f32" || s == "f16" || s == "bf16" || s == "i32" || s == "i1"; }
+bool is_dtype(std::string_view s) {
+  return s == "f32" || s == "f16" || s == "bf16" || s == "i32" || s == "i1" || s == "f8e4m3" || s == "f8e5m2";
+}
 
 bool one_of(std::string_view word, std::string_view words) {
   llvm::SmallVector<llvm::StringRef, 8> allowed;
@@ -85,7 +87,7 @@ bool fits(const Field& f, const Sexp& n, std::size_t at) {
 std::string describe(const Field& f) {
   switch (f.item) {
     case Item::integer: return "an integer";
-    case Item::dtype: return "a dtype (f32 f16 bf16 i32 i1)";
+    case Item::dtype: return "a dtype (f32 f16 bf16 i32 i1 f8e4m3 f8e5m2)";
     case Item::type: return "a type DTYPE [DIM*] with dims powers of two, at most 2^31 elements";
     case Item::dims: return "a tile [DIM*] of powers of two up to 2^31";
     case Item::hex: return "0x and 16 hex digits";

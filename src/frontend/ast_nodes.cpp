@@ -12,6 +12,8 @@ DType dtype_named(std::string_view name) {
   if (name == "bf16") return DType::bf16;
   if (name == "i32") return DType::i32;
   if (name == "i1") return DType::i1;
+  if (name == "f8e4m3") return DType::f8e4m3;
+  if (name == "f8e5m2") return DType::f8e5m2;
   return DType::f32;  // the grammar admits no other name
 }
 

@@ -28,6 +28,8 @@ double round_to(DType d, double x) {
       return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
     }
     case DType::i1: return x != 0 ? 1 : 0;
+    case DType::f8e4m3: return static_cast<float>(float8_e4m3(static_cast<float>(x)));
+    case DType::f8e5m2: return static_cast<float>(float8_e5m2(static_cast<float>(x)));
   }
   return x;
 }
@@ -38,6 +40,8 @@ double ulp_of(DType d, double x) {
     case DType::f32: mantissa = 23, min_exp = -126; break;
     case DType::f16: mantissa = 10, min_exp = -14; break;
     case DType::bf16: mantissa = 7, min_exp = -126; break;
+    case DType::f8e4m3: mantissa = 3, min_exp = -6; break;
+    case DType::f8e5m2: mantissa = 2, min_exp = -14; break;
     default: return 0;
   }
   x = std::fabs(x);
@@ -53,6 +57,8 @@ double max_finite(DType d) {
     case DType::bf16: return static_cast<float>(bfloat16::from_bits(0x7f7f));
     case DType::i32: return 2147483647.0;
     case DType::i1: return 1;
+    case DType::f8e4m3: return 448.0;
+    case DType::f8e5m2: return 57344.0;
   }
   return 0;
 }
@@ -85,6 +91,16 @@ void store_element(DType d, void* base, int64_t i, double v) {
       std::memcpy(b + i, &x, 1);
       break;
     }
+    case DType::f8e4m3: {
+      float8_e4m3 h(static_cast<float>(v));
+      std::memcpy(b + i, &h.bits, 1);
+      break;
+    }
+    case DType::f8e5m2: {
+      float8_e5m2 h(static_cast<float>(v));
+      std::memcpy(b + i, &h.bits, 1);
+      break;
+    }
   }
 }
 
@@ -115,6 +131,16 @@ double load_element(DType d, const void* base, int64_t i) {
       uint8_t x;
       std::memcpy(&x, b + i, 1);
       return x != 0 ? 1 : 0;
+    }
+    case DType::f8e4m3: {
+      uint8_t x;
+      std::memcpy(&x, b + i, 1);
+      return static_cast<float>(float8_e4m3::from_bits(x));
+    }
+    case DType::f8e5m2: {
+      uint8_t x;
+      std::memcpy(&x, b + i, 1);
+      return static_cast<float>(float8_e5m2::from_bits(x));
     }
   }
   return 0;

@@ -115,6 +115,8 @@ constexpr auto make_binary(A0, B0) {
   if constexpr (Op::kind == BinaryKind::arith)
     static_assert(D != DType::i1,
                   "tessera: arithmetic on i1 tiles is not supported; use && / || or tessera::cast<...>");
+  if constexpr (Op::kind != BinaryKind::logic)
+    static_assert(!is_float8(D), TESSERA_FLOAT8_DATA_ONLY);
   if constexpr (Op::kind == BinaryKind::logic)
     static_assert(D == DType::i1, "tessera: && and || need i1 (boolean) tiles");
   using S = typename expr_shape<A, B>::type;
@@ -163,7 +165,7 @@ constexpr auto minimum(A a, B b) { return detail::make_binary<detail::op_min>(a,
 template <class A, class B> requires detail::BinaryArgs<A, B>
 constexpr auto fast_div(A a, B b) {
   static_assert(is_floating(detail::operand_dtype<detail::operand_t<A>, detail::operand_t<B>>()),
-                "tessera: fast_div needs floating-point tiles (f32, f16, bf16)");
+                "tessera: fast_div needs floating-point tiles (f32, f16, bf16)");  // fp8: make_binary says
   return detail::make_binary<detail::op_fast_div>(a, b);
 }
 

@@ -42,6 +42,12 @@ concept Expr = std::is_base_of_v<ExprBase, T> && requires {
 
 template <class... Ts> struct type_list {};
 
+// The message of every op that rejects an 8-bit float tile (a string literal, as static_assert needs).
+#define TESSERA_FLOAT8_DATA_ONLY                                                                      \
+  "tessera: f8e4m3 and f8e5m2 tiles hold data: load, store, select, reshape, transpose, broadcast, " \
+  "carry them in loops, use them as mma operands, or cast them; cast<DType::f32>(x) before arithmetic, " \
+  "comparisons, math and reductions"
+
 // ---- text of types ----------------------------------------------------------------------------
 
 template <DType D>
@@ -50,6 +56,8 @@ constexpr auto dtype_text() {
   else if constexpr (D == DType::f16) return fixed_string("f16");
   else if constexpr (D == DType::bf16) return fixed_string("bf16");
   else if constexpr (D == DType::i32) return fixed_string("i32");
+  else if constexpr (D == DType::f8e4m3) return fixed_string("f8e4m3");
+  else if constexpr (D == DType::f8e5m2) return fixed_string("f8e5m2");
   else return fixed_string("i1");
 }
 
@@ -135,25 +143,42 @@ concept ConstLiteral = is_const_lit_v<T>;
 template <class T>
 concept Operand = Expr<T> || ConstLiteral<T>;
 
+// The largest finite value of a float dtype.
+constexpr double largest_finite(DType d) {
+  switch (d) {
+    case DType::f16: return 65504.0;
+    case DType::bf16: return 3.3895313892515355e38;  // (2 - 2^-7) * 2^127
+    case DType::f8e4m3: return 448.0;
+    case DType::f8e5m2: return 57344.0;
+    default: return static_cast<double>(std::numeric_limits<float>::max());
+  }
+}
+
+// Whether V can be a constant of dtype D: i32 needs an integer, i1 needs 0 or 1; an 8-bit float
+// needs a value within its finite range (rounded to nearest even), or NaN, or (E5M2) an infinity.
+// A constant of a wider float past its range is an infinity, as IEEE rounding makes it.
 constexpr bool representable(double v, DType d) {
   if (d == DType::i1) return v == 0.0 || v == 1.0;
   if (d == DType::i32)
     return v >= -2147483648.0 && v <= 2147483647.0 && v == static_cast<double>(static_cast<std::int64_t>(v));
+  if (is_float8(d)) {
+    const bool infinite = v == std::numeric_limits<double>::infinity() || v == -std::numeric_limits<double>::infinity();
+    if (v != v || (infinite && d == DType::f8e5m2)) return true;
+    return v >= -largest_finite(d) && v <= largest_finite(d);
+  }
   return true;
 }
 
 // Whether V can be the padding value of a load of dtype D (see LoadBase::padded): infinities and
-// NaN need a float dtype, finite values must lie within the dtype's finite range (they are rounded
-// to nearest even, as c<V> is), i32 needs an integer and i1 needs 0 or 1.
+// NaN need a float dtype that has them, finite values must lie within the dtype's finite range
+// (they are rounded to nearest even, as c<V> is), i32 needs an integer and i1 needs 0 or 1.
 constexpr bool pad_representable(double v, DType d) {
   const bool nan = v != v, infinite = v == std::numeric_limits<double>::infinity() ||
                                       v == -std::numeric_limits<double>::infinity();
   if (!is_floating(d)) return !nan && !infinite && representable(v, d);
+  if (is_float8(d)) return representable(v, d);
   if (nan || infinite) return true;
-  const double largest = d == DType::f32 ? static_cast<double>(std::numeric_limits<float>::max())
-                         : d == DType::f16 ? 65504.0
-                                           : 3.3895313892515355e38;  // bf16: (2 - 2^-7) * 2^127
-  return v >= -largest && v <= largest;
+  return v >= -largest_finite(d) && v <= largest_finite(d);
 }
 
 // (const TYPE 0xHEX): V splatted over shape S, dtype D.
@@ -161,7 +186,8 @@ template <DType D, class S, double V>
 struct Const : ExprBase {
   static_assert(representable(V, D),
                 "tessera: constant is not representable in the dtype it takes (i32 needs an integer, "
-                "i1 needs 0 or 1)");
+                "i1 needs 0 or 1, f8e4m3 a value within +-448 or NaN, f8e5m2 within +-57344, NaN or "
+                "an infinity)");
   static constexpr DType dtype = D;
   using shape = S;
   template <class Ctx>

@@ -68,8 +68,8 @@ struct LoadBase : ExprBase {
     static_assert(std::is_same_v<typename Node::pad, ZeroPad>, "tessera: this load is already padded");
     static_assert(pad_representable(V, Node::dtype),
                   "tessera: the padding value is not representable in the loaded dtype (infinities and NaN "
-                  "need f32, f16 or bf16, i32 needs an integer, i1 needs 0 or 1, and finite values must lie "
-                  "within the dtype's range)");
+                  "need a float dtype, and f8e4m3 has no infinities; i32 needs an integer, i1 needs 0 or 1, "
+                  "and finite values must lie within the dtype's range)");
     if constexpr (pad_representable(V, Node::dtype)) return typename Node::template with_pad<pad_t<V>>{};
     else return Node{};
   }

@@ -2,7 +2,8 @@
 //
 // Defines Mma<A, B, C> ((mma TYPE A B C), TYPE = the accumulator's "f32 [M N]") and the user
 // function mma(a, b, acc) = a @ b + acc for a: [M K], b: [K N], acc: [M N]. a and b share one
-// dtype of f16, bf16 or f32; the accumulator is f32 (a c<V> accumulator becomes an f32 [M N]
+// dtype of f16, bf16, f32 (products as tf32 on tensor cores), f8e4m3 or f8e5m2 (exact products);
+// the accumulator is f32 (a c<V> accumulator becomes an f32 [M N]
 // splat, e.g. mma(a, b, c<0>)). Any disagreement is a static_assert. Assumes expr_base.h.
 #pragma once
 
@@ -41,7 +42,8 @@ constexpr auto mma(A, B, C) {
   static_assert(A::shape::rank == 2 && B::shape::rank == 2,
                 "tessera: mma operands A and B must be rank-2 tiles");
   static_assert(A::dtype == B::dtype && is_floating(A::dtype),
-                "tessera: mma operands A and B must have the same dtype, one of f16, bf16, f32");
+                "tessera: mma operands A and B must have the same dtype, one of f16, bf16, f32, f8e4m3, "
+                "f8e5m2");
   static_assert(detail::Operand<C>, "tessera: mma accumulator must be a tile expression or c<V>");
   if constexpr (A::shape::rank == 2 && B::shape::rank == 2 && detail::Operand<C>) {
     using Acc = detail::to_expr_t<C, DType::f32, Shape<A::shape::dims[0], B::shape::dims[1]>>;

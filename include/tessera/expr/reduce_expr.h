@@ -32,6 +32,7 @@ constexpr auto make_reduce(X) {
   constexpr int rank = X::shape::rank;
   constexpr int axis = Axis < 0 ? Axis + rank : Axis;
   static_assert(axis >= 0 && axis < rank, "tessera: reduction axis out of range");
+  static_assert(!is_float8(X::dtype), TESSERA_FLOAT8_DATA_ONLY);
   if constexpr (std::is_same_v<Kind, reduce_sum>)
     static_assert(X::dtype != DType::i1,
                   "tessera: sum of an i1 tile is not supported; use tessera::cast<...>");

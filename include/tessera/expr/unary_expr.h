@@ -48,6 +48,7 @@ struct Unary : ExprBase {
 
 template <class Op, Expr X>
 constexpr Unary<Op, X> make_unary(X) {
+  static_assert(!is_float8(X::dtype), TESSERA_FLOAT8_DATA_ONLY);
   if constexpr (Op::kind == UnaryKind::floating)
     static_assert(is_floating(X::dtype),
                   "tessera: math functions (exp, exp2, log, sqrt, rsqrt, tanh, fast_...) need a floating-point tile "

@@ -29,7 +29,8 @@ bool mlir::tessera::tile::isSupportedElementType(Type t) {
   if (auto it = dyn_cast<IntegerType>(t))
     return it.isSignless() &&
            llvm::is_contained({1u, 8u, 16u, 32u, 64u}, it.getWidth());
-  return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(t);
+  return isa<Float16Type, BFloat16Type, Float32Type, Float64Type,
+             Float8E4M3FNType, Float8E5M2Type>(t);
 }
 
 Type mlir::tessera::tile::scratchElementType(Type t) {

@@ -53,7 +53,7 @@ LogicalResult verifyTileType(Operation *op, Type type) {
     return op->emitOpError()
            << "uses tile element type " << ranked.getElementType()
            << ", but convert-tile-to-loops supports i1, i8, i16, i32, i64, f16, "
-              "bf16, f32 and f64";
+              "bf16, f32, f64, f8E4M3FN and f8E5M2";
   return success();
 }
 

@@ -29,7 +29,7 @@ func.func @rank0() attributes {tile.kernel} {
 // -----
 
 func.func @element_type() attributes {tile.kernel} {
-  // expected-error @+1 {{uses tile element type 'index', but convert-tile-to-loops supports i1, i8, i16, i32, i64, f16, bf16, f32 and f64}}
+  // expected-error @+1 {{uses tile element type 'index', but convert-tile-to-loops supports i1, i8, i16, i32, i64, f16, bf16, f32, f64, f8E4M3FN and f8E5M2}}
   %0 = arith.constant dense<1> : tensor<4xindex>
   return
 }

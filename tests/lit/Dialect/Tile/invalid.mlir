@@ -313,7 +313,7 @@ func.func @mma_n(%a: tensor<64x32xf16>, %b: tensor<32x32xf16>, %c: tensor<64x64x
 // -----
 
 func.func @mma_elt(%a: tensor<64x32xi8>, %b: tensor<32x64xi8>, %c: tensor<64x64xf32>) {
-  // expected-error @+1 {{operand element type must be f16, bf16 or f32, got 'i8'}}
+  // expected-error @+1 {{operand element type must be f16, bf16, f32, f8E4M3FN or f8E5M2, got 'i8'}}
   %0 = tile.mma %a, %b, %c : tensor<64x32xi8>, tensor<32x64xi8>, tensor<64x64xf32> -> tensor<64x64xf32>
   return
 }

@@ -38,6 +38,8 @@ FailureOr<TypedAttr> mlir::tessera::tile::getPaddingValue(Type elt,
     const llvm::fltSemantics &sem = ft.getFloatSemantics();
     if (std::isnan(v))
       return TypedAttr(b.getFloatAttr(ft, APFloat::getQNaN(sem)));
+    if (std::isinf(v) && !APFloat::semanticsHasInf(sem))
+      return failure(); // f8E4M3FN has no infinities
     APFloat value(v);
     bool lostInfo = false;
     APFloat::opStatus status =
@@ -284,8 +286,8 @@ LogicalResult LoadOp::verify() {
                          << formatPadding(padding.getValueAsDouble(), elt)
                          << " is not a value of the element type " << elt
                          << " (integer types take integers within their "
-                            "range, float types inf, -inf, nan or a value "
-                            "within their range)";
+                            "range, float types inf, -inf (where the type "
+                            "has them), nan or a value within their range)";
   return success();
 }
 
@@ -411,9 +413,11 @@ LogicalResult MmaOp::verify() {
       return emitOpError() << name << " must have rank 2";
   }
   Type elt = a.getElementType();
-  if (!elt.isF16() && !elt.isBF16() && !elt.isF32())
-    return emitOpError()
-           << "operand element type must be f16, bf16 or f32, got " << elt;
+  if (!isa<Float16Type, BFloat16Type, Float32Type, Float8E4M3FNType,
+           Float8E5M2Type>(elt))
+    return emitOpError() << "operand element type must be f16, bf16, f32, "
+                            "f8E4M3FN or f8E5M2, got "
+                         << elt;
   if (b.getElementType() != elt)
     return emitOpError("lhs and rhs element types differ");
   if (!acc.getElementType().isF32())

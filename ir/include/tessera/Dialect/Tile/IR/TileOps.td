@@ -465,8 +465,8 @@ def Tile_MmaOp : Tile_Op<"mma", [Pure]> {
   let summary = "matrix multiply-accumulate of tiles";
   let description = [{
     Returns `acc + a * b` where `a` is MxK, `b` is KxN and `acc` and the result
-    are MxN f32. `a` and `b` have one element type, f16, bf16 or f32; products
-    are summed in f32.
+    are MxN f32. `a` and `b` have one element type, f16, bf16, f32, f8E4M3FN
+    or f8E5M2; products are summed in f32.
 
     ```mlir
     %d = tile.mma %a, %b, %c : tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>

@@ -10,6 +10,7 @@
 //   tile-promote-private-arrays:  createTilePromotePrivateArrays()
 //   tile-cpu-workspace:           createTileCpuWorkspace(TileCpuWorkspaceOptions)
 //   tile-expand-bf16-conversions: createTileExpandBF16Conversions()
+//   tile-expand-f8-conversions:   createTileExpandF8Conversions()
 // registerTilePasses() registers their command-line flags.
 //
 //===----------------------------------------------------------------------===//

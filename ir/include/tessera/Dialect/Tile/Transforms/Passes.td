@@ -612,4 +612,38 @@ def TileExpandBF16Conversions : Pass<"tile-expand-bf16-conversions"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TileExpandF8Conversions : Pass<"tile-expand-f8-conversions"> {
+  let summary = "Expand f32 <-> 8-bit float conversions and constants into integer arithmetic";
+  let description = [{
+    Guarantees: no `arith.extf` from, no `arith.truncf` to and no
+    `arith.constant` of `f8E4M3FN` or `f8E5M2` is left, and no other arith or
+    math op (but `arith.bitcast` and `arith.select`) has an 8-bit float
+    operand or result: LLVM has no 8-bit float types, and the conversion to
+    the LLVM dialect stores them as i8.
+
+    Widening is exact: a normal code's exponent is rebiased, a subnormal one is
+    its mantissa times the smallest subnormal, the all-ones codes are NaN
+    (E5M2: 0x7c is infinity). Narrowing rounds to nearest even and saturates,
+    as the GPU's `cvt.rn.satfinite` and tessera's host conversion (dtype.h)
+    do: magnitudes past the largest finite value, infinities included, become
+    it (448, 57344); NaN becomes the code 0x7f; the sign is kept. A constant
+    becomes an i8 constant of its bits and a bitcast.
+
+    Fails, naming the op, where an 8-bit float is converted to or from
+    another type than f32 or computed on (the front end routes conversions
+    through f32 and rejects arithmetic on these types). Run after
+    `convert-tile-to-loops` on every target.
+
+    ```mlir
+    %w = arith.extf %x : f8E4M3FN to f32
+    // becomes, with %m the code's low 7 bits as an i32:
+    //   (%m << 4) + (120 << 23)      for a normal code
+    //   uitofp(%m) * 2^-9            for a subnormal one
+    //   0x7fc00000                   for 0x7f (NaN)
+    // with the sign bit or-ed in, and bitcast to f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // TESSERA_DIALECT_TILE_TRANSFORMS_PASSES_TD

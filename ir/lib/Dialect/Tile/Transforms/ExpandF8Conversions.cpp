@@ -1,0 +1,242 @@
+//===- ExpandF8Conversions.cpp - 8-bit float conversions as integer ops ---===//
+//
+// Implements `tile-expand-f8-conversions`, for every target: LLVM has no
+// 8-bit float types (the conversion to the LLVM dialect stores them as i8), so
+// each f32 <-> f8E4M3FN / f8E5M2 `arith.extf` / `arith.truncf` becomes
+// integer arithmetic on the bits, and each 8-bit float constant an i8 constant
+// bitcast to its type. Narrowing rounds to nearest even and saturates (the
+// GPU's cvt.rn.satfinite, and tessera's host conversion in dtype.h); widening
+// is exact. Assumes the front end's rules: 8-bit floats are converted to and
+// from f32 only and take no arithmetic; an op that breaks them is reported,
+// since nothing after this pass could lower it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tessera/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+#include <bit>
+
+#define DEBUG_TYPE "tile-expand-f8-conversions"
+
+namespace mlir::tessera::tile {
+#define GEN_PASS_DEF_TILEEXPANDF8CONVERSIONS
+#include "tessera/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace mlir::tessera::tile
+
+using namespace mlir;
+
+namespace {
+
+/// An 8-bit float format: mantissa bits, exponent bias, whether the all-ones
+/// exponent holds infinities (E5M2) or only the all-ones code is NaN (E4M3),
+/// and the code of the largest finite magnitude.
+struct Format {
+  int manBits, bias;
+  bool hasInf;
+  int64_t maxBits;
+};
+
+std::optional<Format> formatOf(Type t) {
+  if (isa<Float8E4M3FNType>(t))
+    return Format{3, 7, false, 0x7e};
+  if (isa<Float8E5M2Type>(t))
+    return Format{2, 15, true, 0x7b};
+  return std::nullopt;
+}
+
+bool isFloat8(Type t) { return formatOf(getElementTypeOrSelf(t)).has_value(); }
+
+/// Builds ops of the shape of `like` (a scalar, vector or tensor type) with
+/// other element types.
+struct Bits {
+  PatternRewriter &b;
+  Location loc;
+  Type like;
+
+  Type of(Type elt) const {
+    if (auto shaped = dyn_cast<ShapedType>(like))
+      return shaped.clone(elt);
+    return elt;
+  }
+  Value constant(TypedAttr scalar) const {
+    Type type = of(scalar.getType());
+    if (auto shaped = dyn_cast<ShapedType>(type))
+      return arith::ConstantOp::create(b, loc,
+                                       DenseElementsAttr::get(shaped, scalar));
+    return arith::ConstantOp::create(b, loc, scalar);
+  }
+  Value i32(int64_t v) const {
+    return constant(b.getI32IntegerAttr(static_cast<int32_t>(v)));
+  }
+  Value f32(float v) const { return constant(b.getF32FloatAttr(v)); }
+  Value bitcast(Type elt, Value v) const {
+    return arith::BitcastOp::create(b, loc, of(elt), v);
+  }
+  Value shr(Value v, int64_t s) const {
+    return arith::ShRUIOp::create(b, loc, v, i32(s));
+  }
+  Value shl(Value v, int64_t s) const {
+    return arith::ShLIOp::create(b, loc, v, i32(s));
+  }
+  Value band(Value v, int64_t m) const {
+    return arith::AndIOp::create(b, loc, v, i32(m));
+  }
+  Value add(Value v, int64_t c) const {
+    return arith::AddIOp::create(b, loc, v, i32(c));
+  }
+  Value cmp(arith::CmpIPredicate p, Value v, int64_t c) const {
+    return arith::CmpIOp::create(b, loc, p, v, i32(c));
+  }
+  Value select(Value c, Value x, Value y) const {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  Value select(Value c, int64_t x, Value y) const { return select(c, i32(x), y); }
+};
+
+/// The bits of 2^e as an f32 (e a normal exponent).
+float powerOfTwo(int e) {
+  return std::bit_cast<float>(static_cast<uint32_t>(127 + e) << 23);
+}
+
+/// f8 -> f32, exactly: normal codes rebias their exponent, subnormal codes
+/// are their mantissa times the smallest subnormal, the all-ones codes are
+/// NaN (E4M3: 0x7f only; E5M2: infinities at 0x7c).
+struct ExtendF8 : OpRewritePattern<arith::ExtFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::ExtFOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<Format> f =
+        formatOf(getElementTypeOrSelf(op.getIn().getType()));
+    if (!f || !getElementTypeOrSelf(op.getType()).isF32())
+      return failure();
+    Bits x{rewriter, op.getLoc(), op.getType()};
+    Value code = arith::ExtUIOp::create(
+        rewriter, op.getLoc(), x.of(rewriter.getI32Type()),
+        x.bitcast(rewriter.getI8Type(), op.getIn()));
+    Value sign = x.shl(x.band(code, 0x80), 24);
+    Value mag = x.band(code, 0x7f);
+    Value normal = x.add(x.shl(mag, 23 - f->manBits),
+                         static_cast<int64_t>(127 - f->bias) << 23);
+    Value scaled = arith::MulFOp::create(
+        rewriter, op.getLoc(),
+        arith::UIToFPOp::create(rewriter, op.getLoc(),
+                                x.of(rewriter.getF32Type()), mag),
+        x.f32(powerOfTwo(1 - f->bias - f->manBits)));
+    Value subnormal = x.bitcast(rewriter.getI32Type(), scaled);
+    Value r = x.select(x.cmp(arith::CmpIPredicate::ult, mag, 1 << f->manBits),
+                       subnormal, normal);
+    if (f->hasInf) {
+      Value special = x.select(x.cmp(arith::CmpIPredicate::eq, mag, 0x7c),
+                               0x7f800000, x.i32(0x7fc00000));
+      r = x.select(x.cmp(arith::CmpIPredicate::uge, mag, 0x7c), special, r);
+    } else {
+      r = x.select(x.cmp(arith::CmpIPredicate::eq, mag, 0x7f), 0x7fc00000, r);
+    }
+    Value bits = arith::OrIOp::create(rewriter, op.getLoc(), sign, r);
+    rewriter.replaceOp(op, x.bitcast(rewriter.getF32Type(), bits));
+    return success();
+  }
+};
+
+/// f32 -> f8, to nearest even, saturating: a normal result rounds the f32
+/// code at the kept mantissa bits (the bias trick) and rebiases it; a
+/// subnormal one is |x| + 2^23 units of the smallest subnormal, whose f32 sum
+/// the FPU rounds to a whole number of units; past the largest finite code
+/// the result is that code; NaN gives 0x7f. The sign is copied.
+struct TruncateToF8 : OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::TruncFOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<Format> f = formatOf(getElementTypeOrSelf(op.getType()));
+    if (!f || !getElementTypeOrSelf(op.getIn().getType()).isF32())
+      return failure();
+    Location loc = op.getLoc();
+    Bits x{rewriter, loc, op.getType()};
+    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
+    Value bits = x.bitcast(i32, op.getIn());
+    Value sign = x.band(x.shr(bits, 24), 0x80);
+    Value a = x.band(bits, 0x7fffffff);
+    const int shift = 23 - f->manBits;
+    Value lsb = x.band(x.shr(a, shift), 1);
+    Value rounded = x.shr(
+        arith::AddIOp::create(rewriter, loc, a,
+                              x.add(lsb, (int64_t{1} << (shift - 1)) - 1)),
+        shift);
+    Value normal = x.add(rounded, -(static_cast<int64_t>(127 - f->bias)
+                                    << f->manBits));
+    const float unitsBase = powerOfTwo(24 - f->bias - f->manBits);
+    Value sum = arith::AddFOp::create(rewriter, loc, x.bitcast(f32, a),
+                                      x.f32(unitsBase));
+    Value subnormal = arith::SubIOp::create(
+        rewriter, loc, x.bitcast(i32, sum),
+        x.i32(std::bit_cast<int32_t>(unitsBase)));
+    const int64_t minNormal = static_cast<int64_t>(128 - f->bias) << 23;
+    Value r = x.select(x.cmp(arith::CmpIPredicate::ult, a, minNormal),
+                       subnormal, normal);
+    r = arith::MinUIOp::create(rewriter, loc, r, x.i32(f->maxBits));
+    r = x.select(x.cmp(arith::CmpIPredicate::ugt, a, 0x7f800000), 0x7f, r);
+    Value code = arith::TruncIOp::create(
+        rewriter, loc, x.of(rewriter.getI8Type()),
+        arith::OrIOp::create(rewriter, loc, sign, r));
+    rewriter.replaceOp(op, x.bitcast(getElementTypeOrSelf(op.getType()), code));
+    return success();
+  }
+};
+
+/// An 8-bit float constant: its bits as an i8 constant, bitcast.
+struct F8Constant : OpRewritePattern<arith::ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::ConstantOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isFloat8(op.getType()))
+      return failure();
+    Type i8 = rewriter.getI8Type();
+    TypedAttr bits;
+    if (auto scalar = dyn_cast<FloatAttr>(op.getValue()))
+      bits = rewriter.getIntegerAttr(
+          i8, scalar.getValue().bitcastToAPInt().getZExtValue());
+    else if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue()))
+      bits = dense.bitcast(i8);
+    else
+      return failure();
+    Value c = arith::ConstantOp::create(rewriter, op.getLoc(), bits);
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), c);
+    return success();
+  }
+};
+
+struct TileExpandF8Conversions
+    : mlir::tessera::tile::impl::TileExpandF8ConversionsBase<
+          TileExpandF8Conversions> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    // One walk, no folding: a folder would turn the constants' bitcasts back
+    // into 8-bit float constants. No pattern creates an op another matches.
+    RewritePatternSet patterns(&getContext());
+    patterns.add<ExtendF8, TruncateToF8, F8Constant>(&getContext());
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+    // What is left of 8-bit floats moves bits: loads, stores, selects,
+    // bitcasts, loop values. Arithmetic on them has no lowering.
+    WalkResult walk = getOperation()->walk([&](Operation *op) {
+      if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
+          isa<arith::BitcastOp, arith::SelectOp>(op))
+        return WalkResult::advance();
+      if (llvm::none_of(op->getOperandTypes(), isFloat8) &&
+          llvm::none_of(op->getResultTypes(), isFloat8))
+        return WalkResult::advance();
+      op->emitOpError()
+          << "computes on 8-bit floats: they convert to and from f32 only "
+             "and take no arithmetic (tile-expand-f8-conversions)";
+      return WalkResult::interrupt();
+    });
+    if (walk.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

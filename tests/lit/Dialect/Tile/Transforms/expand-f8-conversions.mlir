@@ -1,0 +1,92 @@
+// RUN: tessera-opt %s -tile-expand-f8-conversions | FileCheck %s
+
+// Widening an f8E4M3FN: the sign moves to bit 31; a normal code's exponent and
+// mantissa shift up 20 bits and are rebiased by 120 << 23; a subnormal code
+// (below 8) is its mantissa times 2^-9; the code 0x7f is NaN.
+// CHECK-LABEL: func.func @widen_e4m3
+// CHECK: %[[B:.*]] = arith.bitcast %{{.*}} : f8E4M3FN to i8
+// CHECK: %[[C:.*]] = arith.extui %[[B]] : i8 to i32
+// CHECK: %[[S:.*]] = arith.andi %[[C]], %{{.*}} : i32
+// CHECK: %[[M:.*]] = arith.andi %[[C]], %{{.*}} : i32
+// CHECK: arith.constant 1006632960 : i32
+// CHECK: arith.constant 0.001953125 : f32
+// CHECK: %[[F:.*]] = arith.uitofp %[[M]] : i32 to f32
+// CHECK: arith.cmpi ult, %[[M]], %{{.*}} : i32
+// CHECK: arith.cmpi eq, %[[M]], %{{.*}} : i32
+// CHECK: arith.constant 2143289344 : i32
+// CHECK: %[[W:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK-NOT: arith.extf
+// CHECK: return %[[W]]
+func.func @widen_e4m3(%x: f8E4M3FN) -> f32 {
+  %w = arith.extf %x : f8E4M3FN to f32
+  return %w : f32
+}
+
+// Widening an f8E5M2: exponent and mantissa shift up 21 bits, rebiased by
+// 112 << 23; subnormal codes (below 4) are their mantissa times 2^-16; codes
+// from 0x7c are infinity (0x7c) or NaN.
+// CHECK-LABEL: func.func @widen_e5m2
+// CHECK: arith.constant 21 : i32
+// CHECK: arith.constant 939524096 : i32
+// CHECK: arith.constant 1.52587891E-5 : f32
+// CHECK: arith.constant 2139095040 : i32
+// CHECK: arith.cmpi uge
+// CHECK-NOT: arith.extf
+func.func @widen_e5m2(%x: f8E5M2) -> f32 {
+  %w = arith.extf %x : f8E5M2 to f32
+  return %w : f32
+}
+
+// Narrowing to f8E4M3FN: the normal path rounds at bit 20 (bias 2^19 - 1
+// plus the lowest kept bit) and rebiases by -960 (120 << 3); the subnormal
+// path adds 2^14 (2^23 steps of 2^-9) to |x| and subtracts its bits; the
+// result is at most 126 (448), 127 for NaN, with the sign or-ed in.
+// CHECK-LABEL: func.func @narrow_e4m3
+// CHECK: %[[BITS:.*]] = arith.bitcast %{{.*}} : f32 to i32
+// CHECK: arith.constant 524287 : i32
+// CHECK: arith.constant -960 : i32
+// CHECK: %[[CF:.*]] = arith.constant 1.638400e+04 : f32
+// CHECK: %[[ABS:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK: %[[SUM:.*]] = arith.addf %[[ABS]], %[[CF]] : f32
+// CHECK: arith.constant 1182793728 : i32
+// CHECK: arith.constant 1015021568 : i32
+// CHECK: %[[SAT:.*]] = arith.minui %{{.*}}, %{{.*}} : i32
+// CHECK: arith.cmpi ugt
+// CHECK: %[[T:.*]] = arith.trunci %{{.*}} : i32 to i8
+// CHECK: %[[N:.*]] = arith.bitcast %[[T]] : i8 to f8E4M3FN
+// CHECK-NOT: arith.truncf
+// CHECK: return %[[N]]
+func.func @narrow_e4m3(%y: f32) -> f8E4M3FN {
+  %n = arith.truncf %y : f32 to f8E4M3FN
+  return %n : f8E4M3FN
+}
+
+// Vectors take the same ops on vectors, with splat constants; f8E5M2
+// saturates at 123 (57344).
+// CHECK-LABEL: func.func @narrow_e5m2_vector
+// CHECK: arith.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
+// CHECK: arith.constant dense<123> : vector<4xi32>
+// CHECK: arith.trunci %{{.*}} : vector<4xi32> to vector<4xi8>
+// CHECK: arith.bitcast %{{.*}} : vector<4xi8> to vector<4xf8E5M2>
+// CHECK-NOT: arith.truncf
+func.func @narrow_e5m2_vector(%v: vector<4xf32>) -> vector<4xf8E5M2> {
+  %t = arith.truncf %v : vector<4xf32> to vector<4xf8E5M2>
+  return %t : vector<4xf8E5M2>
+}
+
+// Constants become their bits (1.5 is 0x3c in E4M3, -2 is 0xc0 in E5M2), bitcast;
+// other conversions, selects and f8 bitcasts stay.
+// CHECK-LABEL: func.func @constants_and_others
+// CHECK: %[[C1:.*]] = arith.constant 60 : i8
+// CHECK: %[[F1:.*]] = arith.bitcast %[[C1]] : i8 to f8E4M3FN
+// CHECK: %[[C2:.*]] = arith.constant dense<-64> : vector<2xi8>
+// CHECK: %[[F2:.*]] = arith.bitcast %[[C2]] : vector<2xi8> to vector<2xf8E5M2>
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.select %{{.*}}, %[[F1]], %{{.*}} : f8E4M3FN
+func.func @constants_and_others(%h: f16, %c: i1, %x: f8E4M3FN) -> (f8E4M3FN, vector<2xf8E5M2>, f32, f8E4M3FN) {
+  %a = arith.constant 1.5 : f8E4M3FN
+  %b = arith.constant dense<-2.0> : vector<2xf8E5M2>
+  %w = arith.extf %h : f16 to f32
+  %s = arith.select %c, %a, %x : f8E4M3FN
+  return %a, %b, %w, %s : f8E4M3FN, vector<2xf8E5M2>, f32, f8E4M3FN
+}
