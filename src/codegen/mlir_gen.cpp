@@ -21,6 +21,7 @@
 #include "frontend/ast_nodes.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -173,6 +174,21 @@ class MlirGen {
     if (v.getType() != own_tile_type(out, out.dtype))
       fail(fmt::format("malformed AST: '{}' stores a value whose type is not output {}'s tile", s.text.substr(0, 80), p));
     tile::StoreOp::create(b_, loc_, v, args_[p], own_indices(out.rank));
+    // A statement sees the stores before it (docs/ast-format.md): values that read output p's own
+    // tile are read again where a later statement uses them.
+    llvm::SmallVector<const Sexp*> stale;
+    for (const auto& [node, value] : scopes_.back())
+      if (owns_read(*node).test(static_cast<unsigned>(p))) stale.push_back(node);
+    for (const Sexp* node : stale) scopes_.back().erase(node);
+  }
+  // The outputs whose own tile `n` reads: the (own ... Q) in its subtree (memoized per node).
+  const llvm::SmallBitVector& owns_read(const Sexp& n) {
+    if (auto it = owns_read_.find(&n); it != owns_read_.end()) return it->second;
+    llvm::SmallBitVector owns(ast_.params.size());
+    if (n.kind == NodeKind::own) owns.set(static_cast<unsigned>(OwnNode(n).output()));
+    for (const Sexp& c : n.children())
+      if (c.is_list) owns |= owns_read(c);
+    return owns_read_[&n] = std::move(owns);
   }
   // The type of output `out`'s own tile with elements of dtype d. Accesses at the program's own
   // tile index (store, own, load_like) must have it: the launcher's grid and its whole-tiles check
@@ -554,6 +570,7 @@ class MlirGen {
   const Specialization& spec_;
   llvm::SmallVector<Value> args_;
   std::vector<llvm::DenseMap<const Sexp*, Value>> scopes_;
+  llvm::DenseMap<const Sexp*, llvm::SmallBitVector> owns_read_;  // owns_read's memo
   llvm::SmallVector<mlir::scf::ForOp> loops_;
   llvm::SmallVector<Value> loop_ivs_;
 };

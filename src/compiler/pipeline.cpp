@@ -686,6 +686,12 @@ std::unique_ptr<CpuKernel> compile_cpu(std::string_view kernel, const KernelAst&
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) throw Error("tessera: cannot detect the host target: " + llvm::toString(jtmb.takeError()));
   jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  // x86's f32 -> bf16 instructions (AVX512-BF16, AVX-NE-CONVERT) flush subnormals, and the x86
+  // back end uses them for the bf16 values it holds promoted to f32 (a phi of a masked load, a
+  // select): without them it calls the module's __truncsfbf2, which keeps subnormals as the GPU
+  // does.
+  if (jtmb->getTargetTriple().isX86())
+    for (const char* feature : {"avx512bf16", "avxneconvert"}) jtmb->getFeatures().AddFeature(feature, false);
   auto tm = jtmb->createTargetMachine();
   if (!tm) throw Error("tessera: cannot create the host target machine: " + llvm::toString(tm.takeError()));
   m->setDataLayout((*tm)->createDataLayout());

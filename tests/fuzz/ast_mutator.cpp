@@ -14,7 +14,7 @@ const std::vector<std::string> kWords{
     "program_id", "num_programs", "const", "iota", "neg", "exp", "log", "sqrt", "rsqrt", "tanh", "abs", "not",
     "fast_exp", "add", "sub", "mul", "div", "fast_div", "max", "min", "and", "or", "eq", "lt", "ge", "select",
     "cast", "broadcast", "reshape", "transpose", "reduce", "sum", "mma", "for", "iv", "carried", "result", "call",
-    "f32", "f16", "bf16", "i32", "i1", "i64", "f64", ""};
+    "f32", "f16", "bf16", "i32", "i1", "f8e4m3", "f8e5m2", "i64", "f64", ""};
 const std::vector<std::string> kNumbers{"0", "1", "-1", "2", "3", "4", "7", "64", "3000", "65536", "2147483647",
                                         "-2147483648", "1099511627776", "99999999999999999999", "0x10", "1.5", "-0"};
 const std::vector<std::string> kBrackets{"(", ")", "[", "]", "()", "[]", "( )"};

@@ -10,7 +10,9 @@
 namespace tessera::fuzz {
 namespace {
 
-bool is_dtype(std::string_view s) { return s == "f32" || s == "f16" || s == "bf16" || s == "i32" || s == "i1"; }
+bool is_dtype(std::string_view s) {
+  return s == "f32" || s == "f16" || s == "bf16" || s == "i32" || s == "i1" || s == "f8e4m3" || s == "f8e5m2";
+}
 
 // An expression node: (OP DTYPE [DIMS] ...).
 bool typed(const SNode& n) {

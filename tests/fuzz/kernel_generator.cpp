@@ -9,7 +9,9 @@
 // text appears, and a loop may be read again through another (result K FOR) only in the scope
 // that generated it. Index expressions stay small (about -2..6) so that loads fall both inside
 // and outside the tensors without overflowing i32 offsets; float-to-int casts clamp their operand
-// (NaN to 0, then to +-1e6) so that no conversion is out of range.
+// (NaN to 0, then to +-1e6) so that no conversion is out of range. 8-bit float tiles (f8e4m3,
+// f8e5m2) hold data: they are loaded, stored, selected, reshaped, transposed, broadcast, carried,
+// cast and multiplied by mma, never computed on (the front end's rule).
 #include "kernel_generator.h"
 
 #include <fmt/format.h>
@@ -47,8 +49,7 @@ struct Expr {
 std::string type_text(const Type& t) { return fmt::format("{} [{}]", dtype_name(t.dt), fmt::join(t.shape, " ")); }
 
 bool is_float(DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16; }
-
-const std::vector<DType> kDTypes{DType::f32, DType::f16, DType::bf16, DType::i32, DType::i1};
+bool is_f8(DType d) { return d == DType::f8e4m3 || d == DType::f8e5m2; }
 
 // A loop being generated (its body is the current scope) or one whose result can be read again.
 struct LoopDef {
@@ -103,7 +104,13 @@ class Generator {
 
   DType random_dtype() {
     const double u = rng_.unit();
-    return u < 0.35 ? DType::f32 : u < 0.5 ? DType::f16 : u < 0.65 ? DType::bf16 : u < 0.85 ? DType::i32 : DType::i1;
+    return u < 0.32   ? DType::f32
+           : u < 0.46 ? DType::f16
+           : u < 0.6  ? DType::bf16
+           : u < 0.78 ? DType::i32
+           : u < 0.92 ? DType::i1
+           : u < 0.96 ? DType::f8e4m3
+                      : DType::f8e5m2;
   }
 
   // A power of two 2^k, k in [0, max_log].
@@ -385,7 +392,7 @@ class Generator {
     if (k < 3) {
       if (auto e = carried(t)) return *e;
     }
-    if (k < 6) {
+    if (k < 6 && !is_f8(t.dt)) {
       const int p = scalar_param(t.dt);
       features_.emplace_back("arg");
       return {t, fmt::format("(arg {} {})", type_text(t), p)};
@@ -453,6 +460,7 @@ class Generator {
   }
 
   std::optional<Expr> unary(const Type& t, int depth) {
+    if (is_f8(t.dt)) return std::nullopt;
     if (t.dt == DType::i1) return node("not", t, gen(t, depth - 1));
     if (t.dt == DType::i32) return node(rng_.chance(0.5) ? "neg" : "abs", t, gen(t, depth - 1));
     const char* op = rng_.pick(std::vector<const char*>{"neg", "abs", "exp", "exp2", "log", "sqrt", "rsqrt", "tanh",
@@ -468,11 +476,13 @@ class Generator {
   std::optional<Expr> binary(const Type& t, int depth) {
     if (t.dt == DType::i1) {
       if (rng_.chance(0.35)) return node(rng_.chance(0.5) ? "and" : "or", t, gen(t, depth - 1), gen(t, depth - 1));
-      // A comparison of two operands of any dtype.
-      const Type o{random_dtype(), t.shape};
+      // A comparison of two operands of any dtype but the 8-bit floats.
+      Type o{random_dtype(), t.shape};
+      if (is_f8(o.dt)) o.dt = DType::f32;
       const char* cmp = rng_.pick(std::vector<const char*>{"eq", "ne", "lt", "le", "gt", "ge"});
       return node(cmp, t, gen(o, depth - 1), gen(o, depth - 1));
     }
+    if (is_f8(t.dt)) return std::nullopt;
     std::vector<const char*> ops{"add", "sub", "mul", "div", "max", "min"};
     if (is_float(t.dt)) ops.push_back("fast_div");
     return node(rng_.pick(ops), t, gen(t, depth - 1), gen(t, depth - 1));
@@ -486,6 +496,10 @@ class Generator {
     DType from = random_dtype();
     if (from == t.dt) return std::nullopt;
     Expr x = gen(Type{from, t.shape}, depth - 1);
+    if (is_f8(from) && t.dt == DType::i32) {  // through f32, where the clamp below can compute
+      x = node("cast", Type{DType::f32, t.shape}, x);
+      from = DType::f32;
+    }
     if (is_float(from) && t.dt == DType::i32) {
       if (x.text.size() > 2000) x = leaf(Type{from, t.shape}, 0);  // it is written three times
       // NaN to 0, then clamped to +-1e6: every conversion is in range.
@@ -537,6 +551,7 @@ class Generator {
   }
 
   std::optional<Expr> reduce(const Type& t, int depth) {
+    if (is_f8(t.dt)) return std::nullopt;
     std::vector<int> axes;
     for (int d = 0; d < t.rank(); ++d)
       if (t.shape[d] == 1) axes.push_back(d);
@@ -567,7 +582,8 @@ class Generator {
     const int64_t m = t.shape[0], n = t.shape[1];
     int64_t k = pow2(5);
     while (k > 1 && (m * k > o_.max_elems || k * n > o_.max_elems)) k /= 2;
-    const DType ab = rng_.pick(std::vector<DType>{DType::f16, DType::bf16, DType::f32});
+    const DType ab = rng_.pick(std::vector<DType>{DType::f16, DType::bf16, DType::f32, DType::f16, DType::bf16,
+                                                  DType::f32, DType::f8e4m3, DType::f8e5m2});
     features_.emplace_back(fmt::format("mma {}", dtype_name(ab)));
     return node("mma", t, gen(Type{ab, {m, k}}, depth - 1), gen(Type{ab, {k, n}}, depth - 1), gen(t, depth - 1));
   }

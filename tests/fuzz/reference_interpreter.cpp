@@ -51,7 +51,7 @@ Shape unravel(int64_t i, const Shape& s) {
 }
 
 DType dtype_of(const SNode& a) {
-  for (DType d : {DType::f32, DType::f16, DType::bf16, DType::i32, DType::i1})
+  for (DType d : {DType::f32, DType::f16, DType::bf16, DType::i32, DType::i1, DType::f8e4m3, DType::f8e5m2})
     if (a.atom == dtype_name(d)) return d;
   bad("unknown dtype", a);
 }

@@ -59,7 +59,7 @@ bool is_compare(std::string_view op) {
 
 }  // namespace
 
-bool is_float_dtype(DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16; }
+bool is_float_dtype(DType d) { return is_floating(d); }
 
 Elem finish_float(DType d, double r, double pe, bool exact_op, double slack) {
   Elem out{round_to(d, r), 0};

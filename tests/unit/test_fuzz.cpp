@@ -3,6 +3,8 @@
 // run or throw tessera::Error, and checks of the reference's element operations. The time-bounded
 // runs with new seeds are the ctest tests fuzz.*.
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 #include "ast_mutator.h"
 #include "execution_helpers.h"
@@ -33,6 +35,20 @@ TEST_CASE("the reference casts -0 and small negative floats to an integer zero",
     CHECK_FALSE(std::signbit(cast_op(DType::i32, DType::bf16, i).v));
   }
   CHECK(cast_op(DType::f32, DType::i32, Elem{-2.5, 0}).v == -2);
+}
+
+// The reference's casts to the 8-bit floats round once and saturate, as the kernels do; an f8
+// input is stored as its code and read back as its value.
+TEST_CASE("the reference casts to f8e4m3 and f8e5m2 saturate and round to nearest even", "[fuzz][cpu]") {
+  CHECK(cast_op(DType::f32, DType::f8e4m3, Elem{500.0, 0}).v == 448);
+  CHECK(cast_op(DType::f32, DType::f8e5m2, Elem{-1e9, 0}).v == -57344);
+  CHECK(cast_op(DType::i32, DType::f8e4m3, Elem{17.0, 0}).v == 16);  // 17 is halfway: to the even 16
+  CHECK(cast_op(DType::f8e5m2, DType::i32, Elem{-3.0, 0}).v == -3);
+  CHECK(std::isnan(cast_op(DType::f32, DType::f8e4m3, Elem{std::numeric_limits<double>::quiet_NaN(), 0}).v));
+  std::uint8_t code = 0;
+  store_element(DType::f8e4m3, &code, 0, 0.3);
+  CHECK(code == float8_e4m3(0.3f).bits);
+  CHECK(load_element(DType::f8e4m3, &code, 0) == static_cast<float>(float8_e4m3(0.3f)));
 }
 
 static void body_fuzz(Target target) {

@@ -191,7 +191,8 @@ struct OutParam {
                   "use the unsafe opt-out tessera::unsafe::cuda_kernel (tessera/unsafe.h)");
     return InvalidStmt{};
   }
-  // This program's own tile, as currently stored.
+  // This program's own tile, as currently stored: in seq(...), as the statements before the one
+  // that reads it left it.
   constexpr Own<OutParam> load() const { return {}; }
   // A program reads back only its own tile of an output.
   template <class I0, class... Is>

@@ -263,7 +263,7 @@ private:
   /// accumulator plus the product; a barrier after each.
   void lowerWarpMma(MmaOp op, const WarpMmaPlan &plan);
   /// Writes the elements of `tile` ([R, C], C a multiple of 16) to `view` as
-  /// rows of `stride` elements.
+  /// rows of `stride` elements (8-bit floats widened to the view's f16).
   void writeMmaRows(OpBuilder &b, Location loc, Value tile, Value view,
                     int64_t stride);
   /// Each warp's 16 x 16 blocks of op's product on mma.sync m16n8k16, from

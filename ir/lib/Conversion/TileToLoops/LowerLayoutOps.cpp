@@ -213,8 +213,11 @@ void KernelLowering::writeMmaRows(OpBuilder &b, Location loc, Value tile,
   int64_t cols = t.getDimSize(1);
   Layout layout = getLayout(t);
   Value src = bufferOf(tile);
+  Type rowType = cast<MemRefType>(view.getType()).getElementType();
   auto store = [&](OpBuilder &b, Value k, Value at) {
     Value v = memref::LoadOp::create(b, loc, src, k);
+    if (v.getType() != rowType) // an 8-bit float into f16 rows (exact)
+      v = arith::ExtFOp::create(b, loc, rowType, v);
     memref::StoreOp::create(b, loc, v, view, at);
   };
   // Where linear element l of the tile lies in rows of `stride`.
@@ -241,7 +244,7 @@ void KernelLowering::writeMmaRows(OpBuilder &b, Location loc, Value tile,
 Value KernelLowering::warpMmaProducts(OpBuilder &b, Location loc, MmaOp op,
                                       const WarpMmaPlan &plan, Value bView) {
   IndexOps ix{loc};
-  Type elt = op.getA().getType().getElementType();
+  Type elt = plan.stageType;
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
   const int64_t m = plan.m, n = plan.n, row = plan.rowElems,
                 outRow = plan.nRowElems;
@@ -334,7 +337,7 @@ void KernelLowering::lowerWarpMma(MmaOp op, const WarpMmaPlan &plan) {
   Location loc = op.getLoc();
   IndexOps ix{loc};
   RankedTensorType type = op.getType();
-  Type elt = op.getA().getType().getElementType();
+  Type elt = plan.stageType;
   // 1. A, and B^T (when B is a transpose) or B as it is, into shared rows.
   writeMmaRows(b, loc, op.getA(),
                getScratchView(b, loc, elt, plan.m * plan.rowElems, 0),

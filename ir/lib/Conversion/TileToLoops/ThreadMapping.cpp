@@ -283,10 +283,12 @@ mlir::tessera::tile::planWarpMma(const LoweringOptions &opts, MmaOp op) {
   RankedTensorType a = op.getA().getType(), bt = op.getB().getType(),
                    out = op.getType();
   Type elt = a.getElementType();
-  if (!isFloat16Or(elt) || bt.getElementType() != elt ||
+  const bool float8 = isa<Float8E4M3FNType, Float8E5M2Type>(elt);
+  if (!(isFloat16Or(elt) || float8) || bt.getElementType() != elt ||
       !out.getElementType().isF32())
     return std::nullopt;
   WarpMmaPlan plan;
+  plan.stageType = float8 ? Float16Type::get(elt.getContext()) : elt;
   plan.m = a.getDimSize(0);
   plan.k = a.getDimSize(1);
   plan.n = bt.getDimSize(1);

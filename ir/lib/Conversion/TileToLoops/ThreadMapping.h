@@ -208,6 +208,8 @@ struct WarpMmaPlan {
   int64_t nRowElems;   // N + 8: a row-major B's rows and the product's
   int64_t aBytes, bBytes, outBytes; // each a multiple of 16
   TransposeOp transposedB;          // B = transpose(X): X is written as B^T
+  Type stageType; // the operands in the shared rows: f16 or bf16 as they are,
+                  // 8-bit floats as f16 (exactly), for m16n8k16 f16 products
   int64_t scratchBytes() const { return aBytes + bBytes + outBytes; }
 };
 std::optional<WarpMmaPlan> planWarpMma(const LoweringOptions &opts, MmaOp op);

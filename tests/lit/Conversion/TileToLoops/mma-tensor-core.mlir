@@ -61,3 +61,24 @@ func.func @narrow(%o: !f {tile.align = 16 : i64}, %a: !h {tile.align = 16 : i64}
   tile.store %m, %o[%c0, %c0] : tensor<16x8xf32>, !f
   return
 }
+
+// -----
+
+// 8-bit float operands: written to the shared rows widened to f16 (exact), and
+// multiplied by the f16 mma.sync.
+// CHECK-LABEL: func.func @float8_operands
+// CHECK: arith.extf %{{.*}} : f8E4M3FN to f16
+// CHECK: memref.store %{{.*}} : memref<{{.*}}xf16
+// CHECK: nvvm.mma.sync A[{{.*}}] {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32)
+// CHECK: return
+!e = memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>>
+!f = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @float8_operands(%o: !f {tile.align = 16 : i64}, %a: !e {tile.align = 16 : i64}, %b: !e {tile.align = 16 : i64}) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %a[%c0, %c0] : !e -> tensor<32x64xf8E4M3FN>
+  %y = tile.load %b[%c0, %c0] : !e -> tensor<64x32xf8E4M3FN>
+  %z = arith.constant dense<0.0> : tensor<32x32xf32>
+  %m = tile.mma %x, %y, %z : tensor<32x64xf8E4M3FN>, tensor<64x32xf8E4M3FN>, tensor<32x32xf32> -> tensor<32x32xf32>
+  tile.store %m, %o[%c0, %c0] : tensor<32x32xf32>, !f
+  return
+}

@@ -2,13 +2,17 @@
 //
 // Implements `tile-expand-f8-conversions`, for every target: LLVM has no
 // 8-bit float types (the conversion to the LLVM dialect stores them as i8), so
-// each f32 <-> f8E4M3FN / f8E5M2 `arith.extf` / `arith.truncf` becomes
-// integer arithmetic on the bits, and each 8-bit float constant an i8 constant
+// each conversion from or to f8E4M3FN / f8E5M2 (extf, truncf, int <-> float,
+// and comparisons) goes through f32, whose conversions become integer
+// arithmetic on the bits, and each 8-bit float constant becomes an i8 constant
 // bitcast to its type. Narrowing rounds to nearest even and saturates (the
 // GPU's cvt.rn.satfinite, and tessera's host conversion in dtype.h); widening
-// is exact. Assumes the front end's rules: 8-bit floats are converted to and
-// from f32 only and take no arithmetic; an op that breaks them is reported,
-// since nothing after this pass could lower it.
+// is exact. The front end routes every conversion through f32, but
+// canonicalization folds chains such as truncf(extf x) and truncf(sitofp x)
+// into one op; converting through f32 here restores what was written (exactly
+// so for f16, bf16 and integer sources). Assumes the front end's other rule:
+// 8-bit floats take no arithmetic; an op that breaks it is reported, since
+// nothing after this pass could lower it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,84 +109,162 @@ float powerOfTwo(int e) {
 /// f8 -> f32, exactly: normal codes rebias their exponent, subnormal codes
 /// are their mantissa times the smallest subnormal, the all-ones codes are
 /// NaN (E4M3: 0x7f only; E5M2: infinities at 0x7c).
+Value widenToF32(PatternRewriter &rewriter, Location loc, Value in) {
+  const Format f = *formatOf(getElementTypeOrSelf(in.getType()));
+  Bits x{rewriter, loc, in.getType()};
+  Value code = arith::ExtUIOp::create(rewriter, loc,
+                                      x.of(rewriter.getI32Type()),
+                                      x.bitcast(rewriter.getI8Type(), in));
+  Value sign = x.shl(x.band(code, 0x80), 24);
+  Value mag = x.band(code, 0x7f);
+  Value normal = x.add(x.shl(mag, 23 - f.manBits),
+                       static_cast<int64_t>(127 - f.bias) << 23);
+  Value scaled = arith::MulFOp::create(
+      rewriter, loc,
+      arith::UIToFPOp::create(rewriter, loc, x.of(rewriter.getF32Type()),
+                              mag),
+      x.f32(powerOfTwo(1 - f.bias - f.manBits)));
+  Value subnormal = x.bitcast(rewriter.getI32Type(), scaled);
+  Value r = x.select(x.cmp(arith::CmpIPredicate::ult, mag, 1 << f.manBits),
+                     subnormal, normal);
+  if (f.hasInf) {
+    Value special = x.select(x.cmp(arith::CmpIPredicate::eq, mag, 0x7c),
+                             0x7f800000, x.i32(0x7fc00000));
+    r = x.select(x.cmp(arith::CmpIPredicate::uge, mag, 0x7c), special, r);
+  } else {
+    r = x.select(x.cmp(arith::CmpIPredicate::eq, mag, 0x7f), 0x7fc00000, r);
+  }
+  Value bits = arith::OrIOp::create(rewriter, loc, sign, r);
+  return x.bitcast(rewriter.getF32Type(), bits);
+}
+
+/// f32 -> f8 (`to`, an f8 type or a shape of one), to nearest even,
+/// saturating: a normal result rounds the f32 code at the kept mantissa bits
+/// (the bias trick) and rebiases it; a subnormal one is |x| + 2^23 units of
+/// the smallest subnormal, whose f32 sum the FPU rounds to a whole number of
+/// units; past the largest finite code the result is that code; NaN gives
+/// 0x7f. The sign is copied.
+Value narrowFromF32(PatternRewriter &rewriter, Location loc, Value in,
+                    Type to) {
+  const Format f = *formatOf(getElementTypeOrSelf(to));
+  Bits x{rewriter, loc, to};
+  Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
+  Value bits = x.bitcast(i32, in);
+  Value sign = x.band(x.shr(bits, 24), 0x80);
+  Value a = x.band(bits, 0x7fffffff);
+  const int shift = 23 - f.manBits;
+  Value lsb = x.band(x.shr(a, shift), 1);
+  Value rounded = x.shr(
+      arith::AddIOp::create(rewriter, loc, a,
+                            x.add(lsb, (int64_t{1} << (shift - 1)) - 1)),
+      shift);
+  Value normal =
+      x.add(rounded, -(static_cast<int64_t>(127 - f.bias) << f.manBits));
+  const float unitsBase = powerOfTwo(24 - f.bias - f.manBits);
+  Value sum = arith::AddFOp::create(rewriter, loc, x.bitcast(f32, a),
+                                    x.f32(unitsBase));
+  Value subnormal =
+      arith::SubIOp::create(rewriter, loc, x.bitcast(i32, sum),
+                            x.i32(std::bit_cast<int32_t>(unitsBase)));
+  const int64_t minNormal = static_cast<int64_t>(128 - f.bias) << 23;
+  Value r = x.select(x.cmp(arith::CmpIPredicate::ult, a, minNormal),
+                     subnormal, normal);
+  r = arith::MinUIOp::create(rewriter, loc, r, x.i32(f.maxBits));
+  r = x.select(x.cmp(arith::CmpIPredicate::ugt, a, 0x7f800000), 0x7f, r);
+  Value code = arith::TruncIOp::create(
+      rewriter, loc, x.of(rewriter.getI8Type()),
+      arith::OrIOp::create(rewriter, loc, sign, r));
+  return x.bitcast(getElementTypeOrSelf(to), code);
+}
+
+/// `v` (a float, or a shape of floats) converted to element type `elt`: extf
+/// or truncf, or `v` itself.
+Value convertFloat(PatternRewriter &rewriter, Location loc, Value v,
+                   Type elt) {
+  Type from = getElementTypeOrSelf(v.getType());
+  if (from == elt)
+    return v;
+  Type to = Bits{rewriter, loc, v.getType()}.of(elt);
+  if (from.getIntOrFloatBitWidth() < elt.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(rewriter, loc, to, v);
+  return arith::TruncFOp::create(rewriter, loc, to, v);
+}
+
+/// A conversion from f8: widened to f32, then to the result type (exact for
+/// every float type: each holds every f8 value).
 struct ExtendF8 : OpRewritePattern<arith::ExtFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::ExtFOp op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<Format> f =
-        formatOf(getElementTypeOrSelf(op.getIn().getType()));
-    if (!f || !getElementTypeOrSelf(op.getType()).isF32())
+    if (!isFloat8(op.getIn().getType()) || isFloat8(op.getType()))
       return failure();
-    Bits x{rewriter, op.getLoc(), op.getType()};
-    Value code = arith::ExtUIOp::create(
-        rewriter, op.getLoc(), x.of(rewriter.getI32Type()),
-        x.bitcast(rewriter.getI8Type(), op.getIn()));
-    Value sign = x.shl(x.band(code, 0x80), 24);
-    Value mag = x.band(code, 0x7f);
-    Value normal = x.add(x.shl(mag, 23 - f->manBits),
-                         static_cast<int64_t>(127 - f->bias) << 23);
-    Value scaled = arith::MulFOp::create(
-        rewriter, op.getLoc(),
-        arith::UIToFPOp::create(rewriter, op.getLoc(),
-                                x.of(rewriter.getF32Type()), mag),
-        x.f32(powerOfTwo(1 - f->bias - f->manBits)));
-    Value subnormal = x.bitcast(rewriter.getI32Type(), scaled);
-    Value r = x.select(x.cmp(arith::CmpIPredicate::ult, mag, 1 << f->manBits),
-                       subnormal, normal);
-    if (f->hasInf) {
-      Value special = x.select(x.cmp(arith::CmpIPredicate::eq, mag, 0x7c),
-                               0x7f800000, x.i32(0x7fc00000));
-      r = x.select(x.cmp(arith::CmpIPredicate::uge, mag, 0x7c), special, r);
-    } else {
-      r = x.select(x.cmp(arith::CmpIPredicate::eq, mag, 0x7f), 0x7fc00000, r);
-    }
-    Value bits = arith::OrIOp::create(rewriter, op.getLoc(), sign, r);
-    rewriter.replaceOp(op, x.bitcast(rewriter.getF32Type(), bits));
+    Value w = widenToF32(rewriter, op.getLoc(), op.getIn());
+    rewriter.replaceOp(op, convertFloat(rewriter, op.getLoc(), w,
+                                        getElementTypeOrSelf(op.getType())));
     return success();
   }
 };
 
-/// f32 -> f8, to nearest even, saturating: a normal result rounds the f32
-/// code at the kept mantissa bits (the bias trick) and rebiases it; a
-/// subnormal one is |x| + 2^23 units of the smallest subnormal, whose f32 sum
-/// the FPU rounds to a whole number of units; past the largest finite code
-/// the result is that code; NaN gives 0x7f. The sign is copied.
+/// A conversion to f8 from another float: the source as an f32 (exact from
+/// f16 and bf16, which canonicalization folds `truncf(extf x)` into), then
+/// narrowed once.
 struct TruncateToF8 : OpRewritePattern<arith::TruncFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::TruncFOp op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<Format> f = formatOf(getElementTypeOrSelf(op.getType()));
-    if (!f || !getElementTypeOrSelf(op.getIn().getType()).isF32())
+    if (!isFloat8(op.getType()) || isFloat8(op.getIn().getType()))
       return failure();
-    Location loc = op.getLoc();
-    Bits x{rewriter, loc, op.getType()};
-    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
-    Value bits = x.bitcast(i32, op.getIn());
-    Value sign = x.band(x.shr(bits, 24), 0x80);
-    Value a = x.band(bits, 0x7fffffff);
-    const int shift = 23 - f->manBits;
-    Value lsb = x.band(x.shr(a, shift), 1);
-    Value rounded = x.shr(
-        arith::AddIOp::create(rewriter, loc, a,
-                              x.add(lsb, (int64_t{1} << (shift - 1)) - 1)),
-        shift);
-    Value normal = x.add(rounded, -(static_cast<int64_t>(127 - f->bias)
-                                    << f->manBits));
-    const float unitsBase = powerOfTwo(24 - f->bias - f->manBits);
-    Value sum = arith::AddFOp::create(rewriter, loc, x.bitcast(f32, a),
-                                      x.f32(unitsBase));
-    Value subnormal = arith::SubIOp::create(
-        rewriter, loc, x.bitcast(i32, sum),
-        x.i32(std::bit_cast<int32_t>(unitsBase)));
-    const int64_t minNormal = static_cast<int64_t>(128 - f->bias) << 23;
-    Value r = x.select(x.cmp(arith::CmpIPredicate::ult, a, minNormal),
-                       subnormal, normal);
-    r = arith::MinUIOp::create(rewriter, loc, r, x.i32(f->maxBits));
-    r = x.select(x.cmp(arith::CmpIPredicate::ugt, a, 0x7f800000), 0x7f, r);
-    Value code = arith::TruncIOp::create(
-        rewriter, loc, x.of(rewriter.getI8Type()),
-        arith::OrIOp::create(rewriter, loc, sign, r));
-    rewriter.replaceOp(op, x.bitcast(getElementTypeOrSelf(op.getType()), code));
+    Value in = convertFloat(rewriter, op.getLoc(), op.getIn(),
+                            rewriter.getF32Type());
+    rewriter.replaceOp(op,
+                       narrowFromF32(rewriter, op.getLoc(), in, op.getType()));
+    return success();
+  }
+};
+
+/// An integer to f8 (canonicalization folds `truncf(sitofp x)`): the
+/// integer's f32, then narrowed, as the front end wrote it.
+template <class IntToFp>
+struct IntToF8 : OpRewritePattern<IntToFp> {
+  using OpRewritePattern<IntToFp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(IntToFp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isFloat8(op.getType()))
+      return failure();
+    Bits x{rewriter, op.getLoc(), op.getType()};
+    Value w = IntToFp::create(rewriter, op.getLoc(),
+                              x.of(rewriter.getF32Type()), op.getIn());
+    rewriter.replaceOp(op,
+                       narrowFromF32(rewriter, op.getLoc(), w, op.getType()));
+    return success();
+  }
+};
+
+/// An f8 to an integer: the f8's f32 (exact), converted.
+template <class FpToInt>
+struct F8ToInt : OpRewritePattern<FpToInt> {
+  using OpRewritePattern<FpToInt>::OpRewritePattern;
+  LogicalResult matchAndRewrite(FpToInt op,
+                                PatternRewriter &rewriter) const override {
+    if (!isFloat8(op.getIn().getType()))
+      return failure();
+    Value w = widenToF32(rewriter, op.getLoc(), op.getIn());
+    rewriter.replaceOpWithNewOp<FpToInt>(op, op.getType(), w);
+    return success();
+  }
+};
+
+/// A comparison of f8 values (canonicalization may fold the comparison of
+/// two widened values into one of the f8 values): the same on their f32s.
+struct CompareF8 : OpRewritePattern<arith::CmpFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::CmpFOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isFloat8(op.getLhs().getType()))
+      return failure();
+    Value l = widenToF32(rewriter, op.getLoc(), op.getLhs());
+    Value r = widenToF32(rewriter, op.getLoc(), op.getRhs());
+    rewriter.replaceOpWithNewOp<arith::CmpFOp>(op, op.getPredicate(), l, r);
     return success();
   }
 };
@@ -216,22 +298,29 @@ struct TileExpandF8Conversions
 
   void runOnOperation() override {
     // One walk, no folding: a folder would turn the constants' bitcasts back
-    // into 8-bit float constants. No pattern creates an op another matches.
+    // into 8-bit float constants. No pattern creates an op another matches
+    // (conversions it creates are between f32 and other types).
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExtendF8, TruncateToF8, F8Constant>(&getContext());
+    patterns.add<ExtendF8, TruncateToF8, IntToF8<arith::SIToFPOp>,
+                 IntToF8<arith::UIToFPOp>, F8ToInt<arith::FPToSIOp>,
+                 F8ToInt<arith::FPToUIOp>, CompareF8, F8Constant>(
+        &getContext());
     walkAndApplyPatterns(getOperation(), std::move(patterns));
     // What is left of 8-bit floats moves bits: loads, stores, selects,
-    // bitcasts, loop values. Arithmetic on them has no lowering.
+    // bitcasts, loop values. Arithmetic on them has no lowering, nor has a
+    // conversion between the two 8-bit formats (the front end writes it
+    // through f32 and no fold joins two truncf).
     WalkResult walk = getOperation()->walk([&](Operation *op) {
-      if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
+      Dialect *dialect = op->getDialect(); // null for an unregistered op
+      if (!dialect || !isa<arith::ArithDialect, math::MathDialect>(dialect) ||
           isa<arith::BitcastOp, arith::SelectOp>(op))
         return WalkResult::advance();
       if (llvm::none_of(op->getOperandTypes(), isFloat8) &&
           llvm::none_of(op->getResultTypes(), isFloat8))
         return WalkResult::advance();
       op->emitOpError()
-          << "computes on 8-bit floats: they convert to and from f32 only "
-             "and take no arithmetic (tile-expand-f8-conversions)";
+          << "computes on 8-bit floats: they take no arithmetic "
+             "(tile-expand-f8-conversions)";
       return WalkResult::interrupt();
     });
     if (walk.wasInterrupted())

@@ -90,3 +90,25 @@ func.func @constants_and_others(%h: f16, %c: i1, %x: f8E4M3FN) -> (f8E4M3FN, vec
   %s = arith.select %c, %a, %x : f8E4M3FN
   return %a, %b, %w, %s : f8E4M3FN, vector<2xf8E5M2>, f32, f8E4M3FN
 }
+
+// Conversions that canonicalization makes of the front end's chains through
+// f32 go through f32 again: f16 -> f8 (from truncf(extf)), i32 -> f8 (from
+// truncf(sitofp)), f8 -> bf16, f8 -> i32 and a comparison of f8 values.
+// CHECK-LABEL: func.func @through_f32
+// CHECK: %[[H:.*]] = arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.bitcast %[[H]] : f32 to i32
+// CHECK: %[[I:.*]] = arith.sitofp %{{.*}} : i32 to f32
+// CHECK: arith.bitcast %[[I]] : f32 to i32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: arith.fptosi %{{.*}} : f32 to i32
+// CHECK: arith.cmpf olt, %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: : f16 to f8
+// CHECK-NOT: to f8E5M2
+func.func @through_f32(%h: f16, %i: i32, %x: f8E5M2, %y: f8E5M2) -> (f8E5M2, f8E5M2, bf16, i32, i1) {
+  %a = arith.truncf %h : f16 to f8E5M2
+  %b = arith.sitofp %i : i32 to f8E5M2
+  %c = arith.extf %x : f8E5M2 to bf16
+  %d = arith.fptosi %x : f8E5M2 to i32
+  %e = arith.cmpf olt, %x, %y : f8E5M2
+  return %a, %b, %c, %d, %e : f8E5M2, f8E5M2, bf16, i32, i1
+}

@@ -613,26 +613,31 @@ def TileExpandBF16Conversions : Pass<"tile-expand-bf16-conversions"> {
 }
 
 def TileExpandF8Conversions : Pass<"tile-expand-f8-conversions"> {
-  let summary = "Expand f32 <-> 8-bit float conversions and constants into integer arithmetic";
+  let summary = "Expand 8-bit float conversions and constants into integer arithmetic";
   let description = [{
-    Guarantees: no `arith.extf` from, no `arith.truncf` to and no
-    `arith.constant` of `f8E4M3FN` or `f8E5M2` is left, and no other arith or
-    math op (but `arith.bitcast` and `arith.select`) has an 8-bit float
-    operand or result: LLVM has no 8-bit float types, and the conversion to
-    the LLVM dialect stores them as i8.
+    Guarantees: no `arith.extf`, `arith.truncf`, `arith.sitofp`,
+    `arith.uitofp`, `arith.fptosi`, `arith.fptoui` or `arith.cmpf` with an
+    `f8E4M3FN` or `f8E5M2` operand or result, no `arith.constant` of them, and
+    no other arith or math op (but `arith.bitcast` and `arith.select`) with
+    one is left: LLVM has no 8-bit float types, and the conversion to the LLVM
+    dialect stores them as i8.
 
-    Widening is exact: a normal code's exponent is rebiased, a subnormal one is
-    its mantissa times the smallest subnormal, the all-ones codes are NaN
-    (E5M2: 0x7c is infinity). Narrowing rounds to nearest even and saturates,
-    as the GPU's `cvt.rn.satfinite` and tessera's host conversion (dtype.h)
-    do: magnitudes past the largest finite value, infinities included, become
-    it (448, 57344); NaN becomes the code 0x7f; the sign is kept. A constant
-    becomes an i8 constant of its bits and a bitcast.
+    Every conversion goes through f32: the front end writes them so, and
+    canonicalization folds such chains (`truncf(extf x)`, `truncf(sitofp x)`)
+    into one op, which this pass splits again; from f16, bf16 and integers
+    that gives what was written exactly. The f32 <-> f8 steps become integer
+    arithmetic. Widening is exact: a normal code's exponent is rebiased, a
+    subnormal one is its mantissa times the smallest subnormal, the all-ones
+    codes are NaN (E5M2: 0x7c is infinity). Narrowing rounds to nearest even
+    and saturates, as the GPU's `cvt.rn.satfinite` and tessera's host
+    conversion (dtype.h) do: magnitudes past the largest finite value,
+    infinities included, become it (448, 57344); NaN becomes the code 0x7f;
+    the sign is kept. A comparison compares the f32 values. A constant becomes
+    an i8 constant of its bits and a bitcast.
 
-    Fails, naming the op, where an 8-bit float is converted to or from
-    another type than f32 or computed on (the front end routes conversions
-    through f32 and rejects arithmetic on these types). Run after
-    `convert-tile-to-loops` on every target.
+    Fails, naming the op, where an 8-bit float is computed on (the front end
+    rejects arithmetic on these types). Run after `convert-tile-to-loops` on
+    every target, and after a tensor-core lowering's epilogue.
 
     ```mlir
     %w = arith.extf %x : f8E4M3FN to f32
