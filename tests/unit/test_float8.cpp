@@ -10,6 +10,7 @@
 // epilogue that stores a bf16 product as f8e4m3. The kernels compile for every GPU target, and an
 // AST that computes on an 8-bit float tile is a malformed-AST error naming the kernel.
 #include "execution_helpers.h"
+#include "matmul_kernels.h"
 #include "matmul_reference.h"
 
 #include <algorithm>
@@ -231,23 +232,12 @@ void data_movement(Target target) {
   CHECK(bad == 0);
 }
 
-template <int BM, int BN, int BK>
-auto f8_gemm(const std::string& name) {
-  return kernel(name, [](auto o, auto a, auto b) {
-    auto acc = for_range(
-        (dim<1>(a) + c<BK - 1>) / c<BK>,
-        [=](auto k, auto acc) { return mma(load<BM, BK>(a, program_id<0>(), k), load<BK, BN>(b, k, program_id<1>()), acc); },
-        full<DType::f32, BM, BN>(c<0.0>));
-    return o.store(acc);
-  });
-}
-
 template <class T>
 void check_f8_product(Target target, int64_t m, int64_t n, int64_t k, unsigned seed) {
   auto a = random_tensor<T, 2>({m, k}, -2, 2, seed);
   auto b = random_tensor<T, 2>({k, n}, -2, 2, seed + 1);
   Tensor<float, 2> out({m, n});
-  f8_gemm<32, 32, 32>("f8_matmul_" + std::string(dtype_name(dtype_v<T>))).launch_on(target, out.partition<32, 32>(), a, b);
+  matmul_kernels::matmul<32, 32, 32>().launch_on(target, out.partition<32, 32>(), a, b);
   const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
                            [&](int64_t kk, int64_t j) { return d(b(kk, j)); });
   INFO(dtype_name(dtype_v<T>) << " " << m << " x " << n << " x " << k);
@@ -303,7 +293,7 @@ TEST_CASE("float8: the kernels compile for every GPU target", "[float8][compile]
   Tensor<float8_e5m2, 2> a({64, 64}), b({64, 64});
   Tensor<float, 2> out({64, 64});
   auto narrow = kernel("f8_compile_narrow", [](auto o, auto v) { return o.store(cast<DType::f8e4m3>(v.load_like(o))); });
-  auto gemm = f8_gemm<32, 32, 32>("f8_compile_matmul");
+  auto gemm = matmul_kernels::matmul<32, 32, 32>();
   for (Target t : gpu_targets()) {
     INFO(to_string(t));
     CHECK(!narrow.compile(t, y.partition<128>(), x).cubin.empty());
