@@ -6,9 +6,10 @@
 // NaN and random floats. Kernels on both targets must agree with it bit for bit: casts from f32
 // (the same values), to f32 (all 256 codes), to and from bf16, f16, i32 and the other 8-bit
 // format; loads padded with a constant, select, transpose and a loop carrying an f8 tile; and mma
-// of f8 tiles (exact products, f32 sums) against a host reference, with ragged M, N and K, and an
-// epilogue that stores a bf16 product as f8e4m3. The kernels compile for every GPU target, and an
-// AST that computes on an 8-bit float tile is a malformed-AST error naming the kernel.
+// of f8 tiles (exact products, f32 sums) against a host reference, with ragged M, N and K, an
+// epilogue that stores a bf16 product as f8e4m3, and a product scaled as torch._scaled_mm does.
+// The kernels compile for every GPU target (the product on the f16 mma.sync), and an AST that
+// computes on an 8-bit float tile is a malformed-AST error naming the kernel.
 #include "execution_helpers.h"
 #include "matmul_kernels.h"
 #include "matmul_reference.h"
@@ -245,8 +246,9 @@ void check_f8_product(Target target, int64_t m, int64_t n, int64_t k, unsigned s
                    [&](int64_t i, int64_t j) { return r.at(i, j); }) == 0);
 }
 
-// f8 products (exact in f32) summed in f32: whole tiles, M, N and K ragged, K below one tile; and
-// a bf16 product stored as f8e4m3 (scaled into the format's range first).
+// f8 products (exact in f32) summed in f32: whole tiles, M, N and K ragged, K below one tile; a
+// bf16 product stored as f8e4m3 (scaled into the format's range first); and a scaled f8 product
+// stored as bf16.
 void products(Target target) {
   for (auto [m, n, k] : {std::array<int64_t, 3>{64, 64, 64}, {45, 70, 50}, {33, 17, 9}}) {
     check_f8_product<float8_e4m3>(target, m, n, k, 1);
@@ -275,6 +277,25 @@ void products(Target target) {
       bad += !(std::abs(double(float(out(i, j))) - want) <= tol);
     }
   CHECK(bad == 0);
+
+  // A scaled product as torch._scaled_mm computes it: bf16((a b) * scale_a * scale_b), the
+  // operands quantized to f8e4m3 with per-tensor scales passed as f32 scalars.
+  const float scale_a = 0.125f, scale_b = 0.5f;
+  Tensor<float8_e4m3, 2> qa({m, k}), qb({k, n});
+  for (int64_t i = 0; i < qa.numel(); ++i) qa.data()[i] = float8_e4m3(float(a.data()[i]) / scale_a);
+  for (int64_t i = 0; i < qb.numel(); ++i) qb.data()[i] = float8_e4m3(float(b.data()[i]) / scale_b);
+  Tensor<bfloat16, 2> scaled({m, n});
+  kernel("f8_scaled_matmul", [](auto o, auto a, auto b, auto sa, auto sb) {
+    auto acc = for_range(
+        (dim<1>(a) + c<31>) / c<32>,
+        [=](auto k, auto acc) { return mma(load<64, 32>(a, program_id<0>(), k), load<32, 32>(b, k, program_id<1>()), acc); },
+        full<DType::f32, 64, 32>(c<0.0>));
+    return o.store(cast<DType::bf16>(acc * (sa * sb)));
+  }).launch_on(target, scaled.partition<64, 32>(), qa, qb, scale_a, scale_b);
+  const auto rq = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(qa(i, kk)) * scale_a; },
+                            [&](int64_t kk, int64_t j) { return d(qb(kk, j)) * scale_b; });
+  CHECK(mismatches(rq, m, n, product_bound(DType::f8e4m3, k), 0x1p-8, [&](int64_t i, int64_t j) { return d(scaled(i, j)); },
+                   [&](int64_t i, int64_t j) { return rq.at(i, j); }) == 0);
 }
 
 }  // namespace
@@ -297,7 +318,10 @@ TEST_CASE("float8: the kernels compile for every GPU target", "[float8][compile]
   for (Target t : gpu_targets()) {
     INFO(to_string(t));
     CHECK(!narrow.compile(t, y.partition<128>(), x).cubin.empty());
-    CHECK(!gemm.compile(t, out.partition<32, 32>(), a, b).cubin.empty());
+    const CompiledArtifact product = gemm.compile(t, out.partition<32, 32>(), a, b);
+    CHECK(!product.cubin.empty());
+    // The operands widened to f16 in shared memory, multiplied on the tensor cores.
+    CHECK(product.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") != std::string::npos);
   }
 }
 
