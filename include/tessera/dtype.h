@@ -57,9 +57,6 @@ constexpr bool is_float8(DType d) { return d == DType::f8e4m3 || d == DType::f8e
 constexpr bool is_floating(DType d) {
   return d == DType::f32 || d == DType::f16 || d == DType::bf16 || is_float8(d);
 }
-// The dtypes arithmetic, comparisons, math and reductions take: all but i1 (logic only) and the
-// 8-bit floats (data only: cast them to f32 first).
-constexpr bool is_arithmetic(DType d) { return d != DType::i1 && !is_float8(d); }
 constexpr bool is_integer(DType d) { return d == DType::i32 || d == DType::i1; }
 
 namespace detail {

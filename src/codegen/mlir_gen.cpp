@@ -382,9 +382,12 @@ class MlirGen {
       if (auto tt = mlir::dyn_cast<mlir::RankedTensorType>(to)) return tt.clone(e);
       return e;
     };
-    // An 8-bit float converts to and from f32 only (the conversions tile-expand-f8-conversions
-    // expands); other conversions go through f32, which holds every 8-bit float exactly.
-    if ((is_float8(from_e) && !to_e.isF32()) || (is_float8(to_e) && !from_e.isF32()))
+    // A conversion from or to an 8-bit float goes through f32, which holds every 8-bit float
+    // exactly: a 16-bit float or an integer is rounded once, to the 8-bit float
+    // (tile-expand-f8-conversions expands the f32 steps). To f16 it is one exact widening, which
+    // the pass expands without f32.
+    const bool f8_to_f16 = is_float8(from_e) && to_e.isF16();
+    if (!f8_to_f16 && ((is_float8(from_e) && !to_e.isF32()) || (is_float8(to_e) && !from_e.isF32())))
       return emit_cast(to, emit_cast(same_shape(b_.getF32Type()), x));
     bool ff = mlir::isa<mlir::FloatType>(from_e), tf = mlir::isa<mlir::FloatType>(to_e);
     if (to_e.isInteger(1)) {  // x != 0

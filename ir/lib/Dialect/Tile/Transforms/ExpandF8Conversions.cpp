@@ -190,14 +190,49 @@ Value convertFloat(PatternRewriter &rewriter, Location loc, Value v,
   return arith::TruncFOp::create(rewriter, loc, to, v);
 }
 
-/// A conversion from f8: widened to f32, then to the result type (exact for
-/// every float type: each holds every f8 value).
+/// f8 -> f16, exactly and without f32 (the warp mma stages f8 operands as
+/// f16): an E5M2 code is the high byte of its f16; an E4M3 code's exponent and
+/// mantissa shifted into an f16's, times 2^8 (bias 15 for 7), which also
+/// normalizes its subnormals; the E4M3 code 0x7f is NaN.
+Value widenToF16(PatternRewriter &rewriter, Location loc, Value in) {
+  const Format f = *formatOf(getElementTypeOrSelf(in.getType()));
+  Bits x{rewriter, loc, in.getType()};
+  Type i16 = rewriter.getI16Type(), f16 = rewriter.getF16Type();
+  auto c16 = [&](int64_t v) {
+    return x.constant(rewriter.getI16IntegerAttr(static_cast<int16_t>(v)));
+  };
+  Value code = arith::ExtUIOp::create(rewriter, loc, x.of(i16),
+                                      x.bitcast(rewriter.getI8Type(), in));
+  if (f.hasInf)
+    return x.bitcast(f16, arith::ShLIOp::create(rewriter, loc, code, c16(8)));
+  Value sign = arith::ShLIOp::create(
+      rewriter, loc, arith::AndIOp::create(rewriter, loc, code, c16(0x80)),
+      c16(8));
+  Value mag = arith::AndIOp::create(rewriter, loc, code, c16(0x7f));
+  Value bits = arith::OrIOp::create(
+      rewriter, loc, sign, arith::ShLIOp::create(rewriter, loc, mag, c16(7)));
+  Value scaled = arith::MulFOp::create(
+      rewriter, loc, x.bitcast(f16, bits),
+      x.constant(rewriter.getFloatAttr(f16, 256.0)));
+  Value nan = x.bitcast(
+      f16, arith::OrIOp::create(rewriter, loc, sign, c16(0x7e00)));
+  Value isNan = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                      mag, c16(0x7f));
+  return x.select(isNan, nan, scaled);
+}
+
+/// A conversion from f8: to f16 directly, else widened to f32, then to the
+/// result type (exact for every float type: each holds every f8 value).
 struct ExtendF8 : OpRewritePattern<arith::ExtFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::ExtFOp op,
                                 PatternRewriter &rewriter) const override {
     if (!isFloat8(op.getIn().getType()) || isFloat8(op.getType()))
       return failure();
+    if (getElementTypeOrSelf(op.getType()).isF16()) {
+      rewriter.replaceOp(op, widenToF16(rewriter, op.getLoc(), op.getIn()));
+      return success();
+    }
     Value w = widenToF32(rewriter, op.getLoc(), op.getIn());
     rewriter.replaceOp(op, convertFloat(rewriter, op.getLoc(), w,
                                         getElementTypeOrSelf(op.getType())));

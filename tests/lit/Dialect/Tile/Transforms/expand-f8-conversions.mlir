@@ -112,3 +112,21 @@ func.func @through_f32(%h: f16, %i: i32, %x: f8E5M2, %y: f8E5M2) -> (f8E5M2, f8E
   %e = arith.cmpf olt, %x, %y : f8E5M2
   return %a, %b, %c, %d, %e : f8E5M2, f8E5M2, bf16, i32, i1
 }
+
+// To f16 without f32: an E5M2 code shifted up 8 bits; an E4M3 code's bits
+// shifted up 7 and scaled by 256, its code 0x7f NaN (0x7e00).
+// CHECK-LABEL: func.func @to_f16
+// CHECK: %[[E:.*]] = arith.extui %{{.*}} : i8 to i16
+// CHECK: %[[S:.*]] = arith.shli %[[E]], %{{.*}} : i16
+// CHECK: arith.bitcast %[[S]] : i16 to f16
+// CHECK: arith.constant 2.560000e+02 : f16
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : f16
+// CHECK: arith.constant 32256 : i16
+// CHECK: arith.select
+// CHECK-NOT: f32
+// CHECK: return
+func.func @to_f16(%x: f8E5M2, %y: f8E4M3FN) -> (f16, f16) {
+  %a = arith.extf %x : f8E5M2 to f16
+  %b = arith.extf %y : f8E4M3FN to f16
+  return %a, %b : f16, f16
+}

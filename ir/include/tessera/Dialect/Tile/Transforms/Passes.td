@@ -628,7 +628,9 @@ def TileExpandF8Conversions : Pass<"tile-expand-f8-conversions"> {
     that gives what was written exactly. The f32 <-> f8 steps become integer
     arithmetic. Widening is exact: a normal code's exponent is rebiased, a
     subnormal one is its mantissa times the smallest subnormal, the all-ones
-    codes are NaN (E5M2: 0x7c is infinity). Narrowing rounds to nearest even
+    codes are NaN (E5M2: 0x7c is infinity). To f16 (the operands of the warp
+    mma) it takes no f32: an E5M2 code is the high byte of its f16, an E4M3
+    code's bits shifted into an f16's are scaled by 2^8. Narrowing rounds to nearest even
     and saturates, as the GPU's `cvt.rn.satfinite` and tessera's host
     conversion (dtype.h) do: magnitudes past the largest finite value,
     infinities included, become it (448, 57344); NaN becomes the code 0x7f;
