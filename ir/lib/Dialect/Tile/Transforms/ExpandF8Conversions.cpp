@@ -76,24 +76,31 @@ struct Bits {
   Value i32(int64_t v) const {
     return constant(b.getI32IntegerAttr(static_cast<int32_t>(v)));
   }
+  /// An integer constant of v's element type (i32 or i16).
+  Value intLike(Value v, int64_t c) const {
+    return constant(b.getIntegerAttr(getElementTypeOrSelf(v.getType()), c));
+  }
   Value f32(float v) const { return constant(b.getF32FloatAttr(v)); }
   Value bitcast(Type elt, Value v) const {
     return arith::BitcastOp::create(b, loc, of(elt), v);
   }
   Value shr(Value v, int64_t s) const {
-    return arith::ShRUIOp::create(b, loc, v, i32(s));
+    return arith::ShRUIOp::create(b, loc, v, intLike(v, s));
   }
   Value shl(Value v, int64_t s) const {
-    return arith::ShLIOp::create(b, loc, v, i32(s));
+    return arith::ShLIOp::create(b, loc, v, intLike(v, s));
   }
   Value band(Value v, int64_t m) const {
-    return arith::AndIOp::create(b, loc, v, i32(m));
+    return arith::AndIOp::create(b, loc, v, intLike(v, m));
+  }
+  Value bor(Value v, int64_t m) const {
+    return arith::OrIOp::create(b, loc, v, intLike(v, m));
   }
   Value add(Value v, int64_t c) const {
-    return arith::AddIOp::create(b, loc, v, i32(c));
+    return arith::AddIOp::create(b, loc, v, intLike(v, c));
   }
   Value cmp(arith::CmpIPredicate p, Value v, int64_t c) const {
-    return arith::CmpIOp::create(b, loc, p, v, i32(c));
+    return arith::CmpIOp::create(b, loc, p, v, intLike(v, c));
   }
   Value select(Value c, Value x, Value y) const {
     return arith::SelectOp::create(b, loc, c, x, y);
@@ -198,26 +205,18 @@ Value widenToF16(PatternRewriter &rewriter, Location loc, Value in) {
   const Format f = *formatOf(getElementTypeOrSelf(in.getType()));
   Bits x{rewriter, loc, in.getType()};
   Type i16 = rewriter.getI16Type(), f16 = rewriter.getF16Type();
-  auto c16 = [&](int64_t v) {
-    return x.constant(rewriter.getI16IntegerAttr(static_cast<int16_t>(v)));
-  };
   Value code = arith::ExtUIOp::create(rewriter, loc, x.of(i16),
                                       x.bitcast(rewriter.getI8Type(), in));
   if (f.hasInf)
-    return x.bitcast(f16, arith::ShLIOp::create(rewriter, loc, code, c16(8)));
-  Value sign = arith::ShLIOp::create(
-      rewriter, loc, arith::AndIOp::create(rewriter, loc, code, c16(0x80)),
-      c16(8));
-  Value mag = arith::AndIOp::create(rewriter, loc, code, c16(0x7f));
-  Value bits = arith::OrIOp::create(
-      rewriter, loc, sign, arith::ShLIOp::create(rewriter, loc, mag, c16(7)));
+    return x.bitcast(f16, x.shl(code, 8));
+  Value sign = x.shl(x.band(code, 0x80), 8);
+  Value mag = x.band(code, 0x7f);
+  Value bits = arith::OrIOp::create(rewriter, loc, sign, x.shl(mag, 7));
   Value scaled = arith::MulFOp::create(
       rewriter, loc, x.bitcast(f16, bits),
       x.constant(rewriter.getFloatAttr(f16, 256.0)));
-  Value nan = x.bitcast(
-      f16, arith::OrIOp::create(rewriter, loc, sign, c16(0x7e00)));
-  Value isNan = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
-                                      mag, c16(0x7f));
+  Value nan = x.bitcast(f16, x.bor(sign, 0x7e00));
+  Value isNan = x.cmp(arith::CmpIPredicate::eq, mag, 0x7f);
   return x.select(isNan, nan, scaled);
 }
 
