@@ -6,7 +6,10 @@
 // 1 x 9728 x 2560, 1 x 2560 x 9728 and 1 x 151936 x 2560; and a product with a fused bias + GELU
 // (tanh) + bf16 cast epilogue at 4096^3. A is M x K and B is K x N, both row-major, the output
 // in the inputs' dtype; bf16 products with M > 1 also run with B as the transposed view of an
-// N x K row-major matrix ("<case>_kmajor", K-major B on tensor cores).
+// N x K row-major matrix ("<case>_kmajor", K-major B on tensor cores). The square sizes also run
+// in f8e4m3 as torch._scaled_mm runs them (dtype "f8e4m3"): B the transposed view of an N x K
+// matrix (K-major, which is how the tensor cores read 8-bit floats and the column-major B that
+// _scaled_mm requires), f32 per-tensor scales applied in the epilogue, a bf16 output.
 //
 // Each shape runs with tile shapes chosen here (128 x 256 x 64 and 128 x 128 x 64, which take the
 // tensor-core lowering on sm_90; for M = 1, one-row tiles of 16 to 64 columns, which run as
@@ -166,11 +169,17 @@ std::string baseline_of(const std::string& base) {
   return base;
 }
 
+// The bytes of A and B (T elements) and of the output (O elements), each read or written once.
+template <class T, class O>
+double operand_bytes(const Problem& s) {
+  return double(sizeof(T)) * (double(s.m) * s.k + double(s.k) * s.n) + double(sizeof(O)) * double(s.m) * s.n;
+}
+
 // One tile shape on one problem: a cold first launch (checked), then the timing. A tessera::Error
 // (a tile that needs more shared memory than the GPU has, say) is printed and the next case runs.
-template <int BM, int BN, int BK, class T, class K, class B, class... Extra>
+template <int BM, int BN, int BK, class T, class K, class B, class O, class... Extra>
 void time_tile(const K& k, const std::string& base, const char* dtype, const Problem& s, const Tensor<T, 2>& a,
-               const B& b, Tensor<T, 2>& out, const Samples& ref, const Extra&... extra) try {
+               const B& b, Tensor<O, 2>& out, const Samples& ref, const Extra&... extra) try {
   const std::string tile = matmul_kernels::tile_name(BM, BN, BK);
   auto launch = [&] { return bench::timed(k, out.template partition<BM, BN>(), a, b, extra...); };
   cold_caches();
@@ -183,7 +192,7 @@ void time_tile(const K& k, const std::string& base, const char* dtype, const Pro
   const int iters = std::clamp(static_cast<int>(2000.0 / std::max(first_kernel_ms, 1e-3)), 3, 30);
   const int warmup = first_kernel_ms > 100 ? 1 : 3;
   const double ms = bench::median_ms(launch, warmup, iters);
-  const double bytes = double(sizeof(T)) * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
+  const double bytes = operand_bytes<T, O>(s);
   const std::string baseline = baseline_of(base);
   report(base + "_t" + tile, baseline, dtype, s, tile, bytes, ms, first_ms, iters, err);
 } catch (const Error& e) {
@@ -219,9 +228,9 @@ std::string option_name(int bm, int bn, int bk, On on, int cluster) {
 // every option (at once) and times them, then the timing of the option it chose, reported as
 // "<case>_tuned" with that option's tile; a second line gives each option's time as the tuner
 // measured it.
-template <class T, class Make, class B, int... BM, int... BN, int... BK, On... On_, int... Cl, class... Extra>
+template <class T, class O, class Make, class B, int... BM, int... BN, int... BK, On... On_, int... Cl, class... Extra>
 void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl>...>, const std::string& base, const char* dtype,
-                const Problem& s, const Tensor<T, 2>& a, const B& b, Tensor<T, 2>& out, const Samples& ref,
+                const Problem& s, const Tensor<T, 2>& a, const B& b, Tensor<O, 2>& out, const Samples& ref,
                 const Extra&... extra) try {
   auto tuned = autotune(base + "_" + dtype, option_on<BM, BN>(make.template operator()<BM, BN, BK>(), On_, Cl)...);
   cold_caches();
@@ -251,7 +260,7 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl>...>, cons
   const double once = launch();
   const int iters = std::clamp(static_cast<int>(2000.0 / std::max(once, 1e-3)), 3, 30);
   const double ms = bench::median_ms(launch, 3, iters);
-  const double bytes = double(sizeof(T)) * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
+  const double bytes = operand_bytes<T, O>(s);
   const std::string baseline = baseline_of(base);
   report(base + "_tuned", baseline, dtype, s, tiles[r.index], bytes, ms, first_ms, iters, err);
   bench::last_backend() = default_backend();  // the next case's lines say their own
@@ -367,6 +376,27 @@ void f32_case(const Problem& s) {
              s.name() + "_kmajor", "f32", s, a, w.transposed(), out, ref);
 }
 
+// f8e4m3 operands (sm_90: TMA + wgmma k32, which needs 128 or 256 bytes of K per tile) with f32
+// per-tensor scales and a bf16 output, as torch._scaled_mm computes it; B is the transposed view
+// of an N x K matrix. The reference is the product of the quantized values, scaled.
+using Float8Tiles = std::tuple<Tile<128, 256, 128>, Tile<128, 128, 128>, Tile<128, 128, 256>>;
+
+void float8_case(const Problem& s) {
+  Tensor<float8_e4m3, 2> a({s.m, s.k}), b({s.k, s.n});
+  Tensor<bfloat16, 2> out({s.m, s.n});
+  fill_random(a, 1);
+  fill_random(b, 2);
+  const float scale_a = 0.5f, scale_b = 0.25f;
+  Samples ref = reference(s, std::as_const(a), std::as_const(b), static_cast<const Tensor<float8_e4m3, 1>*>(nullptr));
+  for (double& v : ref.want) v *= double(scale_a) * scale_b;
+  for (double& v : ref.magnitude) v *= double(scale_a) * scale_b;
+  const Tensor<float8_e4m3, 2> w = transposed_copy(b);
+  time_tile<128, 256, 128>(matmul_kernels::scaled_matmul<128, 256, 128>(), s.name(), "f8e4m3", s, a, w.transposed(), out,
+                           ref, scale_a, scale_b);
+  time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::scaled_matmul<BM, BN, BK>(); }, Float8Tiles{},
+             s.name(), "f8e4m3", s, a, w.transposed(), out, ref, scale_a, scale_b);
+}
+
 void epilogue_case(const Problem& s) {
   Tensor<bfloat16, 2> a({s.m, s.k}), b({s.k, s.n}), out({s.m, s.n}), row({1, s.n});
   fill_random(a, 3);
@@ -403,6 +433,7 @@ int main() {
       if (dtype_wanted("bf16")) plain_case<bfloat16>(s, "bf16");
       if (dtype_wanted("f16")) plain_case<half>(s, "f16");
       if (dtype_wanted("f32")) f32_case(s);
+      if (dtype_wanted("f8e4m3")) float8_case(s);
     }
     for (Problem s : {Problem{4096, 9728, 2560}, Problem{4096, 2560, 9728}, Problem{128, 151936, 2560}, Problem{1, 9728, 2560},
                     Problem{1, 2560, 9728}, Problem{1, 151936, 2560}})

@@ -47,4 +47,18 @@ auto matmul_bias_gelu() {
   });
 }
 
+// out = (a @ b) * (scale_a * scale_b), stored in out's dtype: the product torch._scaled_mm computes
+// with per-tensor f32 scales, for 8-bit float a and b (the scales are f32 scalar parameters).
+template <int BM, int BN, int BK>
+auto scaled_matmul() {
+  return tessera::kernel("scaled_matmul_" + tile_name(BM, BN, BK), [](auto o, auto a, auto b, auto scale_a, auto scale_b) {
+    using namespace tessera;
+    auto acc = for_range(
+        (dim<1>(a) + c<BK - 1>) / c<BK>,
+        [=](auto k, auto acc) { return mma(load<BM, BK>(a, program_id<0>(), k), load<BK, BN>(b, k, program_id<1>()), acc); },
+        full<DType::f32, BM, BN>(c<0.0>));
+    return o.store(cast<decltype(o)::dtype>(acc * (scale_a * scale_b)));
+  });
+}
+
 }  // namespace matmul_kernels

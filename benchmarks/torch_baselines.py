@@ -3,7 +3,8 @@
 usage: torch_baselines.py [FAMILY ...]   (elementwise rows row_widths transpose matmul; default all)
 
 Runs the same cases as bench_elementwise, bench_rows, bench_row_widths and bench_transpose through
-PyTorch eager and torch.compile, and those of bench_matmul through torch.matmul (cuBLAS), a Triton
+PyTorch eager and torch.compile, and those of bench_matmul through torch.matmul (cuBLAS; for the
+f8e4m3 cases torch._scaled_mm, also cuBLAS), a Triton
 matmul (triton_matmul.py, when Triton imports), torch.compile of the fused-epilogue function and,
 for the batch-1 shapes, a copy of the same bytes. Everything is timed the same way (CUDA events
 around each call, median of 30 after 5 warm-ups, each call behind an L2 reset (a read of 128 MiB
@@ -127,9 +128,10 @@ def matmul(dev):
     if not triton:
         print(json.dumps({"bench": "matmul", "skipped": "triton does not import: no Triton baseline"}), flush=True)
 
-    def one(case, dtype, m, n, k, impls):
+    def one(case, dtype, m, n, k, impls, out_dtype=None):
         size = torch.tensor([], dtype=dtype).element_size()
-        nbytes = size * (m * k + k * n + m * n)
+        out_size = torch.tensor([], dtype=out_dtype or dtype).element_size()
+        nbytes = size * (m * k + k * n) + out_size * m * n
         name = dtype_names[dtype]
         for impl, fn in impls:
             fn()  # autotunes (Triton) or compiles (torch.compile) outside the timing
@@ -151,7 +153,7 @@ def matmul(dev):
     wanted = lambda case: not only or case in only
     # BENCH_MATMUL_DTYPES: the square sizes in these dtypes only (as bench_matmul reads it).
     dtypes = os.environ.get("BENCH_MATMUL_DTYPES")
-    dtype_names = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
+    dtype_names = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32", torch.float8_e4m3fn: "f8e4m3"}
     for m, n, k, dtype in shapes:
         if not wanted(f"mm_{m}x{n}x{k}") or (dtypes and m == n == k and dtype_names[dtype] not in dtypes):
             continue
@@ -168,6 +170,22 @@ def matmul(dev):
             print(json.dumps({"bench": "matmul", "case": f"mm_{m}x{n}x{k}", "dtype": "bf16", "impl": "copy",
                               "bytes": nb, "ms": round(ms, 4), "tbps": round(nb / (ms * 1e-3) / 1e12, 3)}), flush=True)
             del y
+        del a, b
+
+    # f8e4m3 at the square sizes as bench_matmul runs them: torch._scaled_mm (cuBLAS) with f32
+    # per-tensor scales and a bf16 output; b column-major (the transpose of an N x K row-major
+    # matrix), as _scaled_mm requires.
+    for n in (4096, 8192):
+        if not wanted(f"mm_{n}x{n}x{n}") or (dtypes and "f8e4m3" not in dtypes):
+            continue
+        a = rand(n, n, dtype=torch.bfloat16).to(torch.float8_e4m3fn)
+        b = rand(n, n, dtype=torch.bfloat16).to(torch.float8_e4m3fn).t()
+        scale_a = torch.tensor(0.5, device=dev)
+        scale_b = torch.tensor(0.25, device=dev)
+        impls = [("cublas", lambda: torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16))]
+        if triton:
+            impls.append(("triton", lambda: triton_matmul.matmul(a, b, scale=0.125, out_dtype=torch.bfloat16)))
+        one(f"mm_{n}x{n}x{n}", torch.float8_e4m3fn, n, n, n, impls, out_dtype=torch.bfloat16)
         del a, b
 
     # The fused epilogue: bf16(gelu_tanh(a @ b + bias)), eager and torch.compile of that function,

@@ -3,7 +3,9 @@ matmul family runs it when Triton imports).
 
 c = a @ b for row-major a: M x K and b: K x N (bf16 or f16), accumulated in f32 and stored in the
 inputs' dtype; optionally with a bias row of N added and the tanh approximation of GELU applied
-before the store (the fused-epilogue case). Each program computes one BLOCK_M x BLOCK_N tile of c
+before the store (the fused-epilogue case). For 8-bit float inputs (f8e4m3, b any strided view,
+e.g. column-major as torch._scaled_mm takes it) the sum is multiplied by a scale (the product of
+per-tensor scales) and stored in the output dtype asked for (bf16). Each program computes one BLOCK_M x BLOCK_N tile of c
 with a loop over K in BLOCK_K steps; programs are ordered in groups of GROUP_M row tiles so that
 programs running at the same time share rows of a and columns of b in L2. Tiles past an edge are
 masked (read as zero, not stored), so any M, N and K work. The tile shape, pipeline depth and warp
@@ -38,8 +40,8 @@ def _build():
     @triton.autotune(configs=_configs(triton), key=["M", "N", "K"])
     @triton.jit
     def matmul_kernel(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
-                      stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                      HAS_BIAS: tl.constexpr, GELU: tl.constexpr,
+                      stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, scale,
+                      HAS_BIAS: tl.constexpr, GELU: tl.constexpr, HAS_SCALE: tl.constexpr,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
         # Program -> output tile, GROUP_M row tiles at a time (column-major inside a group).
         pid = tl.program_id(0)
@@ -65,6 +67,8 @@ def _build():
             a_tile += BLOCK_K * stride_ak
             b_tile += BLOCK_K * stride_bk
 
+        if HAS_SCALE:
+            acc *= scale
         if HAS_BIAS:
             acc += tl.load(bias_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]
         if GELU:
@@ -74,28 +78,30 @@ def _build():
         c_tile = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
         tl.store(c_tile, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
-    def launch(a, b, bias=None, gelu=False):
+    def launch(a, b, bias=None, gelu=False, scale=None, out_dtype=None):
         import torch
 
         m, k = a.shape
         k2, n = b.shape
         assert k == k2 and a.dtype == b.dtype, "matmul: a is M x K and b is K x N, of one dtype"
-        c = torch.empty((m, n), device=a.device, dtype=a.dtype)
+        c = torch.empty((m, n), device=a.device, dtype=out_dtype or a.dtype)
         grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)
         matmul_kernel[grid](a, b, c, bias if bias is not None else c, m, n, k,
                             a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                            HAS_BIAS=bias is not None, GELU=gelu)
+                            1.0 if scale is None else float(scale),
+                            HAS_BIAS=bias is not None, GELU=gelu, HAS_SCALE=scale is not None)
         return c
 
     return launch
 
 
-def matmul(a, b, bias=None, gelu=False):
-    """a @ b (+ bias, then GELU-tanh, if asked) on the GPU; the first call per shape autotunes."""
+def matmul(a, b, bias=None, gelu=False, scale=None, out_dtype=None):
+    """(a @ b) * scale (+ bias, then GELU-tanh, if asked) on the GPU, stored in out_dtype (default
+    the inputs'); the first call per shape autotunes."""
     global _kernel
     if _kernel is None:
         _kernel = _build()
-    return _kernel(a, b, bias, gelu)
+    return _kernel(a, b, bias, gelu, scale, out_dtype)
 
 
 def available():

@@ -306,6 +306,7 @@ static_assert(kJitInfoLogBuffer == ::CU_JIT_INFO_LOG_BUFFER);
 static_assert(kJitInfoLogBufferSizeBytes == ::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES);
 static_assert(kJitLogVerbose == ::CU_JIT_LOG_VERBOSE);
 static_assert(sizeof(TensorMapBytes) == sizeof(::CUtensorMap) && alignof(TensorMapBytes) == alignof(::CUtensorMap));
+static_assert(kTensorMapUInt8 == ::CU_TENSOR_MAP_DATA_TYPE_UINT8);
 static_assert(kTensorMapFloat16 == ::CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
 static_assert(kTensorMapFloat32 == ::CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
 static_assert(kTensorMapBFloat16 == ::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);

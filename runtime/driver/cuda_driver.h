@@ -105,6 +105,7 @@ struct alignas(128) TensorMapBytes {
   std::uint64_t words[16];
 };
 // cuTensorMapEncodeTiled's enumerations (cuda.h's CU_TENSOR_MAP_*), the values tessera uses.
+inline constexpr int kTensorMapUInt8 = 0;         // CU_TENSOR_MAP_DATA_TYPE_UINT8 (8-bit floats' bytes)
 inline constexpr int kTensorMapFloat16 = 6;       // CU_TENSOR_MAP_DATA_TYPE_FLOAT16
 inline constexpr int kTensorMapFloat32 = 7;       // CU_TENSOR_MAP_DATA_TYPE_FLOAT32
 inline constexpr int kTensorMapBFloat16 = 9;      // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16

@@ -83,6 +83,7 @@ void LaunchPlan::encode_tensor_map(const TensorMapSpec& map, std::span<const Arg
   const std::size_t bytes = dtype_size(a.dtype);
   const int data_type = a.dtype == DType::bf16 ? kTensorMapBFloat16
                         : a.dtype == DType::f16 ? kTensorMapFloat16
+                        : is_float8(a.dtype)    ? kTensorMapUInt8
                                                 : kTensorMapFloat32;
   const int swizzle = map.swizzle_bytes == 128 ? kTensorMapSwizzle128B
                       : map.swizzle_bytes == 64 ? kTensorMapSwizzle64B

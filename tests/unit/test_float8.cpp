@@ -7,12 +7,17 @@
 // (the same values), to f32 (all 256 codes), to and from bf16, f16, i32 and the other 8-bit
 // format; loads padded with a constant, select, transpose and a loop carrying an f8 tile; and mma
 // of f8 tiles (exact products, f32 sums) against a host reference, with ragged M, N and K, an
-// epilogue that stores a bf16 product as f8e4m3, and a product scaled as torch._scaled_mm does.
-// The kernels compile for every GPU target (the product on the f16 mma.sync), and an AST that
-// computes on an 8-bit float tile is a malformed-AST error naming the kernel.
+// epilogue that stores a bf16 product as f8e4m3, and a product scaled as torch._scaled_mm does;
+// and products with B the transposed view of an N x K matrix (K-major) in the tiles of the 8-bit
+// tensor-core lowerings (wgmma k32 on sm_90, mma.sync m16n8k32 on sm_89 and newer), ragged and
+// whole. The kernels compile for every GPU target (a row-major B's product on the f16 mma.sync,
+// a K-major B's on the 8-bit instructions, whose cubins ptxas reports free of spills), and an AST
+// that computes on an 8-bit float tile is a malformed-AST error naming the kernel.
+#include "driver/nvjitlink.h"
 #include "execution_helpers.h"
 #include "matmul_kernels.h"
 #include "matmul_reference.h"
+#include "ptxas_log.h"
 
 #include <algorithm>
 #include <array>
@@ -298,6 +303,49 @@ void products(Target target) {
                    [&](int64_t i, int64_t j) { return rq.at(i, j); }) == 0);
 }
 
+// a @ b for 8-bit float a (m x k) and b given as the transposed view of an n x k matrix (K-major:
+// the tensor cores read 8-bit floats K-major only), in several tiles: on sm_90, those of 128 or
+// 256 bytes of K (BK 128, 256) take TMA + wgmma k32 and the others cp.async + mma.sync m16n8k32;
+// on the GPU the small tiles are launched for sm_89 too (mma.sync m16n8k32, whatever the tile). A
+// K whose rows are not 16-byte aligned takes the loop lowering. Outputs: f32, and bf16 through
+// the scaled kernel (torch._scaled_mm's per-tensor scales).
+template <class T>
+void check_k_major(Target target, int64_t m, int64_t n, int64_t k, unsigned seed) {
+  INFO(dtype_name(dtype_v<T>) << " " << m << " x " << n << " x " << k << ", K-major B");
+  auto a = random_tensor<T, 2>({m, k}, -2, 2, seed);
+  auto w = random_tensor<T, 2>({n, k}, -2, 2, seed + 1);
+  const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                           [&](int64_t kk, int64_t j) { return d(w(j, kk)); });
+  const double bound = product_bound(dtype_v<T>, k);
+  Tensor<float, 2> wide({m, n});
+  auto wide_got = [&](int64_t i, int64_t j) { return d(wide(i, j)); };
+  auto plain = [&](int64_t i, int64_t j) { return r.at(i, j); };
+  matmul_kernels::matmul<128, 128, 128>().launch_on(target, wide.partition<128, 128>(), a, w.transposed());
+  CHECK(mismatches(r, m, n, bound, 0, wide_got, plain) == 0);
+  matmul_kernels::matmul<64, 128, 256>().launch_on(target, wide.partition<64, 128>(), a, w.transposed());
+  CHECK(mismatches(r, m, n, bound, 0, wide_got, plain) == 0);
+  std::vector<Target> small{target};
+  if (target != Target::cpu) small.push_back(Target::sm_89);
+  for (Target t : small) {
+    INFO("64 x 64 x 64 tiles for " << to_string(t));
+    matmul_kernels::matmul<64, 64, 64>().launch_on(t, wide.partition<64, 64>(), a, w.transposed());
+    CHECK(mismatches(r, m, n, bound, 0, wide_got, plain) == 0);
+  }
+  const float scale_a = 0.5f, scale_b = 0.25f;
+  Tensor<bfloat16, 2> out({m, n});
+  matmul_kernels::scaled_matmul<128, 256, 128>().launch_on(target, out.partition<128, 256>(), a, w.transposed(), scale_a,
+                                                          scale_b);
+  CHECK(mismatches(r, m, n, bound * scale_a * scale_b, 0x1p-8, [&](int64_t i, int64_t j) { return d(out(i, j)); },
+                   [&](int64_t i, int64_t j) { return r.at(i, j) * scale_a * scale_b; }) == 0);
+}
+
+void k_major_products(Target target) {
+  for (auto [m, n, k] : {std::array<int64_t, 3>{300, 520, 208}, {256, 512, 256}, {129, 264, 48}, {1, 8, 16}, {70, 90, 200}}) {
+    check_k_major<float8_e4m3>(target, m, n, k, 31);
+    if (k != 208) check_k_major<float8_e5m2>(target, m, n, k, 41);
+  }
+}
+
 }  // namespace
 
 TESSERA_TARGET_TEST_CASE("float8: casts to and from f32, bf16, f16, i32 and the other format match the host's",
@@ -306,6 +354,9 @@ TESSERA_TARGET_TEST_CASE("float8: padded loads, select, transpose and a loop car
                          data_movement)
 TESSERA_TARGET_TEST_CASE("float8: mma of f8e4m3 and f8e5m2 tiles, ragged, and a product stored as f8e4m3",
                          "[float8][mma]", products)
+
+TESSERA_TARGET_TEST_CASE("float8: products with a K-major B in the tensor cores' tiles, ragged and whole",
+                         "[float8][mma]", k_major_products)
 
 TEST_CASE("float8: the kernels compile for every GPU target", "[float8][compile]") {
   if (!exec_test::toolchain_present()) return;
@@ -322,6 +373,62 @@ TEST_CASE("float8: the kernels compile for every GPU target", "[float8][compile]
     CHECK(!product.cubin.empty());
     // The operands widened to f16 in shared memory, multiplied on the tensor cores.
     CHECK(product.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") != std::string::npos);
+  }
+}
+
+// Products of 8-bit floats with a K-major B: on sm_90 in tiles of 128 or 256 bytes of K, TMA (byte
+// tensor maps) + wgmma m64nNk32 without transpose operands, whose whole-program ptxas log reports
+// no spills, no serialized wgmma and no ignored setmaxnreg; on sm_89, sm_100a, sm_120 (and sm_90
+// for other tiles), cp.async + ldmatrix + mma.sync m16n8k32 with no spills. sm_80 and sm_86 have
+// no 8-bit float mma: the operands are widened to f16 there, as they are everywhere for a
+// row-major B (neither instruction reads 8-bit floats MN-major).
+TEST_CASE("float8: products with a K-major B compile to 8-bit tensor-core instructions on sm_89 and newer",
+          "[float8][mma][compile]") {
+  if (!exec_test::toolchain_present()) return;
+  auto has = [](const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; };
+  Tensor<float8_e4m3, 2> a({512, 256}), w({1024, 256}), b({256, 1024});
+  Tensor<float8_e5m2, 2> a5({512, 256}), w5({1024, 256});
+  Tensor<bfloat16, 2> out({512, 1024});
+  Tensor<float, 2> wide({512, 1024});
+  const CompiledArtifact scaled = matmul_kernels::scaled_matmul<128, 256, 128>().compile(
+      Target::sm_90, out.partition<128, 256>(), a, w.transposed(), 0.5f, 0.25f);
+  CHECK(has(scaled.ptx, "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"));
+  CHECK(has(scaled.ptx, "p, 1, 1;"));
+  CHECK(has(scaled.ptx, "cp.async.bulk.tensor.2d"));
+  const CompiledArtifact e5m2 =
+      matmul_kernels::matmul<64, 128, 256>().compile(Target::sm_90, wide.partition<64, 128>(), a5, w5.transposed());
+  CHECK(has(e5m2.ptx, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2"));
+  const std::string ptxas = ptxas_log::toolkit_ptxas();
+  if (ptxas.empty()) WARN("no CUDA toolkit ptxas (CUDA_HOME/bin, /usr/local/cuda/bin): ptxas logs not checked");
+  for (const auto& [name, artifact] : {std::pair<const char*, const CompiledArtifact&>{"e4m3 128x256x128, scaled", scaled},
+                                       {"e5m2 64x128x256", e5m2}}) {
+    INFO(name);
+    if (ptxas.empty()) break;
+    const std::string log = ptxas_log::whole_program_log(ptxas, artifact.ptx);
+    INFO(log);
+    CHECK(has(log, " 0 bytes spill stores"));
+    CHECK(!has(log, "serialized"));
+    CHECK(!has(log, "setmaxnreg"));
+  }
+  // A row-major B: neither tensor-core lowering reads 8-bit floats MN-major.
+  const CompiledArtifact row_major =
+      matmul_kernels::matmul<128, 128, 128>().compile(Target::sm_90, wide.partition<128, 128>(), a, b);
+  CHECK(!has(row_major.ptx, "wgmma"));
+  CHECK(!has(row_major.ptx, "m16n8k32"));
+  auto small = matmul_kernels::matmul<64, 64, 64>();
+  for (Target t : gpu_targets()) {
+    INFO(to_string(t));
+    const std::string ptx = small.compile(t, wide.partition<64, 64>(), a, w.transposed()).ptx;
+    const bool fp8_mma = t != Target::sm_80 && t != Target::sm_86;
+    CHECK(has(ptx, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32") == fp8_mma);
+    CHECK(has(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == !fp8_mma);
+    if (!fp8_mma) continue;
+    CHECK(has(ptx, "cp.async.cg.shared.global"));
+    CHECK(has(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
+    const std::string log =
+        detail::ptx_to_cubin(ptx, std::string(to_string(t)), std::vector<std::string>{"-verbose"}).info_log;
+    INFO(log);
+    CHECK(has(log, " 0 bytes spill stores"));
   }
 }
 

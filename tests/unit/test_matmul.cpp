@@ -12,18 +12,16 @@
 // matrix shared by the whole batch; and a compile of the benchmark's and the example's kernels for
 // every GPU target. The tolerances (product_bound below) hold for any summation order and for
 // the tensor-core lowering, so these tests stay as they are when mma moves onto tensor cores.
-#include "compiler/tool_run.h"
 #include "driver/cuda_driver.h"
 #include "execution_helpers.h"
 #include "example_kernels.h"
 #include "matmul_kernels.h"
 #include "matmul_reference.h"
+#include "ptxas_log.h"
 #include "scoped_env.h"
 
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -34,25 +32,8 @@ namespace {
 
 using exec_test::random_tensor;
 using namespace matmul_reference;
-
-// The CUDA toolkit's ptxas (CUDA_HOME/bin, else /usr/local/cuda/bin), or "" where there is none.
-std::string toolkit_ptxas() {
-  const char* home = std::getenv("CUDA_HOME");
-  for (const std::string dir : {std::string(home ? home : ""), std::string("/usr/local/cuda")}) {
-    if (dir.empty()) continue;
-    const std::filesystem::path p = std::filesystem::path(dir) / "bin" / "ptxas";
-    if (std::filesystem::exists(p)) return p.string();
-  }
-  return "";
-}
-
-// What `ptxas -arch=sm_90a -v` prints compiling `ptx` as a whole program (as the driver does).
-std::string whole_program_log(const std::string& ptxas, const std::string& ptx) {
-  detail::TempFile in(".ptx"), out(".cubin");
-  in.write(ptx);
-  const detail::ToolRun r = detail::run_tool(ptxas, {"-arch=sm_90a", "-v", in.path(), "-o", out.path()}, 120);
-  return r.message + r.out + r.err;
-}
+using ptxas_log::toolkit_ptxas;
+using ptxas_log::whole_program_log;
 
 template <int BM, int BN, int BK>
 auto gemm(const std::string& name) {
@@ -531,6 +512,7 @@ TEST_CASE("the driver's compile of the tensor-core kernels: no spills, no serial
   Tensor<bfloat16, 2> a({512, 256}), b({256, 1024}), out({512, 1024}), w({1024, 256});
   Tensor<bfloat16, 1> bias({1024});
   Tensor<float, 2> wide({512, 1024}), af({512, 256}), bf({256, 1024}), wf({1024, 256});
+  Tensor<float8_e4m3, 2> a8({512, 256}), w8({1024, 256});
   const std::vector<std::pair<std::string, std::string>> kernels = {
       {"128x256x64", matmul_kernels::matmul<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, b).ptx},
       {"K-major B 128x256x64",
@@ -541,7 +523,11 @@ TEST_CASE("the driver's compile of the tensor-core kernels: no spills, no serial
       {"f32 (tf32), K-major B 128x256x32",
        matmul_kernels::matmul<128, 256, 32>().compile(Target::sm_90, wide.partition<128, 256>(), af, wf.transposed()).ptx},
       {"f32 (tf32), row-major B 256x128x32",
-       matmul_kernels::matmul<256, 128, 32>().compile(Target::sm_90, wide.partition<256, 128>(), af, bf).ptx}};
+       matmul_kernels::matmul<256, 128, 32>().compile(Target::sm_90, wide.partition<256, 128>(), af, bf).ptx},
+      {"f8e4m3, K-major B 128x256x128, scaled",
+       matmul_kernels::scaled_matmul<128, 256, 128>()
+           .compile(Target::sm_90, out.partition<128, 256>(), a8, w8.transposed(), 0.5f, 0.25f)
+           .ptx}};
   for (const auto& [name, kernel_ptx] : kernels) {
     INFO(name);
     // A comment of its own: the driver's compute cache, which the launches above filled, would

@@ -314,8 +314,10 @@ def ConvertTileMatmulToNVVM
     B kernel arguments of bf16 or f16 (or f32, multiplied as tf32 by wgmma
     m64nNk8; wgmma reads tf32 from shared memory K-major only, so with a
     row-major B the product is computed transposed, C^T = B^T A^T, B^T's
-    fragments loaded into registers as wgmma's A operand) with `tile.align`
-    of 16 bytes or more,
+    fragments loaded into registers as wgmma's A operand; or both f8E4M3FN
+    or both f8E5M2, multiplied by wgmma m64nNk32, which reads 8-bit floats
+    K-major only: this pass takes them with a K-major B only) with
+    `tile.align` of 16 bytes or more,
     no padding, A with unit inner stride, B with unit inner stride (read
     MN-major) or unit outer stride (`strided<[1, ?]>`, the transposed view of
     an N x K matrix, read K-major); after the loop, elementwise
@@ -323,8 +325,8 @@ def ConvertTileMatmulToNVVM
     broadcasts and loads from other arguments at scalar indices (a bias row,
     a residual tile); one `tile.store` of the BM x BN result at
     `[%pid0, %pid1]`. BM is 64 or 128, BN 64, 128 or 256, BK 64 or 128 (32
-    or 64 for f32: rows of 128 or 256 bytes); computed transposed, BN is 64
-    or 128 and BM 64, 128 or 256.
+    or 64 for f32, 128 or 256 for 8-bit floats: rows of 128 or 256 bytes);
+    computed transposed, BN is 64 or 128 and BM 64, 128 or 256.
 
     ```mlir
     // before
@@ -414,9 +416,13 @@ def ConvertTileMatmulToMmaSync
     only those with a K-major B in its tiles) run on the tf32 tensor cores: mma.sync m16n8k8 per k-step
     of 8, each operand element rounded to tf32 (cvt.rna) first, a row-major
     B read one f32 at a time (ldmatrix transposes 16-bit elements only).
+    8-bit float inputs run on mma.sync m16n8k32 (compute capability 8.9 or
+    more, emitted as inline asm: NVVM's mma op has no dense fp8 form) with a
+    K-major B only (ldmatrix cannot transpose bytes); others are left
+    unchanged.
 
     Tiles: BM and BN powers of two from 16 to 256, BK a power of two from
-    16 to 128 (8 to 64 for f32), with at most 128 accumulators per thread (BM x BN up to
+    16 to 128 (8 to 64 for f32, 32 to 256 for 8-bit floats), with at most 128 accumulators per thread (BM x BN up to
     16384 elements over 8 warps) and two stages fitting `max-shared-bytes`.
     Warps: BM x BN / 2048, at least 4 and at most 8 (fewer where the tile
     has fewer 16 x 16 blocks), in the grid whose warp tile is squarest.

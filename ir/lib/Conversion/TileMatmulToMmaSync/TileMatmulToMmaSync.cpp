@@ -27,7 +27,10 @@
 //     f32 inputs take tf32's m16n8k8 per k-step of 8: A and the K-major B
 //     through the same untransposed `ldmatrix` (a 16-byte row is four f32),
 //     a row-major B through 32-bit shared loads (ldmatrix transposes 16-bit
-//     elements only), every element rounded to tf32 before the mma;
+//     elements only), every element rounded to tf32 before the mma; 8-bit
+//     float inputs (sm_89 and newer, K-major B only: ldmatrix cannot
+//     transpose bytes) take m16n8k32 per k-step of 32, whose fragments are
+//     those of m16n8k16 in bytes, so the same ldmatrix loads serve;
 //   - the epilogue on the accumulator registers (MatmulEpilogue.h): each op
 //     after the loop evaluated per element, stores of column pairs with a
 //     bounds test (ragged M and N).
@@ -79,7 +82,7 @@ constexpr int64_t kDefaultStages = 3;
 struct Geometry {
   int64_t bm, bn, bk, stages, warpsM, warpsN;
   bool bKMajor;
-  /// 2 (bf16, f16) or 4 (f32, multiplied as tf32).
+  /// 2 (bf16, f16), 4 (f32, multiplied as tf32) or 1 (8-bit floats).
   int64_t elementBytes;
   int64_t threads() const { return warpsM * warpsN * kWarp; }
   int64_t warpRows() const { return bm / warpsM; }
@@ -98,18 +101,24 @@ struct Geometry {
 /// thread), at least 4 and at most 8, fewer where the tile has fewer 16 x 16
 /// blocks; the warp grid is the one whose warp tile is squarest (fewest
 /// ldmatrix per mma). Stages: `stages`, else 3, less while they exceed
-/// `maxShared`, at least 2.
-FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t stages,
-                                 int64_t maxShared, std::string &why) {
+/// `maxShared`, at least 2. 8-bit floats need compute capability 8.9
+/// (`cc`) and a K-major B.
+FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t cc,
+                                 int64_t stages, int64_t maxShared,
+                                 std::string &why) {
   auto pow2In = [](int64_t v, int64_t lo, int64_t hi) {
     return v >= lo && v <= hi && llvm::isPowerOf2_64(static_cast<uint64_t>(v));
   };
+  if (k.float8() && (cc < 89 || !k.bKMajor)) {
+    why = "8-bit float operands need sm_89 or newer and a K-major B";
+    return failure();
+  }
   const int64_t elementBytes = k.elementBytes();
-  // BK: 32 to 256 bytes of a row (16..128 bf16 or f16, 8..64 f32).
+  // BK: 32 to 256 bytes of a row (16..128 bf16 or f16, 8..64 f32, 32..256 f8).
   if (!pow2In(k.bm, 16, 256) || !pow2In(k.bn, 16, 256) ||
       !pow2In(k.bk * elementBytes, 32, 256)) {
-    why = "the tile is not BM and BN 16..256, BK 16..128 (8..64 for f32), "
-          "powers of two";
+    why = "the tile is not BM and BN 16..256, BK 16..128 (8..64 for f32, "
+          "32..256 for 8-bit floats), powers of two";
     return failure();
   }
   int64_t warps = std::clamp<int64_t>(k.bm * k.bn / 2048, 4, kMaxWarps);
@@ -352,7 +361,7 @@ SmallVector<Value> MmaSyncLowering::multiplyStage(Value stage,
   // Lane l addresses row l mod 16 of a 16-row block, chunk l / 16 (A, and
   // row-major B read transposed); for K-major B, row 8 (l / 16) + l mod 8,
   // chunk (l / 8) mod 2: the four matrices in fragment order. A k-step
-  // (16 bf16 or f16, 8 f32) is two chunks of a row.
+  // (16 bf16 or f16, 8 f32, 32 f8) is two chunks of a row.
   Value row16 = arith::AndIOp::create(b, loc, lane, i32(15));
   Value half = arith::ShRUIOp::create(b, loc, lane, i32(4));
   Value row8 = add(mulConst(half, 8), arith::AndIOp::create(b, loc, lane, i32(7)));
@@ -571,7 +580,7 @@ struct ConvertTileMatmulToMmaSyncPass
       FailureOr<MatmulKernel> k = matchMatmulKernel(f, why);
       FailureOr<Geometry> g = failure();
       if (succeeded(k))
-        g = planGeometry(*k, stages, maxSharedBytes, why);
+        g = planGeometry(*k, computeCapability(arch), stages, maxSharedBytes, why);
       if (failed(g)) {
         LLVM_DEBUG(llvm::dbgs() << f.getSymName() << ": not lowered: " << why << "\n");
         continue;

@@ -17,6 +17,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <string>
+
 using namespace mlir;
 using namespace mlir::tessera::tile;
 
@@ -52,6 +54,8 @@ std::array<Value, 4> WarpMma::loadMatrices(Value rowAddress, bool transpose) {
 
 std::array<Value, 4> WarpMma::mma(ArrayRef<Value> a, ArrayRef<Value> bb,
                                   ArrayRef<Value> c, Type inputType) {
+  if (inputType.getIntOrFloatBitWidth() == 8)
+    return mmaFloat8(a, bb, c, isa<Float8E4M3FNType>(inputType) ? "e4m3" : "e5m2");
   // bf16 and tf32 fragments are i32 in NVVM; f16 ones two-element vectors.
   SmallVector<Value> aOps(a), bOps(bb);
   NVVM::MMATypes ptx = NVVM::MMATypes::bf16;
@@ -75,6 +79,29 @@ std::array<Value, 4> WarpMma::mma(ArrayRef<Value> a, ArrayRef<Value> bb,
   std::array<Value, 4> r;
   for (int64_t i = 0; i < 4; ++i)
     r[i] = LLVM::ExtractValueOp::create(b, loc, d, i);
+  return r;
+}
+
+std::array<Value, 4> WarpMma::mmaFloat8(ArrayRef<Value> a, ArrayRef<Value> bb,
+                                        ArrayRef<Value> c, StringRef format) {
+  // d0..d3 = {a0..a3} x {b0, b1} + {c0..c3}.
+  const std::string t = format.str();
+  const std::string text = "mma.sync.aligned.m16n8k32.row.col.f32." + t + "." + t +
+                           ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
+                           "{$10, $11, $12, $13};";
+  SmallVector<Value> operands(a);
+  operands.append(bb.begin(), bb.end());
+  operands.append(c.begin(), c.end());
+  Type f32 = b.getF32Type();
+  auto type = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  auto op = LLVM::InlineAsmOp::create(
+      b, loc, TypeRange(type), operands, text,
+      "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", /*has_side_effects=*/false,
+      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr(), ArrayAttr());
+  std::array<Value, 4> r;
+  for (int64_t i = 0; i < 4; ++i)
+    r[i] = LLVM::ExtractValueOp::create(b, loc, op.getResult(0), i);
   return r;
 }
 

@@ -49,13 +49,18 @@ public:
   /// mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}: `c` plus the product
   /// of the A fragment `a` (four i32 of two elements) and the B fragment `bb`
   /// (two i32), as four f32. For f32 `inputType`, m16n8k8 of tf32: `a` is
-  /// four and `bb` two tf32 (i32, from `toTf32`).
+  /// four and `bb` two tf32 (i32, from `toTf32`). For the 8-bit floats,
+  /// m16n8k32 of e4m3 or e5m2 (sm_89): four elements an i32, inline asm
+  /// without side effects (NVVM's mma op has no dense fp8 form).
   std::array<Value, 4> mma(ArrayRef<Value> a, ArrayRef<Value> bb,
                            ArrayRef<Value> c, Type inputType);
   /// The tf32 (i32) nearest the f32 `v` (an f32, or the i32 of its bits).
   Value toTf32(Value v);
-  /// The k-step of one mma.sync: 16 for bf16 and f16, 8 for f32 (tf32).
-  static int64_t kStep(Type inputType) { return inputType.isF32() ? 8 : 16; }
+  /// The k-step of one mma.sync: 16 for bf16 and f16, 8 for f32 (tf32), 32
+  /// for the 8-bit floats: always 32 bytes of a row.
+  static int64_t kStep(Type inputType) {
+    return 32 / (inputType.getIntOrFloatBitWidth() / 8);
+  }
 
   /// The byte offset (i32) of the 16-byte chunk `chunk` of row `row` in a
   /// tile of `chunksPerRow` chunks per row (a power of two) stored with an
@@ -67,6 +72,10 @@ public:
   Value swizzledChunk(Value row, Value chunk, int64_t chunksPerRow);
 
 private:
+  /// m16n8k32 of two operands of `format` ("e4m3" or "e5m2") into f32.
+  std::array<Value, 4> mmaFloat8(ArrayRef<Value> a, ArrayRef<Value> bb,
+                                 ArrayRef<Value> c, StringRef format);
+
   OpBuilder &b;
   Location loc;
 };

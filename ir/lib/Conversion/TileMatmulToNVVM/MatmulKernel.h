@@ -38,10 +38,14 @@ struct MatmulKernel {
   /// Kernel argument numbers of A, B and the output.
   unsigned argA = 0, argB = 0, argOut = 0;
   int64_t bm = 0, bn = 0, bk = 0;
-  /// bf16, f16 or f32 (which the tensor cores multiply as tf32).
+  /// bf16, f16, f32 (which the tensor cores multiply as tf32), f8E4M3FN or
+  /// f8E5M2 (A and B of the same type).
   Type inputType;
-  /// The bytes of one A or B element: 2, or 4 for f32.
+  /// The bytes of one A or B element: 2, 4 for f32, 1 for the 8-bit floats.
   int64_t elementBytes() const { return inputType.getIntOrFloatBitWidth() / 8; }
+  /// The operands are 8-bit floats: the tensor cores read them K-major only
+  /// (both lowerings require a K-major B).
+  bool float8() const { return isa<Float8E4M3FNType, Float8E5M2Type>(inputType); }
   /// B's columns are contiguous (a transposed view of a row-major [N, K]
   /// matrix): its shared tile is K-major like A's. Otherwise B is row-major
   /// (MN-major).

@@ -45,6 +45,12 @@
 // its A operand in registers, 64 x 8 per consumer and K step, read from B's
 // row-major boxes with 32-bit shared loads; each consumer owns 64 columns of
 // the tile, and the epilogue reads its accumulator transposed.
+// 8-bit float inputs (f8E4M3FN, f8E5M2) take wgmma m64nNk32, which reads
+// both operands K-major only (it has no transpose operands): B must be the
+// transposed view of an [N, K] matrix. A 128-byte box row is 128 elements and
+// a K step of k32 is again 32 bytes of each row, so the boxes, descriptors
+// and K steps are bf16's K-major ones in bytes; the tensor maps are of bytes
+// (the launcher encodes 8-bit floats as uint8).
 // The fragment of m64nNk16 with f32 accumulators: register r of thread t of
 // the warpgroup (warp w = t / 32, lane l) holds row 16 w + l / 4 + 8 ((r / 2)
 // mod 2) and column 8 (r / 4) + 2 (l mod 4) + r mod 2.
@@ -97,7 +103,7 @@ constexpr int64_t kMaxStages = 6;
 struct Geometry {
   int64_t bm, bn, bk, stages, consumers;
   bool bKMajor;  // B's boxes are BN rows of 128 bytes of k (as A's), else BK rows of 128 bytes of n
-  /// 2 (bf16, f16) or 4 (f32, multiplied as tf32).
+  /// 2 (bf16, f16), 4 (f32, multiplied as tf32) or 1 (8-bit floats).
   int64_t elementBytes;
   /// The product computed transposed, C^T = B^T A^T (tf32 with a row-major
   /// B): each consumer owns 64 columns of the tile, B^T's 64 x 8 fragments
@@ -118,9 +124,10 @@ struct Geometry {
     return tmaStore() ? 64 * bn * outElementBytes : 0;
   }
   int64_t stagingOffset() const { return stages * stageBytes(); }
-  /// The elements of a 128-byte box row: 64 bf16 or f16, 32 f32.
+  /// The elements of a 128-byte box row: 64 bf16 or f16, 32 f32, 128 f8.
   int64_t boxElements() const { return kSwizzleBytes / elementBytes; }
-  /// The wgmma K steps of a k-tile: 32 bytes of each row each (k16, or k8 for tf32).
+  /// The wgmma K steps of a k-tile: 32 bytes of each row each (k16, k8 for
+  /// tf32, k32 for 8-bit floats).
   int64_t kSteps() const { return bk * elementBytes / 32; }
   int64_t aBoxBytes() const { return bm * kSwizzleBytes; }  // BM rows of 128 B
   int64_t bBoxBytes() const { return (bKMajor ? bn : bk) * kSwizzleBytes; }
@@ -747,6 +754,11 @@ int64_t tmaOutputBytes(MatmulKernel k) {
 bool isHopperTile(const MatmulKernel &k, std::string &why) {
   // BK: 128 or 256 bytes of a row (one or two 128-byte swizzle boxes).
   const int64_t bkBytes = k.bk * k.elementBytes();
+  if (k.float8() && !k.bKMajor) {
+    why = "8-bit float operands with a row-major B: wgmma reads them K-major "
+          "only";
+    return false;
+  }
   if (transposedProduct(k)) {
     if ((k.bn == 64 || k.bn == 128) && (bkBytes == 128 || bkBytes == 256) &&
         (k.bm == 64 || k.bm == 128 || k.bm == 256))
@@ -758,7 +770,8 @@ bool isHopperTile(const MatmulKernel &k, std::string &why) {
   if ((k.bm == 64 || k.bm == 128) && (bkBytes == 128 || bkBytes == 256) &&
       (k.bn == 64 || k.bn == 128 || k.bn == 256))
     return true;
-  why = "the tile is not BM 64/128, BN 64/128/256, BK 64/128 (32/64 for f32)";
+  why = "the tile is not BM 64/128, BN 64/128/256, BK 64/128 (32/64 for f32, "
+        "128/256 for 8-bit floats)";
   return false;
 }
 

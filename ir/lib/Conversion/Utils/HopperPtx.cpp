@@ -11,6 +11,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <cassert>
 #include <string>
 
 using namespace mlir;
@@ -184,14 +185,21 @@ Value HopperPtx::wgmmaAsm(Value acc, StringRef shapeAndTypes, ValueRange a,
 Value HopperPtx::wgmma(Value acc, Value descA, Value descB, Value scaleD,
                        int64_t n, Type inputType, bool transposeB) {
   // scale-a, scale-b 1; tnsp-a 0 (K-major), tnsp-b 1 for an MN-major B, 0
-  // for a K-major one. tf32 has no transpose operands (both tiles are
-  // K-major).
-  const bool tf32 = inputType.isF32();
-  std::string types = tf32 ? "k8.f32.tf32.tf32"
-                      : inputType.isBF16() ? "k16.f32.bf16.bf16"
-                                           : "k16.f32.f16.f16";
+  // for a K-major one. tf32 and the 8-bit floats have no transpose operands
+  // (both tiles are K-major).
+  std::string types;
+  if (inputType.isF32())
+    types = "k8.f32.tf32.tf32";
+  else if (isa<Float8E4M3FNType>(inputType))
+    types = "k32.f32.e4m3.e4m3";
+  else if (isa<Float8E5M2Type>(inputType))
+    types = "k32.f32.e5m2.e5m2";
+  else
+    types = inputType.isBF16() ? "k16.f32.bf16.bf16" : "k16.f32.f16.f16";
+  const bool kMajorOnly = inputType.isF32() || inputType.getIntOrFloatBitWidth() == 8;
+  assert((!kMajorOnly || !transposeB) && "tf32 and f8 wgmma read B K-major only");
   return wgmmaAsm(acc, types, descA, descB, scaleD, n,
-                  tf32 ? "1, 1" : transposeB ? "1, 1, 0, 1" : "1, 1, 0, 0");
+                  kMajorOnly ? "1, 1" : transposeB ? "1, 1, 0, 1" : "1, 1, 0, 0");
 }
 
 Value HopperPtx::wgmmaTf32RegisterA(Value acc, ValueRange a, Value descB,

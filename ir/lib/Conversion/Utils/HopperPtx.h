@@ -78,7 +78,8 @@ public:
   Value matrixDescriptor(Value addr, int64_t lbo, int64_t sbo);
   /// `acc` (an LLVM struct of n/2 f32) plus A x B, m64 n k16, A K-major and
   /// B MN-major (`transposeB`, tnsp-b 1) or K-major: wgmma.mma_async with
-  /// scale-d the i32 `scaleD` != 0.
+  /// scale-d the i32 `scaleD` != 0. f32 inputs run as tf32 (k8) and 8-bit
+  /// floats as k32, both with a K-major B only.
   Value wgmma(Value acc, Value descA, Value descB, Value scaleD, int64_t n,
               Type inputType, bool transposeB);
   /// `acc` plus A x B, m64 n k8 of tf32, A the four b32 registers `a` of this

@@ -1,0 +1,35 @@
+// ptxas_log.h: what the CUDA toolkit's ptxas reports of a tensor-core kernel compiled as the
+// driver compiles it (a whole program, where setmaxnreg counts), for the tests that check GEMM
+// cubins for spills, serialized wgmma and ignored setmaxnreg (test_matmul.cpp, test_float8.cpp).
+// Assumes the toolkit's layout: ptxas in CUDA_HOME/bin or /usr/local/cuda/bin.
+#pragma once
+
+#include "compiler/tool_run.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace ptxas_log {
+
+// The CUDA toolkit's ptxas (CUDA_HOME/bin, else /usr/local/cuda/bin), or "" where there is none.
+inline std::string toolkit_ptxas() {
+  const char* home = std::getenv("CUDA_HOME");
+  for (const std::string dir : {std::string(home ? home : ""), std::string("/usr/local/cuda")}) {
+    if (dir.empty()) continue;
+    const std::filesystem::path p = std::filesystem::path(dir) / "bin" / "ptxas";
+    if (std::filesystem::exists(p)) return p.string();
+  }
+  return "";
+}
+
+// What `ptxas -arch=sm_90a -v` prints compiling `ptx` as a whole program (as the driver does).
+inline std::string whole_program_log(const std::string& ptxas, const std::string& ptx) {
+  tessera::detail::TempFile in(".ptx"), out(".cubin");
+  in.write(ptx);
+  const tessera::detail::ToolRun r =
+      tessera::detail::run_tool(ptxas, {"-arch=sm_90a", "-v", in.path(), "-o", out.path()}, 120);
+  return r.message + r.out + r.err;
+}
+
+}  // namespace ptxas_log
