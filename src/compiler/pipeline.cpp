@@ -292,6 +292,7 @@ struct Lowering {
   int unroll_bytes = kUnrollBytes;   // gpu: tile-unroll-streaming-loops' bytes-in-flight
   int stream_stages = 0;             // gpu: tile-stream-loads' stages (CompilerHints::stream_stages)
   bool bulk_streams = false;         // gpu: tile-stream-loads' bulk rings (CompilerHints::bulk_streams, sm_90+)
+  bool f8_cvt = false;               // gpu: 8-bit float conversions as sm_89's cvt instructions (sm_89+)
 };
 
 // The bytes all rings of one loop may take: per-thread cp.async rings keep 64 KiB (a program per SM
@@ -349,8 +350,11 @@ void to_loops(mlir::OpPassManager& pm, const Lowering& l) {
   pm.addPass(mlir::createCSEPass());
   // Private arrays read and written at constant indices become SSA values (most of a small kernel's ops).
   pm.addPass(tile::createTilePromotePrivateArrays());
-  // 8-bit float conversions and constants as integer arithmetic: LLVM has no 8-bit float types.
-  pm.addPass(tile::createTileExpandF8Conversions());
+  // 8-bit float conversions and constants as integer arithmetic (LLVM has no 8-bit float types), or
+  // from sm_89 on as its cvt instructions.
+  tile::TileExpandF8ConversionsOptions f8;
+  f8.hardwareConversions = l.f8_cvt;
+  pm.addPass(tile::createTileExpandF8Conversions(f8));
   if (l.cpu) {
     // Private arrays a host thread's stack cannot hold move to a per-thread workspace.
     pm.addPass(tile::createTileCpuWorkspace());
@@ -405,11 +409,13 @@ void to_tensor_cores(mlir::OpPassManager& pm, std::string_view arch, std::string
 }
 
 // After a kernel took the tensor-core lowering: what to_loops does after its conversion.
-void tensor_core_cleanup(mlir::OpPassManager& pm) {
+void tensor_core_cleanup(mlir::OpPassManager& pm, const Lowering& l) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   // An epilogue's 8-bit float conversions, and its math, as for every gpu kernel.
-  pm.addPass(tile::createTileExpandF8Conversions());
+  tile::TileExpandF8ConversionsOptions f8;
+  f8.hardwareConversions = l.f8_cvt;
+  pm.addPass(tile::createTileExpandF8Conversions(f8));
   pm.addPass(mlir::tessera::createConvertMathToNVVM());
 }
 
@@ -768,7 +774,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
                           .max_shared_bytes = max_shared_bytes_of_arch(code.arch),
                           .unroll_bytes = code.unroll_bytes,
                           .stream_stages = spec.hints.stream_stages,
-                          .bulk_streams = spec.hints.bulk_streams && gpu_arch(code.arch)->compute_capability >= 90};
+                          .bulk_streams = spec.hints.bulk_streams && gpu_arch(code.arch)->compute_capability >= 90,
+                          .f8_cvt = gpu_arch(code.arch)->compute_capability >= 89};
   // to_tensor_cores, on the kernel's first compile only: the launch's threads (CompilerHints::threads,
   // 0 without) and the default lowering; each of the launcher's variants changes one of these (the
   // tensor-core lowerings choose their own threads).
@@ -782,7 +789,8 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
       // wgmma code (tile.persistent) is the variant's; mma.sync code is the target's own.
       if (module->lookupSymbol<mlir::func::FuncOp>(code.symbol)->hasAttr(TileDialect::getPersistentAttrName()))
         code.isa = std::string(variant);
-      run_passes(kernel, *module, code.arch, diags, tensor_core_cleanup);
+      run_passes(kernel, *module, code.arch, diags,
+                 [&](mlir::OpPassManager& pm) { tensor_core_cleanup(pm, lowering); });
       clock.mark("tensor-cores");
       dump.write_ir("tensor-cores.mlir", *module);
     }

@@ -10,7 +10,8 @@
 // epilogue that stores a bf16 product as f8e4m3, and a product scaled as torch._scaled_mm does;
 // and products with B the transposed view of an N x K matrix (K-major) in the tiles of the 8-bit
 // tensor-core lowerings (wgmma k32 on sm_90, mma.sync m16n8k32 on sm_89 and newer), ragged and
-// whole. The kernels compile for every GPU target (a row-major B's product on the f16 mma.sync,
+// whole. The kernels compile for every GPU target (conversions as the paired cvt instructions
+// from sm_89 on, integer arithmetic before; a row-major B's product on the f16 mma.sync,
 // a K-major B's on the 8-bit instructions, whose cubins ptxas reports free of spills), and an AST
 // that computes on an 8-bit float tile is a malformed-AST error naming the kernel.
 #include "driver/nvjitlink.h"
@@ -364,11 +365,20 @@ TEST_CASE("float8: the kernels compile for every GPU target", "[float8][compile]
   Tensor<float8_e4m3, 1> y({256});
   Tensor<float8_e5m2, 2> a({64, 64}), b({64, 64});
   Tensor<float, 2> out({64, 64});
+  Tensor<float8_e5m2, 1> z({256});
   auto narrow = kernel("f8_compile_narrow", [](auto o, auto v) { return o.store(cast<DType::f8e4m3>(v.load_like(o))); });
+  auto widen = kernel("f8_compile_widen", [](auto o, auto v) { return o.store(cast<DType::f32>(v.load_like(o))); });
   auto gemm = matmul_kernels::matmul<32, 32, 32>();
   for (Target t : gpu_targets()) {
     INFO(to_string(t));
-    CHECK(!narrow.compile(t, y.partition<128>(), x).cubin.empty());
+    // From sm_89 on, conversions are the paired cvt instructions; before, integer arithmetic.
+    const bool cvt = t != Target::sm_80 && t != Target::sm_86;
+    const CompiledArtifact narrowed = narrow.compile(t, y.partition<128>(), x);
+    CHECK(!narrowed.cubin.empty());
+    CHECK((narrowed.ptx.find("cvt.rn.satfinite.e4m3x2.f32") != std::string::npos) == cvt);
+    const CompiledArtifact widened = widen.compile(t, x.partition<128>(), z);
+    CHECK(!widened.cubin.empty());
+    CHECK((widened.ptx.find("cvt.rn.f16x2.e5m2x2") != std::string::npos) == cvt);
     const CompiledArtifact product = gemm.compile(t, out.partition<32, 32>(), a, b);
     CHECK(!product.cubin.empty());
     // The operands widened to f16 in shared memory, multiplied on the tensor cores.

@@ -14,11 +14,18 @@
 // 8-bit floats take no arithmetic; an op that breaks it is reported, since
 // nothing after this pass could lower it.
 //
+// With hardware-conversions (sm_89 and newer), the f32 -> f8 and f8 -> f16
+// steps of scalars and 1-d vectors are sm_89's paired cvt instructions
+// instead, which round and saturate as the integer form does; tensors (a
+// tensor-core epilogue has none left, to_loops none) keep the integer form.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tessera/Dialect/Tile/Transforms/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
@@ -184,6 +191,83 @@ Value narrowFromF32(PatternRewriter &rewriter, Location loc, Value in,
   return x.bitcast(getElementTypeOrSelf(to), code);
 }
 
+/// Whether the hardware conversions take values of `type`: scalars and 1-d
+/// vectors of fixed length.
+bool pairable(Type type) {
+  auto vector = dyn_cast<VectorType>(type);
+  return !isa<ShapedType>(type) ||
+         (vector && vector.getRank() == 1 && !vector.isScalable());
+}
+
+/// The elements of a scalar or 1-d vector `v`, and back.
+SmallVector<Value> elementsOf(PatternRewriter &rewriter, Location loc, Value v) {
+  auto vector = dyn_cast<VectorType>(v.getType());
+  if (!vector)
+    return {v};
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < vector.getNumElements(); ++i)
+    out.push_back(vector::ExtractOp::create(rewriter, loc, v, i));
+  return out;
+}
+Value fromElements(PatternRewriter &rewriter, Location loc, Type type,
+                   ArrayRef<Value> elements) {
+  if (!isa<VectorType>(type))
+    return elements.front();
+  return vector::FromElementsOp::create(rewriter, loc, cast<VectorType>(type),
+                                        elements);
+}
+
+/// f32 -> f8 with sm_89's cvt.rn.satfinite, two elements an instruction (an
+/// odd last one paired with 0). The instruction puts its first operand's code
+/// in the high byte, so pairs go in as (second, first) and come out as a
+/// vector<2xi8> in element order.
+Value narrowFromF32Hardware(PatternRewriter &rewriter, Location loc, Value in,
+                            Type to) {
+  Type f8 = getElementTypeOrSelf(to);
+  Bits x{rewriter, loc, to};
+  SmallVector<Value> values = elementsOf(rewriter, loc, in);
+  auto pairType = VectorType::get({2}, rewriter.getI8Type());
+  Value zero = arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
+  SmallVector<Value> codes;
+  for (size_t i = 0; i < values.size(); i += 2) {
+    const bool both = i + 1 < values.size();
+    Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
+        rewriter, loc, pairType, both ? values[i + 1] : zero, values[i],
+        NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE,
+        /*relu=*/false, f8);
+    codes.push_back(vector::ExtractOp::create(rewriter, loc, pair, 0));
+    if (both)
+      codes.push_back(vector::ExtractOp::create(rewriter, loc, pair, 1));
+  }
+  Value code = fromElements(rewriter, loc, x.of(rewriter.getI8Type()), codes);
+  return x.bitcast(f8, code);
+}
+
+/// f8 -> f16 with sm_89's cvt.rn.f16x2.e4m3x2 (or e5m2x2), two elements an
+/// instruction (exact).
+Value widenToF16Hardware(PatternRewriter &rewriter, Location loc, Value in) {
+  Type f8 = getElementTypeOrSelf(in.getType());
+  Bits x{rewriter, loc, in.getType()};
+  SmallVector<Value> codes =
+      elementsOf(rewriter, loc, x.bitcast(rewriter.getI8Type(), in));
+  auto pairType = VectorType::get({2}, rewriter.getI8Type());
+  auto halvesType = VectorType::get({2}, rewriter.getF16Type());
+  Value zero = arith::ConstantOp::create(rewriter, loc, rewriter.getI8IntegerAttr(0));
+  SmallVector<Value> halves;
+  for (size_t i = 0; i < codes.size(); i += 2) {
+    const bool both = i + 1 < codes.size();
+    Value pair = vector::FromElementsOp::create(
+        rewriter, loc, pairType, ValueRange{codes[i], both ? codes[i + 1] : zero});
+    Value h = NVVM::ConvertF8x2ToF16x2Op::create(
+        rewriter, loc, halvesType, pair, rewriter.getBoolAttr(false),
+        TypeAttr::get(f8));
+    halves.push_back(vector::ExtractOp::create(rewriter, loc, h, 0));
+    if (both)
+      halves.push_back(vector::ExtractOp::create(rewriter, loc, h, 1));
+  }
+  return fromElements(rewriter, loc, x.of(rewriter.getF16Type()), halves);
+}
+
 /// `v` (a float, or a shape of floats) converted to element type `elt`: extf
 /// or truncf, or `v` itself.
 Value convertFloat(PatternRewriter &rewriter, Location loc, Value v,
@@ -220,19 +304,52 @@ Value widenToF16(PatternRewriter &rewriter, Location loc, Value in) {
   return x.select(isNan, nan, scaled);
 }
 
+/// The conversions the patterns make: integer arithmetic, or with `hardware`
+/// sm_89's cvt instructions where the value is a scalar or a 1-d vector.
+struct Converter {
+  bool hardware = false;
+
+  Value toF32(PatternRewriter &rewriter, Location loc, Value in) const {
+    if (!hardware || !pairable(in.getType()))
+      return widenToF32(rewriter, loc, in);
+    Value h = widenToF16Hardware(rewriter, loc, in);
+    Type f32 = Bits{rewriter, loc, in.getType()}.of(rewriter.getF32Type());
+    return arith::ExtFOp::create(rewriter, loc, f32, h);
+  }
+  Value toF16(PatternRewriter &rewriter, Location loc, Value in) const {
+    if (!hardware || !pairable(in.getType()))
+      return widenToF16(rewriter, loc, in);
+    return widenToF16Hardware(rewriter, loc, in);
+  }
+  Value fromF32(PatternRewriter &rewriter, Location loc, Value in,
+                Type to) const {
+    if (!hardware || !pairable(to))
+      return narrowFromF32(rewriter, loc, in, to);
+    return narrowFromF32Hardware(rewriter, loc, in, to);
+  }
+};
+
+/// A pattern on `Op` with the pass's Converter.
+template <class Op>
+struct ConvertingPattern : OpRewritePattern<Op> {
+  ConvertingPattern(MLIRContext *ctx, Converter convert)
+      : OpRewritePattern<Op>(ctx), convert(convert) {}
+  Converter convert;
+};
+
 /// A conversion from f8: to f16 directly, else widened to f32, then to the
 /// result type (exact for every float type: each holds every f8 value).
-struct ExtendF8 : OpRewritePattern<arith::ExtFOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct ExtendF8 : ConvertingPattern<arith::ExtFOp> {
+  using ConvertingPattern::ConvertingPattern;
   LogicalResult matchAndRewrite(arith::ExtFOp op,
                                 PatternRewriter &rewriter) const override {
     if (!isFloat8(op.getIn().getType()) || isFloat8(op.getType()))
       return failure();
     if (getElementTypeOrSelf(op.getType()).isF16()) {
-      rewriter.replaceOp(op, widenToF16(rewriter, op.getLoc(), op.getIn()));
+      rewriter.replaceOp(op, convert.toF16(rewriter, op.getLoc(), op.getIn()));
       return success();
     }
-    Value w = widenToF32(rewriter, op.getLoc(), op.getIn());
+    Value w = convert.toF32(rewriter, op.getLoc(), op.getIn());
     rewriter.replaceOp(op, convertFloat(rewriter, op.getLoc(), w,
                                         getElementTypeOrSelf(op.getType())));
     return success();
@@ -242,8 +359,8 @@ struct ExtendF8 : OpRewritePattern<arith::ExtFOp> {
 /// A conversion to f8 from another float: the source as an f32 (exact from
 /// f16 and bf16, which canonicalization folds `truncf(extf x)` into), then
 /// narrowed once.
-struct TruncateToF8 : OpRewritePattern<arith::TruncFOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct TruncateToF8 : ConvertingPattern<arith::TruncFOp> {
+  using ConvertingPattern::ConvertingPattern;
   LogicalResult matchAndRewrite(arith::TruncFOp op,
                                 PatternRewriter &rewriter) const override {
     if (!isFloat8(op.getType()) || isFloat8(op.getIn().getType()))
@@ -251,7 +368,7 @@ struct TruncateToF8 : OpRewritePattern<arith::TruncFOp> {
     Value in = convertFloat(rewriter, op.getLoc(), op.getIn(),
                             rewriter.getF32Type());
     rewriter.replaceOp(op,
-                       narrowFromF32(rewriter, op.getLoc(), in, op.getType()));
+                       convert.fromF32(rewriter, op.getLoc(), in, op.getType()));
     return success();
   }
 };
@@ -259,8 +376,8 @@ struct TruncateToF8 : OpRewritePattern<arith::TruncFOp> {
 /// An integer to f8 (canonicalization folds `truncf(sitofp x)`): the
 /// integer's f32, then narrowed, as the front end wrote it.
 template <class IntToFp>
-struct IntToF8 : OpRewritePattern<IntToFp> {
-  using OpRewritePattern<IntToFp>::OpRewritePattern;
+struct IntToF8 : ConvertingPattern<IntToFp> {
+  using ConvertingPattern<IntToFp>::ConvertingPattern;
   LogicalResult matchAndRewrite(IntToFp op,
                                 PatternRewriter &rewriter) const override {
     if (!isFloat8(op.getType()))
@@ -268,21 +385,21 @@ struct IntToF8 : OpRewritePattern<IntToFp> {
     Bits x{rewriter, op.getLoc(), op.getType()};
     Value w = IntToFp::create(rewriter, op.getLoc(),
                               x.of(rewriter.getF32Type()), op.getIn());
-    rewriter.replaceOp(op,
-                       narrowFromF32(rewriter, op.getLoc(), w, op.getType()));
+    rewriter.replaceOp(op, this->convert.fromF32(rewriter, op.getLoc(), w,
+                                                 op.getType()));
     return success();
   }
 };
 
 /// An f8 to an integer: the f8's f32 (exact), converted.
 template <class FpToInt>
-struct F8ToInt : OpRewritePattern<FpToInt> {
-  using OpRewritePattern<FpToInt>::OpRewritePattern;
+struct F8ToInt : ConvertingPattern<FpToInt> {
+  using ConvertingPattern<FpToInt>::ConvertingPattern;
   LogicalResult matchAndRewrite(FpToInt op,
                                 PatternRewriter &rewriter) const override {
     if (!isFloat8(op.getIn().getType()))
       return failure();
-    Value w = widenToF32(rewriter, op.getLoc(), op.getIn());
+    Value w = this->convert.toF32(rewriter, op.getLoc(), op.getIn());
     rewriter.replaceOpWithNewOp<FpToInt>(op, op.getType(), w);
     return success();
   }
@@ -290,14 +407,14 @@ struct F8ToInt : OpRewritePattern<FpToInt> {
 
 /// A comparison of f8 values (canonicalization may fold the comparison of
 /// two widened values into one of the f8 values): the same on their f32s.
-struct CompareF8 : OpRewritePattern<arith::CmpFOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct CompareF8 : ConvertingPattern<arith::CmpFOp> {
+  using ConvertingPattern::ConvertingPattern;
   LogicalResult matchAndRewrite(arith::CmpFOp op,
                                 PatternRewriter &rewriter) const override {
     if (!isFloat8(op.getLhs().getType()))
       return failure();
-    Value l = widenToF32(rewriter, op.getLoc(), op.getLhs());
-    Value r = widenToF32(rewriter, op.getLoc(), op.getRhs());
+    Value l = convert.toF32(rewriter, op.getLoc(), op.getLhs());
+    Value r = convert.toF32(rewriter, op.getLoc(), op.getRhs());
     rewriter.replaceOpWithNewOp<arith::CmpFOp>(op, op.getPredicate(), l, r);
     return success();
   }
@@ -335,10 +452,11 @@ struct TileExpandF8Conversions
     // into 8-bit float constants. No pattern creates an op another matches
     // (conversions it creates are between f32 and other types).
     RewritePatternSet patterns(&getContext());
+    const Converter convert{hardwareConversions};
     patterns.add<ExtendF8, TruncateToF8, IntToF8<arith::SIToFPOp>,
                  IntToF8<arith::UIToFPOp>, F8ToInt<arith::FPToSIOp>,
-                 F8ToInt<arith::FPToUIOp>, CompareF8, F8Constant>(
-        &getContext());
+                 F8ToInt<arith::FPToUIOp>, CompareF8>(&getContext(), convert);
+    patterns.add<F8Constant>(&getContext());
     walkAndApplyPatterns(getOperation(), std::move(patterns));
     // What is left of 8-bit floats moves bits: loads, stores, selects,
     // bitcasts, loop values. Arithmetic on them has no lowering, nor has a

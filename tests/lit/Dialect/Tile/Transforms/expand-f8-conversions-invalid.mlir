@@ -1,4 +1,5 @@
 // RUN: tessera-opt %s -split-input-file -verify-diagnostics -tile-expand-f8-conversions
+// RUN: tessera-opt %s -split-input-file -verify-diagnostics -tile-expand-f8-conversions="hardware-conversions=true"
 
 // 8-bit floats take no arithmetic: the front end computes in f32.
 func.func @negate(%x: f8E4M3FN) -> f8E4M3FN {

@@ -637,6 +637,14 @@ def TileExpandF8Conversions : Pass<"tile-expand-f8-conversions"> {
     the sign is kept. A comparison compares the f32 values. A constant becomes
     an i8 constant of its bits and a bitcast.
 
+    With `hardware-conversions` (GPU targets of compute capability 8.9 and
+    more), the f32 -> f8 and f8 -> f16 steps of scalars and vectors are
+    instead the instructions sm_89 has for them, two elements at a time:
+    `nvvm.convert.f32x2.to.f8x2` (`cvt.rn.satfinite`, the same rounding and
+    saturation) and `nvvm.convert.f8x2.to.f16x2` (exact; f8 -> f32 is then
+    f16 -> f32). A vector's elements go in pairs (an odd one with a zero);
+    other shapes keep the integer arithmetic.
+
     Fails, naming the op, where an 8-bit float is computed on (the front end
     rejects arithmetic on these types). Run after `convert-tile-to-loops` on
     every target, and after a tensor-core lowering's epilogue.
@@ -648,9 +656,24 @@ def TileExpandF8Conversions : Pass<"tile-expand-f8-conversions"> {
     //   uitofp(%m) * 2^-9            for a subnormal one
     //   0x7fc00000                   for 0x7f (NaN)
     // with the sign bit or-ed in, and bitcast to f32
+
+    // with hardware-conversions=true:
+    %n = arith.truncf %y : f32 to f8E4M3FN
+    // becomes
+    //   %p = nvvm.convert.f32x2.to.f8x2 %zero, %y {rnd = #nvvm.fp_rnd_mode<rn>,
+    //          sat = #nvvm.sat_mode<satfinite>} : vector<2xi8> (f8E4M3FN)
+    //   %c = vector.extract %p[0] : i8 from vector<2xi8>
+    //   %n = arith.bitcast %c : i8 to f8E4M3FN
     ```
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"hardwareConversions", "hardware-conversions", "bool", "false",
+           "Convert scalars and vectors with sm_89's cvt instructions "
+           "(f32 -> f8 pairs, f8 pairs -> f16)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 #endif // TESSERA_DIALECT_TILE_TRANSFORMS_PASSES_TD
