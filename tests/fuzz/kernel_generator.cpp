@@ -584,8 +584,11 @@ class Generator {
     while (k > 1 && (m * k > o_.max_elems || k * n > o_.max_elems)) k /= 2;
     const DType ab = rng_.pick(std::vector<DType>{DType::f16, DType::bf16, DType::f32, DType::f16, DType::bf16,
                                                   DType::f32, DType::f8e4m3, DType::f8e5m2});
-    features_.emplace_back(fmt::format("mma {}", dtype_name(ab)));
-    return node("mma", t, gen(Type{ab, {m, k}}, depth - 1), gen(Type{ab, {k, n}}, depth - 1), gen(t, depth - 1));
+    // The two 8-bit float formats may meet (e4m3 x e5m2).
+    const DType b = is_float8(ab) && rng_.chance(0.3) ? (ab == DType::f8e4m3 ? DType::f8e5m2 : DType::f8e4m3) : ab;
+    features_.emplace_back(b == ab ? fmt::format("mma {}", dtype_name(ab))
+                                   : fmt::format("mma {} x {}", dtype_name(ab), dtype_name(b)));
+    return node("mma", t, gen(Type{ab, {m, k}}, depth - 1), gen(Type{b, {k, n}}, depth - 1), gen(t, depth - 1));
   }
 
   // (result TYPE K FOR): a new loop, or one generated earlier in this scope with a value of type t.

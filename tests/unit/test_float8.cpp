@@ -239,15 +239,15 @@ void data_movement(Target target) {
   CHECK(bad == 0);
 }
 
-template <class T>
+template <class T, class TB = T>
 void check_f8_product(Target target, int64_t m, int64_t n, int64_t k, unsigned seed) {
   auto a = random_tensor<T, 2>({m, k}, -2, 2, seed);
-  auto b = random_tensor<T, 2>({k, n}, -2, 2, seed + 1);
+  auto b = random_tensor<TB, 2>({k, n}, -2, 2, seed + 1);
   Tensor<float, 2> out({m, n});
   matmul_kernels::matmul<32, 32, 32>().launch_on(target, out.partition<32, 32>(), a, b);
   const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
                            [&](int64_t kk, int64_t j) { return d(b(kk, j)); });
-  INFO(dtype_name(dtype_v<T>) << " " << m << " x " << n << " x " << k);
+  INFO(dtype_name(dtype_v<T>) << " x " << dtype_name(dtype_v<TB>) << " " << m << " x " << n << " x " << k);
   CHECK(mismatches(r, m, n, product_bound(dtype_v<T>, k), 0, [&](int64_t i, int64_t j) { return d(out(i, j)); },
                    [&](int64_t i, int64_t j) { return r.at(i, j); }) == 0);
 }
@@ -259,6 +259,7 @@ void products(Target target) {
   for (auto [m, n, k] : {std::array<int64_t, 3>{64, 64, 64}, {45, 70, 50}, {33, 17, 9}}) {
     check_f8_product<float8_e4m3>(target, m, n, k, 1);
     check_f8_product<float8_e5m2>(target, m, n, k, 7);
+    check_f8_product<float8_e5m2, float8_e4m3>(target, m, n, k, 11);  // one of each format
   }
   const int64_t m = 64, n = 96, k = 80;
   auto a = random_tensor<bfloat16, 2>({m, k}, -1, 1, 21);
@@ -309,12 +310,14 @@ void products(Target target) {
 // 256 bytes of K (BK 128, 256) take TMA + wgmma k32 and the others cp.async + mma.sync m16n8k32;
 // on the GPU the small tiles are launched for sm_89 too (mma.sync m16n8k32, whatever the tile). A
 // K whose rows are not 16-byte aligned takes the loop lowering. Outputs: f32, and bf16 through
-// the scaled kernel (torch._scaled_mm's per-tensor scales).
-template <class T>
+// the scaled kernel (torch._scaled_mm's per-tensor scales). A and B may be one of each 8-bit
+// format (e4m3 x e5m2, as FP8 training multiplies gradients by weights).
+template <class T, class TB = T>
 void check_k_major(Target target, int64_t m, int64_t n, int64_t k, unsigned seed) {
-  INFO(dtype_name(dtype_v<T>) << " " << m << " x " << n << " x " << k << ", K-major B");
+  INFO(dtype_name(dtype_v<T>) << " x " << dtype_name(dtype_v<TB>) << " " << m << " x " << n << " x " << k
+                              << ", K-major B");
   auto a = random_tensor<T, 2>({m, k}, -2, 2, seed);
-  auto w = random_tensor<T, 2>({n, k}, -2, 2, seed + 1);
+  auto w = random_tensor<TB, 2>({n, k}, -2, 2, seed + 1);
   const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
                            [&](int64_t kk, int64_t j) { return d(w(j, kk)); });
   const double bound = product_bound(dtype_v<T>, k);
@@ -344,6 +347,7 @@ void k_major_products(Target target) {
   for (auto [m, n, k] : {std::array<int64_t, 3>{300, 520, 208}, {256, 512, 256}, {129, 264, 48}, {1, 8, 16}, {70, 90, 200}}) {
     check_k_major<float8_e4m3>(target, m, n, k, 31);
     if (k != 208) check_k_major<float8_e5m2>(target, m, n, k, 41);
+    if (k == 208 || k == 48) check_k_major<float8_e4m3, float8_e5m2>(target, m, n, k, 51);  // one of each format
   }
 }
 
@@ -353,7 +357,7 @@ TESSERA_TARGET_TEST_CASE("float8: casts to and from f32, bf16, f16, i32 and the 
                          "[float8]", casts)
 TESSERA_TARGET_TEST_CASE("float8: padded loads, select, transpose and a loop carrying an f8 tile", "[float8]",
                          data_movement)
-TESSERA_TARGET_TEST_CASE("float8: mma of f8e4m3 and f8e5m2 tiles, ragged, and a product stored as f8e4m3",
+TESSERA_TARGET_TEST_CASE("float8: mma of f8e4m3 and f8e5m2 tiles (and one of each), ragged, and a product stored as f8e4m3",
                          "[float8][mma]", products)
 
 TESSERA_TARGET_TEST_CASE("float8: products with a K-major B in the tensor cores' tiles, ragged and whole",
@@ -408,6 +412,11 @@ TEST_CASE("float8: products with a K-major B compile to 8-bit tensor-core instru
   const CompiledArtifact e5m2 =
       matmul_kernels::matmul<64, 128, 256>().compile(Target::sm_90, wide.partition<64, 128>(), a5, w5.transposed());
   CHECK(has(e5m2.ptx, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2"));
+  // One of each format: the instructions take A's and B's types apart.
+  CHECK(has(matmul_kernels::matmul<128, 128, 128>().compile(Target::sm_90, wide.partition<128, 128>(), a, w5.transposed()).ptx,
+            "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2"));
+  CHECK(has(matmul_kernels::matmul<64, 64, 64>().compile(Target::sm_89, wide.partition<64, 64>(), a5, w.transposed()).ptx,
+            "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32"));
   const std::string ptxas = ptxas_log::toolkit_ptxas();
   if (ptxas.empty()) WARN("no CUDA toolkit ptxas (CUDA_HOME/bin, /usr/local/cuda/bin): ptxas logs not checked");
   for (const auto& [name, artifact] : {std::pair<const char*, const CompiledArtifact&>{"e4m3 128x256x128, scaled", scaled},

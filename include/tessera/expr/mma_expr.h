@@ -41,9 +41,9 @@ template <detail::Expr A, detail::Expr B, class C>
 constexpr auto mma(A, B, C) {
   static_assert(A::shape::rank == 2 && B::shape::rank == 2,
                 "tessera: mma operands A and B must be rank-2 tiles");
-  static_assert(A::dtype == B::dtype && is_floating(A::dtype),
+  static_assert((A::dtype == B::dtype && is_floating(A::dtype)) || (is_float8(A::dtype) && is_float8(B::dtype)),
                 "tessera: mma operands A and B must have the same dtype, one of f16, bf16, f32, f8e4m3, "
-                "f8e5m2");
+                "f8e5m2, or be f8e4m3 and f8e5m2 (one of each)");
   static_assert(detail::Operand<C>, "tessera: mma accumulator must be a tile expression or c<V>");
   if constexpr (A::shape::rank == 2 && B::shape::rank == 2 && detail::Operand<C>) {
     using Acc = detail::to_expr_t<C, DType::f32, Shape<A::shape::dims[0], B::shape::dims[1]>>;

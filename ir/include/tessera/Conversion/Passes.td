@@ -314,8 +314,8 @@ def ConvertTileMatmulToNVVM
     B kernel arguments of bf16 or f16 (or f32, multiplied as tf32 by wgmma
     m64nNk8; wgmma reads tf32 from shared memory K-major only, so with a
     row-major B the product is computed transposed, C^T = B^T A^T, B^T's
-    fragments loaded into registers as wgmma's A operand; or both f8E4M3FN
-    or both f8E5M2, multiplied by wgmma m64nNk32, which reads 8-bit floats
+    fragments loaded into registers as wgmma's A operand; or 8-bit floats,
+    f8E4M3FN or f8E5M2 or one of each, multiplied by wgmma m64nNk32, which reads 8-bit floats
     K-major only: this pass takes them with a K-major B only) with
     `tile.align` of 16 bytes or more,
     no padding, A with unit inner stride, B with unit inner stride (read

@@ -419,7 +419,8 @@ SmallVector<Value> MmaSyncLowering::multiplyStage(Value stage,
       for (int64_t j = 0; j < fn; ++j) {
         const int64_t at = (i * fn + j) * 4;
         std::array<Value, 4> d =
-            ops.mma(aFrag[i], bFrag[j], ArrayRef<Value>(acc).slice(at, 4), k.inputType);
+            ops.mma(aFrag[i], bFrag[j], ArrayRef<Value>(acc).slice(at, 4), k.inputType,
+                    k.inputTypeB);
         for (int64_t e = 0; e < 4; ++e)
           acc[at + e] = d[e];
       }

@@ -53,9 +53,13 @@ std::array<Value, 4> WarpMma::loadMatrices(Value rowAddress, bool transpose) {
 }
 
 std::array<Value, 4> WarpMma::mma(ArrayRef<Value> a, ArrayRef<Value> bb,
-                                  ArrayRef<Value> c, Type inputType) {
-  if (inputType.getIntOrFloatBitWidth() == 8)
-    return mmaFloat8(a, bb, c, isa<Float8E4M3FNType>(inputType) ? "e4m3" : "e5m2");
+                                  ArrayRef<Value> c, Type inputType,
+                                  Type inputTypeB) {
+  if (inputType.getIntOrFloatBitWidth() == 8) {
+    auto format = [](Type t) { return isa<Float8E4M3FNType>(t) ? "e4m3" : "e5m2"; };
+    return mmaFloat8(a, bb, c, format(inputType),
+                     format(inputTypeB ? inputTypeB : inputType));
+  }
   // bf16 and tf32 fragments are i32 in NVVM; f16 ones two-element vectors.
   SmallVector<Value> aOps(a), bOps(bb);
   NVVM::MMATypes ptx = NVVM::MMATypes::bf16;
@@ -83,10 +87,10 @@ std::array<Value, 4> WarpMma::mma(ArrayRef<Value> a, ArrayRef<Value> bb,
 }
 
 std::array<Value, 4> WarpMma::mmaFloat8(ArrayRef<Value> a, ArrayRef<Value> bb,
-                                        ArrayRef<Value> c, StringRef format) {
+                                        ArrayRef<Value> c, StringRef formatA,
+                                        StringRef formatB) {
   // d0..d3 = {a0..a3} x {b0, b1} + {c0..c3}.
-  const std::string t = format.str();
-  const std::string text = "mma.sync.aligned.m16n8k32.row.col.f32." + t + "." + t +
+  const std::string text = "mma.sync.aligned.m16n8k32.row.col.f32." + formatA.str() + "." + formatB.str() +
                            ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
                            "{$10, $11, $12, $13};";
   SmallVector<Value> operands(a);

@@ -51,9 +51,11 @@ public:
   /// (two i32), as four f32. For f32 `inputType`, m16n8k8 of tf32: `a` is
   /// four and `bb` two tf32 (i32, from `toTf32`). For the 8-bit floats,
   /// m16n8k32 of e4m3 or e5m2 (sm_89): four elements an i32, inline asm
-  /// without side effects (NVVM's mma op has no dense fp8 form).
+  /// without side effects (NVVM's mma op has no dense fp8 form); B may be
+  /// the other 8-bit format (`inputTypeB`, default `inputType`).
   std::array<Value, 4> mma(ArrayRef<Value> a, ArrayRef<Value> bb,
-                           ArrayRef<Value> c, Type inputType);
+                           ArrayRef<Value> c, Type inputType,
+                           Type inputTypeB = {});
   /// The tf32 (i32) nearest the f32 `v` (an f32, or the i32 of its bits).
   Value toTf32(Value v);
   /// The k-step of one mma.sync: 16 for bf16 and f16, 8 for f32 (tf32), 32
@@ -72,9 +74,11 @@ public:
   Value swizzledChunk(Value row, Value chunk, int64_t chunksPerRow);
 
 private:
-  /// m16n8k32 of two operands of `format` ("e4m3" or "e5m2") into f32.
+  /// m16n8k32 of an A of `formatA` and a B of `formatB` ("e4m3" or "e5m2")
+  /// into f32.
   std::array<Value, 4> mmaFloat8(ArrayRef<Value> a, ArrayRef<Value> bb,
-                                 ArrayRef<Value> c, StringRef format);
+                                 ArrayRef<Value> c, StringRef formatA,
+                                 StringRef formatB);
 
   OpBuilder &b;
   Location loc;

@@ -159,8 +159,8 @@ mlir::tessera::tile::matchMatmulKernel(func::FuncOp func, std::string &why) {
         (touchesTensor(&op) || !isMemoryEffectFree(&op)))
       return reject("the loop does more than load and multiply");
 
-  // A[pid0, k] and B[k, pid1]: aligned bf16, f16, f32 or one 8-bit float type,
-  // no padding; A row-major,
+  // A[pid0, k] and B[k, pid1]: aligned bf16, f16, f32 or 8-bit floats (of
+  // one type or one of each), no padding; A row-major,
   // B row-major or with contiguous columns (the transposed view of an [N, K]
   // row-major matrix, K-major as wgmma reads it).
   std::optional<unsigned> a = argumentNumber(func, k.loadA.getSource());
@@ -181,11 +181,15 @@ mlir::tessera::tile::matchMatmulKernel(func::FuncOp func, std::string &why) {
   auto tileB = cast<RankedTensorType>(k.loadB.getType());
   auto acc = cast<RankedTensorType>(k.mma.getType());
   k.inputType = tileA.getElementType();
+  k.inputTypeB = tileB.getElementType();
+  auto float8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
   if (!isa<BFloat16Type, Float16Type, Float32Type, Float8E4M3FNType,
            Float8E5M2Type>(k.inputType) ||
-      tileB.getElementType() != k.inputType || !acc.getElementType().isF32())
-    return reject("the product is not of bf16, f16, f32 or one 8-bit float "
-                  "type into f32");
+      (k.inputTypeB != k.inputType &&
+       !(float8(k.inputType) && float8(k.inputTypeB))) ||
+      !acc.getElementType().isF32())
+    return reject("the product is not of bf16, f16, f32 or 8-bit floats into "
+                  "f32");
   k.bKMajor = !isAligned(func, k.argB, 1, 16) && isAligned(func, k.argB, 0, 16);
   if (!isAligned(func, k.argA, 1, 16) || (!isAligned(func, k.argB, 1, 16) && !k.bKMajor))
     return reject("A is not row-major, or B neither row-major nor column-major, "

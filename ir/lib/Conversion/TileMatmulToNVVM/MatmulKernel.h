@@ -38,9 +38,10 @@ struct MatmulKernel {
   /// Kernel argument numbers of A, B and the output.
   unsigned argA = 0, argB = 0, argOut = 0;
   int64_t bm = 0, bn = 0, bk = 0;
-  /// bf16, f16, f32 (which the tensor cores multiply as tf32), f8E4M3FN or
-  /// f8E5M2 (A and B of the same type).
-  Type inputType;
+  /// A's element type: bf16, f16, f32 (which the tensor cores multiply as
+  /// tf32), f8E4M3FN or f8E5M2; B's is the same, or the other 8-bit float
+  /// type (`inputTypeB`).
+  Type inputType, inputTypeB;
   /// The bytes of one A or B element: 2, 4 for f32, 1 for the 8-bit floats.
   int64_t elementBytes() const { return inputType.getIntOrFloatBitWidth() / 8; }
   /// The operands are 8-bit floats: the tensor cores read them K-major only

@@ -437,7 +437,7 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
                      ? ptx.matrixDescriptor(addConst(bb, (kk / 4) * g.bBoxBytes() + (kk % 4) * 32), 16, 1024)
                      : ptx.matrixDescriptor(addConst(bb, kk * 2048), g.bBoxBytes(), 1024);
       acc = ptx.wgmma(acc, da, db, scaleD, g.bn, k.inputType,
-                      /*transposeB=*/!g.bKMajor);
+                      /*transposeB=*/!g.bKMajor, k.inputTypeB);
     }
     ptx.wgmmaCommitGroup();
     ptx.wgmmaWaitGroup(0);

@@ -376,6 +376,7 @@ void KernelLowering::lowerMma(MmaOp op) {
   Location loc = op.getLoc();
   RankedTensorType aType = op.getA().getType(), type = op.getType();
   Type elt = aType.getElementType(), f32 = b.getF32Type();
+  Type eltB = op.getB().getType().getElementType();  // elt, or the other 8-bit float
   int64_t kSize = aType.getDimSize(1), nSize = type.getDimSize(1);
   int64_t aBytes = aType.getNumElements() * scratchElementBytes(elt);
   Value aView = writeToScratch(b, loc, op.getA(), 0);
@@ -405,7 +406,7 @@ void KernelLowering::lowerMma(MmaOp op) {
               Value av =
                   extendTo(lb, loc, readScratch(lb, loc, aView, ai, elt), f32);
               Value bv =
-                  extendTo(lb, loc, readScratch(lb, loc, bView, bi, elt), f32);
+                  extendTo(lb, loc, readScratch(lb, loc, bView, bi, eltB), f32);
               Value prod = arith::MulFOp::create(lb, loc, av, bv);
               scf::YieldOp::create(
                   lb, loc,

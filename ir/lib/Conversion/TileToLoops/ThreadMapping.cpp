@@ -284,8 +284,11 @@ mlir::tessera::tile::planWarpMma(const LoweringOptions &opts, MmaOp op) {
                    out = op.getType();
   Type elt = a.getElementType();
   const bool float8 = isa<Float8E4M3FNType, Float8E5M2Type>(elt);
-  if (!(isFloat16Or(elt) || float8) || bt.getElementType() != elt ||
-      !out.getElementType().isF32())
+  // 8-bit floats, of one format or one of each, are widened to f16.
+  const bool bMatches =
+      bt.getElementType() == elt ||
+      (float8 && isa<Float8E4M3FNType, Float8E5M2Type>(bt.getElementType()));
+  if (!(isFloat16Or(elt) || float8) || !bMatches || !out.getElementType().isF32())
     return std::nullopt;
   WarpMmaPlan plan;
   plan.stageType = float8 ? Float16Type::get(elt.getContext()) : elt;

@@ -79,9 +79,10 @@ public:
   /// `acc` (an LLVM struct of n/2 f32) plus A x B, m64 n k16, A K-major and
   /// B MN-major (`transposeB`, tnsp-b 1) or K-major: wgmma.mma_async with
   /// scale-d the i32 `scaleD` != 0. f32 inputs run as tf32 (k8) and 8-bit
-  /// floats as k32, both with a K-major B only.
+  /// floats as k32, both with a K-major B only; B's type is `inputTypeB`
+  /// where given (an 8-bit float A may take the other 8-bit float type).
   Value wgmma(Value acc, Value descA, Value descB, Value scaleD, int64_t n,
-              Type inputType, bool transposeB);
+              Type inputType, bool transposeB, Type inputTypeB = {});
   /// `acc` plus A x B, m64 n k8 of tf32, A the four b32 registers `a` of this
   /// thread's fragment (those of mma m16n8k8 for the thread's warp's 16 rows)
   /// and B K-major in shared memory: wgmma.mma_async with A in registers.

@@ -145,3 +145,34 @@ func.func @mm_e4m3_narrow_k(%o: !o {tile.align = 16 : i64}, %a: !m {tile.align =
   tile.store %acc, %o[%q0, %q1] : tensor<64x64xf32>, !o
   return
 }
+
+// -----
+
+// One of each format, e5m2 A by e4m3 B.
+
+// CHECK-LABEL: func.func @mm_e5m2_e4m3(
+// CHECK: mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32
+// OLD-LABEL: func.func @mm_e5m2_e4m3(
+// OLD: tile.mma
+!m = memref<?x?xf8E5M2, strided<[?, 1], offset: ?>>
+!t = memref<?x?xf8E4M3FN, strided<[1, ?], offset: ?>>
+!o = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @mm_e5m2_e4m3(%o: !o {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i64}, %b: !t {tile.align = 16 : i64}) attributes {tile.kernel} {
+  %zeros = arith.constant dense<0.000000e+00> : tensor<32x32xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c1 : !m
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%c = %zeros) -> (tensor<32x32xf32>) {
+    %ki = arith.index_cast %k : index to i32
+    %p0 = tile.program_id 0
+    %p1 = tile.program_id 1
+    %ta = tile.load %a[%p0, %ki] : !m -> tensor<32x32xf8E5M2>
+    %tb = tile.load %b[%ki, %p1] : !t -> tensor<32x32xf8E4M3FN>
+    %d = tile.mma %ta, %tb, %c : tensor<32x32xf8E5M2>, tensor<32x32xf8E4M3FN>, tensor<32x32xf32> -> tensor<32x32xf32>
+    scf.yield %d : tensor<32x32xf32>
+  }
+  %q0 = tile.program_id 0
+  %q1 = tile.program_id 1
+  tile.store %acc, %o[%q0, %q1] : tensor<32x32xf32>, !o
+  return
+}

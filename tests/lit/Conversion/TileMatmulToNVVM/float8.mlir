@@ -138,3 +138,33 @@ func.func @mm_e4m3_narrow_k(%o: !o {tile.align = 16 : i64}, %a: !m {tile.align =
   tile.store %acc, %o[%q0, %q1] : tensor<128x128xf32>, !o
   return
 }
+
+// -----
+
+// One of each format, e4m3 A by e5m2 B: wgmma takes A's and B's types apart.
+
+// CHECK-LABEL: func.func @mm_e4m3_e5m2
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2 {{.*}}, p, 1, 1;
+// CHECK-NOT: wgmma.mma_async
+!m = memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>>
+!t = memref<?x?xf8E5M2, strided<[1, ?], offset: ?>>
+!o = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @mm_e4m3_e5m2(%o: !o {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i64}, %b: !t {tile.align = 16 : i64}) attributes {tile.kernel} {
+  %zeros = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c1 : !m
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%c = %zeros) -> (tensor<128x128xf32>) {
+    %ki = arith.index_cast %k : index to i32
+    %p0 = tile.program_id 0
+    %p1 = tile.program_id 1
+    %ta = tile.load %a[%p0, %ki] : !m -> tensor<128x128xf8E4M3FN>
+    %tb = tile.load %b[%ki, %p1] : !t -> tensor<128x128xf8E5M2>
+    %d = tile.mma %ta, %tb, %c : tensor<128x128xf8E4M3FN>, tensor<128x128xf8E5M2>, tensor<128x128xf32> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %q0 = tile.program_id 0
+  %q1 = tile.program_id 1
+  tile.store %acc, %o[%q0, %q1] : tensor<128x128xf32>, !o
+  return
+}

@@ -328,6 +328,15 @@ func.func @mma_mixed(%a: tensor<64x32xf16>, %b: tensor<32x64xbf16>, %c: tensor<6
 
 // -----
 
+// Only the two 8-bit float formats may meet.
+func.func @mma_mixed_f8_bf16(%a: tensor<64x32xf8E4M3FN>, %b: tensor<32x64xbf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{lhs and rhs element types differ}}
+  %0 = tile.mma %a, %b, %c : tensor<64x32xf8E4M3FN>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
 func.func @mma_acc(%a: tensor<64x32xf16>, %b: tensor<32x64xf16>, %c: tensor<64x64xf16>) {
   // expected-error @+1 {{accumulator element type must be f32}}
   %0 = tile.mma %a, %b, %c : tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>

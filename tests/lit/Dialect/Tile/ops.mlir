@@ -96,11 +96,15 @@ func.func @reduce(%x: tensor<64x64xf32>, %h: tensor<16x32xbf16>, %n: tensor<8xi3
 
 // CHECK-LABEL: func.func @mma
 func.func @mma(%a: tensor<64x32xf16>, %b: tensor<32x16xf16>, %c: tensor<64x16xf32>,
-               %a32: tensor<16x16xf32>, %c32: tensor<16x16xf32>) {
+               %a32: tensor<16x16xf32>, %c32: tensor<16x16xf32>,
+               %a8: tensor<64x32xf8E4M3FN>, %b8: tensor<32x16xf8E5M2>) {
   // CHECK: tile.mma %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x32xf16>, tensor<32x16xf16>, tensor<64x16xf32> -> tensor<64x16xf32>
   %0 = tile.mma %a, %b, %c : tensor<64x32xf16>, tensor<32x16xf16>, tensor<64x16xf32> -> tensor<64x16xf32>
   // CHECK: tile.mma %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
   %1 = tile.mma %a32, %a32, %c32 : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+  // One of each 8-bit float format.
+  // CHECK: tile.mma %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x32xf8E4M3FN>, tensor<32x16xf8E5M2>, tensor<64x16xf32> -> tensor<64x16xf32>
+  %2 = tile.mma %a8, %b8, %c : tensor<64x32xf8E4M3FN>, tensor<32x16xf8E5M2>, tensor<64x16xf32> -> tensor<64x16xf32>
   return
 }
 

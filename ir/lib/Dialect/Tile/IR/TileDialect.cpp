@@ -418,7 +418,10 @@ LogicalResult MmaOp::verify() {
     return emitOpError() << "operand element type must be f16, bf16, f32, "
                             "f8E4M3FN or f8E5M2, got "
                          << elt;
-  if (b.getElementType() != elt)
+  // The two 8-bit float formats may meet (the tensor cores multiply
+  // e4m3 x e5m2 as they do e4m3 x e4m3); other types must agree.
+  auto float8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
+  if (b.getElementType() != elt && !(float8(elt) && float8(b.getElementType())))
     return emitOpError("lhs and rhs element types differ");
   if (!acc.getElementType().isF32())
     return emitOpError("accumulator element type must be f32");

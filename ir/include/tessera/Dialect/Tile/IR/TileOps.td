@@ -466,7 +466,8 @@ def Tile_MmaOp : Tile_Op<"mma", [Pure]> {
   let description = [{
     Returns `acc + a * b` where `a` is MxK, `b` is KxN and `acc` and the result
     are MxN f32. `a` and `b` have one element type, f16, bf16, f32, f8E4M3FN
-    or f8E5M2; products are summed in f32.
+    or f8E5M2, or are one of each 8-bit float type (e4m3 x e5m2, as FP8
+    training multiplies gradients by weights); products are summed in f32.
 
     ```mlir
     %d = tile.mma %a, %b, %c : tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
