@@ -1,13 +1,17 @@
 // fuzz_kernels.cpp: the kernel fuzzer's command line.
 //
-//   fuzz_kernels [--seed S] [--count N] [--time SECONDS] [--target cpu|sm_90|sm_100a | --gpu]
-//                [--mutate] [--minimize] [--print] [--max-elems N] [--case-timeout SECONDS]
-//                [--memory-limit-mb N] [--compile-only]
+//   fuzz_kernels [--seed S] [--count N] [--time SECONDS]
+//                [--target cpu|sm_80|sm_89|sm_90|sm_100a | --gpu] [--gemm] [--mutate] [--minimize]
+//                [--print] [--max-elems N] [--case-timeout SECONDS] [--memory-limit-mb N]
+//                [--compile-only]
 //
 // Case i of a run has seed S + i (S: --seed, else random, printed first); a failing case prints
 // its seed, and `--seed <it> --count 1` runs that case alone. Default mode: each case is a
 // generated kernel (kernel_generator.h) launched on the target and compared with the reference
 // interpreter (fuzz_runner.h); --minimize shrinks a failing kernel's AST before printing it.
+// --gemm: the kernels are of the tensor-core GEMM class instead (gemm_generator.h), which the
+// general generator seldom writes; sm_80 and sm_89 (their PTX runs on any later GPU) reach the
+// mma.sync lowering and its 8-bit form, sm_90 the wgmma one.
 // --mutate: each case is a generated kernel's text after random edits (ast_mutator.h), which must
 // run or throw tessera::Error. --compile-only: each generated kernel is only compiled for the
 // target, which must succeed (sm_90 and sm_100a need no GPU then). The process supervises workers (itself with --worker) that run the
@@ -34,6 +38,7 @@
 #include "ast_mutator.h"
 #include "case_minimizer.h"
 #include "fuzz_runner.h"
+#include "gemm_generator.h"
 #include "kernel_generator.h"
 
 using namespace tessera;
@@ -47,7 +52,7 @@ struct Options {
   uint64_t count = 0;  // 0: no limit
   double time_s = 0;   // 0: no limit
   std::string target = "cpu";
-  bool mutate = false, minimize = false, print = false, worker = false, compile_only = false;
+  bool mutate = false, minimize = false, print = false, worker = false, compile_only = false, gemm = false;
   int max_elems = 1024;
   int case_timeout_s = 120;
   int64_t memory_limit_mb = -1;  // -1: 4096 on the CPU target, none on a GPU (the driver maps much)
@@ -56,7 +61,7 @@ struct Options {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "fuzz_kernels: %s\nusage: fuzz_kernels [--seed S] [--count N] [--time SECONDS] "
-               "[--target cpu|sm_90|sm_100a | --gpu] [--mutate] [--minimize] [--print] [--max-elems N] "
+               "[--target cpu|sm_80|sm_89|sm_90|sm_100a | --gpu] [--gemm] [--mutate] [--minimize] [--print] [--max-elems N] "
                "[--case-timeout SECONDS] [--memory-limit-mb N] [--compile-only]\n",
                why);
   std::exit(2);
@@ -76,6 +81,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--target") o.target = value();
     else if (a == "--gpu") o.target = "sm_90";
     else if (a == "--mutate") o.mutate = true;
+    else if (a == "--gemm") o.gemm = true;
     else if (a == "--minimize") o.minimize = true;
     else if (a == "--print") o.print = true;
     else if (a == "--worker") o.worker = true;
@@ -85,13 +91,18 @@ Options parse(int argc, char** argv) {
     else if (a == "--memory-limit-mb") o.memory_limit_mb = std::stoll(value());
     else usage(("unknown option " + a).c_str());
   }
-  if (o.target != "cpu" && o.target != "sm_90" && o.target != "sm_100a") usage("unknown target");
+  if (o.target != "cpu" && o.target != "sm_80" && o.target != "sm_89" && o.target != "sm_90" && o.target != "sm_100a")
+    usage("unknown target");
   if (o.memory_limit_mb < 0) o.memory_limit_mb = o.target == "cpu" ? 4096 : 0;
   return o;
 }
 
 Target target_of(const std::string& t) {
-  return t == "sm_90" ? Target::sm_90 : t == "sm_100a" ? Target::sm_100a : Target::cpu;
+  return t == "sm_80"     ? Target::sm_80
+         : t == "sm_89"   ? Target::sm_89
+         : t == "sm_90"   ? Target::sm_90
+         : t == "sm_100a" ? Target::sm_100a
+                          : Target::cpu;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -148,7 +159,7 @@ int work(const Options& o) {
     if (o.time_s > 0 && seconds_since(t0) >= o.time_s) break;
     line(fmt::format("@case {}\n", seed));
     alarm(static_cast<unsigned>(o.case_timeout_s));
-    const FuzzCase c = generate_kernel(seed, g);
+    const FuzzCase c = o.gemm ? generate_gemm(seed) : generate_kernel(seed, g);
     ++cases;
     if (o.mutate) {
       Rng rng(seed ^ 0x6a09e667f3bcc909ull);
@@ -167,8 +178,8 @@ int work(const Options& o) {
       for (const std::string& f : c.features) ++features[f];
       if (!error.empty()) {
         ++failures;
-        line(fmt::format("FAIL seed {} for {}: {}\n  reproduce: fuzz_kernels --compile-only --target {} --seed {} --count 1\n{}",
-                         seed, o.target, error, o.target, seed, describe(c)));
+        line(fmt::format("FAIL seed {} for {}: {}\n  reproduce: fuzz_kernels --compile-only{} --target {} --seed {} --count 1\n{}",
+                         seed, o.target, error, o.gemm ? " --gemm" : "", o.target, seed, describe(c)));
       }
     } else {
       announce(c, o.print);
@@ -178,8 +189,8 @@ int work(const Options& o) {
       for (const std::string& f : c.features) ++features[f];
       if (r.kind != Outcome::Kind::pass) {
         ++failures;
-        line(fmt::format("FAIL seed {} on {}: {}\n  reproduce: fuzz_kernels --target {} --seed {} --count 1\n{}", seed,
-                         o.target, r.report, o.target, seed, describe(c)));
+        line(fmt::format("FAIL seed {} on {}: {}\n  reproduce: fuzz_kernels{} --target {} --seed {} --count 1\n{}", seed,
+                         o.target, r.report, o.gemm ? " --gemm" : "", o.target, seed, describe(c)));
         if (o.minimize) {
           const Outcome::Kind kind = r.kind;
           FuzzCase small = minimize_case(c, [&](const FuzzCase& v) { return run_case(v, target).kind == kind; });
@@ -217,14 +228,15 @@ std::string quote(const std::string& s) {
 
 int supervise(const Options& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  line(fmt::format("fuzz_kernels: seed {}, target {}, {}{}{}\n", o.seed, o.target,
+  line(fmt::format("fuzz_kernels: seed {}, target {}, {}{}{}{}\n", o.seed, o.target,
                    o.mutate         ? "mutated texts (must run or throw tessera::Error)"
                    : o.compile_only ? "generated kernels, compiled only"
                                     : "generated kernels against the reference",
+                   o.gemm ? " (GEMM class)" : "",
                    o.count ? fmt::format(", {} cases", o.count) : "",
                    o.time_s > 0 ? fmt::format(", {} s", o.time_s) : ""));
-  line(fmt::format("  reproduce a failing case with: fuzz_kernels{} --target {} --seed <its seed> --count 1\n",
-                   o.mutate ? " --mutate" : "", o.target));
+  line(fmt::format("  reproduce a failing case with: fuzz_kernels{}{} --target {} --seed <its seed> --count 1\n",
+                   o.mutate ? " --mutate" : "", o.gemm ? " --gemm" : "", o.target));
   char exe[4096];
   const ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (len <= 0) usage("cannot find its own executable");
@@ -243,6 +255,7 @@ int supervise(const Options& o) {
     if (o.minimize) cmd += " --minimize";
     if (o.print) cmd += " --print";
     if (o.compile_only) cmd += " --compile-only";
+    if (o.gemm) cmd += " --gemm";
     FILE* pipe = popen(cmd.c_str(), "r");
     if (!pipe) usage("cannot start a worker");
     uint64_t current = next;
@@ -277,10 +290,10 @@ int supervise(const Options& o) {
                                                        : fmt::format("died of signal {} ({})", WTERMSIG(status),
                                                                      strsignal(WTERMSIG(status))))
                                                 : fmt::format("exited with status {}", WEXITSTATUS(status));
-    line(fmt::format("FAIL seed {}: the process {} during this case\n  reproduce: fuzz_kernels{}{} --target {} --seed {} "
+    line(fmt::format("FAIL seed {}: the process {} during this case\n  reproduce: fuzz_kernels{}{}{} --target {} --seed {} "
                      "--count 1\n{}",
-                     current, how, o.mutate ? " --mutate" : "", o.compile_only ? " --compile-only" : "", o.target,
-                     current, text));
+                     current, how, o.mutate ? " --mutate" : "", o.compile_only ? " --compile-only" : "",
+                     o.gemm ? " --gemm" : "", o.target, current, text));
     if (!in_case) break;
     next = current + 1;
   }

@@ -160,11 +160,15 @@ LaunchOnly launch_only(const FuzzCase& c, Target target) {
   return r;
 }
 
-std::string compile_only(const FuzzCase& c, Target target) {
+CompiledArtifact compile_case(const FuzzCase& c, Target target) {
   std::vector<detail::ArgDesc> args = make_args(c);
   const LaunchOptions options = options_of(c, target);
+  return detail::compile(detail::LaunchRequest{c.name, c.ast, args, nullptr, &options, true}, target);
+}
+
+std::string compile_only(const FuzzCase& c, Target target) {
   try {
-    detail::compile(detail::LaunchRequest{c.name, c.ast, args, nullptr, &options, true}, target);
+    compile_case(c, target);
   } catch (const std::exception& e) {
     return fmt::format("compiling a valid kernel for {} threw: {}", target == Target::cpu ? "cpu" : "a GPU", e.what());
   }

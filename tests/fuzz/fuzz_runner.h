@@ -10,6 +10,7 @@
 // describe() prints a case completely (seed, options, parameters, views, AST) for reports.
 #pragma once
 
+#include <tessera/kernel.h>
 #include <tessera/launch.h>
 
 #include <cstdint>
@@ -38,6 +39,9 @@ LaunchOnly launch_only(const FuzzCase& c, Target target);
 // Compiles the case for `target` without running it (detail::compile: no GPU needed for sm_90);
 // empty if it compiled, else what went wrong.
 std::string compile_only(const FuzzCase& c, Target target);
+// The same compile's artifact (its PTX shows which lowering the kernel took); throws what the
+// compile throws.
+CompiledArtifact compile_case(const FuzzCase& c, Target target);
 
 std::string describe(const FuzzCase& c);
 

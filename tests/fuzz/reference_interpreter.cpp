@@ -376,6 +376,9 @@ class Interpreter {
   Val mma(Val v, const Val& a, const Val& b, const Val& acc) {
     if (a.shape.size() != 2 || b.shape.size() != 2 || v.shape.size() != 2) bad("mma of rank other than 2", SNode{});
     const int64_t m = v.shape[0], nn = v.shape[1], k = a.shape[1];
+    // f32 operands may be multiplied as tf32 (the tensor cores' f32 product): each operand keeps
+    // 10 mantissa bits, so each product is within 2^-9 of its value.
+    const double tf32 = a.dt == DType::f32 || b.dt == DType::f32 ? 0x1p-9 : 0.0;
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < nn; ++j) {
         const Elem c = acc.x[i * nn + j];
@@ -384,7 +387,7 @@ class Interpreter {
           const Elem x = a.x[i * k + kk], y = b.x[kk * nn + j];
           r += x.v * y.v;
           magnitude += std::fabs(x.v * y.v);
-          pe += std::fabs(x.v) * y.e + std::fabs(y.v) * x.e + x.e * y.e;
+          pe += std::fabs(x.v) * y.e + std::fabs(y.v) * x.e + x.e * y.e + tf32 * std::fabs(x.v * y.v);
         }
         if (!std::isfinite(magnitude) || !(pe < kUnknown)) {
           v.x[i * nn + j] = {0, kUnknown};

@@ -1,14 +1,19 @@
 // test_fuzz.cpp: short fixed-seed runs of the kernel fuzzer (tests/fuzz/): generated kernels
 // against the reference interpreter on the CPU target and the GPU, and mutated texts, which must
-// run or throw tessera::Error, and checks of the reference's element operations. The time-bounded
-// runs with new seeds are the ctest tests fuzz.*.
+// run or throw tessera::Error, and checks of the reference's element operations; GEMM-class
+// kernels (gemm_generator.h) against the reference, on the GPU also through the mma.sync lowering
+// (sm_80 and sm_89 PTX), and compiled for sm_80, sm_89 and sm_90, where enough of them take each
+// tensor-core lowering. The time-bounded runs with new seeds are the ctest tests fuzz.*.
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "ast_mutator.h"
 #include "execution_helpers.h"
 #include "fuzz_runner.h"
+#include "gemm_generator.h"
 #include "kernel_generator.h"
 #include "reference_interpreter.h"
 #include "reference_ops.h"
@@ -60,6 +65,52 @@ static void body_fuzz(Target target) {
   }
 }
 TESSERA_TARGET_TEST_CASE("generated kernels match the reference interpreter (seeds 1-16)", "[fuzz]", body_fuzz)
+
+TEST_CASE("the GEMM generator is deterministic and its kernels evaluate on the host", "[fuzz]") {
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    const FuzzCase a = generate_gemm(seed), b = generate_gemm(seed);
+    INFO(describe(a));
+    CHECK(a.ast == b.ast);
+    CHECK_NOTHROW(interpret(a, OpContext{}));
+  }
+}
+
+static void gemm_fuzz(Target target) {
+  std::vector<Target> targets{target};
+  if (target != Target::cpu) targets.insert(targets.end(), {Target::sm_80, Target::sm_89});  // mma.sync's PTX
+  for (Target t : targets)
+    for (uint64_t seed = 1; seed <= 12; ++seed) {
+      const FuzzCase c = generate_gemm(seed);
+      const Outcome r = run_case(c, t);
+      INFO(to_string(t) << ": " << describe(c) << r.report);
+      CHECK(r.kind == Outcome::Kind::pass);
+    }
+}
+TESSERA_TARGET_TEST_CASE("generated GEMM kernels match the reference interpreter (seeds 1-12)", "[fuzz][mma]", gemm_fuzz)
+
+// Every generated GEMM compiles for sm_80, sm_89 and sm_90, and enough of them take each
+// tensor-core lowering for the runs above to test it: TMA + wgmma on sm_90, mma.sync on sm_80 and
+// sm_89, its 8-bit m16n8k32 on sm_89.
+TEST_CASE("generated GEMM kernels compile and take the tensor-core lowerings", "[fuzz][mma][compile]") {
+  if (!exec_test::toolchain_present()) return;
+  int wgmma = 0, mma_sync = 0, mma_f8 = 0;
+  for (uint64_t seed = 1; seed <= 16; ++seed) {
+    const FuzzCase c = generate_gemm(seed);
+    INFO(describe(c));
+    std::string hopper, ampere, ada;
+    REQUIRE_NOTHROW(hopper = compile_case(c, Target::sm_90).ptx);
+    REQUIRE_NOTHROW(ampere = compile_case(c, Target::sm_80).ptx);
+    REQUIRE_NOTHROW(ada = compile_case(c, Target::sm_89).ptx);
+    wgmma += hopper.find("wgmma.mma_async") != std::string::npos;
+    mma_sync += ampere.find("mma.sync.aligned") != std::string::npos;
+    mma_f8 += ada.find("mma.sync.aligned.m16n8k32") != std::string::npos;
+  }
+  CHECK(wgmma >= 3);
+  CHECK(mma_sync >= 4);
+  CHECK(mma_f8 >= 2);
+  UNSCOPED_INFO("of 16 kernels: " << wgmma << " wgmma on sm_90, " << mma_sync << " mma.sync on sm_80, " << mma_f8
+                                  << " 8-bit mma.sync on sm_89");
+}
 
 TEST_CASE("mutated kernel texts run or throw tessera::Error (seeds 1-40)", "[fuzz][cpu]") {
   for (uint64_t seed = 1; seed <= 40; ++seed) {
