@@ -41,4 +41,40 @@ inline auto matmul_bias_relu() {
   });
 }
 
+// The largest |x| of each 64 x 256 tile of a matrix, one f32 per program (the host takes the
+// largest of these partial maxima): the per-tensor amax of an fp8 quantization. Tiles past an
+// edge read as 0, which no maximum of magnitudes notices.
+inline auto tile_abs_max() {
+  return tessera::kernel("tile_abs_max", [](auto out, auto x) {
+    using namespace tessera;
+    auto t = abs(cast<DType::f32>(load<64, 256>(x, program_id<0>(), program_id<1>())));
+    return out.store(max<1>(max<0>(t)));
+  });
+}
+
+// q = f8e4m3(x * scale) elementwise, for a scalar f32 scale (448 / amax maps the largest |x| to
+// e4m3's largest value); the cast rounds to nearest even and saturates.
+inline auto quantize_e4m3() {
+  return tessera::kernel("quantize_e4m3", [](auto out, auto x, auto scale) {
+    using namespace tessera;
+    return out.store(cast<DType::f8e4m3>(cast<DType::f32>(x.load_like(out)) * scale));
+  });
+}
+
+// y = bf16((qx @ qw) * (scale_x * scale_w)): an fp8 linear layer as torch._scaled_mm computes it,
+// qx: M x K f8e4m3 and qw the transposed() view of an N x K f8e4m3 weight (K-major, how the
+// tensor cores read 8-bit floats), per-tensor f32 scales, 128 x 256 output tiles and K steps of
+// 128. On sm_90 it takes TMA + wgmma k32, on sm_89 and newer mma.sync m16n8k32 where the tile
+// allows (docs/compiler.md).
+inline auto fp8_linear() {
+  return tessera::kernel("fp8_linear", [](auto out, auto qx, auto qw, auto scale_x, auto scale_w) {
+    using namespace tessera;
+    auto acc = for_range(
+        (dim<1>(qx) + c<127>) / c<128>,
+        [=](auto k, auto acc) { return mma(load<128, 128>(qx, program_id<0>(), k), load<128, 256>(qw, k, program_id<1>()), acc); },
+        full<DType::f32, 128, 256>(c<0.0>));
+    return out.store(cast<DType::bf16>(acc * (scale_x * scale_w)));
+  });
+}
+
 }  // namespace examples
