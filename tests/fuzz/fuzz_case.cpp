@@ -1,11 +1,34 @@
 // fuzz_case.cpp: the dtype helpers of fuzz_case.h (rounding, spacing, storage encoding).
 #include "fuzz_case.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 namespace tessera::fuzz {
+
+std::string params_text(const std::vector<ParamSpec>& params) {
+  std::vector<std::string> decls;
+  for (const ParamSpec& p : params) {
+    switch (p.kind) {
+      case ParamKind::out:
+        decls.push_back(fmt::format("(out {} {} [{}])", dtype_name(p.dtype), p.shape.size(), fmt::join(p.tile, " ")));
+        break;
+      case ParamKind::in: decls.push_back(fmt::format("(in {} {})", dtype_name(p.dtype), p.shape.size())); break;
+      case ParamKind::scalar: decls.push_back(fmt::format("(scalar {})", dtype_name(p.dtype))); break;
+    }
+  }
+  return fmt::format("(params {})", fmt::join(decls, " "));
+}
+
+void sort_features(FuzzCase& c) {
+  std::sort(c.features.begin(), c.features.end());
+  c.features.erase(std::unique(c.features.begin(), c.features.end()), c.features.end());
+}
 
 std::vector<int64_t> grid_of(const FuzzCase& c) {
   std::vector<int64_t> g{1, 1, 1};

@@ -46,6 +46,12 @@ struct FuzzCase {
 // The grid of the first output: programs along each of the three axes.
 std::vector<int64_t> grid_of(const FuzzCase& c);
 
+// The (params ...) node of an AST text declaring `params` (docs/ast-format.md's PARAM).
+std::string params_text(const std::vector<ParamSpec>& params);
+
+// The case's features sorted, each once.
+void sort_features(FuzzCase& c);
+
 // A splitmix64 sequence: deterministic on every platform and standard library.
 class Rng {
  public:

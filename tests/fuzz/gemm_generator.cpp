@@ -107,22 +107,11 @@ class GemmGenerator {
     for (int s = 0; s < steps; ++s) x = epilogue_step(x, t);
     if (out != DType::f32) x = fmt::format("(cast {} [{} {}] {})", dtype_name(out), bm_, bn_, x);
 
-    std::vector<std::string> decls;
-    for (const ParamSpec& p : c_.params) {
-      switch (p.kind) {
-        case ParamKind::out:
-          decls.push_back(fmt::format("(out {} 2 [{}])", dtype_name(p.dtype), fmt::join(p.tile, " ")));
-          break;
-        case ParamKind::in: decls.push_back(fmt::format("(in {} {})", dtype_name(p.dtype), p.shape.size())); break;
-        case ParamKind::scalar: decls.push_back(fmt::format("(scalar {})", dtype_name(p.dtype))); break;
-      }
-    }
-    c_.ast = fmt::format("(kernel (params {}) (body (store 0 {})))", fmt::join(decls, " "), x);
+    c_.ast = fmt::format("(kernel {} (body (store 0 {})))", params_text(c_.params), x);
     c_.whole_tiles = rng_.chance(0.5);
     c_.static_shapes = rng_.chance(0.15);
-    std::sort(features_.begin(), features_.end());
-    features_.erase(std::unique(features_.begin(), features_.end()), features_.end());
     c_.features = features_;
+    sort_features(c_);
     return std::move(c_);
   }
 

@@ -80,22 +80,11 @@ class Generator {
       body += fmt::format(" (store {} {})", q, e.text);
       stored_.insert(q);
     }
-    std::vector<std::string> decls;
-    for (const ParamSpec& p : c_.params) {
-      switch (p.kind) {
-        case ParamKind::out:
-          decls.push_back(fmt::format("(out {} {} [{}])", dtype_name(p.dtype), p.shape.size(), fmt::join(p.tile, " ")));
-          break;
-        case ParamKind::in: decls.push_back(fmt::format("(in {} {})", dtype_name(p.dtype), p.shape.size())); break;
-        case ParamKind::scalar: decls.push_back(fmt::format("(scalar {})", dtype_name(p.dtype))); break;
-      }
-    }
-    c_.ast = fmt::format("(kernel (params {}) (body{}))", fmt::join(decls, " "), body);
+    c_.ast = fmt::format("(kernel {} (body{}))", params_text(c_.params), body);
     c_.whole_tiles = rng_.chance(0.8);
     c_.static_shapes = rng_.chance(0.15);
-    std::sort(features_.begin(), features_.end());
-    features_.erase(std::unique(features_.begin(), features_.end()), features_.end());
     c_.features = features_;
+    sort_features(c_);
     return std::move(c_);
   }
 
