@@ -181,12 +181,10 @@ mlir::tessera::tile::matchMatmulKernel(func::FuncOp func, std::string &why) {
   auto tileB = cast<RankedTensorType>(k.loadB.getType());
   auto acc = cast<RankedTensorType>(k.mma.getType());
   k.inputType = tileA.getElementType();
+  // B's type is A's, or the other 8-bit float type (tile.mma's verifier).
   k.inputTypeB = tileB.getElementType();
-  auto float8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
   if (!isa<BFloat16Type, Float16Type, Float32Type, Float8E4M3FNType,
            Float8E5M2Type>(k.inputType) ||
-      (k.inputTypeB != k.inputType &&
-       !(float8(k.inputType) && float8(k.inputTypeB))) ||
       !acc.getElementType().isF32())
     return reject("the product is not of bf16, f16, f32 or 8-bit floats into "
                   "f32");

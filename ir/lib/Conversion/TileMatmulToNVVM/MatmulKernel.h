@@ -46,7 +46,7 @@ struct MatmulKernel {
   int64_t elementBytes() const { return inputType.getIntOrFloatBitWidth() / 8; }
   /// The operands are 8-bit floats: the tensor cores read them K-major only
   /// (both lowerings require a K-major B).
-  bool float8() const { return isa<Float8E4M3FNType, Float8E5M2Type>(inputType); }
+  bool float8() const { return isFloat8(inputType); }
   /// B's columns are contiguous (a transposed view of a row-major [N, K]
   /// matrix): its shared tile is K-major like A's. Otherwise B is row-major
   /// (MN-major).

@@ -228,6 +228,10 @@ void mlir::tessera::tile::registerTileDialect(DialectRegistry &registry) {
   registry.insert<TileDialect>();
 }
 
+bool mlir::tessera::tile::isFloat8(Type type) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(type);
+}
+
 bool mlir::tessera::tile::isTileShape(ShapedType type) {
   if (!type.hasStaticShape())
     return false;
@@ -420,8 +424,7 @@ LogicalResult MmaOp::verify() {
                          << elt;
   // The two 8-bit float formats may meet (the tensor cores multiply
   // e4m3 x e5m2 as they do e4m3 x e4m3); other types must agree.
-  auto float8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
-  if (b.getElementType() != elt && !(float8(elt) && float8(b.getElementType())))
+  if (b.getElementType() != elt && !(isFloat8(elt) && isFloat8(b.getElementType())))
     return emitOpError("lhs and rhs element types differ");
   if (!acc.getElementType().isF32())
     return emitOpError("accumulator element type must be f32");

@@ -32,6 +32,10 @@ void registerTileDialect(DialectRegistry &registry);
 /// Returns true if every dimension of `type` is static and a power of two.
 bool isTileShape(ShapedType type);
 
+/// Returns true for the 8-bit float types tiles hold (f8E4M3FN, f8E5M2): data
+/// only, and the one pair of types tile.mma takes mixed.
+bool isFloat8(Type type);
+
 /// The value a tile.load with `padding` (null: none, zero) reads for elements
 /// outside its memref, as an attribute of element type `elt`: NaN becomes the
 /// quiet NaN of `elt`, other float values are rounded to nearest even.
