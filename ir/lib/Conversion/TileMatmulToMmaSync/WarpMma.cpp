@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "WarpMma.h"
+#include "../Utils/HopperPtx.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -56,9 +57,8 @@ std::array<Value, 4> WarpMma::mma(ArrayRef<Value> a, ArrayRef<Value> bb,
                                   ArrayRef<Value> c, Type inputType,
                                   Type inputTypeB) {
   if (inputType.getIntOrFloatBitWidth() == 8) {
-    auto format = [](Type t) { return isa<Float8E4M3FNType>(t) ? "e4m3" : "e5m2"; };
-    return mmaFloat8(a, bb, c, format(inputType),
-                     format(inputTypeB ? inputTypeB : inputType));
+    return mmaFloat8(a, bb, c, ptxFloat8Name(inputType),
+                     ptxFloat8Name(inputTypeB ? inputTypeB : inputType));
   }
   // bf16 and tf32 fragments are i32 in NVVM; f16 ones two-element vectors.
   SmallVector<Value> aOps(a), bOps(bb);

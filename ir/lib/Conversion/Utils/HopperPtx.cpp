@@ -182,22 +182,24 @@ Value HopperPtx::wgmmaAsm(Value acc, StringRef shapeAndTypes, ValueRange a,
   return asmOp(acc.getType(), operands, text, constraints);
 }
 
+const char *mlir::tessera::tile::ptxFloat8Name(Type type) {
+  return isa<Float8E4M3FNType>(type) ? "e4m3" : "e5m2";
+}
+
 Value HopperPtx::wgmma(Value acc, Value descA, Value descB, Value scaleD,
                        int64_t n, Type inputType, bool transposeB,
                        Type inputTypeB) {
   // scale-a, scale-b 1; tnsp-a 0 (K-major), tnsp-b 1 for an MN-major B, 0
   // for a K-major one. tf32 and the 8-bit floats have no transpose operands
   // (both tiles are K-major).
-  auto float8 = [](Type t) {
-    return isa<Float8E4M3FNType>(t) ? "e4m3" : "e5m2";
-  };
   if (!inputTypeB)
     inputTypeB = inputType;
   std::string types;
   if (inputType.isF32())
     types = "k8.f32.tf32.tf32";
   else if (inputType.getIntOrFloatBitWidth() == 8)
-    types = std::string("k32.f32.") + float8(inputType) + "." + float8(inputTypeB);
+    types = std::string("k32.f32.") + ptxFloat8Name(inputType) + "." +
+            ptxFloat8Name(inputTypeB);
   else
     types = inputType.isBF16() ? "k16.f32.bf16.bf16" : "k16.f32.f16.f16";
   const bool kMajorOnly = inputType.isF32() || inputType.getIntOrFloatBitWidth() == 8;

@@ -24,6 +24,10 @@
 
 namespace mlir::tessera::tile {
 
+/// PTX's name of an 8-bit float type in tensor-core instructions: "e4m3" for
+/// f8E4M3FN, "e5m2" for f8E5M2 (wgmma here, mma.sync in WarpMma).
+const char *ptxFloat8Name(Type type);
+
 class HopperPtx {
 public:
   HopperPtx(OpBuilder &b, Location loc) : b(b), loc(loc) {}

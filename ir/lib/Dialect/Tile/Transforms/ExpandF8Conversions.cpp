@@ -217,28 +217,39 @@ Value fromElements(PatternRewriter &rewriter, Location loc, Type type,
                                         elements);
 }
 
-/// f32 -> f8 with sm_89's cvt.rn.satfinite, two elements an instruction (an
-/// odd last one paired with 0). The instruction puts its first operand's code
-/// in the high byte, so pairs go in as (second, first) and come out as a
-/// vector<2xi8> in element order.
+/// A two-lane instruction applied to `values` two at a time, an odd last one
+/// paired with `pad`: `convert(first, second)` returns a 2-element vector of
+/// the pair's results in order. One result per value, in order.
+SmallVector<Value> pairwise(PatternRewriter &rewriter, Location loc,
+                            ArrayRef<Value> values, Value pad,
+                            function_ref<Value(Value, Value)> convert) {
+  SmallVector<Value> out;
+  for (size_t i = 0; i < values.size(); i += 2) {
+    const bool both = i + 1 < values.size();
+    Value pair = convert(values[i], both ? values[i + 1] : pad);
+    out.push_back(vector::ExtractOp::create(rewriter, loc, pair, 0));
+    if (both)
+      out.push_back(vector::ExtractOp::create(rewriter, loc, pair, 1));
+  }
+  return out;
+}
+
+/// f32 -> f8 with sm_89's cvt.rn.satfinite, two elements an instruction. The
+/// instruction puts its first operand's code in the high byte, so a pair goes
+/// in as (second, first) and comes out as a vector<2xi8> in element order.
 Value narrowFromF32Hardware(PatternRewriter &rewriter, Location loc, Value in,
                             Type to) {
   Type f8 = getElementTypeOrSelf(to);
   Bits x{rewriter, loc, to};
-  SmallVector<Value> values = elementsOf(rewriter, loc, in);
   auto pairType = VectorType::get({2}, rewriter.getI8Type());
   Value zero = arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
-  SmallVector<Value> codes;
-  for (size_t i = 0; i < values.size(); i += 2) {
-    const bool both = i + 1 < values.size();
-    Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
-        rewriter, loc, pairType, both ? values[i + 1] : zero, values[i],
-        NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE,
-        /*relu=*/false, f8);
-    codes.push_back(vector::ExtractOp::create(rewriter, loc, pair, 0));
-    if (both)
-      codes.push_back(vector::ExtractOp::create(rewriter, loc, pair, 1));
-  }
+  SmallVector<Value> codes = pairwise(
+      rewriter, loc, elementsOf(rewriter, loc, in), zero,
+      [&](Value first, Value second) -> Value {
+        return NVVM::ConvertF32x2ToF8x2Op::create(
+            rewriter, loc, pairType, second, first, NVVM::FPRoundingMode::RN,
+            NVVM::SaturationMode::SATFINITE, /*relu=*/false, f8);
+      });
   Value code = fromElements(rewriter, loc, x.of(rewriter.getI8Type()), codes);
   return x.bitcast(f8, code);
 }
@@ -248,23 +259,18 @@ Value narrowFromF32Hardware(PatternRewriter &rewriter, Location loc, Value in,
 Value widenToF16Hardware(PatternRewriter &rewriter, Location loc, Value in) {
   Type f8 = getElementTypeOrSelf(in.getType());
   Bits x{rewriter, loc, in.getType()};
-  SmallVector<Value> codes =
-      elementsOf(rewriter, loc, x.bitcast(rewriter.getI8Type(), in));
   auto pairType = VectorType::get({2}, rewriter.getI8Type());
   auto halvesType = VectorType::get({2}, rewriter.getF16Type());
   Value zero = arith::ConstantOp::create(rewriter, loc, rewriter.getI8IntegerAttr(0));
-  SmallVector<Value> halves;
-  for (size_t i = 0; i < codes.size(); i += 2) {
-    const bool both = i + 1 < codes.size();
-    Value pair = vector::FromElementsOp::create(
-        rewriter, loc, pairType, ValueRange{codes[i], both ? codes[i + 1] : zero});
-    Value h = NVVM::ConvertF8x2ToF16x2Op::create(
-        rewriter, loc, halvesType, pair, rewriter.getBoolAttr(false),
-        TypeAttr::get(f8));
-    halves.push_back(vector::ExtractOp::create(rewriter, loc, h, 0));
-    if (both)
-      halves.push_back(vector::ExtractOp::create(rewriter, loc, h, 1));
-  }
+  SmallVector<Value> halves = pairwise(
+      rewriter, loc, elementsOf(rewriter, loc, x.bitcast(rewriter.getI8Type(), in)),
+      zero, [&](Value first, Value second) -> Value {
+        Value pair = vector::FromElementsOp::create(rewriter, loc, pairType,
+                                                    ValueRange{first, second});
+        return NVVM::ConvertF8x2ToF16x2Op::create(
+            rewriter, loc, halvesType, pair, rewriter.getBoolAttr(false),
+            TypeAttr::get(f8));
+      });
   return fromElements(rewriter, loc, x.of(rewriter.getF16Type()), halves);
 }
 
