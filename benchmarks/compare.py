@@ -9,7 +9,7 @@ printed beside it.
 
 Matmul cases (bench_matmul) print TFLOP/s instead, beside cuBLAS's, Triton's and (for the
 fused-epilogue case) torch.compile's, with the ratio to each, and the first launch's time; the
-batch-1 cases (M = 1) also their TB/s and the ratio to a copy of the same bytes. Their chart is
+batch-1 and M = 16 cases also their TB/s and the ratio to a copy of the same bytes. Their chart is
 drawn beside the other, named CHART with "_matmul" before the extension.
 
 Lines of both GPU back ends (their "backend" field: run_on_gpu.sh's BACKENDS="nvvm tileir") give
@@ -57,7 +57,7 @@ def add_ratio_to_nvvm(rows, field):
 
 def matmul_row(case, dtype, ours, base):
     """One matmul case: TFLOP/s of each side, the ratios to cuBLAS, Triton and torch.compile, the
-    first launch (compile included); for M = 1 also TB/s and the ratio to a copy."""
+    first launch (compile included); for M <= 16 also TB/s and the ratio to a copy."""
     tflops, tbps, first = ours
     peers = {impl: statistics.median(v) for impl, v in base["tflops"].items()}
     mine = statistics.median(tflops)

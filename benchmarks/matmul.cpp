@@ -3,7 +3,8 @@
 // (issue #22's targets): bf16 and f16 at M = N = K = 4096 and 8192, f32 (tf32 tensor cores, beside
 // cuBLAS's tf32) at 4096 and 8192; the LLM shapes (M x N x K)
 // 4096 x 9728 x 2560, 4096 x 2560 x 9728 and 128 x 151936 x 2560; the batch-1 shapes
-// 1 x 9728 x 2560, 1 x 2560 x 9728 and 1 x 151936 x 2560; and a product with a fused bias + GELU
+// 1 x 9728 x 2560, 1 x 2560 x 9728 and 1 x 151936 x 2560; the same with M = 16 and B K-major (the
+// projections of 16 tokens); and a product with a fused bias + GELU
 // (tanh) + bf16 cast epilogue at 4096^3. A is M x K and B is K x N, both row-major, the output
 // in the inputs' dtype; bf16 products with M > 1 also run with B as the transposed view of an
 // N x K row-major matrix ("<case>_kmajor", K-major B on tensor cores). The square sizes also run
@@ -13,7 +14,7 @@
 //
 // Each shape runs with tile shapes chosen here (128 x 256 x 64 and 128 x 128 x 64, which take the
 // tensor-core lowering on sm_90; for M = 1, one-row tiles of 16 to 64 columns, which run as
-// multiply-adds), named "<case>_t<BM>x<BN>x<BK>" with the shape's own case as the baseline
+// multiply-adds; for M = 16, 16-row tiles with B K-major, SkinnyTiles), named "<case>_t<BM>x<BN>x<BK>" with the shape's own case as the baseline
 // (torch_baselines.py's matmul family: cuBLAS, Triton, torch.compile), and as "<case>_tuned",
 // tessera::autotune choosing among a list of tiles (time_tuned), its first launch including the
 // tuning. Each is first
@@ -301,6 +302,10 @@ using RowTiles = std::tuple<Tile<1, 64, 64>, Tile<1, 32, 64>, Tile<1, 16, 64>, T
 // With B K-major the one-row accumulator is BN x BK, rows along K (the engine's matrix-vector
 // form): tiles of 8-32 weight rows by 256-512 of K.
 using WeightRowTiles = std::tuple<Tile<1, 16, 512>, Tile<1, 8, 256>, Tile<1, 32, 256>, Tile<1, 8, 512>>;
+// M = 16 (a decoder's projections for 16 tokens at once) with B K-major: one 16-row tile per
+// program, mma.sync on sm_80 and newer (wgmma's tiles start at 64 rows); the weight is read once,
+// so the bound is a copy of it. Narrow tiles give more programs (N = 2560 has 40 of 64 columns).
+using SkinnyTiles = std::tuple<Tile<16, 64, 128>, Tile<16, 32, 128>, Tile<16, 128, 64>, Tile<16, 128, 128>>;
 
 // b's values stored transposed: an N x K row-major matrix (a linear layer's weight).
 template <class T>
@@ -333,6 +338,12 @@ void plain_case(const Problem& s, const char* dtype) {
     time_tile<1, 16, 512>(matmul_kernels::matmul<1, 16, 512>(), s.name() + "_kmajor", dtype, s, a, w.transposed(), out,
                           ref);
     time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul<BM, BN, BK>(); }, WeightRowTiles{},
+               s.name() + "_kmajor", dtype, s, a, w.transposed(), out, ref);
+  } else if (s.m <= 16) {
+    const Tensor<T, 2> w = transposed_copy(b);
+    time_tile<16, 64, 128>(matmul_kernels::matmul<16, 64, 128>(), s.name() + "_kmajor", dtype, s, a, w.transposed(), out,
+                           ref);
+    time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul<BM, BN, BK>(); }, SkinnyTiles{},
                s.name() + "_kmajor", dtype, s, a, w.transposed(), out, ref);
   } else {
     time_tile<128, 256, 64>(matmul_kernels::matmul<128, 256, 64>(), s.name(), dtype, s, a, b, out, ref);
@@ -436,7 +447,8 @@ int main() {
       if (dtype_wanted("f8e4m3")) float8_case(s);
     }
     for (Problem s : {Problem{4096, 9728, 2560}, Problem{4096, 2560, 9728}, Problem{128, 151936, 2560}, Problem{1, 9728, 2560},
-                    Problem{1, 2560, 9728}, Problem{1, 151936, 2560}})
+                    Problem{1, 2560, 9728}, Problem{1, 151936, 2560}, Problem{16, 9728, 2560}, Problem{16, 2560, 9728},
+                    Problem{16, 151936, 2560}})
       if (wanted(s.name())) plain_case<bfloat16>(s, "bf16");
     if (wanted("mm_bias_gelu_4096x4096x4096")) epilogue_case({4096, 4096, 4096});
   } catch (const Error& e) {

@@ -6,7 +6,7 @@ Runs the same cases as bench_elementwise, bench_rows, bench_row_widths and bench
 PyTorch eager and torch.compile, and those of bench_matmul through torch.matmul (cuBLAS; for the
 f8e4m3 cases torch._scaled_mm, also cuBLAS), a Triton
 matmul (triton_matmul.py, when Triton imports), torch.compile of the fused-epilogue function and,
-for the batch-1 shapes, a copy of the same bytes. Everything is timed the same way (CUDA events
+for the batch-1 and M = 16 shapes, a copy of the weight's bytes. Everything is timed the same way (CUDA events
 around each call, median of 30 after 5 warm-ups, each call behind an L2 reset (a read of 128 MiB
 of other data, as ours) and a GPU spin of about half a millisecond so that the host's work to
 submit it, e.g. torch.compile's guards, is not counted), and prints one JSON line per case and
@@ -147,7 +147,8 @@ def matmul(dev):
     torch.backends.cuda.matmul.allow_tf32 = True
     shapes = [(n, n, n, dt) for n in (4096, 8192) for dt in (torch.bfloat16, torch.float16, torch.float32)]
     shapes += [(m, n, k, torch.bfloat16) for m, n, k in ((4096, 9728, 2560), (4096, 2560, 9728), (128, 151936, 2560),
-                                                          (1, 9728, 2560), (1, 2560, 9728), (1, 151936, 2560))]
+                                                          (1, 9728, 2560), (1, 2560, 9728), (1, 151936, 2560),
+                                                          (16, 9728, 2560), (16, 2560, 9728), (16, 151936, 2560))]
     # BENCH_MATMUL_CASES (as bench_matmul reads it): only the cases whose names it contains.
     only = os.environ.get("BENCH_MATMUL_CASES")
     wanted = lambda case: not only or case in only
@@ -158,11 +159,14 @@ def matmul(dev):
         if not wanted(f"mm_{m}x{n}x{k}") or (dtypes and m == n == k and dtype_names[dtype] not in dtypes):
             continue
         a, b = rand(m, k, dtype=dtype), rand(k, n, dtype=dtype)
+        if m == 16:
+            # As bench_matmul runs M = 16: b the transpose of an N x K weight (K-major).
+            b = rand(n, k, dtype=dtype).t()
         impls = [("cublas", lambda: torch.matmul(a, b))]
         if triton and dtype != torch.float32:
             impls.append(("triton", lambda: triton_matmul.matmul(a, b)))
         one(f"mm_{m}x{n}x{k}", dtype, m, n, k, impls)
-        if m == 1:
+        if m <= 16:
             # The ceiling of a product that reads b once: a copy of b (its bytes read and written).
             y = torch.empty_like(b)
             ms = median_ms(lambda: y.copy_(b))

@@ -5,7 +5,7 @@
 // tile), a for_range K loop carries an f32 accumulator, and each iteration adds
 //   mma(load<BM, BK>(a, program_id<0>(), k), load<BK, BN>(b, k, program_id<1>()), acc).
 // Covered: f16, bf16 and f32 inputs; M, N and K that no tile divides, and K smaller than one
-// tile; M = 1 (a row vector times a matrix); a fused epilogue (scale, bias row, relu or the tanh
+// tile; M = 1 (a row vector times a matrix); up to 16 rows in 16-row tiles; a fused epilogue (scale, bias row, relu or the tanh
 // GELU, residual add, bf16 cast) before the store; transposed operands (through
 // Tensor::transposed() views, and through transpose() of a loaded tile); batched products (3-D
 // tensors, the batch as program_id<0>, tiles of 1 x BM x BK reshaped to BM x BK), also with one
@@ -344,6 +344,30 @@ void tensor_core_tiles(Target target) {
   }
 }
 
+// Products of up to 16 rows (a decoder's projections of a few tokens) with B the transposed view
+// of an N x K weight, in the benchmark's 16-row tiles: on sm_90 they take the mma.sync lowering
+// (wgmma's tiles start at 64 rows). M below, at and (for the grid) above 16; N and K ragged.
+void sixteen_row_tiles(Target target) {
+  for (int64_t m : {16, 5, 1, 33}) {
+    const int64_t n = 200, k = 300;
+    INFO("m = " << m);
+    auto a = random_tensor<bfloat16, 2>({m, k}, -1, 1, 71);
+    auto w = random_tensor<bfloat16, 2>({n, k}, -1, 1, 72);
+    const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                             [&](int64_t kk, int64_t j) { return d(w(j, kk)); });
+    Tensor<bfloat16, 2> out({m, n});
+    auto got = [&](int64_t i, int64_t j) { return d(out(i, j)); };
+    auto plain = [&](int64_t i, int64_t j) { return r.at(i, j); };
+    const double bound = product_bound(DType::bf16, k), rel = std::ldexp(1.0, -8);
+    matmul_kernels::matmul<16, 64, 128>().launch_on(target, out.partition<16, 64>(), a, w.transposed());
+    CHECK(mismatches(r, m, n, bound, rel, got, plain) == 0);
+    matmul_kernels::matmul<16, 128, 64>().launch_on(target, out.partition<16, 128>(), a, w.transposed());
+    CHECK(mismatches(r, m, n, bound, rel, got, plain) == 0);
+    matmul_kernels::matmul<16, 32, 128>().launch_on(target, out.partition<16, 32>(), a, w.transposed());
+    CHECK(mismatches(r, m, n, bound, rel, got, plain) == 0);
+  }
+}
+
 }  // namespace
 
 TESSERA_TARGET_TEST_CASE("matmul, bf16 inputs: whole and ragged M, N, K, K below one tile", "[mma][matmul]", ragged_bf16)
@@ -360,6 +384,7 @@ TESSERA_TARGET_TEST_CASE("batched matmul over 3-D tensors, and with one B for th
 TESSERA_TARGET_TEST_CASE("the matmul example's and benchmark's kernels", "[mma][matmul]", example_and_benchmark_kernels)
 TESSERA_TARGET_TEST_CASE("matmul in the tile shapes of the tensor-core lowering, ragged and whole", "[mma][matmul]",
                          tensor_core_tiles)
+TESSERA_TARGET_TEST_CASE("matmul of up to 16 rows by a K-major B in 16-row tiles", "[mma][matmul]", sixteen_row_tiles)
 
 TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma code, others do not",
           "[mma][matmul][compile]") {
@@ -440,6 +465,18 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
     CHECK(log.find(" 0 bytes spill stores") != std::string::npos);
     CHECK(log.find("serialized") == std::string::npos);
     CHECK(log.find("setmaxnreg") == std::string::npos);
+  }
+  // 16-row tiles (bench_matmul's M = 16 cases): mma.sync, not wgmma, with nothing spilled.
+  Tensor<bfloat16, 2> a16({16, 256}), out16({16, 1024});
+  for (const CompiledArtifact& skinny :
+       {matmul_kernels::matmul<16, 64, 128>().compile(Target::sm_90, out16.partition<16, 64>(), a16, w.transposed()),
+        matmul_kernels::matmul<16, 128, 64>().compile(Target::sm_90, out16.partition<16, 128>(), a16, w.transposed())}) {
+    CHECK(skinny.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
+    CHECK(skinny.ptx.find("wgmma") == std::string::npos);
+    if (ptxas.empty()) continue;
+    const std::string log = whole_program_log(ptxas, skinny.ptx);
+    INFO(log);
+    CHECK(log.find(" 0 bytes spill stores") != std::string::npos);
   }
   // Tiles the lowering does not take (BK 32), and other targets.
   CHECK(matmul_kernels::matmul<64, 64, 32>().compile(Target::sm_90, out.partition<64, 64>(), a, b).ptx.find("wgmma") ==
