@@ -63,7 +63,7 @@ inline auto quantize_e4m3() {
 
 // y = bf16((qx @ qw) * (scale_x * scale_w)): an fp8 linear layer as torch._scaled_mm computes it,
 // qx: M x K f8e4m3 and qw the transposed() view of an N x K f8e4m3 weight (K-major, how the
-// tensor cores read 8-bit floats), per-tensor f32 scales, 128 x 256 output tiles and K steps of
+// tensor cores read 8-bit floats), per-tensor f32 scales, 128 x 128 output tiles and K steps of
 // 128. On sm_90 it takes TMA + wgmma k32, on sm_89 and newer mma.sync m16n8k32 where the tile
 // allows (docs/compiler.md).
 inline auto fp8_linear() {
@@ -71,8 +71,8 @@ inline auto fp8_linear() {
     using namespace tessera;
     auto acc = for_range(
         (dim<1>(qx) + c<127>) / c<128>,
-        [=](auto k, auto acc) { return mma(load<128, 128>(qx, program_id<0>(), k), load<128, 256>(qw, k, program_id<1>()), acc); },
-        full<DType::f32, 128, 256>(c<0.0>));
+        [=](auto k, auto acc) { return mma(load<128, 128>(qx, program_id<0>(), k), load<128, 128>(qw, k, program_id<1>()), acc); },
+        full<DType::f32, 128, 128>(c<0.0>));
     return out.store(cast<DType::bf16>(acc * (scale_x * scale_w)));
   });
 }

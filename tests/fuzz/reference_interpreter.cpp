@@ -377,8 +377,11 @@ class Interpreter {
     if (a.shape.size() != 2 || b.shape.size() != 2 || v.shape.size() != 2) bad("mma of rank other than 2", SNode{});
     const int64_t m = v.shape[0], nn = v.shape[1], k = a.shape[1];
     // f32 operands may be multiplied as tf32 (the tensor cores' f32 product): each operand keeps
-    // 10 mantissa bits, so each product is within 2^-9 of its value.
-    const double tf32 = a.dt == DType::f32 || b.dt == DType::f32 ? 0x1p-9 : 0.0;
+    // 10 mantissa bits, so each product is within 2^-9 of its value. 8-bit float products are
+    // exact, but Hopper's 8-bit wgmma keeps 13 bits of each instruction's sum; with each k-tile's
+    // partial sum added in f32 (at most 8 instructions) that is within 2^-9 of the magnitude too.
+    auto float8 = [](DType t) { return t == DType::f8e4m3 || t == DType::f8e5m2; };
+    const double tf32 = a.dt == DType::f32 || b.dt == DType::f32 || float8(a.dt) || float8(b.dt) ? 0x1p-9 : 0.0;
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < nn; ++j) {
         const Elem c = acc.x[i * nn + j];

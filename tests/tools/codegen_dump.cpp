@@ -90,7 +90,7 @@ void dump_all() {
   Tensor<float, 2> partial({5, 1});
   dump(examples::tile_abs_max(), partial.partition<1, 1>(), xq);
   dump(examples::quantize_e4m3(), qx.partition<1, 1024>(), xq, 2.0f);
-  dump(examples::fp8_linear(), yq.partition<128, 256>(), qx, qw.transposed(), 0.5f, 0.25f);
+  dump(examples::fp8_linear(), yq.partition<128, 128>(), qx, qw.transposed(), 0.5f, 0.25f);
 
   Tensor<bfloat16, 2> a({64, 8192}), o({64, 8192});
   Tensor<bfloat16, 1> w({8192}), b({8192});

@@ -55,9 +55,15 @@ Reference reference(int64_t m, int64_t n, int64_t k, A a, B b) {
 //   f32 inputs: the same plus 2^-9 for the products: the tensor-core path for f32 inputs is tf32,
 //     whose 10-bit mantissas (inputs truncated, relative error < 2^-10 each) give products within
 //     2^-9 of the exact one.
+//   8-bit float inputs: the products are exact, but Hopper's 8-bit wgmma keeps 13 bits of each
+//     instruction's sum (truncated); the lowering adds each k-tile's partial sum (at most 8
+//     instructions) to the f32 accumulator, so each k-tile errs by at most about 8 2^-13 of its
+//     magnitude: 2^-9 covers it. Without that promotion the error would grow with K (see the
+//     "long sums" test in test_float8.cpp, which bounds it tighter).
 inline double product_bound(DType inputs, int64_t k) {
   const double accumulation = 2.0 * static_cast<double>(k) * std::ldexp(1.0, -24);
-  return inputs == DType::f32 ? accumulation + std::ldexp(1.0, -9) : accumulation;
+  const bool float8 = inputs == DType::f8e4m3 || inputs == DType::f8e5m2;
+  return inputs == DType::f32 || float8 ? accumulation + std::ldexp(1.0, -9) : accumulation;
 }
 
 // Counts the elements of `got` (an accessor, i, j -> double) outside

@@ -337,7 +337,7 @@ void check_k_major(Target target, int64_t m, int64_t n, int64_t k, unsigned seed
   }
   const float scale_a = 0.5f, scale_b = 0.25f;
   Tensor<bfloat16, 2> out({m, n});
-  matmul_kernels::scaled_matmul<128, 256, 128>().launch_on(target, out.partition<128, 256>(), a, w.transposed(), scale_a,
+  matmul_kernels::scaled_matmul<128, 128, 256>().launch_on(target, out.partition<128, 128>(), a, w.transposed(), scale_a,
                                                           scale_b);
   CHECK(mismatches(r, m, n, bound * scale_a * scale_b, 0x1p-8, [&](int64_t i, int64_t j) { return d(out(i, j)); },
                    [&](int64_t i, int64_t j) { return r.at(i, j) * scale_a * scale_b; }) == 0);
@@ -351,8 +351,32 @@ void k_major_products(Target target) {
   }
 }
 
+// Long sums of positive products, where the accumulator grows with K: wgmma's 8-bit sums keep 13
+// bits (truncated), so an accumulator carried through every instruction would lose about 2^-14 of
+// itself per instruction, 2^-7 over K = 4096. The lowering adds each k-tile's partial sum in f32,
+// which keeps the error within a few 2^-13 of each k-tile: bounded here by 2^-10 of the sum.
+void long_positive_sums(Target target) {
+  const int64_t m = 128, n = 256, k = 4096;
+  auto a = random_tensor<float8_e4m3, 2>({m, k}, 0.5, 1, 81);
+  auto w = random_tensor<float8_e4m3, 2>({n, k}, 0.5, 1, 82);
+  const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                           [&](int64_t kk, int64_t j) { return d(w(j, kk)); });
+  const double bound = 2.0 * static_cast<double>(k) * 0x1p-24 + 0x1p-10;
+  Tensor<float, 2> wide({m, n});
+  auto got = [&](int64_t i, int64_t j) { return d(wide(i, j)); };
+  auto plain = [&](int64_t i, int64_t j) { return r.at(i, j); };
+  matmul_kernels::matmul<128, 128, 128>().launch_on(target, wide.partition<128, 128>(), a, w.transposed());
+  CHECK(mismatches(r, m, n, bound, 0, got, plain) == 0);
+  matmul_kernels::matmul<64, 128, 256>().launch_on(target, wide.partition<64, 128>(), a, w.transposed());
+  CHECK(mismatches(r, m, n, bound, 0, got, plain) == 0);
+  matmul_kernels::matmul<64, 64, 64>().launch_on(target, wide.partition<64, 64>(), a, w.transposed());
+  CHECK(mismatches(r, m, n, bound, 0, got, plain) == 0);
+}
+
 }  // namespace
 
+TESSERA_TARGET_TEST_CASE("float8: long sums of positive products keep f32 accuracy on the tensor cores", "[float8][mma]",
+                         long_positive_sums)
 TESSERA_TARGET_TEST_CASE("float8: casts to and from f32, bf16, f16, i32 and the other format match the host's",
                          "[float8]", casts)
 TESSERA_TARGET_TEST_CASE("float8: padded loads, select, transpose and a loop carrying an f8 tile", "[float8]",
@@ -390,7 +414,7 @@ TEST_CASE("float8: the kernels compile for every GPU target", "[float8][compile]
   }
 }
 
-// Products of 8-bit floats with a K-major B: on sm_90 in tiles of 128 or 256 bytes of K, TMA (byte
+// Products of 8-bit floats with a K-major B: on sm_90 in tiles of BN 64 or 128 and 128 or 256 bytes of K, TMA (byte
 // tensor maps) + wgmma m64nNk32 without transpose operands, whose whole-program ptxas log reports
 // no spills, no serialized wgmma and no ignored setmaxnreg; on sm_89, sm_100a, sm_120 (and sm_90
 // for other tiles), cp.async + ldmatrix + mma.sync m16n8k32 with no spills. sm_80 and sm_86 have
@@ -404,9 +428,9 @@ TEST_CASE("float8: products with a K-major B compile to 8-bit tensor-core instru
   Tensor<float8_e5m2, 2> a5({512, 256}), w5({1024, 256});
   Tensor<bfloat16, 2> out({512, 1024});
   Tensor<float, 2> wide({512, 1024});
-  const CompiledArtifact scaled = matmul_kernels::scaled_matmul<128, 256, 128>().compile(
-      Target::sm_90, out.partition<128, 256>(), a, w.transposed(), 0.5f, 0.25f);
-  CHECK(has(scaled.ptx, "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"));
+  const CompiledArtifact scaled = matmul_kernels::scaled_matmul<128, 128, 128>().compile(
+      Target::sm_90, out.partition<128, 128>(), a, w.transposed(), 0.5f, 0.25f);
+  CHECK(has(scaled.ptx, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"));
   CHECK(has(scaled.ptx, "p, 1, 1;"));
   CHECK(has(scaled.ptx, "cp.async.bulk.tensor.2d"));
   const CompiledArtifact e5m2 =
@@ -419,7 +443,7 @@ TEST_CASE("float8: products with a K-major B compile to 8-bit tensor-core instru
             "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32"));
   const std::string ptxas = ptxas_log::toolkit_ptxas();
   if (ptxas.empty()) WARN("no CUDA toolkit ptxas (CUDA_HOME/bin, /usr/local/cuda/bin): ptxas logs not checked");
-  for (const auto& [name, artifact] : {std::pair<const char*, const CompiledArtifact&>{"e4m3 128x256x128, scaled", scaled},
+  for (const auto& [name, artifact] : {std::pair<const char*, const CompiledArtifact&>{"e4m3 128x128x128, scaled", scaled},
                                        {"e5m2 64x128x256", e5m2}}) {
     INFO(name);
     if (ptxas.empty()) break;
@@ -429,6 +453,12 @@ TEST_CASE("float8: products with a K-major B compile to 8-bit tensor-core instru
     CHECK(!has(log, "serialized"));
     CHECK(!has(log, "setmaxnreg"));
   }
+  // BN 256: each k-tile's partial sum beside the accumulator would exceed the consumers'
+  // registers, so wgmma takes 8-bit floats in BN 64 and 128 only.
+  CHECK(!has(matmul_kernels::scaled_matmul<128, 256, 128>()
+                 .compile(Target::sm_90, out.partition<128, 256>(), a, w.transposed(), 0.5f, 0.25f)
+                 .ptx,
+             "wgmma"));
   // A row-major B: neither tensor-core lowering reads 8-bit floats MN-major.
   const CompiledArtifact row_major =
       matmul_kernels::matmul<128, 128, 128>().compile(Target::sm_90, wide.partition<128, 128>(), a, b);

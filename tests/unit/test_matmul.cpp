@@ -561,9 +561,9 @@ TEST_CASE("the driver's compile of the tensor-core kernels: no spills, no serial
        matmul_kernels::matmul<128, 256, 32>().compile(Target::sm_90, wide.partition<128, 256>(), af, wf.transposed()).ptx},
       {"f32 (tf32), row-major B 256x128x32",
        matmul_kernels::matmul<256, 128, 32>().compile(Target::sm_90, wide.partition<256, 128>(), af, bf).ptx},
-      {"f8e4m3, K-major B 128x256x128, scaled",
-       matmul_kernels::scaled_matmul<128, 256, 128>()
-           .compile(Target::sm_90, out.partition<128, 256>(), a8, w8.transposed(), 0.5f, 0.25f)
+      {"f8e4m3, K-major B 128x128x128, scaled",
+       matmul_kernels::scaled_matmul<128, 128, 128>()
+           .compile(Target::sm_90, out.partition<128, 128>(), a8, w8.transposed(), 0.5f, 0.25f)
            .ptx}};
   for (const auto& [name, kernel_ptx] : kernels) {
     INFO(name);

@@ -316,7 +316,9 @@ def ConvertTileMatmulToNVVM
     row-major B the product is computed transposed, C^T = B^T A^T, B^T's
     fragments loaded into registers as wgmma's A operand; or 8-bit floats,
     f8E4M3FN or f8E5M2 or one of each, multiplied by wgmma m64nNk32, which reads 8-bit floats
-    K-major only: this pass takes them with a K-major B only) with
+    K-major only: this pass takes them with a K-major B only, and adds each
+    k-tile's partial sum to the f32 accumulator after its wait, as wgmma keeps
+    13 bits of an 8-bit sum) with
     `tile.align` of 16 bytes or more,
     no padding, A with unit inner stride, B with unit inner stride (read
     MN-major) or unit outer stride (`strided<[1, ?]>`, the transposed view of
@@ -324,7 +326,8 @@ def ConvertTileMatmulToNVVM
     arith and math ops on the accumulator, splats, unit-dimension reshapes,
     broadcasts and loads from other arguments at scalar indices (a bias row,
     a residual tile); one `tile.store` of the BM x BN result at
-    `[%pid0, %pid1]`. BM is 64 or 128, BN 64, 128 or 256, BK 64 or 128 (32
+    `[%pid0, %pid1]`. BM is 64 or 128, BN 64, 128 or 256 (64 or 128 for 8-bit
+    floats: the partial sum needs registers too), BK 64 or 128 (32
     or 64 for f32, 128 or 256 for 8-bit floats: rows of 128 or 256 bytes);
     computed transposed, BN is 64 or 128 and BM 64, 128 or 256.
 

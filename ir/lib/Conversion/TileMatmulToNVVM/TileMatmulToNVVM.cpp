@@ -223,6 +223,13 @@ private:
   void buildStagedStores(EpilogueValues &values, Value store,
                          ArrayRef<Value> rows, ArrayRef<Value> cols,
                          Value consumer, Value row0, Value col0);
+  /// One k-tile's products of 8-bit floats added to `acc`: wgmma keeps only
+  /// 13 bits of its sum (truncated), so each k-tile accumulates into a partial
+  /// started at zero that is then added in f32 (as cuBLAS does without fast
+  /// accumulation): the error stays a few 2^-13 of one k-tile's products
+  /// instead of growing with K. `aMine` and `bb` are this consumer's A rows
+  /// and the B tile of the stage.
+  Value promotedFloat8Products(HopperPtx &ptx, Value acc, Value aMine, Value bb);
   /// For a transposed product: this thread's shared-memory offsets, within a
   /// stage's B tile, of its four B^T fragment elements of the first K step
   /// (registers a0..a3); K step kk is kk * 1024 bytes further.
@@ -421,6 +428,9 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
           bT[kk].push_back(LLVM::LoadOp::create(b, loc, b.getI32Type(), at));
         }
     }
+    if (k.float8()) {
+      acc = promotedFloat8Products(ptx, acc, aMine, bb);
+    } else {
     ptx.wgmmaFence();
     for (int64_t kk = 0; kk < g.kSteps(); ++kk) {
       int64_t aOffset = (kk / 4) * g.aBoxBytes() + (kk % 4) * 32;
@@ -441,6 +451,7 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
     }
     ptx.wgmmaCommitGroup();
     ptx.wgmmaWaitGroup(0);
+    }
     auto release = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard inIf(b);
@@ -459,6 +470,32 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
     b.setInsertionPointToStart(last.thenBlock());
     ptx.bulkWaitGroup(0, /*readOnly=*/false);
   }
+}
+
+Value MatmulLowering::promotedFloat8Products(HopperPtx &ptx, Value acc,
+                                             Value aMine, Value bb) {
+  // The partial: the accumulator's type (BN <= 128, isHopperTile), its
+  // values undefined (the first wgmma's scale-d 0 ignores them).
+  ptx.wgmmaFence();
+  Value part = LLVM::UndefOp::create(b, loc, acc.getType());
+  for (int64_t kk = 0; kk < g.kSteps(); ++kk) {
+    Value da = ptx.matrixDescriptor(
+        addConst(aMine, (kk / 4) * g.aBoxBytes() + (kk % 4) * 32), 16, 1024);
+    // B is K-major (isHopperTile): addressed as A is.
+    Value db = ptx.matrixDescriptor(
+        addConst(bb, (kk / 4) * g.bBoxBytes() + (kk % 4) * 32), 16, 1024);
+    part = ptx.wgmma(part, da, db, i32(kk == 0 ? 0 : 1), g.bn, k.inputType,
+                     /*transposeB=*/false, k.inputTypeB);
+  }
+  ptx.wgmmaCommitGroup();
+  ptx.wgmmaWaitGroup(0);
+  for (int64_t r = 0; r < g.accumulatorRegisters(); ++r) {
+    Value sum = arith::AddFOp::create(
+        b, loc, LLVM::ExtractValueOp::create(b, loc, acc, r),
+        LLVM::ExtractValueOp::create(b, loc, part, r));
+    acc = LLVM::InsertValueOp::create(b, loc, acc, sum, r);
+  }
+  return acc;
 }
 
 SmallVector<Value, 4>
@@ -759,6 +796,14 @@ bool isHopperTile(const MatmulKernel &k, std::string &why) {
           "only";
     return false;
   }
+  if (k.float8() && k.bn > 128) {
+    // Each k-tile's partial sum (promotedFloat8Products) needs registers of
+    // its own beside the accumulator: 128 columns leave 64 + 64 per thread,
+    // 256 would spill.
+    why = "8-bit float operands in BN 256: the partial sums and the "
+          "accumulator exceed the consumers' registers";
+    return false;
+  }
   if (transposedProduct(k)) {
     if ((k.bn == 64 || k.bn == 128) && (bkBytes == 128 || bkBytes == 256) &&
         (k.bm == 64 || k.bm == 128 || k.bm == 256))
@@ -770,8 +815,8 @@ bool isHopperTile(const MatmulKernel &k, std::string &why) {
   if ((k.bm == 64 || k.bm == 128) && (bkBytes == 128 || bkBytes == 256) &&
       (k.bn == 64 || k.bn == 128 || k.bn == 256))
     return true;
-  why = "the tile is not BM 64/128, BN 64/128/256, BK 64/128 (32/64 for f32, "
-        "128/256 for 8-bit floats)";
+  why = "the tile is not BM 64/128, BN 64/128/256 (64/128 for 8-bit floats), "
+        "BK 64/128 (32/64 for f32, 128/256 for 8-bit floats)";
   return false;
 }
 
