@@ -305,13 +305,34 @@ void products(Target target) {
                    [&](int64_t i, int64_t j) { return rq.at(i, j); }) == 0);
 }
 
-// a @ b for 8-bit float a (m x k) and b given as the transposed view of an n x k matrix (K-major:
-// the tensor cores read 8-bit floats K-major only), in several tiles: on sm_90, those of 128 or
-// 256 bytes of K (BK 128, 256) take TMA + wgmma k32 and the others cp.async + mma.sync m16n8k32;
-// on the GPU the small tiles are launched for sm_89 too (mma.sync m16n8k32, whatever the tile). A
-// K whose rows are not 16-byte aligned takes the loop lowering. Outputs: f32, and bf16 through
-// the scaled kernel (torch._scaled_mm's per-tensor scales). A and B may be one of each 8-bit
-// format (e4m3 x e5m2, as FP8 training multiplies gradients by weights).
+// a @ w.transposed() for 8-bit float a (m x k) and w (n x k; its transposed view is K-major: the
+// tensor cores read 8-bit floats K-major only) against `r` within `bound` of the magnitude, f32
+// out, in tiles that take each lowering: on sm_90, those of 128 or 256 bytes of K (BK 128, 256)
+// take TMA + wgmma k32 and 64 x 64 x 64 cp.async + mma.sync m16n8k32; on the GPU the small tiles
+// are launched for sm_89 too (mma.sync m16n8k32, whatever the tile). A K whose rows are not
+// 16-byte aligned takes the loop lowering.
+template <class T, class TB>
+void check_k_major_tiles(Target target, const Tensor<T, 2>& a, const Tensor<TB, 2>& w, const Reference& r, double bound) {
+  const int64_t m = a.shape(0), n = w.shape(0);
+  Tensor<float, 2> wide({m, n});
+  auto got = [&](int64_t i, int64_t j) { return d(wide(i, j)); };
+  auto plain = [&](int64_t i, int64_t j) { return r.at(i, j); };
+  matmul_kernels::matmul<128, 128, 128>().launch_on(target, wide.partition<128, 128>(), a, w.transposed());
+  CHECK(mismatches(r, m, n, bound, 0, got, plain) == 0);
+  matmul_kernels::matmul<64, 128, 256>().launch_on(target, wide.partition<64, 128>(), a, w.transposed());
+  CHECK(mismatches(r, m, n, bound, 0, got, plain) == 0);
+  std::vector<Target> small{target};
+  if (target != Target::cpu) small.push_back(Target::sm_89);
+  for (Target t : small) {
+    INFO("64 x 64 x 64 tiles for " << to_string(t));
+    matmul_kernels::matmul<64, 64, 64>().launch_on(t, wide.partition<64, 64>(), a, w.transposed());
+    CHECK(mismatches(r, m, n, bound, 0, got, plain) == 0);
+  }
+}
+
+// Random a and w in [-2, 2] through check_k_major_tiles, and a bf16 output through the scaled
+// kernel (torch._scaled_mm's per-tensor scales). A and B may be one of each 8-bit format (e4m3 x
+// e5m2, as FP8 training multiplies gradients by weights).
 template <class T, class TB = T>
 void check_k_major(Target target, int64_t m, int64_t n, int64_t k, unsigned seed) {
   INFO(dtype_name(dtype_v<T>) << " x " << dtype_name(dtype_v<TB>) << " " << m << " x " << n << " x " << k
@@ -321,20 +342,7 @@ void check_k_major(Target target, int64_t m, int64_t n, int64_t k, unsigned seed
   const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
                            [&](int64_t kk, int64_t j) { return d(w(j, kk)); });
   const double bound = product_bound(dtype_v<T>, k);
-  Tensor<float, 2> wide({m, n});
-  auto wide_got = [&](int64_t i, int64_t j) { return d(wide(i, j)); };
-  auto plain = [&](int64_t i, int64_t j) { return r.at(i, j); };
-  matmul_kernels::matmul<128, 128, 128>().launch_on(target, wide.partition<128, 128>(), a, w.transposed());
-  CHECK(mismatches(r, m, n, bound, 0, wide_got, plain) == 0);
-  matmul_kernels::matmul<64, 128, 256>().launch_on(target, wide.partition<64, 128>(), a, w.transposed());
-  CHECK(mismatches(r, m, n, bound, 0, wide_got, plain) == 0);
-  std::vector<Target> small{target};
-  if (target != Target::cpu) small.push_back(Target::sm_89);
-  for (Target t : small) {
-    INFO("64 x 64 x 64 tiles for " << to_string(t));
-    matmul_kernels::matmul<64, 64, 64>().launch_on(t, wide.partition<64, 64>(), a, w.transposed());
-    CHECK(mismatches(r, m, n, bound, 0, wide_got, plain) == 0);
-  }
+  check_k_major_tiles(target, a, w, r, bound);
   const float scale_a = 0.5f, scale_b = 0.25f;
   Tensor<bfloat16, 2> out({m, n});
   matmul_kernels::scaled_matmul<128, 128, 256>().launch_on(target, out.partition<128, 128>(), a, w.transposed(), scale_a,
@@ -361,16 +369,7 @@ void long_positive_sums(Target target) {
   auto w = random_tensor<float8_e4m3, 2>({n, k}, 0.5, 1, 82);
   const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
                            [&](int64_t kk, int64_t j) { return d(w(j, kk)); });
-  const double bound = 2.0 * static_cast<double>(k) * 0x1p-24 + 0x1p-10;
-  Tensor<float, 2> wide({m, n});
-  auto got = [&](int64_t i, int64_t j) { return d(wide(i, j)); };
-  auto plain = [&](int64_t i, int64_t j) { return r.at(i, j); };
-  matmul_kernels::matmul<128, 128, 128>().launch_on(target, wide.partition<128, 128>(), a, w.transposed());
-  CHECK(mismatches(r, m, n, bound, 0, got, plain) == 0);
-  matmul_kernels::matmul<64, 128, 256>().launch_on(target, wide.partition<64, 128>(), a, w.transposed());
-  CHECK(mismatches(r, m, n, bound, 0, got, plain) == 0);
-  matmul_kernels::matmul<64, 64, 64>().launch_on(target, wide.partition<64, 64>(), a, w.transposed());
-  CHECK(mismatches(r, m, n, bound, 0, got, plain) == 0);
+  check_k_major_tiles(target, a, w, r, 2.0 * static_cast<double>(k) * 0x1p-24 + 0x1p-10);
 }
 
 }  // namespace
