@@ -210,31 +210,35 @@ constexpr std::optional<Backend> backend_of(On on) {
 
 // A tile shape, the back end of a tuner's option and its programs per cluster (a tileiras hint;
 // 0: the compiler's choice), as a value (for the lists of tiles below).
-template <int BM, int BN, int BK, On B = On::launch, int Cluster = 0>
+// Stages: CompilerHints::pipeline_stages (0: the compiler's choice).
+template <int BM, int BN, int BK, On B = On::launch, int Cluster = 0, int Stages = 0>
 struct Tile {};
 
-// The tuner's option for tile BM x BN of kernel `k`, compiled with back end `on` and `cluster`
-// programs per cluster.
+// The tuner's option for tile BM x BN of kernel `k`, compiled with back end `on`, `cluster`
+// programs per cluster and `stages` pipeline stages.
 template <int BM, int BN, class Fn>
-TileOption<Fn, BM, BN> option_on(Kernel<Fn> k, On on, int cluster) {
-  return {std::move(k), {.cluster_programs = cluster}, backend_of(on)};
+TileOption<Fn, BM, BN> option_on(Kernel<Fn> k, On on, int cluster, int stages) {
+  return {std::move(k), {.pipeline_stages = stages, .cluster_programs = cluster}, backend_of(on)};
 }
 
-// An option's name in the lines: "128x256x64", "128x256x64/tileir", "128x256x64/tileir/cluster2".
-std::string option_name(int bm, int bn, int bk, On on, int cluster) {
+// An option's name in the lines: "128x256x64", "128x256x64/tileir", "128x256x64/tileir/cluster2",
+// "16x64x128/stages8".
+std::string option_name(int bm, int bn, int bk, On on, int cluster, int stages) {
   std::string s = matmul_kernels::tile_name(bm, bn, bk) + (on == On::tileir ? "/tileir" : on == On::nvvm ? "/nvvm" : "");
-  return cluster ? s + "/cluster" + std::to_string(cluster) : s;
+  if (cluster) s += "/cluster" + std::to_string(cluster);
+  return stages ? s + "/stages" + std::to_string(stages) : s;
 }
 
 // The same problem through tessera::autotune over `tiles`: a cold first launch, which compiles
 // every option (at once) and times them, then the timing of the option it chose, reported as
 // "<case>_tuned" with that option's tile; a second line gives each option's time as the tuner
 // measured it.
-template <class T, class O, class Make, class B, int... BM, int... BN, int... BK, On... On_, int... Cl, class... Extra>
-void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl>...>, const std::string& base, const char* dtype,
+template <class T, class O, class Make, class B, int... BM, int... BN, int... BK, On... On_, int... Cl, int... St,
+          class... Extra>
+void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl, St>...>, const std::string& base, const char* dtype,
                 const Problem& s, const Tensor<T, 2>& a, const B& b, Tensor<O, 2>& out, const Samples& ref,
                 const Extra&... extra) try {
-  auto tuned = autotune(base + "_" + dtype, option_on<BM, BN>(make.template operator()<BM, BN, BK>(), On_, Cl)...);
+  auto tuned = autotune(base + "_" + dtype, option_on<BM, BN>(make.template operator()<BM, BN, BK>(), On_, Cl, St)...);
   cold_caches();
   clear_tuning();
   auto t0 = Clock::now();
@@ -242,20 +246,21 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl>...>, cons
   const double first_ms = ms_since(t0);
   auto [err, ok] = check(s, ref, std::as_const(out));
   if (!ok) std::printf("{\"error\": \"%s_tuned %s: wrong result, max error %g\"}\n", base.c_str(), dtype, err);
-  const std::vector<std::string> tiles = {option_name(BM, BN, BK, On_, Cl)...};
+  const std::vector<std::string> tiles = {option_name(BM, BN, BK, On_, Cl, St)...};
   // The chosen option as the tuner launches it (its back end), and the back end that compiled it.
   auto launch = [&] {
     double ms = 0;
     int i = 0;
-    auto one = [&](const auto& k, auto partition, std::optional<Backend> on, int cluster) {
+    auto one = [&](const auto& k, auto partition, std::optional<Backend> on, int cluster, int stages) {
       LaunchOptions o = bench::behind_a_spin();
       if (on) o.backend = on;
       o.hints.cluster_programs = cluster;
+      o.hints.pipeline_stages = stages;
       ms = k.launch_timed(o, partition, a, b, extra...);
       bench::last_backend() = k.compile(o, partition, a, b, extra...).backend;
       return 0.0;
     };
-    ((i++ == r.index ? one(make.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), backend_of(On_), Cl) : 0.0),
+    ((i++ == r.index ? one(make.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), backend_of(On_), Cl, St) : 0.0),
      ...);
     return ms;
   };
@@ -305,8 +310,13 @@ using RowTiles = std::tuple<Tile<1, 64, 64>, Tile<1, 32, 64>, Tile<1, 16, 64>, T
 using WeightRowTiles = std::tuple<Tile<1, 16, 512>, Tile<1, 8, 256>, Tile<1, 32, 256>, Tile<1, 8, 512>>;
 // M = 16 (a decoder's projections for 16 tokens at once) with B K-major: one 16-row tile per
 // program, mma.sync on sm_80 and newer (wgmma's tiles start at 64 rows); the weight is read once,
-// so the bound is a copy of it. Narrow tiles give more programs (N = 2560 has 40 of 64 columns).
-using SkinnyTiles = std::tuple<Tile<16, 64, 128>, Tile<16, 32, 128>, Tile<16, 128, 64>, Tile<16, 128, 128>>;
+// so the bound is a copy of it. Narrow tiles give more programs (N = 2560 has 40 of 64 columns);
+// where programs are fewer than SMs, deeper pipelines keep more of the weight in flight (8 stages
+// of 16 x 64 x 128 are 160 KiB: one program per SM), where they are more, fewer stages let
+// several programs share an SM: the tuner weighs both.
+using SkinnyTiles =
+    std::tuple<Tile<16, 64, 128>, Tile<16, 32, 128>, Tile<16, 128, 64>, Tile<16, 128, 128>, Tile<16, 64, 128, On::launch, 0, 8>,
+               Tile<16, 32, 128, On::launch, 0, 8>, Tile<16, 32, 128, On::launch, 0, 5>, Tile<16, 16, 128, On::launch, 0, 8>>;
 
 // b's values stored transposed: an N x K row-major matrix (a linear layer's weight).
 template <class T>

@@ -365,6 +365,8 @@ void sixteen_row_tiles(Target target) {
     CHECK(mismatches(r, m, n, bound, rel, got, plain) == 0);
     matmul_kernels::matmul<16, 32, 128>().launch_on(target, out.partition<16, 32>(), a, w.transposed());
     CHECK(mismatches(r, m, n, bound, rel, got, plain) == 0);
+    matmul_kernels::matmul<16, 16, 128>().launch_on(target, out.partition<16, 16>(), a, w.transposed());
+    CHECK(mismatches(r, m, n, bound, rel, got, plain) == 0);
   }
 }
 
@@ -466,11 +468,17 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
     CHECK(log.find("serialized") == std::string::npos);
     CHECK(log.find("setmaxnreg") == std::string::npos);
   }
-  // 16-row tiles (bench_matmul's M = 16 cases): mma.sync, not wgmma, with nothing spilled.
+  // 16-row tiles (bench_matmul's M = 16 cases, also with the 8-stage pipelines its tuner tries):
+  // mma.sync, not wgmma, with nothing spilled.
   Tensor<bfloat16, 2> a16({16, 256}), out16({16, 1024});
+  LaunchOptions deep;
+  deep.target = Target::sm_90;
+  deep.hints.pipeline_stages = 8;
   for (const CompiledArtifact& skinny :
        {matmul_kernels::matmul<16, 64, 128>().compile(Target::sm_90, out16.partition<16, 64>(), a16, w.transposed()),
-        matmul_kernels::matmul<16, 128, 64>().compile(Target::sm_90, out16.partition<16, 128>(), a16, w.transposed())}) {
+        matmul_kernels::matmul<16, 128, 64>().compile(Target::sm_90, out16.partition<16, 128>(), a16, w.transposed()),
+        matmul_kernels::matmul<16, 64, 128>().compile(deep, out16.partition<16, 64>(), a16, w.transposed()),
+        matmul_kernels::matmul<16, 16, 128>().compile(deep, out16.partition<16, 16>(), a16, w.transposed())}) {
     CHECK(skinny.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
     CHECK(skinny.ptx.find("wgmma") == std::string::npos);
     if (ptxas.empty()) continue;
