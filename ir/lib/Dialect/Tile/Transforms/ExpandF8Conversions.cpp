@@ -18,6 +18,9 @@
 // steps of scalars and 1-d vectors are sm_89's paired cvt instructions
 // instead, which round and saturate as the integer form does; tensors (a
 // tensor-core epilogue has none left, to_loops none) keep the integer form.
+// The loops lowering converts element by element, so scalar f32 -> f8
+// conversions of one block are then paired two to an instruction
+// (pairSingleConversions).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +29,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
@@ -448,6 +453,57 @@ struct F8Constant : OpRewritePattern<arith::ConstantOp> {
   }
 };
 
+/// A hardware narrowing of one f32 value (narrowFromF32Hardware's odd last
+/// element, paired with 0): its second lane is unused.
+bool convertsOneValue(NVVM::ConvertF32x2ToF8x2Op cvt) {
+  return matchPattern(cvt.getA(), m_PosZeroFloat()) &&
+         llvm::all_of(cvt->getUsers(), [](Operation *user) {
+           auto extract = dyn_cast<vector::ExtractOp>(user);
+           return extract && extract.hasDynamicPosition() == false &&
+                  extract.getStaticPosition() == ArrayRef<int64_t>{0};
+         });
+}
+
+/// Joins the one-value narrowings of each block two to an instruction: the
+/// later one's value becomes the earlier one's second operand (its high
+/// byte, lane 1) where it is defined before the earlier one, so the joined
+/// instruction takes the earlier one's place. Same format, rounding,
+/// saturation and relu only.
+void pairSingleConversions(Operation *root) {
+  DominanceInfo dominance(root);
+  SmallVector<NVVM::ConvertF32x2ToF8x2Op> singles;
+  root->walk([&](NVVM::ConvertF32x2ToF8x2Op cvt) {
+    if (convertsOneValue(cvt))
+      singles.push_back(cvt);
+  });
+  auto joinable = [&](NVVM::ConvertF32x2ToF8x2Op first,
+                      NVVM::ConvertF32x2ToF8x2Op second) {
+    return first->getBlock() == second->getBlock() &&
+           first.getDstTy() == second.getDstTy() &&
+           first.getRnd() == second.getRnd() &&
+           first.getSat() == second.getSat() &&
+           first.getRelu() == second.getRelu() &&
+           dominance.properlyDominates(second.getB(), first);
+  };
+  for (size_t i = 0; i + 1 < singles.size();) {
+    NVVM::ConvertF32x2ToF8x2Op first = singles[i], second = singles[i + 1];
+    if (!joinable(first, second)) {
+      ++i;
+      continue;
+    }
+    first.getAMutable().assign(second.getB());
+    OpBuilder b(first);
+    b.setInsertionPointAfter(first);
+    Value lane1 = vector::ExtractOp::create(b, second.getLoc(), first.getResult(), 1);
+    for (Operation *user : llvm::make_early_inc_range(second->getUsers())) {
+      user->getResult(0).replaceAllUsesWith(lane1);
+      user->erase();
+    }
+    second->erase();
+    i += 2;
+  }
+}
+
 struct TileExpandF8Conversions
     : mlir::tessera::tile::impl::TileExpandF8ConversionsBase<
           TileExpandF8Conversions> {
@@ -464,6 +520,8 @@ struct TileExpandF8Conversions
                  F8ToInt<arith::FPToUIOp>, CompareF8>(&getContext(), convert);
     patterns.add<F8Constant>(&getContext());
     walkAndApplyPatterns(getOperation(), std::move(patterns));
+    if (hardwareConversions)
+      pairSingleConversions(getOperation());
     // What is left of 8-bit floats moves bits: loads, stores, selects,
     // bitcasts, loop values. Arithmetic on them has no lowering, nor has a
     // conversion between the two 8-bit formats (the front end writes it

@@ -76,3 +76,30 @@ func.func @tensor_integer(%x: tensor<4xf32>) -> tensor<4xf8E4M3FN> {
   %n = arith.truncf %x : tensor<4xf32> to tensor<4xf8E4M3FN>
   return %n : tensor<4xf8E4M3FN>
 }
+
+// -----
+
+// Scalars of one block (as the loops lowering converts a tile element by
+// element) are paired two to a cvt: the second value in the high byte (lane
+// 1); an odd third keeps its 0. A value computed after the first conversion
+// cannot join it (the joined cvt takes the first one's place), nor can a
+// conversion to the other format.
+// CHECK-LABEL: func.func @pair_scalars
+// CHECK: %[[P:.*]] = nvvm.convert.f32x2.to.f8x2 %arg1, %arg0 {{.*}} : vector<2xi8>(f8E4M3FN)
+// CHECK-DAG: %[[A:.*]] = vector.extract %[[P]][0]
+// CHECK-DAG: %[[B:.*]] = vector.extract %[[P]][1]
+// CHECK: %[[Q:.*]] = nvvm.convert.f32x2.to.f8x2 %{{.*}}, %arg2 {{.*}} : vector<2xi8>(f8E4M3FN)
+// CHECK: %[[S:.*]] = arith.addf %arg2, %arg3 : f32
+// CHECK: nvvm.convert.f32x2.to.f8x2 %{{.*}}, %[[S]] {{.*}} : vector<2xi8>(f8E4M3FN)
+// CHECK: nvvm.convert.f32x2.to.f8x2 %{{.*}}, %arg3 {{.*}} : vector<2xi8>(f8E5M2)
+// CHECK-NOT: nvvm.convert.f32x2.to.f8x2
+// CHECK: return
+func.func @pair_scalars(%x: f32, %y: f32, %z: f32, %w: f32) -> (f8E4M3FN, f8E4M3FN, f8E4M3FN, f8E4M3FN, f8E5M2) {
+  %a = arith.truncf %x : f32 to f8E4M3FN
+  %b = arith.truncf %y : f32 to f8E4M3FN
+  %c = arith.truncf %z : f32 to f8E4M3FN
+  %s = arith.addf %z, %w : f32
+  %d = arith.truncf %s : f32 to f8E4M3FN
+  %e = arith.truncf %w : f32 to f8E5M2
+  return %a, %b, %c, %d, %e : f8E4M3FN, f8E4M3FN, f8E4M3FN, f8E4M3FN, f8E5M2
+}

@@ -643,7 +643,10 @@ def TileExpandF8Conversions : Pass<"tile-expand-f8-conversions"> {
     `nvvm.convert.f32x2.to.f8x2` (`cvt.rn.satfinite`, the same rounding and
     saturation) and `nvvm.convert.f8x2.to.f16x2` (exact; f8 -> f32 is then
     f16 -> f32). A vector's elements go in pairs (an odd one with a zero);
-    other shapes keep the integer arithmetic.
+    other shapes keep the integer arithmetic. Then scalar narrowings of one
+    block (the loops lowering converts a tile element by element) are joined
+    two to an instruction where the second one's value is computed before the
+    first conversion.
 
     Fails, naming the op, where an 8-bit float is computed on (the front end
     rejects arithmetic on these types). Run after `convert-tile-to-loops` on
