@@ -459,7 +459,7 @@ bool convertsOneValue(NVVM::ConvertF32x2ToF8x2Op cvt) {
   return matchPattern(cvt.getA(), m_PosZeroFloat()) &&
          llvm::all_of(cvt->getUsers(), [](Operation *user) {
            auto extract = dyn_cast<vector::ExtractOp>(user);
-           return extract && extract.hasDynamicPosition() == false &&
+           return extract && !extract.hasDynamicPosition() &&
                   extract.getStaticPosition() == ArrayRef<int64_t>{0};
          });
 }
