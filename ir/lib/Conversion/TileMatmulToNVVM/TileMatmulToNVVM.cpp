@@ -431,26 +431,26 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
     if (k.float8()) {
       acc = promotedFloat8Products(ptx, acc, aMine, bb);
     } else {
-    ptx.wgmmaFence();
-    for (int64_t kk = 0; kk < g.kSteps(); ++kk) {
-      int64_t aOffset = (kk / 4) * g.aBoxBytes() + (kk % 4) * 32;
-      Value da = ptx.matrixDescriptor(addConst(aMine, aOffset), 16, 1024);
-      // scale-d 0 on the program's first product: the accumulator starts at 0.
-      Value scaleD = kk == 0 ? notFirst : i32(1);
-      if (g.transposed) {
-        // C^T += B^T A^T: A's K-major tile is wgmma's B operand.
-        acc = ptx.wgmmaTf32RegisterA(acc, bT[kk], da, scaleD, g.wgmmaN());
-        continue;
+      ptx.wgmmaFence();
+      for (int64_t kk = 0; kk < g.kSteps(); ++kk) {
+        int64_t aOffset = (kk / 4) * g.aBoxBytes() + (kk % 4) * 32;
+        Value da = ptx.matrixDescriptor(addConst(aMine, aOffset), 16, 1024);
+        // scale-d 0 on the program's first product: the accumulator starts at 0.
+        Value scaleD = kk == 0 ? notFirst : i32(1);
+        if (g.transposed) {
+          // C^T += B^T A^T: A's K-major tile is wgmma's B operand.
+          acc = ptx.wgmmaTf32RegisterA(acc, bT[kk], da, scaleD, g.wgmmaN());
+          continue;
+        }
+        // K-major B is addressed as A is; MN-major B steps 16 rows of 128 B.
+        Value db = g.bKMajor
+                       ? ptx.matrixDescriptor(addConst(bb, (kk / 4) * g.bBoxBytes() + (kk % 4) * 32), 16, 1024)
+                       : ptx.matrixDescriptor(addConst(bb, kk * 2048), g.bBoxBytes(), 1024);
+        acc = ptx.wgmma(acc, da, db, scaleD, g.bn, k.inputType,
+                        /*transposeB=*/!g.bKMajor, k.inputTypeB);
       }
-      // K-major B is addressed as A is; MN-major B steps 16 rows of 128 B.
-      Value db = g.bKMajor
-                     ? ptx.matrixDescriptor(addConst(bb, (kk / 4) * g.bBoxBytes() + (kk % 4) * 32), 16, 1024)
-                     : ptx.matrixDescriptor(addConst(bb, kk * 2048), g.bBoxBytes(), 1024);
-      acc = ptx.wgmma(acc, da, db, scaleD, g.bn, k.inputType,
-                      /*transposeB=*/!g.bKMajor, k.inputTypeB);
-    }
-    ptx.wgmmaCommitGroup();
-    ptx.wgmmaWaitGroup(0);
+      ptx.wgmmaCommitGroup();
+      ptx.wgmmaWaitGroup(0);
     }
     auto release = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
     {
