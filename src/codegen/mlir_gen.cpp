@@ -221,10 +221,7 @@ class MlirGen {
     t.print(os);
     return text;
   }
-  static bool is_float8(Type t) {
-    Type e = mlir::getElementTypeOrSelf(t);
-    return mlir::isa<mlir::FloatType>(e) && e.getIntOrFloatBitWidth() == 8;
-  }
+  static bool is_float8(Type t) { return tile::isFloat8(mlir::getElementTypeOrSelf(t)); }
   // 8-bit float tiles hold data (dtype.h): the front end rejects arithmetic on them; a tree that
   // has it anyway stops here, before the lowering, which has no arithmetic of theirs.
   Value data_only(Value x, const Sexp& n) {

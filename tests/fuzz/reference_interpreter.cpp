@@ -380,8 +380,7 @@ class Interpreter {
     // 10 mantissa bits, so each product is within 2^-9 of its value. 8-bit float products are
     // exact, but Hopper's 8-bit wgmma keeps 13 bits of each instruction's sum; with each k-tile's
     // partial sum added in f32 (at most 8 instructions) that is within 2^-9 of the magnitude too.
-    auto float8 = [](DType t) { return t == DType::f8e4m3 || t == DType::f8e5m2; };
-    const double tf32 = a.dt == DType::f32 || b.dt == DType::f32 || float8(a.dt) || float8(b.dt) ? 0x1p-9 : 0.0;
+    const double tf32 = a.dt == DType::f32 || b.dt == DType::f32 || is_float8(a.dt) || is_float8(b.dt) ? 0x1p-9 : 0.0;
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < nn; ++j) {
         const Elem c = acc.x[i * nn + j];

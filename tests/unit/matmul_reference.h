@@ -62,8 +62,7 @@ Reference reference(int64_t m, int64_t n, int64_t k, A a, B b) {
 //     "long sums" test in test_float8.cpp, which bounds it tighter).
 inline double product_bound(DType inputs, int64_t k) {
   const double accumulation = 2.0 * static_cast<double>(k) * std::ldexp(1.0, -24);
-  const bool float8 = inputs == DType::f8e4m3 || inputs == DType::f8e5m2;
-  return inputs == DType::f32 || float8 ? accumulation + std::ldexp(1.0, -9) : accumulation;
+  return inputs == DType::f32 || is_float8(inputs) ? accumulation + std::ldexp(1.0, -9) : accumulation;
 }
 
 // Counts the elements of `got` (an accessor, i, j -> double) outside

@@ -223,13 +223,8 @@ private:
   void buildStagedStores(EpilogueValues &values, Value store,
                          ArrayRef<Value> rows, ArrayRef<Value> cols,
                          Value consumer, Value row0, Value col0);
-  /// One k-tile's products of 8-bit floats added to `acc`: wgmma keeps only
-  /// 13 bits of its sum (truncated), so each k-tile accumulates into a partial
-  /// started at zero that is then added in f32 (as cuBLAS does without fast
-  /// accumulation): the error stays a few 2^-13 of one k-tile's products
-  /// instead of growing with K. `aMine` and `bb` are this consumer's A rows
-  /// and the B tile of the stage.
-  Value promotedFloat8Products(HopperPtx &ptx, Value acc, Value aMine, Value bb);
+  /// `acc` + `part`, register by register (structs of f32 of one type).
+  Value addAccumulators(Value acc, Value part);
   /// For a transposed product: this thread's shared-memory offsets, within a
   /// stage's B tile, of its four B^T fragment elements of the first K step
   /// (registers a0..a3); K step kk is kk * 1024 bytes further.
@@ -428,30 +423,36 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
           bT[kk].push_back(LLVM::LoadOp::create(b, loc, b.getI32Type(), at));
         }
     }
-    if (k.float8()) {
-      acc = promotedFloat8Products(ptx, acc, aMine, bb);
-    } else {
-      ptx.wgmmaFence();
-      for (int64_t kk = 0; kk < g.kSteps(); ++kk) {
-        int64_t aOffset = (kk / 4) * g.aBoxBytes() + (kk % 4) * 32;
-        Value da = ptx.matrixDescriptor(addConst(aMine, aOffset), 16, 1024);
-        // scale-d 0 on the program's first product: the accumulator starts at 0.
-        Value scaleD = kk == 0 ? notFirst : i32(1);
-        if (g.transposed) {
-          // C^T += B^T A^T: A's K-major tile is wgmma's B operand.
-          acc = ptx.wgmmaTf32RegisterA(acc, bT[kk], da, scaleD, g.wgmmaN());
-          continue;
-        }
-        // K-major B is addressed as A is; MN-major B steps 16 rows of 128 B.
-        Value db = g.bKMajor
-                       ? ptx.matrixDescriptor(addConst(bb, (kk / 4) * g.bBoxBytes() + (kk % 4) * 32), 16, 1024)
-                       : ptx.matrixDescriptor(addConst(bb, kk * 2048), g.bBoxBytes(), 1024);
-        acc = ptx.wgmma(acc, da, db, scaleD, g.bn, k.inputType,
-                        /*transposeB=*/!g.bKMajor, k.inputTypeB);
+    // 8-bit floats: wgmma keeps only 13 bits of its sum (truncated), so each
+    // k-tile's products go to a partial started at zero (its values undefined:
+    // scale-d 0 ignores them) that is added in f32 after the wait, as cuBLAS
+    // does without fast accumulation: the error stays a few 2^-13 of one
+    // k-tile's products instead of growing with K. The partial needs
+    // registers of its own (isHopperTile: BN <= 128).
+    const bool promote = k.float8();
+    Value sum = promote ? LLVM::UndefOp::create(b, loc, accType).getResult() : acc;
+    ptx.wgmmaFence();
+    for (int64_t kk = 0; kk < g.kSteps(); ++kk) {
+      int64_t aOffset = (kk / 4) * g.aBoxBytes() + (kk % 4) * 32;
+      Value da = ptx.matrixDescriptor(addConst(aMine, aOffset), 16, 1024);
+      // scale-d 0 on the first product of the program (of the k-tile when
+      // promoting): the sum starts at 0.
+      Value scaleD = kk == 0 ? (promote ? i32(0) : notFirst) : i32(1);
+      if (g.transposed) {
+        // C^T += B^T A^T: A's K-major tile is wgmma's B operand.
+        sum = ptx.wgmmaTf32RegisterA(sum, bT[kk], da, scaleD, g.wgmmaN());
+        continue;
       }
-      ptx.wgmmaCommitGroup();
-      ptx.wgmmaWaitGroup(0);
+      // K-major B is addressed as A is; MN-major B steps 16 rows of 128 B.
+      Value db = g.bKMajor
+                     ? ptx.matrixDescriptor(addConst(bb, (kk / 4) * g.bBoxBytes() + (kk % 4) * 32), 16, 1024)
+                     : ptx.matrixDescriptor(addConst(bb, kk * 2048), g.bBoxBytes(), 1024);
+      sum = ptx.wgmma(sum, da, db, scaleD, g.bn, k.inputType,
+                      /*transposeB=*/!g.bKMajor, k.inputTypeB);
     }
+    ptx.wgmmaCommitGroup();
+    ptx.wgmmaWaitGroup(0);
+    acc = promote ? addAccumulators(acc, sum) : sum;
     auto release = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard inIf(b);
@@ -472,23 +473,7 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   }
 }
 
-Value MatmulLowering::promotedFloat8Products(HopperPtx &ptx, Value acc,
-                                             Value aMine, Value bb) {
-  // The partial: the accumulator's type (BN <= 128, isHopperTile), its
-  // values undefined (the first wgmma's scale-d 0 ignores them).
-  ptx.wgmmaFence();
-  Value part = LLVM::UndefOp::create(b, loc, acc.getType());
-  for (int64_t kk = 0; kk < g.kSteps(); ++kk) {
-    Value da = ptx.matrixDescriptor(
-        addConst(aMine, (kk / 4) * g.aBoxBytes() + (kk % 4) * 32), 16, 1024);
-    // B is K-major (isHopperTile): addressed as A is.
-    Value db = ptx.matrixDescriptor(
-        addConst(bb, (kk / 4) * g.bBoxBytes() + (kk % 4) * 32), 16, 1024);
-    part = ptx.wgmma(part, da, db, i32(kk == 0 ? 0 : 1), g.bn, k.inputType,
-                     /*transposeB=*/false, k.inputTypeB);
-  }
-  ptx.wgmmaCommitGroup();
-  ptx.wgmmaWaitGroup(0);
+Value MatmulLowering::addAccumulators(Value acc, Value part) {
   for (int64_t r = 0; r < g.accumulatorRegisters(); ++r) {
     Value sum = arith::AddFOp::create(
         b, loc, LLVM::ExtractValueOp::create(b, loc, acc, r),
@@ -797,7 +782,7 @@ bool isHopperTile(const MatmulKernel &k, std::string &why) {
     return false;
   }
   if (k.float8() && k.bn > 128) {
-    // Each k-tile's partial sum (promotedFloat8Products) needs registers of
+    // Each k-tile's partial sum (buildConsumer) needs registers of
     // its own beside the accumulator: 128 columns leave 64 + 64 per thread,
     // 256 would spill.
     why = "8-bit float operands in BN 256: the partial sums and the "
