@@ -158,10 +158,9 @@ def matmul(dev):
     for m, n, k, dtype in shapes:
         if not wanted(f"mm_{m}x{n}x{k}") or (dtypes and m == n == k and dtype_names[dtype] not in dtypes):
             continue
-        a, b = rand(m, k, dtype=dtype), rand(k, n, dtype=dtype)
-        if m == 16:
-            # As bench_matmul runs M = 16: b the transpose of an N x K weight (K-major).
-            b = rand(n, k, dtype=dtype).t()
+        a = rand(m, k, dtype=dtype)
+        # As bench_matmul runs M = 16: b the transpose of an N x K weight (K-major); else row-major.
+        b = rand(n, k, dtype=dtype).t() if m == 16 else rand(k, n, dtype=dtype)
         impls = [("cublas", lambda: torch.matmul(a, b))]
         if triton and dtype != torch.float32:
             impls.append(("triton", lambda: triton_matmul.matmul(a, b)))
