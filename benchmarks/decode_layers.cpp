@@ -14,7 +14,10 @@
 // layers rotate, so no product reads its weight from L2. Printed per variant: the median time of
 // a replay (host submission included) and of its submission alone.
 //
-//   bench_decode_layers [--seq N] [--layers L] [--replays R]
+//   bench_decode_layers [--seq N] [--layers L] [--replays R] [--split-k S]
+//
+// --split-k S runs o_proj and down with each program's K loop shared by the S CTAs of a cluster
+// (CompilerHints::split_k, the engine's --split-k).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -94,10 +97,16 @@ struct Step {
   std::size_t launches = 0;  // launches since launch() began: the next one's graph index
   std::size_t append = 0;    // the graph's launch index of kv_append
 
+  int split_k = 0;  // o_proj's and down's CompilerHints::split_k
+
   template <class Kernel, class... Args>
   void run(int threads, const Kernel& kernel, Args&&... args) {
+    run_hinted(CompilerHints{.threads = threads}, kernel, std::forward<Args>(args)...);
+  }
+  template <class Kernel, class... Args>
+  void run_hinted(const CompilerHints& hints, const Kernel& kernel, Args&&... args) {
     LaunchOptions o = options;
-    o.hints.threads = threads;
+    o.hints = hints;
     std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
     ++launches;
   }
@@ -130,11 +139,11 @@ struct Step {
         run(0, k::decode_attention_split<GP, CH>(), po.partition<1, 1, GP * 128>(), pm.partition<1, 1, GP>(),
             pl.partition<1, 1, GP>(), q, k_cache[l], v_cache[l], k_row, v_row, length, chunks_per_split, scale);
       if (v.combine) run(0, k::decode_attention_combine<GP>(), attn_by_kv_head.partition<1, GP * 128>(), po, pm, pl);
-      if (v.o_proj) run(0, k::matvec_residual<R, BK>(), x.partition<R>(), w.o, attn);
+      if (v.o_proj) run_hinted({.split_k = split_k}, k::matvec_residual<R, BK>(), x.partition<R>(), w.o, attn);
       if (v.gate_up)
         run(k::kSwigluThreads, k::rmsnorm_swiglu<k::kSwigluTileRows, k::kSwigluTileCols>(),
             mlp.partition<k::kSwigluTileRows>(), w.gate, w.up, x, w.post_norm, eps);
-      if (v.down) run(0, k::matvec_residual<R, BK>(), x.partition<R>(), w.down, mlp);
+      if (v.down) run_hinted({.split_k = split_k}, k::matvec_residual<R, BK>(), x.partition<R>(), w.down, mlp);
     }
     append = launches;
     auto k_slot = k_all.slice(1, seq - 1, seq), v_slot = v_all.slice(1, seq - 1, seq);
@@ -155,7 +164,7 @@ struct Step {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::int64_t seq = 160, layers = 36, replays = 50;
+  std::int64_t seq = 160, layers = 36, replays = 50, split_k = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--seq")
@@ -164,6 +173,8 @@ int main(int argc, char** argv) {
       layers = std::stoll(argv[i + 1]);
     else if (a == "--replays")
       replays = std::stoll(argv[i + 1]);
+    else if (a == "--split-k")
+      split_k = std::stoll(argv[i + 1]);
   }
   if (seq < 2 || seq > kContext) {
     fmt::print(stderr, "bench_decode_layers: --seq must be in [2, {}], got {}\n", kContext, seq);
@@ -171,6 +182,7 @@ int main(int argc, char** argv) {
   }
   if (!bench::have_gpu()) return 0;
   Step step(layers);
+  step.split_k = static_cast<int>(split_k);
   const Variant variants[] = {
       {"all seven kernels", true, true, true, true, true, true, true},
       {"all, with the engine's changes per token", true, true, true, true, true, true, true, true},
@@ -209,9 +221,9 @@ int main(int argc, char** argv) {
     std::sort(update_ms.begin(), update_ms.end());
     const double med = ms[ms.size() / 2];
     fmt::print(
-        "{{\"variant\": \"{}\", \"seq\": {}, \"layers\": {}, \"kernels\": {}, \"ms\": {:.4f}, \"us_per_layer\": "
-        "{:.2f}, \"host_submit_ms\": {:.4f}, \"host_update_ms\": {:.4f}}}\n",
-        v.name, seq, layers, g.size(), med, med * 1000 / double(layers), host_ms[host_ms.size() / 2],
+        "{{\"variant\": \"{}\", \"seq\": {}, \"layers\": {}, \"split_k\": {}, \"kernels\": {}, \"ms\": {:.4f}, "
+        "\"us_per_layer\": {:.2f}, \"host_submit_ms\": {:.4f}, \"host_update_ms\": {:.4f}}}\n",
+        v.name, seq, layers, split_k, g.size(), med, med * 1000 / double(layers), host_ms[host_ms.size() / 2],
         update_ms[update_ms.size() / 2]);
   }
   return 0;

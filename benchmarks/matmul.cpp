@@ -211,21 +211,22 @@ constexpr std::optional<Backend> backend_of(On on) {
 // A tile shape, the back end of a tuner's option and its programs per cluster (a tileiras hint;
 // 0: the compiler's choice), as a value (for the lists of tiles below).
 // Stages: CompilerHints::pipeline_stages (0: the compiler's choice).
-template <int BM, int BN, int BK, On B = On::launch, int Cluster = 0, int Stages = 0>
+template <int BM, int BN, int BK, On B = On::launch, int Cluster = 0, int Stages = 0, int SplitK = 0>
 struct Tile {};
 
 // The tuner's option for tile BM x BN of kernel `k`, compiled with back end `on`, `cluster`
-// programs per cluster and `stages` pipeline stages.
+// programs per cluster, `stages` pipeline stages and its K loop shared by `split` CTAs.
 template <int BM, int BN, class Fn>
-TileOption<Fn, BM, BN> option_on(Kernel<Fn> k, On on, int cluster, int stages) {
-  return {std::move(k), {.pipeline_stages = stages, .cluster_programs = cluster}, backend_of(on)};
+TileOption<Fn, BM, BN> option_on(Kernel<Fn> k, On on, int cluster, int stages, int split) {
+  return {std::move(k), {.pipeline_stages = stages, .cluster_programs = cluster, .split_k = split}, backend_of(on)};
 }
 
 // An option's name in the lines: "128x256x64", "128x256x64/tileir", "128x256x64/tileir/cluster2",
-// "16x64x128/stages8".
-std::string option_name(int bm, int bn, int bk, On on, int cluster, int stages) {
+// "16x64x128/stages8", "1x16x512/splitk4".
+std::string option_name(int bm, int bn, int bk, On on, int cluster, int stages, int split) {
   std::string s = matmul_kernels::tile_name(bm, bn, bk) + (on == On::tileir ? "/tileir" : on == On::nvvm ? "/nvvm" : "");
   if (cluster) s += "/cluster" + std::to_string(cluster);
+  if (split) s += "/splitk" + std::to_string(split);
   return stages ? s + "/stages" + std::to_string(stages) : s;
 }
 
@@ -234,11 +235,13 @@ std::string option_name(int bm, int bn, int bk, On on, int cluster, int stages) 
 // "<case>_tuned" with that option's tile; a second line gives each option's time as the tuner
 // measured it.
 template <class T, class O, class Make, class B, int... BM, int... BN, int... BK, On... On_, int... Cl, int... St,
-          class... Extra>
-void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl, St>...>, const std::string& base, const char* dtype,
+          int... Sk, class... Extra>
+void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl, St, Sk>...>, const std::string& base,
+                const char* dtype,
                 const Problem& s, const Tensor<T, 2>& a, const B& b, Tensor<O, 2>& out, const Samples& ref,
                 const Extra&... extra) try {
-  auto tuned = autotune(base + "_" + dtype, option_on<BM, BN>(make.template operator()<BM, BN, BK>(), On_, Cl, St)...);
+  auto tuned =
+      autotune(base + "_" + dtype, option_on<BM, BN>(make.template operator()<BM, BN, BK>(), On_, Cl, St, Sk)...);
   cold_caches();
   clear_tuning();
   auto t0 = Clock::now();
@@ -246,21 +249,24 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl, St>...>, 
   const double first_ms = ms_since(t0);
   auto [err, ok] = check(s, ref, std::as_const(out));
   if (!ok) std::printf("{\"error\": \"%s_tuned %s: wrong result, max error %g\"}\n", base.c_str(), dtype, err);
-  const std::vector<std::string> tiles = {option_name(BM, BN, BK, On_, Cl, St)...};
+  const std::vector<std::string> tiles = {option_name(BM, BN, BK, On_, Cl, St, Sk)...};
   // The chosen option as the tuner launches it (its back end), and the back end that compiled it.
   auto launch = [&] {
     double ms = 0;
     int i = 0;
-    auto one = [&](const auto& k, auto partition, std::optional<Backend> on, int cluster, int stages) {
+    auto one = [&](const auto& k, auto partition, std::optional<Backend> on, int cluster, int stages, int split) {
       LaunchOptions o = bench::behind_a_spin();
       if (on) o.backend = on;
       o.hints.cluster_programs = cluster;
       o.hints.pipeline_stages = stages;
+      o.hints.split_k = split;
       ms = k.launch_timed(o, partition, a, b, extra...);
       bench::last_backend() = k.compile(o, partition, a, b, extra...).backend;
       return 0.0;
     };
-    ((i++ == r.index ? one(make.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), backend_of(On_), Cl, St) : 0.0),
+    ((i++ == r.index
+          ? one(make.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), backend_of(On_), Cl, St, Sk)
+          : 0.0),
      ...);
     return ms;
   };
@@ -306,8 +312,12 @@ using BothBackendTiles =
 bool tune_both_backends() { return default_backend() == Backend::nvvm && backend_available(Backend::tileir); }
 using RowTiles = std::tuple<Tile<1, 64, 64>, Tile<1, 32, 64>, Tile<1, 16, 64>, Tile<1, 32, 128>, Tile<1, 16, 128>>;
 // With B K-major the one-row accumulator is BN x BK, rows along K (the engine's matrix-vector
-// form): tiles of 8-32 weight rows by 256-512 of K.
-using WeightRowTiles = std::tuple<Tile<1, 16, 512>, Tile<1, 8, 256>, Tile<1, 32, 256>, Tile<1, 8, 512>>;
+// form): tiles of 8-32 weight rows by 256-512 of K, and the same with each program's K loop shared
+// by the 2 or 4 CTAs of a cluster (CompilerHints::split_k: N = 2560 at 16 columns is 160
+// programs for 132 SMs).
+using WeightRowTiles =
+    std::tuple<Tile<1, 16, 512>, Tile<1, 8, 256>, Tile<1, 32, 256>, Tile<1, 8, 512>, Tile<1, 16, 512, On::launch, 0, 0, 2>,
+               Tile<1, 16, 512, On::launch, 0, 0, 4>, Tile<1, 8, 512, On::launch, 0, 0, 4>>;
 // M = 16 (a decoder's projections for 16 tokens at once) with B K-major: one 16-row tile per
 // program, mma.sync on sm_80 and newer (wgmma's tiles start at 64 rows); the weight is read once,
 // so the bound is a copy of it. Narrow tiles give more programs (N = 2560 has 40 of 64 columns);

@@ -15,7 +15,8 @@
 // "t128"), and with BENCH_MATVEC_STREAM=1 with their weight tiles copied ahead into rings in shared
 // memory (tile-stream-loads, CompilerHints::stream_stages: "stream4" four slots, "stream6" six;
 // bulk rings, CompilerHints::bulk_streams; 256 threads), for the comparison with registers (the
-// default) in the same run. BENCH_MATVEC_ONLY=TEXT runs only
+// default) in the same run. Each runs again with its K loop shared by the 2, 4 or 8 CTAs of a
+// cluster (CompilerHints::split_k: "splitk4"). BENCH_MATVEC_ONLY=TEXT runs only
 // the cases whose names contain TEXT (for a profiler).
 #include <fmt/format.h>
 
@@ -244,6 +245,23 @@ int main() {
     for (const Case& s : kSmallShapes) {
       auto [w, v, y] = operands(s);
       fused_at(s, w, v, copy_bw, TileSize<16, 512>{}, TileSize<8, 256>{}, TileSize<8, 512>{});
+    }
+  }
+  // Each program's K loop shared by the CTAs of a cluster (CompilerHints::split_k): "splitk4" is
+  // four CTAs per program, each a quarter of the row.
+  for (int split : {2, 4, 8}) {
+    for (int threads : {0, 256}) {
+      g_hints = CompilerHints{.threads = threads, .split_k = split};
+      g_variant = fmt::format(" splitk{}{}", split, threads ? fmt::format(" t{}", threads) : "");
+      for (const Case& s : kShapes) {
+        auto [w, v, y] = operands(s);
+        plain_at(s, y, w, v, copy_bw, TileSize<16, 512>{}, TileSize<8, 512>{});
+        fused_at(s, w, v, copy_bw, TileSize<k::kMatvecRows, k::kMatvecCols>{}, TileSize<8, 512>{});
+      }
+      for (const Case& s : kSmallShapes) {
+        auto [w, v, y] = operands(s);
+        fused_at(s, w, v, copy_bw, TileSize<16, 512>{}, TileSize<8, 256>{});
+      }
     }
   }
   g_hints = {};

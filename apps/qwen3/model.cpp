@@ -103,6 +103,14 @@ struct Model::Scratch {
     std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
     ++launches;
   }
+  // The same with each program's K loop shared by `split` CTAs (CompilerHints::split_k; 0: none).
+  template <class Kernel, class... Args>
+  void run_split(int split, const Kernel& kernel, Args&&... args) {
+    tessera::LaunchOptions o = options;
+    o.hints.split_k = split;
+    std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
+    ++launches;
+  }
   std::size_t launches = 0;  // launches so far (a graph numbers its launches in capture order)
 
   Tensor<bfloat16, 3> k_all, v_all;  // [layers * n_kv, positions, 128]: attention_cache_positions(context)
@@ -221,6 +229,7 @@ Model::Model(const ModelConfig& config, const WeightSource& source, const Engine
       attention_programs_(std::max<std::int64_t>(1, options.attention_programs)),
       product_threads_(options.product_threads),
       stream_stages_(options.stream_stages),
+      split_k_(options.split_k),
       prefill_chunk_(std::min(std::max<std::int64_t>(1, options.prefill_chunk), context_)),
       weights_(checked_weights(config, source, target_, options.threads)) {
   const std::int64_t max_splits =
@@ -357,7 +366,7 @@ std::size_t Model::launch_step(std::int64_t splits, std::int64_t position, bool 
       if (stages)
         s.run_threads(k::kStreamThreads, stages, k::matvec_residual<SR, BK>(), s.x.partition<SR>(), w.o, s.attn);
       else
-        s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.o, s.attn);
+        s.run_split(split_k_, k::matvec_residual<R, BK>(), s.x.partition<R>(), w.o, s.attn);
       if (c.intermediate_size < k::kSmallModelIntermediate) {
         constexpr int SR = k::kSmallSwigluTileRows, SBK = k::kSmallSwigluTileCols;
         s.run(k::rmsnorm_swiglu<SR, SBK>(), s.mlp.partition<SR>(), w.gate, w.up, s.x, w.post_norm, eps);
@@ -371,7 +380,7 @@ std::size_t Model::launch_step(std::int64_t splits, std::int64_t position, bool 
       if (stages)
         s.run_threads(k::kStreamThreads, stages, k::matvec_residual<SR, BK>(), s.x.partition<SR>(), w.down, s.mlp);
       else
-        s.run(k::matvec_residual<R, BK>(), s.x.partition<R>(), w.down, s.mlp);
+        s.run_split(split_k_, k::matvec_residual<R, BK>(), s.x.partition<R>(), w.down, s.mlp);
     }
   });
   // Every layer's new K and V into the caches, at the position (the attention of this step read

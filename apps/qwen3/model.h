@@ -87,6 +87,10 @@ struct EngineOptions {
   // memory (CompilerHints::stream_stages, sm_90 and newer; the weights are frozen, so each
   // product's first tiles are copied while the kernel before it ends), 2 to 8; 0: registers.
   int stream_stages = 0;
+  // The output and down projections (2560 rows for 4B: 160 programs of 16 rows) with each
+  // program's K loop shared by the CTAs of a cluster (CompilerHints::split_k, sm_90 and newer),
+  // 2, 4 or 8; 0: one CTA per program.
+  int split_k = 0;
 };
 
 // Throws ModelError kUnsupported for a config the engine cannot run (see the file comment).
@@ -139,6 +143,7 @@ class Model {
   std::int64_t attention_programs_ = 0;
   bool product_threads_ = true;
   int stream_stages_ = 0;
+  int split_k_ = 0;
   std::int64_t prefill_chunk_ = 0;
   std::int64_t cached_ = 0;
   DeviceWeights weights_;

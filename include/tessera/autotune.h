@@ -116,6 +116,7 @@ inline LaunchOptions with_choices(LaunchOptions options, const CompilerHints& hi
   if (hints.tma) options.hints.tma = hints.tma;
   if (hints.stream_stages) options.hints.stream_stages = hints.stream_stages;
   if (hints.threads) options.hints.threads = hints.threads;
+  if (hints.split_k) options.hints.split_k = hints.split_k;
   if (hints.bulk_streams) options.hints.bulk_streams = true;
   if (backend) options.backend = backend;
   return options;

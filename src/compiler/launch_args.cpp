@@ -63,6 +63,11 @@ void check_hints(std::string_view kernel, const CompilerHints& hints) {
     fail(kernel, fmt::format("LaunchOptions::hints.threads is {}: expected 0 (the compiler's choice) or a power of "
                              "two from 32 to 1024",
                              t));
+  const int s = hints.split_k;
+  if (s != 0 && s != 1 && s != 2 && s != 4 && s != 8)
+    fail(kernel, fmt::format("LaunchOptions::hints.split_k is {}: expected 0 (the compiler's choice), 1 (none), 2, 4 "
+                             "or 8",
+                             s));
   const int c = hints.cluster_programs;
   if (c != 0 && (c < 1 || c > 16 || (c & (c - 1)) != 0))
     fail(kernel, fmt::format("LaunchOptions::hints.cluster_programs is {}: expected 0 (the compiler's choice) or 1, "

@@ -293,6 +293,7 @@ struct Lowering {
   int stream_stages = 0;             // gpu: tile-stream-loads' stages (CompilerHints::stream_stages)
   bool bulk_streams = false;         // gpu: tile-stream-loads' bulk rings (CompilerHints::bulk_streams, sm_90+)
   bool f8_cvt = false;               // gpu: 8-bit float conversions as sm_89's cvt instructions (sm_89+)
+  int split_k = 1;                   // gpu: tile-split-k-loop's CTAs (CompilerHints::split_k, sm_90+)
 };
 
 // The bytes all rings of one loop may take: per-thread cp.async rings keep 64 KiB (a program per SM
@@ -310,6 +311,12 @@ void to_loops(mlir::OpPassManager& pm, const Lowering& l) {
   pm.addPass(tile::createTileHoistInvariants());
   // One-row mma in a K loop (a batch-1 linear layer) as element-wise multiply-adds, reduced once.
   pm.addPass(tile::createTileVectorMma());
+  // (gpu, CompilerHints::split_k) Each program's K loop shared by the CTAs of a cluster.
+  if (!l.cpu && l.split_k > 1) {
+    tile::TileSplitKLoopOptions split;
+    split.ctas = l.split_k;
+    pm.addPass(tile::createTileSplitKLoop(split));
+  }
   // (gpu, CompilerHints::stream_stages >= 2) Tiles a loop streams copied ahead into rings in
   // shared memory, so that later iterations' bytes are in flight without registers: per-thread
   // cp.async, or (CompilerHints::bulk_streams, sm_90 and newer) one thread's cp.async.bulk per row
@@ -775,7 +782,10 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
                           .unroll_bytes = code.unroll_bytes,
                           .stream_stages = spec.hints.stream_stages,
                           .bulk_streams = spec.hints.bulk_streams && gpu_arch(code.arch)->compute_capability >= 90,
-                          .f8_cvt = gpu_arch(code.arch)->compute_capability >= 89};
+                          .f8_cvt = gpu_arch(code.arch)->compute_capability >= 89,
+                          .split_k = gpu_arch(code.arch)->compute_capability >= 90 && spec.hints.split_k > 1
+                                         ? spec.hints.split_k
+                                         : 1};
   // to_tensor_cores, on the kernel's first compile only: the launch's threads (CompilerHints::threads,
   // 0 without) and the default lowering; each of the launcher's variants changes one of these (the
   // tensor-core lowerings choose their own threads).
@@ -807,6 +817,11 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
   mlir::OpBuilder b(&ctx);
   fn->setAttr(mlir::NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
   fn->setAttr(mlir::NVVM::NVVMDialect::getMaxntidAttrName(), b.getDenseI32ArrayAttr({code.block_size, 1, 1}));
+  // A program whose K loop its cluster's CTAs share (tile-split-k-loop): the cluster's size in the
+  // PTX (.reqnctapercluster), so that every launch of it, graphs included, runs such clusters.
+  if (auto split = fn->getAttrOfType<mlir::IntegerAttr>(TileDialect::getSplitKAttrName()))
+    fn->setAttr(mlir::NVVM::NVVMDialect::getClusterDimAttrName(),
+                b.getDenseI32ArrayAttr({static_cast<int32_t>(split.getInt()), 1, 1}));
   if (code.persistent) {
     // One CTA per SM: ptxas may give each thread the registers of a whole SM's share.
     fn->setAttr(mlir::NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(1));

@@ -126,6 +126,7 @@ std::string hints_text(const CompilerHints& hints) {
   if (hints.stream_stages) s += fmt::format("/stream{}", hints.stream_stages);
   if (hints.bulk_streams) s += "/bulk";
   if (hints.threads) s += fmt::format("/threads{}", hints.threads);
+  if (hints.split_k) s += fmt::format("/splitk{}", hints.split_k);
   return s;
 }
 
@@ -144,6 +145,7 @@ std::size_t Specialization::hash() const {
   if (hints.stream_stages) mix(0x5100u + static_cast<uint64_t>(hints.stream_stages));
   if (hints.bulk_streams) mix(0xb0b0u);
   if (hints.threads) mix(0x7400u + static_cast<uint64_t>(hints.threads));
+  if (hints.split_k) mix(0x5b00u + static_cast<uint64_t>(hints.split_k));
   if (frozen) mix(0xf0000000ull + frozen);
   if (shapes) {
     for (const StaticTensor& t : shapes->tensors) {

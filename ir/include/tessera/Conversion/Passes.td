@@ -161,6 +161,29 @@ def ConvertTileToLoops : Pass<"convert-tile-to-loops", "::mlir::ModuleOp"> {
     of 4096-element tiles (C = 2, V = 8) runs as 2 CTAs of 128 threads per
     program.
 
+    A kernel marked `tile.split_k = K` (`tile-split-k-loop`; gpu only, an
+    error on cpu) runs each program as K CTAs of all its T threads: along
+    grid x, CTA c runs program c / K as rank c mod K (`tile.split_rank`),
+    and the function gets `tile.ctas_per_program = K`. `tile.split_sum`
+    exchanges through the shared region of the scratch: ranks 1 and up
+    store each private element k of input i at (base_i + k) * T + t, a
+    cluster barrier (`barrier.cluster.arrive.release`,
+    `barrier.cluster.wait.acquire`), rank 0 adds the other ranks' slots in
+    rank order through `mapa` and `ld.shared::cluster`, and a second
+    cluster barrier keeps their shared memory until it has.
+
+    ```mlir
+    %s = tile.split_sum %r : tensor<16x1xf32> -> tensor<16x1xf32>
+    // becomes (K = 4, this thread's one element of a replicated tile)
+    scf.if %rank_is_not_0 { memref.store %mine, %scratch[%t] }
+    llvm.inline_asm "barrier.cluster.arrive.release; barrier.cluster.wait.acquire;"
+    scf.if %rank_is_0 {
+      %p1 = llvm.inline_asm "mapa.shared::cluster.u32 ...; ld.shared::cluster.f32 ..." %addr, %c1
+      (%mine + %p1, then ranks 2 and 3)
+    }
+    llvm.inline_asm "barrier.cluster.arrive.release; barrier.cluster.wait.acquire;"
+    ```
+
     Conversely, with `block-size=0` and `ctas-per-program=0`, up to G =
     256 / T programs of T < 256 threads share one CTA when they need no
     scratch (so no barrier) and make no device call: program

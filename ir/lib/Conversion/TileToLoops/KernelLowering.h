@@ -252,6 +252,15 @@ private:
                     int64_t which);
   /// tile.stream_commit and tile.stream_wait.
   void lowerStreamSync(Operation *op);
+  // LowerSplitK.cpp.
+  /// This CTA's rank among the K of its program, ctaid.x mod K (i32, at the
+  /// kernel's entry).
+  Value getSplitRank();
+  /// tile.split_rank: getSplitRank().
+  void lowerSplitRank(SplitRankOp op);
+  /// tile.split_sum: the other CTAs' partials, written to this CTA's
+  /// scratch, added in rank 0 from theirs, between cluster barriers.
+  void lowerSplitSum(SplitSumOp op);
   // LowerLayoutOps.cpp.
   void lowerFill(Operation *op, Value scalar);
   void lowerIota(IotaOp op);
@@ -319,6 +328,7 @@ private:
   /// Inserts at the start of the entry block (allocas, thread/program ids).
   OpBuilder entry;
   Value threadId;
+  Value splitRank;
   Value scratchBase;
   Value programIds[3];
   Value numPrograms[3];

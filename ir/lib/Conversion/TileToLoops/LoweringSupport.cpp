@@ -85,12 +85,13 @@ Value KernelLowering::getProgramId(bool count, unsigned dim) {
       return {};
     return LLVM::ConstantRangeAttr::get(func.getContext(), 32, 0, ctas);
   };
-  // A program split over S CTAs along x: CTA c runs program c / S.
+  // A program split over S CTAs along x (or its K loop over K CTAs): CTA c
+  // runs program c / S.
   auto perProgram = [&](Value ctas) -> Value {
-    if (opts.ctasPerProgram == 1)
+    if (opts.ctasAlongX() == 1)
       return ctas;
     return arith::ShRUIOp::create(entry, loc, ctas,
-                                  constant(llvm::Log2_64(opts.ctasPerProgram)));
+                                  constant(llvm::Log2_64(opts.ctasAlongX())));
   };
   switch (dim + (count ? 3 : 0)) {
   case 0:
@@ -115,7 +116,7 @@ Value KernelLowering::getProgramId(bool count, unsigned dim) {
     }
     return slot = perProgram(NVVM::BlockIdXOp::create(
                entry, loc, i32,
-               ctaRange(grid ? grid[0] * opts.ctasPerProgram : 0)));
+               ctaRange(grid ? grid[0] * opts.ctasAlongX() : 0)));
   case 1:
     return slot = NVVM::BlockIdYOp::create(entry, loc, i32,
                                            ctaRange(grid ? grid[1] : 0));

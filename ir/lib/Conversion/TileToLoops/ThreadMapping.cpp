@@ -388,6 +388,15 @@ mlir::tessera::tile::planRowReduce(const LoweringOptions &opts, ReduceOp op) {
 // Scratch
 //===----------------------------------------------------------------------===//
 
+int64_t mlir::tessera::tile::splitSumSlots(const LoweringOptions &opts,
+                                           SplitSumOp op) {
+  int64_t slots = 0;
+  for (Type t : op.getInputs().getTypes())
+    slots += getLayout(opts, cast<RankedTensorType>(t)).perThread *
+             opts.ctaThreads();
+  return slots;
+}
+
 /// Scratch bytes of an op exchanging data through the shared region (0 for
 /// ops that need none).
 static int64_t sharedScratchBytes(const LoweringOptions &opts, Operation *op) {
@@ -411,6 +420,8 @@ static int64_t sharedScratchBytes(const LoweringOptions &opts, Operation *op) {
       return plan->scratchBytes();
     return bytesOf(m.getA()) + bytesOf(m.getB());
   }
+  if (auto sum = dyn_cast<SplitSumOp>(op))
+    return splitSumSlots(opts, sum) * 4;
   if (auto ring = dyn_cast<StreamBufferOp>(op)) {
     MemRefType type = ring.getRing().getType();
     auto slot = RankedTensorType::get(type.getShape().drop_front(),

@@ -66,6 +66,9 @@ struct LoweringOptions {
   int64_t threads = 1;      // T: threads of a program, over all its CTAs
   int64_t ctasPerProgram = 1; // S: CTAs sharing one program (gpu)
   int64_t programsPerCta = 1; // G: programs sharing one CTA (gpu; S = 1)
+  /// K: CTAs of one cluster that share a program's K loop (gpu; the kernel's
+  /// tile.split_k): each runs all T threads of the program, S = G = 1.
+  int64_t splitK = 1;
   int64_t vectorWidth = 4;  // V: elements per chunk (at most)
   int64_t vectorBytes = 16; // widest global access in bytes
   int64_t unrollLimit = 64;
@@ -77,6 +80,8 @@ struct LoweringOptions {
   /// is dynamic shared memory up to this (see planScratch).
   int64_t maxSharedBytes = kDefaultMaxSharedBytes;
 
+  /// CTAs along the launch grid's x per program (S or K).
+  int64_t ctasAlongX() const { return ctasPerProgram * splitK; }
   /// Threads of one program in one CTA.
   int64_t ctaThreads() const { return threads / ctasPerProgram; }
   /// Threads of one CTA (the CUDA block size).
@@ -117,6 +122,10 @@ Layout getLayout(const LoweringOptions &opts, RankedTensorType type);
 /// chunk c of thread t at ((c * T) + t) * v, so a warp's accesses to one chunk
 /// are contiguous. P elements, or T for a replicated layout.
 int64_t ringSlotElements(const LoweringOptions &opts, RankedTensorType type);
+/// f32 slots of the scratch through which a tile.split_sum exchanges its
+/// partials: for each input, each thread's private elements, element k of
+/// thread t at k * T + t after the inputs before it.
+int64_t splitSumSlots(const LoweringOptions &opts, SplitSumOp op);
 /// Bytes of the barriers of a bulk ring of `slots` slots.
 inline int64_t ringBarrierBytes(int64_t slots) { return 2 * 8 * slots; }
 

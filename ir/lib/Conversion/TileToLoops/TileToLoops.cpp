@@ -240,6 +240,17 @@ LogicalResult lowerKernel(func::FuncOp func, LoweringOptions opts) {
   opts.vectorWidth = chooseVectorWidth(opts, func);
   int64_t ctas = opts.ctasPerProgram;
   opts.ctasPerProgram = 1;
+  if (auto split = func->getAttrOfType<IntegerAttr>(
+          TileDialect::getSplitKAttrName())) {
+    // tile-split-k-loop's kernels: every CTA runs the whole program.
+    if (!opts.gpu)
+      return func.emitOpError()
+             << "carries '" << TileDialect::getSplitKAttrName()
+             << "': its programs run as several CTAs, which only the gpu "
+                "target has";
+    opts.splitK = split.getInt();
+    ctas = 1;
+  }
   if (opts.gpu && ctas == 0 && chooseThreads)
     chooseCtaSplit(func, opts);
   else if (opts.gpu && ctas > 1) {
@@ -338,6 +349,8 @@ void KernelLowering::lowerOp(Operation *op) {
         .Case([&](StreamTakeOp o) { lowerStreamTake(o); })
         .Case([&](StreamReadyOp o) { lowerStreamReady(o); })
         .Case([&](GridDependencyWaitOp o) { lowerGridDependencyWait(o); })
+        .Case([&](SplitRankOp o) { lowerSplitRank(o); })
+        .Case([&](SplitSumOp o) { lowerSplitSum(o); })
         .Case([&](StreamReleaseOp o) { lowerStreamRelease(o); })
         .Case<StreamCommitOp, StreamWaitOp>(
             [&](Operation *o) { lowerStreamSync(o); })
@@ -401,9 +414,9 @@ LogicalResult KernelLowering::run() {
   if (opts.gpu)
     func->setAttr(TileDialect::getBlockSizeAttrName(),
                   entry.getI32IntegerAttr(opts.blockThreads()));
-  if (opts.gpu && opts.ctasPerProgram > 1)
+  if (opts.gpu && opts.ctasAlongX() > 1)
     func->setAttr(TileDialect::getCtasPerProgramAttrName(),
-                  entry.getI32IntegerAttr(opts.ctasPerProgram));
+                  entry.getI32IntegerAttr(opts.ctasAlongX()));
   if (opts.gpu && opts.programsPerCta > 1)
     func->setAttr(TileDialect::getProgramsPerCtaAttrName(),
                   entry.getI32IntegerAttr(opts.programsPerCta));

@@ -72,6 +72,18 @@ void HopperPtx::mbarrierWait(Value bar, Value parity) {
   }
 }
 
+void HopperPtx::clusterBarrier() {
+  asmOp({}, {}, "barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;",
+        "");
+}
+
+Value HopperPtx::loadClusterSharedF32(Value addr, Value rank) {
+  return asmOp(b.getF32Type(), {addr, rank},
+               "{\n\t.reg .b32 a;\n\tmapa.shared::cluster.u32 a, $1, $2;\n\t"
+               "ld.shared::cluster.f32 $0, [a];\n\t}",
+               "=f,r,r");
+}
+
 void HopperPtx::bulkCopy(Value dst, Value src, Value bytes, Value bar) {
   asmOp({}, {dst, src, bytes, bar},
         "{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, $1;\n\t"

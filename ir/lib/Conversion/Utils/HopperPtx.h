@@ -5,6 +5,7 @@
 // `convert-tile-to-loops` (bulk rings) need as `llvm.inline_asm`: mbarrier
 // initialization, arrival and waiting, bulk copies, TMA loads and stores of 2-d boxes
 // with the bulk groups and proxy fence that order the stores, named barriers,
+// cluster barriers and loads of another CTA's shared memory (distributed shared memory),
 // `setmaxnreg`, and `wgmma.mma_async` with its fence, commit and wait. Inline asm rather
 // than NVVM ops because wgmma's scale-d must be a run-time predicate here (0
 // on a tile's first product, which zeroes the accumulator without moves),
@@ -73,6 +74,13 @@ public:
   void namedBarrier(int64_t id, int64_t threads);
   /// setmaxnreg.inc or .dec to `registers` for the warpgroup.
   void setMaxRegisters(int64_t registers, bool increase);
+  /// barrier.cluster.arrive.release then barrier.cluster.wait.acquire: every
+  /// thread of every CTA of the cluster arrives; its shared-memory writes
+  /// before it are visible to the cluster's threads after it.
+  void clusterBarrier();
+  /// The f32 at shared-memory address `addr` (i32, in this CTA's window) of
+  /// the cluster's CTA of rank `rank` (i32): mapa, then ld.shared::cluster.
+  Value loadClusterSharedF32(Value addr, Value rank);
   void wgmmaFence();
   void wgmmaCommitGroup();
   void wgmmaWaitGroup(int64_t pending);

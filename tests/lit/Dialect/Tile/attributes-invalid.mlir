@@ -85,3 +85,10 @@ func.func @persistent_not_unit() attributes {tile.kernel, tile.persistent = 1 : 
 func.func @tensor_map_box() attributes {tile.kernel, tile.tensor_maps = [array<i64: 0, 512, 64, 128>]} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{attribute 'tile.split_k' must be an i32 power of two from 2 to 8, got 3 : i32}}
+func.func @split_k_three() attributes {tile.kernel, tile.split_k = 3 : i32} {
+  return
+}

@@ -488,3 +488,39 @@ func.func @stream_wait_range() attributes {tile.kernel} {
   tile.stream_wait 9
   return
 }
+
+// -----
+
+func.func @split_rank_unsplit() attributes {tile.kernel} {
+  // expected-error @+1 {{must be in a kernel marked 'tile.split_k'}}
+  %r = tile.split_rank
+  return
+}
+
+// -----
+
+func.func @split_sum_in_loop(%a: tensor<16xf32>, %n: index) attributes {tile.kernel, tile.split_k = 2 : i32} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    // expected-error @+1 {{must not be inside 'scf.for': every CTA of a program reaches it once}}
+    %s = tile.split_sum %a : tensor<16xf32> -> tensor<16xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @split_sum_bf16(%a: tensor<16xbf16>) attributes {tile.kernel, tile.split_k = 2 : i32} {
+  // expected-error @+1 {{input element type 'bf16' must be f32}}
+  %s = tile.split_sum %a : tensor<16xbf16> -> tensor<16xbf16>
+  return
+}
+
+// -----
+
+func.func @split_sum_types(%a: tensor<16xf32>) attributes {tile.kernel, tile.split_k = 2 : i32} {
+  // expected-error @+1 {{needs at least one input, and results of the inputs' types}}
+  %s = tile.split_sum %a : tensor<16xf32> -> tensor<32xf32>
+  return
+}

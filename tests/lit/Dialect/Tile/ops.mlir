@@ -154,3 +154,15 @@ func.func @bulk_streams(%w: memref<?x?xbf16, strided<[?, 1], offset: ?>>, %i: i3
   tile.stream_release %ring[%s] : memref<4x16x512xbf16>
   return
 }
+
+// CHECK-LABEL: func.func @split_k
+// CHECK-SAME: tile.split_k = 4 : i32
+// CHECK: %[[R:.*]] = tile.split_rank
+// CHECK: tile.split_sum %{{.*}}, %{{.*}} : tensor<16x1xf32>, tensor<1xf32> -> tensor<16x1xf32>, tensor<1xf32>
+func.func @split_k(%a: tensor<16x1xf32>, %b: tensor<1xf32>, %v: i1) attributes {tile.kernel, tile.split_k = 4 : i32} {
+  %r = tile.split_rank
+  scf.if %v {
+    %s:2 = tile.split_sum %a, %b : tensor<16x1xf32>, tensor<1xf32> -> tensor<16x1xf32>, tensor<1xf32>
+  }
+  return
+}

@@ -183,6 +183,8 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
   if (name == getCtasPerProgramAttrName() ||
       name == getProgramsPerCtaAttrName())
     return integer(32, 1, 1 << 20, true, "an i32 power of two");
+  if (name == getSplitKAttrName())
+    return integer(32, 2, 8, true, "an i32 power of two from 2 to 8");
   if (name == getDynamicSharedBytesAttrName())
     return integer(32, 1, std::numeric_limits<int32_t>::max(), false,
                    "a positive i32");
@@ -535,6 +537,49 @@ LogicalResult GridDependencyWaitOp::verify() {
     return failure();
   if ((*this)->getBlock() != &(*this)->getParentOfType<func::FuncOp>().getBody().front())
     return emitOpError() << "must be in the kernel's entry block";
+  return success();
+}
+
+/// The CTAs that share each program's K loop in the kernel around `op`
+/// (its `tile.split_k`), or 0 if it has none.
+static int64_t splitCtas(Operation *op) {
+  auto fn = op->getParentOfType<func::FuncOp>();
+  auto s = fn ? fn->getAttrOfType<IntegerAttr>(TileDialect::getSplitKAttrName())
+              : IntegerAttr();
+  return s ? s.getInt() : 0;
+}
+
+LogicalResult SplitRankOp::verify() {
+  if (failed(verifyInKernel(*this)))
+    return failure();
+  if (splitCtas(*this) == 0)
+    return emitOpError() << "must be in a kernel marked '"
+                         << TileDialect::getSplitKAttrName() << "'";
+  return success();
+}
+
+LogicalResult SplitSumOp::verify() {
+  if (failed(verifyInKernel(*this)))
+    return failure();
+  if (splitCtas(*this) == 0)
+    return emitOpError() << "must be in a kernel marked '"
+                         << TileDialect::getSplitKAttrName() << "'";
+  for (Operation *p = (*this)->getParentOp(); !isa<func::FuncOp>(p);
+       p = p->getParentOp())
+    if (p->getName().getStringRef() != "scf.if")
+      return emitOpError() << "must not be inside '" << p->getName()
+                           << "': every CTA of a program reaches it once";
+  if (getInputs().empty() || getInputs().getTypes() != getResults().getTypes())
+    return emitOpError() << "needs at least one input, and results of the "
+                            "inputs' types";
+  for (Type t : getInputs().getTypes()) {
+    auto type = cast<RankedTensorType>(t);
+    if (!type.getElementType().isF32())
+      return emitOpError() << "input element type " << type.getElementType()
+                           << " must be f32";
+    if (failed(verifyTile(*this, type, "input")))
+      return failure();
+  }
   return success();
 }
 

@@ -94,6 +94,13 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getCtasPerProgramAttrName() {
       return ::llvm::StringLiteral("tile.ctas_per_program");
     }
+    /// Name of the i32 function attribute of a kernel whose programs each run
+    /// as S CTAs of one cluster sharing its K loop's iterations (set by
+    /// `tile-split-k-loop`: S, 2 to 8, a power of two; read by
+    /// `convert-tile-to-loops`, which also sets `tile.ctas_per_program` to S).
+    static constexpr ::llvm::StringLiteral getSplitKAttrName() {
+      return ::llvm::StringLiteral("tile.split_k");
+    }
     /// Name of the i32 function attribute holding the programs that share one
     /// CTA, when more than one (set by `convert-tile-to-loops` for the gpu
     /// target; the launch grid's x dimension is divided by it, rounded up).

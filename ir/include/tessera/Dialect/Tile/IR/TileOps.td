@@ -296,6 +296,47 @@ def Tile_GridDependencyWaitOp : Tile_Op<"grid_dependency_wait"> {
   let hasVerifier = 1;
 }
 
+def Tile_SplitRankOp : Tile_Op<"split_rank", [Pure]> {
+  let summary = "index of this CTA among those that share a program's K loop";
+  let description = [{
+    In a kernel marked `tile.split_k = S` (see `tile-split-k-loop`), each
+    program runs as the S CTAs of one cluster, which share the iterations of
+    its K loop. Returns this CTA's index among them, 0 to S - 1 (its rank in
+    the cluster). Only in such a kernel.
+
+    ```mlir
+    %r = tile.split_rank
+    ```
+  }];
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_SplitSumOp : Tile_Op<"split_sum"> {
+  let summary = "sums of tiles over the CTAs that share a program's K loop";
+  let description = [{
+    In a kernel marked `tile.split_k = S`, the elementwise sum of each input
+    over the S CTAs of the program (each holds its partial sums of the K
+    loop's iterations it ran), in the CTA of rank 0 (`tile.split_rank`),
+    which runs the rest of the program; in the other CTAs the results are
+    their own inputs. Every CTA of the program reaches one such op once: it
+    is outside loops (only `scf.if` around it, whose branches the CTAs of a
+    program may take differently as long as each reaches one split_sum of
+    the same types). On gpu the partials meet in distributed shared memory
+    between two cluster barriers; elements are f32.
+
+    ```mlir
+    %s:2 = tile.split_sum %acc, %squares : tensor<16x1xf32>, tensor<1xf32>
+        -> tensor<16x1xf32>, tensor<1xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Tile_Tensor>:$inputs);
+  let results = (outs Variadic<Tile_Tensor>:$results);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($results)";
+  let hasVerifier = 1;
+}
+
 def Tile_StreamReadyOp : Tile_Op<"stream_ready"> {
   let summary = "waits until a bulk ring slot's copy of a round has completed";
   let description = [{

@@ -60,6 +60,65 @@ def TileHoistInvariants : Pass<"tile-hoist-invariants", "::mlir::ModuleOp"> {
   }];
 }
 
+def TileSplitKLoop : Pass<"tile-split-k-loop", "::mlir::ModuleOp"> {
+  let summary = "Run each program's K loop as the CTAs of a cluster, each a share of its iterations";
+  let description = [{
+    Guarantees: each program computes the same values up to the order of
+    its sums: its K loop's iterations are shared among `ctas` CTAs, whose
+    partial sums are added once after the loop; the rest of the program
+    runs once, in the first of them. Which program owns which tile does not
+    change.
+
+    A batch-1 product of few output rows (2560 rows of 8 or 16 are 160 to
+    320 programs for 132 SMs) walks long rows with few programs in flight,
+    so each program waits several memory latencies in turn. With S CTAs per
+    program, S times as many CTAs each walk 1/S of the row.
+
+    In every `func.func` carrying `tile.kernel` with one block, whose top
+    level has exactly one `scf.for` (the K loop), no other op with regions,
+    and no op writing memory before the loop, and whose loop body writes no
+    memory and has no ops with regions, and carries only f32 tiles that start
+    at zero (a zero splat constant) and are each updated by one `arith.addf`
+    of the carried value and another, whose only use is the yield: with
+    S = `ctas` (a power of two from 2 to 8; 1 leaves every kernel alone)
+    the loop runs, in the CTA of rank r (`tile.split_rank`), the iterations
+    [n r / S, n (r + 1) / S) of its n; after it, each carried result (or,
+    where its only use is a `tile.reduce` of kind sum, that reduction, moved
+    right after the loop) goes through one `tile.split_sum`, and the rest of
+    the kernel runs under `scf.if` in rank 0. The function gets
+    `tile.split_k = S`. Other kernels are left as they were.
+
+    ```mlir
+    // before
+    %acc = scf.for %k = %c0 to %n step %c1 iter_args(%a = %zero) -> (tensor<16x512xf32>) {
+      ...
+      %a2 = arith.addf %a, %prod : tensor<16x512xf32>
+      scf.yield %a2 : tensor<16x512xf32>
+    }
+    %r = tile.reduce %acc {kind = sum, axis = 1} : tensor<16x512xf32> -> tensor<16x1xf32>
+    (the epilogue: reshape, store)
+    // after (ctas = 4)
+    %rank = tile.split_rank
+    %first = (the rank's first iteration)   %end = (the next rank's first)
+    %acc = scf.for %k = %first to %end step %c1 iter_args(%a = %zero) -> ... { (as before) }
+    %r = tile.reduce %acc {kind = sum, axis = 1} : tensor<16x512xf32> -> tensor<16x1xf32>
+    %s = tile.split_sum %r : tensor<16x1xf32> -> tensor<16x1xf32>
+    %lead = arith.cmpi eq, %rank, %c0_i32 : i32
+    scf.if %lead {
+      (the epilogue, on %s)
+    }
+    ```
+
+    A `ctas` other than 1, 2, 4 or 8 is an error.
+  }];
+  let options = [
+    Option<"ctas", "ctas", "int64_t", /*default=*/"1",
+           "CTAs per program sharing its K loop (1: none; 2, 4 or 8)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TileStreamLoads : Pass<"tile-stream-loads", "::mlir::ModuleOp"> {
   let summary = "Copy the tiles a loop streams ahead into a ring of stages";
   let description = [{

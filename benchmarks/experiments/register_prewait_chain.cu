@@ -1,0 +1,220 @@
+// register_prewait_chain.cu: a measurement, in plain CUDA, of whether a batch-1 product gains from
+// loading its first weight steps into registers before griddepcontrol.wait (while the kernel
+// before it ends), for Qwen3-4B's decode (issue #23); not tessera code and not built by CMake
+// (`nvcc -O3 -arch=sm_90a -std=c++17 -o register_prewait_chain register_prewait_chain.cu`, then
+// run it on the GPU). The chain is l2_prefetch_chain.cu's: 36 decode layers with programmatic
+// dependent launch, QKV, optionally three small stand-ins for attention, o_proj, gate, up, down,
+// R x 512 tiles at 256 threads, distinct weights (7.27 GB). Each product thread loads the weight
+// chunks of its first P 512-column steps (the weights are frozen: no kernel writes them) before
+// it waits, the vector's chunks after; the remaining steps are rows_from_registers' loop. The
+// o_proj and down products (2560 rows, 320 programs) also run split over clusters of S CTAs
+// ("split S"). Times are per chain; the ratio is the weights' bytes at this program's copy
+// bandwidth over the time.
+#include <cuda_bf16.h>
+#include <cstdio>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+#include <algorithm>
+#include <cmath>
+#include "matvec_chain_common.cuh"
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+template <int R, int P>
+__global__ void __launch_bounds__(T) mv(const __nv_bfloat16* __restrict__ W, const float* __restrict__ x,
+                                        float* __restrict__ y, int N, int K) {
+  constexpr int BK = 512, TPR = BK / 8, RPP = T / TPR, C = R / RPP;
+  int t = threadIdx.x, row0 = blockIdx.x * R;
+  int col = (t % TPR) * 8, rsub = t / TPR;
+  int steps = K / BK;
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  uint4 pre[P > 0 ? P : 1][C];
+#pragma unroll
+  for (int s = 0; s < P; ++s)
+#pragma unroll
+    for (int c = 0; c < C; ++c)
+      if (s < steps) pre[s][c] = __ldg(reinterpret_cast<const uint4*>(W + size_t(row0 + rsub + RPP * c) * K + s * BK + col));
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  float acc[C] = {};
+#pragma unroll
+  for (int s = 0; s < P; ++s) {
+    if (s >= steps) break;
+    float4 xa = *reinterpret_cast<const float4*>(x + s * BK + col);
+    float4 xb = *reinterpret_cast<const float4*>(x + s * BK + col + 4);
+    float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+#pragma unroll
+    for (int c = 0; c < C; ++c) fma8(&acc[c], pre[s][c], xv);
+  }
+#pragma unroll 2
+  for (int k0 = P * BK; k0 < K; k0 += BK) {
+    float4 xa = *reinterpret_cast<const float4*>(x + k0 + col);
+    float4 xb = *reinterpret_cast<const float4*>(x + k0 + col + 4);
+    uint4 w[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c)
+      w[c] = __ldg(reinterpret_cast<const uint4*>(W + size_t(row0 + rsub + RPP * c) * K + k0 + col));
+    float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+#pragma unroll
+    for (int c = 0; c < C; ++c) fma8(&acc[c], w[c], xv);
+  }
+  finish<R>(acc, y, row0, N);
+}
+// The same product with its steps split over the S CTAs of a cluster (CTA s of program p runs
+// steps [s * steps / S, (s + 1) * steps / S)); the partial sums meet in CTA 0 through distributed
+// shared memory (each thread adds its peers' partials of the same rows), which ends the product.
+template <int R, int P, int S>
+__global__ void __launch_bounds__(T) mv_split(const __nv_bfloat16* __restrict__ W, const float* __restrict__ x,
+                                              float* __restrict__ y, int N, int K) {
+  constexpr int BK = 512, TPR = BK / 8, RPP = T / TPR, C = R / RPP;
+  __shared__ float part[C][T];
+  cg::cluster_group cluster = cg::this_cluster();
+  int s = cluster.block_rank();
+  int t = threadIdx.x, row0 = (blockIdx.x / S) * R;
+  int col = (t % TPR) * 8, rsub = t / TPR;
+  int steps = K / BK, first = s * steps / S, last = (s + 1) * steps / S;
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  uint4 pre[P > 0 ? P : 1][C];
+#pragma unroll
+  for (int i = 0; i < P; ++i)
+#pragma unroll
+    for (int c = 0; c < C; ++c)
+      if (first + i < last)
+        pre[i][c] = __ldg(reinterpret_cast<const uint4*>(W + size_t(row0 + rsub + RPP * c) * K + (first + i) * BK + col));
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  float acc[C] = {};
+#pragma unroll
+  for (int i = 0; i < P; ++i) {
+    if (first + i >= last) break;
+    int k0 = (first + i) * BK;
+    float4 xa = *reinterpret_cast<const float4*>(x + k0 + col);
+    float4 xb = *reinterpret_cast<const float4*>(x + k0 + col + 4);
+    float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+#pragma unroll
+    for (int c = 0; c < C; ++c) fma8(&acc[c], pre[i][c], xv);
+  }
+#pragma unroll 2
+  for (int k0 = (first + P) * BK; k0 < last * BK; k0 += BK) {
+    float4 xa = *reinterpret_cast<const float4*>(x + k0 + col);
+    float4 xb = *reinterpret_cast<const float4*>(x + k0 + col + 4);
+    uint4 w[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c)
+      w[c] = __ldg(reinterpret_cast<const uint4*>(W + size_t(row0 + rsub + RPP * c) * K + k0 + col));
+    float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+#pragma unroll
+    for (int c = 0; c < C; ++c) fma8(&acc[c], w[c], xv);
+  }
+  if (s > 0)
+#pragma unroll
+    for (int c = 0; c < C; ++c) part[c][t] = acc[c];
+  cluster.sync();
+  if (s == 0)
+    for (int r = 1; r < S; ++r) {
+      float* peer = cluster.map_shared_rank(&part[0][0], r);
+#pragma unroll
+      for (int c = 0; c < C; ++c) acc[c] += peer[c * T + t];
+    }
+  cluster.sync();
+  if (s == 0) finish<R>(acc, y, row0, N);
+}
+// A small dependent kernel (attention stand-in), as in l2_prefetch_chain.cu.
+__global__ void __launch_bounds__(T) small(const __nv_bfloat16* __restrict__ W, const float* __restrict__ x,
+                                           float* __restrict__ y, int N, int iters) {
+  asm volatile("griddepcontrol.launch_dependents;\n griddepcontrol.wait;" ::: "memory");
+  float a = x[threadIdx.x];
+  for (int i = 0; i < iters; ++i) {
+    uint4 v = __ldg(reinterpret_cast<const uint4*>(W) + (size_t(blockIdx.x) * iters + i) * T + threadIdx.x);
+    a += __uint_as_float(v.x) * 1e-30f;
+  }
+  for (int o = 16; o > 0; o >>= 1) a += __shfl_xor_sync(0xffffffff, a, o);
+  if (threadIdx.x == 0) y[blockIdx.x] = a;
+}
+template <class F> float time_ms(F f, int iters = 20) {
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  for (int i = 0; i < 3; ++i) f();
+  std::vector<float> ts;
+  for (int i = 0; i < iters; ++i) { cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b);
+    float ms; cudaEventElapsedTime(&ms, a, b); ts.push_back(ms); }
+  std::sort(ts.begin(), ts.end()); return ts[ts.size() / 2];
+}
+// A launch of `grid` programs of `cluster` CTAs each, programmatic.
+template <class Kern, class... A> void launch_cluster(Kern k, int grid, int cluster, A... a) {
+  cudaLaunchConfig_t cfg = {}; cfg.gridDim = dim3(grid * cluster); cfg.blockDim = dim3(T); cfg.stream = 0;
+  cudaLaunchAttribute attr[2]; attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  attr[1].id = cudaLaunchAttributeClusterDimension; attr[1].val.clusterDim.x = cluster;
+  attr[1].val.clusterDim.y = 1; attr[1].val.clusterDim.z = 1;
+  cfg.attrs = attr; cfg.numAttrs = cluster > 1 ? 2 : 1;
+  CK(cudaLaunchKernelEx(&cfg, k, a...));
+}
+template <class Kern, class... A> void launch(Kern k, int grid, A... a) { launch_cluster(k, grid, 1, a...); }
+int main() {
+  size_t cn = (size_t(1) << 30) / 16; uint4 *ca, *co;
+  CK(cudaMalloc(&ca, cn * 16)); CK(cudaMalloc(&co, cn * 16)); CK(cudaMemset(ca, 1, cn * 16));
+  float cms = time_ms([&] { copyk<<<132 * 8, 512>>>(ca, co, cn); });
+  double copy_bw = 2.0 * cn * 16 / (cms * 1e-3); printf("copy %.3f TB/s\n", copy_bw / 1e12);
+  CK(cudaFree(ca)); CK(cudaFree(co));
+  struct M { int n, k; }; M ms[5] = {{6144, 2560}, {2560, 4096}, {9728, 2560}, {9728, 2560}, {2560, 9728}};
+  const int L = 36; std::vector<__nv_bfloat16*> w(L * 5); double total = 0;
+  for (int l = 0; l < L; ++l) for (int m = 0; m < 5; ++m) {
+    size_t e = size_t(ms[m].n) * ms[m].k; CK(cudaMalloc(&w[l * 5 + m], e * 2)); fill<<<1024, 256>>>(w[l * 5 + m], e, l * 5 + m); total += e * 2.0; }
+  __nv_bfloat16* kv; CK(cudaMalloc(&kv, size_t(64) << 20)); CK(cudaMemset(kv, 0, size_t(64) << 20));
+  float *x, *y; CK(cudaMalloc(&x, 16384 * 4)); CK(cudaMalloc(&y, 16384 * 4)); CK(cudaMemset(x, 0, 16384 * 4));
+  printf("chain %.2f GB: weights at the copy bandwidth %.3f ms\n", total / 1e9, total / copy_bw * 1e3);
+  {  // the split products equal the plain one (within f32 reassociation)
+    std::vector<float> hx(9728), ref(2560), got(2560);
+    for (int i = 0; i < 9728; ++i) hx[i] = ((i * 37) % 101 - 50) / 50.0f;
+    CK(cudaMemcpy(x, hx.data(), 9728 * 4, cudaMemcpyHostToDevice));
+    launch(mv<8, 0>, 2560 / 8, (const __nv_bfloat16*)w[4], (const float*)x, y, 2560, 9728);
+    CK(cudaMemcpy(ref.data(), y, 2560 * 4, cudaMemcpyDeviceToHost));
+    auto compare = [&](const char* nm, auto kern, int S) {
+      CK(cudaMemset(y, 0, 2560 * 4));
+      launch_cluster(kern, 2560 / 8, S, (const __nv_bfloat16*)w[4], (const float*)x, y, 2560, 9728);
+      CK(cudaMemcpy(got.data(), y, 2560 * 4, cudaMemcpyDeviceToHost));
+      double worst = 0;
+      for (int i = 0; i < 2560; ++i) worst = std::max(worst, (double)std::abs(got[i] - ref[i]) / std::max(1.0, (double)std::abs(ref[i])));
+      printf("check %s: worst relative difference %.3g%s\n", nm, worst, worst > 1e-4 ? " MISMATCH" : "");
+    };
+    compare("prewait 8", mv<8, 8>, 1);
+    compare("split 2", mv_split<8, 0, 2>, 2);
+    compare("split 4, prewait 2", mv_split<8, 2, 4>, 4);
+    CK(cudaMemset(x, 0, 16384 * 4));
+  }
+  // Each product alone (one shape, all 36 layers chained), then the whole chain.
+  auto run = [&](const char* nm, int only, bool attn, auto k16, auto k8, auto kn, int S) {
+    double bytes = 0;
+    for (int m = 0; m < 5; ++m) if (only < 0 || only == m) bytes += L * double(ms[m].n) * ms[m].k * 2;
+    float t = time_ms([&] {
+      for (int l = 0; l < L; ++l) {
+        if (only < 0 || only == 0) launch(k16, 6144 / 16, (const __nv_bfloat16*)w[l * 5], (const float*)x, y, 6144, 2560);
+        if (attn) {  // qk_norm (8 CTAs), split (24 CTAs x 2 chunks of K and V), combine (8 CTAs)
+          launch(small, 8, (const __nv_bfloat16*)kv, (const float*)x, y, 8, 1);
+          launch(small, 24, (const __nv_bfloat16*)kv, (const float*)x, y, 24, 8);
+          launch(small, 8, (const __nv_bfloat16*)kv, (const float*)x, y, 8, 2);
+        }
+        if (only < 0 || only == 1) launch_cluster(kn, 2560 / 8, S, (const __nv_bfloat16*)w[l * 5 + 1], (const float*)x, y, 2560, 4096);
+        if (only < 0 || only == 2) launch(k8, 9728 / 8, (const __nv_bfloat16*)w[l * 5 + 2], (const float*)x, y, 9728, 2560);
+        if (only < 0 || only == 3) launch(k8, 9728 / 8, (const __nv_bfloat16*)w[l * 5 + 3], (const float*)x, y, 9728, 2560);
+        if (only < 0 || only == 4) launch_cluster(kn, 2560 / 8, S, (const __nv_bfloat16*)w[l * 5 + 4], (const float*)x, y, 2560, 9728);
+      }
+    });
+    printf("{\"chain\": \"%s\", \"only\": %d, \"attention\": %d, \"ms\": %.4f, \"us_per_layer\": %.2f, \"of_copy\": %.3f}\n", nm,
+           only, attn, t, t * 1e3 / L, bytes / copy_bw * 1e3 / t);
+  };
+  for (int rep = 0; rep < 2; ++rep)
+    for (int only : {-1, 1, 4})
+      for (bool attn : {false, true}) {
+        if (only >= 0 && !attn && rep) continue;
+        run("prewait 0", only, attn, mv<16, 0>, mv<8, 0>, mv<8, 0>, 1);
+        run("prewait 1", only, attn, mv<16, 1>, mv<8, 1>, mv<8, 1>, 1);
+        run("prewait 2", only, attn, mv<16, 2>, mv<8, 2>, mv<8, 2>, 1);
+        run("prewait 4", only, attn, mv<16, 4>, mv<8, 4>, mv<8, 4>, 1);
+        run("prewait 8", only, attn, mv<16, 4>, mv<8, 8>, mv<8, 8>, 1);
+        run("split 2, prewait 0", only, attn, mv<16, 0>, mv<8, 0>, mv_split<8, 0, 2>, 2);
+        run("split 4, prewait 0", only, attn, mv<16, 0>, mv<8, 0>, mv_split<8, 0, 4>, 4);
+        run("split 2, prewait 2", only, attn, mv<16, 2>, mv<8, 2>, mv_split<8, 2, 2>, 2);
+        run("split 4, prewait 2", only, attn, mv<16, 2>, mv<8, 2>, mv_split<8, 2, 4>, 4);
+      }
+  return 0;
+}

@@ -1,0 +1,160 @@
+// test_split_k.cpp: CompilerHints::split_k, a program's K loop shared by the CTAs of a cluster
+// (tile-split-k-loop). Matrix-vector products in the engine's three forms (a plain product, one
+// whose epilogue reads its own output tile back and adds to it, one with two carried sums and a
+// folded norm) compute the reference results at S = 2, 4 and 8, for long rows, ragged ones and
+// rows shorter than one step (the CTAs past the first then run no iteration); a kernel the pass
+// does not take (a sum that starts at one) runs as it is. The CPU target ignores the hint. On sm_90 the PTX declares
+// clusters of S and meets through cluster barriers and distributed shared memory, with nothing
+// spilled; below sm_90 the hint is ignored; other values are an error naming the kernel.
+#include <catch2/catch.hpp>
+#include <tessera/tessera.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "driver/nvjitlink.h"
+#include "execution_helpers.h"
+#include "matvec_reference.h"
+
+using namespace tessera;
+using exec_test::random_tensor;
+
+namespace {
+
+auto split_matvec() { return matvec_reference::matvec_16x512("split_matvec"); }
+
+// x += W v over 8-row tiles: the epilogue reads the program's own output tile back.
+auto split_residual() {
+  return kernel("split_residual", [](auto x, auto w, auto v) {
+    auto acc = for_range(
+        (dim<0>(v) + c<511>) / c<512>,
+        [=](auto k, auto acc) {
+          return acc + cast<DType::f32>(load<8, 512>(w, program_id<0>(), k)) * reshape<1, 512>(load<512>(v, k));
+        },
+        full<DType::f32, 8, 512>(c<0.0>));
+    return x.store(x.load() + reshape<8>(sum<1>(acc)));
+  });
+}
+
+// y = (W v) * rsqrt(mean(v^2)): two carried sums, as the engine's products with a folded norm.
+auto split_norm() {
+  return kernel("split_norm", [](auto y, auto w, auto v) {
+    auto r = for_range(
+        (dim<0>(v) + c<511>) / c<512>,
+        [=](auto k, auto acc, auto squares) {
+          auto x = load<512>(v, k);
+          return carry(acc + cast<DType::f32>(load<16, 512>(w, program_id<0>(), k)) * reshape<1, 512>(x),
+                       squares + x * x);
+        },
+        full<DType::f32, 16, 512>(c<0.0>), full<DType::f32, 512>(c<0.0>));
+    auto inv = rsqrt(sum<0>(get<1>(r)) / cast<DType::f32>(dim<0>(v)));
+    return y.store(reshape<16>(sum<1>(get<0>(r))) * inv);
+  });
+}
+
+// A sum that starts at one, not zero: not split; it runs as it is under the hint (W v + 512).
+auto split_from_one() {
+  return kernel("split_from_one", [](auto y, auto w, auto v) {
+    auto acc = for_range(
+        (dim<0>(v) + c<511>) / c<512>,
+        [=](auto k, auto acc) {
+          return acc + cast<DType::f32>(load<16, 512>(w, program_id<0>(), k)) * reshape<1, 512>(load<512>(v, k));
+        },
+        full<DType::f32, 16, 512>(c<1.0>));
+    return y.store(reshape<16>(sum<1>(acc)));
+  });
+}
+
+void split_results(Target target) {
+  const std::pair<int64_t, int64_t> shapes[] = {{2560, 4096}, {37, 1000}, {64, 300}, {16, 9728}};
+  for (auto [n, k] : shapes)
+    for (int split : {0, 2, 4, 8}) {
+      INFO("N = " << n << ", K = " << k << ", split_k = " << split);
+      auto w = random_tensor<bfloat16, 2>({n, k}, -1, 1, 51);
+      auto v = random_tensor<float, 1>({k}, -1, 1, 52);
+      LaunchOptions options;
+      options.target = target;
+      options.hints.split_k = split;
+      const matvec_reference::Rows want = matvec_reference::product(w, v);
+
+      Tensor<float, 1> y({n});
+      split_matvec().launch(options, y.partition<16>(), w, v);
+      CHECK(matvec_reference::mismatches(y, want.value, want.magnitude, k) == 0);
+
+      auto x = random_tensor<float, 1>({n}, -1, 1, 53);
+      std::vector<double> with_x(want.value), magnitude(want.magnitude);
+      for (int64_t i = 0; i < n; ++i) {
+        with_x[i] += x(i);
+        magnitude[i] += std::abs(x(i));
+      }
+      split_residual().launch(options, x.partition<8>(), w, v);
+      CHECK(matvec_reference::mismatches(x, with_x, magnitude, k + 1) == 0);
+
+      double squares = 0;
+      for (int64_t j = 0; j < k; ++j) squares += double(v(j)) * v(j);
+      const double inv = 1.0 / std::sqrt(squares / double(k));
+      std::vector<double> normed(want.value), normed_magnitude(want.magnitude);
+      for (int64_t i = 0; i < n; ++i) {
+        normed[i] *= inv;
+        normed_magnitude[i] = (normed_magnitude[i] + std::abs(want.value[i])) * inv;
+      }
+      Tensor<float, 1> z({n});
+      split_norm().launch(options, z.partition<16>(), w, v);
+      // rsqrt's few ulps on top of the sums' rounding.
+      CHECK(matvec_reference::mismatches(z, normed, normed_magnitude, 2 * k + 64) == 0);
+
+      std::vector<double> plus_512(want.value);
+      for (double& e : plus_512) e += 512;
+      split_from_one().launch(options, y.partition<16>(), w, v);
+      CHECK(matvec_reference::mismatches(y, plus_512, want.magnitude, k + 512) == 0);
+    }
+}
+
+CompilerHints split(int s) {
+  CompilerHints h;
+  h.split_k = s;
+  return h;
+}
+
+}  // namespace
+
+TESSERA_TARGET_TEST_CASE("split_k: products whose K loop the CTAs of a cluster share equal the reference",
+                         "[split-k]", split_results)
+
+TEST_CASE("split_k: the sm_90 PTX runs clusters of S through distributed shared memory; below sm_90 it is ignored",
+          "[split-k][compile]") {
+  if (!exec_test::toolchain_present()) return;
+  Tensor<bfloat16, 2> w({2560, 4096});
+  Tensor<float, 1> v({4096}), y({2560});
+  for (int s : {2, 4, 8}) {
+    INFO("split_k = " << s);
+    LaunchOptions o;
+    o.target = Target::sm_90;
+    o.hints = split(s);
+    const CompiledArtifact a = split_residual().compile(o, y.partition<8>(), w, v);
+    CHECK(a.ptx.find(".reqnctapercluster " + std::to_string(s) + ", 1, 1") != std::string::npos);
+    CHECK(a.ptx.find("barrier.cluster.arrive.release") != std::string::npos);
+    CHECK(a.ptx.find("mapa.shared::cluster.u32") != std::string::npos);
+    CHECK(a.ptx.find("ld.shared::cluster.f32") != std::string::npos);
+    const std::string log = detail::ptx_to_cubin(a.ptx, "sm_90", std::vector<std::string>{"-verbose"}).info_log;
+    INFO(log);
+    CHECK(log.find(" 0 bytes spill stores") != std::string::npos);
+  }
+  LaunchOptions o;
+  o.target = Target::sm_89;
+  o.hints = split(4);
+  CHECK(split_residual().compile(o, y.partition<8>(), w, v).ptx.find(".reqnctapercluster") == std::string::npos);
+}
+
+TEST_CASE("split_k: other than 0, 1, 2, 4 or 8 is an error naming the kernel", "[split-k]") {
+  Tensor<bfloat16, 2> w({64, 1024});
+  Tensor<float, 1> v({1024}), y({64});
+  for (int s : {3, 16, -2}) {
+    LaunchOptions o;
+    o.target = Target::cpu;
+    o.hints = split(s);
+    CHECK_THROWS_WITH(split_matvec().launch(o, y.partition<16>(), w, v),
+                      Catch::Contains("kernel 'split_matvec'") && Catch::Contains("split_k is " + std::to_string(s)));
+  }
+}
