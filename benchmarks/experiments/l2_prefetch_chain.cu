@@ -30,27 +30,6 @@ __global__ void __launch_bounds__(T) mv(const __nv_bfloat16* __restrict__ W, con
   asm volatile("griddepcontrol.wait;" ::: "memory");
   rows_from_registers<R>(W, x, y, N, K);
 }
-// A small dependent kernel (attention stand-in): `grid` CTAs each reading `iters` x 4 KiB of a
-// buffer (as a split reads K/V) and writing one value.
-__global__ void __launch_bounds__(T) small(const __nv_bfloat16* __restrict__ W, const float* __restrict__ x,
-                                           float* __restrict__ y, int N, int iters) {
-  asm volatile("griddepcontrol.launch_dependents;\n griddepcontrol.wait;" ::: "memory");
-  float a = x[threadIdx.x];
-  for (int i = 0; i < iters; ++i) {
-    uint4 v = __ldg(reinterpret_cast<const uint4*>(W) + (size_t(blockIdx.x) * iters + i) * T + threadIdx.x);
-    a += __uint_as_float(v.x) * 1e-30f;
-  }
-  for (int o = 16; o > 0; o >>= 1) a += __shfl_xor_sync(0xffffffff, a, o);
-  if (threadIdx.x == 0) y[blockIdx.x] = a;
-}
-template <class F> float time_ms(F f, int iters = 20) {
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<float> ts;
-  for (int i = 0; i < iters; ++i) { cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b);
-    float ms; cudaEventElapsedTime(&ms, a, b); ts.push_back(ms); }
-  std::sort(ts.begin(), ts.end()); return ts[ts.size() / 2];
-}
 template <class Kern, class... A> void launch(Kern k, int grid, A... a) {
   cudaLaunchConfig_t cfg = {}; cfg.gridDim = dim3(grid); cfg.blockDim = dim3(T); cfg.stream = 0;
   cudaLaunchAttribute attr[1]; attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -60,7 +39,7 @@ template <class Kern, class... A> void launch(Kern k, int grid, A... a) {
 int main() {
   size_t cn = (size_t(1) << 30) / 16; uint4 *ca, *co;
   CK(cudaMalloc(&ca, cn * 16)); CK(cudaMalloc(&co, cn * 16)); CK(cudaMemset(ca, 1, cn * 16));
-  float cms = time_ms([&] { copyk<<<132 * 8, 512>>>(ca, co, cn); });
+  float cms = chain_ms([&] { copyk<<<132 * 8, 512>>>(ca, co, cn); });
   double copy_bw = 2.0 * cn * 16 / (cms * 1e-3); printf("copy %.3f TB/s\n", copy_bw / 1e12);
   CK(cudaFree(ca)); CK(cudaFree(co));
   struct M { int n, k; }; M ms[5] = {{6144, 2560}, {2560, 4096}, {9728, 2560}, {9728, 2560}, {2560, 9728}};
@@ -71,7 +50,7 @@ int main() {
   float *x, *y; CK(cudaMalloc(&x, 16384 * 4)); CK(cudaMalloc(&y, 16384 * 4)); CK(cudaMemset(x, 0, 16384 * 4));
   printf("chain %.2f GB: weights at the copy bandwidth %.3f ms\n", total / 1e9, total / copy_bw * 1e3);
   auto run = [&](const char* nm, bool attn, auto k16, auto k8) {
-    float t = time_ms([&] {
+    float t = chain_ms([&] {
       for (int l = 0; l < L; ++l) {
         launch(k16, 6144 / 16, (const __nv_bfloat16*)w[l * 5], (const float*)x, y, 6144, 2560);
         if (attn) {  // qk_norm (8 CTAs), split (24 CTAs x 2 chunks of K and V), combine (8 CTAs)

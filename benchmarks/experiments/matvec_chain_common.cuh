@@ -1,10 +1,13 @@
 // matvec_chain_common.cuh: what the plain-CUDA matrix-vector experiments share (not tessera
-// code): the error check, the block size, a bf16 x 8 multiply-add, the row reduction that ends an
-// R x 512 product at 256 threads, that product from registers, a copy kernel for the copy bandwidth and a weight fill.
+// code): the error check, the block size, a bf16 x 8 multiply-add, a step's loads and products, the
+// row reduction that ends an R x 512 product at 256 threads, that product from registers, an
+// attention stand-in, a chain timer, a copy kernel for the copy bandwidth and a weight fill.
 #pragma once
 #include <cuda_bf16.h>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
+#include <vector>
 
 #define CK(x) do { cudaError_t ck_err_ = (x); if (ck_err_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(ck_err_)); exit(1);} } while (0)
 
@@ -42,6 +45,26 @@ __device__ __forceinline__ void finish(float* acc, float* y, int row0, int N) {
   }
 }
 
+// acc[c] += this thread's weight chunk w[c] (8 bf16) times the 8 vector elements at xs.
+template <int C>
+__device__ __forceinline__ void step_products(float* acc, const uint4* w, const float* xs) {
+  float4 xa = *reinterpret_cast<const float4*>(xs);
+  float4 xb = *reinterpret_cast<const float4*>(xs + 4);
+  float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+#pragma unroll
+  for (int c = 0; c < C; ++c) fma8(&acc[c], w[c], xv);
+}
+
+// This thread's C weight chunks of the step at column k0: rows row0 + rsub + RPP c, columns col
+// to col + 7.
+template <int C, int RPP>
+__device__ __forceinline__ void load_step(uint4* w, const __nv_bfloat16* __restrict__ W, int row0, int rsub, int K,
+                                          int k0, int col) {
+#pragma unroll
+  for (int c = 0; c < C; ++c)
+    w[c] = __ldg(reinterpret_cast<const uint4*>(W + size_t(row0 + rsub + RPP * c) * K + k0 + col));
+}
+
 // y[row0 .. row0 + R) = W x for the R rows of this CTA (blockIdx.x), from registers: chunk c of
 // thread t is element (c*T + t)*8 of the R x 512 tile, the layout tessera uses at 256 threads.
 template <int R>
@@ -53,17 +76,46 @@ __device__ __forceinline__ void rows_from_registers(const __nv_bfloat16* __restr
   float acc[C] = {};
 #pragma unroll 2
   for (int k0 = 0; k0 < K; k0 += BK) {
-    float4 xa = *reinterpret_cast<const float4*>(x + k0 + col);
-    float4 xb = *reinterpret_cast<const float4*>(x + k0 + col + 4);
     uint4 w[C];
-#pragma unroll
-    for (int c = 0; c < C; ++c)
-      w[c] = __ldg(reinterpret_cast<const uint4*>(W + size_t(row0 + rsub + RPP * c) * K + k0 + col));
-    float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
-#pragma unroll
-    for (int c = 0; c < C; ++c) fma8(&acc[c], w[c], xv);
+    load_step<C, RPP>(w, W, row0, rsub, K, k0, col);
+    step_products<C>(acc, w, x + k0 + col);
   }
   finish<R>(acc, y, row0, N);
+}
+
+// A small dependent kernel (an attention stand-in in the chains): `grid` CTAs each reading
+// `iters` x 4 KiB of a buffer (as a split reads K/V) and writing one value.
+__global__ void __launch_bounds__(T) small(const __nv_bfloat16* __restrict__ W, const float* __restrict__ x,
+                                           float* __restrict__ y, int N, int iters) {
+  asm volatile("griddepcontrol.launch_dependents;\n griddepcontrol.wait;" ::: "memory");
+  float a = x[threadIdx.x];
+  for (int i = 0; i < iters; ++i) {
+    uint4 v = __ldg(reinterpret_cast<const uint4*>(W) + (size_t(blockIdx.x) * iters + i) * T + threadIdx.x);
+    a += __uint_as_float(v.x) * 1e-30f;
+  }
+  for (int o = 16; o > 0; o >>= 1) a += __shfl_xor_sync(0xffffffff, a, o);
+  if (threadIdx.x == 0) y[blockIdx.x] = a;
+}
+
+// The median time of `iters` calls of f() (after 3 untimed), by events, in ms.
+template <class F>
+float chain_ms(F f, int iters = 20) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  for (int i = 0; i < 3; ++i) f();
+  std::vector<float> ts;
+  for (int i = 0; i < iters; ++i) {
+    cudaEventRecord(a);
+    f();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms;
+    cudaEventElapsedTime(&ms, a, b);
+    ts.push_back(ms);
+  }
+  std::sort(ts.begin(), ts.end());
+  return ts[ts.size() / 2];
 }
 
 __global__ void copyk(const uint4* a, uint4* o, size_t n) {

@@ -21,55 +21,17 @@
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 
-template <int R, int P>
+// y = W x for R rows per program at 256 threads, each thread's chunks of the first P steps loaded
+// before griddepcontrol.wait (the weights are frozen), the vector's after. With S > 1 the
+// program's steps are split over the S CTAs of a cluster (CTA s runs steps [s * steps / S,
+// (s + 1) * steps / S)); the partial sums meet in CTA 0 through distributed shared memory (each
+// thread adds its peers' partials of the same rows), which ends the product.
+template <int R, int P, int S = 1>
 __global__ void __launch_bounds__(T) mv(const __nv_bfloat16* __restrict__ W, const float* __restrict__ x,
                                         float* __restrict__ y, int N, int K) {
   constexpr int BK = 512, TPR = BK / 8, RPP = T / TPR, C = R / RPP;
-  int t = threadIdx.x, row0 = blockIdx.x * R;
-  int col = (t % TPR) * 8, rsub = t / TPR;
-  int steps = K / BK;
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  uint4 pre[P > 0 ? P : 1][C];
-#pragma unroll
-  for (int s = 0; s < P; ++s)
-#pragma unroll
-    for (int c = 0; c < C; ++c)
-      if (s < steps) pre[s][c] = __ldg(reinterpret_cast<const uint4*>(W + size_t(row0 + rsub + RPP * c) * K + s * BK + col));
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  float acc[C] = {};
-#pragma unroll
-  for (int s = 0; s < P; ++s) {
-    if (s >= steps) break;
-    float4 xa = *reinterpret_cast<const float4*>(x + s * BK + col);
-    float4 xb = *reinterpret_cast<const float4*>(x + s * BK + col + 4);
-    float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
-#pragma unroll
-    for (int c = 0; c < C; ++c) fma8(&acc[c], pre[s][c], xv);
-  }
-#pragma unroll 2
-  for (int k0 = P * BK; k0 < K; k0 += BK) {
-    float4 xa = *reinterpret_cast<const float4*>(x + k0 + col);
-    float4 xb = *reinterpret_cast<const float4*>(x + k0 + col + 4);
-    uint4 w[C];
-#pragma unroll
-    for (int c = 0; c < C; ++c)
-      w[c] = __ldg(reinterpret_cast<const uint4*>(W + size_t(row0 + rsub + RPP * c) * K + k0 + col));
-    float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
-#pragma unroll
-    for (int c = 0; c < C; ++c) fma8(&acc[c], w[c], xv);
-  }
-  finish<R>(acc, y, row0, N);
-}
-// The same product with its steps split over the S CTAs of a cluster (CTA s of program p runs
-// steps [s * steps / S, (s + 1) * steps / S)); the partial sums meet in CTA 0 through distributed
-// shared memory (each thread adds its peers' partials of the same rows), which ends the product.
-template <int R, int P, int S>
-__global__ void __launch_bounds__(T) mv_split(const __nv_bfloat16* __restrict__ W, const float* __restrict__ x,
-                                              float* __restrict__ y, int N, int K) {
-  constexpr int BK = 512, TPR = BK / 8, RPP = T / TPR, C = R / RPP;
-  __shared__ float part[C][T];
-  cg::cluster_group cluster = cg::this_cluster();
-  int s = cluster.block_rank();
+  __shared__ float part[S > 1 ? C : 1][T];
+  const int s = S > 1 ? int(cg::this_cluster().block_rank()) : 0;
   int t = threadIdx.x, row0 = (blockIdx.x / S) * R;
   int col = (t % TPR) * 8, rsub = t / TPR;
   int steps = K / BK, first = s * steps / S, last = (s + 1) * steps / S;
@@ -77,66 +39,33 @@ __global__ void __launch_bounds__(T) mv_split(const __nv_bfloat16* __restrict__ 
   uint4 pre[P > 0 ? P : 1][C];
 #pragma unroll
   for (int i = 0; i < P; ++i)
-#pragma unroll
-    for (int c = 0; c < C; ++c)
-      if (first + i < last)
-        pre[i][c] = __ldg(reinterpret_cast<const uint4*>(W + size_t(row0 + rsub + RPP * c) * K + (first + i) * BK + col));
+    if (first + i < last) load_step<C, RPP>(pre[i], W, row0, rsub, K, (first + i) * BK, col);
   asm volatile("griddepcontrol.wait;" ::: "memory");
   float acc[C] = {};
 #pragma unroll
-  for (int i = 0; i < P; ++i) {
-    if (first + i >= last) break;
-    int k0 = (first + i) * BK;
-    float4 xa = *reinterpret_cast<const float4*>(x + k0 + col);
-    float4 xb = *reinterpret_cast<const float4*>(x + k0 + col + 4);
-    float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
-#pragma unroll
-    for (int c = 0; c < C; ++c) fma8(&acc[c], pre[i][c], xv);
-  }
+  for (int i = 0; i < P; ++i)
+    if (first + i < last) step_products<C>(acc, pre[i], x + (first + i) * BK + col);
 #pragma unroll 2
   for (int k0 = (first + P) * BK; k0 < last * BK; k0 += BK) {
-    float4 xa = *reinterpret_cast<const float4*>(x + k0 + col);
-    float4 xb = *reinterpret_cast<const float4*>(x + k0 + col + 4);
     uint4 w[C];
-#pragma unroll
-    for (int c = 0; c < C; ++c)
-      w[c] = __ldg(reinterpret_cast<const uint4*>(W + size_t(row0 + rsub + RPP * c) * K + k0 + col));
-    float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
-#pragma unroll
-    for (int c = 0; c < C; ++c) fma8(&acc[c], w[c], xv);
+    load_step<C, RPP>(w, W, row0, rsub, K, k0, col);
+    step_products<C>(acc, w, x + k0 + col);
   }
-  if (s > 0)
+  if constexpr (S > 1) {
+    cg::cluster_group cluster = cg::this_cluster();
+    if (s > 0)
 #pragma unroll
-    for (int c = 0; c < C; ++c) part[c][t] = acc[c];
-  cluster.sync();
-  if (s == 0)
-    for (int r = 1; r < S; ++r) {
-      float* peer = cluster.map_shared_rank(&part[0][0], r);
+      for (int c = 0; c < C; ++c) part[c][t] = acc[c];
+    cluster.sync();
+    if (s == 0)
+      for (int r = 1; r < S; ++r) {
+        float* peer = cluster.map_shared_rank(&part[0][0], r);
 #pragma unroll
-      for (int c = 0; c < C; ++c) acc[c] += peer[c * T + t];
-    }
-  cluster.sync();
+        for (int c = 0; c < C; ++c) acc[c] += peer[c * T + t];
+      }
+    cluster.sync();
+  }
   if (s == 0) finish<R>(acc, y, row0, N);
-}
-// A small dependent kernel (attention stand-in), as in l2_prefetch_chain.cu.
-__global__ void __launch_bounds__(T) small(const __nv_bfloat16* __restrict__ W, const float* __restrict__ x,
-                                           float* __restrict__ y, int N, int iters) {
-  asm volatile("griddepcontrol.launch_dependents;\n griddepcontrol.wait;" ::: "memory");
-  float a = x[threadIdx.x];
-  for (int i = 0; i < iters; ++i) {
-    uint4 v = __ldg(reinterpret_cast<const uint4*>(W) + (size_t(blockIdx.x) * iters + i) * T + threadIdx.x);
-    a += __uint_as_float(v.x) * 1e-30f;
-  }
-  for (int o = 16; o > 0; o >>= 1) a += __shfl_xor_sync(0xffffffff, a, o);
-  if (threadIdx.x == 0) y[blockIdx.x] = a;
-}
-template <class F> float time_ms(F f, int iters = 20) {
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<float> ts;
-  for (int i = 0; i < iters; ++i) { cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b);
-    float ms; cudaEventElapsedTime(&ms, a, b); ts.push_back(ms); }
-  std::sort(ts.begin(), ts.end()); return ts[ts.size() / 2];
 }
 // A launch of `grid` programs of `cluster` CTAs each, programmatic.
 template <class Kern, class... A> void launch_cluster(Kern k, int grid, int cluster, A... a) {
@@ -152,7 +81,7 @@ template <class Kern, class... A> void launch(Kern k, int grid, A... a) { launch
 int main() {
   size_t cn = (size_t(1) << 30) / 16; uint4 *ca, *co;
   CK(cudaMalloc(&ca, cn * 16)); CK(cudaMalloc(&co, cn * 16)); CK(cudaMemset(ca, 1, cn * 16));
-  float cms = time_ms([&] { copyk<<<132 * 8, 512>>>(ca, co, cn); });
+  float cms = chain_ms([&] { copyk<<<132 * 8, 512>>>(ca, co, cn); });
   double copy_bw = 2.0 * cn * 16 / (cms * 1e-3); printf("copy %.3f TB/s\n", copy_bw / 1e12);
   CK(cudaFree(ca)); CK(cudaFree(co));
   struct M { int n, k; }; M ms[5] = {{6144, 2560}, {2560, 4096}, {9728, 2560}, {9728, 2560}, {2560, 9728}};
@@ -177,15 +106,15 @@ int main() {
       printf("check %s: worst relative difference %.3g%s\n", nm, worst, worst > 1e-4 ? " MISMATCH" : "");
     };
     compare("prewait 8", mv<8, 8>, 1);
-    compare("split 2", mv_split<8, 0, 2>, 2);
-    compare("split 4, prewait 2", mv_split<8, 2, 4>, 4);
+    compare("split 2", mv<8, 0, 2>, 2);
+    compare("split 4, prewait 2", mv<8, 2, 4>, 4);
     CK(cudaMemset(x, 0, 16384 * 4));
   }
   // Each product alone (one shape, all 36 layers chained), then the whole chain.
   auto run = [&](const char* nm, int only, bool attn, auto k16, auto k8, auto kn, int S) {
     double bytes = 0;
     for (int m = 0; m < 5; ++m) if (only < 0 || only == m) bytes += L * double(ms[m].n) * ms[m].k * 2;
-    float t = time_ms([&] {
+    float t = chain_ms([&] {
       for (int l = 0; l < L; ++l) {
         if (only < 0 || only == 0) launch(k16, 6144 / 16, (const __nv_bfloat16*)w[l * 5], (const float*)x, y, 6144, 2560);
         if (attn) {  // qk_norm (8 CTAs), split (24 CTAs x 2 chunks of K and V), combine (8 CTAs)
@@ -211,10 +140,10 @@ int main() {
         run("prewait 2", only, attn, mv<16, 2>, mv<8, 2>, mv<8, 2>, 1);
         run("prewait 4", only, attn, mv<16, 4>, mv<8, 4>, mv<8, 4>, 1);
         run("prewait 8", only, attn, mv<16, 4>, mv<8, 8>, mv<8, 8>, 1);
-        run("split 2, prewait 0", only, attn, mv<16, 0>, mv<8, 0>, mv_split<8, 0, 2>, 2);
-        run("split 4, prewait 0", only, attn, mv<16, 0>, mv<8, 0>, mv_split<8, 0, 4>, 4);
-        run("split 2, prewait 2", only, attn, mv<16, 2>, mv<8, 2>, mv_split<8, 2, 2>, 2);
-        run("split 4, prewait 2", only, attn, mv<16, 2>, mv<8, 2>, mv_split<8, 2, 4>, 4);
+        run("split 2, prewait 0", only, attn, mv<16, 0>, mv<8, 0>, mv<8, 0, 2>, 2);
+        run("split 4, prewait 0", only, attn, mv<16, 0>, mv<8, 0>, mv<8, 0, 4>, 4);
+        run("split 2, prewait 2", only, attn, mv<16, 2>, mv<8, 2>, mv<8, 2, 2>, 2);
+        run("split 4, prewait 2", only, attn, mv<16, 2>, mv<8, 2>, mv<8, 2, 4>, 4);
       }
   return 0;
 }
