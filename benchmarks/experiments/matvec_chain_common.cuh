@@ -1,7 +1,8 @@
 // matvec_chain_common.cuh: what the plain-CUDA matrix-vector experiments share (not tessera
 // code): the error check, the block size, a bf16 x 8 multiply-add, a step's loads and products, the
 // row reduction that ends an R x 512 product at 256 threads, that product from registers, an
-// attention stand-in, a chain timer, a copy kernel for the copy bandwidth and a weight fill.
+// attention stand-in, a chain timer, a copy kernel, a weight fill, the copy bandwidth, the 4B
+// chain's weights and a programmatic (cluster) launch.
 #pragma once
 #include <cuda_bf16.h>
 #include <cstdio>
@@ -128,4 +129,61 @@ __global__ void fill(__nv_bfloat16* w, size_t n, unsigned seed) {
     h ^= h >> 13; h *= 0x5bd1e995; h ^= h >> 15;
     w[i] = __float2bfloat16(((int)(h % 2048) - 1024) / 1024.0f);
   }
+}
+
+// The copy bandwidth of a 1 GiB copy (bytes read and written per second), printed.
+inline double copy_bandwidth() {
+  size_t cn = (size_t(1) << 30) / 16;
+  uint4 *ca, *co;
+  CK(cudaMalloc(&ca, cn * 16));
+  CK(cudaMalloc(&co, cn * 16));
+  CK(cudaMemset(ca, 1, cn * 16));
+  float cms = chain_ms([&] { copyk<<<132 * 8, 512>>>(ca, co, cn); });
+  double copy_bw = 2.0 * cn * 16 / (cms * 1e-3);
+  printf("copy %.3f TB/s\n", copy_bw / 1e12);
+  CK(cudaFree(ca));
+  CK(cudaFree(co));
+  return copy_bw;
+}
+
+// The five products of each of 36 Qwen3-4B layers (QKV, o_proj, gate, up, down), distinct
+// weights filled with values: w[l * 5 + m] is product m of layer l, `total` their bytes.
+struct ChainWeights {
+  static constexpr int L = 36;
+  struct Shape { int n, k; };
+  static constexpr Shape ms[5] = {{6144, 2560}, {2560, 4096}, {9728, 2560}, {9728, 2560}, {2560, 9728}};
+  std::vector<__nv_bfloat16*> w = std::vector<__nv_bfloat16*>(L * 5);
+  double total = 0;
+  ChainWeights() {
+    for (int l = 0; l < L; ++l)
+      for (int m = 0; m < 5; ++m) {
+        size_t e = size_t(ms[m].n) * ms[m].k;
+        CK(cudaMalloc(&w[l * 5 + m], e * 2));
+        fill<<<1024, 256>>>(w[l * 5 + m], e, l * 5 + m);
+        total += e * 2.0;
+      }
+  }
+};
+
+// A programmatic launch of `grid` programs of `cluster` CTAs each (T threads).
+template <class Kern, class... A>
+void launch_cluster(Kern k, int grid, int cluster, A... a) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid * cluster);
+  cfg.blockDim = dim3(T);
+  cfg.stream = 0;
+  cudaLaunchAttribute attr[2];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  attr[1].id = cudaLaunchAttributeClusterDimension;
+  attr[1].val.clusterDim.x = cluster;
+  attr[1].val.clusterDim.y = 1;
+  attr[1].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = cluster > 1 ? 2 : 1;
+  CK(cudaLaunchKernelEx(&cfg, k, a...));
+}
+template <class Kern, class... A>
+void launch(Kern k, int grid, A... a) {
+  launch_cluster(k, grid, 1, a...);
 }

@@ -67,27 +67,13 @@ __global__ void __launch_bounds__(T) mv(const __nv_bfloat16* __restrict__ W, con
   }
   if (s == 0) finish<R>(acc, y, row0, N);
 }
-// A launch of `grid` programs of `cluster` CTAs each, programmatic.
-template <class Kern, class... A> void launch_cluster(Kern k, int grid, int cluster, A... a) {
-  cudaLaunchConfig_t cfg = {}; cfg.gridDim = dim3(grid * cluster); cfg.blockDim = dim3(T); cfg.stream = 0;
-  cudaLaunchAttribute attr[2]; attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  attr[1].id = cudaLaunchAttributeClusterDimension; attr[1].val.clusterDim.x = cluster;
-  attr[1].val.clusterDim.y = 1; attr[1].val.clusterDim.z = 1;
-  cfg.attrs = attr; cfg.numAttrs = cluster > 1 ? 2 : 1;
-  CK(cudaLaunchKernelEx(&cfg, k, a...));
-}
-template <class Kern, class... A> void launch(Kern k, int grid, A... a) { launch_cluster(k, grid, 1, a...); }
 int main() {
-  size_t cn = (size_t(1) << 30) / 16; uint4 *ca, *co;
-  CK(cudaMalloc(&ca, cn * 16)); CK(cudaMalloc(&co, cn * 16)); CK(cudaMemset(ca, 1, cn * 16));
-  float cms = chain_ms([&] { copyk<<<132 * 8, 512>>>(ca, co, cn); });
-  double copy_bw = 2.0 * cn * 16 / (cms * 1e-3); printf("copy %.3f TB/s\n", copy_bw / 1e12);
-  CK(cudaFree(ca)); CK(cudaFree(co));
-  struct M { int n, k; }; M ms[5] = {{6144, 2560}, {2560, 4096}, {9728, 2560}, {9728, 2560}, {2560, 9728}};
-  const int L = 36; std::vector<__nv_bfloat16*> w(L * 5); double total = 0;
-  for (int l = 0; l < L; ++l) for (int m = 0; m < 5; ++m) {
-    size_t e = size_t(ms[m].n) * ms[m].k; CK(cudaMalloc(&w[l * 5 + m], e * 2)); fill<<<1024, 256>>>(w[l * 5 + m], e, l * 5 + m); total += e * 2.0; }
+  const double copy_bw = copy_bandwidth();
+  const ChainWeights chain;
+  const int L = ChainWeights::L;
+  const auto& ms = ChainWeights::ms;
+  const auto& w = chain.w;
+  const double total = chain.total;
   __nv_bfloat16* kv; CK(cudaMalloc(&kv, size_t(64) << 20)); CK(cudaMemset(kv, 0, size_t(64) << 20));
   float *x, *y; CK(cudaMalloc(&x, 16384 * 4)); CK(cudaMalloc(&y, 16384 * 4)); CK(cudaMemset(x, 0, 16384 * 4));
   printf("chain %.2f GB: weights at the copy bandwidth %.3f ms\n", total / 1e9, total / copy_bw * 1e3);
