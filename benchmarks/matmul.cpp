@@ -323,10 +323,13 @@ using WeightRowTiles =
 // so the bound is a copy of it. Narrow tiles give more programs (N = 2560 has 40 of 64 columns);
 // where programs are fewer than SMs, deeper pipelines keep more of the weight in flight (8 stages
 // of 16 x 64 x 128 are 160 KiB: one program per SM), where they are more, fewer stages let
-// several programs share an SM: the tuner weighs both.
+// several programs share an SM: the tuner weighs both. With a program's k-tiles shared by the 2
+// or 4 CTAs of a cluster (CompilerHints::split_k), N = 2560 streams from 80-320 CTAs.
 using SkinnyTiles =
     std::tuple<Tile<16, 64, 128>, Tile<16, 32, 128>, Tile<16, 128, 64>, Tile<16, 128, 128>, Tile<16, 64, 128, On::launch, 0, 8>,
-               Tile<16, 32, 128, On::launch, 0, 8>, Tile<16, 32, 128, On::launch, 0, 5>, Tile<16, 16, 128, On::launch, 0, 8>>;
+               Tile<16, 32, 128, On::launch, 0, 8>, Tile<16, 32, 128, On::launch, 0, 5>, Tile<16, 16, 128, On::launch, 0, 8>,
+               Tile<16, 64, 128, On::launch, 0, 4, 4>, Tile<16, 32, 128, On::launch, 0, 4, 4>,
+               Tile<16, 64, 128, On::launch, 0, 8, 2>>;
 
 // b's values stored transposed: an N x K row-major matrix (a linear layer's weight).
 template <class T>

@@ -140,12 +140,13 @@ struct CompilerHints {
   // loops counted four times, 32 to 512 threads; and the variants of docs/compiler.md).
   int threads = 0;
   // CTAs of one cluster that share each program's K loop, 2, 4 or 8, for kernels the NVVM backend
-  // lowers element by element on sm_90 and newer (other targets and backends ignore it): each
-  // runs 1/S of the loop's iterations and rank 0 adds their partial sums and runs the rest of the
-  // program, so a product of few long rows keeps S times the CTAs in flight. Only a kernel with
-  // one K loop whose carried tiles are f32 sums that start at zero, and that writes nothing
-  // before its loop, is split (tile-split-k-loop); others run as they are. The compiler's
-  // choice: 0 (none).
+  // lowers element by element or onto mma.sync, on sm_90 and newer (other targets, the wgmma
+  // lowering and other backends ignore it): each runs 1/S of the loop's iterations and rank 0 adds
+  // their partial sums and runs the rest of the program, so a product of few long rows (or, on
+  // mma.sync, few 16-row tiles) keeps S times the CTAs in flight. Only a kernel with one K loop
+  // whose carried tiles are f32 sums that start at zero, and that writes nothing before its loop,
+  // is split (tile-split-k-loop), or a GEMM kernel that takes mma.sync; others run as they are.
+  // The compiler's choice: 0 (none).
   int split_k = 0;
   bool operator==(const CompilerHints&) const = default;
 };

@@ -412,6 +412,8 @@ void to_tensor_cores(mlir::OpPassManager& pm, std::string_view arch, std::string
   warp.arch = std::string(arch);
   warp.maxSharedBytes = max_shared_bytes;
   warp.stages = hints.pipeline_stages;
+  // Each program's k-tiles shared by the CTAs of a cluster (sm_90 and newer; the pass checks).
+  warp.splitK = hints.split_k > 1 ? hints.split_k : 1;
   pm.addPass(mlir::tessera::createConvertTileMatmulToMmaSync(warp));
 }
 

@@ -6,6 +6,9 @@
 // does not take (a sum that starts at one) runs as it is. The CPU target ignores the hint. On sm_90 the PTX declares
 // clusters of S and meets through cluster barriers and distributed shared memory, with nothing
 // spilled; below sm_90 the hint is ignored; other values are an error naming the kernel.
+// GEMM kernels that take mma.sync (16-row tiles: a decoder's projections of a few tokens) split
+// their k-tiles the same way: plain and with a bias + GELU epilogue, whole, ragged and K below
+// one tile, against the host reference.
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
@@ -15,6 +18,8 @@
 
 #include "driver/nvjitlink.h"
 #include "execution_helpers.h"
+#include "matmul_kernels.h"
+#include "matmul_reference.h"
 #include "matvec_reference.h"
 
 using namespace tessera;
@@ -111,6 +116,41 @@ void split_results(Target target) {
     }
 }
 
+// out = a w^T + (with_gelu) GELU(. + bias), for a: M x K and w: N x K (its transposed view the
+// K-major B), in 16 x 64 x 128 tiles: mma.sync on a GPU, whose k-tiles the split shares.
+void split_mma_results(Target target) {
+  using namespace matmul_reference;
+  struct Shape {
+    int64_t m, n, k;
+  };
+  // Whole tiles with a long K; M, N and K ragged; one k-tile (ranks past the last run none); K
+  // below one tile. N a multiple of 8: the output's rows 16-byte aligned, as the lowering needs.
+  for (const Shape& s : {Shape{16, 640, 2048}, Shape{13, 200, 1000}, Shape{16, 64, 128}, Shape{5, 88, 40}}) {
+    auto a = random_tensor<bfloat16, 2>({s.m, s.k}, -1, 1, 61);
+    auto w = random_tensor<bfloat16, 2>({s.n, s.k}, -1, 1, 62);
+    auto bias = random_tensor<bfloat16, 1>({s.n}, -1, 1, 63);
+    const Reference r = reference(s.m, s.n, s.k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                                  [&](int64_t kk, int64_t j) { return d(w(j, kk)); });
+    const double bound = product_bound(DType::bf16, s.k), rel = std::ldexp(1.0, -8);
+    for (int split : {0, 2, 4, 8}) {
+      INFO("M " << s.m << ", N " << s.n << ", K " << s.k << ", split_k = " << split);
+      LaunchOptions options;
+      options.target = target;
+      options.hints.split_k = split;
+      Tensor<bfloat16, 2> out({s.m, s.n});
+      auto got = [&](int64_t i, int64_t j) { return d(out(i, j)); };
+      matmul_kernels::matmul<16, 64, 128>().launch(options, out.partition<16, 64>(), a, w.transposed());
+      CHECK(mismatches(r, s.m, s.n, bound, rel, got, [&](int64_t i, int64_t j) { return r.at(i, j); }) == 0);
+      matmul_kernels::matmul_bias_gelu<16, 64, 128>().launch(options, out.partition<16, 64>(), a, w.transposed(),
+                                                             bias);
+      CHECK(mismatches(r, s.m, s.n, 1.13 * bound, rel, got, [&](int64_t i, int64_t j) {
+              const double x = r.at(i, j) + d(bias(j));
+              return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+            }) == 0);
+    }
+  }
+}
+
 CompilerHints split(int s) {
   CompilerHints h;
   h.split_k = s;
@@ -145,6 +185,37 @@ TEST_CASE("split_k: the sm_90 PTX runs clusters of S through distributed shared 
   o.target = Target::sm_89;
   o.hints = split(4);
   CHECK(split_residual().compile(o, y.partition<8>(), w, v).ptx.find(".reqnctapercluster") == std::string::npos);
+}
+
+TESSERA_TARGET_TEST_CASE("split_k: 16-row GEMM kernels (mma.sync) whose k-tiles a cluster shares equal the reference",
+                         "[split-k][mma_sync]", split_mma_results)
+
+TEST_CASE("split_k: the sm_90 mma.sync GEMM runs clusters of S through distributed shared memory; sm_80 ignores it",
+          "[split-k][compile][mma_sync]") {
+  if (!exec_test::toolchain_present()) return;
+  Tensor<bfloat16, 2> a({16, 9728}), w({2560, 9728}), out({16, 2560});
+  for (int s : {2, 4, 8}) {
+    INFO("split_k = " << s);
+    LaunchOptions o;
+    o.target = Target::sm_90;
+    o.hints = split(s);
+    const CompiledArtifact c = matmul_kernels::matmul<16, 64, 128>().compile(o, out.partition<16, 64>(), a, w.transposed());
+    CHECK(c.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
+    CHECK(c.ptx.find(".reqnctapercluster " + std::to_string(s) + ", 1, 1") != std::string::npos);
+    // The launcher's grid: S CTAs per program.
+    CHECK(c.ptx.find("// tessera.ctas_per_program " + std::to_string(s)) != std::string::npos);
+    CHECK(c.ptx.find("barrier.cluster.arrive.release") != std::string::npos);
+    CHECK(c.ptx.find("mapa.shared::cluster.u32") != std::string::npos);
+    const std::string log = detail::ptx_to_cubin(c.ptx, "sm_90", std::vector<std::string>{"-verbose"}).info_log;
+    INFO(log);
+    CHECK(log.find(" 0 bytes spill stores") != std::string::npos);
+  }
+  LaunchOptions o;
+  o.target = Target::sm_80;
+  o.hints = split(4);
+  const CompiledArtifact c = matmul_kernels::matmul<16, 64, 128>().compile(o, out.partition<16, 64>(), a, w.transposed());
+  CHECK(c.ptx.find("mma.sync.aligned") != std::string::npos);
+  CHECK(c.ptx.find(".reqnctapercluster") == std::string::npos);
 }
 
 TEST_CASE("split_k: other than 0, 1, 2, 4 or 8 is an error naming the kernel", "[split-k]") {

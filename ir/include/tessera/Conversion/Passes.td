@@ -491,6 +491,16 @@ def ConvertTileMatmulToMmaSync
     element as in `convert-tile-matmul-to-nvvm`. Ragged M, N and K: a
     copy reads only the bytes inside the tensor and zero-fills the rest of
     its 16 bytes; stores test their bounds.
+
+    With `split-k` S > 1 on compute capability 9.0 and newer, a program is
+    the S CTAs of a cluster (the function gets `tile.split_k = S` and
+    `tile.ctas_per_program = S`: the grid's x is S times the programs'):
+    program id 0 is `ctaid.x / S`, rank r = `ctaid.x mod S` multiplies
+    k-tiles [n r / S, n (r + 1) / S) of the program's n; ranks 1..S-1 store
+    their accumulators in their shared memory, and after a cluster barrier
+    rank 0 adds them (`mapa`, `ld.shared::cluster`), a second cluster
+    barrier, and rank 0 alone runs the epilogue. A `split-k` other than 1,
+    2, 4 or 8 is an error.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
@@ -506,7 +516,11 @@ def ConvertTileMatmulToMmaSync
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t",
            /*default=*/"101376",
            "Shared memory a CTA may use (the device's opt-in limit; 99 KiB, "
-           "the least of sm_80 and newer)">
+           "the least of sm_80 and newer)">,
+    Option<"splitK", "split-k", "int64_t", /*default=*/"1",
+           "CTAs of one cluster sharing each program's k-tiles: 1 (none), 2, "
+           "4 or 8; taken on compute capability 9.0 and newer where every "
+           "thread's accumulators fit max-shared-bytes, else ignored">
   ];
 }
 

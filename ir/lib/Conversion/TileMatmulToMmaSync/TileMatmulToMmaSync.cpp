@@ -33,7 +33,18 @@
 //     those of m16n8k16 in bytes, so the same ldmatrix loads serve;
 //   - the epilogue on the accumulator registers (MatmulEpilogue.h): each op
 //     after the loop evaluated per element, stores of column pairs with a
-//     bounds test (ragged M and N).
+//     bounds test (ragged M and N);
+//   - with `split-k` S (2, 4, 8; compute capability 9.0 and newer), the S
+//     CTAs of a cluster run one program: program id 0 is ctaid.x / S, and
+//     rank r = ctaid.x mod S multiplies the r-th contiguous S-th of the
+//     k-tiles. After the loop ranks 1..S-1 store their accumulators in their
+//     own shared memory (the stages' bytes, free by then), a cluster barrier,
+//     rank 0 adds them through distributed shared memory (mapa,
+//     ld.shared::cluster), a second cluster barrier (the peers' shared memory
+//     lives until rank 0 has read it), and rank 0 alone runs the epilogue.
+//     Products too narrow to fill the GPU (M = 16: a decoder's projections
+//     for a few tokens, N / BN programs) then stream their weight from S
+//     times as many SMs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +53,7 @@
 #include "WarpMma.h"
 #include "../TileMatmulToNVVM/MatmulEpilogue.h"
 #include "../TileMatmulToNVVM/MatmulKernel.h"
+#include "../Utils/HopperPtx.h"
 
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
 
@@ -84,6 +96,8 @@ struct Geometry {
   bool bKMajor;
   /// 2 (bf16, f16), 4 (f32, multiplied as tf32) or 1 (8-bit floats).
   int64_t elementBytes;
+  /// The CTAs (of one cluster) that share each program's k-tiles; 1: none.
+  int64_t splitK = 1;
   int64_t threads() const { return warpsM * warpsN * kWarp; }
   int64_t warpRows() const { return bm / warpsM; }
   int64_t warpCols() const { return bn / warpsN; }
@@ -93,7 +107,12 @@ struct Geometry {
   int64_t chunkElements() const { return kChunkBytes / elementBytes; }
   int64_t aBytes() const { return bm * bk * elementBytes; }
   int64_t stageBytes() const { return aBytes() + bk * bn * elementBytes; }
-  int64_t sharedBytes() const { return stages * stageBytes(); }
+  int64_t stagesBytes() const { return stages * stageBytes(); }
+  /// Every thread's accumulators, one f32 slot each (a split's partials).
+  int64_t partialBytes() const { return accumulators() * threads() * 4; }
+  int64_t sharedBytes() const {
+    return splitK > 1 ? std::max(stagesBytes(), partialBytes()) : stagesBytes();
+  }
 };
 
 /// The CTA for `k`'s tile, or failure with the reason in `why`. Warps: one
@@ -102,10 +121,12 @@ struct Geometry {
 /// blocks; the warp grid is the one whose warp tile is squarest (fewest
 /// ldmatrix per mma). Stages: `stages`, else 3, less while they exceed
 /// `maxShared`, at least 2. 8-bit floats need compute capability 8.9
-/// (`cc`) and a K-major B.
+/// (`cc`) and a K-major B. `splitK` CTAs share a program's k-tiles from
+/// compute capability 9.0 (clusters) where their partials fit `maxShared`;
+/// elsewhere the hint is ignored.
 FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t cc,
-                                 int64_t stages, int64_t maxShared,
-                                 std::string &why) {
+                                 int64_t stages, int64_t splitK,
+                                 int64_t maxShared, std::string &why) {
   auto pow2In = [](int64_t v, int64_t lo, int64_t hi) {
     return v >= lo && v <= hi && llvm::isPowerOf2_64(static_cast<uint64_t>(v));
   };
@@ -141,12 +162,14 @@ FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t cc,
     return failure();
   }
   g.stages = stages > 0 ? stages : kDefaultStages;
-  while (g.stages > 2 && g.sharedBytes() > maxShared)
+  while (g.stages > 2 && g.stagesBytes() > maxShared)
     --g.stages;
-  if (g.sharedBytes() > maxShared) {
+  if (g.stagesBytes() > maxShared) {
     why = "two stages of the A and B tiles exceed max-shared-bytes";
     return failure();
   }
+  if (cc >= 90 && splitK > 1 && g.partialBytes() <= maxShared)
+    g.splitK = splitK;
   return g;
 }
 
@@ -209,12 +232,18 @@ private:
   std::function<Value(int64_t, int64_t)> rowMajorBLoads(Value bTile);
   void buildEpilogue(ArrayRef<Value> acc, IRMapping &mapping);
 
+  /// A split's sum: ranks 1..S-1 give their accumulators `acc` to rank 0,
+  /// which gets the sum (the others get `acc` back).
+  SmallVector<Value> sumSplit(ArrayRef<Value> acc);
+
   MatmulKernel k;
   Geometry g;
   OpBuilder b;
   Location loc;
   WarpMma ops;
   Value tid, lane, warpRow, warpCol, smem, pid0, pid1;
+  /// With a split: this CTA's rank in its cluster and its first k-tile.
+  Value rank, kFirst;
   Operand a, bOp;
 };
 
@@ -300,7 +329,7 @@ void MmaSyncLowering::copyTile(const Operand &op, Value stage, Value row0,
 
 void MmaSyncLowering::copyKTile(Value kt, Value stage) {
   Value stageBase = ops.offset(smem, mulConst(stage, g.stageBytes()));
-  Value k0 = mulConst(kt, g.bk);
+  Value k0 = mulConst(kFirst ? add(kFirst, kt) : kt, g.bk);
   copyTile(a, stageBase, mulConst(pid0, g.bm), k0);
   if (g.bKMajor)
     copyTile(bOp, stageBase, mulConst(pid1, g.bn), k0);
@@ -469,6 +498,44 @@ void MmaSyncLowering::buildEpilogue(ArrayRef<Value> acc, IRMapping &mapping) {
   }
 }
 
+SmallVector<Value> MmaSyncLowering::sumSplit(ArrayRef<Value> acc) {
+  HopperPtx ptx(b, loc);
+  // Thread t's accumulator e sits at slot e * threads + t: a warp's stores
+  // and loads are consecutive words.
+  auto slot = [&](int64_t e) { return mulConst(addConst(tid, e * g.threads()), 4); };
+  // Every warp is done with the stages that the partials overwrite.
+  NVVM::Barrier0Op::create(b, loc);
+  auto peer = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::ne, rank, i32(0)),
+                                /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(peer.thenBlock());
+    for (size_t e = 0; e < acc.size(); ++e)
+      LLVM::StoreOp::create(b, loc, acc[e], ops.offset(smem, slot(e)));
+  }
+  // The peers' stores are visible to rank 0 (release, acquire).
+  ptx.clusterBarrier();
+  SmallVector<Type> types(acc.size(), b.getF32Type());
+  auto lead = scf::IfOp::create(b, loc, types, cmp(arith::CmpIPredicate::eq, rank, i32(0)),
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(lead.thenBlock());
+    Value base = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), smem);
+    SmallVector<Value> sum(acc);
+    for (int64_t p = 1; p < g.splitK; ++p)
+      for (size_t e = 0; e < sum.size(); ++e)
+        sum[e] = arith::AddFOp::create(b, loc, sum[e],
+                                       ptx.loadClusterSharedF32(add(base, slot(e)), i32(p)));
+    scf::YieldOp::create(b, loc, sum);
+    b.setInsertionPointToStart(lead.elseBlock());
+    scf::YieldOp::create(b, loc, SmallVector<Value>(acc));
+  }
+  // Rank 0 has read the peers' shared memory before they exit.
+  ptx.clusterBarrier();
+  return SmallVector<Value>(lead.getResults());
+}
+
 void MmaSyncLowering::run() {
   func::FuncOp f = k.func;
   Block &body = f.getBody().front();
@@ -485,10 +552,15 @@ void MmaSyncLowering::run() {
   warpRow = mulConst(arith::DivUIOp::create(b, loc, warp, i32(g.warpsN)), g.warpRows());
   warpCol = mulConst(arith::RemUIOp::create(b, loc, warp, i32(g.warpsN)), g.warpCols());
   // Program ids are the CTA's ids, as convert-tile-to-loops maps them.
+  // With a split, program id 0 is ctaid.x / S and the rank ctaid.x mod S.
   IRMapping mapping;
   Value ids[3] = {NVVM::BlockIdXOp::create(b, loc, i32Type),
                   NVVM::BlockIdYOp::create(b, loc, i32Type),
                   NVVM::BlockIdZOp::create(b, loc, i32Type)};
+  if (g.splitK > 1) {
+    rank = arith::AndIOp::create(b, loc, ids[0], i32(g.splitK - 1));
+    ids[0] = arith::ShRUIOp::create(b, loc, ids[0], i32(llvm::Log2_64(g.splitK)));
+  }
   f.walk([&](ProgramIdOp op) { mapping.map(op.getResult(), ids[op.getDim()]); });
   pid0 = ids[0];
   pid1 = ids[1];
@@ -499,6 +571,15 @@ void MmaSyncLowering::run() {
   Value ub = materializeScalar(b, f, k.loop.getUpperBound(), mapping);
   // A negative trip count runs no iteration, as scf.for does.
   Value kTiles = arith::MaxSIOp::create(b, loc, toI32(ub), i32(0));
+  if (g.splitK > 1) {
+    // Rank r's k-tiles: [n r / S, n (r + 1) / S) of the program's n.
+    const int64_t log2S = llvm::Log2_64(g.splitK);
+    auto bound = [&](Value r) {
+      return arith::ShRUIOp::create(b, loc, mul(kTiles, r), i32(log2S)).getResult();
+    };
+    kFirst = bound(rank);
+    kTiles = arith::SubIOp::create(b, loc, bound(addConst(rank, 1)), kFirst);
+  }
 
   // Prologue: k-tiles 0 .. S-2 in flight, one group each (empty past the end,
   // so that the groups count k-tiles).
@@ -547,7 +628,17 @@ void MmaSyncLowering::run() {
   // The groups left are empty; waiting for them leaves no copy in flight at
   // the kernel's end.
   ops.waitGroup(0);
-  buildEpilogue(SmallVector<Value>(loop.getResults().drop_front()), mapping);
+  SmallVector<Value> acc(loop.getResults().drop_front());
+  if (g.splitK > 1) {
+    acc = sumSplit(acc);
+    auto lead = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, rank, i32(0)),
+                                  /*withElseRegion=*/false);
+    b.setInsertionPointToStart(lead.thenBlock());
+    buildEpilogue(acc, mapping);
+    b.setInsertionPointAfter(lead);
+  } else {
+    buildEpilogue(acc, mapping);
+  }
 
   for (Operation *op : llvm::reverse(old))
     op->erase();
@@ -555,6 +646,10 @@ void MmaSyncLowering::run() {
   f->setAttr(TileDialect::getBlockSizeAttrName(), b.getI32IntegerAttr(g.threads()));
   f->setAttr(TileDialect::getDynamicSharedBytesAttrName(),
              b.getI32IntegerAttr(g.sharedBytes()));
+  if (g.splitK > 1) {
+    f->setAttr(TileDialect::getSplitKAttrName(), b.getI32IntegerAttr(g.splitK));
+    f->setAttr(TileDialect::getCtasPerProgramAttrName(), b.getI32IntegerAttr(g.splitK));
+  }
 }
 
 /// The compute capability of an NVIDIA target name ("sm_80", "sm_90a",
@@ -572,6 +667,11 @@ struct ConvertTileMatmulToMmaSyncPass
   using Base::Base;
 
   void runOnOperation() override {
+    if (splitK != 1 && splitK != 2 && splitK != 4 && splitK != 8) {
+      getOperation().emitError() << "convert-tile-matmul-to-mma-sync: split-k is "
+                                 << static_cast<int64_t>(splitK) << ": expected 1, 2, 4 or 8";
+      return signalPassFailure();
+    }
     if (computeCapability(arch) < 80)
       return;
     SmallVector<func::FuncOp> kernels;
@@ -581,7 +681,7 @@ struct ConvertTileMatmulToMmaSyncPass
       FailureOr<MatmulKernel> k = matchMatmulKernel(f, why);
       FailureOr<Geometry> g = failure();
       if (succeeded(k))
-        g = planGeometry(*k, computeCapability(arch), stages, maxSharedBytes, why);
+        g = planGeometry(*k, computeCapability(arch), stages, splitK, maxSharedBytes, why);
       if (failed(g)) {
         LLVM_DEBUG(llvm::dbgs() << f.getSymName() << ": not lowered: " << why << "\n");
         continue;

@@ -50,13 +50,10 @@ bool isZeroTile(Value v) {
   return splat && matchPattern(splat->getOperand(0), m_AnyZeroFloat());
 }
 
-/// True if `op` may write memory (or has effects we cannot see).
+/// True if `op`, an op without regions, may write memory (or has effects we
+/// cannot see).
 bool writesMemory(Operation *op) {
-  if (isa<tt::LoadOp>(op))
-    return false;
-  if (op->getNumRegions() > 0 && !isa<scf::ForOp>(op))
-    return true;
-  return !isMemoryEffectFree(op) && !isa<scf::ForOp>(op);
+  return !isa<tt::LoadOp>(op) && !isMemoryEffectFree(op);
 }
 
 /// The K loop of `fn` if the kernel is one to split (see Passes.td), else
@@ -114,23 +111,25 @@ void splitKernel(func::FuncOp fn, scf::ForOp loop, int64_t ctas) {
   auto constant = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
+  // Folded as they are built: the usual loop (from 0, step 1) keeps only
+  // n r / S.
+  auto sub = [&](Value x, Value y) { return b.createOrFold<arith::SubIOp>(loc, x, y); };
+  auto add = [&](Value x, Value y) { return b.createOrFold<arith::AddIOp>(loc, x, y); };
+  auto mul = [&](Value x, Value y) { return b.createOrFold<arith::MulIOp>(loc, x, y); };
   Value rank32 = tt::SplitRankOp::create(b, loc, b.getI32Type());
   Value rank = index(rank32);
   Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
         step = loop.getStep();
   // n = max(0, ceil((ub - lb) / step)); the rank runs [n r / S, n (r+1) / S).
-  Value trips = arith::MaxSIOp::create(
-      b, loc, constant(0),
-      arith::CeilDivSIOp::create(b, loc, arith::SubIOp::create(b, loc, ub, lb),
-                                 step));
+  Value trips = b.createOrFold<arith::MaxSIOp>(
+      loc, constant(0),
+      b.createOrFold<arith::CeilDivSIOp>(loc, sub(ub, lb), step));
   auto startOf = [&](Value r) -> Value {
-    Value share = arith::DivUIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, trips, r), constant(ctas));
-    return arith::AddIOp::create(b, loc, lb,
-                                 arith::MulIOp::create(b, loc, share, step));
+    Value share = b.createOrFold<arith::DivUIOp>(loc, mul(trips, r), constant(ctas));
+    return add(lb, mul(share, step));
   };
   Value first = startOf(rank);
-  Value end = startOf(arith::AddIOp::create(b, loc, rank, constant(1)));
+  Value end = startOf(add(rank, constant(1)));
   loop.getLowerBoundMutable().assign(first);
   loop.getUpperBoundMutable().assign(end);
 
