@@ -33,30 +33,15 @@ __global__ void __launch_bounds__(T) mv(const __nv_bfloat16* __restrict__ W, con
 int main() {
   const double copy_bw = copy_bandwidth();
   const ChainWeights chain;
-  const int L = ChainWeights::L;
-  const auto& ms = ChainWeights::ms;
-  const auto& w = chain.w;
+  const ChainBuffers buffers;
   const double total = chain.total;
-  __nv_bfloat16* kv; CK(cudaMalloc(&kv, size_t(64) << 20)); CK(cudaMemset(kv, 0, size_t(64) << 20));
-  float *x, *y; CK(cudaMalloc(&x, 16384 * 4)); CK(cudaMalloc(&y, 16384 * 4)); CK(cudaMemset(x, 0, 16384 * 4));
   printf("chain %.2f GB: weights at the copy bandwidth %.3f ms\n", total / 1e9, total / copy_bw * 1e3);
   auto run = [&](const char* nm, bool attn, auto k16, auto k8) {
     float t = chain_ms([&] {
-      for (int l = 0; l < L; ++l) {
-        launch(k16, 6144 / 16, (const __nv_bfloat16*)w[l * 5], (const float*)x, y, 6144, 2560);
-        if (attn) {  // qk_norm (8 CTAs), split (24 CTAs x 2 chunks of K and V), combine (8 CTAs)
-          launch(small, 8, (const __nv_bfloat16*)kv, (const float*)x, y, 8, 1);
-          launch(small, 24, (const __nv_bfloat16*)kv, (const float*)x, y, 24, 8);
-          launch(small, 8, (const __nv_bfloat16*)kv, (const float*)x, y, 8, 2);
-        }
-        launch(k16, 2560 / 16, (const __nv_bfloat16*)w[l * 5 + 1], (const float*)x, y, 2560, 4096);
-        launch(k8, 9728 / 8, (const __nv_bfloat16*)w[l * 5 + 2], (const float*)x, y, 9728, 2560);
-        launch(k8, 9728 / 8, (const __nv_bfloat16*)w[l * 5 + 3], (const float*)x, y, 9728, 2560);
-        launch(k16, 2560 / 16, (const __nv_bfloat16*)w[l * 5 + 4], (const float*)x, y, 2560, 9728);
-      }
+      for (int l = 0; l < ChainWeights::L; ++l) launch_layer(chain, buffers, l, -1, attn, k16, k8, k16, 16, 1);
     });
     printf("{\"chain\": \"%s\", \"attention\": %d, \"ms\": %.4f, \"us_per_layer\": %.2f, \"of_copy\": %.3f}\n", nm, attn, t,
-           t * 1e3 / L, total / copy_bw * 1e3 / t);
+           t * 1e3 / ChainWeights::L, total / copy_bw * 1e3 / t);
   };
   for (int rep = 0; rep < 2; ++rep)
     for (bool attn : {false, true}) {

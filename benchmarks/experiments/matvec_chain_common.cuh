@@ -2,7 +2,7 @@
 // code): the error check, the block size, a bf16 x 8 multiply-add, a step's loads and products, the
 // row reduction that ends an R x 512 product at 256 threads, that product from registers, an
 // attention stand-in, a chain timer, a copy kernel, a weight fill, the copy bandwidth, the 4B
-// chain's weights and a programmatic (cluster) launch.
+// chain's weights and buffers, a programmatic (cluster) launch and one layer of the chain.
 #pragma once
 #include <cuda_bf16.h>
 #include <cstdio>
@@ -186,4 +186,39 @@ void launch_cluster(Kern k, int grid, int cluster, A... a) {
 template <class Kern, class... A>
 void launch(Kern k, int grid, A... a) {
   launch_cluster(k, grid, 1, a...);
+}
+
+// The chain's other buffers: the stand-ins' KV bytes, the vector x (zeros) and the output y.
+struct ChainBuffers {
+  __nv_bfloat16* kv = nullptr;
+  float *x = nullptr, *y = nullptr;
+  ChainBuffers() {
+    CK(cudaMalloc(&kv, size_t(64) << 20));
+    CK(cudaMemset(kv, 0, size_t(64) << 20));
+    CK(cudaMalloc(&x, 16384 * 4));
+    CK(cudaMalloc(&y, 16384 * 4));
+    CK(cudaMemset(x, 0, 16384 * 4));
+  }
+};
+
+// Layer l of the chain: QKV at 16 rows (k16), the three attention stand-ins where `attn`
+// (qk_norm: 8 CTAs, split: 24 CTAs x 2 chunks of K and V, combine: 8 CTAs), o_proj and down as
+// `kn` at `rows_n` rows in clusters of `cluster`, gate and up at 8 rows (k8); only product
+// `only` (0-4 in that order) where it is not -1.
+template <class K16, class K8, class KN>
+void launch_layer(const ChainWeights& c, const ChainBuffers& b, int l, int only, bool attn, K16 k16, K8 k8, KN kn,
+                  int rows_n, int cluster) {
+  auto w = [&](int m) { return (const __nv_bfloat16*)c.w[l * 5 + m]; };
+  auto wanted = [&](int m) { return only < 0 || only == m; };
+  const float* x = b.x;
+  if (wanted(0)) launch(k16, 6144 / 16, w(0), x, b.y, 6144, 2560);
+  if (attn) {
+    launch(small, 8, (const __nv_bfloat16*)b.kv, x, b.y, 8, 1);
+    launch(small, 24, (const __nv_bfloat16*)b.kv, x, b.y, 24, 8);
+    launch(small, 8, (const __nv_bfloat16*)b.kv, x, b.y, 8, 2);
+  }
+  if (wanted(1)) launch_cluster(kn, 2560 / rows_n, cluster, w(1), x, b.y, 2560, 4096);
+  if (wanted(2)) launch(k8, 9728 / 8, w(2), x, b.y, 9728, 2560);
+  if (wanted(3)) launch(k8, 9728 / 8, w(3), x, b.y, 9728, 2560);
+  if (wanted(4)) launch_cluster(kn, 2560 / rows_n, cluster, w(4), x, b.y, 2560, 9728);
 }

@@ -70,22 +70,21 @@ __global__ void __launch_bounds__(T) mv(const __nv_bfloat16* __restrict__ W, con
 int main() {
   const double copy_bw = copy_bandwidth();
   const ChainWeights chain;
+  const ChainBuffers buffers;
   const int L = ChainWeights::L;
   const auto& ms = ChainWeights::ms;
-  const auto& w = chain.w;
-  const double total = chain.total;
-  __nv_bfloat16* kv; CK(cudaMalloc(&kv, size_t(64) << 20)); CK(cudaMemset(kv, 0, size_t(64) << 20));
-  float *x, *y; CK(cudaMalloc(&x, 16384 * 4)); CK(cudaMalloc(&y, 16384 * 4)); CK(cudaMemset(x, 0, 16384 * 4));
-  printf("chain %.2f GB: weights at the copy bandwidth %.3f ms\n", total / 1e9, total / copy_bw * 1e3);
+  float* x = buffers.x;
+  float* y = buffers.y;
+  printf("chain %.2f GB: weights at the copy bandwidth %.3f ms\n", chain.total / 1e9, chain.total / copy_bw * 1e3);
   {  // the split products equal the plain one (within f32 reassociation)
     std::vector<float> hx(9728), ref(2560), got(2560);
     for (int i = 0; i < 9728; ++i) hx[i] = ((i * 37) % 101 - 50) / 50.0f;
     CK(cudaMemcpy(x, hx.data(), 9728 * 4, cudaMemcpyHostToDevice));
-    launch(mv<8, 0>, 2560 / 8, (const __nv_bfloat16*)w[4], (const float*)x, y, 2560, 9728);
+    launch(mv<8, 0>, 2560 / 8, (const __nv_bfloat16*)chain.w[4], (const float*)x, y, 2560, 9728);
     CK(cudaMemcpy(ref.data(), y, 2560 * 4, cudaMemcpyDeviceToHost));
     auto compare = [&](const char* nm, auto kern, int S) {
       CK(cudaMemset(y, 0, 2560 * 4));
-      launch_cluster(kern, 2560 / 8, S, (const __nv_bfloat16*)w[4], (const float*)x, y, 2560, 9728);
+      launch_cluster(kern, 2560 / 8, S, (const __nv_bfloat16*)chain.w[4], (const float*)x, y, 2560, 9728);
       CK(cudaMemcpy(got.data(), y, 2560 * 4, cudaMemcpyDeviceToHost));
       double worst = 0;
       for (int i = 0; i < 2560; ++i) worst = std::max(worst, (double)std::abs(got[i] - ref[i]) / std::max(1.0, (double)std::abs(ref[i])));
@@ -101,18 +100,7 @@ int main() {
     double bytes = 0;
     for (int m = 0; m < 5; ++m) if (only < 0 || only == m) bytes += L * double(ms[m].n) * ms[m].k * 2;
     float t = chain_ms([&] {
-      for (int l = 0; l < L; ++l) {
-        if (only < 0 || only == 0) launch(k16, 6144 / 16, (const __nv_bfloat16*)w[l * 5], (const float*)x, y, 6144, 2560);
-        if (attn) {  // qk_norm (8 CTAs), split (24 CTAs x 2 chunks of K and V), combine (8 CTAs)
-          launch(small, 8, (const __nv_bfloat16*)kv, (const float*)x, y, 8, 1);
-          launch(small, 24, (const __nv_bfloat16*)kv, (const float*)x, y, 24, 8);
-          launch(small, 8, (const __nv_bfloat16*)kv, (const float*)x, y, 8, 2);
-        }
-        if (only < 0 || only == 1) launch_cluster(kn, 2560 / 8, S, (const __nv_bfloat16*)w[l * 5 + 1], (const float*)x, y, 2560, 4096);
-        if (only < 0 || only == 2) launch(k8, 9728 / 8, (const __nv_bfloat16*)w[l * 5 + 2], (const float*)x, y, 9728, 2560);
-        if (only < 0 || only == 3) launch(k8, 9728 / 8, (const __nv_bfloat16*)w[l * 5 + 3], (const float*)x, y, 9728, 2560);
-        if (only < 0 || only == 4) launch_cluster(kn, 2560 / 8, S, (const __nv_bfloat16*)w[l * 5 + 4], (const float*)x, y, 2560, 9728);
-      }
+      for (int l = 0; l < L; ++l) launch_layer(chain, buffers, l, only, attn, k16, k8, kn, 8, S);
     });
     printf("{\"chain\": \"%s\", \"only\": %d, \"attention\": %d, \"ms\": %.4f, \"us_per_layer\": %.2f, \"of_copy\": %.3f}\n", nm,
            only, attn, t, t * 1e3 / L, bytes / copy_bw * 1e3 / t);

@@ -1,5 +1,5 @@
 // matvec_reference.h: the matrix-vector product of the tests of K-loop lowerings
-// (test_stream_loads.cpp, test_threads_hint.cpp) and its host reference: y = W v for W [N, K] bf16
+// (test_stream_loads.cpp, test_threads_hint.cpp, test_split_k.cpp) and its host reference: y = W v for W [N, K] bf16
 // row-major and v f32 [K], 16 x 512 weight tiles in a K loop with the vector chunk broadcast along
 // the tile's rows (the form of the Qwen3 engine's decode products), checked against a product in
 // double within the rounding of an f32 accumulation over K terms.
@@ -15,19 +15,23 @@
 
 namespace matvec_reference {
 
-// The product as a kernel named `name`: one program per 16 rows.
-inline auto matvec_16x512(const std::string& name) {
+// The product as a kernel named `name`: one program per R rows, R x 512 tiles, its sums starting
+// at `Start` (a start other than 0 adds 512 Start to every row: split_k does not take such sums).
+template <int R, int Start = 0>
+auto matvec_rows(const std::string& name) {
   using namespace tessera;
   return kernel(name, [](auto y, auto w, auto v) {
     auto acc = for_range(
         (dim<0>(v) + c<511>) / c<512>,
         [=](auto k, auto acc) {
-          return acc + cast<DType::f32>(load<16, 512>(w, program_id<0>(), k)) * reshape<1, 512>(load<512>(v, k));
+          return acc + cast<DType::f32>(load<R, 512>(w, program_id<0>(), k)) * reshape<1, 512>(load<512>(v, k));
         },
-        full<DType::f32, 16, 512>(c<0.0>));
-    return y.store(reshape<16>(sum<1>(acc)));
+        full<DType::f32, R, 512>(c<static_cast<double>(Start)>));
+    return y.store(reshape<R>(sum<1>(acc)));
   });
 }
+
+inline auto matvec_16x512(const std::string& name) { return matvec_rows<16>(name); }
 
 // Row i of W v in double, and the sum of |w v| over the row (the scale of the rounding error).
 struct Rows {
