@@ -65,6 +65,9 @@ inline double product_bound(DType inputs, int64_t k) {
   return inputs == DType::f32 || is_float8(inputs) ? accumulation + std::ldexp(1.0, -9) : accumulation;
 }
 
+// GELU's tanh form, as the kernels' fused epilogues compute it (matmul_kernels::matmul_bias_gelu).
+inline double gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+
 // Counts the elements of `got` (an accessor, i, j -> double) outside
 // |got - want| <= bound * magnitude + rel * |want|, where want = f(reference) and rel covers the
 // rounding of the output's own dtype; reports the first such element.

@@ -115,9 +115,6 @@ void row_vector_times_matrix(Target target) {
   }
 }
 
-// The tanh approximation of GELU: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-double gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
-
 // out = cast<bf16>(act(alpha * (a b) + bias) + residual) in one kernel, bias a row of N loaded with
 // the output tile's column index, residual loaded like the output tile. The tolerance is the
 // product's bound times |alpha| times the activation's steepest slope (1 for relu, under 1.13 for
