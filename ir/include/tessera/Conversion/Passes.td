@@ -436,7 +436,7 @@ def ConvertTileMatmulToMmaSync
     for any kernel: program ids 0, 1, 2 are `ctaid.x`, `.y`, `.z`. Every
     other function, and every function for another `arch` (or none), is
     left unchanged, so `convert-tile-to-loops` lowers it as before. The
-    pass never fails.
+    pass fails only for a `split-k` other than 1, 2, 4 or 8.
 
     f32 inputs (which the matcher accepts; convert-tile-matmul-to-nvvm takes
     only those with a K-major B in its tiles) run on the tf32 tensor cores: mma.sync m16n8k8 per k-step
@@ -499,8 +499,7 @@ def ConvertTileMatmulToMmaSync
     k-tiles [n r / S, n (r + 1) / S) of the program's n; ranks 1..S-1 store
     their accumulators in their shared memory, and after a cluster barrier
     rank 0 adds them (`mapa`, `ld.shared::cluster`), a second cluster
-    barrier, and rank 0 alone runs the epilogue. A `split-k` other than 1,
-    2, 4 or 8 is an error.
+    barrier, and rank 0 alone runs the epilogue.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",

@@ -2,24 +2,34 @@
 """Differential test of the gpu lowering of convert-tile-to-loops, on the host.
 
 The kernel in the test file is lowered twice:
-  * for the gpu target with T threads; its nvvm ops become calls into
-    runtime.cpp (thread and CTA ids, barriers, warp shuffles), shared memory an
-    ordinary global, and the whole is compiled for the host and run with one
-    std::thread per GPU thread, CTA after CTA;
+  * for the gpu target with T threads; its nvvm ops and cluster inline asm
+    become calls into runtime.cpp (thread and CTA ids, barriers, warp shuffles,
+    mma.sync, cluster barriers and loads), shared memory an ordinary global,
+    and the whole is compiled for the host and run with one std::thread per GPU
+    thread, CTA after CTA (cluster after cluster, see K);
   * for the cpu target (one thread per program), as the reference.
 Both runs start from the same pseudo-random buffers; every buffer must end up
 equal (floats within a tolerance: reductions combine in different orders).
+Any other nvvm op or inline asm is rejected.
 
 The test file names the launch in one line:
   // EMU: T=<threads, 0 = chosen by the pass> [S=<CTAs per program>]
-  //      grid=<g0>,<g1> args=<arg>;<arg>...
+  //      [K=<split-K CTAs>] grid=<g0>,<g1> args=<arg>;<arg>...
 where <arg> is <dtype>[<d0>x<d1>] or <dtype>[<n>], optionally /<row stride>,
 one per kernel argument (memrefs only, row-major, unit inner stride). S
 (default 1; 0 = chosen by the pass) is passed as ctas-per-program: the gpu run
 then has g0 * S CTAs along x of T / S threads each (the tile.block_size and
-tile.ctas_per_program the pass reports). A kernel whose scratch is dynamic
-shared memory (tile.dynamic_shared_bytes = N) declares it as an external array;
-the harness defines it with the N bytes a launch would pass.
+tile.ctas_per_program the pass reports). K (default 1; not with S) runs
+tile-split-k-loop ctas=K before the gpu lowering only (the cpu reference stays
+unsplit), which must split the kernel (tile.split_k = K): the gpu run has
+g0 * K CTAs along x of T threads each, and the K CTAs of a cluster run
+together, K * T threads. Each rank needs its own shared memory, so the module
+is compiled K times, kernel and shared-memory globals renamed <name>_r<k> (made
+public so that the harness registers their addresses with the runtime, which
+maps rank k's addresses onto the same offset in another rank's copy); rank k's
+threads run copy k. A kernel whose scratch is dynamic shared memory
+(tile.dynamic_shared_bytes = N) declares it as an external array; the harness
+defines it (one per copy) with the N bytes a launch would pass.
 """
 import argparse
 import os
@@ -46,7 +56,17 @@ RUNTIME_DECLS = """  func.func private @emu_tid() -> i32
   func.func private @emu_mma_bf16_1(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32
   func.func private @emu_mma_bf16_2(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32
   func.func private @emu_mma_bf16_3(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32
+  func.func private @emu_cluster_barrier()
+  func.func private @emu_cluster_load_f32(i32, i32) -> f32
 """
+# The cluster barrier and distributed shared-memory load of LowerSplitK.cpp
+# (HopperPtx), as printed.
+CLUSTER_BARRIER = re.compile(r'llvm\.inline_asm has_side_effects "barrier\.cluster\.arrive\.release;\\0A\\09'
+                             r'barrier\.cluster\.wait\.acquire;", "~\{memory\}"\s*: \(\) -> \(\)')
+CLUSTER_LOAD = re.compile(r'llvm\.inline_asm has_side_effects "\{\\0A\\09\.reg \.b32 a;\\0A\\09'
+                          r'mapa\.shared::cluster\.u32 a, \$1, \$2;\\0A\\09ld\.shared::cluster\.f32 \$0, '
+                          r'\[a\];\\0A\\09\}", "=f,r,r,~\{memory\}" (%[\w-]+), (%[\w-]+) : \(i32, i32\) -> f32')
+ELEMENT_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "bf16": 2, "f16": 2, "f32": 4, "f64": 8}
 
 
 def run(cmd, stdin=None):
@@ -80,10 +100,13 @@ def to_host(nvvm_ir):
     s = re.sub(r"( *)%(\w+) = nvvm\.mma\.sync A\[([^\]]*)\]\s+B\[([^\]]*)\]\s+C\[([^\]]*)\]\s+\{[^}]*"
                r"multiplicandAPtxType = #nvvm\.mma_type<bf16>[^}]*shape = #nvvm\.shape<m = 16, n = 8, k = 16>\} : "
                r"\(i32, i32, f32\) -> (!llvm\.struct<\(f32, f32, f32, f32\)>)", mma_sync_to_calls, s)
+    s = CLUSTER_BARRIER.sub("func.call @emu_cluster_barrier() : () -> ()", s)
+    s = CLUSTER_LOAD.sub(r"func.call @emu_cluster_load_f32(\1, \2) : (i32, i32) -> f32", s)
     s = re.sub(r"(memref<[^<>]*), 3>", r"\1>", s)  # shared memory: a plain global
-    leftover = [line for line in s.splitlines() if "nvvm." in line]
-    if leftover:
-        sys.exit("emulate.py: unsupported nvvm op: " + leftover[0])
+    for what, mark in (("nvvm op", "nvvm."), ("inline asm", "llvm.inline_asm")):
+        leftover = [line for line in s.splitlines() if mark in line]
+        if leftover:
+            sys.exit(f"emulate.py: unsupported {what}: " + leftover[0].strip())
     return s.replace("module {\n", "module {\n" + RUNTIME_DECLS, 1)
 
 
@@ -115,6 +138,9 @@ def main():
     spec = dict(kv.split("=", 1) for kv in re.search(r"// EMU: (.*)", text).group(1).split())
     threads = int(spec["T"])
     ctas = int(spec.get("S", "1"))
+    split_k = int(spec.get("K", "1"))
+    if split_k > 1 and "S" in spec:
+        sys.exit("emulate.py: S and K exclude each other (a split-K program is K CTAs)")
     g0, g1 = (int(v) for v in spec["grid"].split(","))
     args = []
     for arg in spec["args"].split(";"):
@@ -129,16 +155,43 @@ def main():
         run([llc, "-O2", "-filetype=obj", "-relocation-model=pic", "-o", obj], ll)
         return obj
 
-    gpu = run([opt, a.kernel, f"-convert-tile-to-loops=target=gpu block-size={threads} ctas-per-program={ctas}",
+    split_pass = [f"-tile-split-k-loop=ctas={split_k}"] if split_k > 1 else []
+    gpu = run([opt, a.kernel] + split_pass +
+              [f"-convert-tile-to-loops=target=gpu block-size={threads} ctas-per-program={ctas}",
                "-canonicalize", "-cse"])
     threads = int(re.search(r"tile\.block_size = (\d+) : i32", gpu).group(1))
     split = re.search(r"tile\.ctas_per_program = (\d+) : i32", gpu)
     ctas = int(split.group(1)) if split else 1
-    gpu_obj = compile_ir(to_host(gpu), "gpu")
+    cluster = re.search(r"tile\.split_k = (\d+) : i32", gpu)
+    cluster = int(cluster.group(1)) if cluster else 1
+    if cluster != split_k:
+        sys.exit(f"emulate.py: K={split_k} but the lowered kernel has tile.split_k = {cluster}")
     dynamic = re.search(r"tile\.dynamic_shared_bytes = (\d+) : i32", gpu)
-    scratch = "".join(f'extern "C" {{ alignas(16) unsigned char {name}[{dynamic.group(1)}]; }}\n'
-                      for name in sorted(set(re.findall(r"memref\.global @(__tile_dynamic_scratch_\w+)", gpu)))
-                      ) if dynamic else ""
+    # Shared memory (address space 3): name, bytes, whether the harness defines it (dynamic).
+    shared = []
+    for name, shape, init in re.findall(r'memref\.global (?:"private" )?@(\w+) : memref<([^<>]*), 3>( =)?', gpu):
+        *dims, elem = shape.split("x")
+        size = ELEMENT_BYTES[elem]
+        for d in dims:
+            size *= int(d)
+        shared.append((name, int(dynamic.group(1)) if dynamic and not init else size, not init))
+    host = to_host(gpu)
+    suffixes = [f"_r{k}" for k in range(cluster)] if cluster > 1 else [""]
+    gpu_objs = []
+    for suffix in suffixes:
+        copy = host
+        if suffix:  # copy k of a cluster's kernel: its own, public, shared memory
+            copy = copy.replace(f"@{fn}(", f"@{fn}{suffix}(")
+            for name, _, _ in shared:
+                copy = re.sub(rf'(memref\.global )"private" (@{name}\b)', r"\1\2", copy)
+                copy = re.sub(rf"@{name}\b", f"@{name}{suffix}", copy)
+        gpu_objs.append(compile_ir(copy, "gpu" + suffix))
+    scratch = "".join(f'extern "C" {{ alignas(16) unsigned char {name}{suffix}[{size}]; }}\n' if defined
+                      else f'extern "C" unsigned char {name}{suffix}[];\n'
+                      for suffix in suffixes for name, size, defined in shared
+                      if defined or suffix)
+    regions = "".join(f"emu_shared_region({k}, {name}{suffix}, {size});\n  "
+                      for k, suffix in enumerate(suffixes) for name, size, _ in shared if suffix)
     cpu = run([opt, a.kernel, "-convert-tile-to-loops", "-canonicalize", "-cse"])
     cpu_obj = compile_ir(cpu.replace(f"@{fn}(", f"@cpu_{fn}("), "cpu")
 
@@ -160,9 +213,9 @@ def main():
 #include <string>
 #include <type_traits>
 #include <vector>
-extern "C" void emu_run(int threads, int grid0, int grid1, void (*kernel)(void*), void* context);
-{scratch}extern "C" void {fn}({", ".join(decls)});
-extern "C" void cpu_{fn}({", ".join(decls)}, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t);
+extern "C" void emu_run(int threads, int cluster, int grid0, int grid1, void (*const* kernels)(void*), void* context);
+extern "C" void emu_shared_region(int rank, void* base, int64_t bytes);
+{scratch}{"".join(f'extern "C" void {fn}{suffix}({", ".join(decls)});{chr(10)}' for suffix in suffixes)}extern "C" void cpu_{fn}({", ".join(decls)}, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t);
 static float bf16_to_f32(uint16_t h) {{ uint32_t b = uint32_t(h) << 16; float f; std::memcpy(&f, &b, 4); return f; }}
 template <class V> void fill(V& v, int seed) {{
   using E = typename V::value_type;
@@ -192,15 +245,17 @@ template <class V> int compare(const char* what, const V& g, const V& c, const V
   return bad;
 }}
 {chr(10).join(f"static std::vector<{CTYPES[dt]}> g{i}, c{i}, o{i};" for i, (dt, _, _) in enumerate(args))}
-static void gpu_kernel(void*) {{ {fn}({", ".join(gpu_args)}); }}
+{"".join(f'static void gpu_kernel{suffix}(void*) {{ {fn}{suffix}({", ".join(gpu_args)}); }}{chr(10)}'
+         for suffix in suffixes)}static void (*const gpu_kernels[])(void*) = {{{", ".join(f"gpu_kernel{suffix}" for suffix in suffixes)}}};
 int main() {{
   {chr(10).join(setup)}
-  emu_run({threads}, {g0 * ctas}, {g1}, gpu_kernel, nullptr);
+  {regions}emu_run({threads}, {cluster}, {g0 * ctas}, {g1}, gpu_kernels, nullptr);
   for (int y = 0; y < {g1}; ++y)
     for (int x = 0; x < {g0}; ++x) cpu_{fn}({", ".join(cpu_args)}, x, y, 0, {g0}, {g1}, 1);
   int bad = 0;
   {chr(10).join(checks)}
-  std::printf("{fn}: T=%d%s%s %s\\n", {threads}, "{f' S={ctas}' if ctas > 1 else ''}",
+  std::printf("{fn}: T=%d%s%s%s %s\\n", {threads}, "{f' S={ctas}' if ctas > 1 else ''}",
+              "{f' K={cluster}' if cluster > 1 else ''}",
               "{f' dynamic shared {dynamic.group(1)}' if dynamic else ''}", bad ? "MISMATCH" : "OK");
   return bad != 0;
 }}
@@ -208,7 +263,7 @@ int main() {{
     src = os.path.join(a.work, "harness.cpp")
     exe = os.path.join(a.work, "harness")
     open(src, "w").write(harness)
-    run([a.cxx, "-std=c++20", "-O1", src, gpu_obj, cpu_obj, runtime_object(a.cxx, a.work), "-o", exe,
+    run([a.cxx, "-std=c++20", "-O1", src] + gpu_objs + [cpu_obj, runtime_object(a.cxx, a.work), "-o", exe,
          "-lpthread", "-lm"])
     result = subprocess.run([exe], capture_output=True, text=True)
     sys.stdout.write(result.stdout)

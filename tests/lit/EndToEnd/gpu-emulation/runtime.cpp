@@ -1,35 +1,62 @@
-// runtime.cpp: host emulation of one CTA for the gpu-emulation lit tests.
+// runtime.cpp: host emulation of CTAs and clusters for the gpu-emulation lit
+// tests.
 //
-// emulate.py rewrites the nvvm ops of a gpu-lowered kernel into calls of the
-// emu_* functions below and runs the kernel once per (CTA, thread) in
-// std::threads: emu_barrier is a barrier of all T threads, emu_shfl_* a
-// butterfly exchange among the threads of one (emulated) warp, emu_mma_bf16_*
-// a warp's bf16 mma.sync.
+// emulate.py rewrites the nvvm ops (and the cluster inline asm) of a
+// gpu-lowered kernel into calls of the emu_* functions below and runs the
+// kernel once per (CTA, thread) in std::threads: emu_barrier is a barrier of
+// the T threads of the caller's CTA, emu_shfl_* a butterfly exchange among the
+// threads of one (emulated) warp, emu_mma_bf16_* a warp's bf16 mma.sync.
+// Clusters (tile.split_k = S): the S CTAs of one cluster run together, S * T
+// threads, rank k's threads in the kernel's copy k (its own shared memory,
+// registered by emu_shared_region); emu_cluster_barrier is a barrier of all
+// S * T threads, emu_cluster_load_f32 is mapa + ld.shared::cluster. All state
+// of a CTA lives in its Cta, reached through thread_locals, so that the CTAs
+// of a cluster do not share ids, barriers, warps or fragments.
 #include <array>
 #include <barrier>
-#include <mutex>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
 
 namespace emu {
-int threads = 1;
-int ctaid[2], nctaid[2] = {1, 1};
-thread_local int tid;
-std::unique_ptr<std::barrier<>> cta;
-std::vector<std::unique_ptr<std::barrier<>>> warps;
-std::vector<uint32_t> lanes;
+int threads = 1, cluster = 1;
+int nctaid[2] = {1, 1};
 
 int warp_size() { return threads < 32 ? threads : 32; }
 
+struct Cta {
+  int ctaid[2];
+  int rank;  // within its cluster
+  std::barrier<> bar{threads};
+  std::vector<std::unique_ptr<std::barrier<>>> warps;
+  std::vector<uint32_t> lanes = std::vector<uint32_t>(threads);
+  std::vector<std::array<uint32_t, 6>> frags = std::vector<std::array<uint32_t, 6>>(threads);
+  Cta(int x, int y, int r) : ctaid{x, y}, rank(r) {
+    for (int w = 0; w < threads / warp_size(); ++w) warps.push_back(std::make_unique<std::barrier<>>(warp_size()));
+  }
+};
+
+thread_local int tid;
+thread_local Cta* cta;
+std::unique_ptr<std::barrier<>> cluster_bar;
+// The shared memory of each rank's copy of the kernel, in the same order for
+// every rank: region i of rank k is region i of rank 0 in CTA k.
+struct Region {
+  unsigned char* base;
+  int64_t bytes;
+};
+std::vector<std::vector<Region>> shared;
+
 uint32_t shuffle_xor(uint32_t v, int32_t offset) {
   int w = warp_size();
-  std::barrier<>& bar = *warps[tid / w];
-  lanes[tid] = v;
+  std::barrier<>& bar = *cta->warps[tid / w];
+  cta->lanes[tid] = v;
   bar.arrive_and_wait();
-  uint32_t r = lanes[(tid & ~(w - 1)) | ((tid % w) ^ offset)];
+  uint32_t r = cta->lanes[(tid & ~(w - 1)) | ((tid % w) ^ offset)];
   bar.arrive_and_wait();
   return r;
 }
@@ -40,13 +67,8 @@ uint32_t shuffle_xor(uint32_t v, int32_t offset) {
 // target's mma does.
 float mma_bf16(const uint32_t* a, const uint32_t* b, const float* c, int i) {
   int w = warp_size();
-  std::barrier<>& bar = *warps[tid / w];
-  static std::vector<std::array<uint32_t, 6>> frags;
-  {
-    static std::mutex m;
-    std::lock_guard<std::mutex> lock(m);
-    if (frags.size() < static_cast<size_t>(threads)) frags.resize(threads);
-  }
+  std::barrier<>& bar = *cta->warps[tid / w];
+  auto& frags = cta->frags;
   for (int j = 0; j < 4; ++j) frags[tid][j] = a[j];
   frags[tid][4] = b[0];
   frags[tid][5] = b[1];
@@ -69,36 +91,76 @@ float mma_bf16(const uint32_t* a, const uint32_t* b, const float* c, int i) {
   bar.arrive_and_wait();
   return d;
 }
+
+[[noreturn]] void fail(const char* what, uint32_t addr, int rank) {
+  std::fprintf(stderr, "runtime.cpp: %s (address 0x%x, rank %d, caller's rank %d)\n", what, addr, rank, cta->rank);
+  std::abort();
+}
 }  // namespace emu
 
 extern "C" {
-// Runs kernel(context) for every CTA of a grid0 x grid1 grid, T threads each.
-void emu_run(int t, int grid0, int grid1, void (*kernel)(void*), void* context) {
+// Registers `bytes` of shared memory at `base` of the kernel's copy `rank`.
+void emu_shared_region(int rank, void* base, int64_t bytes) {
+  if (emu::shared.size() <= static_cast<size_t>(rank)) emu::shared.resize(rank + 1);
+  emu::shared[rank].push_back({static_cast<unsigned char*>(base), bytes});
+}
+// Runs a grid0 x grid1 grid of CTAs of T threads, in clusters of `cluster`
+// consecutive CTAs along x (grid0 a multiple of it), one cluster after
+// another; rank k of a cluster runs kernels[k](context).
+void emu_run(int t, int cluster_ctas, int grid0, int grid1, void (*const* kernels)(void*), void* context) {
   using namespace emu;
   threads = t;
+  cluster = cluster_ctas;
   nctaid[0] = grid0;
   nctaid[1] = grid1;
+  if (grid0 % cluster) {
+    std::fprintf(stderr, "runtime.cpp: grid0 %d is not a multiple of the cluster size %d\n", grid0, cluster);
+    std::abort();
+  }
   for (int y = 0; y < grid1; ++y)
-    for (int x = 0; x < grid0; ++x) {
-      ctaid[0] = x;
-      ctaid[1] = y;
-      cta = std::make_unique<std::barrier<>>(threads);
-      warps.clear();
-      for (int w = 0; w < threads / warp_size(); ++w) warps.push_back(std::make_unique<std::barrier<>>(warp_size()));
-      lanes.assign(threads, 0);
+    for (int x = 0; x < grid0; x += cluster) {
+      std::vector<std::unique_ptr<Cta>> ctas;
+      for (int r = 0; r < cluster; ++r) ctas.push_back(std::make_unique<Cta>(x + r, y, r));
+      cluster_bar = std::make_unique<std::barrier<>>(cluster * threads);
       std::vector<std::thread> pool;
-      for (int i = 0; i < threads; ++i) pool.emplace_back([i, kernel, context] { tid = i; kernel(context); });
+      for (int r = 0; r < cluster; ++r)
+        for (int i = 0; i < threads; ++i)
+          pool.emplace_back([i, c = ctas[r].get(), kernel = kernels[r], context] {
+            tid = i;
+            cta = c;
+            kernel(context);
+          });
       for (auto& th : pool) th.join();
     }
 }
 int32_t emu_tid() { return emu::tid; }
-int32_t emu_ctaid_x() { return emu::ctaid[0]; }
-int32_t emu_ctaid_y() { return emu::ctaid[1]; }
+int32_t emu_ctaid_x() { return emu::cta->ctaid[0]; }
+int32_t emu_ctaid_y() { return emu::cta->ctaid[1]; }
 int32_t emu_ctaid_z() { return 0; }
 int32_t emu_nctaid_x() { return emu::nctaid[0]; }
 int32_t emu_nctaid_y() { return emu::nctaid[1]; }
 int32_t emu_nctaid_z() { return 1; }
-void emu_barrier() { emu::cta->arrive_and_wait(); }
+void emu_barrier() { emu::cta->bar.arrive_and_wait(); }
+// barrier.cluster.arrive.release + barrier.cluster.wait.acquire.
+void emu_cluster_barrier() { emu::cluster_bar->arrive_and_wait(); }
+// mapa.shared::cluster.u32 + ld.shared::cluster.f32: `addr` is a 32-bit
+// shared-window address of the caller's CTA (the low 32 bits of a host pointer
+// into one of its rank's regions); the float at the same offset of the same
+// region of CTA `rank` of the cluster.
+float emu_cluster_load_f32(uint32_t addr, int32_t rank) {
+  using namespace emu;
+  if (rank < 0 || rank >= cluster) fail("mapa to a rank outside the cluster", addr, rank);
+  const auto& mine = shared[cta->rank];
+  for (size_t i = 0; i < mine.size(); ++i) {
+    uint32_t offset = addr - static_cast<uint32_t>(reinterpret_cast<uintptr_t>(mine[i].base));
+    if (uint64_t(offset) + 4 <= static_cast<uint64_t>(mine[i].bytes)) {
+      float v;
+      std::memcpy(&v, shared[rank][i].base + offset, 4);
+      return v;
+    }
+  }
+  fail("mapa of an address outside the caller's shared memory", addr, rank);
+}
 int32_t emu_shfl_i32(int32_t v, int32_t offset) { return static_cast<int32_t>(emu::shuffle_xor(static_cast<uint32_t>(v), offset)); }
 #define EMU_MMA(I)                                                                                            \
   float emu_mma_bf16_##I(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0, uint32_t b1, float c0, \
