@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Differential test of the gpu lowering of convert-tile-to-loops, on the host.
+"""Differential test of the gpu lowerings of convert-tile-to-loops and
+convert-tile-matmul-to-mma-sync, on the host.
 
 The kernel in the test file is lowered twice:
   * for the gpu target with T threads; its nvvm ops and cluster inline asm
     become calls into runtime.cpp (thread and CTA ids, barriers, warp shuffles,
-    mma.sync, cluster barriers and loads), shared memory an ordinary global,
-    and the whole is compiled for the host and run with one std::thread per GPU
+    mma.sync, ldmatrix, cp.async, cluster barriers and loads), shared memory
+    an ordinary global (address spaces 1 and 3 become the host's 0), and the
+    whole is compiled for the host and run with one std::thread per GPU
     thread, CTA after CTA (cluster after cluster, see K);
   * for the cpu target (one thread per program), as the reference.
 Both runs start from the same pseudo-random buffers; every buffer must end up
@@ -15,21 +17,28 @@ Any other nvvm op or inline asm is rejected.
 The test file names the launch in one line:
   // EMU: T=<threads, 0 = chosen by the pass> [S=<CTAs per program>]
   //      [K=<split-K CTAs>] grid=<g0>,<g1> args=<arg>;<arg>...
+  // EMU: MMA=<arch> [K=<split-K CTAs>] grid=<g0>,<g1> args=<arg>;<arg>...
 where <arg> is <dtype>[<d0>x<d1>] or <dtype>[<n>], optionally /<row stride>,
-one per kernel argument (memrefs only, row-major, unit inner stride). S
-(default 1; 0 = chosen by the pass) is passed as ctas-per-program: the gpu run
-then has g0 * S CTAs along x of T / S threads each (the tile.block_size and
-tile.ctas_per_program the pass reports). K (default 1; not with S) runs
-tile-split-k-loop ctas=K before the gpu lowering only (the cpu reference stays
-unsplit), which must split the kernel (tile.split_k = K): the gpu run has
-g0 * K CTAs along x of T threads each, and the K CTAs of a cluster run
-together, K * T threads. Each rank needs its own shared memory, so the module
-is compiled K times, kernel and shared-memory globals renamed <name>_r<k> (made
-public so that the harness registers their addresses with the runtime, which
-maps rank k's addresses onto the same offset in another rank's copy); rank k's
-threads run copy k. A kernel whose scratch is dynamic shared memory
+one per kernel argument (memrefs only, row-major, unit inner stride); a
+matrix's suffix ^T passes the transposed view of that d0 x d1 buffer instead
+(sizes d1, d0, strides 1, row stride: a K-major B). S (default 1; 0 = chosen
+by the pass) is passed as ctas-per-program: the gpu run then has g0 * S CTAs
+along x of T / S threads each (the tile.block_size and tile.ctas_per_program
+the pass reports). K (default 1; not with S) runs tile-split-k-loop ctas=K
+before the gpu lowering only (the cpu reference stays unsplit), which must
+split the kernel (tile.split_k = K): the gpu run has g0 * K CTAs along x of T
+threads each, and the K CTAs of a cluster run together, K * T threads. Each
+rank needs its own shared memory, so the module is compiled K times, kernel
+and shared-memory globals renamed <name>_r<k> (made public so that the
+harness registers their addresses with the runtime, which maps rank k's
+addresses onto the same offset in another rank's copy); rank k's threads run
+copy k. A kernel whose scratch is dynamic shared memory
 (tile.dynamic_shared_bytes = N) declares it as an external array; the harness
 defines it (one per copy) with the N bytes a launch would pass.
+MMA=<arch> lowers the gpu side with convert-tile-matmul-to-mma-sync
+arch=<arch> split-k=K instead (no tile-split-k-loop), which must take the
+kernel (tile.mma_sync); T, S and the split are the ones it reports, as above,
+and its dynamic shared memory is defined the same way.
 """
 import argparse
 import os
@@ -58,6 +67,15 @@ RUNTIME_DECLS = """  func.func private @emu_tid() -> i32
   func.func private @emu_mma_bf16_3(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32
   func.func private @emu_cluster_barrier()
   func.func private @emu_cluster_load_f32(i32, i32) -> f32
+  func.func private @emu_cp_async_16(!llvm.ptr, !llvm.ptr, i32)
+  func.func private @emu_ldmatrix_row_0(!llvm.ptr) -> i32
+  func.func private @emu_ldmatrix_row_1(!llvm.ptr) -> i32
+  func.func private @emu_ldmatrix_row_2(!llvm.ptr) -> i32
+  func.func private @emu_ldmatrix_row_3(!llvm.ptr) -> i32
+  func.func private @emu_ldmatrix_col_0(!llvm.ptr) -> i32
+  func.func private @emu_ldmatrix_col_1(!llvm.ptr) -> i32
+  func.func private @emu_ldmatrix_col_2(!llvm.ptr) -> i32
+  func.func private @emu_ldmatrix_col_3(!llvm.ptr) -> i32
 """
 # The cluster barrier and distributed shared-memory load of LowerSplitK.cpp
 # (HopperPtx), as printed.
@@ -73,13 +91,10 @@ def run(cmd, stdin=None):
     return subprocess.run(cmd, input=stdin, check=True, capture_output=True, text=True).stdout
 
 
-def mma_sync_to_calls(m):
-    """A bf16 mma.sync m16n8k16 as four runtime calls (one per result element)
-    and the struct of their results."""
-    indent, name, a, b, c, struct = m.groups()
-    args = ", ".join([a, b, c])
-    lines = [f"{indent}%emu{name}_{i} = func.call @emu_mma_bf16_{i}({args}) : "
-             f"(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32" for i in range(4)]
+def calls_to_struct(indent, name, callee, args, types, result, struct):
+    """%name, a struct of four `result`s, as four runtime calls (callee_<i>,
+    one per element) and the struct of their results."""
+    lines = [f"{indent}%emu{name}_{i} = func.call @{callee}_{i}({args}) : ({types}) -> {result}" for i in range(4)]
     lines.append(f"{indent}%emu{name}_s = llvm.mlir.undef : {struct}")
     prev = f"%emu{name}_s"
     for i in range(4):
@@ -87,6 +102,20 @@ def mma_sync_to_calls(m):
         lines.append(f"{indent}{out} = llvm.insertvalue %emu{name}_{i}, {prev}[{i}] : {struct}")
         prev = out
     return "\n".join(lines)
+
+
+def mma_sync_to_calls(m):
+    """A bf16 mma.sync m16n8k16 as calls of emu_mma_bf16_<i>."""
+    indent, name, a, b, c, struct = m.groups()
+    return calls_to_struct(indent, name, "emu_mma_bf16", ", ".join([a, b, c]),
+                           "i32, i32, i32, i32, i32, i32, f32, f32, f32, f32", "f32", struct)
+
+
+def ldmatrix_to_calls(m):
+    """An ldmatrix.x4 of b16 (layout col: .trans) as calls of
+    emu_ldmatrix_<layout>_<i>."""
+    indent, name, addr, layout, struct = m.groups()
+    return calls_to_struct(indent, name, f"emu_ldmatrix_{layout}", addr, "!llvm.ptr", "i32", struct)
 
 
 def to_host(nvvm_ir):
@@ -102,7 +131,22 @@ def to_host(nvvm_ir):
                r"\(i32, i32, f32\) -> (!llvm\.struct<\(f32, f32, f32, f32\)>)", mma_sync_to_calls, s)
     s = CLUSTER_BARRIER.sub("func.call @emu_cluster_barrier() : () -> ()", s)
     s = CLUSTER_LOAD.sub(r"func.call @emu_cluster_load_f32(\1, \2) : (i32, i32) -> f32", s)
-    s = re.sub(r"(memref<[^<>]*), 3>", r"\1>", s)  # shared memory: a plain global
+    # convert-tile-matmul-to-mma-sync: a cp.async completes at once, so the
+    # commit groups and waits for them have nothing left to do.
+    s = re.sub(r"nvvm\.cp\.async\.shared\.global (%[\w-]+), (%[\w-]+), 16, cache =\s+cg, (%[\w-]+) : "
+               r"!llvm\.ptr<3>, !llvm\.ptr<1>, i32",
+               r"func.call @emu_cp_async_16(\1, \2, \3) : (!llvm.ptr, !llvm.ptr, i32) -> ()", s)
+    s = re.sub(r"^ *nvvm\.cp\.async\.(commit\.group|wait\.group \d+)\n", "", s, flags=re.M)
+    s = re.sub(r"( *)%(\w+) = nvvm\.ldmatrix (%[\w-]+) \{eltType = #nvvm\.ld_st_matrix_elt_type<b16>, "
+               r"layout = #nvvm\.mma_layout<(row|col)>, num = 4 : i32, shape = #nvvm\.ld_st_matrix_shape<m = 8, "
+               r"n = 8>\} : \(!llvm\.ptr<3>\) -> (!llvm\.struct<\(i32, i32, i32, i32\)>)", ldmatrix_to_calls, s)
+    # Address spaces 1 (global) and 3 (shared) are the host's one: shared
+    # memory is a plain global, an address space cast a no-op.
+    s = re.sub(r"(memref<[^<>]*), 3>", r"\1>", s)
+    s = re.sub(r"!llvm\.ptr<[13]>", "!llvm.ptr", s)
+    s = s.replace("{addr_space = 3 : i32, ", "{")
+    s = re.sub(r"llvm\.addrspacecast (%[\w-]+) : !llvm\.ptr to !llvm\.ptr",
+               r"llvm.bitcast \1 : !llvm.ptr to !llvm.ptr", s)
     for what, mark in (("nvvm op", "nvvm."), ("inline asm", "llvm.inline_asm")):
         leftover = [line for line in s.splitlines() if mark in line]
         if leftover:
@@ -136,7 +180,10 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     text = open(a.kernel).read()
     spec = dict(kv.split("=", 1) for kv in re.search(r"// EMU: (.*)", text).group(1).split())
-    threads = int(spec["T"])
+    mma = spec.get("MMA")
+    if mma and ("T" in spec or "S" in spec):
+        sys.exit("emulate.py: with MMA the pass chooses the CTA; T and S do not apply")
+    threads = 0 if mma else int(spec["T"])
     ctas = int(spec.get("S", "1"))
     split_k = int(spec.get("K", "1"))
     if split_k > 1 and "S" in spec:
@@ -144,9 +191,11 @@ def main():
     g0, g1 = (int(v) for v in spec["grid"].split(","))
     args = []
     for arg in spec["args"].split(";"):
-        m = re.fullmatch(r"(\w+)\[([\dx]+)\](?:/(\d+))?", arg)
+        m = re.fullmatch(r"(\w+)\[([\dx]+)\](?:/(\d+))?(\^T)?", arg)
         dims = [int(d) for d in m.group(2).split("x")]
-        args.append((m.group(1), dims, int(m.group(3)) if m.group(3) else dims[-1]))
+        if m.group(4) and len(dims) != 2:
+            sys.exit(f"emulate.py: ^T needs a matrix: {arg}")
+        args.append((m.group(1), dims, int(m.group(3)) if m.group(3) else dims[-1], bool(m.group(4))))
     fn = re.search(r"func\.func @(\w+)", text).group(1)
 
     def compile_ir(mlir, name):
@@ -155,10 +204,16 @@ def main():
         run([llc, "-O2", "-filetype=obj", "-relocation-model=pic", "-o", obj], ll)
         return obj
 
-    split_pass = [f"-tile-split-k-loop=ctas={split_k}"] if split_k > 1 else []
-    gpu = run([opt, a.kernel] + split_pass +
-              [f"-convert-tile-to-loops=target=gpu block-size={threads} ctas-per-program={ctas}",
-               "-canonicalize", "-cse"])
+    if mma:
+        gpu = run([opt, a.kernel, f"-convert-tile-matmul-to-mma-sync=arch={mma} split-k={split_k}",
+                   "-canonicalize", "-cse"])
+        if not re.search(rf"func\.func @{fn}\(.*attributes \{{[^}}]*tile\.mma_sync", gpu):
+            sys.exit(f"emulate.py: convert-tile-matmul-to-mma-sync (arch={mma}) did not take @{fn}")
+    else:
+        split_pass = [f"-tile-split-k-loop=ctas={split_k}"] if split_k > 1 else []
+        gpu = run([opt, a.kernel] + split_pass +
+                  [f"-convert-tile-to-loops=target=gpu block-size={threads} ctas-per-program={ctas}",
+                   "-canonicalize", "-cse"])
     threads = int(re.search(r"tile\.block_size = (\d+) : i32", gpu).group(1))
     split = re.search(r"tile\.ctas_per_program = (\d+) : i32", gpu)
     ctas = int(split.group(1)) if split else 1
@@ -167,14 +222,18 @@ def main():
     if cluster != split_k:
         sys.exit(f"emulate.py: K={split_k} but the lowered kernel has tile.split_k = {cluster}")
     dynamic = re.search(r"tile\.dynamic_shared_bytes = (\d+) : i32", gpu)
-    # Shared memory (address space 3): name, bytes, whether the harness defines it (dynamic).
+    # Shared memory (address space 3): name, bytes, whether the harness defines it (dynamic), alignment.
     shared = []
     for name, shape, init in re.findall(r'memref\.global (?:"private" )?@(\w+) : memref<([^<>]*), 3>( =)?', gpu):
         *dims, elem = shape.split("x")
         size = ELEMENT_BYTES[elem]
         for d in dims:
             size *= int(d)
-        shared.append((name, int(dynamic.group(1)) if dynamic and not init else size, not init))
+        shared.append((name, int(dynamic.group(1)) if dynamic and not init else size, not init, 16))
+    # convert-tile-matmul-to-mma-sync's dynamic shared memory.
+    for name, align in re.findall(r"llvm\.mlir\.global external @(\w+)\(\) \{addr_space = 3 : i32, "
+                                  r"alignment = (\d+) : i64\} : !llvm\.array<0 x i8>", gpu):
+        shared.append((name, int(dynamic.group(1)), True, int(align)))
     host = to_host(gpu)
     suffixes = [f"_r{k}" for k in range(cluster)] if cluster > 1 else [""]
     gpu_objs = []
@@ -182,27 +241,28 @@ def main():
         copy = host
         if suffix:  # copy k of a cluster's kernel: its own, public, shared memory
             copy = copy.replace(f"@{fn}(", f"@{fn}{suffix}(")
-            for name, _, _ in shared:
+            for name, _, _, _ in shared:
                 copy = re.sub(rf'(memref\.global )"private" (@{name}\b)', r"\1\2", copy)
                 copy = re.sub(rf"@{name}\b", f"@{name}{suffix}", copy)
         gpu_objs.append(compile_ir(copy, "gpu" + suffix))
-    scratch = "".join(f'extern "C" {{ alignas(16) unsigned char {name}{suffix}[{size}]; }}\n' if defined
+    scratch = "".join(f'extern "C" {{ alignas({align}) unsigned char {name}{suffix}[{size}]; }}\n' if defined
                       else f'extern "C" unsigned char {name}{suffix}[];\n'
-                      for suffix in suffixes for name, size, defined in shared
+                      for suffix in suffixes for name, size, defined, align in shared
                       if defined or suffix)
     regions = "".join(f"emu_shared_region({k}, {name}{suffix}, {size});\n  "
-                      for k, suffix in enumerate(suffixes) for name, size, _ in shared if suffix)
+                      for k, suffix in enumerate(suffixes) for name, size, _, _ in shared if suffix)
     cpu = run([opt, a.kernel, "-convert-tile-to-loops", "-canonicalize", "-cse"])
     cpu_obj = compile_ir(cpu.replace(f"@{fn}(", f"@cpu_{fn}("), "cpu")
 
     decls, gpu_args, cpu_args, setup, checks = [], [], [], [], []
-    for i, (dt, dims, ld) in enumerate(args):
+    for i, (dt, dims, ld, transposed) in enumerate(args):
         rank = len(dims)
         decls.append(", ".join(["void*", "void*", "int64_t"] + ["int64_t"] * (2 * rank)))
         count = dims[0] * ld if rank == 2 else dims[0]
         setup.append(f"g{i}.resize({count}); fill(g{i}, {i}); c{i} = g{i}; o{i} = g{i};")
-        sizes = ", ".join(f"int64_t({d})" for d in dims)
-        strides = f"int64_t({ld}), int64_t(1)" if rank == 2 else "int64_t(1)"
+        sizes = ", ".join(f"int64_t({d})" for d in (dims[::-1] if transposed else dims))
+        strides = "int64_t(1)" if rank == 1 else f"int64_t(1), int64_t({ld})" if transposed \
+            else f"int64_t({ld}), int64_t(1)"
         gpu_args.append(f"g{i}.data(), g{i}.data(), int64_t(0), {sizes}, {strides}")
         cpu_args.append(f"c{i}.data(), c{i}.data(), int64_t(0), {sizes}, {strides}")
         checks.append(f'bad += compare("arg{i}", g{i}, c{i}, o{i}, "{dt}");')
@@ -244,7 +304,7 @@ template <class V> int compare(const char* what, const V& g, const V& c, const V
   std::printf("%s: %zu elements, %zu written, %d differ\\n", what, g.size(), written, bad);
   return bad;
 }}
-{chr(10).join(f"static std::vector<{CTYPES[dt]}> g{i}, c{i}, o{i};" for i, (dt, _, _) in enumerate(args))}
+{chr(10).join(f"static std::vector<{CTYPES[dt]}> g{i}, c{i}, o{i};" for i, (dt, _, _, _) in enumerate(args))}
 {"".join(f'static void gpu_kernel{suffix}(void*) {{ {fn}{suffix}({", ".join(gpu_args)}); }}{chr(10)}'
          for suffix in suffixes)}static void (*const gpu_kernels[])(void*) = {{{", ".join(f"gpu_kernel{suffix}" for suffix in suffixes)}}};
 int main() {{
@@ -254,8 +314,8 @@ int main() {{
     for (int x = 0; x < {g0}; ++x) cpu_{fn}({", ".join(cpu_args)}, x, y, 0, {g0}, {g1}, 1);
   int bad = 0;
   {chr(10).join(checks)}
-  std::printf("{fn}: T=%d%s%s%s %s\\n", {threads}, "{f' S={ctas}' if ctas > 1 else ''}",
-              "{f' K={cluster}' if cluster > 1 else ''}",
+  std::printf("{fn}: T=%d%s%s%s%s %s\\n", {threads}, "{f' S={ctas}' if ctas > 1 else ''}",
+              "{f' K={cluster}' if cluster > 1 else ''}", "{f' MMA={mma}' if mma else ''}",
               "{f' dynamic shared {dynamic.group(1)}' if dynamic else ''}", bad ? "MISMATCH" : "OK");
   return bad != 0;
 }}

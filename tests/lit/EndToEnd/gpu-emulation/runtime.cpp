@@ -5,7 +5,9 @@
 // gpu-lowered kernel into calls of the emu_* functions below and runs the
 // kernel once per (CTA, thread) in std::threads: emu_barrier is a barrier of
 // the T threads of the caller's CTA, emu_shfl_* a butterfly exchange among the
-// threads of one (emulated) warp, emu_mma_bf16_* a warp's bf16 mma.sync.
+// threads of one (emulated) warp, emu_mma_bf16_* a warp's bf16 mma.sync and
+// emu_ldmatrix_* its ldmatrix (both exchange operands through the warp's
+// barrier), emu_cp_async_16 a cp.async that completes at once.
 // Clusters (tile.split_k = S): the S CTAs of one cluster run together, S * T
 // threads, rank k's threads in the kernel's copy k (its own shared memory,
 // registered by emu_shared_region); emu_cluster_barrier is a barrier of all
@@ -35,6 +37,7 @@ struct Cta {
   std::vector<std::unique_ptr<std::barrier<>>> warps;
   std::vector<uint32_t> lanes = std::vector<uint32_t>(threads);
   std::vector<std::array<uint32_t, 6>> frags = std::vector<std::array<uint32_t, 6>>(threads);
+  std::vector<const unsigned char*> rows = std::vector<const unsigned char*>(threads);
   Cta(int x, int y, int r) : ctaid{x, y}, rank(r) {
     for (int w = 0; w < threads / warp_size(); ++w) warps.push_back(std::make_unique<std::barrier<>>(warp_size()));
   }
@@ -90,6 +93,31 @@ float mma_bf16(const uint32_t* a, const uint32_t* b, const float* c, int i) {
   }
   bar.arrive_and_wait();
   return d;
+}
+
+// ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 of one warp: lane l
+// gives the address of row l % 8 (16 bytes, 8 b16) of matrix l / 8 and gets
+// word `i` of its four, matrix i's elements (r, c) and (r, c + 1) with
+// r = l / 4 and c = 2 (l % 4) in its low and high half; `trans` loads the
+// matrix transposed: elements (c, r) and (c + 1, r) of the rows as
+// addressed. One call per word, as for mma_bf16.
+uint32_t ldmatrix_b16(const unsigned char* row, bool trans, int i) {
+  int w = warp_size();
+  std::barrier<>& bar = *cta->warps[tid / w];
+  cta->rows[tid] = row;
+  bar.arrive_and_wait();
+  const unsigned char* const* m = &cta->rows[(tid & ~(w - 1)) + 8 * i];
+  int r = (tid % w) / 4, c = 2 * ((tid % w) % 4);
+  uint16_t lo, hi;
+  if (trans) {
+    std::memcpy(&lo, m[c] + 2 * r, 2);
+    std::memcpy(&hi, m[c + 1] + 2 * r, 2);
+  } else {
+    std::memcpy(&lo, m[r] + 2 * c, 2);
+    std::memcpy(&hi, m[r] + 2 * c + 2, 2);
+  }
+  bar.arrive_and_wait();
+  return lo | uint32_t(hi) << 16;
 }
 
 [[noreturn]] void fail(const char* what, uint32_t addr, int rank) {
@@ -161,6 +189,25 @@ float emu_cluster_load_f32(uint32_t addr, int32_t rank) {
   }
   fail("mapa of an address outside the caller's shared memory", addr, rank);
 }
+// cp.async.cg.shared.global [dst], [src], 16, src_bytes: the first src_bytes
+// from global memory, zeros after them. It completes at once (a GPU may
+// complete it at any time before the wait_group that covers it), so
+// emulate.py drops commit_group and wait_group.
+void emu_cp_async_16(void* dst, const void* src, int32_t src_bytes) {
+  if (src_bytes < 0 || src_bytes > 16) {
+    std::fprintf(stderr, "runtime.cpp: cp.async of %d source bytes into 16\n", src_bytes);
+    std::abort();
+  }
+  std::memcpy(dst, src, src_bytes);
+  std::memset(static_cast<unsigned char*>(dst) + src_bytes, 0, 16 - src_bytes);
+}
+#define EMU_LDMATRIX(I)                                                                                  \
+  uint32_t emu_ldmatrix_row_##I(const unsigned char* row) { return emu::ldmatrix_b16(row, false, I); } \
+  uint32_t emu_ldmatrix_col_##I(const unsigned char* row) { return emu::ldmatrix_b16(row, true, I); }
+EMU_LDMATRIX(0)
+EMU_LDMATRIX(1)
+EMU_LDMATRIX(2)
+EMU_LDMATRIX(3)
 int32_t emu_shfl_i32(int32_t v, int32_t offset) { return static_cast<int32_t>(emu::shuffle_xor(static_cast<uint32_t>(v), offset)); }
 #define EMU_MMA(I)                                                                                            \
   float emu_mma_bf16_##I(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0, uint32_t b1, float c0, \
