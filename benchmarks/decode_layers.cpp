@@ -14,10 +14,12 @@
 // layers rotate, so no product reads its weight from L2. Printed per variant: the median time of
 // a replay (host submission included) and of its submission alone.
 //
-//   bench_decode_layers [--seq N] [--layers L] [--replays R] [--split-k S]
+//   bench_decode_layers [--seq N] [--layers L] [--replays R] [--split-k S] [--early-steps N]
 //
 // --split-k S runs o_proj and down with each program's K loop shared by the S CTAs of a cluster
-// (CompilerHints::split_k, the engine's --split-k).
+// (CompilerHints::split_k, the engine's --split-k); --early-steps N has every kernel load its
+// K loop's first N steps of weight tiles before it waits for the kernel before it
+// (CompilerHints::early_frozen_steps, the engine's --early-weight-steps).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -98,6 +100,7 @@ struct Step {
   std::size_t append = 0;    // the graph's launch index of kv_append
 
   int split_k = 0;  // o_proj's and down's CompilerHints::split_k
+  int early = 0;    // every launch's CompilerHints::early_frozen_steps
 
   template <class Kernel, class... Args>
   void run(int threads, const Kernel& kernel, Args&&... args) {
@@ -107,6 +110,7 @@ struct Step {
   void run_hinted(const CompilerHints& hints, const Kernel& kernel, Args&&... args) {
     LaunchOptions o = options;
     o.hints = hints;
+    o.hints.early_frozen_steps = early;
     std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
     ++launches;
   }
@@ -164,7 +168,7 @@ struct Step {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::int64_t seq = 160, layers = 36, replays = 50, split_k = 0;
+  std::int64_t seq = 160, layers = 36, replays = 50, split_k = 0, early = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--seq")
@@ -175,6 +179,8 @@ int main(int argc, char** argv) {
       replays = std::stoll(argv[i + 1]);
     else if (a == "--split-k")
       split_k = std::stoll(argv[i + 1]);
+    else if (a == "--early-steps")
+      early = std::stoll(argv[i + 1]);
   }
   if (seq < 2 || seq > kContext) {
     fmt::print(stderr, "bench_decode_layers: --seq must be in [2, {}], got {}\n", kContext, seq);
@@ -183,6 +189,7 @@ int main(int argc, char** argv) {
   if (!bench::have_gpu()) return 0;
   Step step(layers);
   step.split_k = static_cast<int>(split_k);
+  step.early = static_cast<int>(early);
   const Variant variants[] = {
       {"all seven kernels", true, true, true, true, true, true, true},
       {"all, with the engine's changes per token", true, true, true, true, true, true, true, true},
@@ -221,9 +228,9 @@ int main(int argc, char** argv) {
     std::sort(update_ms.begin(), update_ms.end());
     const double med = ms[ms.size() / 2];
     fmt::print(
-        "{{\"variant\": \"{}\", \"seq\": {}, \"layers\": {}, \"split_k\": {}, \"kernels\": {}, \"ms\": {:.4f}, "
+        "{{\"variant\": \"{}\", \"seq\": {}, \"layers\": {}, \"split_k\": {}, \"early_steps\": {}, \"kernels\": {}, \"ms\": {:.4f}, "
         "\"us_per_layer\": {:.2f}, \"host_submit_ms\": {:.4f}, \"host_update_ms\": {:.4f}}}\n",
-        v.name, seq, layers, split_k, g.size(), med, med * 1000 / double(layers), host_ms[host_ms.size() / 2],
+        v.name, seq, layers, split_k, early, g.size(), med, med * 1000 / double(layers), host_ms[host_ms.size() / 2],
         update_ms[update_ms.size() / 2]);
   }
   return 0;

@@ -236,6 +236,7 @@ Model::Model(const ModelConfig& config, const WeightSource& source, const Engine
       k::max_attention_splits(attention_programs_, config.num_key_value_heads, context_, k::kAttentionChunk);
   scratch_ = std::make_unique<Scratch>(
       config_, context_, k::attention_cache_positions(context_, k::kAttentionChunk, max_splits), max_splits, target_);
+  scratch_->options.hints.early_frozen_steps = options.early_weight_steps;
 }
 
 Model::Model(Model&&) noexcept = default;

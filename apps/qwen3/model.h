@@ -91,6 +91,10 @@ struct EngineOptions {
   // program's K loop shared by the CTAs of a cluster (CompilerHints::split_k, sm_90 and newer),
   // 2, 4 or 8; 0: one CTA per program.
   int split_k = 0;
+  // Decode kernels load the weight tiles of their K loop's first iterations before they wait for
+  // the kernel before them (CompilerHints::early_frozen_steps, sm_90 and newer; the weights are
+  // frozen), 1 to 4; 0: after the wait.
+  int early_weight_steps = 0;
 };
 
 // Throws ModelError kUnsupported for a config the engine cannot run (see the file comment).

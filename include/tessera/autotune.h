@@ -117,6 +117,7 @@ inline LaunchOptions with_choices(LaunchOptions options, const CompilerHints& hi
   if (hints.stream_stages) options.hints.stream_stages = hints.stream_stages;
   if (hints.threads) options.hints.threads = hints.threads;
   if (hints.split_k) options.hints.split_k = hints.split_k;
+  if (hints.early_frozen_steps) options.hints.early_frozen_steps = hints.early_frozen_steps;
   if (hints.bulk_streams) options.hints.bulk_streams = true;
   if (backend) options.backend = backend;
   return options;

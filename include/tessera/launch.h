@@ -148,6 +148,14 @@ struct CompilerHints {
   // is split (tile-split-k-loop), or a GEMM kernel that takes mma.sync; others run as they are.
   // The compiler's choice: 0 (none).
   int split_k = 0;
+  // K-loop iterations, 1 to 4, whose tiles of frozen inputs (Tensor::freeze) a kernel the NVVM
+  // backend lowers element by element loads into registers before it waits for the grids it
+  // depends on, on sm_90 and newer, where launches are programmatic: those weight tiles are then in
+  // flight while the kernel before it ends. Only kernels compiled for whole tiles (the default
+  // LaunchOptions::whole_tiles, where the launch's tiles are whole) with a K loop reading a frozen
+  // input take it (tile-load-settled-before-wait); others run as they are. The compiler's choice: 0
+  // (none).
+  int early_frozen_steps = 0;
   bool operator==(const CompilerHints&) const = default;
 };
 

@@ -100,8 +100,8 @@ class KernelCache {
         spec.hints.occupancy = spec.hints.cluster_programs = 0;
         spec.hints.tma.reset();
       }
-      if (backend == Backend::nvvm && target != Target::cpu && spec.hints.stream_stages >= 2 &&
-          spec.hints.bulk_streams)
+      if (backend == Backend::nvvm && target != Target::cpu &&
+          ((spec.hints.stream_stages >= 2 && spec.hints.bulk_streams) || spec.hints.early_frozen_steps > 0))
         spec.frozen = frozen_inputs(r.args);
     }
     // Fast path: the AST text of a Kernel<Fn> instantiation is a constant with a fixed address, so

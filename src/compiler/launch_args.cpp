@@ -68,6 +68,10 @@ void check_hints(std::string_view kernel, const CompilerHints& hints) {
     fail(kernel, fmt::format("LaunchOptions::hints.split_k is {}: expected 0 (the compiler's choice), 1 (none), 2, 4 "
                              "or 8",
                              s));
+  if (hints.early_frozen_steps < 0 || hints.early_frozen_steps > 4)
+    fail(kernel, fmt::format("LaunchOptions::hints.early_frozen_steps is {}: expected 0 (the compiler's choice: none) "
+                             "or 1 to 4",
+                             hints.early_frozen_steps));
   const int c = hints.cluster_programs;
   if (c != 0 && (c < 1 || c > 16 || (c & (c - 1)) != 0))
     fail(kernel, fmt::format("LaunchOptions::hints.cluster_programs is {}: expected 0 (the compiler's choice) or 1, "

@@ -294,6 +294,7 @@ struct Lowering {
   bool bulk_streams = false;         // gpu: tile-stream-loads' bulk rings (CompilerHints::bulk_streams, sm_90+)
   bool f8_cvt = false;               // gpu: 8-bit float conversions as sm_89's cvt instructions (sm_89+)
   int split_k = 1;                   // gpu: tile-split-k-loop's CTAs (CompilerHints::split_k, sm_90+)
+  int early_frozen_steps = 0;        // gpu: tile-load-settled-before-wait's steps (CompilerHints, sm_90+)
 };
 
 // The bytes all rings of one loop may take: per-thread cp.async rings keep 64 KiB (a program per SM
@@ -316,6 +317,13 @@ void to_loops(mlir::OpPassManager& pm, const Lowering& l) {
     tile::TileSplitKLoopOptions split;
     split.ctas = l.split_k;
     pm.addPass(tile::createTileSplitKLoop(split));
+  }
+  // (gpu, CompilerHints::early_frozen_steps) A K loop's first tiles of frozen inputs loaded before
+  // the wait for the grids the kernel depends on, so that they overlap the end of the kernel before.
+  if (!l.cpu && l.early_frozen_steps > 0) {
+    tile::TileLoadSettledBeforeWaitOptions early;
+    early.steps = l.early_frozen_steps;
+    pm.addPass(tile::createTileLoadSettledBeforeWait(early));
   }
   // (gpu, CompilerHints::stream_stages >= 2) Tiles a loop streams copied ahead into rings in
   // shared memory, so that later iterations' bytes are in flight without registers: per-thread
@@ -787,7 +795,9 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
                           .f8_cvt = gpu_arch(code.arch)->compute_capability >= 89,
                           .split_k = gpu_arch(code.arch)->compute_capability >= 90 && spec.hints.split_k > 1
                                          ? spec.hints.split_k
-                                         : 1};
+                                         : 1,
+                          .early_frozen_steps =
+                              gpu_arch(code.arch)->compute_capability >= 90 ? spec.hints.early_frozen_steps : 0};
   // to_tensor_cores, on the kernel's first compile only: the launch's threads (CompilerHints::threads,
   // 0 without) and the default lowering; each of the launcher's variants changes one of these (the
   // tensor-core lowerings choose their own threads).

@@ -127,6 +127,7 @@ std::string hints_text(const CompilerHints& hints) {
   if (hints.bulk_streams) s += "/bulk";
   if (hints.threads) s += fmt::format("/threads{}", hints.threads);
   if (hints.split_k) s += fmt::format("/splitk{}", hints.split_k);
+  if (hints.early_frozen_steps) s += fmt::format("/early{}", hints.early_frozen_steps);
   return s;
 }
 
@@ -146,6 +147,7 @@ std::size_t Specialization::hash() const {
   if (hints.bulk_streams) mix(0xb0b0u);
   if (hints.threads) mix(0x7400u + static_cast<uint64_t>(hints.threads));
   if (hints.split_k) mix(0x5b00u + static_cast<uint64_t>(hints.split_k));
+  if (hints.early_frozen_steps) mix(0xea00u + static_cast<uint64_t>(hints.early_frozen_steps));
   if (frozen) mix(0xf0000000ull + frozen);
   if (shapes) {
     for (const StaticTensor& t : shapes->tensors) {

@@ -64,7 +64,8 @@ struct Specialization {
   // Bit i: parameter i is an input whose tensor is frozen (Tensor::freeze), so no kernel still
   // running writes it. Set only where it changes the code: NVVM launches on GPU targets with
   // hints.stream_stages of 2 or more and hints.bulk_streams (frozen_inputs), whose rings may copy
-  // such tiles before the kernel waits for the grids it depends on.
+  // such tiles before the kernel waits for the grids it depends on, or with
+  // hints.early_frozen_steps, which loads them into registers there.
   uint32_t frozen = 0;
   bool frozen_input(std::size_t i) const { return i < 32 && (frozen >> i & 1u); }
 

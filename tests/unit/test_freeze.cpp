@@ -3,9 +3,11 @@
 // borrowed exclusively; it can be read (on the host through a const handle, by kernels as an
 // input). A graph whose kernel was compiled for a frozen input takes only frozen replacements. A matrix-vector product whose
 // weight is frozen computes the same results on both targets, with and without bulk rings
-// (CompilerHints::stream_stages, bulk_streams); on sm_90 (PTX, no GPU needed) its rings copy the
-// frozen weight's first tiles before the kernel waits for the grids it depends on, and the vector
-// only after it.
+// (CompilerHints::stream_stages, bulk_streams) and with its first K steps loaded before the grid
+// dependency wait (CompilerHints::early_frozen_steps: loops of 4 steps, 1 step, fewer than the
+// early steps, ragged tiles); on sm_90 (PTX, no GPU needed) its rings copy the frozen weight's
+// first tiles before the kernel waits for the grids it depends on, or its registers load them
+// there, and the vector only after it.
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
@@ -31,9 +33,10 @@ auto twice() {
 
 void frozen_products(Target target) {
   const std::pair<int64_t, int64_t> shapes[] = {{37, 1000}, {64, 2048}, {16, 512}};
+  const std::pair<int, int> variants[] = {{0, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}};  // (stream stages, early steps)
   for (auto [n, k] : shapes)
-    for (int stages : {0, 4}) {
-      INFO("N = " << n << ", K = " << k << ", stream_stages = " << stages);
+    for (auto [stages, early] : variants) {
+      INFO("N = " << n << ", K = " << k << ", stream_stages = " << stages << ", early_frozen_steps = " << early);
       auto w = random_tensor<bfloat16, 2>({n, k}, -1, 1, 51);
       auto v = random_tensor<float, 1>({k}, -1, 1, 52);
       w.freeze();
@@ -41,6 +44,7 @@ void frozen_products(Target target) {
       options.target = target;
       options.hints.stream_stages = stages;
       options.hints.bulk_streams = stages > 0;
+      options.hints.early_frozen_steps = early;
       Tensor<float, 1> y({n});
       frozen_matvec().launch(options, y.partition<16>(), w, v);
       const Rows want = product(w, v);
@@ -154,4 +158,48 @@ TEST_CASE("freeze: on sm_90 the frozen weight's first tiles are copied before th
   CHECK(plain.find(entry_wait) != std::string::npos);
   CHECK(plain.find(entry_wait) < plain.find("cp.async.bulk"));
   CHECK(ptx(w_frozen, 0).find(entry_wait) != std::string::npos);
+}
+
+TEST_CASE("freeze: on sm_90 a product loads its frozen weight's first steps before the grid dependency wait",
+          "[freeze][compile]") {
+  Tensor<bfloat16, 2> w({64, 2048}), w_frozen({64, 2048});
+  Tensor<float, 1> v({2048}), y({64});
+  w_frozen.freeze();
+  auto ptx = [&](Target target, const Tensor<bfloat16, 2>& weight, int early) {
+    LaunchOptions o;
+    o.target = target;
+    o.hints.early_frozen_steps = early;
+    return frozen_matvec().compile(o, y.partition<16>(), weight, v).ptx;
+  };
+  const std::string entry_wait = "griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;";
+  // Frozen: the entry only launches the dependents, global loads (the weight's two steps) come
+  // before the kernel's own wait, and more (the vector's, and the loop's) after it. (The
+  // optimizer may copy the wait into both paths of the loop's length test: each path waits once.)
+  const std::string early = ptx(Target::sm_90, w_frozen, 2);
+  const auto wait = early.find("griddepcontrol.wait;");
+  REQUIRE(wait != std::string::npos);
+  CHECK(early.find(entry_wait) == std::string::npos);
+  CHECK(early.find("griddepcontrol.launch_dependents;") < wait);
+  CHECK(early.find("ld.global") < wait);
+  CHECK(early.find("ld.global", wait) != std::string::npos);
+  // Not frozen, or no early steps: the wait stays at the entry, before any load.
+  for (const std::string& plain : {ptx(Target::sm_90, w, 2), ptx(Target::sm_90, w_frozen, 0)}) {
+    REQUIRE(plain.find(entry_wait) != std::string::npos);
+    CHECK(plain.find(entry_wait) < plain.find("ld.global"));
+  }
+  // Before sm_90 there is no wait to load before.
+  CHECK(ptx(Target::sm_80, w_frozen, 2).find("griddepcontrol") == std::string::npos);
+}
+
+TEST_CASE("freeze: early_frozen_steps outside 0 to 4 is an error naming the kernel", "[freeze]") {
+  Tensor<bfloat16, 2> w({64, 2048});
+  Tensor<float, 1> v({2048}), y({64});
+  for (int bad : {-1, 5}) {
+    LaunchOptions o;
+    o.target = Target::cpu;
+    o.hints.early_frozen_steps = bad;
+    CHECK_THROWS_WITH(frozen_matvec().launch(o, y.partition<16>(), w, v),
+                      Catch::Contains("kernel 'frozen_matvec'") && Catch::Contains("early_frozen_steps is") &&
+                          Catch::Contains("expected 0"));
+  }
 }

@@ -5,7 +5,7 @@
 //                 [--top-p P] [--seed S] [--chat] [--no-think] [--synthetic SHAPE]
 //                 [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]
 //                 [--prompt-tokens N] [--stats-json FILE] [--attention-programs N] [--compiler-threads]
-//                 [--stream-weights S] [--split-k S]
+//                 [--stream-weights S] [--split-k S] [--early-weight-steps N]
 // --model DIR is a Hugging Face folder (config.json, model.safetensors or the sharded index,
 // tokenizer.json). With --synthetic SHAPE (0.6B .. 32B, tiny) the weights are made in place by
 // the synthetic generator (seed --weights-seed, default 0; --layers keeps the widths with fewer
@@ -25,7 +25,9 @@
 // engine's (EngineOptions::product_threads), for comparisons; --stream-weights S streams the
 // decode products' weight tiles through bulk rings of S slots (EngineOptions::stream_stages);
 // --split-k S runs the output and down projections with each program's K loop shared by the S
-// CTAs of a cluster (EngineOptions::split_k).
+// CTAs of a cluster (EngineOptions::split_k); --early-weight-steps N (1 to 4) loads each decode
+// kernel's first N steps of weight tiles before it waits for the kernel before it
+// (EngineOptions::early_weight_steps).
 // Exit status: 0 done, 1 an error (the message names it), 2 bad command line.
 #include <fmt/format.h>
 
@@ -63,6 +65,7 @@ struct Options {
   bool chat = false, think = true, product_threads = true;
   int stream_stages = 0;
   int split_k = 0;
+  int early_weight_steps = 0;
   std::optional<tessera::Target> target;
 };
 
@@ -72,7 +75,8 @@ int usage(const std::string& problem) {
                "                     [--top-p P] [--seed S] [--chat] [--no-think] [--synthetic SHAPE]\n"
                "                     [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]\n"
                "                     [--prompt-tokens N] [--stats-json FILE] [--attention-programs N]\n"
-               "                     [--compiler-threads] [--stream-weights S] [--split-k S]\n";
+               "                     [--compiler-threads] [--stream-weights S] [--split-k S]\n"
+               "                     [--early-weight-steps N]\n";
   return 2;
 }
 
@@ -145,6 +149,8 @@ std::string parse(int argc, char** argv, Options& o) {
       o.stream_stages = static_cast<int>(n);
     else if (arg == "--split-k" && integer(v, n) && (n == 2 || n == 4 || n == 8))
       o.split_k = static_cast<int>(n);
+    else if (arg == "--early-weight-steps" && integer(v, n) && n >= 1 && n <= 4)
+      o.early_weight_steps = static_cast<int>(n);
     else if (arg == "--stats-json")
       o.stats_json = v;
     else if (arg == "--target") {
@@ -254,6 +260,7 @@ int run(const Options& o) {
   engine.product_threads = o.product_threads;
   engine.stream_stages = o.stream_stages;
   engine.split_k = o.split_k;
+  engine.early_weight_steps = o.early_weight_steps;
   engine.context_limit = o.context > 0 ? o.context : static_cast<std::int64_t>(prompt.size()) + o.max_new_tokens;
   qwen3::check_fits_context(static_cast<std::int64_t>(prompt.size()), o.max_new_tokens, engine.context_limit);
   if (engine.context_limit > config.max_position_embeddings)

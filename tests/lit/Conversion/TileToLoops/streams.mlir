@@ -73,7 +73,7 @@ func.func @ring(%w: !w {tile.align = 16 : i64}, %o: !v {tile.align = 16 : i64}, 
 // CPU: return
 !w = memref<?x?xbf16, strided<[?, 1], offset: ?>>
 !v = memref<?x?xbf16, strided<[?, 1], offset: ?>>
-func.func @bulk(%w: !w {tile.align = 16 : i64}, %o: !v {tile.align = 16 : i64}, %s: index, %r: index, %v: i1)
+func.func @bulk(%w: !w {tile.align = 16 : i64, tile.settled}, %o: !v {tile.align = 16 : i64}, %s: index, %r: index, %v: i1)
     attributes {tile.kernel} {
   %p = tile.program_id 0
   %ring = tile.stream_buffer bulk : memref<4x16x512xbf16>

@@ -476,6 +476,21 @@ func.func @grid_wait_nested(%v: i1) attributes {tile.kernel} {
 
 // -----
 
+// Before the wait only settled (frozen) tensors may be read: the vector %x is
+// one a kernel still running may write.
+func.func @grid_wait_after_unsettled_load(%w: memref<?x?xbf16> {tile.settled}, %x: memref<?xf32>)
+    attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %wt = tile.load %w[%c0, %c0] : memref<?x?xbf16> -> tensor<16x512xbf16>
+  // expected-error @+1 {{reads a tensor before the grid dependency wait that is not a kernel argument marked 'tile.settled'}}
+  %xt = tile.load %x[%c0] : memref<?xf32> -> tensor<512xf32>
+  // expected-error @+1 {{follows a read of a tensor that a kernel still running may write}}
+  tile.grid_dependency_wait
+  return
+}
+
+// -----
+
 // expected-error @+1 {{argument 0: attribute 'tile.settled' must be a unit attribute}}
 func.func @settled_value(%w: memref<?xf32> {tile.settled = 1 : i64}) attributes {tile.kernel} {
   return

@@ -16,7 +16,7 @@ Any other nvvm op or inline asm is rejected.
 
 The test file names the launch in one line:
   // EMU: T=<threads, 0 = chosen by the pass> [S=<CTAs per program>]
-  //      [K=<split-K CTAs>] grid=<g0>,<g1> args=<arg>;<arg>...
+  //      [K=<split-K CTAs>] [E=<early steps>] grid=<g0>,<g1> args=<arg>;<arg>...
   // EMU: MMA=<arch> [K=<split-K CTAs>] grid=<g0>,<g1> args=<arg>;<arg>...
 where <arg> is <dtype>[<d0>x<d1>] or <dtype>[<n>], optionally /<row stride>,
 one per kernel argument (memrefs only, row-major, unit inner stride); a
@@ -35,6 +35,9 @@ addresses onto the same offset in another rank's copy); rank k's threads run
 copy k. A kernel whose scratch is dynamic shared memory
 (tile.dynamic_shared_bytes = N) declares it as an external array; the harness
 defines it (one per copy) with the N bytes a launch would pass.
+E (default 0) runs tile-load-settled-before-wait steps=E before the gpu
+lowering only, which must take the kernel (it then has a grid dependency
+wait, which on the host, where every earlier launch has ended, is nothing).
 MMA=<arch> lowers the gpu side with convert-tile-matmul-to-mma-sync
 arch=<arch> split-k=K instead (no tile-split-k-loop), which must take the
 kernel (tile.mma_sync); T, S and the split are the ones it reports, as above,
@@ -129,6 +132,8 @@ def to_host(nvvm_ir):
     s = re.sub(r"( *)%(\w+) = nvvm\.mma\.sync A\[([^\]]*)\]\s+B\[([^\]]*)\]\s+C\[([^\]]*)\]\s+\{[^}]*"
                r"multiplicandAPtxType = #nvvm\.mma_type<bf16>[^}]*shape = #nvvm\.shape<m = 16, n = 8, k = 16>\} : "
                r"\(i32, i32, f32\) -> (!llvm\.struct<\(f32, f32, f32, f32\)>)", mma_sync_to_calls, s)
+    # One launch at a time: the grids a kernel waits for have all ended.
+    s = re.sub(r'^ *llvm\.inline_asm has_side_effects "griddepcontrol\.wait;".*\n', "", s, flags=re.M)
     s = CLUSTER_BARRIER.sub("func.call @emu_cluster_barrier() : () -> ()", s)
     s = CLUSTER_LOAD.sub(r"func.call @emu_cluster_load_f32(\1, \2) : (i32, i32) -> f32", s)
     # convert-tile-matmul-to-mma-sync: a cp.async completes at once, so the
@@ -186,6 +191,9 @@ def main():
     threads = 0 if mma else int(spec["T"])
     ctas = int(spec.get("S", "1"))
     split_k = int(spec.get("K", "1"))
+    early = int(spec.get("E", "0"))
+    if early and mma:
+        sys.exit("emulate.py: E applies to convert-tile-to-loops' kernels, not with MMA")
     if split_k > 1 and "S" in spec:
         sys.exit("emulate.py: S and K exclude each other (a split-K program is K CTAs)")
     g0, g1 = (int(v) for v in spec["grid"].split(","))
@@ -211,6 +219,11 @@ def main():
             sys.exit(f"emulate.py: convert-tile-matmul-to-mma-sync (arch={mma}) did not take @{fn}")
     else:
         split_pass = [f"-tile-split-k-loop=ctas={split_k}"] if split_k > 1 else []
+        if early:
+            split_pass.append(f"-tile-load-settled-before-wait=steps={early}")
+            taken = run([opt, a.kernel] + split_pass)
+            if "tile.grid_dependency_wait" not in taken:
+                sys.exit(f"emulate.py: tile-load-settled-before-wait (steps={early}) did not take @{fn}")
         gpu = run([opt, a.kernel] + split_pass +
                   [f"-convert-tile-to-loops=target=gpu block-size={threads} ctas-per-program={ctas}",
                    "-canonicalize", "-cse"])

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
+#include "tessera/Dialect/Tile/Utils/KernelUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -535,8 +536,32 @@ static LogicalResult verifyBulkRingUse(Operation *op, Value ring) {
 LogicalResult GridDependencyWaitOp::verify() {
   if (failed(verifyInKernel(*this)))
     return failure();
-  if ((*this)->getBlock() != &(*this)->getParentOfType<func::FuncOp>().getBody().front())
+  auto fn = (*this)->getParentOfType<func::FuncOp>();
+  if ((*this)->getBlock() != &fn.getBody().front())
     return emitOpError() << "must be in the kernel's entry block";
+  // What runs before the wait may read only tensors no running kernel
+  // writes: loads and copies of settled arguments.
+  for (Operation &op : *(*this)->getBlock()) {
+    if (&op == getOperation())
+      break;
+    WalkResult r = op.walk([&](Operation *inner) {
+      Value source;
+      if (auto load = dyn_cast<LoadOp>(inner))
+        source = load.getSource();
+      else if (auto copy = dyn_cast<StreamCopyOp>(inner))
+        source = copy.getSource();
+      if (source && !readsSettledArgument(fn, source)) {
+        inner->emitOpError() << "reads a tensor before the grid dependency "
+                                "wait that is not a kernel argument marked '"
+                             << TileDialect::getSettledAttrName() << "'";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (r.wasInterrupted())
+      return emitOpError() << "follows a read of a tensor that a kernel "
+                              "still running may write";
+  }
   return success();
 }
 

@@ -52,17 +52,6 @@ namespace tt = mlir::tessera::tile;
 
 namespace {
 
-/// The kernel argument `source` reads: itself, or the input of a
-/// memref.transpose of it (tile-vector-mma's view of a K-major weight); else
-/// null.
-BlockArgument argumentOf(func::FuncOp fn, Value source) {
-  if (auto t = source.getDefiningOp<memref::TransposeOp>())
-    source = t.getIn();
-  if (!tt::isKernelArgument(fn, source))
-    return {};
-  return cast<BlockArgument>(source);
-}
-
 /// True if `v` is computed in `body` from `iv` by ops that can be cloned at
 /// another iteration (no regions, no memory effects); `dependent` says
 /// whether it uses `iv` at all.
@@ -110,7 +99,7 @@ llvm::DenseSet<Operation *> broadcastSources(Block *body) {
 /// description).
 bool streamable(tt::LoadOp load, scf::ForOp loop, func::FuncOp fn,
                 const llvm::DenseSet<Value> &written, bool bulk) {
-  BlockArgument arg = argumentOf(fn, load.getSource());
+  BlockArgument arg = tt::kernelArgumentOf(fn, load.getSource());
   if (!arg || written.contains(arg))
     return false;
   auto align = fn.getArgAttrOfType<IntegerAttr>(
@@ -283,9 +272,7 @@ void copyBeforeGridWait(func::FuncOp fn, scf::ForOp loop, Streams &made) {
   for (auto [ring, copies] : llvm::zip(made.rings, made.prologue)) {
     if (copies.empty())
       continue;
-    BlockArgument arg = argumentOf(fn, copies.front().getSource());
-    if (!arg || !fn.getArgAttr(arg.getArgNumber(),
-                               tt::TileDialect::getSettledAttrName()))
+    if (!tt::readsSettledArgument(fn, copies.front().getSource()))
       continue;
     moved.insert(ring);
     for (tt::StreamCopyOp copy : copies) {

@@ -12,6 +12,21 @@
 
 using namespace mlir;
 
+BlockArgument mlir::tessera::tile::kernelArgumentOf(func::FuncOp fn,
+                                                   Value source) {
+  if (auto t = source.getDefiningOp<memref::TransposeOp>())
+    source = t.getIn();
+  if (!isKernelArgument(fn, source))
+    return {};
+  return cast<BlockArgument>(source);
+}
+
+bool mlir::tessera::tile::readsSettledArgument(func::FuncOp fn, Value source) {
+  BlockArgument arg = kernelArgumentOf(fn, source);
+  return arg && fn.getArgAttr(arg.getArgNumber(),
+                              TileDialect::getSettledAttrName());
+}
+
 bool mlir::tessera::tile::checkNotLowered(func::FuncOp fn, StringRef pass) {
   if (!fn->hasAttr(TileDialect::getBlockSizeAttrName()))
     return true;

@@ -29,6 +29,15 @@ inline bool isKernelArgument(func::FuncOp fn, Value v) {
          arg.getOwner() == &fn.getBody().front();
 }
 
+/// The kernel argument a load or copy from `source` reads: `source` itself,
+/// or the input of a memref.transpose of it (tile-vector-mma's view of a
+/// K-major weight); else null.
+BlockArgument kernelArgumentOf(func::FuncOp fn, Value source);
+
+/// True when `source` reads (as kernelArgumentOf) an argument marked
+/// `tile.settled`: a frozen tensor, which no kernel still running writes.
+bool readsSettledArgument(func::FuncOp fn, Value source);
+
 /// For a pass that runs on tile IR: false, with an error naming `pass` and
 /// the kernel, if `convert-tile-to-loops` already lowered `fn` (it carries
 /// `tile.block_size`), which is a pipeline error rather than an input.
