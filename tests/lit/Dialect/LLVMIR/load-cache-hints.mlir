@@ -255,3 +255,32 @@ llvm.func @descriptors_disagree(%a: !llvm.ptr, %c: i1) attributes {tile.kernel} 
   llvm.store %x, %p {alignment = 4 : i64} : f32, !llvm.ptr
   llvm.return
 }
+
+// -----
+
+// The kernel's own grid dependency wait (tile.grid_dependency_wait's inline
+// asm) writes nothing: the loads before and after it are hinted. Any other
+// side-effecting inline asm may write anything: that kernel is left alone.
+// CHECK-LABEL: llvm.func @own_grid_wait(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly})
+// CHECK: createpolicy
+// CHECK: ld.global.nc.L2::cache_hint.v4.b32
+// CHECK: llvm.inline_asm has_side_effects "griddepcontrol.wait;"
+// CHECK: ld.global.nc.L2::cache_hint.v4.b32
+// CHECK-LABEL: llvm.func @other_asm
+// CHECK-NOT: ld.global.nc
+// CHECK: llvm.return
+llvm.func @own_grid_wait(%o: !llvm.ptr, %a: !llvm.ptr) attributes {tile.kernel} {
+  %v = llvm.load %a {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}" : () -> ()
+  %p = llvm.getelementptr %a[4] : (!llvm.ptr) -> !llvm.ptr, f32
+  %w = llvm.load %p {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  %s = llvm.fadd %v, %w : vector<4xf32>
+  llvm.store %s, %o {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
+  llvm.return
+}
+llvm.func @other_asm(%o: !llvm.ptr, %a: !llvm.ptr) attributes {tile.kernel} {
+  %v = llvm.load %a {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+  llvm.inline_asm has_side_effects "membar.gl;", "~{memory}" : () -> ()
+  llvm.store %v, %o {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
+  llvm.return
+}

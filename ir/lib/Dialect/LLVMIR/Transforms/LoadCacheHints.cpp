@@ -9,7 +9,8 @@
 // parameter or to local or shared memory; if one does not trace at all, or
 // the kernel calls a function, scatters, has side-effecting inline asm or
 // another op declaring a write (NVVM ops aside: they write registers or shared
-// memory), the kernel is left alone. Aligned 4-, 8- and 16-byte integer or float loads from read-only
+// memory; the kernel's own grid dependency wait writes nothing), the kernel is
+// left alone. Aligned 4-, 8- and 16-byte integer or float loads from read-only
 // parameters become `ld.global.nc.L2::cache_hint` inline asm (without side
 // effects: the memory is not written during the kernel, so the loads may move
 // like plain loads) with one `createpolicy` at the entry, and the read-only
@@ -31,6 +32,7 @@
 
 #include "tessera/Dialect/LLVMIR/Transforms/Passes.h"
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
+#include "tessera/LLVMIR/Transforms/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
@@ -190,7 +192,13 @@ std::optional<ParameterSet> writtenParameters(LLVM::LLVMFuncOp fn) {
   };
   fn.walk([&](Operation *op) {
     // Calls and side-effecting inline asm may write anything (a call without a
-    // memory attribute declares no effect).
+    // memory attribute declares no effect), except the kernel's own wait for
+    // the grids it depends on (tile.grid_dependency_wait's lowering), which
+    // writes nothing: it only orders what follows after those grids' writes,
+    // as the wait the LLVM pass puts at the entry of every other kernel does.
+    if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op);
+        asmOp && asmOp.getAsmString() == tessera::llvmir::kGridDependencyWaitAsm)
+      return;
     if (isa<LLVM::CallOp>(op) ||
         (isa<LLVM::InlineAsmOp>(op) && cast<LLVM::InlineAsmOp>(op).getHasSideEffects())) {
       traced = false;
