@@ -486,7 +486,10 @@ llvm::ModulePassManager optimize_cpu(llvm::PassBuilder& pb) {
 }
 
 llvm::ModulePassManager optimize_gpu(llvm::PassBuilder& pb, const GpuCode& code) {
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager mpm;
+  // The kernel's own grid dependency waits stay where they are, after the loads of frozen tiles.
+  mpm.addPass(llvmir::MarkGridWaitsConvergentPass(code.symbol));
+  mpm.addPass(pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3));
   // Divisions by one value share its reciprocal (the optimizer would merge them back).
   mpm.addPass(llvmir::ShareDivisorsPass(code.symbol));
   // A bf16 of a packed pair widened by one integer op instead of a split and a cvt.

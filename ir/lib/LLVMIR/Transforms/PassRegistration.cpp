@@ -147,6 +147,11 @@ bool addPass(StringRef name, ModulePassManager &mpm) {
        [](ModulePassManager &pm, Parameters &p) {
          pm.addPass(MarkReadOnlyNoAliasPass(p.kernel));
        }},
+      {"tessera-mark-grid-waits-convergent",
+       {"kernel"},
+       [](ModulePassManager &pm, Parameters &p) {
+         pm.addPass(MarkGridWaitsConvergentPass(p.kernel));
+       }},
       {"tessera-grid-dependency-wait",
        {"kernel", "griddepcontrol"},
        [](ModulePassManager &pm, Parameters &p) {

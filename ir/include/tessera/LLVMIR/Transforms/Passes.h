@@ -139,6 +139,18 @@ struct MarkReadOnlyNoAliasPass : llvm::PassInfoMixin<MarkReadOnlyNoAliasPass> {
 inline constexpr llvm::StringLiteral kGridDependencyWaitAsm =
     "griddepcontrol.wait;";
 
+/// Before the optimizer: marks kernel K's calls of kGridDependencyWaitAsm
+/// convergent, so that no pass copies a wait into the block of the loads
+/// before it (where ptxas would schedule those loads after it).
+struct MarkGridWaitsConvergentPass
+    : llvm::PassInfoMixin<MarkGridWaitsConvergentPass> {
+  explicit MarkGridWaitsConvergentPass(std::string kernel)
+      : kernel(std::move(kernel)) {}
+  llvm::PreservedAnalyses run(llvm::Module &m, llvm::ModuleAnalysisManager &);
+  static bool isRequired() { return true; }
+  std::string kernel;
+};
+
 /// Gives kernel K a new entry block that, with `gridDependencyControl` (sm_90
 /// and later), waits for the grids it depends on (griddepcontrol) before
 /// branching to the old entry; a kernel that waits itself (a call of
