@@ -151,15 +151,7 @@ bool loadBeforeWait(func::FuncOp fn, int64_t steps) {
   llvm::SetVector<Operation *> slice;
   if (!entrySlice(entry, needed, slice))
     return false;
-  SmallVector<Operation *> ordered(slice.begin(), slice.end());
-  llvm::sort(ordered,
-             [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
-  Operation *first = &entry.front();
-  for (Operation *op : ordered)
-    if (op != first)
-      op->moveBefore(first);
-    else
-      first = op->getNextNode();
+  Operation *first = tt::moveToFront(entry, slice.getArrayRef());
 
   // The iterations' induction values, and whether the loop has `steps`
   // iterations: lb + (steps - 1) step < ub.

@@ -291,15 +291,7 @@ void copyBeforeGridWait(func::FuncOp fn, scf::ForOp loop, Streams &made) {
     moved.insert(def);
     llvm::append_range(work, def->getOperands());
   }
-  SmallVector<Operation *> ordered(moved.begin(), moved.end());
-  llvm::sort(ordered, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
-  Operation *first = &entry.front();
-  for (Operation *op : ordered)
-    if (op != first)
-      op->moveBefore(first);
-    else
-      first = op->getNextNode();
-  OpBuilder b(first);
+  OpBuilder b(tt::moveToFront(entry, moved.getArrayRef()));
   tt::GridDependencyWaitOp::create(b, loop.getLoc());
 }
 

@@ -331,20 +331,12 @@ void versionKernel(func::FuncOp fn) {
   }
 
   // The index computations go first, in their order.
-  SmallVector<Operation *> ordered(slice.begin(), slice.end());
-  llvm::sort(ordered, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
-  Operation *first = &body.front();
-  for (Operation *op : ordered)
-    if (op != first)
-      op->moveBefore(first);
-    else
-      first = op->getNextNode();
+  Operation *firstRest = tt::moveToFront(body, slice.getArrayRef());
 
   // The test: for every access, the last element of its tile is in bounds
   // (the lowering's own test, compared unsigned: a negative tile index fails
   // too); for the accesses in a loop, at its first and last iterations (or
   // the loop runs no iteration).
-  Operation *firstRest = ordered.empty() ? &body.front() : ordered.back()->getNextNode();
   // What runs before the wait for the grids the kernel depends on (the
   // copies tile-stream-loads put there) stays before it, outside the versions.
   for (auto wait : body.getOps<tt::GridDependencyWaitOp>())

@@ -27,6 +27,20 @@ bool mlir::tessera::tile::readsSettledArgument(func::FuncOp fn, Value source) {
                               TileDialect::getSettledAttrName());
 }
 
+Operation *mlir::tessera::tile::moveToFront(Block &block,
+                                            ArrayRef<Operation *> ops) {
+  SmallVector<Operation *> ordered(ops.begin(), ops.end());
+  llvm::sort(ordered,
+             [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+  Operation *first = &block.front();
+  for (Operation *op : ordered)
+    if (op != first)
+      op->moveBefore(first);
+    else
+      first = op->getNextNode();
+  return first;
+}
+
 bool mlir::tessera::tile::checkNotLowered(func::FuncOp fn, StringRef pass) {
   if (!fn->hasAttr(TileDialect::getBlockSizeAttrName()))
     return true;

@@ -38,6 +38,11 @@ BlockArgument kernelArgumentOf(func::FuncOp fn, Value source);
 /// `tile.settled`: a frozen tensor, which no kernel still running writes.
 bool readsSettledArgument(func::FuncOp fn, Value source);
 
+/// Moves `ops`, all of `block`, to its front, keeping their order; returns
+/// the first op after them. What passes hoist to the top of a kernel (index
+/// computations, copies before the grid dependency wait) goes there this way.
+Operation *moveToFront(Block &block, ArrayRef<Operation *> ops);
+
 /// For a pass that runs on tile IR: false, with an error naming `pass` and
 /// the kernel, if `convert-tile-to-loops` already lowered `fn` (it carries
 /// `tile.block_size`), which is a pipeline error rather than an input.
