@@ -173,8 +173,9 @@ TEST_CASE("freeze: on sm_90 a product loads its frozen weight's first steps befo
   };
   const std::string entry_wait = "griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;";
   // Frozen: the entry only launches the dependents, global loads (the weight's two steps) come
-  // before the kernel's own wait, and more (the vector's, and the loop's) after it. (The
-  // optimizer may copy the wait into both paths of the loop's length test: each path waits once.)
+  // before the kernel's own wait, and more (the vector's, and the loop's) after it. The wait is
+  // one, after the loads' block (tessera-mark-grid-waits-convergent: a copy of it in that block
+  // would let ptxas issue the loads after it).
   const std::string early = ptx(Target::sm_90, w_frozen, 2);
   const auto wait = early.find("griddepcontrol.wait;");
   REQUIRE(wait != std::string::npos);
@@ -182,6 +183,7 @@ TEST_CASE("freeze: on sm_90 a product loads its frozen weight's first steps befo
   CHECK(early.find("griddepcontrol.launch_dependents;") < wait);
   CHECK(early.find("ld.global") < wait);
   CHECK(early.find("ld.global", wait) != std::string::npos);
+  CHECK(early.find("griddepcontrol.wait;", wait + 1) == std::string::npos);
   // Not frozen, or no early steps: the wait stays at the entry, before any load.
   for (const std::string& plain : {ptx(Target::sm_90, w, 2), ptx(Target::sm_90, w_frozen, 0)}) {
     REQUIRE(plain.find(entry_wait) != std::string::npos);
