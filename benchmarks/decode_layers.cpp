@@ -15,11 +15,14 @@
 // a replay (host submission included) and of its submission alone.
 //
 //   bench_decode_layers [--seq N] [--layers L] [--replays R] [--split-k S] [--early-steps N]
+//                       [--residual-threads T] [--early-o-proj N]
 //
 // --split-k S runs o_proj and down with each program's K loop shared by the S CTAs of a cluster
 // (CompilerHints::split_k, the engine's --split-k); --early-steps N has every kernel load its
 // K loop's first N steps of weight tiles before it waits for the kernel before it
-// (CompilerHints::early_frozen_steps, the engine's --early-weight-steps).
+// (CompilerHints::early_frozen_steps, the engine's --early-weight-steps); --residual-threads T runs
+// o_proj and down at T threads per program (CompilerHints::threads; default 0, the compiler's);
+// --early-o-proj N gives o_proj (which follows the attention kernels) its own early steps.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -101,6 +104,8 @@ struct Step {
 
   int split_k = 0;  // o_proj's and down's CompilerHints::split_k
   int early = 0;    // every launch's CompilerHints::early_frozen_steps
+  int residual_threads = 0;  // o_proj's and down's CompilerHints::threads
+  int early_o_proj = -1;     // o_proj's early_frozen_steps (-1: `early`)
 
   template <class Kernel, class... Args>
   void run(int threads, const Kernel& kernel, Args&&... args) {
@@ -108,9 +113,13 @@ struct Step {
   }
   template <class Kernel, class... Args>
   void run_hinted(const CompilerHints& hints, const Kernel& kernel, Args&&... args) {
+    run_early(early, hints, kernel, std::forward<Args>(args)...);
+  }
+  template <class Kernel, class... Args>
+  void run_early(int early_steps, const CompilerHints& hints, const Kernel& kernel, Args&&... args) {
     LaunchOptions o = options;
     o.hints = hints;
-    o.hints.early_frozen_steps = early;
+    o.hints.early_frozen_steps = early_steps;
     std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
     ++launches;
   }
@@ -143,11 +152,13 @@ struct Step {
         run(0, k::decode_attention_split<GP, CH>(), po.partition<1, 1, GP * 128>(), pm.partition<1, 1, GP>(),
             pl.partition<1, 1, GP>(), q, k_cache[l], v_cache[l], k_row, v_row, length, chunks_per_split, scale);
       if (v.combine) run(0, k::decode_attention_combine<GP>(), attn_by_kv_head.partition<1, GP * 128>(), po, pm, pl);
-      if (v.o_proj) run_hinted({.split_k = split_k}, k::matvec_residual<R, BK>(), x.partition<R>(), w.o, attn);
+      if (v.o_proj) run_early(early_o_proj >= 0 ? early_o_proj : early, {.threads = residual_threads, .split_k = split_k},
+                           k::matvec_residual<R, BK>(), x.partition<R>(), w.o, attn);
       if (v.gate_up)
         run(k::kSwigluThreads, k::rmsnorm_swiglu<k::kSwigluTileRows, k::kSwigluTileCols>(),
             mlp.partition<k::kSwigluTileRows>(), w.gate, w.up, x, w.post_norm, eps);
-      if (v.down) run_hinted({.split_k = split_k}, k::matvec_residual<R, BK>(), x.partition<R>(), w.down, mlp);
+      if (v.down) run_hinted({.threads = residual_threads, .split_k = split_k}, k::matvec_residual<R, BK>(), x.partition<R>(),
+                           w.down, mlp);
     }
     append = launches;
     auto k_slot = k_all.slice(1, seq - 1, seq), v_slot = v_all.slice(1, seq - 1, seq);
@@ -168,7 +179,7 @@ struct Step {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::int64_t seq = 160, layers = 36, replays = 50, split_k = 0, early = 0;
+  std::int64_t seq = 160, layers = 36, replays = 50, split_k = 0, early = 0, residual_threads = 0, early_o_proj = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--seq")
@@ -181,6 +192,10 @@ int main(int argc, char** argv) {
       split_k = std::stoll(argv[i + 1]);
     else if (a == "--early-steps")
       early = std::stoll(argv[i + 1]);
+    else if (a == "--residual-threads")
+      residual_threads = std::stoll(argv[i + 1]);
+    else if (a == "--early-o-proj")
+      early_o_proj = std::stoll(argv[i + 1]);
   }
   if (seq < 2 || seq > kContext) {
     fmt::print(stderr, "bench_decode_layers: --seq must be in [2, {}], got {}\n", kContext, seq);
@@ -190,6 +205,8 @@ int main(int argc, char** argv) {
   Step step(layers);
   step.split_k = static_cast<int>(split_k);
   step.early = static_cast<int>(early);
+  step.residual_threads = static_cast<int>(residual_threads);
+  step.early_o_proj = static_cast<int>(early_o_proj);
   const Variant variants[] = {
       {"all seven kernels", true, true, true, true, true, true, true},
       {"all, with the engine's changes per token", true, true, true, true, true, true, true, true},
@@ -228,9 +245,9 @@ int main(int argc, char** argv) {
     std::sort(update_ms.begin(), update_ms.end());
     const double med = ms[ms.size() / 2];
     fmt::print(
-        "{{\"variant\": \"{}\", \"seq\": {}, \"layers\": {}, \"split_k\": {}, \"early_steps\": {}, \"kernels\": {}, \"ms\": {:.4f}, "
+        "{{\"variant\": \"{}\", \"seq\": {}, \"layers\": {}, \"split_k\": {}, \"early_steps\": {}, \"residual_threads\": {}, \"kernels\": {}, \"ms\": {:.4f}, "
         "\"us_per_layer\": {:.2f}, \"host_submit_ms\": {:.4f}, \"host_update_ms\": {:.4f}}}\n",
-        v.name, seq, layers, split_k, early, g.size(), med, med * 1000 / double(layers), host_ms[host_ms.size() / 2],
+        v.name, seq, layers, split_k, early, residual_threads, g.size(), med, med * 1000 / double(layers), host_ms[host_ms.size() / 2],
         update_ms[update_ms.size() / 2]);
   }
   return 0;
