@@ -53,6 +53,7 @@
 #include "WarpMma.h"
 #include "../TileMatmulToNVVM/MatmulEpilogue.h"
 #include "../TileMatmulToNVVM/MatmulKernel.h"
+#include "../Utils/ClusterSum.h"
 #include "../Utils/HopperPtx.h"
 
 #include "tessera/Dialect/Tile/IR/TileDialect.h"
@@ -499,41 +500,30 @@ void MmaSyncLowering::buildEpilogue(ArrayRef<Value> acc, IRMapping &mapping) {
 }
 
 SmallVector<Value> MmaSyncLowering::sumSplit(ArrayRef<Value> acc) {
-  HopperPtx ptx(b, loc);
   // Thread t's accumulator e sits at slot e * threads + t: a warp's stores
   // and loads are consecutive words.
   auto slot = [&](int64_t e) { return mulConst(addConst(tid, e * g.threads()), 4); };
   // Every warp is done with the stages that the partials overwrite.
   NVVM::Barrier0Op::create(b, loc);
-  auto peer = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::ne, rank, i32(0)),
-                                /*withElseRegion=*/false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(peer.thenBlock());
-    for (size_t e = 0; e < acc.size(); ++e)
-      LLVM::StoreOp::create(b, loc, acc[e], ops.offset(smem, slot(e)));
-  }
-  // The peers' stores are visible to rank 0 (release, acquire).
-  ptx.clusterBarrier();
-  SmallVector<Type> types(acc.size(), b.getF32Type());
-  auto lead = scf::IfOp::create(b, loc, types, cmp(arith::CmpIPredicate::eq, rank, i32(0)),
-                                /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(lead.thenBlock());
-    Value base = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), smem);
-    SmallVector<Value> sum(acc);
-    for (int64_t p = 1; p < g.splitK; ++p)
-      for (size_t e = 0; e < sum.size(); ++e)
-        sum[e] = arith::AddFOp::create(b, loc, sum[e],
-                                       ptx.loadClusterSharedF32(add(base, slot(e)), i32(p)));
-    scf::YieldOp::create(b, loc, sum);
-    b.setInsertionPointToStart(lead.elseBlock());
-    scf::YieldOp::create(b, loc, SmallVector<Value>(acc));
-  }
-  // Rank 0 has read the peers' shared memory before they exit.
-  ptx.clusterBarrier();
-  return SmallVector<Value>(lead.getResults());
+  // Ranks 1 and up leave their accumulators in their shared memory; rank 0
+  // adds the others', in rank order (ClusterSum.h).
+  return sumOverCluster(
+      b, loc, rank, g.splitK, acc,
+      [&](OpBuilder &pb) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(pb.getInsertionBlock(), pb.getInsertionPoint());
+        for (size_t e = 0; e < acc.size(); ++e)
+          LLVM::StoreOp::create(b, loc, acc[e], ops.offset(smem, slot(e)));
+      },
+      [&](OpBuilder &gb, Value peer, SmallVectorImpl<Value> &sum) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(gb.getInsertionBlock(), gb.getInsertionPoint());
+        Value base = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), smem);
+        for (size_t e = 0; e < sum.size(); ++e)
+          sum[e] = arith::AddFOp::create(
+              b, loc, sum[e],
+              HopperPtx(b, loc).loadClusterSharedF32(add(base, slot(e)), peer));
+      });
 }
 
 void MmaSyncLowering::run() {

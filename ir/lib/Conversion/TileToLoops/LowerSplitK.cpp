@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelLowering.h"
+#include "../Utils/ClusterSum.h"
 #include "../Utils/HopperPtx.h"
 
 using namespace mlir;
@@ -59,7 +60,6 @@ void KernelLowering::lowerSplitSum(SplitSumOp op) {
   Value view = getScratchView(b, loc, f32, splitSumSlots(opts, op), 0);
   Value tid = getThreadId();
   Value rank = getSplitRank();
-  Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
   // Calls `body(b, buffer, k, slot)` for each private element k of each
   // input's `buffer`, with its scratch slot's index.
   auto forEachSlot = [&](OpBuilder &b,
@@ -82,43 +82,28 @@ void KernelLowering::lowerSplitSum(SplitSumOp op) {
     }
   };
 
-  // Ranks 1 and up: their partials into their scratch.
-  Value other =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rank, zero);
-  auto write = scf::IfOp::create(b, loc, TypeRange{}, other,
-                                 /*withElseRegion=*/false);
-  {
-    OpBuilder wb = write.getThenBodyBuilder();
-    forEachSlot(wb, [&](OpBuilder &b, Value dst, Value k, Value slot) {
-      Value v = memref::LoadOp::create(b, loc, dst, k);
-      memref::StoreOp::create(b, loc, v, view, slot);
-    });
-  }
-  HopperPtx(b, loc).clusterBarrier();
-
-  // Rank 0: the others' partials added, in rank order.
-  Value lead =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank, zero);
-  auto add = scf::IfOp::create(b, loc, TypeRange{}, lead,
-                               /*withElseRegion=*/false);
-  {
-    OpBuilder ab = add.getThenBodyBuilder();
-    Value start = memref::ExtractAlignedPointerAsIndexOp::create(ab, loc, view);
-    for (int64_t r = 1; r < opts.splitK; ++r) {
-      Value peer = arith::ConstantIntOp::create(ab, loc, i32, r);
-      forEachSlot(ab, [&](OpBuilder &b, Value dst, Value k, Value slot) {
-        Value at = arith::AddIOp::create(
-            b, loc, start,
-            arith::MulIOp::create(b, loc, slot, cidx(b, loc, 4)));
-        Value theirs = HopperPtx(b, loc).loadClusterSharedF32(
-            arith::IndexCastOp::create(b, loc, i32, at), peer);
-        Value mine = memref::LoadOp::create(b, loc, dst, k);
-        memref::StoreOp::create(b, loc,
-                                arith::AddFOp::create(b, loc, mine, theirs),
-                                dst, k);
+  // Ranks 1 and up write their partials to their scratch; rank 0 adds the
+  // others', in rank order (ClusterSum.h).
+  sumOverCluster(
+      b, loc, rank, opts.splitK, /*own=*/{},
+      [&](OpBuilder &pb) {
+        forEachSlot(pb, [&](OpBuilder &b, Value dst, Value k, Value slot) {
+          Value v = memref::LoadOp::create(b, loc, dst, k);
+          memref::StoreOp::create(b, loc, v, view, slot);
+        });
+      },
+      [&](OpBuilder &ab, Value peer, SmallVectorImpl<Value> &) {
+        Value start = memref::ExtractAlignedPointerAsIndexOp::create(ab, loc, view);
+        forEachSlot(ab, [&](OpBuilder &b, Value dst, Value k, Value slot) {
+          Value at = arith::AddIOp::create(
+              b, loc, start,
+              arith::MulIOp::create(b, loc, slot, cidx(b, loc, 4)));
+          Value theirs = HopperPtx(b, loc).loadClusterSharedF32(
+              arith::IndexCastOp::create(b, loc, i32, at), peer);
+          Value mine = memref::LoadOp::create(b, loc, dst, k);
+          memref::StoreOp::create(b, loc,
+                                  arith::AddFOp::create(b, loc, mine, theirs),
+                                  dst, k);
+        });
       });
-    }
-  }
-  // The others keep their shared memory until rank 0 has read it.
-  HopperPtx(b, loc).clusterBarrier();
 }

@@ -1,0 +1,57 @@
+//===- ClusterSum.cpp - split-K partial sums meet in rank 0 ---------------===//
+//
+// See ClusterSum.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ClusterSum.h"
+#include "HopperPtx.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+SmallVector<Value> mlir::tessera::tile::sumOverCluster(
+    OpBuilder &b, Location loc, Value rank, int64_t ctas, ValueRange own,
+    llvm::function_ref<void(OpBuilder &)> publish,
+    llvm::function_ref<void(OpBuilder &, Value, SmallVectorImpl<Value> &)>
+        gather) {
+  Type i32 = b.getI32Type();
+  Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
+  // Ranks 1 and up: their partials into their own shared memory.
+  auto peer = scf::IfOp::create(
+      b, loc, TypeRange{},
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rank, zero),
+      /*withElseRegion=*/false);
+  {
+    OpBuilder pb = peer.getThenBodyBuilder();
+    publish(pb);
+  }
+  // The peers' stores are visible to rank 0 (release, acquire).
+  HopperPtx(b, loc).clusterBarrier();
+  // Rank 0: the peers' partials added, in rank order.
+  auto lead = scf::IfOp::create(
+      b, loc, own.getTypes(),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank, zero),
+      /*withElseRegion=*/!own.empty());
+  {
+    OpBuilder lb(b.getContext());
+    Block &then = lead.getThenRegion().front();
+    if (then.mightHaveTerminator())
+      lb.setInsertionPoint(then.getTerminator());
+    else
+      lb.setInsertionPointToEnd(&then);
+    SmallVector<Value> sum(own.begin(), own.end());
+    for (int64_t r = 1; r < ctas; ++r)
+      gather(lb, arith::ConstantIntOp::create(lb, loc, i32, r), sum);
+    if (!own.empty()) {
+      scf::YieldOp::create(lb, loc, sum);
+      OpBuilder eb = OpBuilder::atBlockEnd(&lead.getElseRegion().front());
+      scf::YieldOp::create(eb, loc, own);
+    }
+  }
+  // Rank 0 has read the peers' shared memory before they go on (and exit).
+  HopperPtx(b, loc).clusterBarrier();
+  return SmallVector<Value>(lead.getResults());
+}
