@@ -11,7 +11,9 @@
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
+#include <array>
 #include <string>
+#include <vector>
 #include <utility>
 
 #include "execution_helpers.h"
@@ -203,5 +205,50 @@ TEST_CASE("freeze: early_frozen_steps outside 0 to 4 is an error naming the kern
     CHECK_THROWS_WITH(frozen_matvec().launch(o, y.partition<16>(), w, v),
                       Catch::Contains("kernel 'frozen_matvec'") && Catch::Contains("early_frozen_steps is") &&
                           Catch::Contains("expected 0"));
+  }
+}
+
+TEST_CASE("freeze: in a chain of products with early frozen steps each reads the vector the one before wrote",
+          "[freeze][gpu]") {
+  if (!gpu_available()) {
+    WARN("no GPU on this machine: skipped");
+    return;
+  }
+  // y_i = W_i y_{i-1}: each product loads its first weight steps before it waits for the one
+  // before it (programmatic launches, in a graph and launched one by one); a read of y_{i-1}
+  // before that wait would see the vector before the earlier product wrote it.
+  constexpr int64_t n = 1024, steps = 6;
+  std::vector<Tensor<bfloat16, 2>> w;
+  std::vector<Tensor<float, 1>> y;
+  y.push_back(random_tensor<float, 1>({n}, -1, 1, 60));
+  for (int64_t i = 0; i < steps; ++i) {
+    w.push_back(random_tensor<bfloat16, 2>({n, n}, -0.0625f, 0.0625f, 61 + static_cast<int>(i)));
+    w.back().freeze();
+    y.emplace_back(std::array<int64_t, 1>{n});
+  }
+  LaunchOptions options;
+  options.hints.early_frozen_steps = 2;
+  auto chain = [&] {
+    for (int64_t i = 0; i < steps; ++i)
+      frozen_matvec().launch_async(options, y[i + 1].partition<16>(), w[i], y[i]).detach();
+  };
+  for (bool graph : {false, true}) {
+    INFO((graph ? "a graph" : "launched one by one"));
+    for (int64_t i = 1; i <= steps; ++i) y[i].fill(0.0f);
+    if (graph) {
+      Graph g;
+      {
+        auto recording = g.capture();
+        chain();
+      }
+      g.replay();
+    } else {
+      chain();
+    }
+    for (int64_t i = 0; i < steps; ++i) {
+      INFO("product " << i);
+      const Rows want = product(w[i], y[i]);
+      CHECK(mismatches(y[i + 1], want.value, want.magnitude, n) == 0);
+    }
   }
 }
