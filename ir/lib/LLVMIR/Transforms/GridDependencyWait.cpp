@@ -48,13 +48,7 @@ mlir::tessera::llvmir::GridDependencyWaitPass::run(Module &m,
   BasicBlock *oldEntry = &f->getEntryBlock();
   BasicBlock *entry =
       BasicBlock::Create(c, "wait_for_prerequisite_grids", f, oldEntry);
-  SmallVector<CallInst *> ownWaits;
-  for (BasicBlock &bb : *f)
-    for (Instruction &i : bb)
-      if (auto *call = dyn_cast<CallInst>(&i))
-        if (auto *ia = dyn_cast<InlineAsm>(call->getCalledOperand());
-            ia && ia->getAsmString() == kGridDependencyWaitAsm)
-          ownWaits.push_back(call);
+  SmallVector<CallInst *> ownWaits = ownGridWaits(*f);
   IRBuilder<> b(entry);
   auto *asmType = FunctionType::get(Type::getVoidTy(c), false);
   if (gridDependencyControl)

@@ -1,15 +1,21 @@
 //===- KernelLookup.h - the kernel an LLVM IR pass rewrites -----*- C++ -*-===//
 //
 // Shared by tessera's LLVM IR passes that rewrite one kernel, named by its
-// symbol: the function, or an error diagnostic naming the pass.
+// symbol: the function, or an error diagnostic naming the pass; and the
+// kernel's own grid dependency waits (calls of kGridDependencyWaitAsm).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TESSERA_LIB_LLVMIR_TRANSFORMS_KERNELLOOKUP_H
 #define TESSERA_LIB_LLVMIR_TRANSFORMS_KERNELLOOKUP_H
 
+#include "tessera/LLVMIR/Transforms/Passes.h"
+
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
@@ -26,6 +32,19 @@ inline llvm::Function *findKernel(llvm::Module &m, llvm::StringRef kernel,
     return nullptr;
   }
   return f;
+}
+
+/// The calls of `f` to its own grid dependency wait (kGridDependencyWaitAsm,
+/// tile.grid_dependency_wait's lowering), in block order.
+inline llvm::SmallVector<llvm::CallInst *> ownGridWaits(llvm::Function &f) {
+  llvm::SmallVector<llvm::CallInst *> waits;
+  for (llvm::BasicBlock &bb : f)
+    for (llvm::Instruction &i : bb)
+      if (auto *call = llvm::dyn_cast<llvm::CallInst>(&i))
+        if (auto *ia = llvm::dyn_cast<llvm::InlineAsm>(call->getCalledOperand());
+            ia && ia->getAsmString() == kGridDependencyWaitAsm)
+          waits.push_back(call);
+  return waits;
 }
 
 } // namespace mlir::tessera::llvmir

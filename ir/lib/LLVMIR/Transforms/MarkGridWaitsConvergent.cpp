@@ -22,9 +22,6 @@
 #include "KernelLookup.h"
 #include "tessera/LLVMIR/Transforms/Passes.h"
 
-#include "llvm/IR/InlineAsm.h"
-#include "llvm/IR/Instructions.h"
-
 using namespace llvm;
 
 PreservedAnalyses
@@ -34,14 +31,10 @@ mlir::tessera::llvmir::MarkGridWaitsConvergentPass::run(Module &m,
   if (!f)
     return PreservedAnalyses::all();
   bool changed = false;
-  for (BasicBlock &bb : *f)
-    for (Instruction &i : bb)
-      if (auto *call = dyn_cast<CallInst>(&i))
-        if (auto *ia = dyn_cast<InlineAsm>(call->getCalledOperand());
-            ia && ia->getAsmString() == kGridDependencyWaitAsm &&
-            !call->isConvergent()) {
-          call->setConvergent();
-          changed = true;
-        }
+  for (CallInst *call : ownGridWaits(*f))
+    if (!call->isConvergent()) {
+      call->setConvergent();
+      changed = true;
+    }
   return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 }
