@@ -135,7 +135,9 @@ def TileLoadSettledBeforeWait
     weight tiles into registers before the wait overlaps them with the end
     of the kernel before (on the H200, a plain-CUDA chain of Qwen3-4B's
     decode layers ran at 0.824 of the copy bandwidth with two steps loaded
-    early against 0.767 without; four or more steps were slower).
+    early against 0.767 without; four or more steps were slower; the
+    engine's own kernels gain in chains of products but not in its decode
+    step: docs/performance.md).
 
     In every `func.func` carrying `tile.kernel` and `tile.whole_tiles`
     (elsewhere the peeled iterations' `scf.if` would keep
