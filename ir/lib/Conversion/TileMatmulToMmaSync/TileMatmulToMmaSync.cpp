@@ -509,15 +509,11 @@ SmallVector<Value> MmaSyncLowering::sumSplit(ArrayRef<Value> acc) {
   // adds the others', in rank order (ClusterSum.h).
   return sumOverCluster(
       b, loc, rank, g.splitK, acc,
-      [&](OpBuilder &pb) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(pb.getInsertionBlock(), pb.getInsertionPoint());
+      [&] {
         for (size_t e = 0; e < acc.size(); ++e)
           LLVM::StoreOp::create(b, loc, acc[e], ops.offset(smem, slot(e)));
       },
-      [&](OpBuilder &gb, Value peer, SmallVectorImpl<Value> &sum) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(gb.getInsertionBlock(), gb.getInsertionPoint());
+      [&](Value peer, SmallVectorImpl<Value> &sum) {
         Value base = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), smem);
         for (size_t e = 0; e < sum.size(); ++e)
           sum[e] = arith::AddFOp::create(

@@ -86,15 +86,15 @@ void KernelLowering::lowerSplitSum(SplitSumOp op) {
   // others', in rank order (ClusterSum.h).
   sumOverCluster(
       b, loc, rank, opts.splitK, /*own=*/{},
-      [&](OpBuilder &pb) {
-        forEachSlot(pb, [&](OpBuilder &b, Value dst, Value k, Value slot) {
+      [&] {
+        forEachSlot(b, [&](OpBuilder &b, Value dst, Value k, Value slot) {
           Value v = memref::LoadOp::create(b, loc, dst, k);
           memref::StoreOp::create(b, loc, v, view, slot);
         });
       },
-      [&](OpBuilder &ab, Value peer, SmallVectorImpl<Value> &) {
-        Value start = memref::ExtractAlignedPointerAsIndexOp::create(ab, loc, view);
-        forEachSlot(ab, [&](OpBuilder &b, Value dst, Value k, Value slot) {
+      [&](Value peer, SmallVectorImpl<Value> &) {
+        Value start = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view);
+        forEachSlot(b, [&](OpBuilder &b, Value dst, Value k, Value slot) {
           Value at = arith::AddIOp::create(
               b, loc, start,
               arith::MulIOp::create(b, loc, slot, cidx(b, loc, 4)));

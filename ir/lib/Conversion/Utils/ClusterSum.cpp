@@ -14,9 +14,8 @@ using namespace mlir;
 
 SmallVector<Value> mlir::tessera::tile::sumOverCluster(
     OpBuilder &b, Location loc, Value rank, int64_t ctas, ValueRange own,
-    llvm::function_ref<void(OpBuilder &)> publish,
-    llvm::function_ref<void(OpBuilder &, Value, SmallVectorImpl<Value> &)>
-        gather) {
+    llvm::function_ref<void()> publish,
+    llvm::function_ref<void(Value, SmallVectorImpl<Value> &)> gather) {
   Type i32 = b.getI32Type();
   Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
   // Ranks 1 and up: their partials into their own shared memory.
@@ -25,8 +24,9 @@ SmallVector<Value> mlir::tessera::tile::sumOverCluster(
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rank, zero),
       /*withElseRegion=*/false);
   {
-    OpBuilder pb = peer.getThenBodyBuilder();
-    publish(pb);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(peer.thenBlock()->getTerminator());
+    publish();
   }
   // The peers' stores are visible to rank 0 (release, acquire).
   HopperPtx(b, loc).clusterBarrier();
@@ -36,19 +36,19 @@ SmallVector<Value> mlir::tessera::tile::sumOverCluster(
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank, zero),
       /*withElseRegion=*/!own.empty());
   {
-    OpBuilder lb(b.getContext());
-    Block &then = lead.getThenRegion().front();
-    if (then.mightHaveTerminator())
-      lb.setInsertionPoint(then.getTerminator());
+    OpBuilder::InsertionGuard guard(b);
+    Block *then = lead.thenBlock();
+    if (then->mightHaveTerminator())
+      b.setInsertionPoint(then->getTerminator());
     else
-      lb.setInsertionPointToEnd(&then);
+      b.setInsertionPointToEnd(then);
     SmallVector<Value> sum(own.begin(), own.end());
     for (int64_t r = 1; r < ctas; ++r)
-      gather(lb, arith::ConstantIntOp::create(lb, loc, i32, r), sum);
+      gather(arith::ConstantIntOp::create(b, loc, i32, r), sum);
     if (!own.empty()) {
-      scf::YieldOp::create(lb, loc, sum);
-      OpBuilder eb = OpBuilder::atBlockEnd(&lead.getElseRegion().front());
-      scf::YieldOp::create(eb, loc, own);
+      scf::YieldOp::create(b, loc, sum);
+      b.setInsertionPointToEnd(lead.elseBlock());
+      scf::YieldOp::create(b, loc, own);
     }
   }
   // Rank 0 has read the peers' shared memory before they go on (and exit).

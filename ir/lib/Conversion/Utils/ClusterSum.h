@@ -22,16 +22,16 @@
 namespace mlir::tessera::tile {
 
 /// At `b`'s insertion point, for `ctas` CTAs of rank `rank` (i32): ranks 1
-/// and up run `publish`; a cluster barrier; rank 0 starts from `own` and runs
-/// `gather(b, peer, sum)` for each peer 1 .. ctas - 1 (peer: an i32
+/// and up run `publish()`; a cluster barrier; rank 0 starts from `own` and
+/// runs `gather(peer, sum)` for each peer 1 .. ctas - 1 (peer: an i32
 /// constant), which reads that peer's partials and adds them into `sum` (or
-/// into memory, with `own` empty); a cluster barrier. Returns the sums in
-/// rank 0 and `own` in the other ranks.
+/// into memory, with `own` empty); a cluster barrier. The callbacks build
+/// with `b`, set inside the rank's branch; afterwards `b` is after the
+/// second barrier. Returns the sums in rank 0 and `own` in the other ranks.
 SmallVector<Value> sumOverCluster(
     OpBuilder &b, Location loc, Value rank, int64_t ctas, ValueRange own,
-    llvm::function_ref<void(OpBuilder &)> publish,
-    llvm::function_ref<void(OpBuilder &, Value, SmallVectorImpl<Value> &)>
-        gather);
+    llvm::function_ref<void()> publish,
+    llvm::function_ref<void(Value, SmallVectorImpl<Value> &)> gather);
 
 } // namespace mlir::tessera::tile
 

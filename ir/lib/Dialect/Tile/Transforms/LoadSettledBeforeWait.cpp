@@ -232,9 +232,8 @@ bool loadBeforeWait(func::FuncOp fn, int64_t steps) {
       for (Value v : body->getTerminator()->getOperands())
         carried.push_back(m.lookupOrDefault(v));
     }
-    if (!loop.getResultTypes().empty())
-      scf::YieldOp::create(t, loc, carried);
     if (!loop.getResultTypes().empty()) {
+      scf::YieldOp::create(t, loc, carried);
       OpBuilder f = builderIn(peeled.getElseRegion());
       scf::YieldOp::create(f, loc, loop.getInitArgs());
     }

@@ -61,7 +61,9 @@ bool cloneable(Value v, Value iv, Block *body, bool &dependent) {
     return true;
   }
   Operation *def = v.getDefiningOp();
-  if (!def || def->getBlock() != body)
+  if (!def)
+    return cast<BlockArgument>(v).getOwner() != body; // not a carried value
+  if (def->getBlock() != body)
     return true;
   if (def->getNumRegions() > 0 || !isMemoryEffectFree(def))
     return false;

@@ -95,7 +95,8 @@ func.func @pair(%o: !v, %w: !w {tile.align = 16 : i64}, %u: !w {tile.align = 16 
 
 // Left alone: tiles under min-bytes (a row read in 2048-element bf16 chunks,
 // 4 KiB), an argument without 16-byte alignment, a memref the kernel writes,
-// a loop with a reduction in its body, a load with padding -inf.
+// a loop with a reduction in its body, a load with padding -inf, a load
+// whose index the loop carries (its later iterations' tiles are unknown).
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: tile.stream_buffer
 // CHECK: return
@@ -130,6 +131,15 @@ func.func @left_alone(%io: !b {tile.align = 16 : i64}, %x: !b {tile.align = 16 :
     %t = tile.load %x[%c0i, %j] : !b -> tensor<16x512xbf16>
     %q = tile.reduce %t {kind = sum, axis = 0} : tensor<16x512xbf16> -> tensor<1x512xbf16>
     scf.yield %a : tensor<1x2048xbf16>
+  }
+  %r4:2 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %z2, %j = %c0i) -> (tensor<16x512xbf16>, i32) {
+    %ii = arith.index_cast %i : index to i32
+    %k = arith.addi %ii, %j : i32
+    %t = tile.load %x[%p, %k] : !b -> tensor<16x512xbf16>
+    %s = arith.addf %a, %t : tensor<16x512xbf16>
+    %c1i = arith.constant 1 : i32
+    %j2 = arith.addi %j, %c1i : i32
+    scf.yield %s, %j2 : tensor<16x512xbf16>, i32
   }
   tile.store %r1, %io[%p, %c0i] : tensor<1x2048xbf16>, !b
   return
