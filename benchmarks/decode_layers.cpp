@@ -15,14 +15,18 @@
 // a replay (host submission included) and of its submission alone.
 //
 //   bench_decode_layers [--seq N] [--layers L] [--replays R] [--split-k S] [--early-steps N]
-//                       [--residual-threads T] [--early-o-proj N]
+//                       [--residual-threads T] [--early-o-proj N] [--norm-occupancy N]
+//                       [--residual-occupancy N]
 //
 // --split-k S runs o_proj and down with each program's K loop shared by the S CTAs of a cluster
 // (CompilerHints::split_k, the engine's --split-k); --early-steps N has every kernel load its
 // K loop's first N steps of weight tiles before it waits for the kernel before it
 // (CompilerHints::early_frozen_steps, the engine's --early-weight-steps); --residual-threads T runs
 // o_proj and down at T threads per program (CompilerHints::threads; default 0, the compiler's);
-// --early-o-proj N gives o_proj (which follows the attention kernels) its own early steps.
+// --early-o-proj N gives o_proj (which follows the attention kernels) its own early steps;
+// --norm-occupancy N and --residual-occupancy N cap the registers of the products with a folded
+// RMSNorm (QKV, gate/up) and of o_proj and down so that N programs fit per SM
+// (CompilerHints::occupancy).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -106,6 +110,8 @@ struct Step {
   int early = 0;    // every launch's CompilerHints::early_frozen_steps
   int residual_threads = 0;  // o_proj's and down's CompilerHints::threads
   int early_o_proj = -1;     // o_proj's early_frozen_steps (-1: `early`)
+  int norm_occupancy = 0;      // QKV's and gate/up's CompilerHints::occupancy
+  int residual_occupancy = 0;  // o_proj's and down's
 
   template <class Kernel, class... Args>
   void run(int threads, const Kernel& kernel, Args&&... args) {
@@ -141,7 +147,8 @@ struct Step {
       auto k_row = k_new.slice(0, layer * kKv, (layer + 1) * kKv),
            v_row = v_new.slice(0, layer * kKv, (layer + 1) * kKv);
       if (v.qkv)
-        run(k::kNormMatvecThreads, k::rmsnorm_matvec<R, BK>(), qkv.partition<R>(), w.qkv, x, w.input_norm, eps);
+        run_hinted({.occupancy = norm_occupancy, .threads = k::kNormMatvecThreads}, k::rmsnorm_matvec<R, BK>(),
+                   qkv.partition<R>(), w.qkv, x, w.input_norm, eps);
       if (v.qk_norm) {
         auto k_slot = k_new.slice(0, layer * kKv, (layer + 1) * kKv).reshape<3>({kKv, 1, kHead});
         auto v_slot = v_new.slice(0, layer * kKv, (layer + 1) * kKv).reshape<3>({kKv, 1, kHead});
@@ -152,13 +159,14 @@ struct Step {
         run(0, k::decode_attention_split<GP, CH>(), po.partition<1, 1, GP * 128>(), pm.partition<1, 1, GP>(),
             pl.partition<1, 1, GP>(), q, k_cache[l], v_cache[l], k_row, v_row, length, chunks_per_split, scale);
       if (v.combine) run(0, k::decode_attention_combine<GP>(), attn_by_kv_head.partition<1, GP * 128>(), po, pm, pl);
-      if (v.o_proj) run_early(early_o_proj >= 0 ? early_o_proj : early, {.threads = residual_threads, .split_k = split_k},
+      const CompilerHints residual{.occupancy = residual_occupancy, .threads = residual_threads, .split_k = split_k};
+      if (v.o_proj) run_early(early_o_proj >= 0 ? early_o_proj : early, residual,
                            k::matvec_residual<R, BK>(), x.partition<R>(), w.o, attn);
       if (v.gate_up)
-        run(k::kSwigluThreads, k::rmsnorm_swiglu<k::kSwigluTileRows, k::kSwigluTileCols>(),
+        run_hinted({.occupancy = norm_occupancy, .threads = k::kSwigluThreads},
+                   k::rmsnorm_swiglu<k::kSwigluTileRows, k::kSwigluTileCols>(),
             mlp.partition<k::kSwigluTileRows>(), w.gate, w.up, x, w.post_norm, eps);
-      if (v.down) run_hinted({.threads = residual_threads, .split_k = split_k}, k::matvec_residual<R, BK>(), x.partition<R>(),
-                           w.down, mlp);
+      if (v.down) run_hinted(residual, k::matvec_residual<R, BK>(), x.partition<R>(), w.down, mlp);
     }
     append = launches;
     auto k_slot = k_all.slice(1, seq - 1, seq), v_slot = v_all.slice(1, seq - 1, seq);
@@ -179,7 +187,8 @@ struct Step {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::int64_t seq = 160, layers = 36, replays = 50, split_k = 0, early = 0, residual_threads = 0, early_o_proj = -1;
+  std::int64_t seq = 160, layers = 36, replays = 50, split_k = 0, early = 0, residual_threads = 0, early_o_proj = -1,
+               norm_occupancy = 0, residual_occupancy = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--seq")
@@ -196,6 +205,10 @@ int main(int argc, char** argv) {
       residual_threads = std::stoll(argv[i + 1]);
     else if (a == "--early-o-proj")
       early_o_proj = std::stoll(argv[i + 1]);
+    else if (a == "--norm-occupancy")
+      norm_occupancy = std::stoll(argv[i + 1]);
+    else if (a == "--residual-occupancy")
+      residual_occupancy = std::stoll(argv[i + 1]);
   }
   if (seq < 2 || seq > kContext) {
     fmt::print(stderr, "bench_decode_layers: --seq must be in [2, {}], got {}\n", kContext, seq);
@@ -207,6 +220,8 @@ int main(int argc, char** argv) {
   step.early = static_cast<int>(early);
   step.residual_threads = static_cast<int>(residual_threads);
   step.early_o_proj = static_cast<int>(early_o_proj);
+  step.norm_occupancy = static_cast<int>(norm_occupancy);
+  step.residual_occupancy = static_cast<int>(residual_occupancy);
   const Variant variants[] = {
       {"all seven kernels", true, true, true, true, true, true, true},
       {"all, with the engine's changes per token", true, true, true, true, true, true, true, true},

@@ -91,23 +91,14 @@ struct Model::Scratch {
     std::move(kernel.launch_async(options, std::forward<Args>(args)...)).detach();
     ++launches;
   }
-  // The same with `threads` per program (CompilerHints::threads; 0: the compiler's choice) and
-  // bulk rings of `stages` slots for the weight tiles (CompilerHints::stream_stages and
-  // bulk_streams; 0: registers).
+  // A decode product with `hints` (threads, bulk rings of weight tiles, split, occupancy; 0: the
+  // compiler's choice) and the launch's own early frozen steps.
   template <class Kernel, class... Args>
-  void run_threads(int threads, int stages, const Kernel& kernel, Args&&... args) {
+  void run_product(tessera::CompilerHints hints, const Kernel& kernel, Args&&... args) {
     tessera::LaunchOptions o = options;
-    o.hints.threads = threads;
-    o.hints.stream_stages = stages;
-    o.hints.bulk_streams = stages > 0;
-    std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
-    ++launches;
-  }
-  // The same with each program's K loop shared by `split` CTAs (CompilerHints::split_k; 0: none).
-  template <class Kernel, class... Args>
-  void run_split(int split, const Kernel& kernel, Args&&... args) {
-    tessera::LaunchOptions o = options;
-    o.hints.split_k = split;
+    hints.bulk_streams = hints.stream_stages > 0;
+    hints.early_frozen_steps = options.hints.early_frozen_steps;
+    o.hints = hints;
     std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
     ++launches;
   }
@@ -230,6 +221,9 @@ Model::Model(const ModelConfig& config, const WeightSource& source, const Engine
       product_threads_(options.product_threads),
       stream_stages_(options.stream_stages),
       split_k_(options.split_k),
+      norm_occupancy_(options.norm_product_occupancy),
+      residual_occupancy_(options.residual_product_occupancy),
+      residual_threads_(options.residual_product_threads),
       prefill_chunk_(std::min(std::max<std::int64_t>(1, options.prefill_chunk), context_)),
       weights_(checked_weights(config, source, target_, options.threads)) {
   const std::int64_t max_splits =
@@ -335,6 +329,10 @@ std::size_t Model::launch_step(std::int64_t splits, std::int64_t position, bool 
   const std::int64_t n_kv = c.num_key_value_heads;
   const int norm_threads = product_threads_ || stream_stages_ ? k::kNormMatvecThreads : 0;
   const int stages = stream_stages_;
+  // The products with a folded RMSNorm (QKV, gate/up, LM head) and the residual ones (o_proj, down).
+  const tessera::CompilerHints norm{.occupancy = norm_occupancy_, .stream_stages = stages, .threads = norm_threads};
+  const tessera::CompilerHints residual{
+      .occupancy = residual_occupancy_, .threads = residual_threads_, .split_k = split_k_};
   s.launches = 0;
   s.run(k::embedding_gather<k::kEmbeddingTile>(), s.x.partition<k::kEmbeddingTile>(), weights_.embed, s.token);
   s.run(k::step_rows(), s.cos_now.partition<1, 64>(), s.sin_now.partition<1, 64>(), s.seq.partition<1, 1>(),
@@ -346,8 +344,7 @@ std::size_t Model::launch_step(std::int64_t splits, std::int64_t position, bool 
     for (std::size_t l = 0; l < weights_.layers.size(); ++l) {
       const LayerWeights& w = weights_.layers[l];
       const auto layer = static_cast<std::int64_t>(l);
-      s.run_threads(norm_threads, stages, k::rmsnorm_matvec<R, BK>(), s.qkv.partition<R>(), w.qkv, s.x,
-                    w.input_norm, eps);
+      s.run_product(norm, k::rmsnorm_matvec<R, BK>(), s.qkv.partition<R>(), w.qkv, s.x, w.input_norm, eps);
       // The layer's new K and V rows, [n_kv, 128] (the kernels' [n_kv, 1, 128] slot shape for the
       // writer); the tables' rows at the position are step_rows' (row 0).
       auto k_row = s.k_new.slice(0, layer * n_kv, (layer + 1) * n_kv);
@@ -364,24 +361,27 @@ std::size_t Model::launch_step(std::int64_t splits, std::int64_t position, bool 
       // Streamed: the residual products at 8 x 512 and 256 threads (twice the programs of
       // 16 x 512, each with its own ring).
       constexpr int SR = k::kStreamResidualRows;
+      const tessera::CompilerHints streamed{.stream_stages = stages, .threads = k::kStreamThreads};
       if (stages)
-        s.run_threads(k::kStreamThreads, stages, k::matvec_residual<SR, BK>(), s.x.partition<SR>(), w.o, s.attn);
+        s.run_product(streamed, k::matvec_residual<SR, BK>(), s.x.partition<SR>(), w.o, s.attn);
       else
-        s.run_split(split_k_, k::matvec_residual<R, BK>(), s.x.partition<R>(), w.o, s.attn);
+        s.run_product(residual, k::matvec_residual<R, BK>(), s.x.partition<R>(), w.o, s.attn);
       if (c.intermediate_size < k::kSmallModelIntermediate) {
         constexpr int SR = k::kSmallSwigluTileRows, SBK = k::kSmallSwigluTileCols;
-        s.run(k::rmsnorm_swiglu<SR, SBK>(), s.mlp.partition<SR>(), w.gate, w.up, s.x, w.post_norm, eps);
+        s.run_product({.occupancy = norm_occupancy_}, k::rmsnorm_swiglu<SR, SBK>(), s.mlp.partition<SR>(), w.gate,
+                      w.up, s.x, w.post_norm, eps);
       } else if (product_threads_ || stages) {
         constexpr int GR = k::kSwigluTileRows, GBK = k::kSwigluTileCols;
-        s.run_threads(k::kSwigluThreads, stages, k::rmsnorm_swiglu<GR, GBK>(), s.mlp.partition<GR>(), w.gate, w.up,
-                      s.x, w.post_norm, eps);
+        s.run_product({.occupancy = norm_occupancy_, .stream_stages = stages, .threads = k::kSwigluThreads},
+                      k::rmsnorm_swiglu<GR, GBK>(), s.mlp.partition<GR>(), w.gate, w.up, s.x, w.post_norm, eps);
       } else {
-        s.run(k::rmsnorm_swiglu<R, BK>(), s.mlp.partition<R>(), w.gate, w.up, s.x, w.post_norm, eps);
+        s.run_product({.occupancy = norm_occupancy_}, k::rmsnorm_swiglu<R, BK>(), s.mlp.partition<R>(), w.gate, w.up,
+                      s.x, w.post_norm, eps);
       }
       if (stages)
-        s.run_threads(k::kStreamThreads, stages, k::matvec_residual<SR, BK>(), s.x.partition<SR>(), w.down, s.mlp);
+        s.run_product(streamed, k::matvec_residual<SR, BK>(), s.x.partition<SR>(), w.down, s.mlp);
       else
-        s.run_split(split_k_, k::matvec_residual<R, BK>(), s.x.partition<R>(), w.down, s.mlp);
+        s.run_product(residual, k::matvec_residual<R, BK>(), s.x.partition<R>(), w.down, s.mlp);
     }
   });
   // Every layer's new K and V into the caches, at the position (the attention of this step read
@@ -391,8 +391,8 @@ std::size_t Model::launch_step(std::int64_t splits, std::int64_t position, bool 
   auto v_slot = s.v_all.slice(1, position, position + 1);
   s.run(k::kv_append(), k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), s.k_new, s.v_new);
   if (logits) {
-    s.run_threads(norm_threads, stages, k::rmsnorm_matvec<R, BK>(), s.logits.partition<R>(), weights_.head(), s.x,
-                  weights_.final_norm, eps);
+    s.run_product(norm, k::rmsnorm_matvec<R, BK>(), s.logits.partition<R>(), weights_.head(), s.x, weights_.final_norm,
+                  eps);
   }
   return append;
 }

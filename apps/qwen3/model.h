@@ -95,6 +95,13 @@ struct EngineOptions {
   // the kernel before them (CompilerHints::early_frozen_steps, sm_90 and newer; the weights are
   // frozen), 1 to 4; 0: after the wait.
   int early_weight_steps = 0;
+  // Decode products' programs per SM (CompilerHints::occupancy: registers capped to fit them): the
+  // products with a folded RMSNorm (QKV, gate/up, LM head) and the residual ones (o_proj, down),
+  // 1 to 32; 0: the compiler's choice. And the residual products' threads per program (a power of
+  // two, 32 to 1024; 0: the compiler's choice).
+  int norm_product_occupancy = 0;
+  int residual_product_occupancy = 0;
+  int residual_product_threads = 0;
 };
 
 // Throws ModelError kUnsupported for a config the engine cannot run (see the file comment).
@@ -148,6 +155,9 @@ class Model {
   bool product_threads_ = true;
   int stream_stages_ = 0;
   int split_k_ = 0;
+  int norm_occupancy_ = 0;
+  int residual_occupancy_ = 0;
+  int residual_threads_ = 0;
   std::int64_t prefill_chunk_ = 0;
   std::int64_t cached_ = 0;
   DeviceWeights weights_;

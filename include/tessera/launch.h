@@ -107,13 +107,17 @@ struct CompilerHints {
   // Rows of programs a persistent sm_90 GEMM walks together before moving along the columns, so that
   // their tiles of A and B meet in L2: 1 to 64. The compiler's choice: 8.
   int group_rows = 0;
-  // The tileir backend's hints to tileiras (CUDA Tile IR's optimization hints, written for the
-  // architecture it compiles for); the NVVM backend does not read them. Programs (CTAs) to keep
-  // resident per SM, 1 to 32: tileiras caps each program's registers to fit. The compiler's
-  // choice: 0.
+  // Programs (CTAs) to keep resident per SM, 1 to 32: each thread's registers are capped to fit
+  // them (ptxas may then spill to local memory). The tileir backend passes it to tileiras (CUDA
+  // Tile IR's occupancy hint); the NVVM backend caps kernels it lowers element by element (not the
+  // tensor-core GEMMs) at the threads it chose or `threads`, and then tries no other thread count
+  // or register budget for them. The compiler's choice: 0 (the NVVM backend caps registers itself
+  // where that fits more programs without spilling: docs/compiler.md).
   int occupancy = 0;
-  // Programs per cluster (Tile IR's num_cta_in_cga), 1, 2, 4, 8 or 16: tileiras may then share
-  // data between the programs of a cluster. The compiler's choice: 0.
+  // The tileir backend's hints to tileiras (CUDA Tile IR's optimization hints, written for the
+  // architecture it compiles for); the NVVM backend does not read them. Programs per cluster
+  // (Tile IR's num_cta_in_cga), 1, 2, 4, 8 or 16: tileiras may then share data between the
+  // programs of a cluster. The compiler's choice: 0.
   int cluster_programs = 0;
   // Whether tileiras may move tiles with the TMA engine (Tile IR's allow_tma, on every load and
   // store). The compiler's choice: unset.

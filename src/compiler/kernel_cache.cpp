@@ -97,7 +97,7 @@ class KernelCache {
       check_hints(r.kernel, r.options->hints);
       if (target != Target::cpu) spec.hints = r.options->hints;  // the CPU target has no use for them
       if (backend == Backend::nvvm) {  // tileiras' hints: the NVVM backend has no use for them
-        spec.hints.occupancy = spec.hints.cluster_programs = 0;
+        spec.hints.cluster_programs = 0;
         spec.hints.tma.reset();
       }
       if (backend == Backend::nvvm && target != Target::cpu &&

@@ -432,6 +432,18 @@ GpuCode compile_gpu_code(std::string_view kernel, const KernelAst& ast, const Sp
     dump_cubin(code);
     return code;
   }
+  if (spec.hints.occupancy > 0) {
+    // The launch fixed the programs per SM (CompilerHints::occupancy): the registers are capped to
+    // fit them, at the threads compile_ptx chose, and no variant changes that choice.
+    const GpuArch& sm = sm_of(code);
+    const int blocks = std::min(spec.hints.occupancy, std::max(1, sm.threads_per_sm / code.block_size));
+    auto t0 = std::chrono::steady_clock::now();
+    code.ptx = ptx_with_register_cap(code.ptx, register_cap(sm, blocks, code.block_size));
+    code.cubin = link_kernel(kernel, code.ptx, calls, arch);
+    code.stage_ms.emplace_back("cubin", ms_since(t0));
+    dump_cubin(code);
+    return code;
+  }
   PlainExpVariant plain(kernel, ast, spec, calls, code);
   auto t0 = std::chrono::steady_clock::now();
   code.cubin = link_kernel(kernel, code.ptx, calls, arch);

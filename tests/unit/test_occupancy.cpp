@@ -3,8 +3,8 @@
 // numbers ncu reported on the H200, a cubin's recorded resources, a row kernel that keeps
 // its row in registers compiled with fewer threads when that fits more programs per SM, and a
 // versioned kernel whose registers are capped at what its interior copy needs
-// (compiler/register_cap.h), a matrix-vector product unrolled less, and exp range tests dropped
-// where they cost occupancy.
+// (compiler/register_cap.h), a matrix-vector product unrolled less or capped at the occupancy its
+// launch asks for, and exp range tests dropped where they cost occupancy.
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
@@ -167,6 +167,21 @@ TEST_CASE("a matrix-vector product whose unrolled K loop leaves an SM half empty
   Tensor<bfloat16, 2> w({6144, 2560});
   CompiledArtifact art = mv.compile(Target::sm_90, y.partition<16>(), w, x, g, inv);
   check_programs_per_sm(art, 512, 2, "fewer-in-flight");
+
+  // The launch's own occupancy (CompilerHints::occupancy): at 256 threads and 3 programs per SM the
+  // registers are capped at 80, at the threads asked for, and no variant is tried.
+  LaunchOptions o;
+  o.target = Target::sm_90;
+  o.hints.threads = 256;
+  o.hints.occupancy = 3;
+  CompiledArtifact three = mv.compile(o, y.partition<16>(), w, x, g, inv);
+  CHECK(three.ptx.find(".maxnreg 80") != std::string::npos);
+  auto r = detail::cubin_resources(three.cubin);
+  REQUIRE(r);
+  CHECK(r->registers <= 80);
+  CHECK(resident_blocks(*r, 256) >= 3);
+  CHECK(threads_of(three) == 256);
+  for (const auto& [stage, ms] : three.stage_ms) CHECK((stage != "fewer-in-flight" && stage != "register-cap"));
 }
 
 TEST_CASE("the PTX of a split kernel marks its CTAs per program", "[compile][occupancy]") {

@@ -5,7 +5,8 @@
 //                 [--top-p P] [--seed S] [--chat] [--no-think] [--synthetic SHAPE]
 //                 [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]
 //                 [--prompt-tokens N] [--stats-json FILE] [--attention-programs N] [--compiler-threads]
-//                 [--stream-weights S] [--split-k S] [--early-weight-steps N]
+//                 [--stream-weights S] [--split-k S] [--early-weight-steps N] [--norm-occupancy N]
+//                 [--residual-occupancy N] [--residual-threads T]
 // --model DIR is a Hugging Face folder (config.json, model.safetensors or the sharded index,
 // tokenizer.json). With --synthetic SHAPE (0.6B .. 32B, tiny) the weights are made in place by
 // the synthetic generator (seed --weights-seed, default 0; --layers keeps the widths with fewer
@@ -27,7 +28,10 @@
 // --split-k S runs the output and down projections with each program's K loop shared by the S
 // CTAs of a cluster (EngineOptions::split_k); --early-weight-steps N (1 to 4) loads each decode
 // kernel's first N steps of weight tiles before it waits for the kernel before it
-// (EngineOptions::early_weight_steps).
+// (EngineOptions::early_weight_steps); --norm-occupancy N and --residual-occupancy N (1 to 32) cap
+// the registers of the decode products with a folded RMSNorm and of the residual ones so that N
+// programs fit per SM, --residual-threads T runs the residual products at T threads per program
+// (EngineOptions::norm_product_occupancy, residual_product_occupancy, residual_product_threads).
 // Exit status: 0 done, 1 an error (the message names it), 2 bad command line.
 #include <fmt/format.h>
 
@@ -66,6 +70,7 @@ struct Options {
   int stream_stages = 0;
   int split_k = 0;
   int early_weight_steps = 0;
+  int norm_occupancy = 0, residual_occupancy = 0, residual_threads = 0;
   std::optional<tessera::Target> target;
 };
 
@@ -76,7 +81,8 @@ int usage(const std::string& problem) {
                "                     [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]\n"
                "                     [--prompt-tokens N] [--stats-json FILE] [--attention-programs N]\n"
                "                     [--compiler-threads] [--stream-weights S] [--split-k S]\n"
-               "                     [--early-weight-steps N]\n";
+               "                     [--early-weight-steps N] [--norm-occupancy N] [--residual-occupancy N]\n"
+               "                     [--residual-threads T]\n";
   return 2;
 }
 
@@ -151,6 +157,12 @@ std::string parse(int argc, char** argv, Options& o) {
       o.split_k = static_cast<int>(n);
     else if (arg == "--early-weight-steps" && integer(v, n) && n >= 1 && n <= 4)
       o.early_weight_steps = static_cast<int>(n);
+    else if (arg == "--norm-occupancy" && integer(v, n) && n >= 1 && n <= 32)
+      o.norm_occupancy = static_cast<int>(n);
+    else if (arg == "--residual-occupancy" && integer(v, n) && n >= 1 && n <= 32)
+      o.residual_occupancy = static_cast<int>(n);
+    else if (arg == "--residual-threads" && integer(v, n) && n >= 32 && n <= 1024 && (n & (n - 1)) == 0)
+      o.residual_threads = static_cast<int>(n);
     else if (arg == "--stats-json")
       o.stats_json = v;
     else if (arg == "--target") {
@@ -261,6 +273,9 @@ int run(const Options& o) {
   engine.stream_stages = o.stream_stages;
   engine.split_k = o.split_k;
   engine.early_weight_steps = o.early_weight_steps;
+  engine.norm_product_occupancy = o.norm_occupancy;
+  engine.residual_product_occupancy = o.residual_occupancy;
+  engine.residual_product_threads = o.residual_threads;
   engine.context_limit = o.context > 0 ? o.context : static_cast<std::int64_t>(prompt.size()) + o.max_new_tokens;
   qwen3::check_fits_context(static_cast<std::int64_t>(prompt.size()), o.max_new_tokens, engine.context_limit);
   if (engine.context_limit > config.max_position_embeddings)
