@@ -108,11 +108,13 @@ struct CompilerHints {
   // their tiles of A and B meet in L2: 1 to 64. The compiler's choice: 8.
   int group_rows = 0;
   // Programs (CTAs) to keep resident per SM, 1 to 32: each thread's registers are capped to fit
-  // them (ptxas may then spill to local memory). The tileir backend passes it to tileiras (CUDA
-  // Tile IR's occupancy hint); the NVVM backend caps kernels it lowers element by element (not the
-  // tensor-core GEMMs) at the threads it chose or `threads`, and then tries no other thread count
-  // or register budget for them. The compiler's choice: 0 (the NVVM backend caps registers itself
-  // where that fits more programs without spilling: docs/compiler.md).
+  // them. The tileir backend passes it to tileiras (CUDA Tile IR's occupancy hint); the NVVM
+  // backend caps kernels it lowers element by element (not the tensor-core GEMMs) at the threads
+  // it chose or `threads`, keeps a K loop's carried row sums in one register per chunk, and
+  // unrolls streaming loops less while the capped kernel would spill (it may still spill, e.g.
+  // with early_frozen_steps); it then tries no other thread count or register budget. The
+  // compiler's choice: 0 (the NVVM backend caps registers itself where that fits more programs
+  // without spilling: docs/compiler.md).
   int occupancy = 0;
   // The tileir backend's hints to tileiras (CUDA Tile IR's optimization hints, written for the
   // architecture it compiles for); the NVVM backend does not read them. Programs per cluster

@@ -295,6 +295,7 @@ struct Lowering {
   bool f8_cvt = false;               // gpu: 8-bit float conversions as sm_89's cvt instructions (sm_89+)
   int split_k = 1;                   // gpu: tile-split-k-loop's CTAs (CompilerHints::split_k, sm_90+)
   int early_frozen_steps = 0;        // gpu: tile-load-settled-before-wait's steps (CompilerHints, sm_90+)
+  bool carried_sums = false;         // gpu: convert-tile-to-loops' carried-sums (see LowerControlFlow.cpp)
 };
 
 // The bytes all rings of one loop may take: per-thread cp.async rings keep 64 KiB (a program per SM
@@ -358,7 +359,7 @@ void to_loops(mlir::OpPassManager& pm, const Lowering& l) {
     loops.ctasPerProgram = l.block_size == 0 ? 0 : 1;
     loops.expRangeTest = l.exp_range_test;
     loops.maxSharedBytes = l.max_shared_bytes;
-    loops.carriedSums = l.bulk_streams;  // see LowerControlFlow.cpp
+    loops.carriedSums = l.carried_sums;
   }
   pm.addPass(mlir::tessera::createConvertTileToLoops(loops));
   pm.addPass(mlir::createCanonicalizerPass());
@@ -800,7 +801,12 @@ GpuCode compile_ptx(std::string_view kernel, const KernelAst& ast, const Special
                                          ? spec.hints.split_k
                                          : 1,
                           .early_frozen_steps =
-                              gpu_arch(code.arch)->compute_capability >= 90 ? spec.hints.early_frozen_steps : 0};
+                              gpu_arch(code.arch)->compute_capability >= 90 ? spec.hints.early_frozen_steps : 0,
+                          // Where registers decide the programs per SM: beside bulk rings, and where the
+                          // launch fixes the programs per SM (CompilerHints::occupancy) and so the
+                          // registers a program may take.
+                          .carried_sums = (spec.hints.bulk_streams && gpu_arch(code.arch)->compute_capability >= 90) ||
+                                          spec.hints.occupancy > 0};
   // to_tensor_cores, on the kernel's first compile only: the launch's threads (CompilerHints::threads,
   // 0 without) and the default lowering; each of the launcher's variants changes one of these (the
   // tensor-core lowerings choose their own threads).

@@ -217,6 +217,40 @@ void try_fewer_in_flight(std::string_view kernel, const KernelAst& ast, const Sp
     adopt_variant(code, std::move(*variant));
 }
 
+// A launch that fixes the programs per SM (CompilerHints::occupancy): the kernel's registers are
+// capped to fit them, at the threads compile_ptx chose. Where the capped kernel spills (its stack
+// frame grows) and tile-unroll-streaming-loops unrolled a loop, it is compiled again with half the
+// unroll budget, down to no unroll: the loads held in flight are what a smaller register budget
+// gives up first, before local memory. No other variant is tried: the launch made the choice.
+void fit_occupancy(std::string_view kernel, const KernelAst& ast, const Specialization& spec,
+                   const std::vector<DeviceFunctionUse>& calls, GpuCode& code) {
+  auto t0 = std::chrono::steady_clock::now();
+  const GpuArch& sm = sm_of(code);
+  const int blocks = std::min(spec.hints.occupancy, std::max(1, sm.threads_per_sm / code.block_size));
+  const int cap = register_cap(sm, blocks, code.block_size);
+  auto capped = [&](GpuCode& c) {
+    c.ptx = ptx_with_register_cap(c.ptx, cap);
+    c.cubin = link_kernel(kernel, c.ptx, calls, c.arch);
+    const std::optional<KernelResources> r = resources_of(c.cubin, c.ptx);
+    return r ? r->frame_bytes : 0;
+  };
+  // The frame the kernel needs uncapped (a frame of its own, such as private arrays, is no spill).
+  const std::optional<KernelResources> uncapped = linked_resources(kernel, code.ptx, calls, code.arch);
+  const int own_frame = uncapped ? uncapped->frame_bytes : 0;
+  int frame = capped(code);
+  for (int unroll = code.unroll_bytes / 2; frame > own_frame && code.unrolled_streams && unroll >= kUnrollBytes / 8;
+       unroll /= 2) {
+    std::optional<GpuCode> variant = compile_variant(kernel, ast, spec, calls, code.arch, code.block_size,
+                                                     code.exp_range_test, code.rewiden, unroll);
+    if (!variant) break;
+    const int variant_frame = capped(*variant);
+    if (variant_frame >= frame) break;
+    adopt_variant(code, std::move(*variant));
+    frame = variant_frame;
+  }
+  code.stage_ms.emplace_back("occupancy", ms_since(t0));
+}
+
 // A kernel that widens a bf16 tile before a reduction and uses it again after it holds the f32
 // values in registers across the reduction. When the kernel (after try_register_cap) leaves an SM
 // half empty, it is compiled once more with tile-rewiden-after-reduce: the bf16 values, half the
@@ -433,14 +467,7 @@ GpuCode compile_gpu_code(std::string_view kernel, const KernelAst& ast, const Sp
     return code;
   }
   if (spec.hints.occupancy > 0) {
-    // The launch fixed the programs per SM (CompilerHints::occupancy): the registers are capped to
-    // fit them, at the threads compile_ptx chose, and no variant changes that choice.
-    const GpuArch& sm = sm_of(code);
-    const int blocks = std::min(spec.hints.occupancy, std::max(1, sm.threads_per_sm / code.block_size));
-    auto t0 = std::chrono::steady_clock::now();
-    code.ptx = ptx_with_register_cap(code.ptx, register_cap(sm, blocks, code.block_size));
-    code.cubin = link_kernel(kernel, code.ptx, calls, arch);
-    code.stage_ms.emplace_back("cubin", ms_since(t0));
+    fit_occupancy(kernel, ast, spec, calls, code);
     dump_cubin(code);
     return code;
   }

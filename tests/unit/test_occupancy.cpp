@@ -169,7 +169,8 @@ TEST_CASE("a matrix-vector product whose unrolled K loop leaves an SM half empty
   check_programs_per_sm(art, 512, 2, "fewer-in-flight");
 
   // The launch's own occupancy (CompilerHints::occupancy): at 256 threads and 3 programs per SM the
-  // registers are capped at 80, at the threads asked for, and no variant is tried.
+  // registers are capped at 80, at the threads asked for. Unrolled by 4 the capped kernel would
+  // spill; it is compiled with less unroll until it does not, and no other variant is tried.
   LaunchOptions o;
   o.target = Target::sm_90;
   o.hints.threads = 256;
@@ -179,8 +180,10 @@ TEST_CASE("a matrix-vector product whose unrolled K loop leaves an SM half empty
   auto r = detail::cubin_resources(three.cubin);
   REQUIRE(r);
   CHECK(r->registers <= 80);
+  CHECK(r->frame_bytes == 0);
   CHECK(resident_blocks(*r, 256) >= 3);
   CHECK(threads_of(three) == 256);
+  check_stage_ran(three, "occupancy");
   for (const auto& [stage, ms] : three.stage_ms) CHECK((stage != "fewer-in-flight" && stage != "register-cap"));
 }
 

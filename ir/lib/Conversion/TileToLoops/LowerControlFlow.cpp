@@ -17,9 +17,10 @@
 // row sums are those of the plain loop, added in another order (as any
 // reduction's order is the compiler's); f32, f64 and integer tiles only
 // (16-bit floats round per op). Only with the option `carried-sums`, which
-// the pipeline sets for bulk rings: there the accumulators' registers
-// decide how many programs fit beside the rings (a 16 x 512 product at 256
-// threads: 92 registers, 48 with it). Loops that keep their tiles in
+// the pipeline sets for bulk rings and for launches that fix the programs
+// per SM: there the accumulators' registers decide how many programs fit
+// (a 16 x 512 product at 256 threads beside rings: 92 registers, 48 with
+// it). Loops that keep their tiles in
 // registers spend the freed registers on more loads in flight, which sped
 // some products up and slowed others on the H200 (docs/performance.md).
 //
