@@ -86,36 +86,11 @@ struct EarlyLoad {
 /// The EarlyLoad of `load`, if its operands are computed as the pass
 /// requires.
 std::optional<EarlyLoad> earlyLoad(scf::ForOp loop, tt::LoadOp load) {
-  Block *body = loop.getBody();
-  EarlyLoad e{load, {}, {}};
-  llvm::SetVector<Operation *> ops;
-  SmallVector<Value> work(load->getOperands());
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (v == loop.getInductionVar())
-      continue;
-    Operation *def = v.getDefiningOp();
-    if (!def) {
-      if (cast<BlockArgument>(v).getOwner() == body)
-        return std::nullopt; // a carried value
-      e.outside.push_back(v);
-      continue;
-    }
-    if (def->getBlock() != body) {
-      e.outside.push_back(v);
-      continue;
-    }
-    if (ops.contains(def))
-      continue;
-    if (!movable(def))
-      return std::nullopt;
-    ops.insert(def);
-    llvm::append_range(work, def->getOperands());
-  }
-  e.bodyOps.assign(ops.begin(), ops.end());
-  llvm::sort(e.bodyOps,
-             [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
-  return e;
+  std::optional<tt::BodySlice> slice = tt::pureSliceInBody(
+      loop.getBody(), loop.getInductionVar(), load->getOperands());
+  if (!slice)
+    return std::nullopt;
+  return EarlyLoad{load, std::move(slice->ops), std::move(slice->outside)};
 }
 
 /// Index constant `v` at `b`.

@@ -52,26 +52,6 @@ namespace tt = mlir::tessera::tile;
 
 namespace {
 
-/// True if `v` is computed in `body` from `iv` by ops that can be cloned at
-/// another iteration (no regions, no memory effects); `dependent` says
-/// whether it uses `iv` at all.
-bool cloneable(Value v, Value iv, Block *body, bool &dependent) {
-  if (v == iv) {
-    dependent = true;
-    return true;
-  }
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return cast<BlockArgument>(v).getOwner() != body; // not a carried value
-  if (def->getBlock() != body)
-    return true;
-  if (def->getNumRegions() > 0 || !isMemoryEffectFree(def))
-    return false;
-  return llvm::all_of(def->getOperands(), [&](Value o) {
-    return cloneable(o, iv, body, dependent);
-  });
-}
-
 /// The loads of `body` whose values reach the input of a tile.broadcast of
 /// `body` (through any ops of `body`): a broadcast of loads and elementwise
 /// ops on them is computed in the broadcast's layout, each thread loading
@@ -122,11 +102,11 @@ bool streamable(tt::LoadOp load, scf::ForOp loop, func::FuncOp fn,
   unsigned bits = type.getElementTypeBitWidth();
   if (bits % 8 != 0 || (type.getShape().back() * (bits / 8)) % 16 != 0)
     return false;
-  bool dependent = false;
-  for (Value index : load.getIndices())
-    if (!cloneable(index, loop.getInductionVar(), loop.getBody(), dependent))
-      return false;
-  if (!dependent)
+  // The indices are cloned for an iteration ahead: computed in the body from
+  // the induction variable by ops that may be cloned.
+  std::optional<tt::BodySlice> indices = tt::pureSliceInBody(
+      loop.getBody(), loop.getInductionVar(), load.getIndices());
+  if (!indices || !indices->readsInductionVar)
     return false;
   if (bulk)
     return true;

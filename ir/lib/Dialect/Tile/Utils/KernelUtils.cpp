@@ -8,6 +8,8 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/Interfaces/CastInterfaces.h"
 
 using namespace mlir;
@@ -39,6 +41,41 @@ Operation *mlir::tessera::tile::moveToFront(Block &block,
     else
       first = op->getNextNode();
   return first;
+}
+
+std::optional<mlir::tessera::tile::BodySlice>
+mlir::tessera::tile::pureSliceInBody(Block *body, Value iv, ValueRange values) {
+  BodySlice slice;
+  llvm::SetVector<Operation *> ops;
+  SmallVector<Value> work(values.begin(), values.end());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (v == iv) {
+      slice.readsInductionVar = true;
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (!def) {
+      if (cast<BlockArgument>(v).getOwner() == body)
+        return std::nullopt; // a carried value
+      slice.outside.push_back(v);
+      continue;
+    }
+    if (def->getBlock() != body) {
+      slice.outside.push_back(v);
+      continue;
+    }
+    if (ops.contains(def))
+      continue;
+    if (def->getNumRegions() > 0 || !isMemoryEffectFree(def))
+      return std::nullopt;
+    ops.insert(def);
+    llvm::append_range(work, def->getOperands());
+  }
+  slice.ops.assign(ops.begin(), ops.end());
+  llvm::sort(slice.ops,
+             [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+  return slice;
 }
 
 bool mlir::tessera::tile::checkNotLowered(func::FuncOp fn, StringRef pass) {

@@ -2,6 +2,7 @@
 //
 // Small helpers that the tile dialect's transforms and the conversion to loops
 // share: what a kernel argument is, which ops carry `afn` or may be rewidened,
+// what a loop body computes a value from,
 // an elementwise op cloned on scalars (convert-tile-to-loops and
 // convert-tile-matmul-to-nvvm), and the bounds test of a whole tile (built by
 // `tile-version-interior` once per program and by `convert-tile-to-loops` per
@@ -19,6 +20,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SmallVector.h"
+
+#include <optional>
 
 namespace mlir::tessera::tile {
 
@@ -42,6 +45,24 @@ bool readsSettledArgument(func::FuncOp fn, Value source);
 /// the first op after them. What passes hoist to the top of a kernel (index
 /// computations, copies before the grid dependency wait) goes there this way.
 Operation *moveToFront(Block &block, ArrayRef<Operation *> ops);
+
+/// What values of a loop body are computed from: the body's ops among them,
+/// in block order, the values from outside the body that those ops (or the
+/// values themselves) read, and whether they read the induction variable.
+struct BodySlice {
+  SmallVector<Operation *> ops;
+  SmallVector<Value> outside;
+  bool readsInductionVar = false;
+};
+
+/// The slice of `body` (a loop body whose induction variable is `iv`) that
+/// `values` are computed from, through ops without regions or memory effects
+/// (which may be cloned or moved anywhere they dominate their uses); nullopt
+/// if it reaches another op of the body or a value the loop carries (the
+/// body's other arguments). What tile-stream-loads clones for an iteration
+/// ahead and tile-load-settled-before-wait peels before the loop.
+std::optional<BodySlice> pureSliceInBody(Block *body, Value iv,
+                                         ValueRange values);
 
 /// For a pass that runs on tile IR: false, with an error naming `pass` and
 /// the kernel, if `convert-tile-to-loops` already lowered `fn` (it carries
