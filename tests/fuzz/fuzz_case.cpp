@@ -25,6 +25,27 @@ std::string params_text(const std::vector<ParamSpec>& params) {
   return fmt::format("(params {})", fmt::join(decls, " "));
 }
 
+void add_random_hints(FuzzCase& c, bool gemm) {
+  Rng r(c.seed ^ 0x68696e7473ull);  // "hints"
+  if (!r.chance(0.4)) return;
+  CompilerHints& h = c.hints;
+  auto named = [&](const char* name) { c.features.push_back(fmt::format("hint:{}", name)); };
+  if (r.chance(0.4)) h.threads = 1 << r.uniform(5, 10), named("threads");
+  if (r.chance(0.3)) h.occupancy = static_cast<int>(r.uniform(1, 8)), named("occupancy");
+  if (r.chance(0.3)) h.split_k = 1 << r.uniform(1, 3), named("split_k");
+  if (r.chance(0.2)) {
+    h.stream_stages = static_cast<int>(r.uniform(1, 8));
+    h.bulk_streams = r.chance(0.5);
+    named(h.bulk_streams ? "bulk_streams" : "stream_stages");
+  }
+  if (r.chance(0.3)) h.early_frozen_steps = static_cast<int>(r.uniform(1, 4)), named("early_frozen_steps");
+  if (gemm && r.chance(0.4)) h.pipeline_stages = static_cast<int>(r.uniform(2, 8)), named("pipeline_stages");
+  if (gemm && r.chance(0.3)) h.group_rows = 1 << r.uniform(0, 6), named("group_rows");
+  c.frozen_inputs = r.chance(0.7);
+  if (c.frozen_inputs) named("frozen_inputs");
+  sort_features(c);
+}
+
 void sort_features(FuzzCase& c) {
   std::sort(c.features.begin(), c.features.end());
   c.features.erase(std::unique(c.features.begin(), c.features.end()), c.features.end());

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <tessera/dtype.h>
+#include <tessera/launch.h>
 
 #include <cstdint>
 #include <string>
@@ -40,6 +41,8 @@ struct FuzzCase {
   std::vector<ParamSpec> params;
   bool whole_tiles = true;     // LaunchOptions::whole_tiles
   bool static_shapes = false;  // LaunchOptions::static_shapes
+  CompilerHints hints;          // LaunchOptions::hints (random_hints)
+  bool frozen_inputs = false;   // every input tensor frozen (Tensor::freeze) before the launch
   std::vector<std::string> features;  // what the kernel uses (op and node names), for coverage counts
 };
 
@@ -48,6 +51,13 @@ std::vector<int64_t> grid_of(const FuzzCase& c);
 
 // The (params ...) node of an AST text declaring `params` (docs/ast-format.md's PARAM).
 std::string params_text(const std::vector<ParamSpec>& params);
+
+// Random compiler hints for the case of `seed` (none for most cases; GPU targets read them, the
+// CPU target ignores them), and whether its inputs are frozen (which early frozen steps and bulk
+// rings need): drawn from a sequence of their own, so that the kernel a seed generates does not
+// depend on them. `gemm`: the tensor-core GEMM hints too (pipeline stages, rows of programs).
+// Their names join the case's features ("hint:threads", ...).
+void add_random_hints(FuzzCase& c, bool gemm);
 
 // The case's features sorted, each once.
 void sort_features(FuzzCase& c);

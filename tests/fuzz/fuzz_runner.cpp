@@ -39,6 +39,7 @@ std::vector<detail::ArgDesc> make_args(const FuzzCase& c) {
     a.storage = std::make_shared<detail::Storage>(static_cast<std::size_t>(p.storage_elems) * dtype_size(p.dtype));
     std::byte* host = a.storage->host_for_write();
     for (int64_t i = 0; i < p.storage_elems; ++i) store_element(p.dtype, host, i, p.storage[i]);
+    if (c.frozen_inputs && p.kind == ParamKind::in) a.storage->freeze();
     args.push_back(std::move(a));
   }
   return args;
@@ -49,6 +50,7 @@ LaunchOptions options_of(const FuzzCase& c, Target target) {
   o.target = target;
   o.whole_tiles = c.whole_tiles;
   o.static_shapes = c.static_shapes;
+  o.hints = c.hints;
   return o;
 }
 
@@ -178,6 +180,13 @@ std::string compile_only(const FuzzCase& c, Target target) {
 std::string describe(const FuzzCase& c) {
   std::string s = fmt::format("seed {}  kernel '{}'  whole_tiles={} static_shapes={}\n", c.seed, c.name, c.whole_tiles,
                               c.static_shapes);
+  if (!(c.hints == CompilerHints{}) || c.frozen_inputs) {
+    const CompilerHints& h = c.hints;
+    s += fmt::format("  hints: threads={} occupancy={} split_k={} stream_stages={} bulk_streams={} "
+                     "early_frozen_steps={} pipeline_stages={} group_rows={}; inputs frozen={}\n",
+                     h.threads, h.occupancy, h.split_k, h.stream_stages, h.bulk_streams, h.early_frozen_steps,
+                     h.pipeline_stages, h.group_rows, c.frozen_inputs);
+  }
   for (std::size_t i = 0; i < c.params.size(); ++i) {
     const ParamSpec& p = c.params[i];
     if (p.kind == ParamKind::scalar) {

@@ -112,6 +112,7 @@ class GemmGenerator {
     c_.static_shapes = rng_.chance(0.15);
     c_.features = features_;
     sort_features(c_);
+    add_random_hints(c_, /*gemm=*/true);
     return std::move(c_);
   }
 

@@ -85,6 +85,7 @@ class Generator {
     c_.static_shapes = rng_.chance(0.15);
     c_.features = features_;
     sort_features(c_);
+    add_random_hints(c_, /*gemm=*/false);
     return std::move(c_);
   }
 
