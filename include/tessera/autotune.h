@@ -252,7 +252,7 @@ class Autotuned {
   static void compile_option(const TileOption<Fn, Tile...>& option, const LaunchOptions& options, Tensor<T, Rank>& out,
                              const Args&... args) noexcept {
     try {
-      option.kernel.compile(detail::with_choices(options, option.hints, option.backend), out.template partition<Tile...>(), args...);
+      option.kernel.prepare(detail::with_choices(options, option.hints, option.backend), out.template partition<Tile...>(), args...);
     } catch (...) {
     }
   }

@@ -113,6 +113,8 @@ CompletionPtr submit(const LaunchRequest& request, Target target);
 // submit() with wait = true.
 void launch(const LaunchRequest& request, Target target);
 CompiledArtifact compile(const LaunchRequest& request, Target target);
+// compile() without the artifact: what a launch would compile, compiled and cached.
+void prepare(const LaunchRequest& request, Target target);
 
 template <class... A>
 inline constexpr bool leads_with_options = false;
@@ -299,6 +301,17 @@ class Kernel {
     detail::LaunchRequest r{name_, ast<Args...>(), descs};
     r.options = &options;
     return detail::compile(r, options.target.value_or(default_target()));
+  }
+  // Compiles what a launch with `options` and these arguments would run, into the process's and
+  // the disk's caches, without running it or making an artifact: a warm-up before timing, or
+  // compiles spread over threads (tessera::autotune). Code the GPU loads as PTX (sm_90a's
+  // tensor-core GEMMs) is still compiled by the driver at its first launch.
+  template <class... Args>
+  void prepare(const LaunchOptions& options, Args&&... args) const {
+    auto descs = make_args(args...);
+    detail::LaunchRequest r{name_, ast<Args...>(), descs};
+    r.options = &options;
+    detail::prepare(r, options.target.value_or(default_target()));
   }
   // The kernel's serialized AST for these argument types: a compile-time constant.
   template <class... Args>

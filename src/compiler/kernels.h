@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,6 +39,10 @@ struct Compiled {
   // device code is linked in are set by the compile; set_launch_code fills in the rest once it is
   // done).
   KernelCode code;
+  // The cubin nvJitLink makes of a kernel the GPU loads as PTX (which has none of its own), for
+  // CompiledArtifacts: made at the first detail::compile that asks for it.
+  mutable std::once_flag artifact_cubin_once;
+  mutable std::vector<char> artifact_cubin;
 };
 
 // Fills in c.code from the compiled kernel (called once, at the end of its compile).

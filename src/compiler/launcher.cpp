@@ -1,5 +1,5 @@
-// launcher.cpp: detail::submit, detail::launch and detail::compile, the library side of
-// Kernel::launch/compile, and the choice of target.
+// launcher.cpp: detail::submit, detail::launch, detail::compile and detail::prepare, the library
+// side of Kernel::launch/compile/prepare, and the choice of target.
 //
 // A launch (1) finds the compiled kernel in the process cache or compiles it (kernel_cache.cpp),
 // (2) checks the arguments against the kernel's AST (launch_args.cpp), (3) fills in its launch plan
@@ -16,6 +16,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <optional>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "compiler/tileiras.h"
 #include "driver/cuda_driver.h"
 #include "driver/gpu_arch.h"
+#include "driver/nvjitlink.h"
 #include "execution/graph_capture.h"
 #include "execution/launch_plan.h"
 #include "tessera/kernel.h"
@@ -125,7 +127,26 @@ CompiledArtifact compile(const LaunchRequest& r, Target target) {
   a.cubin = compiled->gpu.cubin;
   a.from_disk_cache = compiled->from_disk_cache;
   a.stage_ms = compiled->gpu.stage_ms;
+  if (a.cubin.empty() && compiled->code.loads_ptx) {
+    // A kernel the GPU loads as PTX has no cubin of its own (compile_gpu_code): the artifact gets
+    // nvJitLink's, made at the first such request (an error leaves it to the next to try again).
+    const Compiled& c = *compiled;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      std::call_once(c.artifact_cubin_once, [&] { c.artifact_cubin = ptx_to_cubin(c.gpu.ptx, c.gpu.link_arch()).cubin; });
+    } catch (const Error& e) {
+      throw Error(fmt::format("tessera: kernel '{}': {}", r.kernel, e.what()));
+    }
+    a.cubin = c.artifact_cubin;
+    a.stage_ms.emplace_back("cubin", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
   return a;
+}
+
+void prepare(const LaunchRequest& r, Target target) {
+  auto compiled = lookup_or_compile(r, target);
+  check_args(r.kernel, *compiled, r.args);
+  observe(r, target);
 }
 
 }  // namespace detail

@@ -385,6 +385,33 @@ TESSERA_TARGET_TEST_CASE("matmul in the tile shapes of the tensor-core lowering,
                          tensor_core_tiles)
 TESSERA_TARGET_TEST_CASE("matmul of up to 16 rows by a K-major B in 16-row tiles", "[mma][matmul]", sixteen_row_tiles)
 
+TEST_CASE("a wgmma GEMM, loaded as PTX, gets a cubin only for an artifact; prepare compiles without one",
+          "[mma][matmul][compile]") {
+  if (!exec_test::toolchain_present()) return;
+  // A kernel of its own name, so that no other test compiled it first in this process.
+  auto gemm = kernel("prepare_then_compile_gemm", [](auto o, auto a, auto b) {
+    auto acc = for_range(
+        (dim<1>(a) + c<63>) / c<64>,
+        [=](auto k, auto acc) { return mma(load<128, 64>(a, program_id<0>(), k), load<64, 128>(b, k, program_id<1>()), acc); },
+        full<DType::f32, 128, 128>(c<0.0>));
+    return o.store(cast<DType::bf16>(acc));
+  });
+  Tensor<bfloat16, 2> a({256, 256}), b({256, 256}), out({256, 256});
+  LaunchOptions o;
+  o.target = Target::sm_90;
+  gemm.prepare(o, out.partition<128, 128>(), a, b);
+  const CompiledArtifact first = gemm.compile(o, out.partition<128, 128>(), a, b);
+  CHECK(first.ptx.find("wgmma.mma_async") != std::string::npos);
+  REQUIRE(first.cubin.size() > 4);
+  CHECK(std::string(first.cubin.data() + 1, 3) == "ELF");
+  // The cubin is the artifact's, made once: the launch's compile had no cubin stage.
+  int cubins = 0;
+  for (const auto& [stage, ms] : first.stage_ms) cubins += stage == "cubin";
+  CHECK(cubins == 1);
+  CHECK(first.stage_ms.back().first == "cubin");
+  CHECK(gemm.compile(o, out.partition<128, 128>(), a, b).cubin == first.cubin);
+}
+
 TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma code, others do not",
           "[mma][matmul][compile]") {
   if (!exec_test::toolchain_present()) return;

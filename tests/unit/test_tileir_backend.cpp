@@ -145,7 +145,7 @@ TEST_CASE("a broadcast (stride-0) input takes the NVVM backend, or is an error w
   CHECK(examples::vector_add().compile(plain, z.partition<128>(), x, broadcast).backend == Backend::nvvm);
 }
 
-TEST_CASE("the tileir backend passes its hints to tileiras; the NVVM backend ignores them", "[tileir]") {
+TEST_CASE("the tileir backend passes its hints to tileiras; the NVVM backend reads occupancy only", "[tileir]") {
   if (!have_tileiras()) return;
   FreshCompiles fresh(nullptr);
   Tensor<float, 1> x({1000}), y({1000}), z({1000});
@@ -163,14 +163,19 @@ TEST_CASE("the tileir backend passes its hints to tileiras; the NVVM backend ign
   hinted.target = Target::sm_100a;
   CHECK(is_elf(add.compile(hinted, z.partition<128>(), x, y).cubin));
 
-  // The NVVM backend compiles the kernel it compiles without them (one entry).
+  // The NVVM backend compiles the kernel it compiles without cluster_programs and tma (one entry);
+  // occupancy it reads itself (its own entry, the registers capped).
   const CompiledArtifact nvvm = add.compile(on(Target::sm_90, Backend::nvvm), z.partition<128>(), x, y);
   LaunchOptions nvvm_hinted = hinted;
   nvvm_hinted.target = Target::sm_90;
   nvvm_hinted.backend = Backend::nvvm;
+  nvvm_hinted.hints.occupancy = 0;
   const CacheStats before_nvvm = cache_stats();
   CHECK(add.compile(nvvm_hinted, z.partition<128>(), x, y).cubin == nvvm.cubin);
   CHECK(cache_stats().compiles == before_nvvm.compiles);
+  nvvm_hinted.hints.occupancy = 3;
+  CHECK(add.compile(nvvm_hinted, z.partition<128>(), x, y).ptx.find(".maxnreg") != std::string::npos);
+  CHECK(cache_stats().compiles == before_nvvm.compiles + 1);
 
   // Out of range: an error naming the kernel and the hint, whatever the back end.
   LaunchOptions bad = on(Target::sm_90, Backend::tileir);
