@@ -462,8 +462,9 @@ GpuCode compile_gpu_code(std::string_view kernel, const KernelAst& ast, const Sp
     // The tensor-core lowerings: their CTA layouts and register budgets are their own; no variants.
     // Code for an architecture-specific target is loaded as PTX, which the driver compiles whole
     // (KernelCode::loads_ptx): nvJitLink's relocatable cubin would not run as well and is made only
-    // for a CompiledArtifact (detail::compile), not on a launch's first compile.
-    if (!code.isa.empty() && calls.empty()) return code;
+    // for a CompiledArtifact (detail::compile) or the dump directory, not on a launch's first
+    // compile.
+    if (!code.isa.empty() && calls.empty() && dump_dir().empty()) return code;
     auto t0 = std::chrono::steady_clock::now();
     code.cubin = link_kernel(kernel, code.ptx, calls, code.link_arch());
     code.stage_ms.emplace_back("cubin", ms_since(t0));
