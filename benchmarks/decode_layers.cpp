@@ -52,6 +52,16 @@ constexpr std::int64_t kQWidth = kHeads * kHead, kKvWidth = kKv * kHead, kQkv = 
 constexpr std::int64_t kContext = 4096, kMaxSplits = 32, kWeightSets = 4;
 constexpr std::int64_t kCachePositions = k::attention_cache_positions(kContext, k::kAttentionChunk, kMaxSplits);
 
+// The launch choices the command line sets (see the file comment); 0: the compiler's.
+struct Choices {
+  int split_k = 0;             // o_proj's and down's CompilerHints::split_k
+  int early = 0;               // every launch's CompilerHints::early_frozen_steps
+  int residual_threads = 0;    // o_proj's and down's CompilerHints::threads
+  int early_o_proj = -1;       // o_proj's early_frozen_steps (-1: `early`)
+  int norm_occupancy = 0;      // QKV's and gate/up's CompilerHints::occupancy
+  int residual_occupancy = 0;  // o_proj's and down's
+};
+
 struct LayerWeights {
   Tensor<bfloat16, 2> qkv{{kQkv, kHidden}}, o{{kHidden, kQWidth}}, gate{{kInter, kHidden}}, up{{kInter, kHidden}},
       down{{kHidden, kInter}};
@@ -106,12 +116,7 @@ struct Step {
   std::size_t launches = 0;  // launches since launch() began: the next one's graph index
   std::size_t append = 0;    // the graph's launch index of kv_append
 
-  int split_k = 0;  // o_proj's and down's CompilerHints::split_k
-  int early = 0;    // every launch's CompilerHints::early_frozen_steps
-  int residual_threads = 0;  // o_proj's and down's CompilerHints::threads
-  int early_o_proj = -1;     // o_proj's early_frozen_steps (-1: `early`)
-  int norm_occupancy = 0;      // QKV's and gate/up's CompilerHints::occupancy
-  int residual_occupancy = 0;  // o_proj's and down's
+  Choices choices;
 
   template <class Kernel, class... Args>
   void run(int threads, const Kernel& kernel, Args&&... args) {
@@ -119,7 +124,7 @@ struct Step {
   }
   template <class Kernel, class... Args>
   void run_hinted(const CompilerHints& hints, const Kernel& kernel, Args&&... args) {
-    run_early(early, hints, kernel, std::forward<Args>(args)...);
+    run_early(choices.early, hints, kernel, std::forward<Args>(args)...);
   }
   template <class Kernel, class... Args>
   void run_early(int early_steps, const CompilerHints& hints, const Kernel& kernel, Args&&... args) {
@@ -147,7 +152,7 @@ struct Step {
       auto k_row = k_new.slice(0, layer * kKv, (layer + 1) * kKv),
            v_row = v_new.slice(0, layer * kKv, (layer + 1) * kKv);
       if (v.qkv)
-        run_hinted({.occupancy = norm_occupancy, .threads = k::kNormMatvecThreads}, k::rmsnorm_matvec<R, BK>(),
+        run_hinted({.occupancy = choices.norm_occupancy, .threads = k::kNormMatvecThreads}, k::rmsnorm_matvec<R, BK>(),
                    qkv.partition<R>(), w.qkv, x, w.input_norm, eps);
       if (v.qk_norm) {
         auto k_slot = k_new.slice(0, layer * kKv, (layer + 1) * kKv).reshape<3>({kKv, 1, kHead});
@@ -159,11 +164,12 @@ struct Step {
         run(0, k::decode_attention_split<GP, CH>(), po.partition<1, 1, GP * 128>(), pm.partition<1, 1, GP>(),
             pl.partition<1, 1, GP>(), q, k_cache[l], v_cache[l], k_row, v_row, length, chunks_per_split, scale);
       if (v.combine) run(0, k::decode_attention_combine<GP>(), attn_by_kv_head.partition<1, GP * 128>(), po, pm, pl);
-      const CompilerHints residual{.occupancy = residual_occupancy, .threads = residual_threads, .split_k = split_k};
-      if (v.o_proj) run_early(early_o_proj >= 0 ? early_o_proj : early, residual,
+      const CompilerHints residual{
+          .occupancy = choices.residual_occupancy, .threads = choices.residual_threads, .split_k = choices.split_k};
+      if (v.o_proj) run_early(choices.early_o_proj >= 0 ? choices.early_o_proj : choices.early, residual,
                            k::matvec_residual<R, BK>(), x.partition<R>(), w.o, attn);
       if (v.gate_up)
-        run_hinted({.occupancy = norm_occupancy, .threads = k::kSwigluThreads},
+        run_hinted({.occupancy = choices.norm_occupancy, .threads = k::kSwigluThreads},
                    k::rmsnorm_swiglu<k::kSwigluTileRows, k::kSwigluTileCols>(),
             mlp.partition<k::kSwigluTileRows>(), w.gate, w.up, x, w.post_norm, eps);
       if (v.down) run_hinted(residual, k::matvec_residual<R, BK>(), x.partition<R>(), w.down, mlp);
@@ -187,8 +193,8 @@ struct Step {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::int64_t seq = 160, layers = 36, replays = 50, split_k = 0, early = 0, residual_threads = 0, early_o_proj = -1,
-               norm_occupancy = 0, residual_occupancy = 0;
+  std::int64_t seq = 160, layers = 36, replays = 50;
+  Choices ch;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--seq")
@@ -198,17 +204,17 @@ int main(int argc, char** argv) {
     else if (a == "--replays")
       replays = std::stoll(argv[i + 1]);
     else if (a == "--split-k")
-      split_k = std::stoll(argv[i + 1]);
+      ch.split_k = std::stoi(argv[i + 1]);
     else if (a == "--early-steps")
-      early = std::stoll(argv[i + 1]);
+      ch.early = std::stoi(argv[i + 1]);
     else if (a == "--residual-threads")
-      residual_threads = std::stoll(argv[i + 1]);
+      ch.residual_threads = std::stoi(argv[i + 1]);
     else if (a == "--early-o-proj")
-      early_o_proj = std::stoll(argv[i + 1]);
+      ch.early_o_proj = std::stoi(argv[i + 1]);
     else if (a == "--norm-occupancy")
-      norm_occupancy = std::stoll(argv[i + 1]);
+      ch.norm_occupancy = std::stoi(argv[i + 1]);
     else if (a == "--residual-occupancy")
-      residual_occupancy = std::stoll(argv[i + 1]);
+      ch.residual_occupancy = std::stoi(argv[i + 1]);
   }
   if (seq < 2 || seq > kContext) {
     fmt::print(stderr, "bench_decode_layers: --seq must be in [2, {}], got {}\n", kContext, seq);
@@ -216,12 +222,7 @@ int main(int argc, char** argv) {
   }
   if (!bench::have_gpu()) return 0;
   Step step(layers);
-  step.split_k = static_cast<int>(split_k);
-  step.early = static_cast<int>(early);
-  step.residual_threads = static_cast<int>(residual_threads);
-  step.early_o_proj = static_cast<int>(early_o_proj);
-  step.norm_occupancy = static_cast<int>(norm_occupancy);
-  step.residual_occupancy = static_cast<int>(residual_occupancy);
+  step.choices = ch;
   const Variant variants[] = {
       {"all seven kernels", true, true, true, true, true, true, true},
       {"all, with the engine's changes per token", true, true, true, true, true, true, true, true},
@@ -260,9 +261,12 @@ int main(int argc, char** argv) {
     std::sort(update_ms.begin(), update_ms.end());
     const double med = ms[ms.size() / 2];
     fmt::print(
-        "{{\"variant\": \"{}\", \"seq\": {}, \"layers\": {}, \"split_k\": {}, \"early_steps\": {}, \"residual_threads\": {}, \"kernels\": {}, \"ms\": {:.4f}, "
-        "\"us_per_layer\": {:.2f}, \"host_submit_ms\": {:.4f}, \"host_update_ms\": {:.4f}}}\n",
-        v.name, seq, layers, split_k, early, residual_threads, g.size(), med, med * 1000 / double(layers), host_ms[host_ms.size() / 2],
+        "{{\"variant\": \"{}\", \"seq\": {}, \"layers\": {}, \"split_k\": {}, \"early_steps\": {}, "
+        "\"early_o_proj\": {}, \"residual_threads\": {}, \"norm_occupancy\": {}, \"residual_occupancy\": {}, "
+        "\"kernels\": {}, \"ms\": {:.4f}, \"us_per_layer\": {:.2f}, \"host_submit_ms\": {:.4f}, "
+        "\"host_update_ms\": {:.4f}}}\n",
+        v.name, seq, layers, ch.split_k, ch.early, ch.early_o_proj, ch.residual_threads, ch.norm_occupancy,
+        ch.residual_occupancy, g.size(), med, med * 1000 / double(layers), host_ms[host_ms.size() / 2],
         update_ms[update_ms.size() / 2]);
   }
   return 0;

@@ -234,10 +234,14 @@ void fit_occupancy(std::string_view kernel, const KernelAst& ast, const Speciali
     const std::optional<KernelResources> r = resources_of(c.cubin, c.ptx);
     return r ? r->frame_bytes : 0;
   };
-  // The frame the kernel needs uncapped (a frame of its own, such as private arrays, is no spill).
-  const std::optional<KernelResources> uncapped = linked_resources(kernel, code.ptx, calls, code.arch);
-  const int own_frame = uncapped ? uncapped->frame_bytes : 0;
+  const std::string uncapped_ptx = code.ptx;
   int frame = capped(code);
+  // A frame the kernel has uncapped too (private arrays) is no spill; learnt only where the capped
+  // kernel has one.
+  int own_frame = 0;
+  if (frame > 0)
+    if (std::optional<KernelResources> uncapped = linked_resources(kernel, uncapped_ptx, calls, code.arch))
+      own_frame = uncapped->frame_bytes;
   for (int unroll = code.unroll_bytes / 2; frame > own_frame && code.unrolled_streams && unroll >= kUnrollBytes / 8;
        unroll /= 2) {
     std::optional<GpuCode> variant = compile_variant(kernel, ast, spec, calls, code.arch, code.block_size,

@@ -43,7 +43,6 @@ void add_random_hints(FuzzCase& c, bool gemm) {
   if (gemm && r.chance(0.3)) h.group_rows = 1 << r.uniform(0, 6), named("group_rows");
   c.frozen_inputs = r.chance(0.7);
   if (c.frozen_inputs) named("frozen_inputs");
-  sort_features(c);
 }
 
 void sort_features(FuzzCase& c) {

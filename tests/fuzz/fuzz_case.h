@@ -56,7 +56,7 @@ std::string params_text(const std::vector<ParamSpec>& params);
 // CPU target ignores them), and whether its inputs are frozen (which early frozen steps and bulk
 // rings need): drawn from a sequence of their own, so that the kernel a seed generates does not
 // depend on them. `gemm`: the tensor-core GEMM hints too (pipeline stages, rows of programs).
-// Their names join the case's features ("hint:threads", ...).
+// Their names join the case's features ("hint:threads", ...; sort_features after it).
 void add_random_hints(FuzzCase& c, bool gemm);
 
 // The case's features sorted, each once.

@@ -111,8 +111,8 @@ class GemmGenerator {
     c_.whole_tiles = rng_.chance(0.5);
     c_.static_shapes = rng_.chance(0.15);
     c_.features = features_;
-    sort_features(c_);
     add_random_hints(c_, /*gemm=*/true);
+    sort_features(c_);
     return std::move(c_);
   }
 

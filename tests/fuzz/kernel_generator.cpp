@@ -84,8 +84,8 @@ class Generator {
     c_.whole_tiles = rng_.chance(0.8);
     c_.static_shapes = rng_.chance(0.15);
     c_.features = features_;
-    sort_features(c_);
     add_random_hints(c_, /*gemm=*/false);
+    sort_features(c_);
     return std::move(c_);
   }
 
