@@ -5,7 +5,7 @@ convert-tile-matmul-to-mma-sync, on the host.
 The kernel in the test file is lowered twice:
   * for the gpu target with T threads; its nvvm ops and cluster inline asm
     become calls into runtime.cpp (thread and CTA ids, barriers, warp shuffles,
-    mma.sync, ldmatrix, cp.async, cluster barriers and loads), shared memory
+    mma.sync of bf16 or f16, ldmatrix, cp.async, cluster barriers and loads), shared memory
     an ordinary global (address spaces 1 and 3 become the host's 0), and the
     whole is compiled for the host and run with one std::thread per GPU
     thread, CTA after CTA (cluster after cluster, see K);
@@ -68,6 +68,10 @@ RUNTIME_DECLS = """  func.func private @emu_tid() -> i32
   func.func private @emu_mma_bf16_1(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32
   func.func private @emu_mma_bf16_2(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32
   func.func private @emu_mma_bf16_3(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32
+  func.func private @emu_mma_f16_0(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32
+  func.func private @emu_mma_f16_1(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32
+  func.func private @emu_mma_f16_2(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32
+  func.func private @emu_mma_f16_3(i32, i32, i32, i32, i32, i32, f32, f32, f32, f32) -> f32
   func.func private @emu_cluster_barrier()
   func.func private @emu_cluster_load_f32(i32, i32) -> f32
   func.func private @emu_cp_async_16(!llvm.ptr, !llvm.ptr, i32)
@@ -108,10 +112,21 @@ def calls_to_struct(indent, name, callee, args, types, result, struct):
 
 
 def mma_sync_to_calls(m):
-    """A bf16 mma.sync m16n8k16 as calls of emu_mma_bf16_<i>."""
-    indent, name, a, b, c, struct = m.groups()
-    return calls_to_struct(indent, name, "emu_mma_bf16", ", ".join([a, b, c]),
+    """A bf16 or f16 mma.sync m16n8k16 as calls of emu_mma_<type>_<i>."""
+    indent, name, a, b, c, t, struct = m.groups()
+    return calls_to_struct(indent, name, f"emu_mma_{t}", ", ".join([a, b, c]),
                            "i32, i32, i32, i32, i32, i32, f32, f32, f32, f32", "f32", struct)
+
+
+def mma_sync_f16_to_calls(m):
+    """An f16 mma.sync m16n8k16 (its A and B operands vector<2xf16>) as
+    bitcasts to i32 and calls of emu_mma_f16_<i>."""
+    indent, name, a, b, c, struct = m.groups()
+    words = [w.strip() for w in (a + ", " + b).split(",")]
+    casts = [f"{indent}%emu{name}_w{j} = llvm.bitcast {w} : vector<2xf16> to i32" for j, w in enumerate(words)]
+    return "\n".join(casts) + "\n" + calls_to_struct(
+        indent, name, "emu_mma_f16", ", ".join([f"%emu{name}_w{j}" for j in range(len(words))] + [c]),
+        "i32, i32, i32, i32, i32, i32, f32, f32, f32, f32", "f32", struct)
 
 
 def ldmatrix_to_calls(m):
@@ -130,8 +145,12 @@ def to_host(nvvm_ir):
     s = re.sub(r"nvvm\.shfl\.sync\s+bfly %[\w-]+, (%[\w-]+), (%[\w-]+), %[\w-]+ : (\w+) -> \w+",
                r"func.call @emu_shfl_\3(\1, \2) : (\3, i32) -> \3", s)
     s = re.sub(r"( *)%(\w+) = nvvm\.mma\.sync A\[([^\]]*)\]\s+B\[([^\]]*)\]\s+C\[([^\]]*)\]\s+\{[^}]*"
-               r"multiplicandAPtxType = #nvvm\.mma_type<bf16>[^}]*shape = #nvvm\.shape<m = 16, n = 8, k = 16>\} : "
+               r"multiplicandAPtxType = #nvvm\.mma_type<(bf16|f16)>[^}]*shape = #nvvm\.shape<m = 16, n = 8, k = 16>\} : "
                r"\(i32, i32, f32\) -> (!llvm\.struct<\(f32, f32, f32, f32\)>)", mma_sync_to_calls, s)
+    s = re.sub(r"( *)%(\w+) = nvvm\.mma\.sync A\[([^\]]*)\]\s+B\[([^\]]*)\]\s+C\[([^\]]*)\]\s+\{[^}]*"
+               r"shape = #nvvm\.shape<m = 16, n = 8, k = 16>\} : "
+               r"\(vector<2xf16>, vector<2xf16>, f32\) -> (!llvm\.struct<\(f32, f32, f32, f32\)>)",
+               mma_sync_f16_to_calls, s)
     # One launch at a time: the grids a kernel waits for have all ended.
     s = re.sub(r'^ *llvm\.inline_asm has_side_effects "griddepcontrol\.wait;".*\n', "", s, flags=re.M)
     s = CLUSTER_BARRIER.sub("func.call @emu_cluster_barrier() : () -> ()", s)
@@ -272,7 +291,7 @@ def main():
         rank = len(dims)
         decls.append(", ".join(["void*", "void*", "int64_t"] + ["int64_t"] * (2 * rank)))
         count = dims[0] * ld if rank == 2 else dims[0]
-        setup.append(f"g{i}.resize({count}); fill(g{i}, {i}); c{i} = g{i}; o{i} = g{i};")
+        setup.append(f"g{i}.resize({count}); fill(g{i}, {i}, \"{dt}\"); c{i} = g{i}; o{i} = g{i};")
         sizes = ", ".join(f"int64_t({d})" for d in (dims[::-1] if transposed else dims))
         strides = "int64_t(1)" if rank == 1 else f"int64_t(1), int64_t({ld})" if transposed \
             else f"int64_t({ld}), int64_t(1)"
@@ -290,13 +309,22 @@ extern "C" void emu_run(int threads, int cluster, int grid0, int grid1, void (*c
 extern "C" void emu_shared_region(int rank, void* base, int64_t bytes);
 {scratch}{"".join(f'extern "C" void {fn}{suffix}({", ".join(decls)});{chr(10)}' for suffix in suffixes)}extern "C" void cpu_{fn}({", ".join(decls)}, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t);
 static float bf16_to_f32(uint16_t h) {{ uint32_t b = uint32_t(h) << 16; float f; std::memcpy(&f, &b, 4); return f; }}
-template <class V> void fill(V& v, int seed) {{
+static float f16_to_f32(uint16_t h) {{
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  float mag = e == 0 ? std::ldexp(float(m), -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(float(m | 0x400), e - 25);
+  return h >> 15 ? -mag : mag;
+}}
+// 16-bit floats: bf16 bits, or (dt f16) a normal f16 of magnitude [0.25, 4) with a random sign.
+template <class V> void fill(V& v, int seed, std::string dt) {{
   using E = typename V::value_type;
   uint32_t state = 2654435761u * (seed + 1);
   for (auto& x : v) {{
     state = state * 1664525u + 1013904223u;
     float f = (state >> 8) * (8.0f / 16777216.0f) - 4.0f;  // [-4, 4)
-    if constexpr (std::is_same_v<E, uint16_t>) {{ uint32_t b; std::memcpy(&b, &f, 4); x = uint16_t(b >> 16); }}
+    if constexpr (std::is_same_v<E, uint16_t>) {{
+      if (dt == "f16") x = uint16_t((state >> 31) << 15 | (13 + (state >> 8) % 4) << 10 | (state >> 12) & 0x3ff);
+      else {{ uint32_t b; std::memcpy(&b, &f, 4); x = uint16_t(b >> 16); }}
+    }}
     else if constexpr (std::is_same_v<E, uint8_t>) x = f > 0;
     else if constexpr (std::is_floating_point_v<E>) x = f;
     else x = E(f * 25);
@@ -308,7 +336,11 @@ template <class V> int compare(const char* what, const V& g, const V& c, const V
   for (size_t i = 0; i < g.size(); ++i) {{
     written += std::memcmp(&c[i], &o[i], sizeof(c[i])) != 0;
     double x, y;
-    if constexpr (std::is_same_v<typename V::value_type, uint16_t>) {{ x = bf16_to_f32(g[i]); y = bf16_to_f32(c[i]); }}
+    if constexpr (std::is_same_v<typename V::value_type, uint16_t>) {{
+      auto decode = dt == "f16" ? f16_to_f32 : bf16_to_f32;
+      x = decode(g[i]);
+      y = decode(c[i]);
+    }}
     else {{ x = double(g[i]); y = double(c[i]); }}
     double tol = dt == "bf16" || dt == "f16" ? 1e-2 : dt == "f32" ? 1e-5 : dt == "f64" ? 1e-12 : 0;
     bool same = std::abs(x - y) <= tol * (1 + std::abs(y)) || (std::isnan(x) && std::isnan(y));

@@ -5,7 +5,7 @@
 // gpu-lowered kernel into calls of the emu_* functions below and runs the
 // kernel once per (CTA, thread) in std::threads: emu_barrier is a barrier of
 // the T threads of the caller's CTA, emu_shfl_* a butterfly exchange among the
-// threads of one (emulated) warp, emu_mma_bf16_* a warp's bf16 mma.sync and
+// threads of one (emulated) warp, emu_mma_{bf16,f16}_* a warp's mma.sync and
 // emu_ldmatrix_* its ldmatrix (both exchange operands through the warp's
 // barrier), emu_cp_async_16 a cp.async that completes at once.
 // Clusters (tile.split_k = S): the S CTAs of one cluster run together, S * T
@@ -16,6 +16,7 @@
 // of a cluster do not share ids, barriers, warps or fragments.
 #include <array>
 #include <barrier>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -64,11 +65,28 @@ uint32_t shuffle_xor(uint32_t v, int32_t offset) {
   return r;
 }
 
-// mma.sync.m16n8k16.row.col.f32.bf16.bf16.f32 of one warp: each lane gives its
-// fragments (a: four words of two bf16, b: two, c: four f32) and gets element
-// `i` of its d fragment. Products are added to c in k order, as the cpu
-// target's mma does.
-float mma_bf16(const uint32_t* a, const uint32_t* b, const float* c, int i) {
+// A bf16 (the upper half of an f32) as f32.
+float bf16_to_f32(uint32_t h) {
+  uint32_t bits = h << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// An IEEE f16 as f32 (subnormals, infinities and NaN included).
+float f16_to_f32(uint32_t h) {
+  uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  float mag = exp == 0    ? std::ldexp(float(man), -24)
+              : exp == 31 ? (man ? NAN : INFINITY)
+                          : std::ldexp(float(man | 0x400), int(exp) - 25);
+  return sign ? -mag : mag;
+}
+
+// mma.sync.m16n8k16.row.col.f32.{bf16,f16}.f32 of one warp: each lane gives
+// its fragments (a: four words of two 16-bit floats, b: two, c: four f32) and
+// gets element `i` of its d fragment; `decode` reads one 16-bit float.
+// Products are added to c in k order, as the cpu target's mma does.
+float mma_b16(const uint32_t* a, const uint32_t* b, const float* c, int i, float (*decode)(uint32_t)) {
   int w = warp_size();
   std::barrier<>& bar = *cta->warps[tid / w];
   auto& frags = cta->frags;
@@ -78,17 +96,12 @@ float mma_bf16(const uint32_t* a, const uint32_t* b, const float* c, int i) {
   bar.arrive_and_wait();
   int base = tid & ~(w - 1), lane = tid % w;
   int row = lane / 4 + (i >= 2 ? 8 : 0), col = (lane % 4) * 2 + i % 2;
-  auto bf16 = [](uint32_t word, int high) {
-    uint32_t bits = (high ? word >> 16 : word & 0xffff) << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  };
+  auto half = [&](uint32_t word, int high) { return decode(high ? word >> 16 : word & 0xffff); };
   float d = c[i];
   for (int k = 0; k < 16; ++k) {
     int ka = k % 8, khi = k / 8;
-    float x = bf16(frags[base + (row % 8) * 4 + ka / 2][row / 8 + 2 * khi], ka % 2);
-    float y = bf16(frags[base + col * 4 + ka / 2][4 + khi], ka % 2);
+    float x = half(frags[base + (row % 8) * 4 + ka / 2][row / 8 + 2 * khi], ka % 2);
+    float y = half(frags[base + col * 4 + ka / 2][4 + khi], ka % 2);
     d += x * y;
   }
   bar.arrive_and_wait();
@@ -100,7 +113,7 @@ float mma_bf16(const uint32_t* a, const uint32_t* b, const float* c, int i) {
 // word `i` of its four, matrix i's elements (r, c) and (r, c + 1) with
 // r = l / 4 and c = 2 (l % 4) in its low and high half; `trans` loads the
 // matrix transposed: elements (c, r) and (c + 1, r) of the rows as
-// addressed. One call per word, as for mma_bf16.
+// addressed. One call per word, as for mma_b16.
 uint32_t ldmatrix_b16(const unsigned char* row, bool trans, int i) {
   int w = warp_size();
   std::barrier<>& bar = *cta->warps[tid / w];
@@ -209,17 +222,21 @@ EMU_LDMATRIX(1)
 EMU_LDMATRIX(2)
 EMU_LDMATRIX(3)
 int32_t emu_shfl_i32(int32_t v, int32_t offset) { return static_cast<int32_t>(emu::shuffle_xor(static_cast<uint32_t>(v), offset)); }
-#define EMU_MMA(I)                                                                                            \
-  float emu_mma_bf16_##I(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0, uint32_t b1, float c0, \
-                         float c1, float c2, float c3) {                                                        \
-    const uint32_t a[4] = {a0, a1, a2, a3}, b[2] = {b0, b1};                                                    \
-    const float c[4] = {c0, c1, c2, c3};                                                                        \
-    return emu::mma_bf16(a, b, c, I);                                                                           \
+#define EMU_MMA(T, I)                                                                                       \
+  float emu_mma_##T##_##I(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0, uint32_t b1, float c0, \
+                          float c1, float c2, float c3) {                                                      \
+    const uint32_t a[4] = {a0, a1, a2, a3}, b[2] = {b0, b1};                                                  \
+    const float c[4] = {c0, c1, c2, c3};                                                                      \
+    return emu::mma_b16(a, b, c, I, emu::T##_to_f32);                                                         \
   }
-EMU_MMA(0)
-EMU_MMA(1)
-EMU_MMA(2)
-EMU_MMA(3)
+EMU_MMA(bf16, 0)
+EMU_MMA(bf16, 1)
+EMU_MMA(bf16, 2)
+EMU_MMA(bf16, 3)
+EMU_MMA(f16, 0)
+EMU_MMA(f16, 1)
+EMU_MMA(f16, 2)
+EMU_MMA(f16, 3)
 float emu_shfl_f32(float v, int32_t offset) {
   uint32_t bits;
   std::memcpy(&bits, &v, 4);
