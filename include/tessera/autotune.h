@@ -21,7 +21,8 @@
 // (scalars by dtype, not value). The first launch of a problem tunes:
 //
 //  - the output is copied aside (a tessera kernel, ordered like any launch);
-//  - the options are compiled at once, each on a thread of its own;
+//  - the options are compiled and loaded onto the GPU at once, each on a thread of its own (the
+//    driver's compile of PTX included);
 //  - each option is launched once (to warm the caches), then timed over up to kTuningRuns launches
 //    or kTuningBudgetMs of kernel time (GPU events around the kernel; the host clock on the CPU
 //    target), its time the median;

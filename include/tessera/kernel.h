@@ -304,8 +304,9 @@ class Kernel {
   }
   // Compiles what a launch with `options` and these arguments would run, into the process's and
   // the disk's caches, without running it or making an artifact: a warm-up before timing, or
-  // compiles spread over threads (tessera::autotune). Code the GPU loads as PTX (sm_90a's
-  // tensor-core GEMMs) is still compiled by the driver at its first launch.
+  // compiles spread over threads (tessera::autotune). On a GPU target with a GPU present, the code
+  // is also loaded onto it, so that the driver's compile of PTX (sm_90a's tensor-core GEMMs) is
+  // done here too, not at the first launch.
   template <class... Args>
   void prepare(const LaunchOptions& options, Args&&... args) const {
     auto descs = make_args(args...);

@@ -29,6 +29,11 @@ CUfunction LoadedKernel::function(CudaDriver& driver, std::span<const char> cubi
   return function_;
 }
 
+bool LoadedKernel::loaded() const {
+  std::lock_guard lock(mutex_);
+  return function_ != nullptr;
+}
+
 void check_grid(std::string_view kernel, std::array<int64_t, 3> grid) {
   if (grid[0] > 0x7fffffff || grid[1] > 65535 || grid[2] > 65535)
     throw Error(fmt::format("tessera: kernel '{}': grid [{} {} {}] exceeds the GPU's limits (2^31-1, 65535, 65535)",

@@ -58,9 +58,11 @@ class LoadedKernel {
   // naming the bytes when the driver refuses them.
   CUfunction function(CudaDriver& driver, std::span<const char> cubin, const std::string& symbol,
                       unsigned shared_bytes = 0);
+  // Whether function() has loaded the module.
+  bool loaded() const;
 
  private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::unique_ptr<DeviceModule> module_;
   CUfunction function_ = nullptr;
   unsigned opted_in_bytes_ = kStaticSharedBytes;  // what a launch may pass without a new opt-in

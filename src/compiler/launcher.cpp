@@ -147,6 +147,14 @@ void prepare(const LaunchRequest& r, Target target) {
   auto compiled = lookup_or_compile(r, target);
   check_args(r.kernel, *compiled, r.args);
   observe(r, target);
+  // Loaded onto the GPU too, where there is one: the driver's compile of PTX (sm_90a's GEMMs,
+  // about a second for a fused epilogue) then happens on this thread, beside the other prepares
+  // of a tuner, instead of at the first launch. A GPU that runs neither image is left to the
+  // launch to report, as it would be without the prepare.
+  if (!compiled->code.gpu()) return;
+  CudaDriver* driver = CudaDriver::get_if_available();
+  if (!driver || device_load(*compiled->code.target, driver->compute_capability()) == DeviceLoad::none) return;
+  compiled->code.function(*driver, static_cast<unsigned>(compiled->gpu.dynamic_shared_bytes));
 }
 
 }  // namespace detail

@@ -6,12 +6,14 @@
 // that reads its output sees it as the caller left it, however often tuning ran it; an option
 // that throws is skipped and a tuner whose every option throws names each error; TESSERA_AUTOTUNE=0
 // and graph capture take the first option untimed; options differ in their kernels, their hints or
-// their back ends, and the record names the hints and back ends.
+// their back ends, and the record names the hints and back ends; prepare (the tuner's compiles)
+// loads the kernel onto the GPU.
 // Every test has its own cache directory.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "compiler/kernels.h"
 #include "execution_helpers.h"
 #include "scoped_env.h"
 
@@ -239,4 +241,25 @@ TEST_CASE("autotuned options differ in their kernels, their hints or their back 
   auto twice = autotune("tune_twice_tileir", tile_option<64>(twice_plus_one<64>(), Backend::tileir),
                         tile_option<64>(twice_plus_one<64>(), Backend::tileir));
   CHECK_THROWS_WITH(twice.launch(on, y, std::as_const(x)), Contains("with the same hints and back end"));
+}
+
+TEST_CASE("prepare loads a kernel onto the GPU, so that its first launch compiles nothing", "[gpu][autotune]") {
+  if (!gpu_available()) {
+    WARN("no GPU on this machine: skipped");
+    return;
+  }
+  FreshTuning fresh;
+  // A kernel of its own name, so that no other test loaded it first in this process.
+  auto k = kernel("prepare_loads", [](auto out, auto x) { return out.store(x.load_like(out) * c<2.0f> + c<1.0f>); });
+  auto x = ramp(1000);
+  Tensor<float, 1> y({1000});
+  const LaunchOptions o;
+  k.prepare(o, y.partition<128>(), std::as_const(x));
+  // The compiled kernel the launch will find in the process's cache: loaded already.
+  const std::array<detail::ArgDesc, 2> args{detail::to_arg(y.partition<128>()), detail::to_arg(std::as_const(x))};
+  const detail::LaunchRequest r{"prepare_loads", decltype(k)::ast<decltype(y.partition<128>()), const Tensor<float, 1>&>(),
+                                args, nullptr, &o};
+  CHECK(detail::lookup_or_compile(r, default_target())->code.loaded.loaded());
+  k.launch(o, y.partition<128>(), std::as_const(x));
+  CHECK(twice_plus_one_holds(y, x));
 }
