@@ -26,7 +26,7 @@
 // --early-o-proj N gives o_proj (which follows the attention kernels) its own early steps;
 // --norm-occupancy N and --residual-occupancy N cap the registers of the products with a folded
 // RMSNorm (QKV, gate/up) and of o_proj and down so that N programs fit per SM
-// (CompilerHints::occupancy).
+// (CompilerHints::occupancy; the norm products' default is the engine's 4B choice, 0 the compiler's).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -58,7 +58,7 @@ struct Choices {
   int early = 0;               // every launch's CompilerHints::early_frozen_steps
   int residual_threads = 0;    // o_proj's and down's CompilerHints::threads
   int early_o_proj = -1;       // o_proj's early_frozen_steps (-1: `early`)
-  int norm_occupancy = 0;      // QKV's and gate/up's CompilerHints::occupancy
+  int norm_occupancy = k::kNormProductOccupancy;  // QKV's and gate/up's CompilerHints::occupancy, the engine's
   int residual_occupancy = 0;  // o_proj's and down's
 };
 

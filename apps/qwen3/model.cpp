@@ -221,7 +221,8 @@ Model::Model(const ModelConfig& config, const WeightSource& source, const Engine
       product_threads_(options.product_threads),
       stream_stages_(options.stream_stages),
       split_k_(options.split_k),
-      norm_occupancy_(options.norm_product_occupancy),
+      norm_occupancy_(options.norm_product_occupancy.value_or(
+          config.intermediate_size < k::kSmallModelIntermediate ? 0 : k::kNormProductOccupancy)),
       residual_occupancy_(options.residual_product_occupancy),
       residual_threads_(options.residual_product_threads),
       prefill_chunk_(std::min(std::max<std::int64_t>(1, options.prefill_chunk), context_)),

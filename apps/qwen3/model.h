@@ -65,6 +65,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -97,9 +98,10 @@ struct EngineOptions {
   int early_weight_steps = 0;
   // Decode products' programs per SM (CompilerHints::occupancy: registers capped to fit them): the
   // products with a folded RMSNorm (QKV, gate/up, LM head) and the residual ones (o_proj, down),
-  // 1 to 32; 0: the compiler's choice. And the residual products' threads per program (a power of
-  // two, 32 to 1024; 0: the compiler's choice).
-  int norm_product_occupancy = 0;
+  // 1 to 32; 0: the compiler's choice; for the norm products, nullopt: the engine's
+  // (kernels::kNormProductOccupancy from 4B up, the compiler's for smaller models). And the
+  // residual products' threads per program (a power of two, 32 to 1024; 0: the compiler's choice).
+  std::optional<int> norm_product_occupancy;
   int residual_product_occupancy = 0;
   int residual_product_threads = 0;
 };

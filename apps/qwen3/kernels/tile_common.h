@@ -75,6 +75,14 @@ inline constexpr int kNormMatvecThreads = 256;
 inline constexpr int kSwigluTileRows = 8;
 inline constexpr int kSwigluTileCols = 512;
 inline constexpr int kSwigluThreads = 256;
+// From 4B up (intermediate size kSmallModelIntermediate or more), the products with a folded
+// RMSNorm (QKV, gate/up, LM head) are compiled for three programs per SM (CompilerHints::occupancy:
+// at 256 threads, at most 80 registers; their own choice was 90-126), so that the next kernel's
+// programs become resident while theirs run. H200, session 44: bench_decode_layers' 4B layer 70.8
+// and 69.9 us against 73.5 and 74.4 (gate/up alone 26.4-26.7 against 28.6-28.8), the engine 4B
+// 369.1 and 359.0 tokens/s against 344.7 and 347.0; four per SM made 4B slower (278-281), and
+// 0.6B lost 7% with three (1032-1033 against 1113), so it keeps the compiler's choice.
+inline constexpr int kNormProductOccupancy = 3;
 // With EngineOptions::stream_stages (bulk rings of weight tiles), o_proj and down run at 8 x 512
 // and 256 threads (in the plain-CUDA measurement of benchmarks/experiments/bulk_matvec_chain.cu,
 // 8-row rings streamed 4B's residual products at 0.69-0.99 of its copy against 0.61-0.72 from

@@ -122,6 +122,16 @@ void teacher_forced(Target target, const std::string& name, std::size_t steps, c
 
 void tiny_logits(Target target) { teacher_forced(target, "tiny", 8, engine_options(target, 64)); }
 void gqa5_logits(Target target) { teacher_forced(target, "gqa5", 8, engine_options(target, 64)); }
+// The decode products with their registers capped (the engine's default from 4B up caps the norm
+// products; these test models are smaller) and loading weights early: the same logits.
+void capped_products_logits(Target target) {
+  EngineOptions o = engine_options(target, 64);
+  o.norm_product_occupancy = 3;
+  o.residual_product_occupancy = 4;
+  o.residual_product_threads = 256;
+  o.early_weight_steps = 2;
+  teacher_forced(target, "gqa5", 8, o);
+}
 void mha_long_logits(Target target) {
   // A context of 200 positions (4 chunks) whose cache holds 256 (attention_cache_positions), so
   // that the caches the model shows are the context's part of larger tensors.
@@ -228,6 +238,8 @@ std::string message_of(auto&& f) {
 
 QWEN3_TARGET_TEST_CASE("model: tiny teacher-forced logits", "[engine][model]", tiny_logits)
 QWEN3_TARGET_TEST_CASE("model: gqa5 untied teacher-forced logits", "[engine][model]", gqa5_logits)
+QWEN3_TARGET_TEST_CASE("model: capped registers and early weight loads keep the logits", "[engine][model]",
+                       capped_products_logits)
 QWEN3_TARGET_TEST_CASE("model: mha-long split-kv teacher-forced logits", "[engine][model]", mha_long_logits)
 QWEN3_TARGET_TEST_CASE("model: the tolerance separates a wrong model", "[engine][model]", tolerance_separates)
 QWEN3_TARGET_TEST_CASE("model: greedy tokens equal the reference's for 20 steps", "[engine][model]", greedy_identical)

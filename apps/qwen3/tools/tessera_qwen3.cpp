@@ -30,7 +30,8 @@
 // kernel's first N steps of weight tiles before it waits for the kernel before it
 // (EngineOptions::early_weight_steps); --norm-occupancy N and --residual-occupancy N (1 to 32) cap
 // the registers of the decode products with a folded RMSNorm and of the residual ones so that N
-// programs fit per SM, --residual-threads T runs the residual products at T threads per program
+// programs fit per SM (--norm-occupancy 0: the compiler's choice; without it, the engine's: 3
+// from 4B up), --residual-threads T runs the residual products at T threads per program
 // (EngineOptions::norm_product_occupancy, residual_product_occupancy, residual_product_threads).
 // Exit status: 0 done, 1 an error (the message names it), 2 bad command line.
 #include <fmt/format.h>
@@ -70,7 +71,8 @@ struct Options {
   int stream_stages = 0;
   int split_k = 0;
   int early_weight_steps = 0;
-  int norm_occupancy = 0, residual_occupancy = 0, residual_threads = 0;
+  std::optional<int> norm_occupancy;  // nullopt: the engine's choice
+  int residual_occupancy = 0, residual_threads = 0;
   std::optional<tessera::Target> target;
 };
 
@@ -157,7 +159,7 @@ std::string parse(int argc, char** argv, Options& o) {
       o.split_k = static_cast<int>(n);
     else if (arg == "--early-weight-steps" && integer(v, n) && n >= 1 && n <= 4)
       o.early_weight_steps = static_cast<int>(n);
-    else if (arg == "--norm-occupancy" && integer(v, n) && n >= 1 && n <= 32)
+    else if (arg == "--norm-occupancy" && integer(v, n) && n >= 0 && n <= 32)
       o.norm_occupancy = static_cast<int>(n);
     else if (arg == "--residual-occupancy" && integer(v, n) && n >= 1 && n <= 32)
       o.residual_occupancy = static_cast<int>(n);
