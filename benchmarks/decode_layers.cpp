@@ -7,7 +7,8 @@
 // launch_step) as one graph, and again with groups of kernels left out, and prints each graph's
 // time per replay: the difference is what the left-out kernels cost in the graph (where two
 // kernels share no tensor the graph has no edge between them, so a kernel whose output nothing
-// reads any more runs beside the others). One variant also changes, before each replay, what the
+// reads any more runs beside the others). Two variants run the attention as one kernel
+// (decode_attention_fused, the engine's form for short contexts). One variant also changes, before each replay, what the
 // engine changes per token (the position, kv_append's K/V slots), so that the host's patching
 // of the graph's nodes shows. The results are not a forward pass (weights hold no values that
 // matter, left-out kernels leave their outputs stale); only the times are. Weights of four
@@ -37,6 +38,7 @@
 
 #include "common.h"
 #include "kernels/attention.h"
+#include "kernels/attention_fused.h"
 #include "kernels/decode_step.h"
 #include "kernels/matvec.h"
 #include "kernels/qk_norm_rope.h"
@@ -78,6 +80,7 @@ struct Variant {
   const char* name;
   bool qkv, qk_norm, split, combine, o_proj, gate_up, down;
   bool updates = false;  // before each replay, what the engine changes per token (update() below)
+  bool fused = false;    // decode_attention_fused in place of qk_norm, split and combine
 };
 
 struct Step {
@@ -97,7 +100,7 @@ struct Step {
   Tensor<float, 3> part_o{{kKv, kMaxSplits, kGroup*kHead}}, part_m{{kKv, kMaxSplits, kGroup}},
       part_l{{kKv, kMaxSplits, kGroup}};
   Tensor<float, 2> attn_by_kv_head = attn.slice(0, 0, kQWidth).reshape<2>({kKv, kGroup* kHead});
-  Scalar<std::int32_t> position, chunks_per_split;
+  Scalar<std::int32_t> position, chunks_per_split, chunks;
   LaunchOptions options;
 
   explicit Step(std::int64_t layers)
@@ -141,6 +144,7 @@ struct Step {
     const auto [per_split, splits] = k::attention_splits(seq, CH, kMaxSplits);
     position.set(static_cast<std::int32_t>(seq - 1));
     chunks_per_split.set(static_cast<std::int32_t>(per_split));
+    chunks.set(static_cast<std::int32_t>((seq + CH - 1) / CH));
     launches = 0;
     auto po = part_o.slice(1, 0, splits), pm = part_m.slice(1, 0, splits), pl = part_l.slice(1, 0, splits);
     const float eps = 1e-6f, scale = 1.0f / std::sqrt(float(kHead));
@@ -159,6 +163,13 @@ struct Step {
         auto v_slot = v_new.slice(0, layer * kKv, (layer + 1) * kKv).reshape<3>({kKv, 1, kHead});
         run(0, k::qk_norm_rope_append<GP>(), q.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
             v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, cos_now, sin_now, eps);
+      }
+      if (v.fused) {
+        auto k_slot = k_new.slice(0, layer * kKv, (layer + 1) * kKv).reshape<3>({kKv, 1, kHead});
+        auto v_slot = v_new.slice(0, layer * kKv, (layer + 1) * kKv).reshape<3>({kKv, 1, kHead});
+        run(0, k::decode_attention_fused<GP, CH>(), attn_by_kv_head.partition<1, GP * 128>(),
+            k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, cos_now,
+            sin_now, k_cache[l], v_cache[l], length, chunks, eps, scale);
       }
       if (v.split)
         run(0, k::decode_attention_split<GP, CH>(), po.partition<1, 1, GP * 128>(), pm.partition<1, 1, GP>(),
@@ -231,6 +242,8 @@ int main(int argc, char** argv) {
       {"without qk_norm, split, combine", true, false, false, false, true, true, true},
       {"products only: without QKV too", false, false, false, false, true, true, true},
       {"qk_norm, split, combine only", false, true, true, true, false, false, false},
+      {"all, attention fused", true, false, false, false, true, true, true, false, true},
+      {"fused attention only", false, false, false, false, false, false, false, false, true},
       {"QKV only", true, false, false, false, false, false, false},
       {"o_proj only", false, false, false, false, true, false, false},
       {"gate/up only", false, false, false, false, false, true, false},

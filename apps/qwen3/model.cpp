@@ -14,6 +14,7 @@
 
 #include "errors.h"
 #include "kernels/attention.h"
+#include "kernels/attention_fused.h"
 #include "kernels/decode_step.h"
 #include "kernels/embedding.h"
 #include "kernels/matvec.h"
@@ -150,7 +151,8 @@ struct Model::PrefillScratch {
   Tensor<bfloat16, 2> mlp;     // silu(gate) * up [chunk, intermediate]
 };
 
-// The decode step of one number of attention splits, and where each layer's K/V append is.
+// The decode step of one number of attention splits (or of the fused attention), and where each
+// layer's K/V append is.
 struct Model::DecodeGraph {
   explicit DecodeGraph(tessera::Target target) : graph(target) {}
   tessera::Graph graph;
@@ -218,6 +220,7 @@ Model::Model(const ModelConfig& config, const WeightSource& source, const Engine
       target_(options.target.value_or(tessera::default_target())),
       context_(context_limit_of(config, options)),
       attention_programs_(std::max<std::int64_t>(1, options.attention_programs)),
+      fused_attention_positions_(std::max<std::int64_t>(0, options.fused_attention_positions)),
       product_threads_(options.product_threads),
       stream_stages_(options.stream_stages),
       split_k_(options.split_k),
@@ -296,21 +299,24 @@ const Tensor<float, 1>& Model::warm_up() {
 
 void Model::step(std::int32_t token, std::int64_t position, bool logits, bool graph) {
   Scratch& s = *scratch_;
-  // At most as many splits as the part tensors hold, each of whole chunks; fewer while the
-  // context is short.
-  const auto [chunks_per_split, splits] = k::attention_splits(position + 1, k::kAttentionChunk, s.part_m.shape(1));
+  // While the context is short, the fused attention over all its chunks; then at most as many
+  // splits as the part tensors hold, each of whole chunks, fewer while the context is short.
+  const bool fused = position + 1 <= fused_attention_positions_;
+  const auto [chunks_per_split, splits] =
+      fused ? k::AttentionSplits{(position + k::kAttentionChunk) / k::kAttentionChunk, 1}
+            : k::attention_splits(position + 1, k::kAttentionChunk, s.part_m.shape(1));
   s.token.set(token);
   s.position.set(static_cast<std::int32_t>(position));
   s.chunks_per_split.set(static_cast<std::int32_t>(chunks_per_split));
   if (!graph) {
-    launch_step(splits, position, logits);
+    launch_step(fused, splits, position, logits);
   } else {
     if (graphs_.size() < static_cast<std::size_t>(splits)) graphs_.resize(static_cast<std::size_t>(splits));
-    std::unique_ptr<DecodeGraph>& g = graphs_[static_cast<std::size_t>(splits - 1)];
+    std::unique_ptr<DecodeGraph>& g = fused ? fused_graph_ : graphs_[static_cast<std::size_t>(splits - 1)];
     if (!g) {
       g = std::make_unique<DecodeGraph>(target_);
       auto recording = g->graph.capture();
-      g->append = launch_step(splits, position, logits);
+      g->append = launch_step(fused, splits, position, logits);
     }
     auto k_slot = s.k_all.slice(1, position, position + 1);
     auto v_slot = s.v_all.slice(1, position, position + 1);
@@ -321,7 +327,7 @@ void Model::step(std::int32_t token, std::int64_t position, bool logits, bool gr
   cached_ = position + 1;
 }
 
-std::size_t Model::launch_step(std::int64_t splits, std::int64_t position, bool logits) {
+std::size_t Model::launch_step(bool fused, std::int64_t splits, std::int64_t position, bool logits) {
   constexpr int R = k::kMatvecRows, BK = k::kMatvecCols;
   const ModelConfig& c = config_;
   Scratch& s = *scratch_;
@@ -352,13 +358,20 @@ std::size_t Model::launch_step(std::int64_t splits, std::int64_t position, bool 
       auto v_row = s.v_new.slice(0, layer * n_kv, (layer + 1) * n_kv);
       auto k_slot = s.k_new.slice(0, layer * n_kv, (layer + 1) * n_kv).reshape<3>({n_kv, 1, kHeadDim});
       auto v_slot = s.v_new.slice(0, layer * n_kv, (layer + 1) * n_kv).reshape<3>({n_kv, 1, kHeadDim});
-      s.run(k::qk_norm_rope_append<GP>(), s.q.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
-            v_slot.partition<1, 1, 128>(), s.q_in, s.k_in, s.v_in, w.q_norm, w.k_norm, s.cos_now, s.sin_now,
-            eps);
-      s.run(k::decode_attention_split<GP, k::kAttentionChunk>(), part_o.partition<1, 1, GP * 128>(),
-            part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), s.q, s.k_cache[l], s.v_cache[l], k_row,
-            v_row, s.seq, s.chunks_per_split, scale);
-      s.run(k::decode_attention_combine<GP>(), s.attn_by_kv_head.partition<1, GP * 128>(), part_o, part_m, part_l);
+      if (fused) {
+        s.run(k::decode_attention_fused<GP, k::kAttentionChunk>(), s.attn_by_kv_head.partition<1, GP * 128>(),
+              k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), s.q_in, s.k_in, s.v_in, w.q_norm,
+              w.k_norm, s.cos_now, s.sin_now, s.k_cache[l], s.v_cache[l], s.seq, s.chunks_per_split, eps, scale);
+      } else {
+        s.run(k::qk_norm_rope_append<GP>(), s.q.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
+              v_slot.partition<1, 1, 128>(), s.q_in, s.k_in, s.v_in, w.q_norm, w.k_norm, s.cos_now, s.sin_now,
+              eps);
+        s.run(k::decode_attention_split<GP, k::kAttentionChunk>(), part_o.partition<1, 1, GP * 128>(),
+              part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), s.q, s.k_cache[l], s.v_cache[l], k_row,
+              v_row, s.seq, s.chunks_per_split, scale);
+        s.run(k::decode_attention_combine<GP>(), s.attn_by_kv_head.partition<1, GP * 128>(), part_o, part_m,
+              part_l);
+      }
       // Streamed: the residual products at 8 x 512 and 256 threads (twice the programs of
       // 16 x 512, each with its own ring).
       constexpr int SR = k::kStreamResidualRows;

@@ -10,6 +10,8 @@
 //   5. x += W_o attn                               matvec_residual (residual add in the epilogue)
 //   6. m = silu(W_gate n) * (W_up n), n = rmsnorm(x)  rmsnorm_swiglu
 //   7. x += W_down m                               matvec_residual
+// (steps at up to EngineOptions::fused_attention_positions positions run 2-4 as one kernel,
+// decode_attention_fused: one program per KV head over the whole context, five kernels per layer),
 // plus the embedding gather and step_rows (the position's RoPE rows and the attended length, as
 // tensors) before the layers, kv_append (every layer's new K and V into the caches) and
 // logits = W_head rmsnorm(x) after them (rmsnorm_matvec; W_head is the embedding table when tied).
@@ -27,7 +29,7 @@
 // Launches are asynchronous on the model's own stream, ordered by tessera's tensor tracking;
 // reading the logits on the host waits for them. decode_step() replays a tessera::Graph of the
 // step (one CUDA graph on a GPU): captured once per number of attention splits (which sets the
-// partial-attention tensors' shapes), with the token, position and chunks per split as
+// partial-attention tensors' shapes) and once for the fused attention, with the token, position and chunks per split as
 // tessera::Scalars and kv_append's K and V slots moved to the position (Graph::move_view). Only
 // three nodes change from one token to the next (the embedding, step_rows, kv_append): each
 // changed node costs a driver call on the host before the replay, while the GPU waits. The
@@ -70,6 +72,7 @@
 #include <vector>
 
 #include "device_weights.h"
+#include "kernels/tile_common.h"
 #include "model_config.h"
 #include "weight_source.h"
 
@@ -79,6 +82,10 @@ struct EngineOptions {
   std::optional<tessera::Target> target;  // default: tessera::default_target()
   std::int64_t context_limit = 0;         // positions of the KV cache; 0: min(max_position_embeddings, 4096)
   std::int64_t attention_programs = 256;  // split-KV: about this many (KV head, split) programs
+  // Steps at up to this many positions run the attention as one kernel per layer
+  // (decode_attention_fused: one program per KV head over the whole context) instead of three
+  // (q/k norm and RoPE, split-KV, combine); 0: always three.
+  std::int64_t fused_attention_positions = kernels::kFusedAttentionPositions;
   unsigned threads = 0;                   // host threads that produce weights while loading (0: all)
   std::int64_t prefill_chunk = 1024;      // prompt tokens per prefill pass (its scratch is sized for it)
   // Decode products with the engine's thread counts (CompilerHints::threads, chosen from
@@ -143,9 +150,10 @@ class Model {
   void check_step(std::int32_t token, std::int64_t position) const;
   // Runs the step: as launches, or with `graph` through the decode graph of its attention splits.
   void step(std::int32_t token, std::int64_t position, bool logits, bool graph = false);
-  // The launches of a step with `splits` attention splits, whose K and V go to `position`'s slot
-  // (the Scalars hold the rest); returns the launch index of the K/V append (kv_append).
-  std::size_t launch_step(std::int64_t splits, std::int64_t position, bool logits);
+  // The launches of a step with the fused attention or `splits` attention splits, whose K and V go
+  // to `position`'s slot (the Scalars hold the rest); returns the launch index of the K/V append
+  // (kv_append).
+  std::size_t launch_step(bool fused, std::int64_t splits, std::int64_t position, bool logits);
   // The launches of one prefill chunk: tokens at positions start, start + 1, ... (at most
   // prefill_chunk_ of them), with the LM head on the last one if `logits`.
   void launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int64_t start, bool logits);
@@ -154,6 +162,7 @@ class Model {
   tessera::Target target_;
   std::int64_t context_ = 0;
   std::int64_t attention_programs_ = 0;
+  std::int64_t fused_attention_positions_ = 0;
   bool product_threads_ = true;
   int stream_stages_ = 0;
   int split_k_ = 0;
@@ -166,6 +175,7 @@ class Model {
   std::unique_ptr<Scratch> scratch_;                  // the KV cache, RoPE tables and activations
   std::unique_ptr<PrefillScratch> prefill_scratch_;   // a chunk's activations, made at the first prefill
   std::vector<std::unique_ptr<DecodeGraph>> graphs_;  // per number of splits, captured on first use
+  std::unique_ptr<DecodeGraph> fused_graph_;          // the step with the fused attention
 };
 
 }  // namespace qwen3

@@ -23,6 +23,7 @@
 #include "attention_reference.h"
 #include "engine_test_support.h"
 #include "kernels/attention.h"
+#include "kernels/attention_fused.h"
 #include "kernels/decode_step.h"
 #include "kernels/embedding.h"
 #include "kernels/matvec.h"
@@ -277,6 +278,72 @@ void split_kv_attention(Target target) {
   }
 }
 
+// The fused attention against the three kernels it replaces (q/k norm + RoPE, the split with one
+// split, the combine), which the tests above hold to the references: the same staging rows, bit
+// for bit, and the same output within a few f32 roundings (the same operations; a compiler may
+// contract them differently). G = 3 (GP = 4), 2 KV heads, lengths that are and are not multiples
+// of the chunk, the cache from the new position on holding large stale values.
+void fused_attention_equals_three_kernels(Target target) {
+  constexpr int GP = 4, CH = kAttentionChunk;
+  const int64_t n_kv = 2, group = 3, d = 128, context = 256, qw = n_kv * group * d, kvw = n_kv * d;
+  const float eps = 1e-6f, scale = 1 / std::sqrt(128.0f);
+  auto qkv = random_f32<1>({qw + 2 * kvw}, -3, 3, 21);
+  auto q_norm = random_bf16<1>({d}, 0.9f, 1.1f, 22);
+  auto k_norm = random_bf16<1>({d}, 0.9f, 1.1f, 23);
+  auto cos_row = random_f32<2>({1, 64}, -1, 1, 24), sin_row = random_f32<2>({1, 64}, -1, 1, 25);
+  auto k_cache = random_bf16<3>({n_kv, context, d}, -2, 2, 26);
+  auto v_cache = random_bf16<3>({n_kv, context, d}, -1, 1, 27);
+  auto q_in = qkv.slice(0, 0, qw).reshape<4>({n_kv, group, 2, 64});
+  auto k_in = qkv.slice(0, qw, qw + kvw).reshape<3>({n_kv, 2, 64});
+  auto v_in = qkv.slice(0, qw + kvw, qw + 2 * kvw).reshape<2>({n_kv, d});
+  const bfloat16 stale(1e30f);
+  for (int32_t seq_len : {1, 63, 64, 65, 200}) {
+    Tensor<bfloat16, 3> kc({n_kv, context, d}), vc({n_kv, context, d});
+    for (int64_t h = 0; h < n_kv; ++h)
+      for (int64_t t = 0; t < context; ++t)
+        for (int64_t i = 0; i < d; ++i) {
+          kc(h, t, i) = t < seq_len - 1 ? k_cache(h, t, i) : stale;
+          vc(h, t, i) = t < seq_len - 1 ? v_cache(h, t, i) : stale;
+        }
+    Tensor<int32_t, 2> seq({1, 1});
+    seq(0, 0) = seq_len;
+    const int32_t chunks = (seq_len + CH - 1) / CH;
+    // The three kernels.
+    Tensor<bfloat16, 3> q({n_kv, group, d}), k_three({n_kv, 1, d}), v_three({n_kv, 1, d});
+    Tensor<float, 3> part_o({n_kv, 1, group * d}), part_m({n_kv, 1, group}), part_l({n_kv, 1, group});
+    Tensor<float, 2> want_out({n_kv, group * d});
+    qk_norm_rope_append<GP>().launch(on(target), q.partition<1, GP, 128>(), k_three.partition<1, 1, 128>(),
+                                     v_three.partition<1, 1, 128>(), q_in, k_in, v_in, q_norm, k_norm, cos_row,
+                                     sin_row, eps);
+    {
+      auto k_row = k_three.slice(0, 0, n_kv).reshape<2>({n_kv, d});
+      auto v_row = v_three.slice(0, 0, n_kv).reshape<2>({n_kv, d});
+      decode_attention_split<GP, CH>().launch(on(target), part_o.partition<1, 1, GP * 128>(),
+                                              part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), q, kc, vc,
+                                              k_row, v_row, seq, chunks, scale);
+    }
+    decode_attention_combine<GP>().launch(on(target), want_out.partition<1, GP * 128>(), part_o, part_m, part_l);
+    // The fused kernel.
+    Tensor<bfloat16, 3> k_fused({n_kv, 1, d}), v_fused({n_kv, 1, d});
+    Tensor<float, 2> out({n_kv, group * d});
+    decode_attention_fused<GP, CH>().launch(on(target), out.partition<1, GP * 128>(), k_fused.partition<1, 1, 128>(),
+                                            v_fused.partition<1, 1, 128>(), q_in, k_in, v_in, q_norm, k_norm, cos_row,
+                                            sin_row, kc, vc, seq, chunks, eps, scale);
+    INFO("seq_len " << seq_len);
+    int64_t rows_differ = 0;
+    for (int64_t h = 0; h < n_kv; ++h)
+      for (int64_t i = 0; i < d; ++i)
+        rows_differ += k_fused(h, 0, i).bits != k_three(h, 0, i).bits || v_fused(h, 0, i).bits != v_three(h, 0, i).bits;
+    CHECK(rows_differ == 0);
+    const std::vector<double> got = as_double(out), want = as_double(want_out);
+    double largest = 0;
+    for (double w : want) largest = std::max(largest, std::abs(w));
+    CHECK(largest > 0);
+    const std::vector<double> bound(want.size(), 64 * kU * largest);
+    CHECK(mismatches(got, want, bound) == 0);
+  }
+}
+
 // step_rows: the tables' rows at the position and the attended length, exactly.
 void step_rows_exact(Target target) {
   auto cos_table = random_f32<2>({40, 64}, -1, 1, 17), sin_table = random_f32<2>({40, 64}, -1, 1, 18);
@@ -427,6 +494,8 @@ QWEN3_TARGET_TEST_CASE("kernel: matvec, residual, rmsnorm prologue, swiglu", "[e
 QWEN3_TARGET_TEST_CASE("kernel: q/k norm + rope + kv append, G=3", "[engine][kernels]", qk_norm_rope_append_group3)
 QWEN3_TARGET_TEST_CASE("kernel: q/k norm + rope + kv append, G=1", "[engine][kernels]", qk_norm_rope_append_group1)
 QWEN3_TARGET_TEST_CASE("kernel: split-kv attention and combine", "[engine][kernels]", split_kv_attention)
+QWEN3_TARGET_TEST_CASE("kernel: fused attention equals q/k norm + rope, split and combine", "[engine][kernels]",
+                       fused_attention_equals_three_kernels)
 QWEN3_TARGET_TEST_CASE("kernel: step rows", "[engine][kernels]", step_rows_exact)
 QWEN3_TARGET_TEST_CASE("kernel: kv append", "[engine][kernels]", kv_append_exact)
 QWEN3_TARGET_TEST_CASE("kernel: argmax", "[engine][kernels]", argmax_first_index)
@@ -524,6 +593,12 @@ TEST_CASE("kernels compile for sm_90", "[engine][kernels][compile]") {
     CHECK(ok(kv_append().compile(sm90, ks.partition<1, 1, 128>(), vs.partition<1, 1, 128>(), k_row, v_row)));
   }
   CHECK(ok(decode_attention_combine<2>().compile(sm90, attn.partition<1, 256>(), po, pm, pl)));
+  {
+    Tensor<bfloat16, 3> ks({2, 1, 128}), vs({2, 1, 128});
+    CHECK(ok(decode_attention_fused<2, kAttentionChunk>().compile(
+        sm90, attn.partition<1, 256>(), ks.partition<1, 1, 128>(), vs.partition<1, 1, 128>(), q_in, k_in, v_in, qn, kn,
+        row, row2, kc, vc, seq, int32_t{1}, 1e-6f, 0.1f)));
+  }
   Tensor<float, 1> logits({5000}), bv({3});
   Tensor<int32_t, 1> bi({3}), token({1});
   CHECK(ok(argmax_blocks<kArgmaxBlock>().compile(sm90, bv.partition<1>(), bi.partition<1>(), logits)));

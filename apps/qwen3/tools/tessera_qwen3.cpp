@@ -4,7 +4,8 @@
 //   tessera-qwen3 --model DIR --prompt TEXT [--max-new-tokens N] [--temperature T] [--top-k K]
 //                 [--top-p P] [--seed S] [--chat] [--no-think] [--synthetic SHAPE]
 //                 [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]
-//                 [--prompt-tokens N] [--stats-json FILE] [--attention-programs N] [--compiler-threads]
+//                 [--prompt-tokens N] [--stats-json FILE] [--attention-programs N] [--fused-attention-positions N]
+//                 [--compiler-threads]
 //                 [--stream-weights S] [--split-k S] [--early-weight-steps N] [--norm-occupancy N]
 //                 [--residual-occupancy N] [--residual-threads T]
 // --model DIR is a Hugging Face folder (config.json, model.safetensors or the sharded index,
@@ -22,6 +23,8 @@
 // and cut to N, so that benchmarks get a prompt of a given length. --stats-json FILE also writes
 // the run's numbers, the prompt's ids and the new tokens as one JSON object (write_stats_json).
 // --attention-programs N sizes the split-KV attention (EngineOptions::attention_programs);
+// --fused-attention-positions N runs steps at up to N positions with the attention as one kernel
+// per layer (EngineOptions::fused_attention_positions; 0: always split-KV);
 // --compiler-threads runs every decode product at the compiler's thread count instead of the
 // engine's (EngineOptions::product_threads), for comparisons; --stream-weights S streams the
 // decode products' weight tiles through bulk rings of S slots (EngineOptions::stream_stages);
@@ -65,6 +68,7 @@ struct Options {
   std::string model_dir, prompt, synthetic, stats_json;
   std::int64_t max_new_tokens = 128, layers = 0, context = 0, prompt_tokens = 0;
   std::int64_t attention_programs = qwen3::EngineOptions{}.attention_programs;
+  std::int64_t fused_attention_positions = qwen3::EngineOptions{}.fused_attention_positions;
   qwen3::SamplingParams sampling;
   std::uint64_t weights_seed = 0;
   bool chat = false, think = true, product_threads = true;
@@ -82,6 +86,7 @@ int usage(const std::string& problem) {
                "                     [--top-p P] [--seed S] [--chat] [--no-think] [--synthetic SHAPE]\n"
                "                     [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]\n"
                "                     [--prompt-tokens N] [--stats-json FILE] [--attention-programs N]\n"
+               "                     [--fused-attention-positions N]\n"
                "                     [--compiler-threads] [--stream-weights S] [--split-k S]\n"
                "                     [--early-weight-steps N] [--norm-occupancy N] [--residual-occupancy N]\n"
                "                     [--residual-threads T]\n";
@@ -153,6 +158,8 @@ std::string parse(int argc, char** argv, Options& o) {
       o.prompt_tokens = n;
     else if (arg == "--attention-programs" && integer(v, n) && n >= 1)
       o.attention_programs = n;
+    else if (arg == "--fused-attention-positions" && integer(v, n) && n >= 0)
+      o.fused_attention_positions = n;
     else if (arg == "--stream-weights" && integer(v, n) && n >= 2 && n <= 8)
       o.stream_stages = static_cast<int>(n);
     else if (arg == "--split-k" && integer(v, n) && (n == 2 || n == 4 || n == 8))
@@ -271,6 +278,7 @@ int run(const Options& o) {
   qwen3::EngineOptions engine;
   engine.target = o.target;
   engine.attention_programs = o.attention_programs;
+  engine.fused_attention_positions = o.fused_attention_positions;
   engine.product_threads = o.product_threads;
   engine.stream_stages = o.stream_stages;
   engine.split_k = o.split_k;
