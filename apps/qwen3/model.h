@@ -10,8 +10,9 @@
 //   5. x += W_o attn                               matvec_residual (residual add in the epilogue)
 //   6. m = silu(W_gate n) * (W_up n), n = rmsnorm(x)  rmsnorm_swiglu
 //   7. x += W_down m                               matvec_residual
-// (steps at up to EngineOptions::fused_attention_positions positions run 2-4 as one kernel,
-// decode_attention_fused: one program per KV head over the whole context, five kernels per layer),
+// (with EngineOptions::fused_attention_positions, steps at up to that many positions run 2-4 as
+// one kernel, decode_attention_fused: one program per KV head over the whole context, five
+// kernels per layer),
 // plus the embedding gather and step_rows (the position's RoPE rows and the attended length, as
 // tensors) before the layers, kv_append (every layer's new K and V into the caches) and
 // logits = W_head rmsnorm(x) after them (rmsnorm_matvec; W_head is the embedding table when tied).
@@ -72,7 +73,6 @@
 #include <vector>
 
 #include "device_weights.h"
-#include "kernels/tile_common.h"
 #include "model_config.h"
 #include "weight_source.h"
 
@@ -84,8 +84,8 @@ struct EngineOptions {
   std::int64_t attention_programs = 256;  // split-KV: about this many (KV head, split) programs
   // Steps at up to this many positions run the attention as one kernel per layer
   // (decode_attention_fused: one program per KV head over the whole context) instead of three
-  // (q/k norm and RoPE, split-KV, combine); 0: always three.
-  std::int64_t fused_attention_positions = kernels::kFusedAttentionPositions;
+  // (q/k norm and RoPE, split-KV, combine); 0: always three. Opt-in until measured on the GPU.
+  std::int64_t fused_attention_positions = 0;
   unsigned threads = 0;                   // host threads that produce weights while loading (0: all)
   std::int64_t prefill_chunk = 1024;      // prompt tokens per prefill pass (its scratch is sized for it)
   // Decode products with the engine's thread counts (CompilerHints::threads, chosen from

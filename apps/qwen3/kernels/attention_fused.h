@@ -18,8 +18,8 @@
 // o / l, what the combine of one split stores.
 //
 // One program per KV head reads the whole context, so the engine runs this kernel only while the
-// context is short (EngineOptions::fused_attention_positions), where the two kernel boundaries it
-// saves cost more than the split's parallelism gains; longer contexts run the three kernels.
+// context is short (EngineOptions::fused_attention_positions): it saves two kernel boundaries per
+// layer and gives up the split's parallelism; longer contexts run the three kernels.
 // `chunks` must cover the n positions (chunks * CH >= n) within the cache's positions.
 #pragma once
 

@@ -90,9 +90,6 @@ inline constexpr int kNormProductOccupancy = 3;
 inline constexpr int kStreamResidualRows = 8;
 inline constexpr int kStreamThreads = 256;
 inline constexpr int kAttentionChunk = 64;  // decode_attention_split<GP, CH>: KV positions per chunk
-// Decode steps at up to this many positions run decode_attention_fused (one kernel, one program
-// per KV head) instead of q/k norm + RoPE, split-KV and combine (EngineOptions).
-inline constexpr std::int64_t kFusedAttentionPositions = 256;
 inline constexpr int kArgmaxBlock = 2048;   // argmax_blocks<B>
 inline constexpr int kArgmaxFinal = 256;    // argmax_final<BB>
 inline constexpr int kTopKBlock = 1024;     // topk_blocks<B, K>

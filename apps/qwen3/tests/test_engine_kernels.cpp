@@ -598,6 +598,10 @@ TEST_CASE("kernels compile for sm_90", "[engine][kernels][compile]") {
     CHECK(ok(decode_attention_fused<2, kAttentionChunk>().compile(
         sm90, attn.partition<1, 256>(), ks.partition<1, 1, 128>(), vs.partition<1, 1, 128>(), q_in, k_in, v_in, qn, kn,
         row, row2, kc, vc, seq, int32_t{1}, 1e-6f, 0.1f)));
+    // 4B's group tile (G = 4), here over a group of 2 (the tile's rows past G are dropped).
+    CHECK(ok(decode_attention_fused<4, kAttentionChunk>().compile(
+        sm90, attn.partition<1, 512>(), ks.partition<1, 1, 128>(), vs.partition<1, 1, 128>(), q_in, k_in, v_in, qn, kn,
+        row, row2, kc, vc, seq, int32_t{1}, 1e-6f, 0.1f)));
   }
   Tensor<float, 1> logits({5000}), bv({3});
   Tensor<int32_t, 1> bi({3}), token({1});
