@@ -49,7 +49,8 @@ void set_launch_code(Compiled& c) {
   code.symbol = c.gpu.symbol;
   code.programmatic = code.target->grid_dependency_control && c.backend == Backend::nvvm;
   code.programs_slot = c.gpu.programs_per_cta > 1;
-  code.loads_ptx = !c.gpu.isa.empty();
+  // Linked device code is only in nvJitLink's cubin: such a kernel loads the cubin, never its PTX.
+  code.loads_ptx = !c.gpu.isa.empty() && !code.linked;
   code.tensor_maps = c.gpu.tensor_maps;
   // A tileir kernel has no PTX: a GPU that runs only the PTX of its target cannot load it.
   if (c.backend == Backend::tileir) code.linked = true;

@@ -3,8 +3,12 @@
 //
 // Without a GPU: the code travels in the AST (so in the cache key), compiles and links to cubins
 // for sm_90 and sm_100a; the CPU target refuses such kernels with a clear error; one name with
-// two codes is an error. On a GPU ([gpu]): results against a host reference, with broadcasting,
-// a c<V> argument, i32 arguments and a PTX function.
+// two codes is an error; a tensor-core GEMM with a call in its epilogue loads its linked cubin. On a
+// GPU ([gpu]): results against a host reference, with broadcasting, a c<V> argument, i32
+// arguments, a PTX function and that GEMM.
+#include <array>
+
+#include "compiler/kernels.h"
 #include "execution_helpers.h"
 
 using namespace tessera;
@@ -147,4 +151,62 @@ TEST_CASE("device function code that does not compile or link is a clear error",
       kernel("uses_misnamed", [](auto o, auto a) { return o.store(misnamed(a.load_like(o))); })
           .compile(Target::sm_90, z.partition<128>(), x),
       Contains("kernel 'uses_misnamed'") && Contains("('misnamed') failed") && Contains("Undefined reference"));
+}
+
+namespace {
+
+// A 128 x 128 product of bf16 tiles with a device function in its epilogue. On sm_90 the wgmma
+// lowering (whose code is loaded as PTX) does not take an epilogue with calls; the mma.sync
+// lowering does.
+auto gemm_calls_kernel() {
+  return kernel("gemm_device_call", [](auto o, auto a, auto b) {
+    auto acc = for_range(
+        (dim<1>(a) + c<63>) / c<64>,
+        [=](auto k, auto acc) { return mma(load<128, 64>(a, program_id<0>(), k), load<64, 128>(b, k, program_id<1>()), acc); },
+        full<DType::f32, 128, 128>(c<0.0>));
+    return o.store(twice_plus(acc, c<1.0>));
+  });
+}
+
+}  // namespace
+
+TEST_CASE("a tensor-core GEMM that calls a device function loads its linked cubin", "[device_function][compile]") {
+  if (!toolchain_present()) return;
+  Tensor<bfloat16, 2> a({256, 128}), b({128, 256});
+  Tensor<float, 2> out({256, 256});
+  const CompiledArtifact art = gemm_calls_kernel().compile(Target::sm_90, out.partition<128, 128>(), a, b);
+  CHECK_THAT(art.ptx, Contains("mma.sync.aligned") && Contains(".extern .func") && Contains("twice_plus"));
+  // The PTX alone does not hold the device function: the launch loads the cubin nvJitLink linked.
+  const std::array<detail::ArgDesc, 3> args{detail::to_arg(out.partition<128, 128>()), detail::to_arg(a),
+                                            detail::to_arg(b)};
+  const auto compiled = detail::lookup_or_compile(
+      {"gemm_device_call",
+       decltype(gemm_calls_kernel())::ast<Partition<float, 2, 128, 128>, Tensor<bfloat16, 2>&, Tensor<bfloat16, 2>&>(),
+       args},
+      Target::sm_90);
+  CHECK(compiled->code.linked);
+  CHECK_FALSE(compiled->code.loads_ptx);
+  CHECK(compiled->code.cubin.size() > 4);
+}
+
+TEST_CASE("a tensor-core GEMM that calls a device function runs on the GPU", "[device_function][gpu]") {
+  if (!gpu_available()) {
+    WARN("no GPU on this machine: skipped");
+    return;
+  }
+  const int64_t M = 256, N = 256, K = 192;
+  Tensor<bfloat16, 2> a({M, K}), b({K, N});
+  Tensor<float, 2> out({M, N});
+  for (int64_t i = 0; i < M * K; ++i) a.data()[i] = bfloat16(static_cast<float>(i % 7) - 3.0f);
+  for (int64_t i = 0; i < K * N; ++i) b.data()[i] = bfloat16(static_cast<float>(i % 5) * 0.5f - 1.0f);
+  gemm_calls_kernel().launch(out.partition<128, 128>(), a, b);
+  // Small integers and halves: every product and sum is exact in f32.
+  int64_t bad = 0;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k) s += static_cast<double>(static_cast<float>(a(i, k))) * static_cast<float>(b(k, j));
+      bad += out(i, j) != static_cast<float>(2 * s + 1);
+    }
+  CHECK(bad == 0);
 }
