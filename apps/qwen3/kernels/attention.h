@@ -79,6 +79,29 @@ constexpr std::int64_t attention_cache_positions(std::int64_t context, std::int6
   return chunks * chunk;
 }
 
+namespace attention_detail {
+
+using namespace tessera;
+
+// One online-softmax step over chunk `chunk` of KV head h's cache ([CH, 128] bf16 K and V): the
+// G query heads qt (bf16 [GP, 128]) against its positions below `last`, carrying the running max
+// m and sum l ([GP, 1]) and the unnormalized output o ([GP, 128]).
+template <int GP, int CH, class Q, class KC, class VC, class H, class Chunk, class Last, class Scale, class M, class L,
+          class O>
+constexpr auto chunk_step(Q qt, KC k_cache, VC v_cache, H h, Chunk chunk, Last last, Scale scale, M m, L l, O o) {
+  auto kt = reshape<CH, 128>(load<1, CH, 128>(k_cache, h, chunk, c<0>));
+  auto vt = reshape<CH, 128>(load<1, CH, 128>(v_cache, h, chunk, c<0>));
+  auto positions = reshape<1, CH>(iota<CH>() + chunk * c<CH>);
+  auto s = select(positions < last, mma(qt, transpose(kt), c<0.0>) * scale, c<-inf>);  // [GP, CH]
+  auto m_new = maximum(m, max<1>(s));
+  auto m_use = select(m_new == c<-inf>, c<0.0>, m_new);
+  auto alpha = exp(m - m_use);
+  auto p = exp(s - m_use);
+  return carry(m_new, l * alpha + sum<1>(p), mma(cast<kBF16>(p), vt, o * alpha));
+}
+
+}  // namespace attention_detail
+
 template <int GP, int CH>
 auto decode_attention_split() {
   static_assert(power_of_two(GP) && power_of_two(CH), "tile sizes are powers of two");
@@ -95,16 +118,8 @@ auto decode_attention_split() {
         auto r = for_range(
             chunks_per_split,
             [=](auto i, auto m, auto l, auto o) {
-              auto chunk = split * chunks_per_split + i;
-              auto kt = reshape<CH, 128>(load<1, CH, 128>(k_cache, h, chunk, c<0>));
-              auto vt = reshape<CH, 128>(load<1, CH, 128>(v_cache, h, chunk, c<0>));
-              auto positions = reshape<1, CH>(iota<CH>() + chunk * c<CH>);
-              auto s = select(positions < last, mma(qt, transpose(kt), c<0.0>) * scale, c<-inf>);  // [GP, CH]
-              auto m_new = maximum(m, max<1>(s));
-              auto m_use = select(m_new == c<-inf>, c<0.0>, m_new);
-              auto alpha = exp(m - m_use);
-              auto p = exp(s - m_use);
-              return carry(m_new, l * alpha + sum<1>(p), mma(cast<kBF16>(p), vt, o * alpha));
+              return attention_detail::chunk_step<GP, CH>(qt, k_cache, v_cache, h, split * chunks_per_split + i, last,
+                                                          scale, m, l, o);
             },
             full<kF32, GP, 1>(c<-inf>), full<kF32, GP, 1>(c<0.0>), full<kF32, GP, 128>(c<0.0>));
         // The new position, one more online-softmax step of the split whose chunks hold it.

@@ -23,6 +23,7 @@
 // `chunks` must cover the n positions (chunks * CH >= n) within the cache's positions.
 #pragma once
 
+#include "kernels/attention.h"
 #include "kernels/qk_norm_rope.h"
 #include "kernels/tile_common.h"
 
@@ -39,11 +40,8 @@ auto decode_attention_fused() {
         auto h = program_id<0>();
         auto cs = load<1, 64>(cos_row, c<0>, c<0>);
         auto sn = load<1, 64>(sin_row, c<0>, c<0>);
-        auto q = rope_detail::norm_rope<GP>(reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<0>, c<0>)),
-                                            reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<1>, c<0>)), q_norm, cs,
-                                            sn, eps);
-        auto k = rope_detail::norm_rope<1>(reshape<1, 64>(load<1, 1, 64>(k_in, h, c<0>, c<0>)),
-                                           reshape<1, 64>(load<1, 1, 64>(k_in, h, c<1>, c<0>)), k_norm, cs, sn, eps);
+        auto q = rope_detail::query_heads<GP>(q_in, h, q_norm, cs, sn, eps);
+        auto k = rope_detail::key_head(k_in, h, k_norm, cs, sn, eps);
         auto qt = cast<kBF16>(reshape<GP, 128>(q));
         auto k_row = cast<kBF16>(reshape<1, 128>(k));
         auto v_row = cast<kBF16>(load<1, 128>(v_in, h, c<0>));
@@ -52,15 +50,7 @@ auto decode_attention_fused() {
         auto r = for_range(
             chunks,
             [=](auto chunk, auto m, auto l, auto o) {
-              auto kt = reshape<CH, 128>(load<1, CH, 128>(k_cache, h, chunk, c<0>));
-              auto vt = reshape<CH, 128>(load<1, CH, 128>(v_cache, h, chunk, c<0>));
-              auto positions = reshape<1, CH>(iota<CH>() + chunk * c<CH>);
-              auto s = select(positions < last, mma(qt, transpose(kt), c<0.0>) * scale, c<-inf>);  // [GP, CH]
-              auto m_new = maximum(m, max<1>(s));
-              auto m_use = select(m_new == c<-inf>, c<0.0>, m_new);
-              auto alpha = exp(m - m_use);
-              auto p = exp(s - m_use);
-              return carry(m_new, l * alpha + sum<1>(p), mma(cast<kBF16>(p), vt, o * alpha));
+              return attention_detail::chunk_step<GP, CH>(qt, k_cache, v_cache, h, chunk, last, scale, m, l, o);
             },
             full<kF32, GP, 1>(c<-inf>), full<kF32, GP, 1>(c<0.0>), full<kF32, GP, 128>(c<0.0>));
         auto s_last = sum<1>(cast<kF32>(qt) * cast<kF32>(k_row)) * scale;  // [GP, 1]

@@ -44,6 +44,20 @@ constexpr auto norm_rope(A a, B b, Wt weight, Cos cs, Sin sn, Eps eps) {
   return select(half == c<0>, reshape<M, 1, 64>(first), reshape<M, 1, 64>(second));
 }
 
+// The G query heads of KV head h (rows past G zero) and its key head, each normed and rotated
+// (norm_rope above): f32 [GP, 2, 64] and [1, 2, 64], from the views q_in [n_kv, G, 2, 64] and
+// k_in [n_kv, 2, 64].
+template <int GP, class QIn, class H, class Wt, class Cos, class Sin, class Eps>
+constexpr auto query_heads(QIn q_in, H h, Wt q_norm, Cos cs, Sin sn, Eps eps) {
+  return norm_rope<GP>(reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<0>, c<0>)),
+                       reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<1>, c<0>)), q_norm, cs, sn, eps);
+}
+template <class KIn, class H, class Wt, class Cos, class Sin, class Eps>
+constexpr auto key_head(KIn k_in, H h, Wt k_norm, Cos cs, Sin sn, Eps eps) {
+  return norm_rope<1>(reshape<1, 64>(load<1, 1, 64>(k_in, h, c<0>, c<0>)),
+                      reshape<1, 64>(load<1, 1, 64>(k_in, h, c<1>, c<0>)), k_norm, cs, sn, eps);
+}
+
 }  // namespace rope_detail
 
 template <int GP>
@@ -57,11 +71,8 @@ auto qk_norm_rope_append() {
         auto h = program_id<0>();
         auto cs = load<1, 64>(cos_row, c<0>, c<0>);
         auto sn = load<1, 64>(sin_row, c<0>, c<0>);
-        auto q = rope_detail::norm_rope<GP>(reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<0>, c<0>)),
-                                            reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<1>, c<0>)), q_norm, cs,
-                                            sn, eps);
-        auto k = rope_detail::norm_rope<1>(reshape<1, 64>(load<1, 1, 64>(k_in, h, c<0>, c<0>)),
-                                           reshape<1, 64>(load<1, 1, 64>(k_in, h, c<1>, c<0>)), k_norm, cs, sn, eps);
+        auto q = rope_detail::query_heads<GP>(q_in, h, q_norm, cs, sn, eps);
+        auto k = rope_detail::key_head(k_in, h, k_norm, cs, sn, eps);
         return seq(q_out.store(cast<kBF16>(reshape<1, GP, 128>(q))), k_slot.store(cast<kBF16>(reshape<1, 1, 128>(k))),
                    v_slot.store(cast<kBF16>(reshape<1, 1, 128>(load<1, 128>(v_in, h, c<0>)))));
       });

@@ -224,6 +224,21 @@ void qk_norm_rope_case(Target target, int64_t group) {
 void qk_norm_rope_append_group3(Target target) { qk_norm_rope_case<4>(target, 3); }
 void qk_norm_rope_append_group1(Target target) { qk_norm_rope_case<1>(target, 1); }
 
+// Copies of the caches [n_kv, positions, 128] holding large stale values from position `from`
+// on (what an earlier sequence left there), which no attention may let reach its result.
+std::pair<Tensor<bfloat16, 3>, Tensor<bfloat16, 3>> stale_from(const Tensor<bfloat16, 3>& k_cache,
+                                                               const Tensor<bfloat16, 3>& v_cache, int64_t from) {
+  const bfloat16 stale(1e30f);
+  Tensor<bfloat16, 3> kc(k_cache.shape()), vc(v_cache.shape());
+  for (int64_t h = 0; h < k_cache.shape(0); ++h)
+    for (int64_t t = 0; t < k_cache.shape(1); ++t)
+      for (int64_t i = 0; i < k_cache.shape(2); ++i) {
+        kc(h, t, i) = t < from ? k_cache(h, t, i) : stale;
+        vc(h, t, i) = t < from ? v_cache(h, t, i) : stale;
+      }
+  return {std::move(kc), std::move(vc)};
+}
+
 // Split-KV attention and its combine against a softmax in double, for G = 3 (GP = 4) query heads
 // per KV head, 2 KV heads, a 300-position cache and lengths that are and are not multiples of
 // the chunk, with one and with three chunks per split, and with two splits past the end (empty:
@@ -239,15 +254,8 @@ void split_kv_attention(Target target) {
   auto v_cache = random_bf16<3>({n_kv, context, d}, -1, 1, 12);
   auto k_new = random_bf16<2>({n_kv, d}, -2, 2, 15);
   auto v_new = random_bf16<2>({n_kv, d}, -1, 1, 16);
-  const bfloat16 stale(1e30f);
   for (int32_t seq_len : {1, 63, 64, 65, 200, 300}) {
-    Tensor<bfloat16, 3> kc({n_kv, context, d}), vc({n_kv, context, d});
-    for (int64_t h = 0; h < n_kv; ++h)
-      for (int64_t t = 0; t < context; ++t)
-        for (int64_t i = 0; i < d; ++i) {
-          kc(h, t, i) = t < seq_len - 1 ? k_cache(h, t, i) : stale;
-          vc(h, t, i) = t < seq_len - 1 ? v_cache(h, t, i) : stale;
-        }
+    auto [kc, vc] = stale_from(k_cache, v_cache, seq_len - 1);
     Tensor<int32_t, 2> seq({1, 1});
     seq(0, 0) = seq_len;
     auto key = [&](int64_t h, int64_t t, int64_t i) { return f(t == seq_len - 1 ? k_new(h, i) : k_cache(h, t, i)); };
@@ -296,15 +304,8 @@ void fused_attention_equals_three_kernels(Target target) {
   auto q_in = qkv.slice(0, 0, qw).reshape<4>({n_kv, group, 2, 64});
   auto k_in = qkv.slice(0, qw, qw + kvw).reshape<3>({n_kv, 2, 64});
   auto v_in = qkv.slice(0, qw + kvw, qw + 2 * kvw).reshape<2>({n_kv, d});
-  const bfloat16 stale(1e30f);
   for (int32_t seq_len : {1, 63, 64, 65, 200}) {
-    Tensor<bfloat16, 3> kc({n_kv, context, d}), vc({n_kv, context, d});
-    for (int64_t h = 0; h < n_kv; ++h)
-      for (int64_t t = 0; t < context; ++t)
-        for (int64_t i = 0; i < d; ++i) {
-          kc(h, t, i) = t < seq_len - 1 ? k_cache(h, t, i) : stale;
-          vc(h, t, i) = t < seq_len - 1 ? v_cache(h, t, i) : stale;
-        }
+    auto [kc, vc] = stale_from(k_cache, v_cache, seq_len - 1);
     Tensor<int32_t, 2> seq({1, 1});
     seq(0, 0) = seq_len;
     const int32_t chunks = (seq_len + CH - 1) / CH;
