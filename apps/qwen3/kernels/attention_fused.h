@@ -38,10 +38,7 @@ auto decode_attention_fused() {
          auto sin_row, auto k_cache, auto v_cache, auto length, auto chunks, auto eps, auto scale) {
         using namespace tessera;
         auto h = program_id<0>();
-        auto cs = load<1, 64>(cos_row, c<0>, c<0>);
-        auto sn = load<1, 64>(sin_row, c<0>, c<0>);
-        auto q = rope_detail::query_heads<GP>(q_in, h, q_norm, cs, sn, eps);
-        auto k = rope_detail::key_head(k_in, h, k_norm, cs, sn, eps);
+        auto [q, k] = rope_detail::program_heads<GP>(q_in, k_in, q_norm, k_norm, cos_row, sin_row, eps);
         auto qt = cast<kBF16>(reshape<GP, 128>(q));
         auto k_row = cast<kBF16>(reshape<1, 128>(k));
         auto v_row = cast<kBF16>(load<1, 128>(v_in, h, c<0>));

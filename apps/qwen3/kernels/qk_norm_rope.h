@@ -24,6 +24,8 @@
 // concatenated in this language.
 #pragma once
 
+#include <utility>
+
 #include "kernels/tile_common.h"
 
 namespace qwen3::kernels {
@@ -58,6 +60,16 @@ constexpr auto key_head(KIn k_in, H h, Wt k_norm, Cos cs, Sin sn, Eps eps) {
                       reshape<1, 64>(load<1, 1, 64>(k_in, h, c<1>, c<0>)), k_norm, cs, sn, eps);
 }
 
+// The normed and rotated query heads and key head of this program's KV head (program id 0), with
+// the RoPE rows at the position (cos_row, sin_row [1, 64]): {f32 [GP, 2, 64], f32 [1, 2, 64]}.
+template <int GP, class QIn, class KIn, class QW, class KW, class CosRow, class SinRow, class Eps>
+constexpr auto program_heads(QIn q_in, KIn k_in, QW q_norm, KW k_norm, CosRow cos_row, SinRow sin_row, Eps eps) {
+  auto h = program_id<0>();
+  auto cs = load<1, 64>(cos_row, c<0>, c<0>);
+  auto sn = load<1, 64>(sin_row, c<0>, c<0>);
+  return std::pair(query_heads<GP>(q_in, h, q_norm, cs, sn, eps), key_head(k_in, h, k_norm, cs, sn, eps));
+}
+
 }  // namespace rope_detail
 
 template <int GP>
@@ -69,10 +81,7 @@ auto qk_norm_rope_append() {
          auto sin_row, auto eps) {
         using namespace tessera;
         auto h = program_id<0>();
-        auto cs = load<1, 64>(cos_row, c<0>, c<0>);
-        auto sn = load<1, 64>(sin_row, c<0>, c<0>);
-        auto q = rope_detail::query_heads<GP>(q_in, h, q_norm, cs, sn, eps);
-        auto k = rope_detail::key_head(k_in, h, k_norm, cs, sn, eps);
+        auto [q, k] = rope_detail::program_heads<GP>(q_in, k_in, q_norm, k_norm, cos_row, sin_row, eps);
         return seq(q_out.store(cast<kBF16>(reshape<1, GP, 128>(q))), k_slot.store(cast<kBF16>(reshape<1, 1, 128>(k))),
                    v_slot.store(cast<kBF16>(reshape<1, 1, 128>(load<1, 128>(v_in, h, c<0>)))));
       });
