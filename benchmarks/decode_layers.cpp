@@ -8,9 +8,9 @@
 // time per replay: the difference is what the left-out kernels cost in the graph (where two
 // kernels share no tensor the graph has no edge between them, so a kernel whose output nothing
 // reads any more runs beside the others). Two variants run the attention as one kernel
-// (decode_attention_fused, the engine's form for short contexts). One variant also changes, before each replay, what the
-// engine changes per token (the position, kv_append's K/V slots), so that the host's patching
-// of the graph's nodes shows. The results are not a forward pass (weights hold no values that
+// (decode_attention_fused, the engine's opt-in form for short contexts). One variant also
+// changes, before each replay, what the engine changes per token (the position, kv_append's K/V
+// slots), so that the host's patching of the graph's nodes shows. The results are not a forward pass (weights hold no values that
 // matter, left-out kernels leave their outputs stale); only the times are. Weights of four
 // layers rotate, so no product reads its weight from L2. Printed per variant: the median time of
 // a replay (host submission included) and of its submission alone.
@@ -158,19 +158,16 @@ struct Step {
       if (v.qkv)
         run_hinted({.occupancy = choices.norm_occupancy, .threads = k::kNormMatvecThreads}, k::rmsnorm_matvec<R, BK>(),
                    qkv.partition<R>(), w.qkv, x, w.input_norm, eps);
-      if (v.qk_norm) {
-        auto k_slot = k_new.slice(0, layer * kKv, (layer + 1) * kKv).reshape<3>({kKv, 1, kHead});
-        auto v_slot = v_new.slice(0, layer * kKv, (layer + 1) * kKv).reshape<3>({kKv, 1, kHead});
+      // The layer's staging rows in the [kv heads, 1, 128] slot shape the writers store.
+      auto k_slot = k_new.slice(0, layer * kKv, (layer + 1) * kKv).reshape<3>({kKv, 1, kHead});
+      auto v_slot = v_new.slice(0, layer * kKv, (layer + 1) * kKv).reshape<3>({kKv, 1, kHead});
+      if (v.qk_norm)
         run(0, k::qk_norm_rope_append<GP>(), q.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
             v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, cos_now, sin_now, eps);
-      }
-      if (v.fused) {
-        auto k_slot = k_new.slice(0, layer * kKv, (layer + 1) * kKv).reshape<3>({kKv, 1, kHead});
-        auto v_slot = v_new.slice(0, layer * kKv, (layer + 1) * kKv).reshape<3>({kKv, 1, kHead});
+      if (v.fused)
         run(0, k::decode_attention_fused<GP, CH>(), attn_by_kv_head.partition<1, GP * 128>(),
             k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, cos_now,
             sin_now, k_cache[l], v_cache[l], length, chunks, eps, scale);
-      }
       if (v.split)
         run(0, k::decode_attention_split<GP, CH>(), po.partition<1, 1, GP * 128>(), pm.partition<1, 1, GP>(),
             pl.partition<1, 1, GP>(), q, k_cache[l], v_cache[l], k_row, v_row, length, chunks_per_split, scale);

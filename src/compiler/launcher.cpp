@@ -117,10 +117,21 @@ void launch(const LaunchRequest& r, Target target) {
   submit(sync, target);
 }
 
-CompiledArtifact compile(const LaunchRequest& r, Target target) {
+namespace {
+
+// What compile() and prepare() share: the compiled kernel of a launch that is not run, its
+// arguments checked and the launch observed.
+std::shared_ptr<const Compiled> compiled_unlaunched(const LaunchRequest& r, Target target) {
   auto compiled = lookup_or_compile(r, target);
   check_args(r.kernel, *compiled, r.args);
   observe(r, target);
+  return compiled;
+}
+
+}  // namespace
+
+CompiledArtifact compile(const LaunchRequest& r, Target target) {
+  auto compiled = compiled_unlaunched(r, target);
   CompiledArtifact a;
   a.target = std::string(target_name(target));
   a.backend = compiled->backend;
@@ -145,16 +156,14 @@ CompiledArtifact compile(const LaunchRequest& r, Target target) {
 }
 
 void prepare(const LaunchRequest& r, Target target) {
-  auto compiled = lookup_or_compile(r, target);
-  check_args(r.kernel, *compiled, r.args);
-  observe(r, target);
-  // Loaded onto the GPU too, where there is one: the driver's compile of PTX (sm_90a's GEMMs,
-  // about a second for a fused epilogue) then happens on this thread, beside the other prepares
-  // of a tuner, instead of at the first launch. A GPU that runs neither image is left to the
-  // launch to report, as it would be without the prepare.
+  auto compiled = compiled_unlaunched(r, target);
+  // Loaded onto the GPU too, where it is the GPU's own target's code: the driver's compile of PTX
+  // (sm_90a's GEMMs, about a second for a fused epilogue) then happens on this thread, beside the
+  // other prepares of a tuner, instead of at the first launch. Code for another GPU is compiled
+  // only; whether this GPU can load it is for its launch to say.
   if (!compiled->code.gpu()) return;
   CudaDriver* driver = CudaDriver::get_if_available();
-  if (!driver || device_load(*compiled->code.target, driver->compute_capability()) == DeviceLoad::none) return;
+  if (!driver || device_load(*compiled->code.target, driver->compute_capability()) != DeviceLoad::cubin) return;
   compiled->code.function(*driver, static_cast<unsigned>(compiled->gpu.dynamic_shared_bytes));
 }
 
