@@ -84,7 +84,8 @@ struct EngineOptions {
   std::int64_t attention_programs = 256;  // split-KV: about this many (KV head, split) programs
   // Steps at up to this many positions run the attention as one kernel per layer
   // (decode_attention_fused: one program per KV head over the whole context) instead of three
-  // (q/k norm and RoPE, split-KV, combine); 0: always three. Opt-in until measured on the GPU.
+  // (q/k norm and RoPE, split-KV, combine); 0: always three. Opt-in: on the H200 level with the
+  // three at 160 positions, slower from 512 on (one program per KV head; docs/performance.md).
   std::int64_t fused_attention_positions = 0;
   unsigned threads = 0;                   // host threads that produce weights while loading (0: all)
   std::int64_t prefill_chunk = 1024;      // prompt tokens per prefill pass (its scratch is sized for it)
