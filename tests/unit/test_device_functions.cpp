@@ -156,8 +156,8 @@ TEST_CASE("device function code that does not compile or link is a clear error",
 namespace {
 
 // A 128 x 128 product of bf16 tiles with a device function in its epilogue. On sm_90 the wgmma
-// lowering (whose code is loaded as PTX) does not take an epilogue with calls; the mma.sync
-// lowering does.
+// lowering (whose code is loaded as PTX) does not take an epilogue with calls; the mma.sync GEMM
+// lowering (cp.async, ldmatrix) does, with a call per accumulator element.
 auto gemm_calls_kernel() {
   return kernel("gemm_device_call", [](auto o, auto a, auto b) {
     auto acc = for_range(
@@ -175,7 +175,9 @@ TEST_CASE("a tensor-core GEMM that calls a device function loads its linked cubi
   Tensor<bfloat16, 2> a({256, 128}), b({128, 256});
   Tensor<float, 2> out({256, 256});
   const CompiledArtifact art = gemm_calls_kernel().compile(Target::sm_90, out.partition<128, 128>(), a, b);
-  CHECK_THAT(art.ptx, Contains("mma.sync.aligned") && Contains(".extern .func") && Contains("twice_plus"));
+  CHECK_THAT(art.ptx, Contains("mma.sync.aligned") && Contains("ldmatrix") && Contains("cp.async") &&
+                         Contains(".extern .func") && Contains("call.uni") && Contains("twice_plus"));
+  CHECK_THAT(art.ptx, !Contains("wgmma"));
   // The PTX alone does not hold the device function: the launch loads the cubin nvJitLink linked.
   const std::array<detail::ArgDesc, 3> args{detail::to_arg(out.partition<128, 128>()), detail::to_arg(a),
                                             detail::to_arg(b)};

@@ -349,7 +349,10 @@ def ConvertTileMatmulToNVVM
     arith and math ops on the accumulator, splats, unit-dimension reshapes,
     broadcasts and loads from other arguments at scalar indices (a bias row,
     a residual tile); one `tile.store` of the BM x BN result at
-    `[%pid0, %pid1]`. BM is 64 or 128, BN 64, 128 or 256 (64 or 128 for 8-bit
+    `[%pid0, %pid1]`. The class also admits `tile.device_call` in the
+    epilogue, which this pass leaves alone (linked device code is
+    relocatable, and ptxas ignores `setmaxnreg` there) and
+    convert-tile-matmul-to-mma-sync takes. BM is 64 or 128, BN 64, 128 or 256 (64 or 128 for 8-bit
     floats: the partial sum needs registers too), BK 64 or 128 (32
     or 64 for f32, 128 or 256 for 8-bit floats: rows of 128 or 256 bytes);
     computed transposed, BN is 64 or 128 and BM 64, 128 or 256.
@@ -488,7 +491,9 @@ def ConvertTileMatmulToMmaSync
     view of an N x K matrix) and one `mma.sync.m16n8k16.row.col` f32 +=
     bf16 x bf16 (or f16) per 16 x 8 fragment of the warp tile, the f32
     accumulators in registers; the epilogue evaluated per accumulator
-    element as in `convert-tile-matmul-to-nvvm`. Ragged M, N and K: a
+    element as in `convert-tile-matmul-to-nvvm`, a `tile.device_call` as a
+    call of a private declaration of the scalar function (as
+    convert-tile-to-loops declares it; nvJitLink links its code in). Ragged M, N and K: a
     copy reads only the bytes inside the tensor and zero-fills the rest of
     its 16 bytes; stores test their bounds.
 

@@ -16,6 +16,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -89,9 +91,34 @@ Value EpilogueValues::compute(Value tensor, ArrayRef<Value> coords) {
   }
   if (auto load = dyn_cast<LoadOp>(op))
     return loadAt(load, coords);
+  if (auto call = dyn_cast<DeviceCallOp>(op))
+    return callAt(call, coords);
   return scalarElementwise(b, op, [&](OpBuilder &, Value operand) {
            return at(operand, coords);
          }).front();
+}
+
+Value EpilogueValues::callAt(DeviceCallOp call, ArrayRef<Value> coords) {
+  // The scalar callee, declared once in the module (as convert-tile-to-loops
+  // declares it; nvJitLink links its code in).
+  Type result = call.getResult().getType().getElementType();
+  SmallVector<Value> args;
+  SmallVector<Type> argTypes;
+  for (Value a : call.getArgs()) {
+    args.push_back(at(a, coords));
+    argTypes.push_back(args.back().getType());
+  }
+  auto module = k.func->getParentOfType<ModuleOp>();
+  if (!SymbolTable::lookupSymbolIn(module, call.getCalleeAttr())) {
+    OpBuilder mb(module.getContext());
+    mb.setInsertionPoint(k.func);
+    auto decl = func::FuncOp::create(
+        mb, loc, call.getCallee(),
+        FunctionType::get(module.getContext(), argTypes, {result}));
+    decl.setPrivate();
+  }
+  return func::CallOp::create(b, loc, call.getCallee(), TypeRange{result}, args)
+      .getResult(0);
 }
 
 Value EpilogueValues::loadAt(LoadOp load, ArrayRef<Value> coords) {

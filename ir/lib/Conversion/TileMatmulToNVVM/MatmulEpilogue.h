@@ -8,7 +8,8 @@
 // one element (`storeElement`). They
 // assume the kernel matched matchMatmulKernel: the epilogue holds only the ops
 // that the matcher lets through (splat constants, splats, broadcasts, unit
-// reshapes, loads of other arguments and elementwise arith and math ops).
+// reshapes, loads of other arguments, elementwise arith and math ops and
+// device calls).
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,6 +54,9 @@ private:
   /// The element of a tile.load at `coords`: the memref's element, or the
   /// padding outside its bounds (an in-bounds index is read either way).
   Value loadAt(LoadOp load, ArrayRef<Value> coords);
+  /// The device function's scalar result at `coords`: a call with its
+  /// arguments' elements there.
+  Value callAt(DeviceCallOp call, ArrayRef<Value> coords);
 
   OpBuilder &b;
   Location loc;

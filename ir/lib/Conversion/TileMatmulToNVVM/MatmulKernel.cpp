@@ -125,14 +125,13 @@ mlir::tessera::tile::matchMatmulKernel(func::FuncOp func, std::string &why) {
         ++loops;
         k.loop = loop;
       }
-    } else if (isa<ReduceOp, TransposeOp, IotaOp, DeviceCallOp, NumProgramsOp,
-                   scf::IfOp, scf::WhileOp>(op)) {
+    } else if (isa<ReduceOp, TransposeOp, IotaOp, NumProgramsOp, scf::IfOp,
+                   scf::WhileOp>(op)) {
       other = true;
     }
   });
   if (other)
-    return reject("has a reduce, transpose, iota, device call, num_programs or "
-                  "branch");
+    return reject("has a reduce, transpose, iota, num_programs or branch");
   if (stores != 1 || loops != 1 || k.store->getBlock() != &body ||
       k.loop->getBlock() != &body)
     return reject("not one store and one loop carrying a tile");
@@ -245,6 +244,13 @@ mlir::tessera::tile::matchMatmulKernel(func::FuncOp func, std::string &why) {
           broadcast.getType().getRank())
         return reject("the epilogue broadcasts across ranks");
       work.push_back(broadcast.getInput());
+      continue;
+    }
+    if (isa<DeviceCallOp>(op)) {
+      // Elementwise too: its arguments have the result's shape (its verifier).
+      k.deviceCalls = true;
+      for (Value operand : op->getOperands())
+        work.push_back(operand);
       continue;
     }
     if (!isElementwiseTensorOp(op))

@@ -51,6 +51,9 @@ struct MatmulKernel {
   /// matrix): its shared tile is K-major like A's. Otherwise B is row-major
   /// (MN-major).
   bool bKMajor = false;
+  /// The epilogue calls device functions (tile.device_call), which are linked
+  /// in as relocatable code (the wgmma lowering does not take such kernels).
+  bool deviceCalls = false;
 };
 
 /// The kernel's parts if `func` is a kernel of the matmul class; otherwise

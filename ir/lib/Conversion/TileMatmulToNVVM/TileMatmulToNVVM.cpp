@@ -774,6 +774,13 @@ int64_t tmaOutputBytes(MatmulKernel k) {
 /// one wgmma covers; transposed, BN the consumers' 64 columns (two at most)
 /// and BM what one wgmma covers.
 bool isHopperTile(const MatmulKernel &k, std::string &why) {
+  if (k.deviceCalls) {
+    // Linked device code makes the kernel relocatable, and ptxas ignores
+    // setmaxnreg in relocatable code (every thread would keep the entry's
+    // registers): such kernels take the mma.sync lowering.
+    why = "the epilogue calls device functions";
+    return false;
+  }
   // BK: 128 or 256 bytes of a row (one or two 128-byte swizzle boxes).
   const int64_t bkBytes = k.bk * k.elementBytes();
   if (k.float8() && !k.bKMajor) {
