@@ -189,6 +189,12 @@ TEST_CASE("a tensor-core GEMM that calls a device function loads its linked cubi
   CHECK(compiled->code.linked);
   CHECK_FALSE(compiled->code.loads_ptx);
   CHECK(compiled->code.cubin.size() > 4);
+  // The other GPUs' mma.sync lowering takes it the same way.
+  for (Target t : {Target::sm_80, Target::sm_100a}) {
+    INFO(to_string(t));
+    const CompiledArtifact other = gemm_calls_kernel().compile(t, out.partition<128, 128>(), a, b);
+    CHECK_THAT(other.ptx, Contains("mma.sync.aligned") && Contains("ldmatrix") && Contains("call.uni"));
+  }
 }
 
 TEST_CASE("a tensor-core GEMM that calls a device function runs on the GPU", "[device_function][gpu]") {
@@ -211,4 +217,29 @@ TEST_CASE("a tensor-core GEMM that calls a device function runs on the GPU", "[d
       bad += out(i, j) != static_cast<float>(2 * s + 1);
     }
   CHECK(bad == 0);
+  // Ragged M, N and K (the last tiles partly outside the tensors; K not a multiple of the step),
+  // the output a view inside a larger tensor whose other elements must stay untouched.
+  const int64_t m = 200, n = 136, k = 100;
+  Tensor<bfloat16, 2> ra({m, k}), rb({k, n});
+  for (int64_t i = 0; i < m * k; ++i) ra.data()[i] = bfloat16(static_cast<float>(i % 5) - 2.0f);
+  for (int64_t i = 0; i < k * n; ++i) rb.data()[i] = bfloat16(static_cast<float>(i % 3) * 0.5f);
+  Tensor<float, 2> big({m + 8, n + 8});
+  for (int64_t i = 0; i < (m + 8) * (n + 8); ++i) big.data()[i] = -7.0f;
+  {
+    auto view = big.slice(0, 4, 4 + m).slice(1, 4, 4 + n);
+    gemm_calls_kernel().launch(view.partition<128, 128>(), ra, rb);
+  }
+  int64_t ragged_bad = 0;
+  for (int64_t i = 0; i < m + 8; ++i)
+    for (int64_t j = 0; j < n + 8; ++j) {
+      float want = -7.0f;
+      if (i >= 4 && i < 4 + m && j >= 4 && j < 4 + n) {
+        double s = 0;
+        for (int64_t q = 0; q < k; ++q)
+          s += static_cast<double>(static_cast<float>(ra(i - 4, q))) * static_cast<float>(rb(q, j - 4));
+        want = static_cast<float>(2 * s + 1);
+      }
+      ragged_bad += big(i, j) != want;
+    }
+  CHECK(ragged_bad == 0);
 }
