@@ -10,10 +10,10 @@
 // reads any more runs beside the others). Two variants run the attention as one kernel
 // (decode_attention_fused, the engine's opt-in form for short contexts). One variant also
 // changes, before each replay, what the engine changes per token (the position, kv_append's K/V
-// slots), so that the host's patching of the graph's nodes shows. The results are not a forward pass (weights hold no values that
-// matter, left-out kernels leave their outputs stale); only the times are. Weights of four
-// layers rotate, so no product reads its weight from L2. Printed per variant: the median time of
-// a replay (host submission included) and of its submission alone.
+// slots), so that the host's patching of the graph's nodes shows. The results are not a forward
+// pass (weights hold no values that matter, left-out kernels leave their outputs stale); only the
+// times are. Weights of four layers rotate, so no product reads its weight from L2. Printed per
+// variant: the median time of a replay (host submission included) and of its submission alone.
 //
 //   bench_decode_layers [--seq N] [--layers L] [--replays R] [--split-k S] [--early-steps N]
 //                       [--residual-threads T] [--early-o-proj N] [--norm-occupancy N]

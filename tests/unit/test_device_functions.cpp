@@ -197,49 +197,42 @@ TEST_CASE("a tensor-core GEMM that calls a device function loads its linked cubi
   }
 }
 
+// The GEMM above into an M x N view at (margin, margin) of a tensor filled with -7, against an
+// exact reference: small integers and halves, so every product and sum is exact in f32. The
+// elements around the view must keep their -7. Returns the elements that differ.
+static int64_t gemm_calls_mismatches(int64_t m, int64_t n, int64_t k, int64_t margin) {
+  Tensor<bfloat16, 2> a({m, k}), b({k, n});
+  for (int64_t i = 0; i < m * k; ++i) a.data()[i] = bfloat16(static_cast<float>(i % 7) - 3.0f);
+  for (int64_t i = 0; i < k * n; ++i) b.data()[i] = bfloat16(static_cast<float>(i % 5) * 0.5f - 1.0f);
+  Tensor<float, 2> big({m + 2 * margin, n + 2 * margin});
+  for (int64_t i = 0; i < big.shape(0) * big.shape(1); ++i) big.data()[i] = -7.0f;
+  {
+    auto view = big.slice(0, margin, margin + m).slice(1, margin, margin + n);
+    gemm_calls_kernel().launch(view.partition<128, 128>(), a, b);
+  }
+  int64_t bad = 0;
+  for (int64_t i = 0; i < big.shape(0); ++i)
+    for (int64_t j = 0; j < big.shape(1); ++j) {
+      const int64_t r = i - margin, c = j - margin;
+      float want = -7.0f;
+      if (r >= 0 && r < m && c >= 0 && c < n) {
+        double s = 0;
+        for (int64_t q = 0; q < k; ++q) s += static_cast<double>(static_cast<float>(a(r, q))) * static_cast<float>(b(q, c));
+        want = static_cast<float>(2 * s + 1);
+      }
+      bad += big(i, j) != want;
+    }
+  return bad;
+}
+
 TEST_CASE("a tensor-core GEMM that calls a device function runs on the GPU", "[device_function][gpu]") {
   if (!gpu_available()) {
     WARN("no GPU on this machine: skipped");
     return;
   }
-  const int64_t M = 256, N = 256, K = 192;
-  Tensor<bfloat16, 2> a({M, K}), b({K, N});
-  Tensor<float, 2> out({M, N});
-  for (int64_t i = 0; i < M * K; ++i) a.data()[i] = bfloat16(static_cast<float>(i % 7) - 3.0f);
-  for (int64_t i = 0; i < K * N; ++i) b.data()[i] = bfloat16(static_cast<float>(i % 5) * 0.5f - 1.0f);
-  gemm_calls_kernel().launch(out.partition<128, 128>(), a, b);
-  // Small integers and halves: every product and sum is exact in f32.
-  int64_t bad = 0;
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      double s = 0;
-      for (int64_t k = 0; k < K; ++k) s += static_cast<double>(static_cast<float>(a(i, k))) * static_cast<float>(b(k, j));
-      bad += out(i, j) != static_cast<float>(2 * s + 1);
-    }
-  CHECK(bad == 0);
+  // Whole tiles.
+  CHECK(gemm_calls_mismatches(256, 256, 192, 0) == 0);
   // Ragged M, N and K (the last tiles partly outside the tensors; K not a multiple of the step),
-  // the output a view inside a larger tensor whose other elements must stay untouched.
-  const int64_t m = 200, n = 136, k = 100;
-  Tensor<bfloat16, 2> ra({m, k}), rb({k, n});
-  for (int64_t i = 0; i < m * k; ++i) ra.data()[i] = bfloat16(static_cast<float>(i % 5) - 2.0f);
-  for (int64_t i = 0; i < k * n; ++i) rb.data()[i] = bfloat16(static_cast<float>(i % 3) * 0.5f);
-  Tensor<float, 2> big({m + 8, n + 8});
-  for (int64_t i = 0; i < (m + 8) * (n + 8); ++i) big.data()[i] = -7.0f;
-  {
-    auto view = big.slice(0, 4, 4 + m).slice(1, 4, 4 + n);
-    gemm_calls_kernel().launch(view.partition<128, 128>(), ra, rb);
-  }
-  int64_t ragged_bad = 0;
-  for (int64_t i = 0; i < m + 8; ++i)
-    for (int64_t j = 0; j < n + 8; ++j) {
-      float want = -7.0f;
-      if (i >= 4 && i < 4 + m && j >= 4 && j < 4 + n) {
-        double s = 0;
-        for (int64_t q = 0; q < k; ++q)
-          s += static_cast<double>(static_cast<float>(ra(i - 4, q))) * static_cast<float>(rb(q, j - 4));
-        want = static_cast<float>(2 * s + 1);
-      }
-      ragged_bad += big(i, j) != want;
-    }
-  CHECK(ragged_bad == 0);
+  // into a view inside a larger tensor.
+  CHECK(gemm_calls_mismatches(200, 136, 100, 4) == 0);
 }

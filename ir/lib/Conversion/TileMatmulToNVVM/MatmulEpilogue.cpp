@@ -16,8 +16,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -99,26 +97,10 @@ Value EpilogueValues::compute(Value tensor, ArrayRef<Value> coords) {
 }
 
 Value EpilogueValues::callAt(DeviceCallOp call, ArrayRef<Value> coords) {
-  // The scalar callee, declared once in the module (as convert-tile-to-loops
-  // declares it; nvJitLink links its code in).
-  Type result = call.getResult().getType().getElementType();
   SmallVector<Value> args;
-  SmallVector<Type> argTypes;
-  for (Value a : call.getArgs()) {
+  for (Value a : call.getArgs())
     args.push_back(at(a, coords));
-    argTypes.push_back(args.back().getType());
-  }
-  auto module = k.func->getParentOfType<ModuleOp>();
-  if (!SymbolTable::lookupSymbolIn(module, call.getCalleeAttr())) {
-    OpBuilder mb(module.getContext());
-    mb.setInsertionPoint(k.func);
-    auto decl = func::FuncOp::create(
-        mb, loc, call.getCallee(),
-        FunctionType::get(module.getContext(), argTypes, {result}));
-    decl.setPrivate();
-  }
-  return func::CallOp::create(b, loc, call.getCallee(), TypeRange{result}, args)
-      .getResult(0);
+  return scalarDeviceCall(b, loc, call, k.func, args);
 }
 
 Value EpilogueValues::loadAt(LoadOp load, ArrayRef<Value> coords) {

@@ -277,19 +277,6 @@ void KernelLowering::lowerDeviceCall(DeviceCallOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   RankedTensorType type = op.getResult().getType();
-  // The scalar declaration (the kernel verifier checked any existing one).
-  SmallVector<Type> argTypes;
-  for (Value a : op.getArgs())
-    argTypes.push_back(cast<RankedTensorType>(a.getType()).getElementType());
-  auto fnType = FunctionType::get(op.getContext(), argTypes,
-                                  {type.getElementType()});
-  auto module = func->getParentOfType<ModuleOp>();
-  if (!SymbolTable::lookupSymbolIn(module, op.getCalleeAttr())) {
-    OpBuilder mb(module.getContext());
-    mb.setInsertionPoint(func);
-    auto decl = func::FuncOp::create(mb, loc, op.getCallee(), fnType);
-    decl.setPrivate();
-  }
   Value dst = newBuffer(type);
   forEachOwned(b, loc, getLayout(type), /*needLinear=*/false,
                [&](OpBuilder &b, Value k, Value) {
@@ -297,9 +284,8 @@ void KernelLowering::lowerDeviceCall(DeviceCallOp op) {
                  for (Value a : op.getArgs())
                    args.push_back(
                        memref::LoadOp::create(b, loc, bufferOf(a), k));
-                 auto call = func::CallOp::create(b, loc, op.getCallee(),
-                                                  fnType.getResults(), args);
-                 memref::StoreOp::create(b, loc, call.getResult(0), dst, k);
+                 memref::StoreOp::create(
+                     b, loc, scalarDeviceCall(b, loc, op, func, args), dst, k);
                });
   buffers[op.getResult()] = dst;
 }

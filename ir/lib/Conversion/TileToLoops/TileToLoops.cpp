@@ -76,15 +76,6 @@ LogicalResult verifyAlignAttrs(func::FuncOp func) {
   return success();
 }
 
-/// The scalar function type a tile.device_call calls.
-FunctionType deviceCalleeType(DeviceCallOp call) {
-  SmallVector<Type> args;
-  for (Value a : call.getArgs())
-    args.push_back(cast<RankedTensorType>(a.getType()).getElementType());
-  return FunctionType::get(call.getContext(), args,
-                           {call.getResult().getType().getElementType()});
-}
-
 /// A tile.device_call's callee must be undefined in the module, or an
 /// external func.func of the scalar type the call implies.
 LogicalResult verifyDeviceCallee(DeviceCallOp call) {

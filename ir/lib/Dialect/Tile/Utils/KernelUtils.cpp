@@ -7,7 +7,9 @@
 #include "tessera/Dialect/Tile/Utils/KernelUtils.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CastInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -182,4 +184,27 @@ Value mlir::tessera::tile::paddingValue(OpBuilder &b, Location loc, Type elt,
   assert(succeeded(value) && "tile.load padding not of its element type");
   return arith::ConstantOp::create(
       b, loc, succeeded(value) ? *value : TypedAttr(b.getZeroAttr(elt)));
+}
+
+FunctionType mlir::tessera::tile::deviceCalleeType(DeviceCallOp call) {
+  SmallVector<Type> args;
+  for (Value a : call.getArgs())
+    args.push_back(cast<RankedTensorType>(a.getType()).getElementType());
+  return FunctionType::get(call.getContext(), args,
+                           {call.getResult().getType().getElementType()});
+}
+
+Value mlir::tessera::tile::scalarDeviceCall(OpBuilder &b, Location loc,
+                                            DeviceCallOp call, func::FuncOp fn,
+                                            ValueRange args) {
+  FunctionType type = deviceCalleeType(call);
+  auto module = fn->getParentOfType<ModuleOp>();
+  if (!SymbolTable::lookupSymbolIn(module, call.getCalleeAttr())) {
+    OpBuilder mb(module.getContext());
+    mb.setInsertionPoint(fn);
+    func::FuncOp::create(mb, call.getLoc(), call.getCallee(), type)
+        .setPrivate();
+  }
+  return func::CallOp::create(b, loc, call.getCallee(), type.getResults(), args)
+      .getResult(0);
 }

@@ -3,8 +3,8 @@
 // Small helpers that the tile dialect's transforms and the conversion to loops
 // share: what a kernel argument is, which ops carry `afn` or may be rewidened,
 // what a loop body computes a value from,
-// an elementwise op cloned on scalars (convert-tile-to-loops and
-// convert-tile-matmul-to-nvvm), and the bounds test of a whole tile (built by
+// an elementwise op or a device call on scalars (convert-tile-to-loops and
+// the matmul lowerings), and the bounds test of a whole tile (built by
 // `tile-version-interior` once per program and by `convert-tile-to-loops` per
 // access). They depend on the
 // tile dialect only, so that transforms need not include the conversion's
@@ -100,6 +100,17 @@ Value paddingValue(OpBuilder &b, Location loc, Type elt, FloatAttr padding);
 SmallVector<Value>
 scalarElementwise(OpBuilder &b, Operation *op,
                   function_ref<Value(OpBuilder &, Value)> elementOf);
+
+/// The scalar function type a tile.device_call calls: its arguments' element
+/// types to its result's.
+FunctionType deviceCalleeType(DeviceCallOp call);
+
+/// `call` on scalars at the insertion point of `b`: a func.call of its callee,
+/// which is declared private before `fn` (of `call`'s kernel) if its module has
+/// no symbol of that name (convert-tile-to-loops' verifier checks an existing
+/// one). Shared by convert-tile-to-loops and the matmul lowerings' epilogues.
+Value scalarDeviceCall(OpBuilder &b, Location loc, DeviceCallOp call,
+                       func::FuncOp fn, ValueRange args);
 
 } // namespace mlir::tessera::tile
 
