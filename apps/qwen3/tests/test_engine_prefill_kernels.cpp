@@ -318,16 +318,19 @@ TEST_CASE("prefill kernels compile for sm_90", "[engine][prefill][kernels][compi
       sm90, attn.partition<kPrefillQueryTile, 128>(), q, kc, vc, int32_t{50}, int32_t{2}, 0.1f)));
 }
 
-// The GEMMs are in the class of the sm_90 tensor-core lowering (wgmma in their PTX) when their B
-// operand is row-major: their loops, epilogues and tiles are. The engine passes the transposed
-// weight view (column-contiguous) as B, which that lowering takes once it accepts such a B.
+// The GEMMs are in the class of the sm_90 tensor-core lowering (wgmma in their PTX): their loops,
+// epilogues and tiles are, with a row-major B and with the transposed weight view (a K-major B)
+// that the engine passes.
 TEST_CASE("prefill GEMMs take the sm_90 tensor-core lowering", "[engine][prefill][kernels][compile]") {
   constexpr int BM = kPrefillGemmRows, BN = kPrefillGemmCols, BK = kPrefillGemmDepth;
   const Target sm90 = Target::sm_90;
   auto wgmma = [](const tessera::CompiledArtifact& a) { return a.ptx.find("wgmma.mma_async") != std::string::npos; };
-  Tensor<bfloat16, 2> a({300, 256}), b({256, 512}), m({300, 512});
+  Tensor<bfloat16, 2> a({300, 256}), b({256, 512}), w({512, 256}), m({300, 512});
   Tensor<float, 2> y({300, 512}), residual({300, 512}), gate({300, 512});
   CHECK(wgmma(prefill_matmul<BM, BN, BK>().compile(sm90, y.partition<BM, BN>(), a, b)));
   CHECK(wgmma(prefill_matmul_residual<BM, BN, BK>().compile(sm90, y.partition<BM, BN>(), a, b, residual)));
   CHECK(wgmma(prefill_matmul_swiglu<BM, BN, BK>().compile(sm90, m.partition<BM, BN>(), a, b, gate)));
+  CHECK(wgmma(prefill_matmul<BM, BN, BK>().compile(sm90, y.partition<BM, BN>(), a, w.transposed())));
+  CHECK(wgmma(prefill_matmul_residual<BM, BN, BK>().compile(sm90, y.partition<BM, BN>(), a, w.transposed(), residual)));
+  CHECK(wgmma(prefill_matmul_swiglu<BM, BN, BK>().compile(sm90, m.partition<BM, BN>(), a, w.transposed(), gate)));
 }

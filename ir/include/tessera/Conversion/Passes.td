@@ -386,9 +386,11 @@ def ConvertTileMatmulToNVVM
           // wait for the stage, 4 x wgmma.mma_async m64n256k16, release it
         }
         // epilogue per accumulator element: the ops after the loop on
-        // scalars, written to the consumer's staging boxes in shared
-        // memory, then TMA-stored by its first thread (an epilogue with
-        // loads: stored from registers with a bounds test)
+        // scalars (the loads of each batch of 16 columns issued before
+        // their arithmetic), written to the consumer's staging boxes in
+        // shared memory, then TMA-stored by its first thread (an f32
+        // output or an epilogue that loads, in tiles of 256 columns: stored
+        // from registers with a bounds test)
       }
     }
     ```
@@ -477,7 +479,8 @@ def ConvertTileMatmulToMmaSync
           n = 8, k = 16>, ...} -> !llvm.struct<(f32, f32, f32, f32)>
       scf.yield ...
     }
-    // epilogue per accumulator element, stored with a bounds test
+    // epilogue per accumulator element (the loads of each batch of 16
+    // columns issued before their arithmetic), stored with a bounds test
     ```
 
     Structure (docs/compiler.md, "Tensor cores on sm_80 and newer"): a ring

@@ -50,6 +50,61 @@ Value EpilogueValues::at(Value tensor, ArrayRef<Value> coords) {
   return v;
 }
 
+void EpilogueValues::preload(Value tensor, ArrayRef<Value> rows,
+                             ArrayRef<Value> cols) {
+  for (Value col : cols)
+    for (Value row : rows)
+      preloadAt(tensor, {row, col});
+}
+
+void EpilogueValues::preloadAt(Value tensor, ArrayRef<Value> coords) {
+  std::vector<void *> key{tensor.getAsOpaquePointer()};
+  for (Value c : coords)
+    key.push_back(c.getAsOpaquePointer());
+  if (!preloaded.insert(key).second || tensor == k.loop.getResult(0))
+    return;
+  Operation *op = tensor.getDefiningOp();
+  if (isa<LoadOp>(op)) {
+    at(tensor, coords);
+    return;
+  }
+  if (std::optional<Forwarded> f = forwarded(op, coords))
+    return preloadAt(f->input, f->coords);
+  if (isa<SplatOp, arith::ConstantOp>(op))
+    return;
+  // Elementwise ops and device calls: their tile operands at the same
+  // coordinates.
+  for (Value operand : op->getOperands())
+    if (isa<RankedTensorType>(operand.getType()))
+      preloadAt(operand, coords);
+}
+
+std::optional<EpilogueValues::Forwarded>
+EpilogueValues::forwarded(Operation *op, ArrayRef<Value> coords) {
+  if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+    auto in = cast<RankedTensorType>(broadcast.getInput().getType());
+    SmallVector<Value> inner(coords);
+    for (int64_t d = 0; d < in.getRank(); ++d)
+      if (in.getDimSize(d) == 1)
+        inner[d] = zero();
+    return Forwarded{broadcast.getInput(), inner};
+  }
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    // Unit dimensions only: the other coordinates in order.
+    auto out = cast<RankedTensorType>(reshape.getType());
+    auto in = cast<RankedTensorType>(reshape.getInput().getType());
+    SmallVector<Value> nonUnit, inner;
+    for (int64_t d = 0; d < out.getRank(); ++d)
+      if (out.getDimSize(d) != 1)
+        nonUnit.push_back(coords[d]);
+    size_t next = 0;
+    for (int64_t d = 0; d < in.getRank(); ++d)
+      inner.push_back(in.getDimSize(d) == 1 ? zero() : nonUnit[next++]);
+    return Forwarded{reshape.getInput(), inner};
+  }
+  return std::nullopt;
+}
+
 Value EpilogueValues::zero() {
   if (!zeroIndex)
     zeroIndex = arith::ConstantIntOp::create(b, loc, 0, 32);
@@ -66,27 +121,8 @@ Value EpilogueValues::compute(Value tensor, ArrayRef<Value> coords) {
         cast<TypedAttr>(cast<DenseElementsAttr>(cst.getValue()).getSplatValue<Attribute>()));
   if (auto splat = dyn_cast<SplatOp>(op))
     return materialize(splat.getInput());
-  if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
-    auto in = cast<RankedTensorType>(broadcast.getInput().getType());
-    SmallVector<Value> inner(coords);
-    for (int64_t d = 0; d < in.getRank(); ++d)
-      if (in.getDimSize(d) == 1)
-        inner[d] = zero();
-    return at(broadcast.getInput(), inner);
-  }
-  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-    // Unit dimensions only: the other coordinates in order.
-    auto out = cast<RankedTensorType>(reshape.getType());
-    auto in = cast<RankedTensorType>(reshape.getInput().getType());
-    SmallVector<Value> nonUnit, inner;
-    for (int64_t d = 0; d < out.getRank(); ++d)
-      if (out.getDimSize(d) != 1)
-        nonUnit.push_back(coords[d]);
-    size_t next = 0;
-    for (int64_t d = 0; d < in.getRank(); ++d)
-      inner.push_back(in.getDimSize(d) == 1 ? zero() : nonUnit[next++]);
-    return at(reshape.getInput(), inner);
-  }
+  if (std::optional<Forwarded> f = forwarded(op, coords))
+    return at(f->input, f->coords);
   if (auto load = dyn_cast<LoadOp>(op))
     return loadAt(load, coords);
   if (auto call = dyn_cast<DeviceCallOp>(op))

@@ -23,6 +23,8 @@
 
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <vector>
 
 namespace mlir::tessera::tile {
@@ -48,7 +50,31 @@ public:
 
   Value at(Value tensor, ArrayRef<Value> coords);
 
+  /// Issues every load that `tensor` reads at the coordinates (row, col) for
+  /// each row in `rows` and col in `cols`, and nothing else (the values are
+  /// memoized, so `at` finds them). Callers preload a batch of elements
+  /// before computing them: a thread's loads are then in flight together.
+  /// Interleaved with the arithmetic, ptxas keeps each load behind the
+  /// branches of the element before it (an accurate division's slow path, a
+  /// bounds test before a store), and the loads wait on memory one at a time.
+  void preload(Value tensor, ArrayRef<Value> rows, ArrayRef<Value> cols);
+
+  /// The columns of one preload batch: 16 (32 elements over two rows, 8 of
+  /// 16-row fragments), or `perRow` where a thread has fewer. More loaded
+  /// values beside 64 accumulators a thread made ptxas spill.
+  static int64_t preloadColumns(int64_t perRow) {
+    return std::min<int64_t>(perRow, 16);
+  }
+
 private:
+  /// A broadcast's or unit reshape's input and the coordinates it is read at.
+  struct Forwarded {
+    Value input;
+    SmallVector<Value> coords;
+  };
+  std::optional<Forwarded> forwarded(Operation *op, ArrayRef<Value> coords);
+  void preloadAt(Value tensor, ArrayRef<Value> coords);
+
   Value zero();
   Value compute(Value tensor, ArrayRef<Value> coords);
   /// The element of a tile.load at `coords`: the memref's element, or the
@@ -65,6 +91,7 @@ private:
   std::function<Value(Value, Value)> accumulatorAt;
   Value zeroIndex;
   std::map<std::vector<void *>, Value> memo;
+  std::set<std::vector<void *>> preloaded;
 };
 
 /// Stores `v0` and `v1` at (`rowIndex`, `col`) and (`rowIndex`, `col` + 1) of

@@ -1,0 +1,147 @@
+// prefill_layers.cpp: where a Qwen3-4B prefill layer's time goes, kernel by kernel, and what other
+// tile shapes and hints would give.
+//
+// The engine's prefill (apps/qwen3/model.cpp, launch_prefill_chunk) runs a chunk of T prompt
+// tokens through each layer as ten kernels: RMSNorm, the QKV GEMM, q and k/v norm + RoPE, causal
+// attention, the o_proj GEMM with the residual, RMSNorm, the gate GEMM, the up GEMM with SwiGLU,
+// the down GEMM with the residual. This benchmark launches each of them alone on the shapes of one
+// 4B layer at T tokens (default 1024, the prompt of the time to first token, attending
+// to a cache of T positions from position 0), the engine's tile sizes first, then other tile
+// sizes or CompilerHints, and prints one JSON line per case: the median time of a launch (each
+// behind an L2 reset, as every benchmark here) and its TFLOP/s where it multiplies. The results
+// are not checked: the kernels' results are tested in qwen3_engine_tests, and only the times of
+// these launches matter here (inputs are hashes in [-1, 1), not a model's activations).
+//
+//   bench_prefill_layers [--tokens T]
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "common.h"
+#include "kernels/prefill_attention.h"
+#include "kernels/prefill_matmul.h"
+#include "kernels/prefill_qk_norm_rope.h"
+#include "kernels/prefill_rmsnorm.h"
+#include "kernels/prefill_tiles.h"
+
+using namespace tessera;
+namespace k = qwen3::kernels;
+
+namespace {
+
+// Qwen3-4B.
+constexpr std::int64_t kHidden = 2560, kHeads = 32, kKv = 8, kGroup = kHeads / kKv, kHead = 128, kInter = 9728;
+constexpr std::int64_t kQWidth = kHeads * kHead, kKvWidth = kKv * kHead, kQkv = kQWidth + 2 * kKvWidth;
+
+void line(const std::string& name, double ms, double flops) {
+  std::printf("{\"bench\": \"prefill_layers\", \"case\": \"%s\", \"ms\": %.4f, \"tflops\": %.1f}\n", name.c_str(), ms,
+              flops > 0 ? flops / (ms * 1e-3) / 1e12 : 0.0);
+  std::fflush(stdout);
+}
+
+template <class K, class... A>
+void time_case(const std::string& name, double flops, const CompilerHints& hints, const K& kernel, A&&... args) {
+  line(name, bench::median_ms([&] { return bench::timed_hinted(hints, kernel, args...); }, 3, 20), flops);
+}
+
+template <class T, int R>
+void fill(Tensor<T, R>& t, int seed) {
+  std::int64_t n = 1;
+  for (int d = 0; d < R; ++d) n *= t.shape(d);
+  Tensor<T, 2> flat = t.slice(0, 0, t.shape(0)).template reshape<2>({n / 1024, 1024});  // a view
+  bench::fill_device(flat, seed);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!bench::have_gpu()) return 0;
+  std::int64_t t = 1024;
+  for (int i = 1; i + 1 < argc; i += 2)
+    if (std::strcmp(argv[i], "--tokens") == 0) t = std::stoll(argv[i + 1]);
+  if (t <= 0 || t % 1024 != 0) {
+    std::fprintf(stderr, "bench_prefill_layers: --tokens must be a positive multiple of 1024\n");
+    return 2;
+  }
+  constexpr int BM = k::kPrefillGemmRows, BN = k::kPrefillGemmCols, BK = k::kPrefillGemmDepth;
+  constexpr int NR = k::kPrefillNormRows, NC = k::kPrefillNormCols, BT = k::kPrefillRopeRows;
+  constexpr int BQ = k::kPrefillQueryTile, BKV = k::kPrefillKeyTile;
+  Tensor<float, 2> x({t, kHidden}), x_mid({t, kHidden}), qkv({t, kQkv}), gate({t, kInter});
+  Tensor<bfloat16, 2> normed({t, kHidden}), attn({t, kQWidth}), mlp({t, kInter});
+  Tensor<bfloat16, 3> q({kHeads, t, kHead}), k_cache({kKv, t, kHead}), v_cache({kKv, t, kHead});
+  Tensor<float, 2> cos_rows({t, 64}), sin_rows({t, 64});
+  Tensor<bfloat16, 2> w_qkv({kQkv, kHidden}), w_o({kHidden, kQWidth}), w_gate({kInter, kHidden}),
+      w_up({kInter, kHidden}), w_down({kHidden, kInter});
+  Tensor<bfloat16, 1> norm_w({kHidden}), head_norm({kHead});
+  int seed = 1;
+  for (auto* f : {&x, &x_mid, &qkv, &gate, &cos_rows, &sin_rows}) fill(*f, seed++);
+  for (auto* b : {&normed, &attn, &mlp}) fill(*b, seed++);
+  for (auto* b : {&q, &k_cache, &v_cache}) fill(*b, seed++);
+  for (auto* w : {&w_qkv, &w_o, &w_gate, &w_up, &w_down}) fill(*w, seed++);
+  norm_w.fill(bfloat16(1.0f));
+  head_norm.fill(bfloat16(1.0f));
+  const float eps = 1e-6f, scale = 1.0f / std::sqrt(float(kHead));
+  const auto k_column = static_cast<std::int32_t>(kQWidth / 64), v_column = static_cast<std::int32_t>(kQkv / kHead - kKv);
+  const double T = static_cast<double>(t);
+  auto gemm = [&](std::int64_t n, std::int64_t kk) { return 2.0 * T * static_cast<double>(n * kk); };
+  // Causal: each query attends to the positions up to its own, q K^T and p V.
+  const double attention_flops = 4.0 * kHead * kHeads * (T * (T + 1) / 2);
+  const CompilerHints none{};
+
+  time_case(fmt::format("rmsnorm {}x{} (engine)", NR, NC), 0, none, k::prefill_rmsnorm<NR, NC>(),
+            normed.partition<NR, NC>(), x, norm_w, eps);
+  time_case("rmsnorm 1x4096", 0, none, k::prefill_rmsnorm<1, 4096>(), normed.partition<1, 4096>(), x, norm_w, eps);
+  time_case("rmsnorm 2x4096", 0, none, k::prefill_rmsnorm<2, 4096>(), normed.partition<2, 4096>(), x, norm_w, eps);
+
+  time_case(fmt::format("qkv {}x{}x{} (engine)", BM, BN, BK), gemm(kQkv, kHidden), none,
+            k::prefill_matmul<BM, BN, BK>(), qkv.partition<BM, BN>(), normed, w_qkv.transposed());
+  time_case("qkv 128x256x64", gemm(kQkv, kHidden), none, k::prefill_matmul<128, 256, 64>(),
+            qkv.partition<128, 256>(), normed, w_qkv.transposed());
+
+  time_case("q_norm_rope (engine)", 0, none, k::prefill_q_norm_rope<BT>(), q.partition<1, BT, 128>(), qkv, head_norm,
+            cos_rows, sin_rows, eps);
+  time_case("kv_norm_rope_append (engine)", 0, none, k::prefill_kv_norm_rope_append<BT>(),
+            k_cache.partition<1, BT, 128>(), v_cache.partition<1, BT, 128>(), qkv, head_norm, cos_rows, sin_rows,
+            k_column, v_column, eps);
+
+  auto attention = [&](const std::string& name, const CompilerHints& hints, const auto& kernel, auto out) {
+    time_case(name, attention_flops, hints, kernel, out, q, k_cache, v_cache, std::int32_t{0},
+              static_cast<std::int32_t>(kGroup), scale);
+  };
+  attention(fmt::format("attention {}x{} (engine)", BQ, BKV), none, k::prefill_attention<BQ, BKV>(),
+            attn.partition<BQ, 128>());
+  for (int threads : {128, 256, 512})
+    attention(fmt::format("attention {}x{} threads {}", BQ, BKV, threads), CompilerHints{.threads = threads},
+              k::prefill_attention<BQ, BKV>(), attn.partition<BQ, 128>());
+  attention(fmt::format("attention {}x{} stream_stages 2", BQ, BKV), CompilerHints{.stream_stages = 2},
+            k::prefill_attention<BQ, BKV>(), attn.partition<BQ, 128>());
+  attention("attention 128x64", none, k::prefill_attention<128, 64>(), attn.partition<128, 128>());
+  attention("attention 64x32", none, k::prefill_attention<64, 32>(), attn.partition<64, 128>());
+  attention("attention 32x64", none, k::prefill_attention<32, 64>(), attn.partition<32, 128>());
+
+  time_case(fmt::format("o_proj {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kQWidth), none,
+            k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w_o.transposed(), x);
+  time_case("o_proj 128x64x64", gemm(kHidden, kQWidth), none, k::prefill_matmul_residual<128, 64, 64>(),
+            x_mid.partition<128, 64>(), attn, w_o.transposed(), x);
+  time_case("o_proj 64x128x64", gemm(kHidden, kQWidth), none, k::prefill_matmul_residual<64, 128, 64>(),
+            x_mid.partition<64, 128>(), attn, w_o.transposed(), x);
+
+  time_case(fmt::format("gate {}x{}x{} (engine)", BM, BN, BK), gemm(kInter, kHidden), none,
+            k::prefill_matmul<BM, BN, BK>(), gate.partition<BM, BN>(), normed, w_gate.transposed());
+  time_case("gate 128x256x64", gemm(kInter, kHidden), none, k::prefill_matmul<128, 256, 64>(),
+            gate.partition<128, 256>(), normed, w_gate.transposed());
+  time_case(fmt::format("up + swiglu {}x{}x{} (engine)", BM, BN, BK), gemm(kInter, kHidden), none,
+            k::prefill_matmul_swiglu<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w_up.transposed(), gate);
+  time_case("up + swiglu 128x256x64", gemm(kInter, kHidden), none, k::prefill_matmul_swiglu<128, 256, 64>(),
+            mlp.partition<128, 256>(), normed, w_up.transposed(), gate);
+
+  time_case(fmt::format("down {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kInter), none,
+            k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp, w_down.transposed(), x_mid);
+  time_case("down 128x64x64", gemm(kHidden, kInter), none, k::prefill_matmul_residual<128, 64, 64>(),
+            x.partition<128, 64>(), mlp, w_down.transposed(), x_mid);
+  time_case("down 64x128x64", gemm(kHidden, kInter), none, k::prefill_matmul_residual<64, 128, 64>(),
+            x.partition<64, 128>(), mlp, w_down.transposed(), x_mid);
+  return 0;
+}
