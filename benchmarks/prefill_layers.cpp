@@ -12,7 +12,7 @@
 // are not checked: the kernels' results are tested in qwen3_engine_tests, and only the times of
 // these launches matter here (inputs are hashes in [-1, 1), not a model's activations).
 //
-//   bench_prefill_layers [--tokens T]
+//   bench_prefill_layers [--tokens T] [--cases SUBSTRING]   (only the cases whose names contain it)
 #include <fmt/format.h>
 
 #include <cmath>
@@ -41,8 +41,11 @@ void line(const std::string& name, double ms, double flops) {
   std::fflush(stdout);
 }
 
+std::string only;  // --cases: only the cases whose names contain it
+
 template <class K, class... A>
 void time_case(const std::string& name, double flops, const CompilerHints& hints, const K& kernel, A&&... args) {
+  if (name.find(only) == std::string::npos) return;
   line(name, bench::median_ms([&] { return bench::timed_hinted(hints, kernel, args...); }, 3, 20), flops);
 }
 
@@ -60,7 +63,10 @@ int main(int argc, char** argv) {
   if (!bench::have_gpu()) return 0;
   std::int64_t t = 1024;
   for (int i = 1; i + 1 < argc; i += 2)
-    if (std::strcmp(argv[i], "--tokens") == 0) t = std::stoll(argv[i + 1]);
+    if (std::strcmp(argv[i], "--tokens") == 0)
+      t = std::stoll(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--cases") == 0)
+      only = argv[i + 1];
   if (t <= 0 || t % 1024 != 0) {
     std::fprintf(stderr, "bench_prefill_layers: --tokens must be a positive multiple of 1024\n");
     return 2;
@@ -110,16 +116,22 @@ int main(int argc, char** argv) {
     time_case(name, attention_flops, hints, kernel, out, q, k_cache, v_cache, std::int32_t{0},
               static_cast<std::int32_t>(kGroup), scale);
   };
-  attention(fmt::format("attention {}x{} (engine)", BQ, BKV), none, k::prefill_attention<BQ, BKV>(),
+  const int occupancy = k::kPrefillAttentionOccupancy;
+  attention(fmt::format("attention {}x{} occupancy {} (engine)", BQ, BKV, occupancy),
+            CompilerHints{.occupancy = occupancy}, k::prefill_attention<BQ, BKV>(), attn.partition<BQ, 128>());
+  attention(fmt::format("attention {}x{} (the compiler's registers)", BQ, BKV), none, k::prefill_attention<BQ, BKV>(),
             attn.partition<BQ, 128>());
-  for (int threads : {128, 256, 512})
-    attention(fmt::format("attention {}x{} threads {}", BQ, BKV, threads), CompilerHints{.threads = threads},
-              k::prefill_attention<BQ, BKV>(), attn.partition<BQ, 128>());
+  attention(fmt::format("attention {}x{} occupancy 3", BQ, BKV), CompilerHints{.occupancy = 3},
+            k::prefill_attention<BQ, BKV>(), attn.partition<BQ, 128>());
+  attention(fmt::format("attention {}x{} threads 256", BQ, BKV), CompilerHints{.threads = 256},
+            k::prefill_attention<BQ, BKV>(), attn.partition<BQ, 128>());
   attention(fmt::format("attention {}x{} stream_stages 2", BQ, BKV), CompilerHints{.stream_stages = 2},
             k::prefill_attention<BQ, BKV>(), attn.partition<BQ, 128>());
+  attention("attention 64x64", none, k::prefill_attention<64, 64>(), attn.partition<64, 128>());
+  attention("attention 64x64 occupancy 2", CompilerHints{.occupancy = 2}, k::prefill_attention<64, 64>(),
+            attn.partition<64, 128>());
   attention("attention 128x64", none, k::prefill_attention<128, 64>(), attn.partition<128, 128>());
   attention("attention 64x32", none, k::prefill_attention<64, 32>(), attn.partition<64, 128>());
-  attention("attention 32x64", none, k::prefill_attention<32, 64>(), attn.partition<32, 128>());
 
   time_case(fmt::format("o_proj {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kQWidth), none,
             k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w_o.transposed(), x);
