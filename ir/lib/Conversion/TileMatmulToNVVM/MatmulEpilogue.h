@@ -3,7 +3,8 @@
 // What the two tensor-core lowerings of the matmul class (MatmulKernel.h)
 // share after their K loops: the old body's scalars recomputed in the new one
 // (`materializeScalar`), the epilogue's tensors evaluated element by element at
-// the coordinates of a thread's accumulator registers (`EpilogueValues`), and
+// the coordinates of a thread's accumulator registers, the loads of a batch of
+// elements issued before their arithmetic (`EpilogueValues`), and
 // the masked stores of two adjacent output columns (`storeColumnPair`) and of
 // one element (`storeElement`). They
 // assume the kernel matched matchMatmulKernel: the epilogue holds only the ops
@@ -59,9 +60,10 @@ public:
   /// bounds test before a store), and the loads wait on memory one at a time.
   void preload(Value tensor, ArrayRef<Value> rows, ArrayRef<Value> cols);
 
-  /// The columns of one preload batch: 16 (32 elements over two rows, 8 of
-  /// 16-row fragments), or `perRow` where a thread has fewer. More loaded
-  /// values beside 64 accumulators a thread made ptxas spill.
+  /// The columns of one preload batch: 16, or `perRow` where a thread has
+  /// fewer (32 elements over a wgmma consumer thread's two rows, 64 over an
+  /// mma.sync thread's four at 128 x 128). 32 columns beside a wgmma
+  /// thread's 64 accumulators made ptxas spill.
   static int64_t preloadColumns(int64_t perRow) {
     return std::min<int64_t>(perRow, 16);
   }
