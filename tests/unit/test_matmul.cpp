@@ -465,6 +465,15 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
   // by the driver's own compile on an sm_90 GPU, below).
   const std::string ptxas = toolkit_ptxas();
   if (ptxas.empty()) WARN("no CUDA toolkit ptxas (CUDA_HOME/bin, /usr/local/cuda/bin): ptxas logs not checked");
+  // The Qwen3 prefill's up projection: an epilogue that loads a whole f32 tile and divides.
+  auto gated = kernel("gemm_swiglu_128x128x64", [](auto o, auto a, auto b, auto gate) {
+    auto acc = for_range(
+        (dim<1>(a) + c<63>) / c<64>,
+        [=](auto k, auto acc) { return mma(load<128, 64>(a, program_id<0>(), k), load<64, 128>(b, k, program_id<1>()), acc); },
+        full<DType::f32, 128, 128>(c<0.0>));
+    auto g = load<128, 128>(gate, program_id<0>(), program_id<1>());
+    return o.store(cast<DType::bf16>(g / (c<1.0> + exp(-g)) * acc));
+  });
   Tensor<half, 2> ah({512, 256}), bh({256, 1024}), outh({512, 1024});
   const std::vector<std::pair<std::string, CompiledArtifact>> kernels = {
       {"bf16 128x256x64", tc},
@@ -481,7 +490,9 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
        matmul_kernels::matmul<128, 128, 64>().compile(Target::sm_90, wide.partition<128, 128>(), af, bf)},
       {"bias + GELU 128x128x64", gelu},
       {"bias + GELU 128x256x64",
-       matmul_kernels::matmul_bias_gelu<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, b, bias)}};
+       matmul_kernels::matmul_bias_gelu<128, 256, 64>().compile(Target::sm_90, out.partition<128, 256>(), a, b, bias)},
+      {"SwiGLU reading an f32 tile, K-major B 128x128x64 (its loads issued in batches)",
+       gated.compile(Target::sm_90, out.partition<128, 128>(), a, w.transposed(), wide)}};
   for (const auto& [name, artifact] : kernels) {
     INFO(name);
     REQUIRE(artifact.ptx.find("wgmma.mma_async") != std::string::npos);
