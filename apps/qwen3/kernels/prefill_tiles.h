@@ -19,10 +19,9 @@ inline constexpr int kPrefillRopeRows = 64;      // prefill_{q,kv}_norm_rope*<BT
 inline constexpr int kPrefillQueryTile = 32;     // prefill_attention<BQ, BKV>: queries per program
 inline constexpr int kPrefillKeyTile = 64;       //   cache positions per step of the online softmax
 // Programs of prefill_attention per SM (CompilerHints::occupancy). Left to itself the compiler
-// runs 512 threads a program and gave the 64 x 64 tile 124 registers a thread (ncu): one program
-// per SM. The 32 x 64 tile capped for two programs ran 10% faster than uncapped and 14% faster
-// than 64 x 64 in bench_prefill_layers; capped for three, or 64 x 64 capped, slower
-// (docs/performance.md).
+// gave the 64 x 64 tile 512 threads of 124 registers (ncu): one program per SM. The 32 x 64 tile
+// capped for two programs ran 10% faster than uncapped and 14% faster than 64 x 64 in
+// bench_prefill_layers; capped for three, or 64 x 64 capped, slower (docs/performance.md).
 inline constexpr int kPrefillAttentionOccupancy = 2;
 inline constexpr int kPrefillGatherTokens = 64;  // prefill_embedding_gather<BH, N>: token ids per launch
 inline constexpr int kPrefillGatherCols = 1024;  //   BH, hidden elements per program
