@@ -92,22 +92,14 @@ struct Model::Scratch {
     std::move(kernel.launch_async(options, std::forward<Args>(args)...)).detach();
     ++launches;
   }
-  // A decode product with `hints` (threads, bulk rings of weight tiles, split, occupancy; 0: the
-  // compiler's choice) and the launch's own early frozen steps.
+  // A launch with `hints` (threads, bulk rings of weight tiles, split, occupancy; 0: the compiler's
+  // choice) and the launch's own early frozen steps: the decode products, the prefill attention.
   template <class Kernel, class... Args>
   void run_product(tessera::CompilerHints hints, const Kernel& kernel, Args&&... args) {
     tessera::LaunchOptions o = options;
     hints.bulk_streams = hints.stream_stages > 0;
     hints.early_frozen_steps = options.hints.early_frozen_steps;
     o.hints = hints;
-    std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
-    ++launches;
-  }
-  // A launch with `occupancy` programs per SM (CompilerHints::occupancy: registers capped to fit).
-  template <class Kernel, class... Args>
-  void run_occupancy(int occupancy, const Kernel& kernel, Args&&... args) {
-    tessera::LaunchOptions o = options;
-    o.hints.occupancy = occupancy;
     std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
     ++launches;
   }
@@ -457,9 +449,10 @@ void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int6
     s.run(k::prefill_q_norm_rope<BT>(), q.partition<1, BT, 128>(), qkv, w.q_norm, cos_rows, sin_rows, eps);
     s.run(k::prefill_kv_norm_rope_append<BT>(), k_rows.partition<1, BT, 128>(), v_rows.partition<1, BT, 128>(), qkv,
           w.k_norm, cos_rows, sin_rows, k_column, v_column, eps);
-    s.run_occupancy(k::kPrefillAttentionOccupancy, k::prefill_attention<k::kPrefillQueryTile, k::kPrefillKeyTile>(),
-                    attn.partition<k::kPrefillQueryTile, 128>(), q, s.k_cache[l], s.v_cache[l],
-                    static_cast<std::int32_t>(start), static_cast<std::int32_t>(c.gqa_group()), scale);
+    s.run_product({.occupancy = k::kPrefillAttentionOccupancy},
+                  k::prefill_attention<k::kPrefillQueryTile, k::kPrefillKeyTile>(),
+                  attn.partition<k::kPrefillQueryTile, 128>(), q, s.k_cache[l], s.v_cache[l],
+                  static_cast<std::int32_t>(start), static_cast<std::int32_t>(c.gqa_group()), scale);
     s.run(k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w.o.transposed(), x);
     s.run(k::prefill_rmsnorm<NR, NC>(), normed.partition<NR, NC>(), x_mid, w.post_norm, eps);
     s.run(k::prefill_matmul<BM, BN, BK>(), gate.partition<BM, BN>(), normed, w.gate.transposed());

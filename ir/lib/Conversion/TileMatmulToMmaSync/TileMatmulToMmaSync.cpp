@@ -483,29 +483,9 @@ void MmaSyncLowering::buildEpilogue(ArrayRef<Value> acc, IRMapping &mapping) {
         const int64_t r = rowOf.lookup(row), c = colOf.lookup(col);
         return acc[((r / 2) * fn + c / 2) * 4 + 2 * (r % 2) + c % 2];
       });
-  const bool pairs = storesColumnPairs(k);
-  // Each pair is computed, then stored, so that few results are live at
-  // once; a batch of columns' loads is issued first (EpilogueValues::preload).
   Value row0 = mulConst(pid0, g.bm), col0 = mulConst(pid1, g.bn);
-  SmallVector<Value> rowIns, rowIndices;
-  for (Value r : rows) {
-    Value row = add(row0, r);
-    rowIns.push_back(cmp(arith::CmpIPredicate::ult, row, height));
-    rowIndices.push_back(index(row));
-  }
-  const int64_t perRow = 2 * fn;
-  const int64_t batch = EpilogueValues::preloadColumns(perRow);
-  for (int64_t first = 0; first < perRow; first += batch) {
-    const int64_t end = std::min(perRow, first + batch);
-    values.preload(k.store.getValue(), rows, ArrayRef(cols).slice(first, end - first));
-    for (auto [ri, r] : llvm::enumerate(rows))
-      for (int64_t c = first; c < end; c += 2) {
-        Value v0 = values.at(k.store.getValue(), {r, cols[c]});
-        Value v1 = values.at(k.store.getValue(), {r, cols[c + 1]});
-        storeColumnPair(b, loc, out, rowIns[ri], rowIndices[ri], add(col0, cols[c]),
-                        width, v0, v1, pairs);
-      }
-  }
+  storeFromRegisters(b, loc, values, k.store.getValue(), out, rows, cols, row0,
+                     col0, height, width, storesColumnPairs(k));
 }
 
 SmallVector<Value> MmaSyncLowering::sumSplit(ArrayRef<Value> acc) {

@@ -213,6 +213,34 @@ void mlir::tessera::tile::storeColumnPair(OpBuilder &b, Location loc, Value out,
   memref::StoreOp::create(b, loc, v0, out, ValueRange{rowIndex, index(col)});
 }
 
+void mlir::tessera::tile::storeFromRegisters(
+    OpBuilder &b, Location loc, EpilogueValues &values, Value store, Value out,
+    ArrayRef<Value> rows, ArrayRef<Value> cols, Value row0, Value col0,
+    Value height, Value width, bool pairs) {
+  SmallVector<Value> rowIns, rowIndices;
+  for (Value r : rows) {
+    Value row = arith::AddIOp::create(b, loc, row0, r);
+    rowIns.push_back(
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, height));
+    rowIndices.push_back(
+        arith::IndexCastOp::create(b, loc, b.getIndexType(), row));
+  }
+  const size_t perRow = cols.size();
+  const size_t batch = EpilogueValues::preloadColumns(perRow);
+  for (size_t first = 0; first < perRow; first += batch) {
+    const size_t end = std::min(perRow, first + batch);
+    values.preload(store, rows, cols.slice(first, end - first));
+    for (auto [ri, r] : llvm::enumerate(rows))
+      for (size_t c = first; c < end; c += 2) {
+        Value v0 = values.at(store, {r, cols[c]});
+        Value v1 = values.at(store, {r, cols[c + 1]});
+        storeColumnPair(b, loc, out, rowIns[ri], rowIndices[ri],
+                        arith::AddIOp::create(b, loc, col0, cols[c]), width,
+                        v0, v1, pairs);
+      }
+  }
+}
+
 void mlir::tessera::tile::storeElement(OpBuilder &b, Location loc, Value out,
                                        Value rowIn, Value rowIndex, Value col,
                                        Value width, Value v) {

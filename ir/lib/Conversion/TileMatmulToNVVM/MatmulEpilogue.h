@@ -105,6 +105,18 @@ void storeColumnPair(OpBuilder &b, Location loc, Value out, Value rowIn,
                      Value rowIndex, Value col, Value width, Value v0, Value v1,
                      bool pairs);
 
+/// The epilogue's value `store` at a thread's accumulator coordinates (i32
+/// tile coordinates `rows` x `cols`, the columns in adjacent pairs), stored
+/// from registers into `out` at the tile origin (`row0`, `col0`), masked by
+/// the output's i32 `height` and `width`: per batch of
+/// EpilogueValues::preloadColumns columns, their loads first, then each
+/// row's column pairs computed and stored (storeColumnPair), so that few
+/// results are live at a time.
+void storeFromRegisters(OpBuilder &b, Location loc, EpilogueValues &values,
+                        Value store, Value out, ArrayRef<Value> rows,
+                        ArrayRef<Value> cols, Value row0, Value col0,
+                        Value height, Value width, bool pairs);
+
 /// Stores `v` at (`rowIndex`, `col`) of the 2-d memref `out` when `rowIn`
 /// and `col` < `width` (i32 `col` and `width`, index `rowIndex`).
 void storeElement(OpBuilder &b, Location loc, Value out, Value rowIn,

@@ -565,26 +565,8 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
   // loads read an in-bounds element either way), so that a value both rows
   // use, such as a bias element, is computed once, and stored right after,
   // so that few results are live at a time.
-  // A batch of columns' loads is issued first (EpilogueValues::preload).
-  SmallVector<Value, 2> rowIns, rowIndices;
-  for (Value r : rows) {
-    Value row = add(row0, r);
-    rowIns.push_back(cmp(arith::CmpIPredicate::ult, row, height));
-    rowIndices.push_back(index(row));
-  }
-  const int64_t perRow = static_cast<int64_t>(cols.size());
-  const int64_t batch = EpilogueValues::preloadColumns(perRow);
-  for (int64_t first = 0; first < perRow; first += batch) {
-    const int64_t end = std::min(perRow, first + batch);
-    values.preload(k.store.getValue(), rows, ArrayRef(cols).slice(first, end - first));
-    for (int64_t rs = 0; rs < 2; ++rs)
-      for (int64_t cs = first; cs < end; cs += 2) {
-        Value v0 = values.at(k.store.getValue(), {rows[rs], cols[cs]});
-        Value v1 = values.at(k.store.getValue(), {rows[rs], cols[cs + 1]});
-        storeColumnPair(b, loc, out, rowIns[rs], rowIndices[rs], add(col0, cols[cs]),
-                        width, v0, v1, pairs);
-      }
-  }
+  storeFromRegisters(b, loc, values, k.store.getValue(), out, rows, cols, row0,
+                     col0, height, width, pairs);
 }
 
 void MatmulLowering::buildStagedStores(EpilogueValues &values, Value store,
