@@ -116,22 +116,19 @@ int main(int argc, char** argv) {
     time_case(name, attention_flops, hints, kernel, out, q, k_cache, v_cache, std::int32_t{0},
               static_cast<std::int32_t>(kGroup), scale);
   };
-  const int occupancy = k::kPrefillAttentionOccupancy;
-  attention(fmt::format("attention {}x{} occupancy {} (engine)", BQ, BKV, occupancy),
-            CompilerHints{.occupancy = occupancy}, k::prefill_attention<BQ, BKV>(), attn.partition<BQ, 128>());
-  attention(fmt::format("attention {}x{} (the compiler's registers)", BQ, BKV), none, k::prefill_attention<BQ, BKV>(),
+  attention(fmt::format("attention {}x{} (engine)", BQ, BKV), none, k::prefill_attention<BQ, BKV>(),
             attn.partition<BQ, 128>());
-  attention(fmt::format("attention {}x{} occupancy 3", BQ, BKV), CompilerHints{.occupancy = 3},
+  attention(fmt::format("attention {}x{} stages 3", BQ, BKV), CompilerHints{.pipeline_stages = 3},
             k::prefill_attention<BQ, BKV>(), attn.partition<BQ, 128>());
-  attention(fmt::format("attention {}x{} threads 256", BQ, BKV), CompilerHints{.threads = 256},
-            k::prefill_attention<BQ, BKV>(), attn.partition<BQ, 128>());
-  attention(fmt::format("attention {}x{} stream_stages 2", BQ, BKV), CompilerHints{.stream_stages = 2},
-            k::prefill_attention<BQ, BKV>(), attn.partition<BQ, 128>());
-  attention("attention 64x64", none, k::prefill_attention<64, 64>(), attn.partition<64, 128>());
-  attention("attention 64x64 occupancy 2", CompilerHints{.occupancy = 2}, k::prefill_attention<64, 64>(),
-            attn.partition<64, 128>());
+  attention("attention 32x64", none, k::prefill_attention<32, 64>(), attn.partition<32, 128>());
+  attention("attention 32x64 stages 3", CompilerHints{.pipeline_stages = 3}, k::prefill_attention<32, 64>(),
+            attn.partition<32, 128>());
   attention("attention 128x64", none, k::prefill_attention<128, 64>(), attn.partition<128, 128>());
   attention("attention 64x32", none, k::prefill_attention<64, 32>(), attn.partition<64, 128>());
+  attention("attention 64x32 stages 4", CompilerHints{.pipeline_stages = 4}, k::prefill_attention<64, 32>(),
+            attn.partition<64, 128>());
+  attention("attention 128x32", none, k::prefill_attention<128, 32>(), attn.partition<128, 128>());
+  attention("attention 64x128", none, k::prefill_attention<64, 128>(), attn.partition<64, 128>());
 
   time_case(fmt::format("o_proj {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kQWidth), none,
             k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w_o.transposed(), x);

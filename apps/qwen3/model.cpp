@@ -449,10 +449,9 @@ void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int6
     s.run(k::prefill_q_norm_rope<BT>(), q.partition<1, BT, 128>(), qkv, w.q_norm, cos_rows, sin_rows, eps);
     s.run(k::prefill_kv_norm_rope_append<BT>(), k_rows.partition<1, BT, 128>(), v_rows.partition<1, BT, 128>(), qkv,
           w.k_norm, cos_rows, sin_rows, k_column, v_column, eps);
-    s.run_product({.occupancy = k::kPrefillAttentionOccupancy},
-                  k::prefill_attention<k::kPrefillQueryTile, k::kPrefillKeyTile>(),
-                  attn.partition<k::kPrefillQueryTile, 128>(), q, s.k_cache[l], s.v_cache[l],
-                  static_cast<std::int32_t>(start), static_cast<std::int32_t>(c.gqa_group()), scale);
+    s.run(k::prefill_attention<k::kPrefillQueryTile, k::kPrefillKeyTile>(), attn.partition<k::kPrefillQueryTile, 128>(),
+          q, s.k_cache[l], s.v_cache[l], static_cast<std::int32_t>(start), static_cast<std::int32_t>(c.gqa_group()),
+          scale);
     s.run(k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w.o.transposed(), x);
     s.run(k::prefill_rmsnorm<NR, NC>(), normed.partition<NR, NC>(), x_mid, w.post_norm, eps);
     s.run(k::prefill_matmul<BM, BN, BK>(), gate.partition<BM, BN>(), normed, w.gate.transposed());

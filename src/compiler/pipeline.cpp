@@ -406,7 +406,8 @@ void to_llvm_dialect(mlir::OpPassManager& pm, const Lowering& l) {
 // Stage to_tensor_cores (gpu targets): kernels of the matmul class become tensor-core code
 // ("tensor-cores.mlir"): warp-specialized TMA + wgmma code for the architecture-specific variant
 // `isa` where the target has one (sm_90a, GpuArch) and the kernel is of that lowering's shapes,
-// else warp-level mma.sync code for `arch` (sm_80 and newer); the others are left as they are,
+// else warp-level mma.sync code for `arch` (sm_80 and newer), and kernels of the attention class
+// mma.sync code with the softmax on registers; the others are left as they are,
 // for to_loops. A launch's CompilerHints fix the pipeline's stages and the programs' grouped order.
 // ---------------------------------------------------------------------------------------------
 void to_tensor_cores(mlir::OpPassManager& pm, std::string_view arch, std::string_view isa, int max_shared_bytes,
@@ -424,6 +425,13 @@ void to_tensor_cores(mlir::OpPassManager& pm, std::string_view arch, std::string
   // Each program's k-tiles shared by the CTAs of a cluster (sm_90 and newer; the pass checks).
   warp.splitK = hints.split_k > 1 ? hints.split_k : 1;
   pm.addPass(mlir::tessera::createConvertTileMatmulToMmaSync(warp));
+  // Attention kernels (a loop of two products around a softmax) with both products and the softmax
+  // on registers.
+  mlir::tessera::ConvertTileAttentionToMmaSyncOptions attention;
+  attention.arch = std::string(arch);
+  attention.maxSharedBytes = max_shared_bytes;
+  attention.stages = hints.pipeline_stages;
+  pm.addPass(mlir::tessera::createConvertTileAttentionToMmaSync(attention));
 }
 
 // After a kernel took the tensor-core lowering: what to_loops does after its conversion.

@@ -12,7 +12,9 @@
 // accumulation); a key at a position past the query's is masked to -inf, so its exponential is
 // exactly 0 and it contributes nothing. Every query sees position 0 in the first tile, so m is
 // finite after it and no -inf - -inf is formed. p V is an mma of the probabilities rounded to
-// bf16 and V, as in the decode step (attention.h): both mmas run on the tensor cores of a GPU. The output is stored as bf16(o / l) into
+// bf16 and V, as in the decode step (attention.h). The kernel is of the class of the attention
+// lowering (docs/compiler.md, "Attention on the tensor cores"): on a GPU both mmas run on the
+// tensor cores with the scores, the softmax and o in registers. The output is stored as bf16(o / l) into
 // out [T, q_width] at (query rows, head's 128 columns) (tile [BQ, 128]): the A operand of the
 // o_proj GEMM, which takes bf16. Query rows past T compute on whatever the cache holds there
 // and are not stored.

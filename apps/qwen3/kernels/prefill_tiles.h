@@ -16,13 +16,12 @@ inline constexpr int kPrefillGemmDepth = 64;  //   BK, input features per step o
 inline constexpr int kPrefillNormRows = 4;    // prefill_rmsnorm<R, BC>
 inline constexpr int kPrefillNormCols = 1024;
 inline constexpr int kPrefillRopeRows = 64;      // prefill_{q,kv}_norm_rope*<BT>: positions per program
-inline constexpr int kPrefillQueryTile = 32;     // prefill_attention<BQ, BKV>: queries per program
-inline constexpr int kPrefillKeyTile = 64;       //   cache positions per step of the online softmax
-// Programs of prefill_attention per SM (CompilerHints::occupancy). Left to itself the compiler
-// gave the 64 x 64 tile 512 threads of 124 registers (ncu): one program per SM. The 32 x 64 tile
-// capped for two programs ran 10% faster than uncapped and 14% faster than 64 x 64 in
-// bench_prefill_layers; capped for three, or 64 x 64 capped, slower (docs/performance.md).
-inline constexpr int kPrefillAttentionOccupancy = 2;
+// prefill_attention<BQ, BKV> takes the attention lowering on GPUs (docs/compiler.md, "Attention on
+// the tensor cores"): BQ / 16 warps, 255 registers a thread at head dimension 128. 64 x 64 ran
+// fastest in bench_prefill_layers (2 stages; 32 x 64, 128 x 64, 64 x 32 and 128 x 32 slower, 64 x
+// 128 spills; docs/performance.md).
+inline constexpr int kPrefillQueryTile = 64;  // queries per program
+inline constexpr int kPrefillKeyTile = 64;    // cache positions per step of the online softmax
 inline constexpr int kPrefillGatherTokens = 64;  // prefill_embedding_gather<BH, N>: token ids per launch
 inline constexpr int kPrefillGatherCols = 1024;  //   BH, hidden elements per program
 

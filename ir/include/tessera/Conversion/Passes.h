@@ -7,6 +7,8 @@
 //                          createConvertTileMatmulToNVVM(ConvertTileMatmulToNVVMOptions)
 //   convert-tile-matmul-to-mma-sync:
 //                          createConvertTileMatmulToMmaSync(ConvertTileMatmulToMmaSyncOptions)
+//   convert-tile-attention-to-mma-sync:
+//                          createConvertTileAttentionToMmaSync(ConvertTileAttentionToMmaSyncOptions)
 // registerTesseraConversionPasses() registers their command-line flags.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +17,7 @@
 #define TESSERA_CONVERSION_PASSES_H
 
 #include "tessera/Conversion/MathToNVVM/MathToNVVM.h"
+#include "tessera/Conversion/TileAttentionToMmaSync/TileAttentionToMmaSync.h"
 #include "tessera/Conversion/TileMatmulToMmaSync/TileMatmulToMmaSync.h"
 #include "tessera/Conversion/TileMatmulToNVVM/TileMatmulToNVVM.h"
 #include "tessera/Conversion/TileToLoops/TileToLoops.h"

@@ -531,6 +531,100 @@ def ConvertTileMatmulToMmaSync
   ];
 }
 
+def ConvertTileAttentionToMmaSync
+    : Pass<"convert-tile-attention-to-mma-sync", "::mlir::ModuleOp"> {
+  let summary = "Lower attention tile kernels to mma.sync code with the "
+                "softmax and both products on registers, for sm_80 and newer";
+  let description = [{
+    Guarantees: with `arch` an NVIDIA target of compute capability 8.0 or
+    more, every `tile.kernel` function of the attention class below whose
+    tiles this pass supports is rewritten into code with no tile ops and no
+    tensor values (func, scf, arith, math, memref, vector, llvm and nvvm ops
+    only), marked `tile.mma_sync`, `tile.block_size` (BQ / 16 warps) and
+    `tile.dynamic_shared_bytes`. One CTA runs one program: program ids 0, 1,
+    2 are `ctaid.x`, `.y`, `.z`. Every other function, and every function for
+    another `arch` (or none), is left unchanged, so `convert-tile-to-loops`
+    lowers it as before (its in-place mma, through shared memory). The pass
+    never fails.
+
+    The class (`AttentionKernel.h`): one block with one `scf.for` (from 0 by
+    1) and one `tile.store` after it; no other loop or region. The loop
+    carries f32 tiles: one [BQ, D] accumulator and any number of [BQ, 1]
+    rows. Its body has two `tile.mma`: S = mma(Q, transpose(K), zeros), with
+    Q a [BQ, D] tile loaded before the loop or in it at loop-invariant
+    indices (the front end emits a load the user wrote before the loop at
+    its use) and K a [BKV, D] tile loaded in it, and the accumulator's next value mma(P, V, A), with P a [BQ, BKV]
+    tile of Q's element type (bf16 or f16), V a [BKV, D] tile loaded in the
+    loop and A any [BQ, D] f32 tile. Q, K and V are loads of arguments (unit
+    dimensions before the tile's two allowed) padded with zeros, their last
+    dimension contiguous and `tile.align` at least 16. Every other tensor op,
+    in the loop and outside it, is a load, an elementwise arith or math op, a
+    splat, a splat constant, a same-rank broadcast, a unit reshape, an iota,
+    or (in the loop) a `tile.reduce` along the rows of an f32 [BQ, BKV] or
+    [BQ, D] tile. The store writes a [1, ..., 1, BQ, D] tile of a bf16, f16 or
+    f32 argument that no load reads. Tiles: BQ, BKV and D powers of two from 16
+    to 128, the Q tile and two stages of K and V within `max-shared-bytes`.
+
+    ```mlir
+    // before: online-softmax attention, 64 queries against 64-key tiles
+    %q = tile.load %qs[%p0, %c0] : !m -> tensor<64x128xbf16>
+    %r:3 = scf.for %i = %c0 to %n step %c1
+        iter_args(%m = %ninf, %l = %zero1, %o = %zero) -> (...) {
+      %k = tile.load %ks[%ii, %c0] : !m -> tensor<64x128xbf16>
+      %v = tile.load %vs[%ii, %c0] : !m -> tensor<64x128xbf16>
+      %kt = tile.transpose %k : tensor<64x128xbf16> -> tensor<128x64xbf16>
+      %s = tile.mma %q, %kt, %zeros : ... -> tensor<64x64xf32>
+      %mx = tile.reduce %s {kind = max, axis = 1} : ... -> tensor<64x1xf32>
+      ...   // m_new, alpha = exp(m - m_new), p = exp(s - m_new), l_new
+      %o2 = tile.mma %p16, %v, %oa : ... -> tensor<64x128xf32>
+      scf.yield %m2, %l2, %o2 : ...
+    }
+    %y = arith.divf %r#2, %lb : tensor<64x128xf32>
+    tile.store %yb, %out[%p0, %p1] : tensor<64x128xbf16>, !m
+    // after (abridged): 128 threads; Q and K/V tile 0 copied, Q's
+    // fragments loaded once; per iteration one barrier, the next tiles'
+    // copies, then
+    %kf = nvvm.ldmatrix %pk {layout = #nvvm.mma_layout<row>, num = 4 ...}
+    %s = nvvm.mma.sync A[%q0, ...] B[...] C[...] ...   // scores, registers
+    %x = nvvm.shfl.sync bfly %all, %mx, %c1, %c31 : f32 -> f32  // row max
+    %vf = nvvm.ldmatrix %pv {layout = #nvvm.mma_layout<col>, num = 4 ...}
+    %o = nvvm.mma.sync A[%p0, ...] B[...] C[...] ...   // P V, registers
+    ```
+
+    Structure (docs/compiler.md, "Attention on the tensor cores"): warp w
+    owns query rows 16 w .. 16 w + 15 of every [BQ, *] tile, each thread
+    holding the elements of the mma.sync m16n8k16 accumulator layout (rows
+    l / 4 and l / 4 + 8 of its warp's, columns 2 (l mod 4) and the next of
+    every 8). The scores arrive in that layout, every other op of the loop
+    is evaluated per element there (a row reduction over the thread's
+    elements, then two xor shuffles within the quad), and P's elements are
+    packed into the second product's A fragments, whose layout is the same.
+    Q, K and V go to shared memory by 16-byte `cp.async` (rows of 16-byte
+    chunks, XOR-swizzled as `convert-tile-matmul-to-mma-sync` lays them out),
+    K and V in `stages` stages (2 by default): iteration t waits for its
+    tiles, synchronizes the CTA once, and issues tile t + stages - 1's copies
+    before it computes.
+    Ragged edges: copies read only the bytes inside a tensor and zero-fill
+    the rest (the loads' zero padding); stores test their bounds.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"
+  ];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+           "The target (sm_XY); the pass lowers for sm_80 and newer">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "Shared-memory stages of K and V tiles; 0: 2. Fewer (at least 2) "
+           "where they do not fit max-shared-bytes">,
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t",
+           /*default=*/"101376",
+           "Shared memory a CTA may use (the device's opt-in limit; 99 KiB, "
+           "the least of sm_80 and newer)">
+  ];
+}
+
 def ConvertMathToNVVM : Pass<"convert-math-to-nvvm"> {
   let summary = "Rewrite scalar f32 math ops into forms NVPTX selects without libdevice";
   let description = [{

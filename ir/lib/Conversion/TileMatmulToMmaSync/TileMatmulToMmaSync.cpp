@@ -215,7 +215,6 @@ private:
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
   }
 
-  Value sharedBase();
   /// The operand's matrix: the memref argument `arg` read with rows along
   /// dimension `rowDim` (1 for the K-major B: its columns are contiguous).
   Operand operand(unsigned arg, int64_t rowDim, int64_t tileRows,
@@ -248,21 +247,6 @@ private:
   Operand a, bOp;
 };
 
-Value MmaSyncLowering::sharedBase() {
-  // Dynamic shared memory: an external array of no elements whose size the
-  // launch gives (tile.dynamic_shared_bytes). 128-byte aligned: the swizzle
-  // repeats every 128 bytes.
-  auto module = k.func->getParentOfType<ModuleOp>();
-  OpBuilder mb(module.getContext());
-  auto global = LLVM::GlobalOp::create(
-      mb, loc, LLVM::LLVMArrayType::get(mb.getI8Type(), 0), /*isConstant=*/false,
-      LLVM::Linkage::External, ("__tile_mma_sync_shared_" + k.func.getSymName()).str(),
-      Attribute(), /*alignment=*/128, /*addrSpace=*/3);
-  SymbolTable(module).insert(global, Block::iterator(k.func));
-  return LLVM::AddressOfOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), global.getSymName());
-}
-
 Operand MmaSyncLowering::operand(unsigned arg, int64_t rowDim, int64_t tileRows,
                                  int64_t tileCols, int64_t sharedOffset) {
   Value memref = k.func.getArgument(arg);
@@ -293,7 +277,6 @@ void MmaSyncLowering::copyTile(const Operand &op, Value stage, Value row0,
   const int64_t chunks = op.tileRows * op.chunksPerRow;
   const int64_t perRow = llvm::Log2_64(op.chunksPerRow);
   Value tileBase = ops.offset(stage, i32(op.sharedOffset));
-  auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); };
   for (int64_t first = 0; first < chunks; first += g.threads()) {
     // Chunk `id` of the tile: consecutive threads read consecutive 16 bytes.
     Value id = addConst(tid, first);
@@ -307,22 +290,14 @@ void MmaSyncLowering::copyTile(const Operand &op, Value stage, Value row0,
     Value c = arith::AndIOp::create(b, loc, id, i32(op.chunksPerRow - 1));
     Value row = add(row0, r);
     Value col = add(col0, mulConst(c, g.chunkElements()));
-    // Elements of the chunk within the matrix: 0 past its rows or columns,
-    // fewer in a ragged last column chunk; their bytes are read, the rest of
-    // the 16 zero-filled.
-    Value left = arith::MaxSIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, op.cols, col), i32(0));
-    Value elements = select(cmp(arith::CmpIPredicate::ult, row, op.rows),
-                            arith::MinSIOp::create(b, loc, left, i32(g.chunkElements())),
-                            i32(0));
-    Value inside = cmp(arith::CmpIPredicate::ne, elements, i32(0));
-    // An empty chunk reads from the matrix's first element, which exists.
+    // Elements of the chunk within the matrix: none past its rows or
+    // columns, fewer in a ragged last column chunk.
     Value at = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, toI64(row), op.ld), toI64(col));
-    Value bytes = select(inside, arith::MulIOp::create(b, loc, at, c64(g.elementBytes)),
-                         c64(0));
     Value dst = ops.offset(tileBase, ops.swizzledChunk(r, c, op.chunksPerRow));
-    ops.copy16(dst, ops.offset(op.base, bytes), mulConst(elements, g.elementBytes));
+    ops.copyChunk(dst, op.base, at, arith::SubIOp::create(b, loc, op.cols, col),
+                  cmp(arith::CmpIPredicate::ult, row, op.rows), g.chunkElements(),
+                  g.elementBytes);
     if (some)
       b.setInsertionPointAfter(*some);
   }
@@ -539,7 +514,7 @@ void MmaSyncLowering::run() {
   f.walk([&](ProgramIdOp op) { mapping.map(op.getResult(), ids[op.getDim()]); });
   pid0 = ids[0];
   pid1 = ids[1];
-  smem = sharedBase();
+  smem = ops.dynamicSharedBase(k.func, "__tile_mma_sync_shared_");
   a = operand(k.argA, 0, g.bm, g.bk, 0);
   bOp = g.bKMajor ? operand(k.argB, 1, g.bn, g.bk, g.aBytes())
                   : operand(k.argB, 0, g.bk, g.bn, g.aBytes());
@@ -627,16 +602,6 @@ void MmaSyncLowering::run() {
   }
 }
 
-/// The compute capability of an NVIDIA target name ("sm_80", "sm_90a",
-/// "sm_100f"), or 0.
-int64_t computeCapability(StringRef arch) {
-  if (!arch.consume_front("sm_"))
-    return 0;
-  arch = arch.take_while([](char c) { return c >= '0' && c <= '9'; });
-  int64_t cc = 0;
-  return arch.getAsInteger(10, cc) ? 0 : cc;
-}
-
 struct ConvertTileMatmulToMmaSyncPass
     : mlir::tessera::impl::ConvertTileMatmulToMmaSyncBase<ConvertTileMatmulToMmaSyncPass> {
   using Base::Base;
@@ -647,7 +612,7 @@ struct ConvertTileMatmulToMmaSyncPass
                                  << static_cast<int64_t>(splitK) << ": expected 1, 2, 4 or 8";
       return signalPassFailure();
     }
-    if (computeCapability(arch) < 80)
+    if (WarpMma::computeCapability(arch) < 80)
       return;
     SmallVector<func::FuncOp> kernels;
     getOperation().walk([&](func::FuncOp f) { kernels.push_back(f); });
@@ -656,7 +621,7 @@ struct ConvertTileMatmulToMmaSyncPass
       FailureOr<MatmulKernel> k = matchMatmulKernel(f, why);
       FailureOr<Geometry> g = failure();
       if (succeeded(k))
-        g = planGeometry(*k, computeCapability(arch), stages, splitK, maxSharedBytes, why);
+        g = planGeometry(*k, WarpMma::computeCapability(arch), stages, splitK, maxSharedBytes, why);
       if (failed(g)) {
         LLVM_DEBUG(llvm::dbgs() << f.getSymName() << ": not lowered: " << why << "\n");
         continue;

@@ -16,6 +16,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <string>
@@ -31,6 +33,41 @@ Value WarpMma::offset(Value base, Value bytes) {
 void WarpMma::copy16(Value dst, Value src, Value srcBytes) {
   NVVM::CpAsyncOp::create(b, loc, dst, src, uint32_t{16},
                           NVVM::LoadCacheModifierKind::CG, srcBytes);
+}
+
+void WarpMma::copyChunk(Value dst, Value base, Value at, Value left,
+                        Value inside, int64_t chunkElements,
+                        int64_t elementBytes) {
+  auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); };
+  auto i64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); };
+  Value clamped = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, left, i32(0)), i32(chunkElements));
+  Value elements = arith::SelectOp::create(b, loc, inside, clamped, i32(0));
+  Value some = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, elements, i32(0));
+  Value bytes = arith::SelectOp::create(
+      b, loc, some, arith::MulIOp::create(b, loc, at, i64(elementBytes)), i64(0));
+  copy16(dst, offset(base, bytes),
+         arith::MulIOp::create(b, loc, elements, i32(elementBytes)));
+}
+
+Value WarpMma::dynamicSharedBase(func::FuncOp kernel, StringRef prefix) {
+  auto module = kernel->getParentOfType<ModuleOp>();
+  OpBuilder mb(module.getContext());
+  auto global = LLVM::GlobalOp::create(
+      mb, loc, LLVM::LLVMArrayType::get(mb.getI8Type(), 0), /*isConstant=*/false,
+      LLVM::Linkage::External, (prefix + kernel.getSymName()).str(), Attribute(),
+      /*alignment=*/128, /*addrSpace=*/3);
+  SymbolTable(module).insert(global, Block::iterator(kernel));
+  return LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), global.getSymName());
+}
+
+int64_t WarpMma::computeCapability(StringRef arch) {
+  if (!arch.consume_front("sm_"))
+    return 0;
+  arch = arch.take_while([](char c) { return c >= '0' && c <= '9'; });
+  int64_t cc = 0;
+  return arch.getAsInteger(10, cc) ? 0 : cc;
 }
 
 void WarpMma::commitGroup() { NVVM::CpAsyncCommitGroupOp::create(b, loc); }

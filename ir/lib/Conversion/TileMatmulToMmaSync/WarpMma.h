@@ -22,6 +22,7 @@
 #ifndef TESSERA_LIB_CONVERSION_TILEMATMULTOMMASYNC_WARPMMA_H
 #define TESSERA_LIB_CONVERSION_TILEMATMULTOMMASYNC_WARPMMA_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
@@ -38,6 +39,13 @@ public:
   /// cp.async.cg of 16 bytes from `src` to `dst`, of which the first
   /// `srcBytes` (i32, 0-16) are read and the rest filled with zeros.
   void copy16(Value dst, Value src, Value srcBytes);
+  /// The copy of one 16-byte chunk (`chunkElements` elements of
+  /// `elementBytes`) of a tensor at `base` (ptr<1>) to `dst`: the elements at
+  /// element offset `at` (i64) onwards that lie inside the tensor, `left`
+  /// (i32) of them left in its row and none unless `inside` (i1); the rest of
+  /// the 16 bytes zero-filled. An empty chunk reads from `base`, which exists.
+  void copyChunk(Value dst, Value base, Value at, Value left, Value inside,
+                 int64_t chunkElements, int64_t elementBytes);
   void commitGroup();
   /// Waits until at most `pending` of this thread's committed groups are
   /// outstanding.
@@ -63,6 +71,16 @@ public:
   static int64_t kStep(Type inputType) {
     return 32 / (inputType.getIntOrFloatBitWidth() / 8);
   }
+
+  /// The address (ptr<3>) of the dynamic shared memory of `kernel`: an
+  /// external array of no elements named `prefix` + the kernel's name, whose
+  /// size the launch gives (tile.dynamic_shared_bytes), 128-byte aligned (the
+  /// swizzle repeats every 128 bytes), inserted before the kernel.
+  Value dynamicSharedBase(func::FuncOp kernel, StringRef prefix);
+
+  /// The compute capability of an NVIDIA target name ("sm_80", "sm_90a",
+  /// "sm_100f"), or 0.
+  static int64_t computeCapability(StringRef arch);
 
   /// The byte offset (i32) of the 16-byte chunk `chunk` of row `row` in a
   /// tile of `chunksPerRow` chunks per row (a power of two) stored with an

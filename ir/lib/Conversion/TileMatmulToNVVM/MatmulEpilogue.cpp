@@ -38,10 +38,16 @@ Value mlir::tessera::tile::materializeScalar(OpBuilder &b, func::FuncOp func,
   return mapping.lookup(v);
 }
 
-Value EpilogueValues::at(Value tensor, ArrayRef<Value> coords) {
+std::vector<void *> mlir::tessera::tile::elementKey(Value tensor,
+                                                    ArrayRef<Value> coords) {
   std::vector<void *> key{tensor.getAsOpaquePointer()};
   for (Value c : coords)
     key.push_back(c.getAsOpaquePointer());
+  return key;
+}
+
+Value EpilogueValues::at(Value tensor, ArrayRef<Value> coords) {
+  std::vector<void *> key = elementKey(tensor, coords);
   auto it = memo.find(key);
   if (it != memo.end())
     return it->second;
@@ -58,18 +64,15 @@ void EpilogueValues::preload(Value tensor, ArrayRef<Value> rows,
 }
 
 void EpilogueValues::preloadAt(Value tensor, ArrayRef<Value> coords) {
-  std::vector<void *> key{tensor.getAsOpaquePointer()};
-  for (Value c : coords)
-    key.push_back(c.getAsOpaquePointer());
-  if (!preloaded.insert(key).second || tensor == k.loop.getResult(0))
+  if (!preloaded.insert(elementKey(tensor, coords)).second || tensor == k.loop.getResult(0))
     return;
   Operation *op = tensor.getDefiningOp();
   if (isa<LoadOp>(op)) {
     at(tensor, coords);
     return;
   }
-  if (std::optional<Forwarded> f = forwarded(op, coords))
-    return preloadAt(f->input, f->coords);
+  if (auto f = forwardedElement(op, coords, zero()))
+    return preloadAt(f->first, f->second);
   if (isa<SplatOp, arith::ConstantOp>(op))
     return;
   // Elementwise ops and device calls: their tile operands at the same
@@ -79,15 +82,16 @@ void EpilogueValues::preloadAt(Value tensor, ArrayRef<Value> coords) {
       preloadAt(operand, coords);
 }
 
-std::optional<EpilogueValues::Forwarded>
-EpilogueValues::forwarded(Operation *op, ArrayRef<Value> coords) {
+std::optional<std::pair<Value, SmallVector<Value>>>
+mlir::tessera::tile::forwardedElement(Operation *op, ArrayRef<Value> coords,
+                                      Value zero) {
   if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
     auto in = cast<RankedTensorType>(broadcast.getInput().getType());
     SmallVector<Value> inner(coords);
     for (int64_t d = 0; d < in.getRank(); ++d)
       if (in.getDimSize(d) == 1)
-        inner[d] = zero();
-    return Forwarded{broadcast.getInput(), inner};
+        inner[d] = zero;
+    return std::make_pair(broadcast.getInput(), inner);
   }
   if (auto reshape = dyn_cast<ReshapeOp>(op)) {
     // Unit dimensions only: the other coordinates in order.
@@ -99,8 +103,8 @@ EpilogueValues::forwarded(Operation *op, ArrayRef<Value> coords) {
         nonUnit.push_back(coords[d]);
     size_t next = 0;
     for (int64_t d = 0; d < in.getRank(); ++d)
-      inner.push_back(in.getDimSize(d) == 1 ? zero() : nonUnit[next++]);
-    return Forwarded{reshape.getInput(), inner};
+      inner.push_back(in.getDimSize(d) == 1 ? zero : nonUnit[next++]);
+    return std::make_pair(reshape.getInput(), inner);
   }
   return std::nullopt;
 }
@@ -121,8 +125,8 @@ Value EpilogueValues::compute(Value tensor, ArrayRef<Value> coords) {
         cast<TypedAttr>(cast<DenseElementsAttr>(cst.getValue()).getSplatValue<Attribute>()));
   if (auto splat = dyn_cast<SplatOp>(op))
     return materialize(splat.getInput());
-  if (std::optional<Forwarded> f = forwarded(op, coords))
-    return at(f->input, f->coords);
+  if (auto f = forwardedElement(op, coords, zero()))
+    return at(f->first, f->second);
   if (auto load = dyn_cast<LoadOp>(op))
     return loadAt(load, coords);
   if (auto call = dyn_cast<DeviceCallOp>(op))
@@ -140,10 +144,17 @@ Value EpilogueValues::callAt(DeviceCallOp call, ArrayRef<Value> coords) {
 }
 
 Value EpilogueValues::loadAt(LoadOp load, ArrayRef<Value> coords) {
-  auto type = cast<RankedTensorType>(load.getType());
-  SmallVector<Value> indices, dims;
+  SmallVector<Value> indices;
   for (Value index : load.getIndices())
     indices.push_back(materialize(index));
+  return loadElement(b, loc, load, indices, coords);
+}
+
+Value mlir::tessera::tile::loadElement(OpBuilder &b, Location loc, LoadOp load,
+                                       ArrayRef<Value> tileIndices,
+                                       ArrayRef<Value> coords) {
+  auto type = cast<RankedTensorType>(load.getType());
+  SmallVector<Value> indices(tileIndices), dims;
   SmallVector<Value> origin = tileOrigin(b, loc, load.getSource(), indices,
                                          type.getShape(), dims);
   Value inBounds;
@@ -179,9 +190,15 @@ bool mlir::tessera::tile::storesColumnPairs(MatmulKernel k) {
 void mlir::tessera::tile::storeColumnPair(OpBuilder &b, Location loc, Value out,
                                           Value rowIn, Value rowIndex, Value col,
                                           Value width, Value v0, Value v1,
-                                          bool pairs) {
+                                          bool pairs, ValueRange outer) {
   auto index = [&](Value v) {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  };
+  auto at = [&](Value c) {
+    SmallVector<Value> indices(outer.begin(), outer.end());
+    indices.push_back(rowIndex);
+    indices.push_back(index(c));
+    return indices;
   };
   Type elt = cast<MemRefType>(out.getType()).getElementType();
   const int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
@@ -197,12 +214,12 @@ void mlir::tessera::tile::storeColumnPair(OpBuilder &b, Location loc, Value out,
   if (pairs) {
     Value vec = vector::FromElementsOp::create(
         b, loc, VectorType::get({2}, elt), ValueRange{v0, v1});
-    vector::StoreOp::create(b, loc, vec, out, ValueRange{rowIndex, index(col)},
+    vector::StoreOp::create(b, loc, vec, out, at(col),
                             /*nontemporal=*/false,
                             llvm::MaybeAlign(2 * eltBytes));
   } else {
-    memref::StoreOp::create(b, loc, v0, out, ValueRange{rowIndex, index(col)});
-    memref::StoreOp::create(b, loc, v1, out, ValueRange{rowIndex, index(colNext)});
+    memref::StoreOp::create(b, loc, v0, out, at(col));
+    memref::StoreOp::create(b, loc, v1, out, at(colNext));
   }
   b.setInsertionPointToStart(both.elseBlock());
   auto single = scf::IfOp::create(
@@ -210,7 +227,7 @@ void mlir::tessera::tile::storeColumnPair(OpBuilder &b, Location loc, Value out,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, width),
       /*withElseRegion=*/false);
   b.setInsertionPointToStart(single.thenBlock());
-  memref::StoreOp::create(b, loc, v0, out, ValueRange{rowIndex, index(col)});
+  memref::StoreOp::create(b, loc, v0, out, at(col));
 }
 
 void mlir::tessera::tile::storeFromRegisters(

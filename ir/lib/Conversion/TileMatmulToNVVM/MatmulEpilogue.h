@@ -26,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace mlir::tessera::tile {
@@ -35,6 +36,23 @@ namespace mlir::tessera::tile {
 /// before) as mapped, pure scalar ops cloned (and added to `mapping`).
 Value materializeScalar(OpBuilder &b, func::FuncOp func, Value v,
                         IRMapping &mapping);
+
+/// The key under which an evaluator memoizes `tensor`'s element at `coords`.
+std::vector<void *> elementKey(Value tensor, ArrayRef<Value> coords);
+
+/// For a broadcast or a unit reshape `op`: its input and the coordinates at
+/// which that holds the element at `coords` of `op`'s result (a broadcast
+/// dimension, or a unit dimension of the input, at `zero`, an i32 0).
+/// Nothing for other ops.
+std::optional<std::pair<Value, SmallVector<Value>>>
+forwardedElement(Operation *op, ArrayRef<Value> coords, Value zero);
+
+/// The element of `load`'s tile at coordinates `coords` (i32): the memref's
+/// element, or the load's padding outside its bounds (an in-bounds index is
+/// read either way). `indices` are the load's tile indices, materialized at
+/// the insertion point of `b`.
+Value loadElement(OpBuilder &b, Location loc, LoadOp load,
+                  ArrayRef<Value> indices, ArrayRef<Value> coords);
 
 /// Evaluates the epilogue's tensors element by element, at tile coordinates
 /// given as i32 values; one scalar per (tensor, coordinates), reused.
@@ -69,18 +87,11 @@ public:
   }
 
 private:
-  /// A broadcast's or unit reshape's input and the coordinates it is read at.
-  struct Forwarded {
-    Value input;
-    SmallVector<Value> coords;
-  };
-  std::optional<Forwarded> forwarded(Operation *op, ArrayRef<Value> coords);
   void preloadAt(Value tensor, ArrayRef<Value> coords);
 
   Value zero();
   Value compute(Value tensor, ArrayRef<Value> coords);
-  /// The element of a tile.load at `coords`: the memref's element, or the
-  /// padding outside its bounds (an in-bounds index is read either way).
+  /// loadElement with the load's indices materialized.
   Value loadAt(LoadOp load, ArrayRef<Value> coords);
   /// The device function's scalar result at `coords`: a call with its
   /// arguments' elements there.
@@ -97,13 +108,14 @@ private:
 };
 
 /// Stores `v0` and `v1` at (`rowIndex`, `col`) and (`rowIndex`, `col` + 1) of
-/// the 2-d memref `out` (i32 `col`, index `rowIndex`): nothing unless `rowIn`;
+/// the 2-d memref `out` (i32 `col`, index `rowIndex`), or of a memref of more
+/// dimensions at (`outer`..., `rowIndex`, `col`): nothing unless `rowIn`;
 /// both, as one 2-element vector store when `pairs` (rows contiguous and
 /// aligned to two elements), when `col` + 1 < `width`; else `v0` alone when
 /// `col` < `width`.
 void storeColumnPair(OpBuilder &b, Location loc, Value out, Value rowIn,
                      Value rowIndex, Value col, Value width, Value v0, Value v1,
-                     bool pairs);
+                     bool pairs, ValueRange outer = {});
 
 /// The epilogue's value `store` at a thread's accumulator coordinates (i32
 /// tile coordinates `rows` x `cols`, the columns in adjacent pairs), stored

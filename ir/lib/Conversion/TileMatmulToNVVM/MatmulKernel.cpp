@@ -24,10 +24,6 @@ using namespace mlir::tessera::tile;
 
 namespace {
 
-bool hasTensor(TypeRange types) {
-  return llvm::any_of(types, [](Type t) { return isa<TensorType>(t); });
-}
-
 bool touchesTensor(Operation *op) {
   return hasTensor(op->getOperandTypes()) || hasTensor(op->getResultTypes());
 }
@@ -64,7 +60,13 @@ bool isAligned(func::FuncOp func, unsigned arg, int64_t unitDim, int64_t align) 
   return attr && attr.getInt() >= align;
 }
 
-bool isZeroSplat(Value v) {
+} // namespace
+
+bool mlir::tessera::tile::hasTensor(TypeRange types) {
+  return llvm::any_of(types, [](Type t) { return isa<TensorType>(t); });
+}
+
+bool mlir::tessera::tile::isZeroSplat(Value v) {
   auto cst = v.getDefiningOp<arith::ConstantOp>();
   auto dense = cst ? dyn_cast<DenseElementsAttr>(cst.getValue()) : nullptr;
   if (!dense || !dense.isSplat())
@@ -73,8 +75,7 @@ bool isZeroSplat(Value v) {
   return f && f.getValue().isZero();
 }
 
-/// A reshape that only inserts or removes dimensions of extent 1.
-bool isUnitReshape(ReshapeOp op) {
+bool mlir::tessera::tile::isUnitReshape(ReshapeOp op) {
   auto nonUnit = [](Type t) {
     SmallVector<int64_t> dims;
     for (int64_t d : cast<RankedTensorType>(t).getShape())
@@ -84,8 +85,6 @@ bool isUnitReshape(ReshapeOp op) {
   };
   return nonUnit(op.getInput().getType()) == nonUnit(op.getType());
 }
-
-} // namespace
 
 bool mlir::tessera::tile::isElementwiseTensorOp(Operation *op) {
   if (!isa_and_nonnull<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||

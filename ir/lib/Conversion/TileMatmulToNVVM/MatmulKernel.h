@@ -65,6 +65,13 @@ FailureOr<MatmulKernel> matchMatmulKernel(func::FuncOp func, std::string &why);
 /// regions).
 bool isElementwiseTensorOp(Operation *op);
 
+/// Helpers of both kernel-class matchers (this one and AttentionKernel.h):
+/// some of `types` is a tensor; `v` is a splat constant of float zeros; `op`
+/// only inserts or removes dimensions of extent 1.
+bool hasTensor(TypeRange types);
+bool isZeroSplat(Value v);
+bool isUnitReshape(ReshapeOp op);
+
 } // namespace mlir::tessera::tile
 
 #endif // TESSERA_LIB_CONVERSION_TILEMATMULTONVVM_MATMULKERNEL_H

@@ -18,7 +18,8 @@ The test file names the launch in one line:
   // EMU: T=<threads, 0 = chosen by the pass> [S=<CTAs per program>]
   //      [K=<split-K CTAs>] [E=<early steps>] grid=<g0>,<g1> args=<arg>;<arg>...
   // EMU: MMA=<arch> [K=<split-K CTAs>] grid=<g0>,<g1> args=<arg>;<arg>...
-where <arg> is <dtype>[<d0>x<d1>] or <dtype>[<n>], optionally /<row stride>,
+  // EMU: ATTN=<arch> [STAGES=<K/V stages>] grid=<g0>,<g1> args=<arg>;<arg>...
+where <arg> is <dtype>[<d0>x<d1>...] or <dtype>[<n>], optionally /<row stride>,
 one per kernel argument (memrefs only, row-major, unit inner stride); a
 matrix's suffix ^T passes the transposed view of that d0 x d1 buffer instead
 (sizes d1, d0, strides 1, row stride: a K-major B). S (default 1; 0 = chosen
@@ -41,7 +42,8 @@ wait, which on the host, where every earlier launch has ended, is nothing).
 MMA=<arch> lowers the gpu side with convert-tile-matmul-to-mma-sync
 arch=<arch> split-k=K instead (no tile-split-k-loop), which must take the
 kernel (tile.mma_sync); T, S and the split are the ones it reports, as above,
-and its dynamic shared memory is defined the same way.
+and its dynamic shared memory is defined the same way. ATTN=<arch> does the
+same with convert-tile-attention-to-mma-sync arch=<arch> stages=<STAGES, default 0>.
 """
 import argparse
 import os
@@ -205,13 +207,16 @@ def main():
     text = open(a.kernel).read()
     spec = dict(kv.split("=", 1) for kv in re.search(r"// EMU: (.*)", text).group(1).split())
     mma = spec.get("MMA")
-    if mma and ("T" in spec or "S" in spec):
-        sys.exit("emulate.py: with MMA the pass chooses the CTA; T and S do not apply")
-    threads = 0 if mma else int(spec["T"])
+    attention = spec.get("ATTN")
+    if attention and (mma or "K" in spec):
+        sys.exit("emulate.py: ATTN excludes MMA and K")
+    if (mma or attention) and ("T" in spec or "S" in spec):
+        sys.exit("emulate.py: with MMA or ATTN the pass chooses the CTA; T and S do not apply")
+    threads = 0 if mma or attention else int(spec["T"])
     ctas = int(spec.get("S", "1"))
     split_k = int(spec.get("K", "1"))
     early = int(spec.get("E", "0"))
-    if early and mma:
+    if early and (mma or attention):
         sys.exit("emulate.py: E applies to convert-tile-to-loops' kernels, not with MMA")
     if split_k > 1 and "S" in spec:
         sys.exit("emulate.py: S and K exclude each other (a split-K program is K CTAs)")
@@ -231,7 +236,13 @@ def main():
         run([llc, "-O2", "-filetype=obj", "-relocation-model=pic", "-o", obj], ll)
         return obj
 
-    if mma:
+    if attention:
+        stages = spec.get("STAGES", "0")
+        gpu = run([opt, a.kernel, f"-convert-tile-attention-to-mma-sync=arch={attention} stages={stages}",
+                   "-canonicalize", "-cse"])
+        if not re.search(rf"func\.func @{fn}\(.*attributes \{{[^}}]*tile\.mma_sync", gpu):
+            sys.exit(f"emulate.py: convert-tile-attention-to-mma-sync (arch={attention}) did not take @{fn}")
+    elif mma:
         gpu = run([opt, a.kernel, f"-convert-tile-matmul-to-mma-sync=arch={mma} split-k={split_k}",
                    "-canonicalize", "-cse"])
         if not re.search(rf"func\.func @{fn}\(.*attributes \{{[^}}]*tile\.mma_sync", gpu):
@@ -290,11 +301,14 @@ def main():
     for i, (dt, dims, ld, transposed) in enumerate(args):
         rank = len(dims)
         decls.append(", ".join(["void*", "void*", "int64_t"] + ["int64_t"] * (2 * rank)))
-        count = dims[0] * ld if rank == 2 else dims[0]
+        # Row-major: rows of `ld` elements, each outer dimension its inner ones' rows.
+        row_major = [1] if rank == 1 else [ld, 1]
+        for d in range(rank - 3, -1, -1):
+            row_major.insert(0, row_major[0] * dims[d + 1])
+        count = dims[0] * row_major[0]
         setup.append(f"g{i}.resize({count}); fill(g{i}, {i}, \"{dt}\"); c{i} = g{i}; o{i} = g{i};")
         sizes = ", ".join(f"int64_t({d})" for d in (dims[::-1] if transposed else dims))
-        strides = "int64_t(1)" if rank == 1 else f"int64_t(1), int64_t({ld})" if transposed \
-            else f"int64_t({ld}), int64_t(1)"
+        strides = ", ".join(f"int64_t({x})" for x in ([1, ld] if transposed else row_major))
         gpu_args.append(f"g{i}.data(), g{i}.data(), int64_t(0), {sizes}, {strides}")
         cpu_args.append(f"c{i}.data(), c{i}.data(), int64_t(0), {sizes}, {strides}")
         checks.append(f'bad += compare("arg{i}", g{i}, c{i}, o{i}, "{dt}");')
@@ -360,7 +374,7 @@ int main() {{
   int bad = 0;
   {chr(10).join(checks)}
   std::printf("{fn}: T=%d%s%s%s%s %s\\n", {threads}, "{f' S={ctas}' if ctas > 1 else ''}",
-              "{f' K={cluster}' if cluster > 1 else ''}", "{f' MMA={mma}' if mma else ''}",
+              "{f' K={cluster}' if cluster > 1 else ''}", "{f' MMA={mma}' if mma else f' ATTN={attention}' if attention else ''}",
               "{f' dynamic shared {dynamic.group(1)}' if dynamic else ''}", bad ? "MISMATCH" : "OK");
   return bad != 0;
 }}

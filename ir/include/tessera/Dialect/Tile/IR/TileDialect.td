@@ -123,7 +123,8 @@ def Tile_Dialect : Dialect {
       return ::llvm::StringLiteral("tile.persistent");
     }
     /// Name of the unit function attribute of a kernel that
-    /// `convert-tile-matmul-to-mma-sync` lowered: its body holds no tile ops
+    /// `convert-tile-matmul-to-mma-sync` or
+    /// `convert-tile-attention-to-mma-sync` lowered: its body holds no tile ops
     /// (convert-tile-to-loops has nothing left to do), it runs one CTA per
     /// program as every other kernel, and its warp layout is fixed (the
     /// launcher compiles no variants of it).
