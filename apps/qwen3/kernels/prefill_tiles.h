@@ -17,9 +17,9 @@ inline constexpr int kPrefillNormRows = 4;    // prefill_rmsnorm<R, BC>
 inline constexpr int kPrefillNormCols = 1024;
 inline constexpr int kPrefillRopeRows = 64;      // prefill_{q,kv}_norm_rope*<BT>: positions per program
 // prefill_attention<BQ, BKV> takes the attention lowering on GPUs (docs/compiler.md, "Attention on
-// the tensor cores"): BQ / 16 warps, 255 registers a thread at head dimension 128. 64 x 64 ran
-// fastest in bench_prefill_layers (2 stages; 32 x 64, 128 x 64, 64 x 32 and 128 x 32 slower, 64 x
-// 128 spills; docs/performance.md).
+// the tensor cores"): BQ / 16 warps, 255 registers a thread at head dimension 128. In
+// bench_prefill_layers 64 x 64 and 128 x 64 are within 2.5% (64 x 32, 128 x 32, 3 stages slower,
+// 32 x 64 by 44%, 64 x 128 spills; docs/performance.md).
 inline constexpr int kPrefillQueryTile = 64;  // queries per program
 inline constexpr int kPrefillKeyTile = 64;    // cache positions per step of the online softmax
 inline constexpr int kPrefillGatherTokens = 64;  // prefill_embedding_gather<BH, N>: token ids per launch

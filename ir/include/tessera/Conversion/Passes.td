@@ -541,8 +541,11 @@ def ConvertTileAttentionToMmaSync
     tiles this pass supports is rewritten into code with no tile ops and no
     tensor values (func, scf, arith, math, memref, vector, llvm and nvvm ops
     only), marked `tile.mma_sync`, `tile.block_size` (BQ / 16 warps) and
-    `tile.dynamic_shared_bytes`. One CTA runs one program: program ids 0, 1,
-    2 are `ctaid.x`, `.y`, `.z`. Every other function, and every function for
+    `tile.dynamic_shared_bytes`. One CTA runs one program, over the
+    programs' grid, in the order of decreasing program id 0 (in a causal
+    kernel the last query tiles walk the most key tiles): CTA (x, y, z) runs
+    program (X - 1 - L / Y, L mod Y, z), L = x + X y for a grid of X x Y x Z.
+    Every other function, and every function for
     another `arch` (or none), is left unchanged, so `convert-tile-to-loops`
     lowers it as before (its in-place mma, through shared memory). The pass
     never fails.

@@ -3,7 +3,9 @@
 // Implements `convert-tile-attention-to-mma-sync` (Conversion/Passes.td). A
 // kernel that matchAttentionKernel accepts, in a tile shape planned below,
 // gets a new body, built in front of the old one, which is then erased. One
-// CTA runs one program (ctaid.x, .y, .z are program ids 0, 1, 2):
+// CTA runs one program, the programs in the order of decreasing program id 0
+// (the query tile: in a causal kernel the last walk the most key tiles), every
+// program id 1 of one program id 0 before the next:
 //
 //   - BQ / 16 warps, warp w owning query rows 16 w .. 16 w + 15 of every
 //     [BQ, *] tile: thread (lane l) holds rows 16 w + l / 4 and that + 8, and
@@ -486,12 +488,26 @@ void AttentionLowering::run() {
     for (int64_t c = 0; c < n / 4; ++c)
       cols.push_back(addConst(pair, 8 * (c / 2) + c % 2));
   }
-  // Program ids are the CTA's ids, as convert-tile-to-loops maps them.
+  // One CTA per program, the grid the programs': the launch is that of any
+  // kernel. The CTAs start in order of their linear id x + X y, and the
+  // programs of the last query tiles walk the most key tiles in a causal
+  // kernel, so CTA (x, y) runs program (X - 1 - L / Y, L mod Y) with L = x + X y:
+  // the last query tile of every head first, then the one before it. A
+  // permutation of the programs; the longest start first and the short ones
+  // fill the last wave.
   IRMapping mapping;
-  Value ids[3] = {NVVM::BlockIdXOp::create(b, loc, i32Type),
-                  NVVM::BlockIdYOp::create(b, loc, i32Type),
-                  NVVM::BlockIdZOp::create(b, loc, i32Type)};
+  Value sizes[3] = {NVVM::GridDimXOp::create(b, loc, i32Type),
+                    NVVM::GridDimYOp::create(b, loc, i32Type),
+                    NVVM::GridDimZOp::create(b, loc, i32Type)};
+  Value linear = add(NVVM::BlockIdXOp::create(b, loc, i32Type),
+                     mul(sizes[0], NVVM::BlockIdYOp::create(b, loc, i32Type)));
+  Value ids[3] = {
+      arith::SubIOp::create(b, loc, addConst(sizes[0], -1),
+                            arith::DivUIOp::create(b, loc, linear, sizes[1])),
+      arith::RemUIOp::create(b, loc, linear, sizes[1]),
+      NVVM::BlockIdZOp::create(b, loc, i32Type)};
   f.walk([&](ProgramIdOp op) { mapping.map(op.getResult(), ids[op.getDim()]); });
+  f.walk([&](NumProgramsOp op) { mapping.map(op.getResult(), sizes[op.getDim()]); });
   smem = ops.dynamicSharedBase(k.func, "__tile_attention_shared_");
   Operand q = operand(k.loadQ, g.bq);
   Operand kOp = operand(k.loadK, g.bkv);

@@ -2,7 +2,7 @@
 // RUN: tessera-opt %s -convert-tile-attention-to-mma-sync="arch=sm_90 stages=3" | FileCheck %s --check-prefix=THREE
 
 // Causal attention with an online softmax in 32 x 32 tiles of head dimension
-// 64: 2 warps of 16 query rows, shared memory for Q (4 KiB) and 2 stages of
+// 64, the programs of the last query tiles first: 2 warps of 16 query rows, shared memory for Q (4 KiB) and 2 stages of
 // K and V (8 KiB each). Before the loop: Q's and tile 0's copies (one group),
 // Q's 4 A fragments (ldmatrix.x4, one per k-step of 16). Per iteration: wait
 // for the tile, one barrier, the next tile's copies, then the scores (per
@@ -19,6 +19,18 @@
 // CHECK-SAME: tile.kernel, tile.mma_sync
 // CHECK-NOT: tile.
 // CHECK: nvvm.read.ptx.sreg.tid.x range <i32, 0, 64>
+// The programs longest first: CTA (x, y) runs program
+// (X - 1 - L / Y, L mod Y), L = x + X y.
+// CHECK: %[[X:.*]] = nvvm.read.ptx.sreg.nctaid.x
+// CHECK: %[[Y:.*]] = nvvm.read.ptx.sreg.nctaid.y
+// CHECK: %[[CY:.*]] = nvvm.read.ptx.sreg.ctaid.y
+// CHECK: %[[XCY:.*]] = arith.muli %[[X]], %[[CY]]
+// CHECK: %[[CX:.*]] = nvvm.read.ptx.sreg.ctaid.x
+// CHECK: %[[L:.*]] = arith.addi %[[CX]], %[[XCY]]
+// CHECK: %[[Q:.*]] = arith.divui %[[L]], %[[Y]]
+// CHECK: %[[LAST:.*]] = arith.addi %[[X]], %c-1_i32
+// CHECK: arith.subi %[[LAST]], %[[Q]]
+// CHECK: arith.remui %[[L]], %[[Y]]
 // CHECK: nvvm.cp.async.shared.global
 // CHECK: scf.if
 // CHECK: nvvm.cp.async.shared.global
