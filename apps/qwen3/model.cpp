@@ -92,8 +92,8 @@ struct Model::Scratch {
     std::move(kernel.launch_async(options, std::forward<Args>(args)...)).detach();
     ++launches;
   }
-  // A launch with `hints` (threads, bulk rings of weight tiles, split, occupancy; 0: the compiler's
-  // choice) and the launch's own early frozen steps: the decode products, the prefill attention.
+  // A decode product with `hints` (threads, bulk rings of weight tiles, split, occupancy; 0: the
+  // compiler's choice) and the launch's own early frozen steps.
   template <class Kernel, class... Args>
   void run_product(tessera::CompilerHints hints, const Kernel& kernel, Args&&... args) {
     tessera::LaunchOptions o = options;

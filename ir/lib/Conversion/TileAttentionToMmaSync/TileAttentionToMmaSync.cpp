@@ -205,7 +205,18 @@ private:
                              SmallVector<Value> acc);
   /// Two 16-bit values packed into an i32 word, `lo` in the low half.
   Value pack(Value lo, Value hi);
+  /// The address of the K tile (`offset` 0) or the V tile in `stage`.
   Value stageTile(Value stage, int64_t offset);
+  /// This thread's copies of the K and V tiles, their indices materialized
+  /// with `mapping`, into `stage`.
+  void copyKeysValues(Value stage, IRMapping &mapping);
+  /// True (i1) where the leading (unit) dimensions of a tile at `origin` lie
+  /// inside `dims`; null for a 2-d tile.
+  Value leadingInBounds(ArrayRef<Value> origin, ArrayRef<Value> dims);
+  /// The old loop's carried tiles `tiles` (iter_args or results) held in the
+  /// new loop's registers `regs`, in order, of the given widths.
+  DenseMap<Value, Held> heldTiles(ValueRange tiles, ValueRange regs,
+                                  ArrayRef<int64_t> widths);
   Value shuffleXor(Value v, int64_t offset);
 
   AttentionKernel k;
@@ -217,6 +228,7 @@ private:
   SmallVector<Value, 2> rows;
   std::map<int64_t, SmallVector<Value>> columnsByWidth;
   SmallVector<std::array<Value, 4>> qFragments;
+  Operand keys, values; // the K and V loads
 };
 
 Value Values::at(Value tensor, ArrayRef<Value> coords) {
@@ -281,16 +293,8 @@ Value Values::loadAt(LoadOp load, ArrayRef<Value> coords) {
 Value Values::reduceAt(ReduceOp reduce, Value row) {
   OpBuilder &b = l.b;
   Location loc = l.loc;
-  auto combine = [&](Value x, Value y) -> Value {
-    switch (reduce.getKind()) {
-    case ReduceKind::sum:
-      return arith::AddFOp::create(b, loc, x, y);
-    case ReduceKind::max:
-      return arith::MaximumFOp::create(b, loc, x, y);
-    case ReduceKind::min:
-      return arith::MinimumFOp::create(b, loc, x, y);
-    }
-    llvm_unreachable("unknown reduce kind");
+  auto combine = [&](Value x, Value y) {
+    return mlir::tessera::tile::combine(b, loc, reduce.getKind(), x, y);
   };
   const int64_t n = reduce.getInput().getType().getDimSize(1);
   Value acc;
@@ -318,19 +322,11 @@ ArrayRef<Value> AttentionLowering::columns(int64_t n) {
 }
 
 Operand AttentionLowering::operand(LoadOp load, int64_t tileRows) {
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, load.getSource());
-  Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, meta.getBaseBuffer());
-  // The generic address of the view's element 0, as a global pointer (the
-  // matcher's 16-byte alignment includes the view's offset).
-  auto two = arith::ConstantIntOp::create(b, loc, 2, 64);
-  Value address = arith::AddIOp::create(
-      b, loc, toI64(aligned), arith::MulIOp::create(b, loc, toI64(meta.getOffset()), two));
-  Value generic = LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
+  // The matcher's 16-byte alignment includes the view's offset.
+  auto [base, meta] = ops.viewBase(load.getSource(), /*elementBytes=*/2);
   Operand op;
   op.load = load;
-  op.base = LLVM::AddrSpaceCastOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), generic);
+  op.base = base;
   for (Value s : meta.getStrides())
     op.strides.push_back(toI64(s));
   op.tileRows = tileRows;
@@ -347,14 +343,11 @@ void AttentionLowering::copyTile(const Operand &op, Value tile,
   SmallVector<Value> origin =
       tileOrigin(b, loc, op.load.getSource(), indices, type.getShape(), dims);
   // The leading (unit) dimensions: one element each, inside or not.
-  auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); };
-  Value lead = c64(0), leadIn;
-  for (int64_t d = 0; d + 2 < rank; ++d) {
+  Value lead = arith::ConstantIntOp::create(b, loc, 0, 64);
+  for (int64_t d = 0; d + 2 < rank; ++d)
     lead = arith::AddIOp::create(
         b, loc, lead, arith::MulIOp::create(b, loc, toI64(origin[d]), op.strides[d]));
-    Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, origin[d], dims[d]);
-    leadIn = leadIn ? arith::AndIOp::create(b, loc, leadIn, in) : in;
-  }
+  Value leadIn = leadingInBounds(origin, dims);
   Value row0 = toI32(origin[rank - 2]), col0 = toI32(origin[rank - 1]);
   Value rowsIn = toI32(dims[rank - 2]), colsIn = toI32(dims[rank - 1]);
   Value ld = op.strides[rank - 2];
@@ -389,6 +382,33 @@ void AttentionLowering::copyTile(const Operand &op, Value tile,
     if (some)
       b.setInsertionPointAfter(*some);
   }
+}
+
+Value AttentionLowering::leadingInBounds(ArrayRef<Value> origin,
+                                        ArrayRef<Value> dims) {
+  Value inside;
+  for (size_t d = 0; d + 2 < origin.size(); ++d) {
+    Value in = cmp(arith::CmpIPredicate::ult, origin[d], dims[d]);
+    inside = inside ? arith::AndIOp::create(b, loc, inside, in) : in;
+  }
+  return inside;
+}
+
+void AttentionLowering::copyKeysValues(Value stage, IRMapping &mapping) {
+  copyTile(keys, stageTile(stage, 0), mapping);
+  copyTile(values, stageTile(stage, g.kvBytes()), mapping);
+}
+
+DenseMap<Value, Held> AttentionLowering::heldTiles(ValueRange tiles, ValueRange regs,
+                                                   ArrayRef<int64_t> widths) {
+  DenseMap<Value, Held> held;
+  size_t at = 0;
+  for (auto [i, tile] : llvm::enumerate(tiles)) {
+    const int64_t n = widths[i] == 1 ? 2 : widths[i] / 2;
+    held[tile] = Held{widths[i], SmallVector<Value>(regs.slice(at, n))};
+    at += n;
+  }
+  return held;
 }
 
 Value AttentionLowering::stageTile(Value stage, int64_t offset) {
@@ -510,8 +530,8 @@ void AttentionLowering::run() {
   f.walk([&](NumProgramsOp op) { mapping.map(op.getResult(), sizes[op.getDim()]); });
   smem = ops.dynamicSharedBase(k.func, "__tile_attention_shared_");
   Operand q = operand(k.loadQ, g.bq);
-  Operand kOp = operand(k.loadK, g.bkv);
-  Operand vOp = operand(k.loadV, g.bkv);
+  keys = operand(k.loadK, g.bkv);
+  values = operand(k.loadV, g.bkv);
   Value iv = k.loop.getInductionVar();
   Value ub = materializeScalar(b, f, k.loop.getUpperBound(), mapping);
   // A negative trip count runs no iteration, as scf.for does.
@@ -528,8 +548,7 @@ void AttentionLowering::run() {
       b.setInsertionPointToStart(some.thenBlock());
       IRMapping first = mapping;
       first.map(iv, arith::ConstantIndexOp::create(b, loc, s).getResult());
-      copyTile(kOp, stageTile(i32(s), 0), first);
-      copyTile(vOp, stageTile(i32(s), g.kvBytes()), first);
+      copyKeysValues(i32(s), first);
     }
     ops.commitGroup();
   }
@@ -539,15 +558,15 @@ void AttentionLowering::run() {
   SmallVector<int64_t> widths;
   {
     DenseMap<Value, Held> none;
-    Values values(*this, mapping, none);
+    Values prologue(*this, mapping, none);
     for (auto [i, v] : llvm::enumerate(k.loop.getInitArgs())) {
       const int64_t width = i == k.accumulator ? g.d : 1;
       widths.push_back(width);
       if (width == 1) {
-        init.push_back(values.at(v, {rows[0], zero}));
-        init.push_back(values.at(v, {rows[1], zero}));
+        init.push_back(prologue.at(v, {rows[0], zero}));
+        init.push_back(prologue.at(v, {rows[1], zero}));
       } else {
-        llvm::append_range(init, fragments(values, v, width));
+        llvm::append_range(init, fragments(prologue, v, width));
       }
     }
   }
@@ -586,24 +605,17 @@ void AttentionLowering::run() {
       following.map(iv, toIndex(next));
       Value nextStage = select(cmp(arith::CmpIPredicate::eq, stage, i32(0)),
                                i32(g.stages - 1), addConst(stage, -1));
-      copyTile(kOp, stageTile(nextStage, 0), following);
-      copyTile(vOp, stageTile(nextStage, g.kvBytes()), following);
+      copyKeysValues(nextStage, following);
     }
     ops.commitGroup();
 
     // The old body's values: the carried tiles and the scores held.
-    DenseMap<Value, Held> held;
-    ValueRange args = loop.getRegionIterArgs().drop_front();
-    size_t at = 0;
-    for (auto [i, arg] : llvm::enumerate(k.loop.getRegionIterArgs())) {
-      const int64_t n = widths[i] == 1 ? 2 : widths[i] / 2;
-      held[arg] = Held{widths[i], SmallVector<Value>(args.slice(at, n))};
-      at += n;
-    }
+    DenseMap<Value, Held> held = heldTiles(k.loop.getRegionIterArgs(),
+                                           loop.getRegionIterArgs().drop_front(), widths);
     held[k.scores.getResult()] = Held{g.bkv, scores(stageTile(stage, 0))};
     IRMapping inLoop = mapping;
     inLoop.map(iv, toIndex(t));
-    Values values(*this, inLoop, held);
+    Values body(*this, inLoop, held);
     // The second product's A: the 16-bit P at the thread's coordinates,
     // packed as A fragments (rows h = 0, 1 of k-halves 0, 1 of each 16).
     ArrayRef<Value> pCols = columns(g.bkv);
@@ -613,12 +625,12 @@ void AttentionLowering::run() {
       for (int64_t half = 0; half < 2; ++half)
         for (int64_t h = 0; h < 2; ++h) {
           const int64_t c = 4 * kk + 2 * half;
-          words[2 * half + h] = pack(values.at(k.values.getA(), {rows[h], pCols[c]}),
-                                     values.at(k.values.getA(), {rows[h], pCols[c + 1]}));
+          words[2 * half + h] = pack(body.at(k.values.getA(), {rows[h], pCols[c]}),
+                                     body.at(k.values.getA(), {rows[h], pCols[c + 1]}));
         }
       p.push_back(words);
     }
-    SmallVector<Value> acc = fragments(values, k.values.getAcc(), g.d);
+    SmallVector<Value> acc = fragments(body, k.values.getAcc(), g.d);
     acc = outputs(p, stageTile(stage, g.kvBytes()), std::move(acc));
     auto yield = cast<scf::YieldOp>(k.loop.getBody()->getTerminator());
     Value following = addConst(stage, 1);
@@ -628,8 +640,8 @@ void AttentionLowering::run() {
       if (i == k.accumulator) {
         llvm::append_range(yields, acc);
       } else {
-        yields.push_back(values.at(v, {rows[0], zero}));
-        yields.push_back(values.at(v, {rows[1], zero}));
+        yields.push_back(body.at(v, {rows[0], zero}));
+        yields.push_back(body.at(v, {rows[1], zero}));
       }
     }
     scf::YieldOp::create(b, loc, yields);
@@ -638,14 +650,9 @@ void AttentionLowering::run() {
   ops.waitGroup(0);
 
   // The epilogue: the stored tile at the thread's coordinates.
-  DenseMap<Value, Held> held;
-  size_t at = 0;
-  for (auto [i, result] : llvm::enumerate(k.loop.getResults())) {
-    const int64_t n = widths[i] == 1 ? 2 : widths[i] / 2;
-    held[result] = Held{widths[i], SmallVector<Value>(loop.getResults().slice(1 + at, n))};
-    at += n;
-  }
-  Values values(*this, mapping, held);
+  DenseMap<Value, Held> held =
+      heldTiles(k.loop.getResults(), loop.getResults().drop_front(), widths);
+  Values epilogue(*this, mapping, held);
   Value out = k.store.getDest();
   auto storedType = cast<RankedTensorType>(k.store.getValue().getType());
   const int64_t rank = storedType.getRank();
@@ -655,11 +662,7 @@ void AttentionLowering::run() {
   SmallVector<Value> origin = tileOrigin(b, loc, out, indices, storedType.getShape(), dims);
   // The leading (unit) dimensions: one index each, inside the output or not.
   SmallVector<Value> outer(origin.begin(), origin.end() - 2);
-  Value outerIn;
-  for (int64_t d = 0; d + 2 < rank; ++d) {
-    Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, origin[d], dims[d]);
-    outerIn = outerIn ? arith::AndIOp::create(b, loc, outerIn, in) : in;
-  }
+  Value outerIn = leadingInBounds(origin, dims);
   Value height = toI32(dims[rank - 2]), width = toI32(dims[rank - 1]);
   Value row0 = toI32(origin[rank - 2]), col0 = toI32(origin[rank - 1]);
   auto outType = cast<MemRefType>(out.getType());
@@ -685,8 +688,8 @@ void AttentionLowering::run() {
       rowIn = arith::AndIOp::create(b, loc, rowIn, outerIn);
     Value rowIndex = toIndex(r);
     for (int64_t c = 0; c < static_cast<int64_t>(cols.size()); c += 2) {
-      Value v0 = values.at(k.store.getValue(), coords(rows[h], cols[c]));
-      Value v1 = values.at(k.store.getValue(), coords(rows[h], cols[c + 1]));
+      Value v0 = epilogue.at(k.store.getValue(), coords(rows[h], cols[c]));
+      Value v1 = epilogue.at(k.store.getValue(), coords(rows[h], cols[c + 1]));
       storeColumnPair(b, loc, out, rowIn, rowIndex, add(col0, cols[c]), width, v0, v1, pairs,
                       outer);
     }

@@ -249,18 +249,8 @@ private:
 
 Operand MmaSyncLowering::operand(unsigned arg, int64_t rowDim, int64_t tileRows,
                                  int64_t tileCols, int64_t sharedOffset) {
-  Value memref = k.func.getArgument(arg);
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, meta.getBaseBuffer());
-  // The generic address of element (0, 0), as a global pointer (the
-  // matcher's 16-byte alignment includes the view's offset).
-  auto elementBytes = arith::ConstantIntOp::create(b, loc, g.elementBytes, 64);
-  Value address = arith::AddIOp::create(
-      b, loc, toI64(aligned),
-      arith::MulIOp::create(b, loc, toI64(meta.getOffset()), elementBytes));
-  Value generic = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
-  Value global = LLVM::AddrSpaceCastOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), generic);
+  // The matcher's 16-byte alignment includes the view's offset.
+  auto [global, meta] = ops.viewBase(k.func.getArgument(arg), g.elementBytes);
   Operand op;
   op.base = global;
   op.ld = toI64(meta.getStrides()[rowDim]);

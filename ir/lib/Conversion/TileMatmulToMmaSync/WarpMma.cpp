@@ -50,6 +50,22 @@ void WarpMma::copyChunk(Value dst, Value base, Value at, Value left,
          arith::MulIOp::create(b, loc, elements, i32(elementBytes)));
 }
 
+std::pair<Value, memref::ExtractStridedMetadataOp>
+WarpMma::viewBase(Value memref, int64_t elementBytes) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, meta.getBaseBuffer());
+  Type i64 = b.getI64Type();
+  // The generic address of element 0, as a global pointer.
+  Value address = arith::AddIOp::create(
+      b, loc, arith::IndexCastOp::create(b, loc, i64, aligned),
+      arith::MulIOp::create(b, loc, arith::IndexCastOp::create(b, loc, i64, meta.getOffset()),
+                            arith::ConstantIntOp::create(b, loc, elementBytes, 64)));
+  Value generic = LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
+  Value global = LLVM::AddrSpaceCastOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), generic);
+  return {global, meta};
+}
+
 Value WarpMma::dynamicSharedBase(func::FuncOp kernel, StringRef prefix) {
   auto module = kernel->getParentOfType<ModuleOp>();
   OpBuilder mb(module.getContext());

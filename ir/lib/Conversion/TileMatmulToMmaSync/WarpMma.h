@@ -23,10 +23,12 @@
 #define TESSERA_LIB_CONVERSION_TILEMATMULTOMMASYNC_WARPMMA_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
 #include <array>
+#include <utility>
 
 namespace mlir::tessera::tile {
 
@@ -71,6 +73,12 @@ public:
   static int64_t kStep(Type inputType) {
     return 32 / (inputType.getIntOrFloatBitWidth() / 8);
   }
+
+  /// The global address (ptr<1>) of element 0 of the view `memref`, whose
+  /// elements are `elementBytes` wide, and the view's strided metadata (its
+  /// sizes and strides).
+  std::pair<Value, memref::ExtractStridedMetadataOp>
+  viewBase(Value memref, int64_t elementBytes);
 
   /// The address (ptr<3>) of the dynamic shared memory of `kernel`: an
   /// external array of no elements named `prefix` + the kernel's name, whose

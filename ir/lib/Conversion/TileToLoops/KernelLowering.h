@@ -66,9 +66,6 @@ bool touchesTensors(Operation *op);
 Type accumulatorType(Type elt);
 /// Extends a float `v` to `type` (no-op when equal).
 Value extendTo(OpBuilder &b, Location loc, Value v, Type type);
-/// `acc <kind> x` (i1 as unsigned: max = or, min = and, sum = xor); on
-/// vectors lane by lane.
-Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value acc, Value x);
 /// Combines `values` as a balanced tree (short dependency chains).
 Value combineTree(OpBuilder &b, Location loc, ReduceKind kind,
                   SmallVector<Value> values);

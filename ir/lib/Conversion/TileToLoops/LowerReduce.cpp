@@ -31,40 +31,6 @@ Value mlir::tessera::tile::extendTo(OpBuilder &b, Location loc, Value v,
   return v.getType() == type ? v : arith::ExtFOp::create(b, loc, type, v);
 }
 
-Value mlir::tessera::tile::combine(OpBuilder &b, Location loc, ReduceKind kind,
-                                   Value acc, Value x) {
-  Type t = getElementTypeOrSelf(acc.getType());
-  if (isa<FloatType>(t)) {
-    switch (kind) {
-    case ReduceKind::sum:
-      return arith::AddFOp::create(b, loc, acc, x);
-    case ReduceKind::max:
-      return arith::MaximumFOp::create(b, loc, acc, x);
-    case ReduceKind::min:
-      return arith::MinimumFOp::create(b, loc, acc, x);
-    }
-  }
-  if (t.isInteger(1)) { // i1 as unsigned: max = or, min = and, sum = xor.
-    switch (kind) {
-    case ReduceKind::sum:
-      return arith::XOrIOp::create(b, loc, acc, x);
-    case ReduceKind::max:
-      return arith::OrIOp::create(b, loc, acc, x);
-    case ReduceKind::min:
-      return arith::AndIOp::create(b, loc, acc, x);
-    }
-  }
-  switch (kind) {
-  case ReduceKind::sum:
-    return arith::AddIOp::create(b, loc, acc, x);
-  case ReduceKind::max:
-    return arith::MaxSIOp::create(b, loc, acc, x);
-  case ReduceKind::min:
-    return arith::MinSIOp::create(b, loc, acc, x);
-  }
-  llvm_unreachable("unknown reduce kind");
-}
-
 void KernelLowering::lowerReduce(ReduceOp op) {
   if (std::optional<RowReducePlan> plan = planRowReduce(opts, op))
     return lowerRowReduce(op, *plan);

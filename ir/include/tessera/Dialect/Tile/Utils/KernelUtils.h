@@ -88,6 +88,10 @@ SmallVector<Value> tileOrigin(OpBuilder &b, Location loc, Value memref,
 Value tileInBounds(OpBuilder &b, Location loc, ArrayRef<Value> base,
                    ArrayRef<Value> dims, ArrayRef<int64_t> shape);
 
+/// `acc <kind> x`, a tile.reduce's combiner on scalars (i1 as unsigned: max =
+/// or, min = and, sum = xor); on vectors lane by lane.
+Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value acc, Value x);
+
 /// The value a tile.load with `padding` (see getPaddingValue) puts at elements
 /// outside the memref.
 Value paddingValue(OpBuilder &b, Location loc, Type elt, FloatAttr padding);
