@@ -57,6 +57,21 @@ void fill(Tensor<T, R>& t, int seed) {
   bench::fill_device(flat, seed);
 }
 
+// The up GEMM with SwiGLU as the engine wrote it before 2026-12-06: silu through the accurate exp
+// and division, the gate tile read as it is stored (f32 then, bf16 in the engine now).
+template <int BM, int BN, int BK>
+auto swiglu_accurate() {
+  return kernel(k::tiled_name("bench_prefill_swiglu_accurate", BM, BN, BK), [](auto out, auto a, auto b, auto gate) {
+    auto up = for_range((dim<1>(a) + c<BK - 1>) / c<BK>,
+                        [=](auto kk, auto acc) {
+                          return mma(load<BM, BK>(a, program_id<0>(), kk), load<BK, BN>(b, kk, program_id<1>()), acc);
+                        },
+                        full<DType::f32, BM, BN>(c<0.0>));
+    auto g = cast<DType::f32>(load<BM, BN>(gate, program_id<0>(), program_id<1>()));
+    return out.store(cast<DType::bf16>(g / (c<1.0> + exp(-g)) * up));
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -74,7 +89,9 @@ int main(int argc, char** argv) {
   constexpr int BM = k::kPrefillGemmRows, BN = k::kPrefillGemmCols, BK = k::kPrefillGemmDepth;
   constexpr int NR = k::kPrefillNormRows, NC = k::kPrefillNormCols, BT = k::kPrefillRopeRows;
   constexpr int BQ = k::kPrefillQueryTile, BKV = k::kPrefillKeyTile;
-  Tensor<float, 2> x({t, kHidden}), x_mid({t, kHidden}), qkv({t, kQkv}), gate({t, kInter});
+  Tensor<float, 2> x({t, kHidden}), x_mid({t, kHidden});
+  Tensor<bfloat16, 2> gate({t, kInter}), qkv({t, kQkv});
+  Tensor<float, 2> gate_f32({t, kInter}), qkv_f32({t, kQkv});  // the earlier form's f32 outputs
   Tensor<bfloat16, 2> normed({t, kHidden}), attn({t, kQWidth}), mlp({t, kInter});
   Tensor<bfloat16, 3> q({kHeads, t, kHead}), k_cache({kKv, t, kHead}), v_cache({kKv, t, kHead});
   Tensor<float, 2> cos_rows({t, 64}), sin_rows({t, 64});
@@ -82,8 +99,8 @@ int main(int argc, char** argv) {
       w_up({kInter, kHidden}), w_down({kHidden, kInter});
   Tensor<bfloat16, 1> norm_w({kHidden}), head_norm({kHead});
   int seed = 1;
-  for (auto* f : {&x, &x_mid, &qkv, &gate, &cos_rows, &sin_rows}) fill(*f, seed++);
-  for (auto* b : {&normed, &attn, &mlp}) fill(*b, seed++);
+  for (auto* f : {&x, &x_mid, &qkv_f32, &gate_f32, &cos_rows, &sin_rows}) fill(*f, seed++);
+  for (auto* b : {&normed, &attn, &mlp, &gate, &qkv}) fill(*b, seed++);
   for (auto* b : {&q, &k_cache, &v_cache}) fill(*b, seed++);
   for (auto* w : {&w_qkv, &w_o, &w_gate, &w_up, &w_down}) fill(*w, seed++);
   norm_w.fill(bfloat16(1.0f));
@@ -102,14 +119,21 @@ int main(int argc, char** argv) {
   time_case("rmsnorm 2x4096", 0, none, k::prefill_rmsnorm<2, 4096>(), normed.partition<2, 4096>(), x, norm_w, eps);
 
   time_case(fmt::format("qkv {}x{}x{} (engine)", BM, BN, BK), gemm(kQkv, kHidden), none,
-            k::prefill_matmul<BM, BN, BK>(), qkv.partition<BM, BN>(), normed, w_qkv.transposed());
-  time_case("qkv 128x256x64", gemm(kQkv, kHidden), none, k::prefill_matmul<128, 256, 64>(),
+            k::prefill_matmul_bf16<BM, BN, BK>(), qkv.partition<BM, BN>(), normed, w_qkv.transposed());
+  time_case("qkv 128x256x64", gemm(kQkv, kHidden), none, k::prefill_matmul_bf16<128, 256, 64>(),
             qkv.partition<128, 256>(), normed, w_qkv.transposed());
+  time_case(fmt::format("qkv f32 {}x{}x{} (before)", BM, BN, BK), gemm(kQkv, kHidden), none,
+            k::prefill_matmul<BM, BN, BK>(), qkv_f32.partition<BM, BN>(), normed, w_qkv.transposed());
 
   time_case("q_norm_rope (engine)", 0, none, k::prefill_q_norm_rope<BT>(), q.partition<1, BT, 128>(), qkv, head_norm,
             cos_rows, sin_rows, eps);
   time_case("kv_norm_rope_append (engine)", 0, none, k::prefill_kv_norm_rope_append<BT>(),
             k_cache.partition<1, BT, 128>(), v_cache.partition<1, BT, 128>(), qkv, head_norm, cos_rows, sin_rows,
+            k_column, v_column, eps);
+  time_case("q_norm_rope f32 qkv (before)", 0, none, k::prefill_q_norm_rope<BT>(), q.partition<1, BT, 128>(), qkv_f32,
+            head_norm, cos_rows, sin_rows, eps);
+  time_case("kv_norm_rope_append f32 qkv (before)", 0, none, k::prefill_kv_norm_rope_append<BT>(),
+            k_cache.partition<1, BT, 128>(), v_cache.partition<1, BT, 128>(), qkv_f32, head_norm, cos_rows, sin_rows,
             k_column, v_column, eps);
 
   auto attention = [&](const std::string& name, const CompilerHints& hints, const auto& kernel, auto out) {
@@ -138,13 +162,21 @@ int main(int argc, char** argv) {
             x_mid.partition<64, 128>(), attn, w_o.transposed(), x);
 
   time_case(fmt::format("gate {}x{}x{} (engine)", BM, BN, BK), gemm(kInter, kHidden), none,
-            k::prefill_matmul<BM, BN, BK>(), gate.partition<BM, BN>(), normed, w_gate.transposed());
-  time_case("gate 128x256x64", gemm(kInter, kHidden), none, k::prefill_matmul<128, 256, 64>(),
+            k::prefill_matmul_bf16<BM, BN, BK>(), gate.partition<BM, BN>(), normed, w_gate.transposed());
+  time_case("gate 128x256x64", gemm(kInter, kHidden), none, k::prefill_matmul_bf16<128, 256, 64>(),
             gate.partition<128, 256>(), normed, w_gate.transposed());
   time_case(fmt::format("up + swiglu {}x{}x{} (engine)", BM, BN, BK), gemm(kInter, kHidden), none,
             k::prefill_matmul_swiglu<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w_up.transposed(), gate);
   time_case("up + swiglu 128x256x64", gemm(kInter, kHidden), none, k::prefill_matmul_swiglu<128, 256, 64>(),
             mlp.partition<128, 256>(), normed, w_up.transposed(), gate);
+  // The earlier form beside it: an f32 gate and the accurate exp and division in the epilogue;
+  // and a bf16 gate with the accurate forms, to tell the two changes apart.
+  time_case(fmt::format("gate f32 {}x{}x{} (before)", BM, BN, BK), gemm(kInter, kHidden), none,
+            k::prefill_matmul<BM, BN, BK>(), gate_f32.partition<BM, BN>(), normed, w_gate.transposed());
+  time_case(fmt::format("up + swiglu f32 gate, accurate {}x{}x{} (before)", BM, BN, BK), gemm(kInter, kHidden), none,
+            swiglu_accurate<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w_up.transposed(), gate_f32);
+  time_case(fmt::format("up + swiglu bf16 gate, accurate {}x{}x{}", BM, BN, BK), gemm(kInter, kHidden), none,
+            swiglu_accurate<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w_up.transposed(), gate);
 
   time_case(fmt::format("down {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kInter), none,
             k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp, w_down.transposed(), x_mid);

@@ -144,10 +144,10 @@ struct Model::PrefillScratch {
 
   Tensor<float, 2> x, x_mid;   // the residual stream [chunk, hidden]: a layer's input, and after attention
   Tensor<bfloat16, 2> normed;  // bf16(rmsnorm(x)) [chunk, hidden], a GEMM operand
-  Tensor<float, 2> qkv;        // [chunk, q_width + 2 kv_width]
+  Tensor<bfloat16, 2> qkv;     // [chunk, q_width + 2 kv_width]
   Tensor<bfloat16, 3> q;       // [n_heads, chunk, 128]
   Tensor<bfloat16, 2> attn;    // [chunk, q_width]
-  Tensor<float, 2> gate;       // [chunk, intermediate]
+  Tensor<bfloat16, 2> gate;    // [chunk, intermediate]
   Tensor<bfloat16, 2> mlp;     // silu(gate) * up [chunk, intermediate]
 };
 
@@ -422,9 +422,9 @@ void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int6
   const float eps = static_cast<float>(c.rms_norm_eps);
   const float scale = static_cast<float>(1 / std::sqrt(static_cast<double>(kHeadDim)));
   // The chunk's rows of every activation.
-  Tensor<float, 2> x = ps.x.slice(0, 0, t), x_mid = ps.x_mid.slice(0, 0, t), qkv = ps.qkv.slice(0, 0, t),
-                   gate = ps.gate.slice(0, 0, t);
-  Tensor<bfloat16, 2> normed = ps.normed.slice(0, 0, t), attn = ps.attn.slice(0, 0, t), mlp = ps.mlp.slice(0, 0, t);
+  Tensor<float, 2> x = ps.x.slice(0, 0, t), x_mid = ps.x_mid.slice(0, 0, t);
+  Tensor<bfloat16, 2> normed = ps.normed.slice(0, 0, t), attn = ps.attn.slice(0, 0, t), mlp = ps.mlp.slice(0, 0, t),
+                      gate = ps.gate.slice(0, 0, t), qkv = ps.qkv.slice(0, 0, t);
   Tensor<bfloat16, 3> q = ps.q.slice(1, 0, t);
   const Tensor<float, 2> cos_rows = s.rope_cos.slice(0, start, end), sin_rows = s.rope_sin.slice(0, start, end);
   const auto k_column = static_cast<std::int32_t>(c.q_width() / 64);
@@ -445,7 +445,7 @@ void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int6
     const LayerWeights& w = weights_.layers[l];
     Tensor<bfloat16, 3> k_rows = s.k_cache[l].slice(1, start, end), v_rows = s.v_cache[l].slice(1, start, end);
     s.run(k::prefill_rmsnorm<NR, NC>(), normed.partition<NR, NC>(), x, w.input_norm, eps);
-    s.run(k::prefill_matmul<BM, BN, BK>(), qkv.partition<BM, BN>(), normed, w.qkv.transposed());
+    s.run(k::prefill_matmul_bf16<BM, BN, BK>(), qkv.partition<BM, BN>(), normed, w.qkv.transposed());
     s.run(k::prefill_q_norm_rope<BT>(), q.partition<1, BT, 128>(), qkv, w.q_norm, cos_rows, sin_rows, eps);
     s.run(k::prefill_kv_norm_rope_append<BT>(), k_rows.partition<1, BT, 128>(), v_rows.partition<1, BT, 128>(), qkv,
           w.k_norm, cos_rows, sin_rows, k_column, v_column, eps);
@@ -454,7 +454,7 @@ void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int6
           scale);
     s.run(k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w.o.transposed(), x);
     s.run(k::prefill_rmsnorm<NR, NC>(), normed.partition<NR, NC>(), x_mid, w.post_norm, eps);
-    s.run(k::prefill_matmul<BM, BN, BK>(), gate.partition<BM, BN>(), normed, w.gate.transposed());
+    s.run(k::prefill_matmul_bf16<BM, BN, BK>(), gate.partition<BM, BN>(), normed, w.gate.transposed());
     s.run(k::prefill_matmul_swiglu<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w.up.transposed(), gate);
     s.run(k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp, w.down.transposed(), x_mid);
   }

@@ -8,7 +8,8 @@
 // and an elementwise epilogue makes the stored value. Tiles past T, N or K read as zero and are
 // not stored, so no size needs to be a multiple of a tile.
 //
-//   prefill_matmul            out = a @ b                       f32 out: QKV (to the q/k norm), gate
+//   prefill_matmul            out = a @ b                       f32 out
+//   prefill_matmul_bf16       out = bf16(a @ b)                 bf16 out: QKV (to the q/k norm), gate
 //   prefill_matmul_residual   out = residual + a @ b            f32 out: o_proj and down_proj
 //   prefill_matmul_swiglu     out = bf16(silu(gate) * (a @ b))  bf16 out: up_proj, SwiGLU fused
 //
@@ -19,7 +20,12 @@
 // 128. The residual is a separate input and never the output itself (the class does not read the
 // output back), so the residual stream alternates between two buffers. SwiGLU: gate and up are
 // two GEMMs, since stacking them into one weight would copy the weights; the gate GEMM stores
-// f32, and the up GEMM applies silu(gate) * up in its epilogue, reading the gate tile.
+// bf16 (as a bf16 nn.Linear does, and as the QKV GEMM does: an f32 output's stores and the
+// epilogue that reads it back are on the critical path of the consumers, so its bytes count), and
+// the up GEMM applies silu(gate) * up in its
+// epilogue, reading the gate tile, with the approximate exp and division: their error (a few f32
+// ulps) is far below the bf16 rounding of the result, and the accurate forms made the epilogue
+// a third of the up GEMM's time on the H100 (docs/performance.md).
 // On other targets, and for B operands the tensor-core lowering does not take, the same kernels
 // run through the loop lowering, which handles any strides.
 #pragma once
@@ -57,6 +63,14 @@ auto prefill_matmul() {
 }
 
 template <int BM, int BN, int BK>
+auto prefill_matmul_bf16() {
+  matmul_detail::check_tiles<BM, BN, BK>();
+  return tessera::kernel(tiled_name("qwen3_prefill_matmul_bf16", BM, BN, BK), [](auto out, auto a, auto b) {
+    return out.store(tessera::cast<kBF16>(matmul_detail::product_tile<BM, BN, BK>(a, b)));
+  });
+}
+
+template <int BM, int BN, int BK>
 auto prefill_matmul_residual() {
   matmul_detail::check_tiles<BM, BN, BK>();
   return tessera::kernel(tiled_name("qwen3_prefill_matmul_residual", BM, BN, BK),
@@ -74,8 +88,8 @@ auto prefill_matmul_swiglu() {
                          [](auto out, auto a, auto b, auto gate) {
                            using namespace tessera;
                            auto up = matmul_detail::product_tile<BM, BN, BK>(a, b);
-                           auto g = load<BM, BN>(gate, program_id<0>(), program_id<1>());
-                           return out.store(cast<kBF16>(g / (c<1.0> + exp(-g)) * up));
+                           auto g = cast<kF32>(load<BM, BN>(gate, program_id<0>(), program_id<1>()));
+                           return out.store(cast<kBF16>(fast_div(g, c<1.0> + fast_exp(-g)) * up));
                          });
 }
 

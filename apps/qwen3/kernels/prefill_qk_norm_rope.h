@@ -1,11 +1,12 @@
 // prefill_qk_norm_rope.h: the per-head q/k RMSNorm and RoPE of T prompt positions, with the
 // KV-cache append.
 //
-// Both kernels read the f32 output of the QKV GEMM, qkv [T, q_width + 2 kv_width] (the query
+// Both kernels read the bf16 output of the QKV GEMM, qkv [T, q_width + 2 kv_width] (the query
 // heads, then the K heads, then the V heads, 128 columns each), and the RoPE tables' rows of the
 // chunk's positions, cos_rows and sin_rows [T, 64] (views of rope_table.h's tables at rows
 // start .. start + T - 1). The per-head norm and RoPE are those of the decode step
-// (qk_norm_rope.h, rope_detail::norm_rope), computed in f32 and rounded to bf16 once.
+// (qk_norm_rope.h, rope_detail::norm_rope), computed in f32 and rounded to bf16 once. (qkv is
+// bf16 as a bf16 nn.Linear's output is; any float dtype works: the loads are cast to f32.)
 //
 //   prefill_q_norm_rope<BT>          grid [n_heads, ceil(T / BT)]: program (head, j) writes
 //       q_out[head, t, :] = bf16(rope(rmsnorm(q_head(t)) * q_norm)) for its BT positions t;
@@ -34,8 +35,9 @@ auto prefill_q_norm_rope() {
     using namespace tessera;
     auto head = program_id<0>();
     auto j = program_id<1>();
-    auto q = rope_detail::norm_rope<BT>(load<BT, 64>(qkv, j, head * c<2>), load<BT, 64>(qkv, j, head * c<2> + c<1>),
-                                        q_norm, load<BT, 64>(cos_rows, j, c<0>), load<BT, 64>(sin_rows, j, c<0>), eps);
+    auto q = rope_detail::norm_rope<BT>(cast<kF32>(load<BT, 64>(qkv, j, head * c<2>)),
+                                        cast<kF32>(load<BT, 64>(qkv, j, head * c<2> + c<1>)), q_norm,
+                                        load<BT, 64>(cos_rows, j, c<0>), load<BT, 64>(sin_rows, j, c<0>), eps);
     return q_out.store(cast<kBF16>(reshape<1, BT, 128>(q)));
   });
 }
@@ -50,8 +52,8 @@ auto prefill_kv_norm_rope_append() {
         using namespace tessera;
         auto h = program_id<0>();
         auto j = program_id<1>();
-        auto k = rope_detail::norm_rope<BT>(load<BT, 64>(qkv, j, k_column + h * c<2>),
-                                            load<BT, 64>(qkv, j, k_column + h * c<2> + c<1>), k_norm,
+        auto k = rope_detail::norm_rope<BT>(cast<kF32>(load<BT, 64>(qkv, j, k_column + h * c<2>)),
+                                            cast<kF32>(load<BT, 64>(qkv, j, k_column + h * c<2> + c<1>)), k_norm,
                                             load<BT, 64>(cos_rows, j, c<0>), load<BT, 64>(sin_rows, j, c<0>), eps);
         auto v = load<BT, 128>(qkv, j, v_column + h);
         return seq(k_out.store(cast<kBF16>(reshape<1, BT, 128>(k))), v_out.store(cast<kBF16>(reshape<1, BT, 128>(v))));

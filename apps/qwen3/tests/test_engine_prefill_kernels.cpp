@@ -137,6 +137,13 @@ void gemm_family(Target target) {
     for (std::size_t i = 0; i < bound.size(); ++i) bound[i] = 2 * k * kU * y_mag[i] + 1e-30;
     CHECK(mismatches(as_double(out), y, bound) == 0);
 
+    // The gate's form: the same product rounded to bf16.
+    Tensor<bfloat16, 2> rounded({t, n});
+    prefill_matmul_bf16<BM, BN, BK>().launch(on(target), rounded.partition<BM, BN>(), a, w.transposed());
+    std::vector<double> rounded_bound(t * n);
+    for (std::size_t i = 0; i < bound.size(); ++i) rounded_bound[i] = bound[i] + kBf16 * std::abs(y[i]);
+    CHECK(mismatches(as_double(rounded), y, rounded_bound) == 0);
+
     auto residual = random_f32<2>({t, n}, -1, 1, 7);
     const std::vector<double> r = as_double(residual);
     prefill_matmul_residual<BM, BN, BK>().launch(on(target), out.partition<BM, BN>(), a, w.transposed(), residual);
@@ -147,8 +154,8 @@ void gemm_family(Target target) {
     }
     CHECK(mismatches(as_double(out), want, bound) == 0);
 
-    // bf16(silu(gate) * up), gate an f32 input.
-    auto gate = random_f32<2>({t, n}, -4, 4, 8);
+    // bf16(silu(gate) * up), gate a bf16 input (the gate GEMM's output).
+    auto gate = random_bf16<2>({t, n}, -4, 4, 8);
     const std::vector<double> gd = as_double(gate);
     const auto [up, up_mag] = product(w_up);
     Tensor<bfloat16, 2> m({t, n});
@@ -156,9 +163,10 @@ void gemm_family(Target target) {
     for (std::size_t i = 0; i < want.size(); ++i) {
       const double silu = gd[i] / (1 + std::exp(-gd[i]));
       want[i] = silu * up[i];
-      // up's f32 error times |silu|, a few u for the exp, the division and the products, and the
+      // up's f32 error times |silu|, 16 u for the approximate exp and division (ex2.approx and
+      // rcp.approx, a few ulps each, the exp's argument scaled by log2 e) and the products, and the
       // bf16 rounding.
-      bound[i] = std::abs(silu) * 2 * k * kU * up_mag[i] + (kBf16 + 8 * kU) * std::abs(want[i]) + 1e-30;
+      bound[i] = std::abs(silu) * 2 * k * kU * up_mag[i] + (kBf16 + 16 * kU) * std::abs(want[i]) + 1e-30;
     }
     CHECK(mismatches(as_double(m), want, bound) == 0);
   }
@@ -188,7 +196,7 @@ void qk_norm_rope_rows(Target target) {
   for (auto [t, start] : {std::pair<int64_t, int64_t>(1, 0), std::pair<int64_t, int64_t>(70, 0),
                           std::pair<int64_t, int64_t>(1, 131), std::pair<int64_t, int64_t>(70, 77)}) {
     INFO(t << " positions from " << start);
-    auto qkv = random_f32<2>({t, qw + 2 * kvw}, -3, 3, 11);
+    auto qkv = random_bf16<2>({t, qw + 2 * kvw}, -3, 3, 11);  // the QKV GEMM's bf16 output
     Tensor<bfloat16, 3> q_out({n_heads, t, d}), k_cache({n_kv, context, d}), v_cache({n_kv, context, d});
     {
       auto cos_rows = cos_table.slice(0, start, start + t), sin_rows = sin_table.slice(0, start, start + t);
@@ -294,7 +302,8 @@ TEST_CASE("prefill kernels compile for sm_90", "[engine][prefill][kernels][compi
   auto ok = [](const tessera::CompiledArtifact& a) { return !a.cubin.empty(); };
   Tensor<bfloat16, 2> table({100, 256}), w({512, 256}), wo({256, 512}), a({200, 256}), m({200, 512});
   Tensor<bfloat16, 1> g({256}), qn({128}), kn({128});
-  Tensor<float, 2> x({200, 256}), x2({200, 256}), y({200, 512}), qkv({200, 4 * 128}), rope({300, 64}), rope2({300, 64});
+  Tensor<float, 2> x({200, 256}), x2({200, 256}), y({200, 512}), rope({300, 64}), rope2({300, 64});
+  Tensor<bfloat16, 2> gate({200, 512}), qkv({200, 4 * 128});
   std::array<int32_t, kPrefillGatherTokens> ids{};
   CHECK(ok(std::apply(
       [&](auto... id) {
@@ -306,7 +315,8 @@ TEST_CASE("prefill kernels compile for sm_90", "[engine][prefill][kernels][compi
       sm90, a.partition<kPrefillNormRows, kPrefillNormCols>(), x, g, 1e-6f)));
   CHECK(ok(prefill_matmul<BM, BN, BK>().compile(sm90, y.partition<BM, BN>(), a, w.transposed())));
   CHECK(ok(prefill_matmul_residual<BM, BN, BK>().compile(sm90, x.partition<BM, BN>(), m, wo.transposed(), x2)));
-  CHECK(ok(prefill_matmul_swiglu<BM, BN, BK>().compile(sm90, m.partition<BM, BN>(), a, w.transposed(), y)));
+  CHECK(ok(prefill_matmul_bf16<BM, BN, BK>().compile(sm90, m.partition<BM, BN>(), a, w.transposed())));
+  CHECK(ok(prefill_matmul_swiglu<BM, BN, BK>().compile(sm90, m.partition<BM, BN>(), a, w.transposed(), gate)));
   Tensor<bfloat16, 3> q({2, 200, 128}), kc({1, 300, 128}), vc({1, 300, 128});
   auto k_rows = kc.slice(1, 50, 250), v_rows = vc.slice(1, 50, 250);
   CHECK(ok(prefill_q_norm_rope<BT>().compile(sm90, q.partition<1, BT, 128>(), qkv, qn, rope, rope2, 1e-6f)));
@@ -326,11 +336,13 @@ TEST_CASE("prefill GEMMs take the sm_90 tensor-core lowering", "[engine][prefill
   const Target sm90 = Target::sm_90;
   auto wgmma = [](const tessera::CompiledArtifact& a) { return a.ptx.find("wgmma.mma_async") != std::string::npos; };
   Tensor<bfloat16, 2> a({300, 256}), b({256, 512}), w({512, 256}), m({300, 512});
-  Tensor<float, 2> y({300, 512}), residual({300, 512}), gate({300, 512});
+  Tensor<float, 2> y({300, 512}), residual({300, 512});
+  Tensor<bfloat16, 2> gate({300, 512});
   CHECK(wgmma(prefill_matmul<BM, BN, BK>().compile(sm90, y.partition<BM, BN>(), a, b)));
   CHECK(wgmma(prefill_matmul_residual<BM, BN, BK>().compile(sm90, y.partition<BM, BN>(), a, b, residual)));
   CHECK(wgmma(prefill_matmul_swiglu<BM, BN, BK>().compile(sm90, m.partition<BM, BN>(), a, b, gate)));
   CHECK(wgmma(prefill_matmul<BM, BN, BK>().compile(sm90, y.partition<BM, BN>(), a, w.transposed())));
+  CHECK(wgmma(prefill_matmul_bf16<BM, BN, BK>().compile(sm90, m.partition<BM, BN>(), a, w.transposed())));
   CHECK(wgmma(prefill_matmul_residual<BM, BN, BK>().compile(sm90, y.partition<BM, BN>(), a, w.transposed(), residual)));
   CHECK(wgmma(prefill_matmul_swiglu<BM, BN, BK>().compile(sm90, m.partition<BM, BN>(), a, w.transposed(), gate)));
 }
