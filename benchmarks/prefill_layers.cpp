@@ -72,6 +72,21 @@ auto swiglu_accurate() {
   });
 }
 
+// A residual GEMM on a bf16 residual stream (as transformers keeps it): what the residual's f32
+// bytes cost o_proj and down (an experiment; the engine's stream is f32).
+template <int BM, int BN, int BK>
+auto residual_bf16() {
+  return kernel(k::tiled_name("bench_prefill_residual_bf16", BM, BN, BK), [](auto out, auto a, auto b, auto residual) {
+    auto y = for_range((dim<1>(a) + c<BK - 1>) / c<BK>,
+                       [=](auto kk, auto acc) {
+                         return mma(load<BM, BK>(a, program_id<0>(), kk), load<BK, BN>(b, kk, program_id<1>()), acc);
+                       },
+                       full<DType::f32, BM, BN>(c<0.0>));
+    auto r = cast<DType::f32>(load<BM, BN>(residual, program_id<0>(), program_id<1>()));
+    return out.store(cast<DType::bf16>(r + y));
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -90,7 +105,7 @@ int main(int argc, char** argv) {
   constexpr int NR = k::kPrefillNormRows, NC = k::kPrefillNormCols, BT = k::kPrefillRopeRows;
   constexpr int BQ = k::kPrefillQueryTile, BKV = k::kPrefillKeyTile;
   Tensor<float, 2> x({t, kHidden}), x_mid({t, kHidden});
-  Tensor<bfloat16, 2> gate({t, kInter}), qkv({t, kQkv});
+  Tensor<bfloat16, 2> gate({t, kInter}), qkv({t, kQkv}), x_bf16({t, kHidden}), x_mid_bf16({t, kHidden});
   Tensor<float, 2> gate_f32({t, kInter}), qkv_f32({t, kQkv});  // the earlier form's f32 outputs
   Tensor<bfloat16, 2> normed({t, kHidden}), attn({t, kQWidth}), mlp({t, kInter});
   Tensor<bfloat16, 3> q({kHeads, t, kHead}), k_cache({kKv, t, kHead}), v_cache({kKv, t, kHead});
@@ -100,7 +115,7 @@ int main(int argc, char** argv) {
   Tensor<bfloat16, 1> norm_w({kHidden}), head_norm({kHead});
   int seed = 1;
   for (auto* f : {&x, &x_mid, &qkv_f32, &gate_f32, &cos_rows, &sin_rows}) fill(*f, seed++);
-  for (auto* b : {&normed, &attn, &mlp, &gate, &qkv}) fill(*b, seed++);
+  for (auto* b : {&normed, &attn, &mlp, &gate, &qkv, &x_bf16, &x_mid_bf16}) fill(*b, seed++);
   for (auto* b : {&q, &k_cache, &v_cache}) fill(*b, seed++);
   for (auto* w : {&w_qkv, &w_o, &w_gate, &w_up, &w_down}) fill(*w, seed++);
   norm_w.fill(bfloat16(1.0f));
@@ -117,6 +132,16 @@ int main(int argc, char** argv) {
             normed.partition<NR, NC>(), x, norm_w, eps);
   time_case("rmsnorm 1x4096", 0, none, k::prefill_rmsnorm<1, 4096>(), normed.partition<1, 4096>(), x, norm_w, eps);
   time_case("rmsnorm 2x4096", 0, none, k::prefill_rmsnorm<2, 4096>(), normed.partition<2, 4096>(), x, norm_w, eps);
+  // Column tiles that divide the 4B hidden size (2560 = 5 x 512 = 10 x 256): no program has a
+  // ragged tile (tile-version-interior's bounds-checked copy), at the cost of more reads of each
+  // row for its sum.
+  time_case("rmsnorm 2x512", 0, none, k::prefill_rmsnorm<2, 512>(), normed.partition<2, 512>(), x, norm_w, eps);
+  time_case("rmsnorm 4x512", 0, none, k::prefill_rmsnorm<4, 512>(), normed.partition<4, 512>(), x, norm_w, eps);
+  time_case("rmsnorm 8x512", 0, none, k::prefill_rmsnorm<8, 512>(), normed.partition<8, 512>(), x, norm_w, eps);
+  time_case("rmsnorm 16x512", 0, none, k::prefill_rmsnorm<16, 512>(), normed.partition<16, 512>(), x, norm_w, eps);
+  time_case("rmsnorm 4x256", 0, none, k::prefill_rmsnorm<4, 256>(), normed.partition<4, 256>(), x, norm_w, eps);
+  time_case("rmsnorm 8x256", 0, none, k::prefill_rmsnorm<8, 256>(), normed.partition<8, 256>(), x, norm_w, eps);
+  time_case("rmsnorm 16x256", 0, none, k::prefill_rmsnorm<16, 256>(), normed.partition<16, 256>(), x, norm_w, eps);
 
   time_case(fmt::format("qkv {}x{}x{} (engine)", BM, BN, BK), gemm(kQkv, kHidden), none,
             k::prefill_matmul_bf16<BM, BN, BK>(), qkv.partition<BM, BN>(), normed, w_qkv.transposed());
@@ -156,6 +181,8 @@ int main(int argc, char** argv) {
 
   time_case(fmt::format("o_proj {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kQWidth), none,
             k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w_o.transposed(), x);
+  time_case(fmt::format("o_proj bf16 residual {}x{}x{}", BM, BN, BK), gemm(kHidden, kQWidth), none,
+            residual_bf16<BM, BN, BK>(), x_mid_bf16.partition<BM, BN>(), attn, w_o.transposed(), x_bf16);
   time_case("o_proj 128x64x64", gemm(kHidden, kQWidth), none, k::prefill_matmul_residual<128, 64, 64>(),
             x_mid.partition<128, 64>(), attn, w_o.transposed(), x);
   time_case("o_proj 64x128x64", gemm(kHidden, kQWidth), none, k::prefill_matmul_residual<64, 128, 64>(),
@@ -180,6 +207,8 @@ int main(int argc, char** argv) {
 
   time_case(fmt::format("down {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kInter), none,
             k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp, w_down.transposed(), x_mid);
+  time_case(fmt::format("down bf16 residual {}x{}x{}", BM, BN, BK), gemm(kHidden, kInter), none,
+            residual_bf16<BM, BN, BK>(), x_bf16.partition<BM, BN>(), mlp, w_down.transposed(), x_mid_bf16);
   time_case("down 128x64x64", gemm(kHidden, kInter), none, k::prefill_matmul_residual<128, 64, 64>(),
             x.partition<128, 64>(), mlp, w_down.transposed(), x_mid);
   time_case("down 64x128x64", gemm(kHidden, kInter), none, k::prefill_matmul_residual<64, 128, 64>(),
