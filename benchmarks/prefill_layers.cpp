@@ -7,8 +7,10 @@
 // the down GEMM with the residual. This benchmark launches each of them alone on the shapes of one
 // 4B layer at T tokens (default 1024, the prompt of the time to first token, attending
 // to a cache of T positions from position 0), the engine's tile sizes first, then other tile
-// sizes or CompilerHints, and prints one JSON line per case: the median time of a launch (each
-// behind an L2 reset, as every benchmark here) and its TFLOP/s where it multiplies. The results
+// sizes or CompilerHints, and the engine's earlier forms of kernels it changed ("(before)": f32
+// outputs and residual stream, the accurate SwiGLU), and prints one JSON line per case: the
+// median time of a launch (each behind an L2 reset, as every benchmark here) and its TFLOP/s
+// where it multiplies. The results
 // are not checked: the kernels' results are tested in qwen3_engine_tests, and only the times of
 // these launches matter here (inputs are hashes in [-1, 1), not a model's activations).
 //
@@ -72,21 +74,6 @@ auto swiglu_accurate() {
   });
 }
 
-// A residual GEMM on a bf16 residual stream (as transformers keeps it): what the residual's f32
-// bytes cost o_proj and down (an experiment; the engine's stream is f32).
-template <int BM, int BN, int BK>
-auto residual_bf16() {
-  return kernel(k::tiled_name("bench_prefill_residual_bf16", BM, BN, BK), [](auto out, auto a, auto b, auto residual) {
-    auto y = for_range((dim<1>(a) + c<BK - 1>) / c<BK>,
-                       [=](auto kk, auto acc) {
-                         return mma(load<BM, BK>(a, program_id<0>(), kk), load<BK, BN>(b, kk, program_id<1>()), acc);
-                       },
-                       full<DType::f32, BM, BN>(c<0.0>));
-    auto r = cast<DType::f32>(load<BM, BN>(residual, program_id<0>(), program_id<1>()));
-    return out.store(cast<DType::bf16>(r + y));
-  });
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,8 +91,8 @@ int main(int argc, char** argv) {
   constexpr int BM = k::kPrefillGemmRows, BN = k::kPrefillGemmCols, BK = k::kPrefillGemmDepth;
   constexpr int NR = k::kPrefillNormRows, NC = k::kPrefillNormCols, BT = k::kPrefillRopeRows;
   constexpr int BQ = k::kPrefillQueryTile, BKV = k::kPrefillKeyTile;
-  Tensor<float, 2> x({t, kHidden}), x_mid({t, kHidden});
-  Tensor<bfloat16, 2> gate({t, kInter}), qkv({t, kQkv}), x_bf16({t, kHidden}), x_mid_bf16({t, kHidden});
+  Tensor<float, 2> x_f32({t, kHidden}), x_mid_f32({t, kHidden});  // the earlier f32 residual stream
+  Tensor<bfloat16, 2> gate({t, kInter}), qkv({t, kQkv}), x({t, kHidden}), x_mid({t, kHidden});
   Tensor<float, 2> gate_f32({t, kInter}), qkv_f32({t, kQkv});  // the earlier form's f32 outputs
   Tensor<bfloat16, 2> normed({t, kHidden}), attn({t, kQWidth}), mlp({t, kInter});
   Tensor<bfloat16, 3> q({kHeads, t, kHead}), k_cache({kKv, t, kHead}), v_cache({kKv, t, kHead});
@@ -114,8 +101,8 @@ int main(int argc, char** argv) {
       w_up({kInter, kHidden}), w_down({kHidden, kInter});
   Tensor<bfloat16, 1> norm_w({kHidden}), head_norm({kHead});
   int seed = 1;
-  for (auto* f : {&x, &x_mid, &qkv_f32, &gate_f32, &cos_rows, &sin_rows}) fill(*f, seed++);
-  for (auto* b : {&normed, &attn, &mlp, &gate, &qkv, &x_bf16, &x_mid_bf16}) fill(*b, seed++);
+  for (auto* f : {&x_f32, &x_mid_f32, &qkv_f32, &gate_f32, &cos_rows, &sin_rows}) fill(*f, seed++);
+  for (auto* b : {&normed, &attn, &mlp, &gate, &qkv, &x, &x_mid}) fill(*b, seed++);
   for (auto* b : {&q, &k_cache, &v_cache}) fill(*b, seed++);
   for (auto* w : {&w_qkv, &w_o, &w_gate, &w_up, &w_down}) fill(*w, seed++);
   norm_w.fill(bfloat16(1.0f));
@@ -130,6 +117,8 @@ int main(int argc, char** argv) {
 
   time_case(fmt::format("rmsnorm {}x{} (engine)", NR, NC), 0, none, k::prefill_rmsnorm<NR, NC>(),
             normed.partition<NR, NC>(), x, norm_w, eps);
+  time_case("rmsnorm f32 4x1024 (before)", 0, none, k::prefill_rmsnorm<4, 1024>(), normed.partition<4, 1024>(), x_f32,
+            norm_w, eps);
   time_case("rmsnorm 1x4096", 0, none, k::prefill_rmsnorm<1, 4096>(), normed.partition<1, 4096>(), x, norm_w, eps);
   time_case("rmsnorm 2x4096", 0, none, k::prefill_rmsnorm<2, 4096>(), normed.partition<2, 4096>(), x, norm_w, eps);
   // Column tiles that divide the 4B hidden size (2560 = 5 x 512 = 10 x 256): no program has a
@@ -181,8 +170,8 @@ int main(int argc, char** argv) {
 
   time_case(fmt::format("o_proj {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kQWidth), none,
             k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w_o.transposed(), x);
-  time_case(fmt::format("o_proj bf16 residual {}x{}x{}", BM, BN, BK), gemm(kHidden, kQWidth), none,
-            residual_bf16<BM, BN, BK>(), x_mid_bf16.partition<BM, BN>(), attn, w_o.transposed(), x_bf16);
+  time_case(fmt::format("o_proj f32 residual {}x{}x{} (before)", BM, BN, BK), gemm(kHidden, kQWidth), none,
+            k::prefill_matmul_residual<BM, BN, BK>(), x_mid_f32.partition<BM, BN>(), attn, w_o.transposed(), x_f32);
   time_case("o_proj 128x64x64", gemm(kHidden, kQWidth), none, k::prefill_matmul_residual<128, 64, 64>(),
             x_mid.partition<128, 64>(), attn, w_o.transposed(), x);
   time_case("o_proj 64x128x64", gemm(kHidden, kQWidth), none, k::prefill_matmul_residual<64, 128, 64>(),
@@ -207,8 +196,8 @@ int main(int argc, char** argv) {
 
   time_case(fmt::format("down {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kInter), none,
             k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp, w_down.transposed(), x_mid);
-  time_case(fmt::format("down bf16 residual {}x{}x{}", BM, BN, BK), gemm(kHidden, kInter), none,
-            residual_bf16<BM, BN, BK>(), x_bf16.partition<BM, BN>(), mlp, w_down.transposed(), x_mid_bf16);
+  time_case(fmt::format("down f32 residual {}x{}x{} (before)", BM, BN, BK), gemm(kHidden, kInter), none,
+            k::prefill_matmul_residual<BM, BN, BK>(), x_f32.partition<BM, BN>(), mlp, w_down.transposed(), x_mid_f32);
   time_case("down 128x64x64", gemm(kHidden, kInter), none, k::prefill_matmul_residual<128, 64, 64>(),
             x.partition<128, 64>(), mlp, w_down.transposed(), x_mid);
   time_case("down 64x128x64", gemm(kHidden, kInter), none, k::prefill_matmul_residual<64, 128, 64>(),

@@ -90,13 +90,15 @@ std::vector<float> ReferenceModel::step(std::int32_t token, std::int64_t positio
   if (position < 0 || position >= context_) throw Error(fmt::format("reference: position {} out of range", position));
   const double eps = c.rms_norm_eps;
   const double scale = 1 / std::sqrt(static_cast<double>(d));
-  // A GEMM operand: rounded to bf16 in the prefill's numerics.
+  // A GEMM operand, the QKV and gate outputs, and the residual stream: rounded to bf16 in the
+  // prefill's numerics.
   const bool prefill = numerics_ == ReferenceNumerics::kPrefill;
   auto operand = [&](std::vector<float> v) {
     if (prefill)
       for (float& e : v) e = round_bf16(e);
     return v;
   };
+  auto stream = [&](double v) { return prefill ? round_bf16(v) : static_cast<float>(v); };
 
   std::vector<float> x(embed_.begin() + token * h, embed_.begin() + (token + 1) * h);
   // rope(rmsnorm(head) * g) of the head at `at`, in double.
@@ -112,8 +114,8 @@ std::vector<float> ReferenceModel::step(std::int32_t token, std::int64_t positio
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     const Layer& w = layers_[l];
     const std::vector<float> n = operand(to_float(rmsnorm(x.data(), h, w.input_norm, eps)));
-    const std::vector<float> q = product(w.q, q_heads * d, h, n), kk = product(w.k, n_kv * d, h, n),
-                             v = product(w.v, n_kv * d, h, n);
+    const std::vector<float> q = operand(product(w.q, q_heads * d, h, n)), kk = operand(product(w.k, n_kv * d, h, n)),
+                             v = operand(product(w.v, n_kv * d, h, n));
     std::vector<float>& kc = k_cache_[l];
     std::vector<float>& vc = v_cache_[l];
     for (std::int64_t kh = 0; kh < n_kv; ++kh) {
@@ -137,16 +139,16 @@ std::vector<float> ReferenceModel::step(std::int32_t token, std::int64_t positio
       for (std::int64_t i = 0; i < d; ++i) attn[qh * d + i] = static_cast<float>(a.out[i]);
     }
     const std::vector<float> o = product(w.o, h, q_heads * d, operand(attn));
-    for (std::int64_t j = 0; j < h; ++j) x[j] = static_cast<float>(static_cast<double>(x[j]) + o[j]);
+    for (std::int64_t j = 0; j < h; ++j) x[j] = stream(static_cast<double>(x[j]) + o[j]);
     const std::vector<float> n2 = operand(to_float(rmsnorm(x.data(), h, w.post_norm, eps)));
-    const std::vector<float> gate = product(w.gate, ff, h, n2), up = product(w.up, ff, h, n2);
+    const std::vector<float> gate = operand(product(w.gate, ff, h, n2)), up = product(w.up, ff, h, n2);
     std::vector<float> m(ff);
     for (std::int64_t j = 0; j < ff; ++j) {
       const double g = gate[j];
       m[j] = static_cast<float>(g / (1 + std::exp(-g)) * up[j]);
     }
     const std::vector<float> down = product(w.down, h, ff, operand(m));
-    for (std::int64_t j = 0; j < h; ++j) x[j] = static_cast<float>(static_cast<double>(x[j]) + down[j]);
+    for (std::int64_t j = 0; j < h; ++j) x[j] = stream(static_cast<double>(x[j]) + down[j]);
   }
   const std::vector<float> n = to_float(rmsnorm(x.data(), h, final_norm_, eps));
   return product(lm_head_.empty() ? embed_ : lm_head_, c.vocab_size, h, n);

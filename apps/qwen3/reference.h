@@ -9,7 +9,8 @@
 //
 // With ReferenceNumerics::kPrefill it follows the matmul prefill's definition instead: the same,
 // except that the four GEMM operands of a layer -- the two RMSNorm outputs, the attention output
-// and the SwiGLU output -- are rounded to bf16 before their products (model.h).
+// and the SwiGLU output -- are rounded to bf16 before their products, and so are the QKV and gate
+// products and the residual stream after each add (model.h).
 //
 // Also the host version of the sampling rule of kernels/sampling.h (sample_rank), and of greedy
 // selection (the first index of the largest logit).

@@ -1,7 +1,8 @@
 // prefill_embedding.h: the embedding gather of up to N prompt tokens in one launch.
 //
-// prefill_embedding_gather<BH, N>: out[r, j] = f32(embed[token_r, j]) for the f32 rows out
-// [n, H] (n <= N; a view of the chunk's residual stream), in tiles of [1, BH]: program (r, j)
+// prefill_embedding_gather<BH, N>: out[r, j] = embed[token_r, j] for the rows out [n, H] (n <= N;
+// a view of the chunk's residual stream, bf16 in the engine; any float dtype, the value cast to
+// it), in tiles of [1, BH]: program (r, j)
 // reads BH contiguous bf16 values of row token_r. The N token ids are i32 scalar arguments
 // after `embed` (pass N of them; those past n are never read, pass 0).
 //
@@ -38,7 +39,7 @@ auto prefill_embedding_gather() {
     using namespace tessera;
     static_assert(sizeof...(tokens) == N, "prefill_embedding_gather<BH, N> takes N token ids");
     auto token = embedding_detail::pick<0>(program_id<0>(), tokens...);
-    return out.store(cast<kF32>(load<1, BH>(embed, token, program_id<1>())));
+    return out.store(cast<std::remove_cvref_t<decltype(out)>::dtype>(load<1, BH>(embed, token, program_id<1>())));
   });
 }
 

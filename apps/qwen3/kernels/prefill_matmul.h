@@ -10,7 +10,8 @@
 //
 //   prefill_matmul            out = a @ b                       f32 out
 //   prefill_matmul_bf16       out = bf16(a @ b)                 bf16 out: QKV (to the q/k norm), gate
-//   prefill_matmul_residual   out = residual + a @ b            f32 out: o_proj and down_proj
+//   prefill_matmul_residual   out = residual + a @ b            o_proj and down_proj: the residual
+//                                                               stream's dtype (bf16 in the engine)
 //   prefill_matmul_swiglu     out = bf16(silu(gate) * (a @ b))  bf16 out: up_proj, SwiGLU fused
 //
 // Each is written in the class that the sm_90 tensor-core lowering takes (README's language
@@ -76,8 +77,9 @@ auto prefill_matmul_residual() {
   return tessera::kernel(tiled_name("qwen3_prefill_matmul_residual", BM, BN, BK),
                          [](auto out, auto a, auto b, auto residual) {
                            using namespace tessera;
-                           auto r = load<BM, BN>(residual, program_id<0>(), program_id<1>());
-                           return out.store(r + matmul_detail::product_tile<BM, BN, BK>(a, b));
+                           auto r = cast<kF32>(load<BM, BN>(residual, program_id<0>(), program_id<1>()));
+                           return out.store(cast<std::remove_cvref_t<decltype(out)>::dtype>(
+                               r + matmul_detail::product_tile<BM, BN, BK>(a, b)));
                          });
 }
 

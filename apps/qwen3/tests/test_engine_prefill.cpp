@@ -18,10 +18,12 @@
 //    attention.h), which the reference cannot follow (the engine's p are relative to running
 //    maxima): with it, 6 (measured on the CPU target: logits up to 4.4, caches 2.6).
 //  - against the decode numerics (ReferenceNumerics::kDecode, and the engine's decode steps), 8:
-//    the prefill rounds four more values per layer to bf16 (n, the attention output, n again and
-//    the SwiGLU output: the tensor-core GEMM takes 16-bit operands), each by at most half an ulp
-//    (2^-8 relative) per element, and attention amplifies a relative change of q or K by about the
-//    size of the scores. Measured: 0.8-4.0.
+//    the prefill rounds more values per layer to bf16 (n, the attention output, n again and the
+//    SwiGLU output: the tensor-core GEMM takes 16-bit operands; the QKV and gate outputs and the
+//    residual stream after each add, as a bf16 transformers model does), each by at most half an
+//    ulp (2^-8 relative) per element, and attention amplifies a relative change of q or K by
+//    about the size of the scores. Measured: 0.8-4.1 (with the bf16 residual stream, on the CPU
+//    target; against the prefill numerics then: logits up to 2.7, caches 3.8).
 // "the tolerances separate a wrong model" checks that both are tight enough to see a real
 // difference: a reference with another rope_theta is 15 units away at 40 positions.
 #include <fmt/format.h>

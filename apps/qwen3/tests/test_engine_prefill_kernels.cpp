@@ -45,6 +45,7 @@ constexpr double kU = 0x1p-24;
 constexpr double kBf16 = 0x1p-7;  // one bf16 ulp, relative, at most
 
 double f(bfloat16 v) { return static_cast<float>(v); }
+double f(float v) { return v; }
 
 // Counts the elements outside |got - want| <= bound[i], and reports the first.
 int64_t mismatches(const std::vector<double>& got, const std::vector<double>& want, const std::vector<double>& bound) {
@@ -66,45 +67,63 @@ void embedding_gather_rows(Target target) {
   for (int64_t n : {int64_t{1}, int64_t{37}, int64_t{N}}) {
     std::array<int32_t, N> ids{};
     for (int64_t r = 0; r < n; ++r) ids[r] = static_cast<int32_t>((r * 613 + 999) % vocab);
-    Tensor<float, 2> out({n, hidden});
-    std::apply(
-        [&](auto... id) {
-          prefill_embedding_gather<kPrefillGatherCols, N>().launch(on(target), out.partition<1, kPrefillGatherCols>(),
-                                                                   table, id...);
-        },
-        ids);
-    int64_t bad = 0;
-    for (int64_t r = 0; r < n; ++r)
-      for (int64_t j = 0; j < hidden; ++j) bad += out(r, j) != static_cast<float>(table(ids[r], j));
+    // Into the engine's bf16 residual stream, and into f32 rows (the values are exact in both).
+    auto gather = [&]<class T>(Tensor<T, 2> out) {
+      std::apply(
+          [&](auto... id) {
+            prefill_embedding_gather<kPrefillGatherCols, N>().launch(on(target), out.template partition<1, kPrefillGatherCols>(),
+                                                                     table, id...);
+          },
+          ids);
+      int64_t bad = 0;
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t j = 0; j < hidden; ++j) bad += f(out(r, j)) != f(table(ids[r], j));
+      return bad;
+    };
     INFO(n << " rows");
-    CHECK(bad == 0);
+    CHECK(gather(Tensor<bfloat16, 2>({n, hidden})) == 0);
+    CHECK(gather(Tensor<float, 2>({n, hidden})) == 0);
   }
 }
 
-// bf16(rmsnorm(x) * g) of T rows of width 1500 (a full and a ragged column tile).
+// The last row of the residual stream widened to f32 (exact), a full and a ragged tile.
+void row_f32(Target target) {
+  auto x = random_bf16<1>({1500}, -3, 3, 12);
+  Tensor<float, 1> out({1500});
+  prefill_row_f32<kEmbeddingTile>().launch(on(target), out.partition<kEmbeddingTile>(), x);
+  int64_t bad = 0;
+  for (int64_t j = 0; j < 1500; ++j) bad += out(j) != f(x(j));
+  CHECK(bad == 0);
+}
+
+// bf16(rmsnorm(x) * g) of T rows of width 1500 (a full and a ragged column tile), x the engine's
+// bf16 residual stream or f32 rows.
 void rmsnorm_rows(Target target) {
   const int64_t hidden = 1500;
   const float eps = 1e-6f;
   auto g = random_bf16<1>({hidden}, 0.5f, 1.5f, 2);
-  for (int64_t t : {int64_t{1}, int64_t{37}}) {  // 37: not a multiple of the row tile
-    auto x = random_f32<2>({t, hidden}, -3, 3, 3);
+  auto check = [&]<class T>(const Tensor<T, 2>& x) {
+    const int64_t t = x.shape(0);
     Tensor<bfloat16, 2> out({t, hidden});
     prefill_rmsnorm<kPrefillNormRows, kPrefillNormCols>().launch(
         on(target), out.partition<kPrefillNormRows, kPrefillNormCols>(), x, g, eps);
     std::vector<double> want, bound;
     for (int64_t r = 0; r < t; ++r) {
       double ss = 0;
-      for (int64_t j = 0; j < hidden; ++j) ss += double(x(r, j)) * x(r, j);
+      for (int64_t j = 0; j < hidden; ++j) ss += f(x(r, j)) * f(x(r, j));
       const double inv = 1 / std::sqrt(ss / hidden + eps);
       for (int64_t j = 0; j < hidden; ++j) {
-        want.push_back(x(r, j) * inv * f(g(j)));
+        want.push_back(f(x(r, j)) * inv * f(g(j)));
         // The f32 sum of squares and rsqrt: (hidden + 8) u relative; then the bf16 rounding.
         bound.push_back((kBf16 + (hidden + 8) * kU) * std::abs(want.back()) + 1e-30);
       }
     }
     INFO(t << " rows");
     CHECK(mismatches(as_double(out), want, bound) == 0);
-  }
+  };
+  check(random_bf16<2>({1, hidden}, -3, 3, 3));
+  check(random_bf16<2>({37, hidden}, -3, 3, 3));  // 37: not a multiple of the row tile
+  check(random_f32<2>({37, hidden}, -3, 3, 3));
 }
 
 // The three GEMMs for T = 1, 37 and 130 rows (past one row tile), K = 300 (past four K steps,
@@ -153,6 +172,17 @@ void gemm_family(Target target) {
       bound[i] = 2 * k * kU * y_mag[i] + 2 * kU * std::abs(want[i]) + 1e-30;
     }
     CHECK(mismatches(as_double(out), want, bound) == 0);
+
+    // The engine's bf16 residual stream: bf16(residual + a @ b).
+    auto residual16 = random_bf16<2>({t, n}, -1, 1, 7);
+    const std::vector<double> r16 = as_double(residual16);
+    Tensor<bfloat16, 2> out16({t, n});
+    prefill_matmul_residual<BM, BN, BK>().launch(on(target), out16.partition<BM, BN>(), a, w.transposed(), residual16);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      want[i] = r16[i] + y[i];
+      bound[i] = 2 * k * kU * y_mag[i] + (kBf16 + 2 * kU) * std::abs(want[i]) + 1e-30;
+    }
+    CHECK(mismatches(as_double(out16), want, bound) == 0);
 
     // bf16(silu(gate) * up), gate a bf16 input (the gate GEMM's output).
     auto gate = random_bf16<2>({t, n}, -4, 4, 8);
@@ -290,6 +320,7 @@ void causal_attention(Target target) {
 
 QWEN3_TARGET_TEST_CASE("prefill kernel: embedding gather", "[engine][prefill][kernels]", embedding_gather_rows)
 QWEN3_TARGET_TEST_CASE("prefill kernel: rmsnorm rows to bf16", "[engine][prefill][kernels]", rmsnorm_rows)
+QWEN3_TARGET_TEST_CASE("prefill kernel: last row to f32", "[engine][prefill][kernels]", row_f32)
 QWEN3_TARGET_TEST_CASE("prefill kernel: GEMM, residual, swiglu epilogues", "[engine][prefill][kernels]", gemm_family)
 QWEN3_TARGET_TEST_CASE("prefill kernel: q/k norm + rope + kv append", "[engine][prefill][kernels]", qk_norm_rope_rows)
 QWEN3_TARGET_TEST_CASE("prefill kernel: causal attention", "[engine][prefill][kernels]", causal_attention)
