@@ -168,10 +168,18 @@ int main(int argc, char** argv) {
   attention("attention 128x32", none, k::prefill_attention<128, 32>(), attn.partition<128, 128>());
   attention("attention 64x128", none, k::prefill_attention<64, 128>(), attn.partition<64, 128>());
 
-  time_case(fmt::format("o_proj {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kQWidth), none,
+  const CompilerHints engine_split{
+      .split_k = k::prefill_residual_split((t + BM - 1) / BM * ((kHidden + BN - 1) / BN))};
+  time_case(fmt::format("o_proj {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kQWidth), engine_split,
+            k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w_o.transposed(), x);
+  time_case(fmt::format("o_proj {}x{}x{} no split (before)", BM, BN, BK), gemm(kHidden, kQWidth), none,
             k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w_o.transposed(), x);
   time_case(fmt::format("o_proj f32 residual {}x{}x{} (before)", BM, BN, BK), gemm(kHidden, kQWidth), none,
             k::prefill_matmul_residual<BM, BN, BK>(), x_mid_f32.partition<BM, BN>(), attn, w_o.transposed(), x_f32);
+  for (int split : {2, 4, 8})
+    time_case(fmt::format("o_proj {}x{}x{} split {}", BM, BN, BK, split), gemm(kHidden, kQWidth),
+              CompilerHints{.split_k = split}, k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn,
+              w_o.transposed(), x);
   time_case("o_proj 128x64x64", gemm(kHidden, kQWidth), none, k::prefill_matmul_residual<128, 64, 64>(),
             x_mid.partition<128, 64>(), attn, w_o.transposed(), x);
   time_case("o_proj 64x128x64", gemm(kHidden, kQWidth), none, k::prefill_matmul_residual<64, 128, 64>(),
@@ -194,10 +202,16 @@ int main(int argc, char** argv) {
   time_case(fmt::format("up + swiglu bf16 gate, accurate {}x{}x{}", BM, BN, BK), gemm(kInter, kHidden), none,
             swiglu_accurate<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w_up.transposed(), gate);
 
-  time_case(fmt::format("down {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kInter), none,
+  time_case(fmt::format("down {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kInter), engine_split,
+            k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp, w_down.transposed(), x_mid);
+  time_case(fmt::format("down {}x{}x{} no split (before)", BM, BN, BK), gemm(kHidden, kInter), none,
             k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp, w_down.transposed(), x_mid);
   time_case(fmt::format("down f32 residual {}x{}x{} (before)", BM, BN, BK), gemm(kHidden, kInter), none,
             k::prefill_matmul_residual<BM, BN, BK>(), x_f32.partition<BM, BN>(), mlp, w_down.transposed(), x_mid_f32);
+  for (int split : {2, 4, 8})
+    time_case(fmt::format("down {}x{}x{} split {}", BM, BN, BK, split), gemm(kHidden, kInter),
+              CompilerHints{.split_k = split}, k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp,
+              w_down.transposed(), x_mid);
   time_case("down 128x64x64", gemm(kHidden, kInter), none, k::prefill_matmul_residual<128, 64, 64>(),
             x.partition<128, 64>(), mlp, w_down.transposed(), x_mid);
   time_case("down 64x128x64", gemm(kHidden, kInter), none, k::prefill_matmul_residual<64, 128, 64>(),

@@ -103,6 +103,15 @@ struct Model::Scratch {
     std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
     ++launches;
   }
+  // A launch with its own CompilerHints and nothing else of the decode products' (the prefill's
+  // split GEMMs).
+  template <class Kernel, class... Args>
+  void run_hinted(const tessera::CompilerHints& hints, const Kernel& kernel, Args&&... args) {
+    tessera::LaunchOptions o = options;
+    o.hints = hints;
+    std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
+    ++launches;
+  }
   std::size_t launches = 0;  // launches so far (a graph numbers its launches in capture order)
 
   Tensor<bfloat16, 3> k_all, v_all;  // [layers * n_kv, positions, 128]: attention_cache_positions(context)
@@ -230,6 +239,7 @@ Model::Model(const ModelConfig& config, const WeightSource& source, const Engine
           config.intermediate_size < k::kSmallModelIntermediate ? 0 : k::kNormProductOccupancy)),
       residual_occupancy_(options.residual_product_occupancy),
       residual_threads_(options.residual_product_threads),
+      prefill_split_k_(options.prefill_split_k),
       prefill_chunk_(std::min(std::max<std::int64_t>(1, options.prefill_chunk), context_)),
       weights_(checked_weights(config, source, target_, options.threads)) {
   const std::int64_t max_splits =
@@ -431,6 +441,11 @@ void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int6
   const Tensor<float, 2> cos_rows = s.rope_cos.slice(0, start, end), sin_rows = s.rope_sin.slice(0, start, end);
   const auto k_column = static_cast<std::int32_t>(c.q_width() / 64);
   const auto v_column = static_cast<std::int32_t>((c.q_width() + c.kv_width()) / kHeadDim);
+  // o_proj and down: few output tiles for the SMs with a short chunk (hidden / BN column tiles), their
+  // k-tiles shared by the CTAs of a cluster.
+  const std::int64_t residual_programs = (t + BM - 1) / BM * ((c.hidden_size + BN - 1) / BN);
+  const tessera::CompilerHints residual_split{
+      .split_k = prefill_split_k_.value_or(k::prefill_residual_split(residual_programs))};
 
   // The embedding rows, GT token ids per launch (ids past the chunk's end are not read).
   for (std::int64_t first = 0; first < t; first += GT) {
@@ -454,11 +469,13 @@ void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int6
     s.run(k::prefill_attention<k::kPrefillQueryTile, k::kPrefillKeyTile>(), attn.partition<k::kPrefillQueryTile, 128>(),
           q, s.k_cache[l], s.v_cache[l], static_cast<std::int32_t>(start), static_cast<std::int32_t>(c.gqa_group()),
           scale);
-    s.run(k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w.o.transposed(), x);
+    s.run_hinted(residual_split, k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn,
+                 w.o.transposed(), x);
     s.run(k::prefill_rmsnorm<NR, NC>(), normed.partition<NR, NC>(), x_mid, w.post_norm, eps);
     s.run(k::prefill_matmul_bf16<BM, BN, BK>(), gate.partition<BM, BN>(), normed, w.gate.transposed());
     s.run(k::prefill_matmul_swiglu<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w.up.transposed(), gate);
-    s.run(k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp, w.down.transposed(), x_mid);
+    s.run_hinted(residual_split, k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp,
+                 w.down.transposed(), x_mid);
   }
   if (logits) {
     // The decode step's LM head reads an f32 vector: the last row, widened into the step's x (which

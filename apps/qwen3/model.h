@@ -112,6 +112,11 @@ struct EngineOptions {
   std::optional<int> norm_product_occupancy;
   int residual_product_occupancy = 0;
   int residual_product_threads = 0;
+  // The prefill's o_proj and down GEMMs with each program's k-tiles shared by the CTAs of a
+  // cluster (CompilerHints::split_k; sm_90a's wgmma GEMMs and mma.sync ones from sm_90): 0 or 1
+  // none, 2, 4 or 8; nullopt: the engine's, by the chunk's output tiles
+  // (kernels::prefill_residual_split).
+  std::optional<int> prefill_split_k;
 };
 
 // Throws ModelError kUnsupported for a config the engine cannot run (see the file comment).
@@ -170,6 +175,7 @@ class Model {
   int norm_occupancy_ = 0;
   int residual_occupancy_ = 0;
   int residual_threads_ = 0;
+  std::optional<int> prefill_split_k_;
   std::int64_t prefill_chunk_ = 0;
   std::int64_t cached_ = 0;
   DeviceWeights weights_;

@@ -167,6 +167,16 @@ std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compil
     // One CTA per SM at most; the kernel counts the programs in 32 bits.
     if (grid.count() > 0x7fffffff)
       throw Error(fmt::format("tessera: kernel '{}': {} programs exceed the limit of 2^31-1", kernel, grid.count()));
+    // A split program is a cluster of S CTAs, one cluster per program (the kernel runs one program
+    // per cluster: its partial sums overwrite the stages).
+    const int64_t split = compiled.gpu.ctas_per_program;
+    if (split > 1) {
+      if (grid.count() > 0x7fffffff / split)
+        throw Error(fmt::format("tessera: kernel '{}': {} programs, each run as {} CTAs, exceed the GPU's limit of "
+                                "2^31-1 CTAs",
+                                kernel, grid.count(), split));
+      return {std::max<int64_t>(1, grid.count()) * split, 1, 1};
+    }
     static const int64_t sms = CudaDriver::get_if_available() ? CudaDriver::get().multiprocessor_count() : 1;
     return {std::max<int64_t>(1, std::min(grid.count(), sms)), 1, 1};
   }

@@ -417,6 +417,8 @@ void to_tensor_cores(mlir::OpPassManager& pm, std::string_view arch, std::string
   matmul.maxSharedBytes = max_shared_bytes;
   matmul.stages = hints.pipeline_stages;
   if (hints.group_rows) matmul.groupM = hints.group_rows;
+  // Each program's k-tiles shared by the CTAs of a cluster, one program per cluster.
+  matmul.splitK = hints.split_k > 1 ? hints.split_k : 1;
   pm.addPass(mlir::tessera::createConvertTileMatmulToNVVM(matmul));
   mlir::tessera::ConvertTileMatmulToMmaSyncOptions warp;
   warp.arch = std::string(arch);

@@ -8,7 +8,8 @@
 // spilled; below sm_90 the hint is ignored; other values are an error naming the kernel.
 // GEMM kernels that take mma.sync (16-row tiles: a decoder's projections of a few tokens) split
 // their k-tiles the same way: plain and with a bias + GELU epilogue, whole, ragged and K below
-// one tile, against the host reference.
+// one tile, against the host reference; and so do GEMM kernels that take wgmma (128 x 128 tiles on
+// sm_90a: one program per cluster), with row-major and K-major B and bf16 and f32 outputs.
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
@@ -21,6 +22,7 @@
 #include "matmul_kernels.h"
 #include "matmul_reference.h"
 #include "matvec_reference.h"
+#include "ptxas_log.h"
 
 using namespace tessera;
 using exec_test::random_tensor;
@@ -139,6 +141,50 @@ void split_mma_results(Target target) {
   }
 }
 
+// out = a b (+ GELU(. + bias)) in 128 x 128 x 64 tiles: on sm_90 the warp-specialized wgmma lowering,
+// whose programs become clusters of S CTAs sharing the k-tiles; B row-major or K-major (the
+// transposed view of N x K), bf16 (TMA-stored) and f32 outputs, an epilogue that loads the bias.
+void split_wgmma_results(Target target) {
+  using namespace matmul_reference;
+  struct Shape {
+    int64_t m, n, k;
+  };
+  // Whole tiles with a long K; M, N and K ragged; one k-tile (ranks past the first run none); K
+  // below one tile. N a multiple of 8: the output's rows 16-byte aligned.
+  const std::vector<int> splits = target == Target::cpu ? std::vector<int>{0} : std::vector<int>{0, 2, 4, 8};
+  for (const Shape& s : {Shape{256, 256, 2048}, Shape{200, 136, 1000}, Shape{128, 128, 64}, Shape{130, 64, 40}}) {
+    auto a = random_tensor<bfloat16, 2>({s.m, s.k}, -1, 1, 71);
+    auto w = random_tensor<bfloat16, 2>({s.n, s.k}, -1, 1, 72);
+    auto bias = random_tensor<bfloat16, 1>({s.n}, -1, 1, 73);
+    Tensor<bfloat16, 2> b({s.k, s.n});
+    for (int64_t kk = 0; kk < s.k; ++kk)
+      for (int64_t j = 0; j < s.n; ++j) b(kk, j) = w(j, kk);
+    const Reference r = reference(s.m, s.n, s.k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                                  [&](int64_t kk, int64_t j) { return d(w(j, kk)); });
+    const double bound = product_bound(DType::bf16, s.k), rel = std::ldexp(1.0, -8);
+    for (int split : splits) {
+      INFO("M " << s.m << ", N " << s.n << ", K " << s.k << ", split_k = " << split);
+      LaunchOptions options;
+      options.target = target;
+      options.hints.split_k = split;
+      Tensor<bfloat16, 2> out({s.m, s.n});
+      auto got = [&](int64_t i, int64_t j) { return d(out(i, j)); };
+      auto want = [&](int64_t i, int64_t j) { return r.at(i, j); };
+      matmul_kernels::matmul<128, 128, 64>().launch(options, out.partition<128, 128>(), a, w.transposed());
+      CHECK(mismatches(r, s.m, s.n, bound, rel, got, want) == 0);
+      matmul_kernels::matmul<128, 128, 64>().launch(options, out.partition<128, 128>(), a, b);
+      CHECK(mismatches(r, s.m, s.n, bound, rel, got, want) == 0);
+      Tensor<float, 2> wide({s.m, s.n});
+      matmul_kernels::matmul<128, 128, 64>().launch(options, wide.partition<128, 128>(), a, w.transposed());
+      CHECK(mismatches(r, s.m, s.n, bound, 0, [&](int64_t i, int64_t j) { return double(wide(i, j)); }, want) == 0);
+      matmul_kernels::matmul_bias_gelu<128, 128, 64>().launch(options, out.partition<128, 128>(), a, w.transposed(),
+                                                               bias);
+      CHECK(mismatches(r, s.m, s.n, 1.13 * bound, rel, got,
+                       [&](int64_t i, int64_t j) { return gelu_tanh(r.at(i, j) + d(bias(j))); }) == 0);
+    }
+  }
+}
+
 CompilerHints split(int s) {
   CompilerHints h;
   h.split_k = s;
@@ -204,6 +250,39 @@ TEST_CASE("split_k: the sm_90 mma.sync GEMM runs clusters of S through distribut
   const CompiledArtifact c = matmul_kernels::matmul<16, 64, 128>().compile(o, out.partition<16, 64>(), a, w.transposed());
   CHECK(c.ptx.find("mma.sync.aligned") != std::string::npos);
   CHECK(c.ptx.find(".reqnctapercluster") == std::string::npos);
+}
+
+TESSERA_TARGET_TEST_CASE("split_k: wgmma GEMM kernels whose k-tiles a cluster shares equal the reference",
+                         "[split-k][matmul]", split_wgmma_results)
+
+TEST_CASE("split_k: the sm_90a wgmma GEMM runs one program per cluster of S, with nothing spilled",
+          "[split-k][compile][matmul]") {
+  if (!exec_test::toolchain_present()) return;
+  const std::string ptxas = ptxas_log::toolkit_ptxas();
+  if (ptxas.empty()) WARN("no CUDA toolkit ptxas (CUDA_HOME/bin, /usr/local/cuda/bin): ptxas logs not checked");
+  Tensor<bfloat16, 2> a({1024, 4096}), w({2560, 4096}), out({1024, 2560});
+  Tensor<float, 2> wide({1024, 2560});
+  for (int s : {2, 4, 8}) {
+    INFO("split_k = " << s);
+    LaunchOptions o;
+    o.target = Target::sm_90;
+    o.hints = split(s);
+    for (const CompiledArtifact& c :
+         {matmul_kernels::matmul<128, 128, 64>().compile(o, out.partition<128, 128>(), a, w.transposed()),
+          matmul_kernels::matmul<128, 128, 64>().compile(o, wide.partition<128, 128>(), a, w.transposed())}) {
+      CHECK(c.ptx.find("wgmma.mma_async") != std::string::npos);
+      CHECK(c.ptx.find(".reqnctapercluster " + std::to_string(s) + ", 1, 1") != std::string::npos);
+      CHECK(c.ptx.find("// tessera.ctas_per_program " + std::to_string(s)) != std::string::npos);
+      CHECK(c.ptx.find("mapa.shared::cluster.u32") != std::string::npos);
+      // As the driver compiles it: a whole program, where setmaxnreg counts (ptxas_log.h).
+      if (ptxas.empty()) continue;
+      const std::string log = ptxas_log::whole_program_log(ptxas, c.ptx);
+      INFO(log);
+      CHECK(log.find(" 0 bytes spill stores") != std::string::npos);
+      CHECK(log.find("serialized") == std::string::npos);
+      CHECK(log.find("setmaxnreg") == std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("split_k: other than 0, 1, 2, 4 or 8 is an error naming the kernel", "[split-k]") {

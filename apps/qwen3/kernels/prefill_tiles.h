@@ -13,6 +13,12 @@ namespace qwen3::kernels {
 inline constexpr int kPrefillGemmRows = 128;  // prefill_matmul*<BM, BN, BK>: BM, rows of the activations
 inline constexpr int kPrefillGemmCols = 128;  //   BN, output features
 inline constexpr int kPrefillGemmDepth = 64;  //   BK, input features per step of the K loop
+// o_proj and down have few output tiles (hidden / 128 columns: 20 for 4B) for short prompts; the
+// split shares each program's k-tiles among a cluster of S CTAs (CompilerHints::split_k), so that
+// more SMs work. For `programs` output tiles: 4 up to 32, 2 up to 64, none above (on the H100, 132
+// SMs, 4B prefill of 32 / 128 / 256 / 512 / 1024 tokens: 10.1 -> 8.1, 7.1 -> 6.4, 8.0 -> 7.3 ms
+// at 4, 2, 2; 2 made 512 tokens 7% slower, 1024 level; docs/performance.md).
+constexpr int prefill_residual_split(long long programs) { return programs <= 32 ? 4 : programs <= 64 ? 2 : 1; }
 // prefill_rmsnorm<R, BC>: 512 columns divide every Qwen3 hidden size (1024 to 5120), so no program
 // has a ragged tile; 4 x 512 took 13.8 us on 4B's 1024 x 2560 against 18.5 for 4 x 1024 (H100,
 // bench_prefill_layers), although each program reads its rows five times for their sums.

@@ -35,7 +35,9 @@
 // the registers of the decode products with a folded RMSNorm and of the residual ones so that N
 // programs fit per SM (--norm-occupancy 0: the compiler's choice; without it, the engine's: 3
 // from 4B up), --residual-threads T runs the residual products at T threads per program
-// (EngineOptions::norm_product_occupancy, residual_product_occupancy, residual_product_threads).
+// (EngineOptions::norm_product_occupancy, residual_product_occupancy, residual_product_threads);
+// --prefill-split-k S (0, 1, 2, 4 or 8) shares the k-tiles of the prefill's o_proj and down GEMMs
+// among the S CTAs of a cluster (EngineOptions::prefill_split_k; default the engine's).
 // Exit status: 0 done, 1 an error (the message names it), 2 bad command line.
 #include <fmt/format.h>
 
@@ -77,6 +79,7 @@ struct Options {
   int early_weight_steps = 0;
   std::optional<int> norm_occupancy;  // nullopt: the engine's choice
   int residual_occupancy = 0, residual_threads = 0;
+  std::optional<int> prefill_split_k;  // nullopt: the engine's choice
   std::optional<tessera::Target> target;
 };
 
@@ -89,7 +92,7 @@ int usage(const std::string& problem) {
                "                     [--fused-attention-positions N]\n"
                "                     [--compiler-threads] [--stream-weights S] [--split-k S]\n"
                "                     [--early-weight-steps N] [--norm-occupancy N] [--residual-occupancy N]\n"
-               "                     [--residual-threads T]\n";
+               "                     [--residual-threads T] [--prefill-split-k S]\n";
   return 2;
 }
 
@@ -172,6 +175,8 @@ std::string parse(int argc, char** argv, Options& o) {
       o.residual_occupancy = static_cast<int>(n);
     else if (arg == "--residual-threads" && integer(v, n) && n >= 32 && n <= 1024 && (n & (n - 1)) == 0)
       o.residual_threads = static_cast<int>(n);
+    else if (arg == "--prefill-split-k" && integer(v, n) && (n == 0 || n == 1 || n == 2 || n == 4 || n == 8))
+      o.prefill_split_k = static_cast<int>(n);
     else if (arg == "--stats-json")
       o.stats_json = v;
     else if (arg == "--target") {
@@ -286,6 +291,7 @@ int run(const Options& o) {
   engine.norm_product_occupancy = o.norm_occupancy;
   engine.residual_product_occupancy = o.residual_occupancy;
   engine.residual_product_threads = o.residual_threads;
+  engine.prefill_split_k = o.prefill_split_k;
   engine.context_limit = o.context > 0 ? o.context : static_cast<std::int64_t>(prompt.size()) + o.max_new_tokens;
   qwen3::check_fits_context(static_cast<std::int64_t>(prompt.size()), o.max_new_tokens, engine.context_limit);
   if (engine.context_limit > config.max_position_embeddings)

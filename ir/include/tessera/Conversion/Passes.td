@@ -328,7 +328,7 @@ def ConvertTileMatmulToNVVM
     `nvvm.grid_constant`, which NVVM accepts on kernels only, so that TMA
     reads them where they are). Every other function, and
     every function for another `arch`, is left unchanged, so
-    `convert-tile-to-loops` lowers it as before. The pass never fails.
+    `convert-tile-to-loops` lowers it as before.
 
     The matmul class: one `scf.for` from 0 with step 1 carrying a
     `tensor<BMxBNxf32>` that starts as zeros and is only updated by
@@ -405,6 +405,19 @@ def ConvertTileMatmulToNVVM
     together, for L2 reuse). Ragged M, N and K: TMA fills out-of-bounds
     elements with zeros; TMA stores clip the tile at the output's edges,
     and the register epilogue tests each element's bounds.
+
+    With `split-k` S > 1, a program is the S CTAs of a cluster, one program
+    per cluster (the function also gets `tile.split_k = S` and
+    `tile.ctas_per_program = S`: the launch has S CTAs per program, in
+    clusters of S along x): rank r = `ctaid.x mod S` loads and multiplies
+    k-tiles [n r / S, n (r + 1) / S) of the program's n; after its k-tiles
+    the consumers meet at a named barrier, ranks 1..S-1 write their
+    accumulators over the stages, and after a cluster barrier (the
+    producer's threads take part) rank 0 adds them (`mapa`,
+    `ld.shared::cluster`), a second cluster barrier, and rank 0 alone runs
+    the epilogue. For products with fewer programs than a few per SM (an
+    LLM's 2560-wide projections of 1024 tokens: 160 tiles on 132 SMs). The
+    pass fails only for a `split-k` other than 1, 2, 4 or 8.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
@@ -421,7 +434,11 @@ def ConvertTileMatmulToNVVM
            "Rows of programs that a persistent CTA sweeps together">,
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t",
            /*default=*/"232448",
-           "Shared memory a CTA may use (the device's opt-in limit)">
+           "Shared memory a CTA may use (the device's opt-in limit)">,
+    Option<"splitK", "split-k", "int64_t", /*default=*/"1",
+           "CTAs of one cluster sharing each program's k-tiles: 1 (none), 2, "
+           "4 or 8; taken where every consumer thread's accumulators fit the "
+           "stages, else ignored">
   ];
 }
 

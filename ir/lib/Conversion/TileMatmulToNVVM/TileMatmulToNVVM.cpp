@@ -59,6 +59,7 @@
 
 #include "tessera/Conversion/TileMatmulToNVVM/TileMatmulToNVVM.h"
 
+#include "../Utils/ClusterSum.h"
 #include "../Utils/HopperPtx.h"
 #include "MatmulEpilogue.h"
 #include "MatmulKernel.h"
@@ -141,6 +142,13 @@ struct Geometry {
   int64_t sharedBytes() const { return barriersOffset() + 16 * stages + 1024; }
   int64_t threads() const { return (consumers + 1) * kWarpgroup; }
   int64_t accumulatorRegisters() const { return wgmmaN() / 2; }
+  /// CTAs of a cluster sharing each program's k-tiles (1: none).
+  int64_t splitK = 1;
+  /// A split's partial sums: every consumer thread's accumulators, written
+  /// over the stages (free once the program's k-tiles are multiplied).
+  int64_t partialBytes() const {
+    return consumers * kWarpgroup * accumulatorRegisters() * 4;
+  }
 };
 
 /// Builds the new body of one kernel.
@@ -199,6 +207,9 @@ private:
   struct ProgramLoop {
     scf::ForOp loop;
     Value pid0, pid1, kTiles;
+    /// The first of the program's k-tiles this CTA multiplies (0 without a
+    /// split; kTiles is then this CTA's share).
+    Value kFirst;
     IRMapping mapping;
   };
   ProgramLoop beginProgramLoop();
@@ -225,6 +236,11 @@ private:
                          Value consumer, Value row0, Value col0);
   /// `acc` + `part`, register by register (structs of f32 of one type).
   Value addAccumulators(Value acc, Value part);
+  /// A split program's accumulators summed over the cluster's CTAs into
+  /// rank 0's (ClusterSum.h): every consumer is done with the stages, ranks
+  /// 1 and up write theirs over the stages, rank 0 adds them. Returns the
+  /// sum in rank 0 and `acc` in the others.
+  Value sumSplit(Value acc);
   /// For a transposed product: this thread's shared-memory offsets, within a
   /// stage's B tile, of its four B^T fragment elements of the first K step
   /// (registers a0..a3); K step kk is kk * 1024 bytes further.
@@ -236,6 +252,9 @@ private:
   OpBuilder b;
   Location loc;
   Value tid, cta, ctas, smem, barriers, tilesM, tilesN, programs;
+  /// With a split: this CTA's rank in its cluster (cta and ctas then count
+  /// clusters).
+  Value rank;
   Value mapA, mapB, mapOut;
 };
 
@@ -316,11 +335,25 @@ Value MatmulLowering::kTiles(IRMapping &mapping) {
 
 MatmulLowering::ProgramLoop MatmulLowering::beginProgramLoop() {
   ProgramLoop p;
-  p.loop = scf::ForOp::create(b, loc, cta, programs, ctas, ValueRange{i32(0), i32(0)});
+  // A split cluster runs one program at most (the launch has a cluster per
+  // program): its partial sums overwrite the stages, which the producer
+  // would otherwise fill with the next program's k-tiles.
+  Value step = g.splitK > 1 ? arith::MaxUIOp::create(b, loc, programs, i32(1)).getResult() : ctas;
+  p.loop = scf::ForOp::create(b, loc, cta, programs, step, ValueRange{i32(0), i32(0)});
   b.setInsertionPointToStart(p.loop.getBody());
   std::tie(p.pid0, p.pid1) = programOf(p.loop.getInductionVar());
   p.mapping = programMapping(p.pid0, p.pid1);
   p.kTiles = kTiles(p.mapping);
+  p.kFirst = i32(0);
+  if (g.splitK > 1) {
+    // Rank r's k-tiles: [n r / S, n (r + 1) / S) of the program's n.
+    const int64_t log2S = llvm::Log2_64(g.splitK);
+    auto bound = [&](Value r) {
+      return arith::ShRUIOp::create(b, loc, mul(p.kTiles, r), i32(log2S)).getResult();
+    };
+    p.kFirst = bound(rank);
+    p.kTiles = arith::SubIOp::create(b, loc, bound(addConst(rank, 1)), p.kFirst);
+  }
   return p;
 }
 
@@ -354,7 +387,7 @@ void MatmulLowering::buildProducer() {
     ptx.mbarrierArriveExpectTx(full, g.stageBytes());
     Value a = add(smem, mulConst(stage, g.stageBytes()));
     Value bb = addConst(a, g.aBytes());
-    Value kElement = mulConst(kt, g.bk);
+    Value kElement = mulConst(add(tiles.kFirst, kt), g.bk);
     Value row = mulConst(pid0, g.bm);
     for (int64_t box = 0; box < g.bk / g.boxElements(); ++box)
       ptx.tmaLoad2d(addConst(a, box * g.aBoxBytes()), mapA, full,
@@ -374,6 +407,16 @@ void MatmulLowering::buildProducer() {
     scf::YieldOp::create(b, loc, ValueRange{s2, p2});
     b.setInsertionPointAfter(ks);
     scf::YieldOp::create(b, loc, ks.getResults());
+  }
+  if (g.splitK > 1) {
+    // The producer's threads take part in the two cluster barriers of the
+    // consumers' sum (sumSplit), once for the CTA's program if it has one.
+    b.setInsertionPointAfter(first);
+    auto some = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::ult, cta, programs),
+                                  /*withElseRegion=*/false);
+    b.setInsertionPointToStart(some.thenBlock());
+    ptx.clusterBarrier();
+    ptx.clusterBarrier();
   }
 }
 
@@ -462,7 +505,16 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
     auto [s2, p2] = advance(stage, parity);
     scf::YieldOp::create(b, loc, ValueRange{s2, p2, acc});
   }
-  buildEpilogue(ks.getResult(2), consumer, tiles.pid0, tiles.pid1, tiles.mapping);
+  if (g.splitK > 1) {
+    Value sum = sumSplit(ks.getResult(2));
+    auto lead = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, rank, i32(0)),
+                                  /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inIf(b);
+    b.setInsertionPointToStart(lead.thenBlock());
+    buildEpilogue(sum, consumer, tiles.pid0, tiles.pid1, tiles.mapping);
+  } else {
+    buildEpilogue(ks.getResult(2), consumer, tiles.pid0, tiles.pid1, tiles.mapping);
+  }
   scf::YieldOp::create(b, loc, ValueRange{ks.getResult(0), ks.getResult(1)});
   if (g.tmaStore()) {
     // The CTA's shared memory must outlive the last stores' reads of it.
@@ -481,6 +533,44 @@ Value MatmulLowering::addAccumulators(Value acc, Value part) {
     acc = LLVM::InsertValueOp::create(b, loc, acc, sum, r);
   }
   return acc;
+}
+
+Value MatmulLowering::sumSplit(Value acc) {
+  HopperPtx ptx(b, loc);
+  const int64_t regs = g.accumulatorRegisters();
+  const int64_t threads = g.consumers * kWarpgroup;
+  // Register e of consumer thread t (t counted over the consumers) at slot
+  // e * threads + t: a warp's stores and loads are consecutive words.
+  Value t = addConst(tid, -kWarpgroup);
+  auto slot = [&](int64_t e) { return mulConst(addConst(t, e * threads), 4); };
+  SmallVector<Value> own;
+  for (int64_t r = 0; r < regs; ++r)
+    own.push_back(LLVM::ExtractValueOp::create(b, loc, acc, r));
+  // Every consumer has multiplied its last stage before any partial
+  // overwrites it: named barrier 1 + consumers, of the consumers' threads
+  // (0 is the CTA's, 1 + c consumer c's in buildStagedStores).
+  ptx.namedBarrier(1 + g.consumers, threads);
+  Type ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  SmallVector<Value> sum = sumOverCluster(
+      b, loc, rank, g.splitK, own,
+      [&] {
+        for (int64_t e = 0; e < regs; ++e) {
+          Value at = LLVM::IntToPtrOp::create(b, loc, ptrType, add(smem, slot(e)));
+          LLVM::StoreOp::create(b, loc, own[e], at);
+        }
+      },
+      [&](Value peer, SmallVectorImpl<Value> &sum) {
+        // One mapped address per peer, the registers' slots as immediate
+        // offsets from it (an address register per load spilled).
+        Value base = ptx.mapShared(add(smem, slot(0)), peer);
+        for (int64_t e = 0; e < regs; ++e)
+          sum[e] = arith::AddFOp::create(b, loc, sum[e],
+                                         ptx.loadClusterSharedF32(base, e * threads * 4));
+      });
+  Value out = LLVM::UndefOp::create(b, loc, acc.getType());
+  for (int64_t r = 0; r < regs; ++r)
+    out = LLVM::InsertValueOp::create(b, loc, out, sum[r], r);
+  return out;
 }
 
 SmallVector<Value, 4>
@@ -685,6 +775,14 @@ void MatmulLowering::run() {
       LLVM::ConstantRangeAttr::get(b.getContext(), 32, 0, g.threads()));
   cta = NVVM::BlockIdXOp::create(b, loc, i32Type);
   ctas = NVVM::GridDimXOp::create(b, loc, i32Type);
+  if (g.splitK > 1) {
+    // Clusters of S CTAs along x: the rank is ctaid.x mod S, and programs
+    // go to clusters.
+    const int64_t log2S = llvm::Log2_64(g.splitK);
+    rank = arith::AndIOp::create(b, loc, cta, i32(g.splitK - 1));
+    cta = arith::ShRUIOp::create(b, loc, cta, i32(log2S));
+    ctas = arith::ShRUIOp::create(b, loc, ctas, i32(log2S));
+  }
   smem = sharedBase();
   barriers = addConst(smem, g.barriersOffset());
   Value out = f.getArgument(k.argOut);
@@ -728,6 +826,10 @@ void MatmulLowering::run() {
   f->setAttr(TileDialect::getBlockSizeAttrName(), b.getI32IntegerAttr(g.threads()));
   f->setAttr(TileDialect::getDynamicSharedBytesAttrName(),
              b.getI32IntegerAttr(g.sharedBytes()));
+  if (g.splitK > 1) {
+    f->setAttr(TileDialect::getSplitKAttrName(), b.getI32IntegerAttr(g.splitK));
+    f->setAttr(TileDialect::getCtasPerProgramAttrName(), b.getI32IntegerAttr(g.splitK));
+  }
 }
 
 /// Whether the kernel's product is computed transposed: f32 inputs run as
@@ -812,6 +914,11 @@ struct ConvertTileMatmulToNVVMPass
   using Base::Base;
 
   void runOnOperation() override {
+    if (splitK != 1 && splitK != 2 && splitK != 4 && splitK != 8) {
+      getOperation().emitError() << "convert-tile-matmul-to-nvvm: split-k is "
+                                 << static_cast<int64_t>(splitK) << ": expected 1, 2, 4 or 8";
+      return signalPassFailure();
+    }
     if (arch != "sm_90a")
       return;
     SmallVector<func::FuncOp> kernels;
@@ -845,6 +952,8 @@ struct ConvertTileMatmulToNVVMPass
       }
       if (g.sharedBytes() > maxSharedBytes)
         continue;
+      if (splitK > 1 && g.partialBytes() <= g.stages * g.stageBytes())
+        g.splitK = splitK;
       MatmulLowering(*k, g, groupM).run();
     }
   }

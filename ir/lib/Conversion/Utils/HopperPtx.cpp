@@ -84,6 +84,15 @@ Value HopperPtx::loadClusterSharedF32(Value addr, Value rank) {
                "=f,r,r");
 }
 
+Value HopperPtx::mapShared(Value addr, Value rank) {
+  return asmOp(b.getI32Type(), {addr, rank}, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r");
+}
+
+Value HopperPtx::loadClusterSharedF32(Value clusterAddr, int64_t offset) {
+  return asmOp(b.getF32Type(), {clusterAddr},
+               "ld.shared::cluster.f32 $0, [$1+" + std::to_string(offset) + "];", "=f,r");
+}
+
 void HopperPtx::bulkCopy(Value dst, Value src, Value bytes, Value bar) {
   asmOp({}, {dst, src, bytes, bar},
         "{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, $1;\n\t"

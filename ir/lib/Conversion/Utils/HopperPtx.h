@@ -81,6 +81,13 @@ public:
   /// The f32 at shared-memory address `addr` (i32, in this CTA's window) of
   /// the cluster's CTA of rank `rank` (i32): mapa, then ld.shared::cluster.
   Value loadClusterSharedF32(Value addr, Value rank);
+  /// mapa.shared::cluster: the address (i32) in the cluster's shared window
+  /// of `addr` (i32, in this CTA's window) in the CTA of rank `rank` (i32).
+  Value mapShared(Value addr, Value rank);
+  /// The f32 at `clusterAddr` + `offset` bytes (an immediate) of the
+  /// cluster's shared window (ld.shared::cluster): many loads from one
+  /// mapped address take no register each for their addresses.
+  Value loadClusterSharedF32(Value clusterAddr, int64_t offset);
   void wgmmaFence();
   void wgmmaCommitGroup();
   void wgmmaWaitGroup(int64_t pending);

@@ -1,0 +1,62 @@
+// RUN: tessera-opt %s -convert-tile-matmul-to-nvvm="arch=sm_90a split-k=2" | FileCheck %s
+// RUN: tessera-opt %s -convert-tile-matmul-to-nvvm="arch=sm_90a" | FileCheck %s --check-prefix=NONE
+
+// A residual GEMM (o_proj's form: an f32 residual tile loaded in the epilogue), 128 x 128 x 64
+// tiles, each program's k-tiles split over a cluster of 2 CTAs: rank = ctaid.x mod 2, one program
+// per cluster (the loop's step is the program count), rank r's k-tiles from n r / 2 to n (r + 1) / 2;
+// the consumers meet at named barrier 3 (of their 256 threads), rank 1 writes its accumulators
+// over the stages, rank 0 adds them through distributed shared memory (one mapped address, 64
+// loads at immediate offsets) between two cluster barriers, which the producer's threads join, and
+// runs the epilogue alone.
+// CHECK-LABEL: func.func @residual
+// CHECK-SAME: tile.ctas_per_program = 2 : i32
+// CHECK-SAME: tile.persistent
+// CHECK-SAME: tile.split_k = 2 : i32
+// CHECK: %[[CTA:.*]] = nvvm.read.ptx.sreg.ctaid.x
+// CHECK: %[[RANK:.*]] = arith.andi %[[CTA]], %c1_i32
+// CHECK: arith.shrui %[[CTA]], %c1_i32
+// The producer: its k-tiles' coordinates start at its rank's first k-tile; then two cluster
+// barriers for the CTA's program.
+// CHECK: setmaxnreg.dec.sync.aligned.u32 40;
+// CHECK: cp.async.bulk.tensor.2d
+// CHECK: barrier.cluster.arrive.release;
+// CHECK-SAME: barrier.cluster.wait.acquire;
+// CHECK-NEXT: barrier.cluster.arrive.release;
+// The consumers.
+// CHECK: setmaxnreg.inc.sync.aligned.u32 232;
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK: bar.sync 3, 256;
+// CHECK: scf.if
+// CHECK: llvm.store
+// CHECK: barrier.cluster.arrive.release;
+// CHECK: mapa.shared::cluster.u32
+// CHECK-COUNT-64: ld.shared::cluster.f32
+// CHECK: barrier.cluster.arrive.release;
+// CHECK: arith.cmpi eq, %[[RANK]], %c0_i32
+// CHECK: memref.load %arg3
+// NONE-LABEL: func.func @residual
+// NONE-NOT: tile.split_k
+// NONE-NOT: barrier.cluster
+!m = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!w = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @residual(%o: !w {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i64}, %b: !m {tile.align = 16 : i64}, %r: !w {tile.align = 16 : i64}) attributes {tile.kernel} {
+  %zeros = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c1 : !m
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%c = %zeros) -> (tensor<128x128xf32>) {
+    %ki = arith.index_cast %k : index to i32
+    %p0 = tile.program_id 0
+    %p1 = tile.program_id 1
+    %ta = tile.load %a[%p0, %ki] : !m -> tensor<128x64xbf16>
+    %tb = tile.load %b[%ki, %p1] : !m -> tensor<64x128xbf16>
+    %d = tile.mma %ta, %tb, %c : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %q0 = tile.program_id 0
+  %q1 = tile.program_id 1
+  %rt = tile.load %r[%q0, %q1] : !w -> tensor<128x128xf32>
+  %y = arith.addf %rt, %acc : tensor<128x128xf32>
+  tile.store %y, %o[%q0, %q1] : tensor<128x128xf32>, !w
+  return
+}
