@@ -297,12 +297,32 @@ const Tensor<float, 1>& Model::prefill(std::span<const std::int32_t> tokens, std
   return scratch_->logits;
 }
 
+void Model::prepare_prefill_splits() {
+  // The CPU target ignores the split: its kernels are the ones the prefills above compiled.
+  if (target_ == tessera::Target::cpu || prefill_split_k_) return;
+  constexpr int BM = k::kPrefillGemmRows, BN = k::kPrefillGemmCols, BK = k::kPrefillGemmDepth;
+  PrefillScratch& ps = *prefill_scratch_;
+  const LayerWeights& w = weights_.layers.front();
+  // A whole chunk and a ragged one, at every split the rule chooses.
+  for (const std::int64_t t : {prefill_chunk_, std::int64_t{1}}) {
+    Tensor<bfloat16, 2> x = ps.x.slice(0, 0, t), x_mid = ps.x_mid.slice(0, 0, t), attn = ps.attn.slice(0, 0, t),
+                        mlp = ps.mlp.slice(0, 0, t);
+    for (const int split : {0, 2, 4}) {
+      tessera::LaunchOptions o = scratch_->options;
+      o.hints = tessera::CompilerHints{.split_k = split};
+      k::prefill_matmul_residual<BM, BN, BK>().prepare(o, x_mid.partition<BM, BN>(), attn, w.o.transposed(), x);
+      k::prefill_matmul_residual<BM, BN, BK>().prepare(o, x.partition<BM, BN>(), mlp, w.down.transposed(), x_mid);
+    }
+  }
+}
+
 const Tensor<float, 1>& Model::warm_up() {
   // A prefill of 128 tokens (whole tiles, where the model's sizes allow) and one of one token
   // (ragged tiles): a kernel is compiled once for each (LaunchOptions::whole_tiles).
   const std::vector<std::int32_t> zeros(static_cast<std::size_t>(std::min<std::int64_t>(prefill_chunk_, 128)), 0);
   prefill(zeros, 0);
   prefill(std::span(zeros).first(1), 0);
+  prepare_prefill_splits();
   step(0, 0, true);
   static_cast<const Tensor<float, 1>&>(scratch_->logits).data();  // waits for both
   cached_ = 0;

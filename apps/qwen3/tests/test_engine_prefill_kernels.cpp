@@ -359,6 +359,29 @@ TEST_CASE("prefill kernels compile for sm_90", "[engine][prefill][kernels][compi
       sm90, attn.partition<kPrefillQueryTile, 128>(), q, kc, vc, int32_t{50}, int32_t{2}, 0.1f)));
 }
 
+// The residual GEMMs at each split the engine's rule chooses (prefill_residual_split: by a chunk's
+// output tiles) compile for sm_90 as clusters of that many CTAs, whole and ragged, through
+// Kernel::prepare as Model::warm_up makes them (no GPU needed to compile).
+TEST_CASE("prefill residual GEMMs compile at every split the engine chooses", "[engine][prefill][kernels][compile]") {
+  constexpr int BM = kPrefillGemmRows, BN = kPrefillGemmCols, BK = kPrefillGemmDepth;
+  CHECK(prefill_residual_split(20) == 4);
+  CHECK(prefill_residual_split(40) == 2);
+  CHECK(prefill_residual_split(160) == 0);
+  Tensor<bfloat16, 2> wo({256, 512}), x({1024, 256}), x2({1024, 256}), attn({1024, 512});
+  for (const int64_t t : {int64_t{1024}, int64_t{1}})
+    for (const int split : {0, 2, 4}) {
+      INFO(t << " rows, split " << split);
+      tessera::LaunchOptions o;
+      o.target = Target::sm_90;
+      o.hints.split_k = split;
+      auto out = x.slice(0, 0, t), in = x2.slice(0, 0, t), a = attn.slice(0, 0, t);
+      const auto c = prefill_matmul_residual<BM, BN, BK>().compile(o, out.partition<BM, BN>(), a, wo.transposed(), in);
+      CHECK(c.ptx.find("wgmma.mma_async") != std::string::npos);
+      CHECK((c.ptx.find(".reqnctapercluster " + std::to_string(split)) != std::string::npos) == (split > 1));
+      CHECK_NOTHROW(prefill_matmul_residual<BM, BN, BK>().prepare(o, out.partition<BM, BN>(), a, wo.transposed(), in));
+    }
+}
+
 // The GEMMs are in the class of the sm_90 tensor-core lowering (wgmma in their PTX): their loops,
 // epilogues and tiles are, with a row-major B and with the transposed weight view (a K-major B)
 // that the engine passes.
