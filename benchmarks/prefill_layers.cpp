@@ -64,11 +64,7 @@ void fill(Tensor<T, R>& t, int seed) {
 template <int BM, int BN, int BK>
 auto swiglu_accurate() {
   return kernel(k::tiled_name("bench_prefill_swiglu_accurate", BM, BN, BK), [](auto out, auto a, auto b, auto gate) {
-    auto up = for_range((dim<1>(a) + c<BK - 1>) / c<BK>,
-                        [=](auto kk, auto acc) {
-                          return mma(load<BM, BK>(a, program_id<0>(), kk), load<BK, BN>(b, kk, program_id<1>()), acc);
-                        },
-                        full<DType::f32, BM, BN>(c<0.0>));
+    auto up = k::matmul_detail::product_tile<BM, BN, BK>(a, b);
     auto g = cast<DType::f32>(load<BM, BN>(gate, program_id<0>(), program_id<1>()));
     return out.store(cast<DType::bf16>(g / (c<1.0> + exp(-g)) * up));
   });
@@ -168,8 +164,7 @@ int main(int argc, char** argv) {
   attention("attention 128x32", none, k::prefill_attention<128, 32>(), attn.partition<128, 128>());
   attention("attention 64x128", none, k::prefill_attention<64, 128>(), attn.partition<64, 128>());
 
-  const CompilerHints engine_split{
-      .split_k = k::prefill_residual_split((t + BM - 1) / BM * ((kHidden + BN - 1) / BN))};
+  const CompilerHints engine_split{.split_k = k::prefill_residual_split(t, kHidden)};
   time_case(fmt::format("o_proj {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kQWidth), engine_split,
             k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w_o.transposed(), x);
   time_case(fmt::format("o_proj {}x{}x{} no split (before)", BM, BN, BK), gemm(kHidden, kQWidth), none,

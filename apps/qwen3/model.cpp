@@ -96,12 +96,9 @@ struct Model::Scratch {
   // compiler's choice) and the launch's own early frozen steps.
   template <class Kernel, class... Args>
   void run_product(tessera::CompilerHints hints, const Kernel& kernel, Args&&... args) {
-    tessera::LaunchOptions o = options;
     hints.bulk_streams = hints.stream_stages > 0;
     hints.early_frozen_steps = options.hints.early_frozen_steps;
-    o.hints = hints;
-    std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
-    ++launches;
+    run_hinted(hints, kernel, std::forward<Args>(args)...);
   }
   // A launch with its own CompilerHints and nothing else of the decode products' (the prefill's
   // split GEMMs).
@@ -307,7 +304,7 @@ void Model::prepare_prefill_splits() {
   for (const std::int64_t t : {prefill_chunk_, std::int64_t{1}}) {
     Tensor<bfloat16, 2> x = ps.x.slice(0, 0, t), x_mid = ps.x_mid.slice(0, 0, t), attn = ps.attn.slice(0, 0, t),
                         mlp = ps.mlp.slice(0, 0, t);
-    for (const int split : {0, 2, 4}) {
+    for (const int split : k::kPrefillResidualSplits) {
       tessera::LaunchOptions o = scratch_->options;
       o.hints = tessera::CompilerHints{.split_k = split};
       k::prefill_matmul_residual<BM, BN, BK>().prepare(o, x_mid.partition<BM, BN>(), attn, w.o.transposed(), x);
@@ -461,11 +458,10 @@ void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int6
   const Tensor<float, 2> cos_rows = s.rope_cos.slice(0, start, end), sin_rows = s.rope_sin.slice(0, start, end);
   const auto k_column = static_cast<std::int32_t>(c.q_width() / 64);
   const auto v_column = static_cast<std::int32_t>((c.q_width() + c.kv_width()) / kHeadDim);
-  // o_proj and down: few output tiles for the SMs with a short chunk (hidden / BN column tiles), their
-  // k-tiles shared by the CTAs of a cluster.
-  const std::int64_t residual_programs = (t + BM - 1) / BM * ((c.hidden_size + BN - 1) / BN);
+  // o_proj and down: few output tiles for the SMs with a short chunk, their k-tiles shared by the
+  // CTAs of a cluster.
   const tessera::CompilerHints residual_split{
-      .split_k = prefill_split_k_.value_or(k::prefill_residual_split(residual_programs))};
+      .split_k = prefill_split_k_.value_or(k::prefill_residual_split(t, c.hidden_size))};
 
   // The embedding rows, GT token ids per launch (ids past the chunk's end are not read).
   for (std::int64_t first = 0; first < t; first += GT) {

@@ -63,6 +63,14 @@ auto split_norm() {
 // A sum that starts at one, not zero: not split; it runs as it is under the hint (W v + 512).
 auto split_from_one() { return matvec_reference::matvec_rows<16, 1>("split_from_one"); }
 
+// A launch on `target` with CompilerHints::split_k = `split`.
+LaunchOptions split_launch(Target target, int split) {
+  LaunchOptions o;
+  o.target = target;
+  o.hints.split_k = split;
+  return o;
+}
+
 void split_results(Target target) {
   const std::pair<int64_t, int64_t> shapes[] = {{2560, 4096}, {37, 1000}, {64, 300}, {16, 9728}};
   for (auto [n, k] : shapes)
@@ -70,9 +78,7 @@ void split_results(Target target) {
       INFO("N = " << n << ", K = " << k << ", split_k = " << split);
       auto w = random_tensor<bfloat16, 2>({n, k}, -1, 1, 51);
       auto v = random_tensor<float, 1>({k}, -1, 1, 52);
-      LaunchOptions options;
-      options.target = target;
-      options.hints.split_k = split;
+      const LaunchOptions options = split_launch(target, split);
       const matvec_reference::Rows want = matvec_reference::product(w, v);
 
       Tensor<float, 1> y({n});
@@ -126,9 +132,7 @@ void split_mma_results(Target target) {
     const double bound = product_bound(DType::bf16, s.k), rel = std::ldexp(1.0, -8);
     for (int split : {0, 2, 4, 8}) {
       INFO("M " << s.m << ", N " << s.n << ", K " << s.k << ", split_k = " << split);
-      LaunchOptions options;
-      options.target = target;
-      options.hints.split_k = split;
+      const LaunchOptions options = split_launch(target, split);
       Tensor<bfloat16, 2> out({s.m, s.n});
       auto got = [&](int64_t i, int64_t j) { return d(out(i, j)); };
       matmul_kernels::matmul<16, 64, 128>().launch(options, out.partition<16, 64>(), a, w.transposed());
@@ -164,9 +168,7 @@ void split_wgmma_results(Target target) {
     const double bound = product_bound(DType::bf16, s.k), rel = std::ldexp(1.0, -8);
     for (int split : splits) {
       INFO("M " << s.m << ", N " << s.n << ", K " << s.k << ", split_k = " << split);
-      LaunchOptions options;
-      options.target = target;
-      options.hints.split_k = split;
+      const LaunchOptions options = split_launch(target, split);
       Tensor<bfloat16, 2> out({s.m, s.n});
       auto got = [&](int64_t i, int64_t j) { return d(out(i, j)); };
       auto want = [&](int64_t i, int64_t j) { return r.at(i, j); };

@@ -15,11 +15,17 @@ inline constexpr int kPrefillGemmCols = 128;  //   BN, output features
 inline constexpr int kPrefillGemmDepth = 64;  //   BK, input features per step of the K loop
 // o_proj and down have few output tiles (hidden / 128 columns: 20 for 4B) for short prompts; the
 // split shares each program's k-tiles among a cluster of S CTAs (CompilerHints::split_k), so that
-// more SMs work. For `programs` output tiles: 4 up to 32, 2 up to 64, none above (on the H100, 132
-// SMs, 4B prefill of 32 / 128 / 256 / 512 / 1024 tokens: 10.1 -> 8.1, 7.1 -> 6.4, 8.0 -> 7.3 ms
-// at 4, 2, 2; 2 made 512 tokens 7% slower, 1024 level; docs/performance.md).
-// 0: no split (the hint's default, so that the unsplit kernel is the one other launches compile).
-constexpr int prefill_residual_split(long long programs) { return programs <= 32 ? 4 : programs <= 64 ? 2 : 0; }
+// more SMs work. For a chunk of `tokens` rows and `hidden` columns: 4 up to 32 output tiles, 2 up
+// to 64, none above (on the H100, 132 SMs, 4B prefill of 32 / 128 / 256 / 512 / 1024 tokens:
+// 10.1 -> 8.1, 7.1 -> 6.4, 8.0 -> 7.3 ms at 4, 2, 2; 2 made 512 tokens 7% slower, 1024 level;
+// docs/performance.md). 0: no split (the hint's default, so that the unsplit kernel is the one
+// other launches compile). kPrefillResidualSplits lists every value the rule returns.
+constexpr int prefill_residual_split(long long tokens, long long hidden) {
+  const long long tiles = (tokens + kPrefillGemmRows - 1) / kPrefillGemmRows *
+                          ((hidden + kPrefillGemmCols - 1) / kPrefillGemmCols);
+  return tiles <= 32 ? 4 : tiles <= 64 ? 2 : 0;
+}
+inline constexpr int kPrefillResidualSplits[] = {0, 2, 4};
 // prefill_rmsnorm<R, BC>: 512 columns divide every Qwen3 hidden size (1024 to 5120), so no program
 // has a ragged tile; 4 x 512 took 13.8 us on 4B's 1024 x 2560 against 18.5 for 4 x 1024 (H100,
 // bench_prefill_layers), although each program reads its rows five times for their sums.

@@ -511,15 +511,8 @@ void MmaSyncLowering::run() {
   Value ub = materializeScalar(b, f, k.loop.getUpperBound(), mapping);
   // A negative trip count runs no iteration, as scf.for does.
   Value kTiles = arith::MaxSIOp::create(b, loc, toI32(ub), i32(0));
-  if (g.splitK > 1) {
-    // Rank r's k-tiles: [n r / S, n (r + 1) / S) of the program's n.
-    const int64_t log2S = llvm::Log2_64(g.splitK);
-    auto bound = [&](Value r) {
-      return arith::ShRUIOp::create(b, loc, mul(kTiles, r), i32(log2S)).getResult();
-    };
-    kFirst = bound(rank);
-    kTiles = arith::SubIOp::create(b, loc, bound(addConst(rank, 1)), kFirst);
-  }
+  if (g.splitK > 1)
+    std::tie(kFirst, kTiles) = splitShare(b, loc, kTiles, rank, g.splitK);
 
   // Prologue: k-tiles 0 .. S-2 in flight, one group each (empty past the end,
   // so that the groups count k-tiles).

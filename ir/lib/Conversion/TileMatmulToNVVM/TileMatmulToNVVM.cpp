@@ -345,15 +345,8 @@ MatmulLowering::ProgramLoop MatmulLowering::beginProgramLoop() {
   p.mapping = programMapping(p.pid0, p.pid1);
   p.kTiles = kTiles(p.mapping);
   p.kFirst = i32(0);
-  if (g.splitK > 1) {
-    // Rank r's k-tiles: [n r / S, n (r + 1) / S) of the program's n.
-    const int64_t log2S = llvm::Log2_64(g.splitK);
-    auto bound = [&](Value r) {
-      return arith::ShRUIOp::create(b, loc, mul(p.kTiles, r), i32(log2S)).getResult();
-    };
-    p.kFirst = bound(rank);
-    p.kTiles = arith::SubIOp::create(b, loc, bound(addConst(rank, 1)), p.kFirst);
-  }
+  if (g.splitK > 1)
+    std::tie(p.kFirst, p.kTiles) = splitShare(b, loc, p.kTiles, rank, g.splitK);
   return p;
 }
 

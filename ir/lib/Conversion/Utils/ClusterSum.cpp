@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 
@@ -54,4 +55,16 @@ SmallVector<Value> mlir::tessera::tile::sumOverCluster(
   // Rank 0 has read the peers' shared memory before they go on (and exit).
   HopperPtx(b, loc).clusterBarrier();
   return SmallVector<Value>(lead.getResults());
+}
+
+std::pair<Value, Value> mlir::tessera::tile::splitShare(OpBuilder &b, Location loc, Value n,
+                                                       Value rank, int64_t ctas) {
+  Type i32 = b.getI32Type();
+  Value log2S = arith::ConstantIntOp::create(b, loc, i32, llvm::Log2_64(ctas));
+  auto bound = [&](Value r) {
+    return arith::ShRUIOp::create(b, loc, arith::MulIOp::create(b, loc, n, r), log2S).getResult();
+  };
+  Value first = bound(rank);
+  Value next = arith::AddIOp::create(b, loc, rank, arith::ConstantIntOp::create(b, loc, i32, 1));
+  return {first, arith::SubIOp::create(b, loc, bound(next), first).getResult()};
 }

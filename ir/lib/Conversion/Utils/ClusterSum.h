@@ -19,6 +19,8 @@
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <utility>
+
 namespace mlir::tessera::tile {
 
 /// At `b`'s insertion point, for `ctas` CTAs of rank `rank` (i32): ranks 1
@@ -32,6 +34,12 @@ SmallVector<Value> sumOverCluster(
     OpBuilder &b, Location loc, Value rank, int64_t ctas, ValueRange own,
     llvm::function_ref<void()> publish,
     llvm::function_ref<void(Value, SmallVectorImpl<Value> &)> gather);
+
+/// Rank `rank`'s share (i32) of a program's `n` k-tiles (i32) split among
+/// `ctas` CTAs (a power of two): [n r / S, n (r + 1) / S), as (first,
+/// count); ranks past the last k-tile get none.
+std::pair<Value, Value> splitShare(OpBuilder &b, Location loc, Value n,
+                                   Value rank, int64_t ctas);
 
 } // namespace mlir::tessera::tile
 
