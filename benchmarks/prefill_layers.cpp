@@ -14,7 +14,8 @@
 // are not checked: the kernels' results are tested in qwen3_engine_tests, and only the times of
 // these launches matter here (inputs are hashes in [-1, 1), not a model's activations).
 //
-//   bench_prefill_layers [--tokens T] [--cases SUBSTRING]   (only the cases whose names contain it)
+//   bench_prefill_layers [--tokens T] [--cases SUBSTRING]   (T a multiple of 16; only the cases whose
+//                                                           names contain SUBSTRING)
 #include <fmt/format.h>
 
 #include <cmath>
@@ -80,8 +81,8 @@ int main(int argc, char** argv) {
       t = std::stoll(argv[i + 1]);
     else if (std::strcmp(argv[i], "--cases") == 0)
       only = argv[i + 1];
-  if (t <= 0 || t % 1024 != 0) {
-    std::fprintf(stderr, "bench_prefill_layers: --tokens must be a positive multiple of 1024\n");
+  if (t <= 0 || t % 16 != 0) {
+    std::fprintf(stderr, "bench_prefill_layers: --tokens must be a positive multiple of 16\n");
     return 2;
   }
   constexpr int BM = k::kPrefillGemmRows, BN = k::kPrefillGemmCols, BK = k::kPrefillGemmDepth;
@@ -132,6 +133,12 @@ int main(int argc, char** argv) {
             k::prefill_matmul_bf16<BM, BN, BK>(), qkv.partition<BM, BN>(), normed, w_qkv.transposed());
   time_case("qkv 128x256x64", gemm(kQkv, kHidden), none, k::prefill_matmul_bf16<128, 256, 64>(),
             qkv.partition<128, 256>(), normed, w_qkv.transposed());
+  for (int split : {2, 4})
+    time_case(fmt::format("qkv {}x{}x{} split {}", BM, BN, BK, split), gemm(kQkv, kHidden),
+              CompilerHints{.split_k = split}, k::prefill_matmul_bf16<BM, BN, BK>(), qkv.partition<BM, BN>(), normed,
+              w_qkv.transposed());
+  time_case("qkv 64x64x64", gemm(kQkv, kHidden), none, k::prefill_matmul_bf16<64, 64, 64>(), qkv.partition<64, 64>(),
+            normed, w_qkv.transposed());
   time_case(fmt::format("qkv f32 {}x{}x{} (before)", BM, BN, BK), gemm(kQkv, kHidden), none,
             k::prefill_matmul<BM, BN, BK>(), qkv_f32.partition<BM, BN>(), normed, w_qkv.transposed());
 
@@ -179,15 +186,27 @@ int main(int argc, char** argv) {
             x_mid.partition<128, 64>(), attn, w_o.transposed(), x);
   time_case("o_proj 64x128x64", gemm(kHidden, kQWidth), none, k::prefill_matmul_residual<64, 128, 64>(),
             x_mid.partition<64, 128>(), attn, w_o.transposed(), x);
+  time_case("o_proj 64x64x64 split 4", gemm(kHidden, kQWidth), CompilerHints{.split_k = 4},
+            k::prefill_matmul_residual<64, 64, 64>(), x_mid.partition<64, 64>(), attn, w_o.transposed(), x);
 
   time_case(fmt::format("gate {}x{}x{} (engine)", BM, BN, BK), gemm(kInter, kHidden), none,
             k::prefill_matmul_bf16<BM, BN, BK>(), gate.partition<BM, BN>(), normed, w_gate.transposed());
   time_case("gate 128x256x64", gemm(kInter, kHidden), none, k::prefill_matmul_bf16<128, 256, 64>(),
             gate.partition<128, 256>(), normed, w_gate.transposed());
+  for (int split : {2, 4})
+    time_case(fmt::format("gate {}x{}x{} split {}", BM, BN, BK, split), gemm(kInter, kHidden),
+              CompilerHints{.split_k = split}, k::prefill_matmul_bf16<BM, BN, BK>(), gate.partition<BM, BN>(), normed,
+              w_gate.transposed());
+  time_case("gate 64x64x64", gemm(kInter, kHidden), none, k::prefill_matmul_bf16<64, 64, 64>(),
+            gate.partition<64, 64>(), normed, w_gate.transposed());
   time_case(fmt::format("up + swiglu {}x{}x{} (engine)", BM, BN, BK), gemm(kInter, kHidden), none,
             k::prefill_matmul_swiglu<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w_up.transposed(), gate);
   time_case("up + swiglu 128x256x64", gemm(kInter, kHidden), none, k::prefill_matmul_swiglu<128, 256, 64>(),
             mlp.partition<128, 256>(), normed, w_up.transposed(), gate);
+  for (int split : {2, 4})
+    time_case(fmt::format("up + swiglu {}x{}x{} split {}", BM, BN, BK, split), gemm(kInter, kHidden),
+              CompilerHints{.split_k = split}, k::prefill_matmul_swiglu<BM, BN, BK>(), mlp.partition<BM, BN>(), normed,
+              w_up.transposed(), gate);
   // The earlier form beside it: an f32 gate and the accurate exp and division in the epilogue;
   // and a bf16 gate with the accurate forms, to tell the two changes apart.
   time_case(fmt::format("gate f32 {}x{}x{} (before)", BM, BN, BK), gemm(kInter, kHidden), none,
@@ -211,5 +230,7 @@ int main(int argc, char** argv) {
             x.partition<128, 64>(), mlp, w_down.transposed(), x_mid);
   time_case("down 64x128x64", gemm(kHidden, kInter), none, k::prefill_matmul_residual<64, 128, 64>(),
             x.partition<64, 128>(), mlp, w_down.transposed(), x_mid);
+  time_case("down 64x64x64 split 4", gemm(kHidden, kInter), CompilerHints{.split_k = 4},
+            k::prefill_matmul_residual<64, 64, 64>(), x.partition<64, 64>(), mlp, w_down.transposed(), x_mid);
   return 0;
 }

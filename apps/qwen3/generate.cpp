@@ -11,7 +11,7 @@
 namespace qwen3 {
 
 double GenerationResult::prefill_tokens_per_second() const {
-  return prefill_seconds > 0 ? static_cast<double>(prompt_tokens) / prefill_seconds : 0;
+  return prefill_seconds > 0 ? static_cast<double>(prompt_tokens - cached_prompt_tokens) / prefill_seconds : 0;
 }
 
 double GenerationResult::decode_tokens_per_second() const {
@@ -37,6 +37,12 @@ void check_fits_context(std::int64_t prompt_tokens, std::int64_t max_new_tokens,
                     prompt_tokens, max_new_tokens, prompt_tokens + max_new_tokens, context_limit));
 }
 
+std::int64_t reusable_prefix(std::span<const std::int32_t> prompt, std::span<const std::int32_t> cached) {
+  const std::size_t most = std::min(prompt.size() > 0 ? prompt.size() - 1 : 0, cached.size());
+  const auto diverge = std::mismatch(prompt.begin(), prompt.begin() + static_cast<std::ptrdiff_t>(most), cached.begin());
+  return diverge.first - prompt.begin();
+}
+
 GenerationResult generate(Model& model, Sampler& sampler, std::span<const std::int32_t> prompt,
                           const GenerateOptions& options, const std::function<void(std::int32_t)>& on_token) {
   using Clock = std::chrono::steady_clock;
@@ -50,8 +56,10 @@ GenerationResult generate(Model& model, Sampler& sampler, std::span<const std::i
   auto stops = [&](std::int32_t t) {
     return std::find(options.stop_tokens.begin(), options.stop_tokens.end(), t) != options.stop_tokens.end();
   };
+  const std::int64_t cached = options.reuse_cache ? reusable_prefix(prompt, model.cached_tokens()) : 0;
+  result.cached_prompt_tokens = cached;
   const Clock::time_point start = Clock::now();
-  std::int32_t token = sampler.sample(model.prefill(prompt, 0));
+  std::int32_t token = sampler.sample(model.prefill(prompt.subspan(static_cast<std::size_t>(cached)), cached));
   const Clock::time_point first = Clock::now();
   result.prefill_seconds = std::chrono::duration<double>(first - start).count();
   for (std::int64_t position = prompt_size;; ++position) {

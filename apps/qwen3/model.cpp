@@ -285,12 +285,15 @@ const Tensor<float, 1>& Model::prefill(std::span<const std::int32_t> tokens, std
     if (token < 0 || token >= config_.vocab_size)
       throw Error(fmt::format("token id {} is outside the vocabulary [0, {})", token, config_.vocab_size));
   if (!prefill_scratch_) prefill_scratch_ = std::make_unique<PrefillScratch>(config_, prefill_chunk_);
+  // Positions from `start` on are overwritten: if a launch throws, the cache holds those before.
+  forget_from(start);
   for (std::size_t done = 0; done < tokens.size();) {
     const std::size_t n = std::min(tokens.size() - done, static_cast<std::size_t>(prefill_chunk_));
     launch_prefill_chunk(tokens.subspan(done, n), start + static_cast<std::int64_t>(done), done + n == tokens.size());
     done += n;
   }
   cached_ = end;
+  cached_tokens_.insert(cached_tokens_.end(), tokens.begin(), tokens.end());
   return scratch_->logits;
 }
 
@@ -322,12 +325,18 @@ const Tensor<float, 1>& Model::warm_up() {
   prepare_prefill_splits();
   step(0, 0, true);
   static_cast<const Tensor<float, 1>&>(scratch_->logits).data();  // waits for both
-  cached_ = 0;
+  forget_from(0);
   return scratch_->logits;
+}
+
+void Model::forget_from(std::int64_t position) {
+  cached_ = position;
+  cached_tokens_.resize(static_cast<std::size_t>(position));
 }
 
 void Model::step(std::int32_t token, std::int64_t position, bool logits, bool graph) {
   Scratch& s = *scratch_;
+  forget_from(position);
   // While the context is short, the fused attention over all its chunks; then at most as many
   // splits as the part tensors hold, each of whole chunks, fewer while the context is short.
   const bool fused = position + 1 <= fused_attention_positions_;
@@ -354,6 +363,7 @@ void Model::step(std::int32_t token, std::int64_t position, bool logits, bool gr
     std::move(g->graph.replay_async(s.options)).detach();
   }
   cached_ = position + 1;
+  cached_tokens_.push_back(token);
 }
 
 std::size_t Model::launch_step(bool fused, std::int64_t splits, std::int64_t position, bool logits) {

@@ -41,22 +41,23 @@
 // prefill() runs the prompt's tokens through each layer together, in chunks of up to
 // EngineOptions::prefill_chunk tokens (so that its scratch memory stays bounded: a long prompt
 // runs as several chunks, each attending to the cache written so far). Per chunk of T tokens:
-// the embedding gather (kernels/prefill_embedding.h) into the f32 residual stream X [T, hidden],
+// the embedding gather (kernels/prefill_embedding.h) into the bf16 residual stream X [T, hidden],
 // then per layer ten kernels (kernels/prefill_*.h):
 //   1. n = bf16(rmsnorm(X))                      prefill_rmsnorm
-//   2. qkv = n W_qkv^T                           prefill_matmul (GEMM, f32 out)
+//   2. qkv = bf16(n W_qkv^T)                     prefill_matmul_bf16 (GEMM)
 //   3. q = bf16(rope(rmsnorm_head(q)))           prefill_q_norm_rope
 //   4. K, V of the T positions into the cache    prefill_kv_norm_rope_append
 //   5. a = bf16(causal attention)                prefill_attention (online softmax over the cache)
-//   6. X' = X + a W_o^T                          prefill_matmul_residual
+//   6. X' = bf16(X + a W_o^T)                    prefill_matmul_residual
 //   7. n = bf16(rmsnorm(X'))                     prefill_rmsnorm
-//   8. gate = n W_gate^T                         prefill_matmul
+//   8. gate = bf16(n W_gate^T)                   prefill_matmul_bf16
 //   9. m = bf16(silu(gate) * (n W_up^T))         prefill_matmul_swiglu (SwiGLU in the epilogue)
-//  10. X = X' + m W_down^T                       prefill_matmul_residual
-// and, after the last chunk only, the LM head on the last token's row (rmsnorm_matvec). The
-// weights are read as views W.transposed() (no copies). Numerics: as the decode step, except
-// that the four GEMM operands n, a, n and m are rounded to bf16 (the tensor-core GEMM takes
-// 16-bit operands); tests/test_engine_prefill.cpp states the tolerance this gives.
+//  10. X = bf16(X' + m W_down^T)                 prefill_matmul_residual
+// and, after the last chunk only, the last token's row widened to f32 (prefill_row_f32) and the
+// LM head on it (rmsnorm_matvec). The weights are read as views W.transposed() (no copies).
+// Numerics: the GEMMs multiply in f32 and round their outputs to bf16, and the residual stream
+// is bf16, as a bf16 transformers model keeps them (ReferenceNumerics::kPrefill);
+// tests/test_engine_prefill.cpp states the tolerance this gives.
 //
 // Unsupported shapes are ModelError kUnsupported: head_dim other than 128 (every Qwen3 model; the
 // kernels are written for it), query heads not a multiple of the KV heads, more than 16 query
@@ -133,6 +134,9 @@ class Model {
   tessera::Target target() const { return target_; }
   std::int64_t context_limit() const { return context_; }
   std::int64_t cached_positions() const { return cached_; }
+  // The token ids whose K and V the cache holds: what prefill and decode_step ran at positions
+  // 0 .. cached_positions() - 1 (a later call at an earlier position forgets the ones after it).
+  std::span<const std::int32_t> cached_tokens() const { return cached_tokens_; }
   const DeviceWeights& weights() const { return weights_; }
   // Layer `layer`'s K or V cache, [n_kv, context, 128] bf16 (for tests and tools).
   const tessera::Tensor<tessera::bfloat16, 3>& k_cache(std::size_t layer) const;
@@ -155,6 +159,8 @@ class Model {
   struct PrefillScratch;
   struct DecodeGraph;
   void check_step(std::int32_t token, std::int64_t position) const;
+  // The cache holds positions 0 .. position - 1 only (before launches that overwrite the rest).
+  void forget_from(std::int64_t position);
   // Runs the step: as launches, or with `graph` through the decode graph of its attention splits.
   void step(std::int32_t token, std::int64_t position, bool logits, bool graph = false);
   // The launches of a step with the fused attention or `splits` attention splits, whose K and V go
@@ -183,6 +189,7 @@ class Model {
   std::optional<int> prefill_split_k_;
   std::int64_t prefill_chunk_ = 0;
   std::int64_t cached_ = 0;
+  std::vector<std::int32_t> cached_tokens_;  // cached_ ids: cached_tokens()
   DeviceWeights weights_;
   std::unique_ptr<Scratch> scratch_;                  // the KV cache, RoPE tables and activations
   std::unique_ptr<PrefillScratch> prefill_scratch_;   // a chunk's activations, made at the first prefill

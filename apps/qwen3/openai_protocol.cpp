@@ -208,7 +208,8 @@ std::vector<ChatMessage> messages_field(const json& o) {
 json usage_json(const Usage& u) {
   return {{"prompt_tokens", u.prompt_tokens},
           {"completion_tokens", u.completion_tokens},
-          {"total_tokens", u.prompt_tokens + u.completion_tokens}};
+          {"total_tokens", u.prompt_tokens + u.completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
 }
 
 json finish_json(std::optional<FinishReason> finish) { return finish ? json(to_string(*finish)) : json(nullptr); }

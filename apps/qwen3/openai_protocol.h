@@ -24,7 +24,8 @@
 // A null field counts as absent; other fields (frequency_penalty, user, ...) are ignored.
 //
 // Responses: the JSON objects of OpenAI's chat.completion, chat.completion.chunk and
-// text_completion shapes, the model list and the error object. to_body() serialises them,
+// text_completion shapes (usage with prompt_tokens_details.cached_tokens: the prompt tokens taken
+// from the KV cache), the model list and the error object. to_body() serialises them,
 // replacing invalid UTF-8 (a generation can end inside a character) with U+FFFD; sse_event()
 // frames one server-sent event.
 #pragma once
@@ -96,6 +97,7 @@ std::string_view to_string(FinishReason reason);
 struct Usage {
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
+  std::int64_t cached_tokens = 0;  // of the prompt's, taken from the KV cache: prompt_tokens_details
 };
 
 // What one response and each of its chunks carry: "chatcmpl-..." or "cmpl-...", the Unix time of

@@ -248,6 +248,7 @@ Outcome Server::Impl::generate_text(const Job& job, const std::function<bool(std
   go.max_new_tokens = job.max_new_tokens;
   go.stop_tokens = stop_tokens;
   go.stop_requested = [&] { return client_gone || text.stopped(); };
+  go.reuse_cache = options.prefix_cache;
   const GenerationResult r = generate(model, sampler, job.prompt, go, [&](std::int32_t token) {
     if (std::find(stop_tokens.begin(), stop_tokens.end(), token) == stop_tokens.end())
       deliver(text.push(tokenizer.token_bytes(token)));
@@ -257,9 +258,10 @@ Outcome Server::Impl::generate_text(const Job& job, const std::function<bool(std
   Outcome o;
   o.text = text.text();
   o.finish = r.stop == GenerationResult::Stop::kMaxTokens ? FinishReason::kLength : FinishReason::kStop;
-  o.usage = {r.prompt_tokens, static_cast<std::int64_t>(r.tokens.size())};
-  log(fmt::format("{} {}: {} prompt + {} new tokens, prefill {:.3f} s, decode {:.2f} tokens/s, {}", job.endpoint,
-                  job.header.id, r.prompt_tokens, r.tokens.size(), r.prefill_seconds, r.decode_tokens_per_second(),
+  o.usage = {r.prompt_tokens, static_cast<std::int64_t>(r.tokens.size()), r.cached_prompt_tokens};
+  log(fmt::format("{} {}: {} prompt ({} cached) + {} new tokens, prefill {:.3f} s, decode {:.2f} tokens/s, {}",
+                  job.endpoint, job.header.id, r.prompt_tokens, r.cached_prompt_tokens, r.tokens.size(),
+                  r.prefill_seconds, r.decode_tokens_per_second(),
                   client_gone      ? "client gone"
                   : text.stopped() ? "stop string"
                                    : openai::to_string(o.finish)));

@@ -13,8 +13,11 @@
 // an error during a stream ends it with an event {"error": ...}, then [DONE].
 //
 // One generation at a time: a mutex around the model, so that concurrent requests wait their turn
-// (httplib serves each connection on a thread of its pool). Every generation starts at position 0
-// and overwrites the KV cache. A request's unset fields take the defaults of ServerOptions; without
+// (httplib serves each connection on a thread of its pool). A generation prefills only the part of
+// its prompt past the longest prefix the KV cache holds from the previous one (generate.h,
+// reuse_cache; ServerOptions::prefix_cache), so that each turn of a chat, whose request repeats
+// the conversation so far, prefills only what is new; usage.prompt_tokens_details.cached_tokens
+// says how many prompt tokens were taken from the cache. A request's unset fields take the defaults of ServerOptions; without
 // max_tokens a generation may run to the context limit. A streamed answer is sent as server-sent
 // events while tokens are generated (text_stream.h decides what can be sent); a client that leaves
 // a stream ends its generation at the next token (a non-streamed answer is computed to its end).
@@ -43,6 +46,7 @@ struct ServerOptions {
   std::optional<std::uint64_t> seed;       // a request without a seed: this, else a random seed
   std::optional<std::int64_t> max_tokens;  // a request without max_tokens: this, capped at the context
   bool enable_thinking = true;             // a chat request without enable_thinking
+  bool prefix_cache = true;                // reuse the cache's prefix of each prompt (above)
   std::size_t max_body_bytes = 16u << 20;  // larger request bodies are answered 413
   std::ostream* log = nullptr;             // one line per generation and per error, when set
 };

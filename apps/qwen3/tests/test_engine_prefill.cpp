@@ -2,7 +2,8 @@
 // (reference.h) and against the decode-step prefill, on synthetic models, on the CPU target and
 // (tagged [gpu]) on the GPU: the last token's logits and the KV cache of every prompt position,
 // for one token, prompts in one chunk and over several, and a prefill at start > 0 after earlier
-// prefilled and decoded positions, followed by a decode step.
+// prefilled and decoded positions, followed by a decode step; and generate()'s reuse of the
+// prefix the cache holds.
 //
 // Tolerances, in units of 2^-8 max|x| (one bf16 rounding of the largest element x: of the logits,
 // or of one layer's K or V cache rows):
@@ -28,13 +29,17 @@
 // difference: a reference with another rope_theta is 15 units away at 40 positions.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "engine_test_support.h"
+#include "generate.h"
+#include "sampler.h"
 #include "test_models.h"
 #include "model.h"
 #include "model_presets.h"
@@ -204,7 +209,67 @@ void chunking_invariant(Target target) {
   CHECK(a == b);
 }
 
+// generate() with reuse_cache: a second turn (the first turn's prompt and answer, then new
+// tokens) prefills only past what the cache holds, and its logits equal a whole prefill's within
+// the tolerance against the decode numerics (the answer's positions were decode steps). A prompt
+// that diverges early reuses the common prefix only; a repeated prompt still prefills its last
+// token; without reuse_cache nothing is reused.
+void prefix_reuse(Target target) {
+  const ModelConfig config = config_named("gqa5");
+  const WeightSource source = WeightSource::synthetic(23);
+  Model model(config, source, engine_options(target, 96, 16));
+  Model fresh(config, source, engine_options(target, 96, 16));
+  Sampler greedy(config.vocab_size, SamplingParams{}, target);
+  GenerateOptions go;
+  go.max_new_tokens = 5;
+  go.reuse_cache = true;
+  const std::vector<std::int32_t> first = tokens_below(config.vocab_size, 20);
+  const GenerationResult r1 = generate(model, greedy, first, go);
+  CHECK(r1.cached_prompt_tokens == 0);
+  // The cache holds the prompt and every new token but the last, which no step has run.
+  std::vector<std::int32_t> held = first;
+  held.insert(held.end(), r1.tokens.begin(), r1.tokens.end() - 1);
+  CHECK(std::ranges::equal(model.cached_tokens(), held));
+
+  std::vector<std::int32_t> second = first;
+  second.insert(second.end(), r1.tokens.begin(), r1.tokens.end());
+  const std::vector<std::int32_t> turn = tokens_below(config.vocab_size, 12, 3);
+  second.insert(second.end(), turn.begin(), turn.end());
+  go.max_new_tokens = 1;
+  const GenerationResult r2 = generate(model, greedy, second, go);
+  CHECK(r2.cached_prompt_tokens == static_cast<std::int64_t>(held.size()));
+  CHECK(std::ranges::equal(model.cached_tokens(), second));
+  // The last position again, over the cache the reuse left, against a whole prefill.
+  const std::int64_t last = static_cast<std::int64_t>(second.size()) - 1;
+  const std::vector<float> got = model.prefill(std::span(second).last(1), last).to_vector();
+  const std::vector<float> want = fresh.prefill(second).to_vector();
+  const double ratio = error_ratio(got, want);
+  INFO(fmt::format("a reused cache's logits against a whole prefill: {:.3g} units of 2^-8 max|x|", ratio));
+  CHECK(ratio <= kDecodeRatio);
+
+  std::vector<std::int32_t> third(first.begin(), first.begin() + 7);
+  const std::vector<std::int32_t> other = tokens_below(config.vocab_size, 9, 40);
+  third.insert(third.end(), other.begin(), other.end());
+  REQUIRE(third[7] != first[7]);
+  CHECK(generate(model, greedy, third, go).cached_prompt_tokens == 7);
+  CHECK(generate(model, greedy, third, go).cached_prompt_tokens == static_cast<std::int64_t>(third.size()) - 1);
+  go.reuse_cache = false;
+  CHECK(generate(model, greedy, third, go).cached_prompt_tokens == 0);
+  CHECK(std::ranges::equal(model.cached_tokens(), third));
+}
+
 }  // namespace
+
+TEST_CASE("generate: the reusable prefix of a prompt", "[engine][generate][cpu]") {
+  const std::vector<std::int32_t> cached = {5, 6, 7, 8};
+  CHECK(reusable_prefix(std::vector<std::int32_t>{5, 6, 9}, cached) == 2);
+  CHECK(reusable_prefix(std::vector<std::int32_t>{5, 6, 7, 8, 9}, cached) == 4);
+  CHECK(reusable_prefix(std::vector<std::int32_t>{5, 6, 7, 8}, cached) == 3);  // the last is prefilled
+  CHECK(reusable_prefix(std::vector<std::int32_t>{5, 6}, cached) == 1);
+  CHECK(reusable_prefix(std::vector<std::int32_t>{4}, cached) == 0);
+  CHECK(reusable_prefix(std::vector<std::int32_t>{}, cached) == 0);
+  CHECK(reusable_prefix(std::vector<std::int32_t>{5, 6}, std::vector<std::int32_t>{}) == 0);
+}
 
 QWEN3_TARGET_TEST_CASE("prefill: tiny, one token, one chunk, three chunks", "[engine][prefill]", tiny_prompts)
 QWEN3_TARGET_TEST_CASE("prefill: gqa5 untied, three chunks, then at start > 0 after decode steps", "[engine][prefill]",
@@ -212,3 +277,5 @@ QWEN3_TARGET_TEST_CASE("prefill: gqa5 untied, three chunks, then at start > 0 af
 QWEN3_TARGET_TEST_CASE("prefill: mha-long, chunks over several KV tiles", "[engine][prefill]", mha_long_prompt)
 QWEN3_TARGET_TEST_CASE("prefill: chunking does not change the result", "[engine][prefill]", chunking_invariant)
 QWEN3_TARGET_TEST_CASE("prefill: the tolerances separate a wrong model", "[engine][prefill]", tolerance_separates)
+QWEN3_TARGET_TEST_CASE("generate: a prompt's prefix in the cache is not prefilled again", "[engine][prefill][generate]",
+                       prefix_reuse)

@@ -7,6 +7,7 @@
 // the sections of one test case; they need the real tokenizer and report "skipped" without it.
 // Expected texts come from generate() on the same model with greedy sampling, rendered as the
 // server renders them.
+#include <fmt/format.h>
 #include <httplib.h>
 
 #include <catch2/catch.hpp>
@@ -222,12 +223,13 @@ TEST_CASE("openai protocol: damaged bodies are RequestErrors, never anything els
 
 TEST_CASE("openai protocol: response and chunk shapes", "[serve][protocol]") {
   const openai::ResponseHeader h{"chatcmpl-1", 1700000000, "tiny"};
-  const openai::Usage usage{5, 3};
+  const openai::Usage usage{5, 3, 2};
   const json chat = openai::chat_completion(h, "Hello", openai::FinishReason::kLength, usage);
   CHECK(chat == json::parse(R"({"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000,
       "model": "tiny", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello"},
       "logprobs": null, "finish_reason": "length"}],
-      "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}})"));
+      "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8,
+                "prompt_tokens_details": {"cached_tokens": 2}}})"));
   const json text = openai::text_completion(h, "Hi", openai::FinishReason::kStop, usage);
   CHECK(text["object"] == "text_completion");
   CHECK(text["choices"][0]["text"] == "Hi");
@@ -516,6 +518,28 @@ TEST_CASE("serve: a server on a loopback port", "[serve][server][cpu]") {
     CHECK(chat_reply["choices"][0]["message"]["content"] == json(chat_expected));
     REQUIRE(text_reply.is_object());
     CHECK(text_reply["choices"][0]["text"] == json(text_expected));
+  }
+  SECTION("a prompt is prefilled only past the prefix the cache holds from the previous request") {
+    // The same prompt again: every token but the last is taken from the cache (positions a
+    // prefill computed, so the answer is the engine's greedy text exactly).
+    const auto [text_expected, text_finish] = f.expected("Once upon a time", 6);
+    post_json(c, "/v1/completions", completion, 200);
+    const json again = post_json(c, "/v1/completions", completion, 200);
+    CHECK(again["usage"]["prompt_tokens_details"]["cached_tokens"] == 3);
+    CHECK(again["choices"][0]["text"] == json(text_expected));
+    // A prompt that goes on from the previous prompt and its answer (as a chat's next turn repeats
+    // the conversation so far): the cache holds them up to where the encodings differ (at least
+    // "Once upon a", whose pre-tokens the answer cannot change).
+    const std::string next = "Once upon a time" + again["choices"][0]["text"].get<std::string>() + " there was";
+    const std::int64_t reusable = reusable_prefix(tokenizer->encode(next), f.model.cached_tokens());
+    CHECK(reusable >= 3);
+    json body = completion;
+    body["prompt"] = next;
+    body["max_tokens"] = 2;
+    const json later = post_json(c, "/v1/completions", body, 200);
+    CHECK(later["usage"]["prompt_tokens"] == tokenizer->encode(next).size());
+    CHECK(later["usage"]["prompt_tokens_details"]["cached_tokens"] == reusable);
+    CHECK_THAT(f.log.str(), Catch::Contains(fmt::format("({} cached)", reusable)));
   }
   SECTION("a stop string ends the text before it") {
     // Stop at the third new token's text (when it is whole UTF-8 and not found earlier).

@@ -336,13 +336,15 @@ int run(const Options& o) {
 //   tessera-qwen3 serve --model DIR [--port P] [--host H] [--synthetic SHAPE] [--weights-seed S]
 //                       [--layers N] [--context N] [--target T] [--temperature T] [--top-k K]
 //                       [--top-p P] [--seed S] [--max-new-tokens N] [--no-think] [--model-id NAME]
+//                       [--no-prefix-cache]
 // The model options are the generator's. --context is the KV cache's positions, shared by the
 // prompt and the answer of each request (default 4096, clamped to max_position_embeddings).
 // The sampling options, --max-new-tokens and --no-think are the defaults of requests that do not
 // set them (without --seed a request without a seed gets a random one; without --max-new-tokens
 // a generation may run to the context limit). --host defaults to 127.0.0.1 (give 0.0.0.0 to
 // answer other machines), --port to 8080; --model-id names the model in responses (default: the
-// folder's name, or qwen3-SHAPE-synthetic).
+// folder's name, or qwen3-SHAPE-synthetic). --no-prefix-cache prefills every prompt whole instead
+// of only its part past the prefix the KV cache holds from the previous request (server.h).
 
 struct ServeOptions {
   std::string model_dir, synthetic, host = "127.0.0.1", model_id;
@@ -357,7 +359,7 @@ int serve_usage(const std::string& problem) {
             << "usage: tessera-qwen3 serve --model DIR [--port P] [--host H] [--synthetic SHAPE] [--weights-seed S]\n"
                "                           [--layers N] [--context N] [--target cpu|sm_90|...] [--temperature T]\n"
                "                           [--top-k K] [--top-p P] [--seed S] [--max-new-tokens N] [--no-think]\n"
-               "                           [--model-id NAME]\n";
+               "                           [--model-id NAME] [--no-prefix-cache]\n";
   return 2;
 }
 
@@ -367,6 +369,10 @@ std::string parse_serve(int argc, char** argv, ServeOptions& o) {
     const std::string arg = argv[i];
     if (arg == "--no-think") {
       o.server.enable_thinking = false;
+      continue;
+    }
+    if (arg == "--no-prefix-cache") {
+      o.server.prefix_cache = false;
       continue;
     }
     if (i + 1 >= argc) return arg + " needs a value";
