@@ -147,7 +147,7 @@ def matmul(dev):
     torch.backends.cuda.matmul.allow_tf32 = True
     shapes = [(n, n, n, dt) for n in (4096, 8192) for dt in (torch.bfloat16, torch.float16, torch.float32)]
     shapes += [(m, n, k, torch.bfloat16) for m, n, k in ((4096, 9728, 2560), (4096, 2560, 9728), (128, 151936, 2560),
-                                                          (1, 9728, 2560), (1, 2560, 9728), (1, 151936, 2560),
+                                                          (128, 2560, 9728), (1, 9728, 2560), (1, 2560, 9728), (1, 151936, 2560),
                                                           (16, 9728, 2560), (16, 2560, 9728), (16, 151936, 2560))]
     # BENCH_MATMUL_CASES (as bench_matmul reads it): only the cases whose names it contains.
     only = os.environ.get("BENCH_MATMUL_CASES")
