@@ -20,6 +20,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 #include "common.h"
@@ -111,6 +112,12 @@ int main(int argc, char** argv) {
   // Causal: each query attends to the positions up to its own, q K^T and p V.
   const double attention_flops = 4.0 * kHead * kHeads * (T * (T + 1) / 2);
   const CompilerHints none{};
+  // `kernel` with each program's k-tiles shared by the CTAs of a cluster, at each of `splits`.
+  auto split_cases = [&](const std::string& name, double flops, std::initializer_list<int> splits, const auto& kernel,
+                         auto out, const auto&... args) {
+    for (int split : splits)
+      time_case(fmt::format("{} split {}", name, split), flops, CompilerHints{.split_k = split}, kernel, out, args...);
+  };
 
   time_case(fmt::format("rmsnorm {}x{} (engine)", NR, NC), 0, none, k::prefill_rmsnorm<NR, NC>(),
             normed.partition<NR, NC>(), x, norm_w, eps);
@@ -133,10 +140,8 @@ int main(int argc, char** argv) {
             k::prefill_matmul_bf16<BM, BN, BK>(), qkv.partition<BM, BN>(), normed, w_qkv.transposed());
   time_case("qkv 128x256x64", gemm(kQkv, kHidden), none, k::prefill_matmul_bf16<128, 256, 64>(),
             qkv.partition<128, 256>(), normed, w_qkv.transposed());
-  for (int split : {2, 4})
-    time_case(fmt::format("qkv {}x{}x{} split {}", BM, BN, BK, split), gemm(kQkv, kHidden),
-              CompilerHints{.split_k = split}, k::prefill_matmul_bf16<BM, BN, BK>(), qkv.partition<BM, BN>(), normed,
-              w_qkv.transposed());
+  split_cases(fmt::format("qkv {}x{}x{}", BM, BN, BK), gemm(kQkv, kHidden), {2, 4}, k::prefill_matmul_bf16<BM, BN, BK>(),
+              qkv.partition<BM, BN>(), normed, w_qkv.transposed());
   time_case("qkv 64x64x64", gemm(kQkv, kHidden), none, k::prefill_matmul_bf16<64, 64, 64>(), qkv.partition<64, 64>(),
             normed, w_qkv.transposed());
   time_case(fmt::format("qkv f32 {}x{}x{} (before)", BM, BN, BK), gemm(kQkv, kHidden), none,
@@ -178,35 +183,29 @@ int main(int argc, char** argv) {
             k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w_o.transposed(), x);
   time_case(fmt::format("o_proj f32 residual {}x{}x{} (before)", BM, BN, BK), gemm(kHidden, kQWidth), none,
             k::prefill_matmul_residual<BM, BN, BK>(), x_mid_f32.partition<BM, BN>(), attn, w_o.transposed(), x_f32);
-  for (int split : {2, 4, 8})
-    time_case(fmt::format("o_proj {}x{}x{} split {}", BM, BN, BK, split), gemm(kHidden, kQWidth),
-              CompilerHints{.split_k = split}, k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn,
-              w_o.transposed(), x);
+  split_cases(fmt::format("o_proj {}x{}x{}", BM, BN, BK), gemm(kHidden, kQWidth), {2, 4, 8},
+              k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w_o.transposed(), x);
   time_case("o_proj 128x64x64", gemm(kHidden, kQWidth), none, k::prefill_matmul_residual<128, 64, 64>(),
             x_mid.partition<128, 64>(), attn, w_o.transposed(), x);
   time_case("o_proj 64x128x64", gemm(kHidden, kQWidth), none, k::prefill_matmul_residual<64, 128, 64>(),
             x_mid.partition<64, 128>(), attn, w_o.transposed(), x);
-  time_case("o_proj 64x64x64 split 4", gemm(kHidden, kQWidth), CompilerHints{.split_k = 4},
-            k::prefill_matmul_residual<64, 64, 64>(), x_mid.partition<64, 64>(), attn, w_o.transposed(), x);
+  split_cases("o_proj 64x64x64", gemm(kHidden, kQWidth), {4}, k::prefill_matmul_residual<64, 64, 64>(),
+              x_mid.partition<64, 64>(), attn, w_o.transposed(), x);
 
   time_case(fmt::format("gate {}x{}x{} (engine)", BM, BN, BK), gemm(kInter, kHidden), none,
             k::prefill_matmul_bf16<BM, BN, BK>(), gate.partition<BM, BN>(), normed, w_gate.transposed());
   time_case("gate 128x256x64", gemm(kInter, kHidden), none, k::prefill_matmul_bf16<128, 256, 64>(),
             gate.partition<128, 256>(), normed, w_gate.transposed());
-  for (int split : {2, 4})
-    time_case(fmt::format("gate {}x{}x{} split {}", BM, BN, BK, split), gemm(kInter, kHidden),
-              CompilerHints{.split_k = split}, k::prefill_matmul_bf16<BM, BN, BK>(), gate.partition<BM, BN>(), normed,
-              w_gate.transposed());
+  split_cases(fmt::format("gate {}x{}x{}", BM, BN, BK), gemm(kInter, kHidden), {2, 4},
+              k::prefill_matmul_bf16<BM, BN, BK>(), gate.partition<BM, BN>(), normed, w_gate.transposed());
   time_case("gate 64x64x64", gemm(kInter, kHidden), none, k::prefill_matmul_bf16<64, 64, 64>(),
             gate.partition<64, 64>(), normed, w_gate.transposed());
   time_case(fmt::format("up + swiglu {}x{}x{} (engine)", BM, BN, BK), gemm(kInter, kHidden), none,
             k::prefill_matmul_swiglu<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w_up.transposed(), gate);
   time_case("up + swiglu 128x256x64", gemm(kInter, kHidden), none, k::prefill_matmul_swiglu<128, 256, 64>(),
             mlp.partition<128, 256>(), normed, w_up.transposed(), gate);
-  for (int split : {2, 4})
-    time_case(fmt::format("up + swiglu {}x{}x{} split {}", BM, BN, BK, split), gemm(kInter, kHidden),
-              CompilerHints{.split_k = split}, k::prefill_matmul_swiglu<BM, BN, BK>(), mlp.partition<BM, BN>(), normed,
-              w_up.transposed(), gate);
+  split_cases(fmt::format("up + swiglu {}x{}x{}", BM, BN, BK), gemm(kInter, kHidden), {2, 4},
+              k::prefill_matmul_swiglu<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w_up.transposed(), gate);
   // The earlier form beside it: an f32 gate and the accurate exp and division in the epilogue;
   // and a bf16 gate with the accurate forms, to tell the two changes apart.
   time_case(fmt::format("gate f32 {}x{}x{} (before)", BM, BN, BK), gemm(kInter, kHidden), none,
@@ -222,15 +221,13 @@ int main(int argc, char** argv) {
             k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp, w_down.transposed(), x_mid);
   time_case(fmt::format("down f32 residual {}x{}x{} (before)", BM, BN, BK), gemm(kHidden, kInter), none,
             k::prefill_matmul_residual<BM, BN, BK>(), x_f32.partition<BM, BN>(), mlp, w_down.transposed(), x_mid_f32);
-  for (int split : {2, 4, 8})
-    time_case(fmt::format("down {}x{}x{} split {}", BM, BN, BK, split), gemm(kHidden, kInter),
-              CompilerHints{.split_k = split}, k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp,
-              w_down.transposed(), x_mid);
+  split_cases(fmt::format("down {}x{}x{}", BM, BN, BK), gemm(kHidden, kInter), {2, 4, 8},
+              k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp, w_down.transposed(), x_mid);
   time_case("down 128x64x64", gemm(kHidden, kInter), none, k::prefill_matmul_residual<128, 64, 64>(),
             x.partition<128, 64>(), mlp, w_down.transposed(), x_mid);
   time_case("down 64x128x64", gemm(kHidden, kInter), none, k::prefill_matmul_residual<64, 128, 64>(),
             x.partition<64, 128>(), mlp, w_down.transposed(), x_mid);
-  time_case("down 64x64x64 split 4", gemm(kHidden, kInter), CompilerHints{.split_k = 4},
-            k::prefill_matmul_residual<64, 64, 64>(), x.partition<64, 64>(), mlp, w_down.transposed(), x_mid);
+  split_cases("down 64x64x64", gemm(kHidden, kInter), {4}, k::prefill_matmul_residual<64, 64, 64>(),
+              x.partition<64, 64>(), mlp, w_down.transposed(), x_mid);
   return 0;
 }

@@ -10,7 +10,7 @@
 // the decode step's LM head reads as an f32 vector).
 // Program (i, j) first sums the squares of its R rows over all of H (BC columns at a time), then
 // normalizes its own [R, BC] tile: each row's sum is computed by the ceil(H / BC) programs of the
-// row, which costs ceil(H / BC) reads of the f32 row (5 at the engine's BC = 512 for H = 2560,
+// row, which costs ceil(H / BC) reads of the row (5 at the engine's BC = 512 for H = 2560,
 // mostly from L2) against a kernel that would need a second pass or a tile as wide as H. Columns
 // past H read as zero and are not stored; a BC that divides H leaves no program a ragged tile.
 #pragma once

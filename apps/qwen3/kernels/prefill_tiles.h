@@ -16,8 +16,8 @@ inline constexpr int kPrefillGemmDepth = 64;  //   BK, input features per step o
 // o_proj and down have few output tiles (hidden / 128 columns: 20 for 4B) for short prompts; the
 // split shares each program's k-tiles among a cluster of S CTAs (CompilerHints::split_k), so that
 // more SMs work. For a chunk of `tokens` rows and `hidden` columns: 4 up to 32 output tiles, 2 up
-// to 64, none above (on the H100, 132 SMs, 4B prefill of 32 / 128 / 256 / 512 / 1024 tokens:
-// 10.1 -> 8.1, 7.1 -> 6.4, 8.0 -> 7.3 ms at 4, 2, 2; 2 made 512 tokens 7% slower, 1024 level;
+// to 64, none above (on the H100, 132 SMs, 4B prefill of 32 / 128 / 256 tokens: 10.1 -> 8.1,
+// 7.1 -> 6.5, 8.0 -> 7.3 ms at 4, 4, 2; 2 made 512 tokens (80 tiles) 7% slower, 1024 level;
 // docs/performance.md). 0: no split (the hint's default, so that the unsplit kernel is the one
 // other launches compile). kPrefillResidualSplits lists every value the rule returns.
 constexpr int prefill_residual_split(long long tokens, long long hidden) {
