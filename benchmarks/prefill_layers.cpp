@@ -147,11 +147,18 @@ int main(int argc, char** argv) {
   time_case(fmt::format("qkv f32 {}x{}x{} (before)", BM, BN, BK), gemm(kQkv, kHidden), none,
             k::prefill_matmul<BM, BN, BK>(), qkv_f32.partition<BM, BN>(), normed, w_qkv.transposed());
 
-  time_case("q_norm_rope (engine)", 0, none, k::prefill_q_norm_rope<BT>(), q.partition<1, BT, 128>(), qkv, head_norm,
-            cos_rows, sin_rows, eps);
-  time_case("kv_norm_rope_append (engine)", 0, none, k::prefill_kv_norm_rope_append<BT>(),
-            k_cache.partition<1, BT, 128>(), v_cache.partition<1, BT, 128>(), qkv, head_norm, cos_rows, sin_rows,
-            k_column, v_column, eps);
+  // The engine's position tile: BT, or BS for a chunk of fewer than BT positions.
+  constexpr int BS = k::kPrefillRopeRowsShort;
+  auto norm_rope = [&]<int R>() {
+    const std::string which = fmt::format("{} positions a program{}", R, (t < BT) == (R == BS) ? " (engine)" : "");
+    time_case("q_norm_rope " + which, 0, none, k::prefill_q_norm_rope<R>(), q.partition<1, R, 128>(), qkv, head_norm,
+              cos_rows, sin_rows, eps);
+    time_case("kv_norm_rope_append " + which, 0, none, k::prefill_kv_norm_rope_append<R>(),
+              k_cache.partition<1, R, 128>(), v_cache.partition<1, R, 128>(), qkv, head_norm, cos_rows, sin_rows,
+              k_column, v_column, eps);
+  };
+  norm_rope.template operator()<BT>();
+  norm_rope.template operator()<BS>();
   time_case("q_norm_rope f32 qkv (before)", 0, none, k::prefill_q_norm_rope<BT>(), q.partition<1, BT, 128>(), qkv_f32,
             head_norm, cos_rows, sin_rows, eps);
   time_case("kv_norm_rope_append f32 qkv (before)", 0, none, k::prefill_kv_norm_rope_append<BT>(),

@@ -297,12 +297,33 @@ const Tensor<float, 1>& Model::prefill(std::span<const std::int32_t> tokens, std
   return scratch_->logits;
 }
 
-void Model::prepare_prefill_splits() {
-  // The CPU target ignores the split: its kernels are the ones the prefills above compiled.
-  if (target_ == tessera::Target::cpu || prefill_split_k_) return;
+void Model::prepare_prefill_variants() {
   constexpr int BM = k::kPrefillGemmRows, BN = k::kPrefillGemmCols, BK = k::kPrefillGemmDepth;
   PrefillScratch& ps = *prefill_scratch_;
+  Scratch& s = *scratch_;
   const LayerWeights& w = weights_.layers.front();
+  const auto eps = static_cast<float>(config_.rms_norm_eps);
+  const auto k_column = static_cast<std::int32_t>(config_.q_width() / 64);
+  const auto v_column = static_cast<std::int32_t>((config_.q_width() + config_.kv_width()) / kHeadDim);
+  // The q/k norm + RoPE kernels at both position tiles, a whole chunk and a ragged one of each (a
+  // tile of 16 serves chunks of fewer than 64 positions only).
+  auto norm_rope = [&]<int BT>(std::int64_t t) {
+    if (t > prefill_chunk_) return;
+    Tensor<bfloat16, 2> qkv = ps.qkv.slice(0, 0, t);
+    Tensor<bfloat16, 3> q = ps.q.slice(1, 0, t), k_rows = s.k_cache.front().slice(1, 0, t),
+                        v_rows = s.v_cache.front().slice(1, 0, t);
+    const Tensor<float, 2> cos_rows = s.rope_cos.slice(0, 0, t), sin_rows = s.rope_sin.slice(0, 0, t);
+    k::prefill_q_norm_rope<BT>().prepare(s.options, q.partition<1, BT, 128>(), qkv, w.q_norm, cos_rows, sin_rows, eps);
+    k::prefill_kv_norm_rope_append<BT>().prepare(s.options, k_rows.partition<1, BT, 128>(),
+                                                 v_rows.partition<1, BT, 128>(), qkv, w.k_norm, cos_rows, sin_rows,
+                                                 k_column, v_column, eps);
+  };
+  norm_rope.template operator()<k::kPrefillRopeRowsShort>(k::kPrefillRopeRowsShort);
+  norm_rope.template operator()<k::kPrefillRopeRowsShort>(1);
+  norm_rope.template operator()<k::kPrefillRopeRows>(k::kPrefillRopeRows);
+  norm_rope.template operator()<k::kPrefillRopeRows>(k::kPrefillRopeRows + 1);
+  // The CPU target ignores the split: its GEMMs are the ones the prefills above compiled.
+  if (target_ == tessera::Target::cpu || prefill_split_k_) return;
   // A whole chunk and a ragged one, at every split the rule chooses.
   for (const std::int64_t t : {prefill_chunk_, std::int64_t{1}}) {
     Tensor<bfloat16, 2> x = ps.x.slice(0, 0, t), x_mid = ps.x_mid.slice(0, 0, t), attn = ps.attn.slice(0, 0, t),
@@ -322,7 +343,7 @@ const Tensor<float, 1>& Model::warm_up() {
   const std::vector<std::int32_t> zeros(static_cast<std::size_t>(std::min<std::int64_t>(prefill_chunk_, 128)), 0);
   prefill(zeros, 0);
   prefill(std::span(zeros).first(1), 0);
-  prepare_prefill_splits();
+  prepare_prefill_variants();
   step(0, 0, true);
   static_cast<const Tensor<float, 1>&>(scratch_->logits).data();  // waits for both
   forget_from(0);
@@ -452,7 +473,7 @@ std::size_t Model::launch_step(bool fused, std::int64_t splits, std::int64_t pos
 
 void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int64_t start, bool logits) {
   constexpr int BM = k::kPrefillGemmRows, BN = k::kPrefillGemmCols, BK = k::kPrefillGemmDepth;
-  constexpr int NR = k::kPrefillNormRows, NC = k::kPrefillNormCols, BT = k::kPrefillRopeRows;
+  constexpr int NR = k::kPrefillNormRows, NC = k::kPrefillNormCols;
   constexpr int GT = k::kPrefillGatherTokens, GC = k::kPrefillGatherCols;
   const ModelConfig& c = config_;
   Scratch& s = *scratch_;
@@ -489,9 +510,16 @@ void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int6
     Tensor<bfloat16, 3> k_rows = s.k_cache[l].slice(1, start, end), v_rows = s.v_cache[l].slice(1, start, end);
     s.run(k::prefill_rmsnorm<NR, NC>(), normed.partition<NR, NC>(), x, w.input_norm, eps);
     s.run(k::prefill_matmul_bf16<BM, BN, BK>(), qkv.partition<BM, BN>(), normed, w.qkv.transposed());
-    s.run(k::prefill_q_norm_rope<BT>(), q.partition<1, BT, 128>(), qkv, w.q_norm, cos_rows, sin_rows, eps);
-    s.run(k::prefill_kv_norm_rope_append<BT>(), k_rows.partition<1, BT, 128>(), v_rows.partition<1, BT, 128>(), qkv,
-          w.k_norm, cos_rows, sin_rows, k_column, v_column, eps);
+    // Positions per program: kPrefillRopeRows, or fewer for a short chunk (prefill_tiles.h).
+    auto norm_rope = [&]<int BT>() {
+      s.run(k::prefill_q_norm_rope<BT>(), q.partition<1, BT, 128>(), qkv, w.q_norm, cos_rows, sin_rows, eps);
+      s.run(k::prefill_kv_norm_rope_append<BT>(), k_rows.partition<1, BT, 128>(), v_rows.partition<1, BT, 128>(), qkv,
+            w.k_norm, cos_rows, sin_rows, k_column, v_column, eps);
+    };
+    if (t < k::kPrefillRopeRows)
+      norm_rope.template operator()<k::kPrefillRopeRowsShort>();
+    else
+      norm_rope.template operator()<k::kPrefillRopeRows>();
     s.run(k::prefill_attention<k::kPrefillQueryTile, k::kPrefillKeyTile>(), attn.partition<k::kPrefillQueryTile, 128>(),
           q, s.k_cache[l], s.v_cache[l], static_cast<std::int32_t>(start), static_cast<std::int32_t>(c.gqa_group()),
           scale);

@@ -149,7 +149,7 @@ class Model {
   // logits of the last one; the LM head runs only for it. Throws for an empty prompt.
   const tessera::Tensor<float, 1>& prefill(std::span<const std::int32_t> tokens, std::int64_t start = 0);
   // Runs prefills of token 0 (of up to 128 tokens and of one, which the next prefill overwrites)
-  // and one step, and prepares the prefill GEMMs of other splits (prepare_prefill_splits), and
+  // and one step, and prepares the prefill kernels of other chunk lengths (prepare_prefill_variants), and
   // waits, so that every kernel is compiled before anything is timed; leaves
   // the cache empty. Returns the step's logits (for Sampler::warm_up).
   const tessera::Tensor<float, 1>& warm_up();
@@ -170,10 +170,12 @@ class Model {
   // The launches of one prefill chunk: tokens at positions start, start + 1, ... (at most
   // prefill_chunk_ of them), with the LM head on the last one if `logits`.
   void launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int64_t start, bool logits);
-  // Compiles and loads the prefill's o_proj and down GEMMs at each split the engine's rule chooses
-  // (kernels::prefill_residual_split: by the chunk's tiles), whole and ragged, so that a long
-  // prompt's first chunk compiles nothing (warm_up; GPU targets, the engine's rule only).
-  void prepare_prefill_splits();
+  // Compiles and loads the prefill kernels that vary with a chunk's length and that the warm-up's
+  // prefills do not run: the q/k norm + RoPE at both position tiles (kPrefillRopeRows and
+  // kPrefillRopeRowsShort), whole and ragged, and on GPUs the o_proj and down GEMMs at each split
+  // the engine's rule chooses (kernels::prefill_residual_split: by the chunk's tiles), whole and
+  // ragged, so that no prompt's chunk compiles anything (warm_up).
+  void prepare_prefill_variants();
 
   ModelConfig config_;
   tessera::Target target_;

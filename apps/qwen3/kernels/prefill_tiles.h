@@ -31,10 +31,11 @@ inline constexpr int kPrefillResidualSplits[] = {0, 2, 4};
 // bench_prefill_layers), although each program reads its rows five times for their sums.
 inline constexpr int kPrefillNormRows = 4;
 inline constexpr int kPrefillNormCols = 512;
-// prefill_{q,kv}_norm_rope*<BT>: positions per program. A chunk of fewer positions makes every
-// program ragged (the bounds-checked copy: 2x the time at 32 tokens, about 12 us of a 180 us
-// layer on the H100; docs/performance.md).
+// prefill_{q,kv}_norm_rope*<BT>: positions per program, 64; a chunk of fewer positions takes 16
+// (kPrefillRopeRowsShort), since with 64 each of its programs is ragged and runs the
+// bounds-checked copy (2x the 128-token time at 32 tokens on the H100; docs/performance.md).
 inline constexpr int kPrefillRopeRows = 64;
+inline constexpr int kPrefillRopeRowsShort = 16;
 // prefill_attention<BQ, BKV> takes the attention lowering on GPUs (docs/compiler.md, "Attention on
 // the tensor cores"): BQ / 16 warps, 255 registers a thread at head dimension 128. In
 // bench_prefill_layers 64 x 64 and 128 x 64 are within 2.5% (64 x 32, 128 x 32, 3 stages slower,

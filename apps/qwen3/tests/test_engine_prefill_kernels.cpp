@@ -215,25 +215,27 @@ std::pair<Tensor<float, 2>, Tensor<float, 2>> rope_tables(int64_t context) {
 }
 
 // The q/k norm and RoPE of T positions starting at `start`, 6 query heads on 2 KV heads, the K and
-// V rows appended to a 160-position cache; the other cache rows stay untouched.
-void qk_norm_rope_rows(Target target) {
-  constexpr int BT = kPrefillRopeRows;
+// V rows appended to a 160-position cache; the other cache rows stay untouched. At both position
+// tiles of the engine (BT), whole and ragged.
+template <int BT>
+void qk_norm_rope_rows_at(Target target) {
   const int64_t n_heads = 6, n_kv = 2, d = 128, context = 160, qw = n_heads * d, kvw = n_kv * d;
   const float eps = 1e-6f;
   auto q_norm = random_bf16<1>({d}, 0.9f, 1.1f, 9);
   auto k_norm = random_bf16<1>({d}, 0.9f, 1.1f, 10);
   auto [cos_table, sin_table] = rope_tables(context);
   for (auto [t, start] : {std::pair<int64_t, int64_t>(1, 0), std::pair<int64_t, int64_t>(70, 0),
-                          std::pair<int64_t, int64_t>(1, 131), std::pair<int64_t, int64_t>(70, 77)}) {
-    INFO(t << " positions from " << start);
+                          std::pair<int64_t, int64_t>(1, 131), std::pair<int64_t, int64_t>(70, 77),
+                          std::pair<int64_t, int64_t>(2 * BT, 5), std::pair<int64_t, int64_t>(BT, 160 - BT)}) {
+    INFO(t << " positions from " << start << ", tiles of " << BT);
     auto qkv = random_bf16<2>({t, qw + 2 * kvw}, -3, 3, 11);  // the QKV GEMM's bf16 output
     Tensor<bfloat16, 3> q_out({n_heads, t, d}), k_cache({n_kv, context, d}), v_cache({n_kv, context, d});
     {
       auto cos_rows = cos_table.slice(0, start, start + t), sin_rows = sin_table.slice(0, start, start + t);
       auto k_rows = k_cache.slice(1, start, start + t), v_rows = v_cache.slice(1, start, start + t);
-      prefill_q_norm_rope<BT>().launch(on(target), q_out.partition<1, BT, 128>(), qkv, q_norm, cos_rows, sin_rows, eps);
+      prefill_q_norm_rope<BT>().launch(on(target), q_out.template partition<1, BT, 128>(), qkv, q_norm, cos_rows, sin_rows, eps);
       prefill_kv_norm_rope_append<BT>().launch(
-          on(target), k_rows.partition<1, BT, 128>(), v_rows.partition<1, BT, 128>(), qkv, k_norm, cos_rows, sin_rows,
+          on(target), k_rows.template partition<1, BT, 128>(), v_rows.template partition<1, BT, 128>(), qkv, k_norm, cos_rows, sin_rows,
           static_cast<int32_t>(qw / 64), static_cast<int32_t>((qw + kvw) / d), eps);
     }
     const std::vector<double> in = as_double(qkv);
@@ -276,6 +278,10 @@ void qk_norm_rope_rows(Target target) {
           touched += f(k_cache(h, p, i)) != 0 || f(v_cache(h, p, i)) != 0;
     CHECK(touched == 0);
   }
+}
+void qk_norm_rope_rows(Target target) {
+  qk_norm_rope_rows_at<kPrefillRopeRows>(target);
+  qk_norm_rope_rows_at<kPrefillRopeRowsShort>(target);
 }
 
 // Causal attention of T queries at positions start .. start + T - 1 over a 256-position cache,
@@ -353,6 +359,11 @@ TEST_CASE("prefill kernels compile for sm_90", "[engine][prefill][kernels][compi
   CHECK(ok(prefill_q_norm_rope<BT>().compile(sm90, q.partition<1, BT, 128>(), qkv, qn, rope, rope2, 1e-6f)));
   CHECK(
       ok(prefill_kv_norm_rope_append<BT>().compile(sm90, k_rows.partition<1, BT, 128>(), v_rows.partition<1, BT, 128>(),
+                                                   qkv, kn, rope, rope2, int32_t{4}, int32_t{3}, 1e-6f)));
+  constexpr int BS = kPrefillRopeRowsShort;
+  CHECK(ok(prefill_q_norm_rope<BS>().compile(sm90, q.partition<1, BS, 128>(), qkv, qn, rope, rope2, 1e-6f)));
+  CHECK(
+      ok(prefill_kv_norm_rope_append<BS>().compile(sm90, k_rows.partition<1, BS, 128>(), v_rows.partition<1, BS, 128>(),
                                                    qkv, kn, rope, rope2, int32_t{4}, int32_t{3}, 1e-6f)));
   Tensor<bfloat16, 2> attn({200, 256});
   CHECK(ok(prefill_attention<kPrefillQueryTile, kPrefillKeyTile>().compile(
