@@ -294,15 +294,17 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl, St, Sk>..
 // The tiles tessera::autotune chooses among: the tensor-core lowering's for M > 1 (with the
 // compiler's own stages and program order: a search that also tried 3 stages and 4 or 16 rows of
 // programs gained at most 0.3% and made the first launch up to 5.2 s, docs/performance.md), and
-// 128 x 128 x 64 with each program's k-tiles shared by the 2 or 4 CTAs of a cluster
-// (CompilerHints::split_k), for products of fewer output tiles than SMs (128 x 2560 has 20); for
+// 128 x 128 x 64 (2 or 4) and 128 x 256 x 64 (2) with the k-tiles of the last round's programs
+// shared by the CTAs of a cluster (CompilerHints::split_k), for products of fewer output tiles
+// than SMs (128 x 2560 has 20) or a little more than a round of them (4096 x 2560 at 128 x 256:
+// 320 tiles, 2 rounds of 132 and 56 left); for
 // M = 1 (one row: multiply-adds, tile-vector-mma) tiles of 2-8 KiB of B per step, with 16 to 64 columns per
 // program (fewer columns, more programs: N = 2560 has 40 programs of 64 columns). Larger steps
 // were slower on the H200 at all three batch-1 shapes (1 x 16 x 1024, 1 x 32 x 512, 1 x 64 x 256,
 // 1 x 128 x 128: 0.09-0.78 of the copy, docs/performance.md).
 using TensorCoreTiles =
     std::tuple<Tile<128, 256, 64>, Tile<128, 128, 64>, Tile<128, 128, 128>, Tile<128, 128, 64, On::launch, 0, 0, 2>,
-               Tile<128, 128, 64, On::launch, 0, 0, 4>>;
+               Tile<128, 128, 64, On::launch, 0, 0, 4>, Tile<128, 256, 64, On::launch, 0, 0, 2>>;
 // "<case>_tuned_both": the tensor-core tiles of both back ends in one search (tileiras beats the
 // NVVM lowering on some products, docs/performance.md); only where tileiras is installed.
 // tileiras may share tiles among the programs of a cluster (cluster_programs): its options also

@@ -145,14 +145,17 @@ struct CompilerHints {
   // thread). The compiler's choice: 0 (about 32 elements of the largest tile per thread, tiles in
   // loops counted four times, 32 to 512 threads; and the variants of docs/compiler.md).
   int threads = 0;
-  // CTAs of one cluster that share each program's K loop, 2, 4 or 8, for kernels the NVVM backend
-  // lowers element by element or onto mma.sync, on sm_90 and newer (other targets, the wgmma
-  // lowering and other backends ignore it): each runs 1/S of the loop's iterations and rank 0 adds
-  // their partial sums and runs the rest of the program, so a product of few long rows (or, on
-  // mma.sync, few 16-row tiles) keeps S times the CTAs in flight. Only a kernel with one K loop
-  // whose carried tiles are f32 sums that start at zero, and that writes nothing before its loop,
-  // is split (tile-split-k-loop), or a GEMM kernel that takes mma.sync; others run as they are.
-  // The compiler's choice: 0 (none).
+  // CTAs of one cluster that share a program's K loop, 2, 4 or 8, on sm_90 and newer with the NVVM
+  // backend (other targets and backends ignore it): each runs 1/S of the loop's iterations and
+  // rank 0 adds their partial sums and runs the rest of the program. Kernels lowered element by
+  // element or onto mma.sync split every program, so a product of few long rows (or few 16-row
+  // tiles) keeps S times the CTAs in flight. The wgmma GEMMs (sm_90a) run persistent clusters and
+  // split only the programs of their last round, where there are no more of them than clusters: a
+  // product of fewer tiles than clusters splits them all, and one whose last round would leave
+  // most SMs idle ends it in about 1/S of a program's time. Only a kernel with one K loop whose
+  // carried tiles are f32 sums that start at zero, and that writes nothing before its loop, is
+  // split (tile-split-k-loop), or a GEMM kernel that takes a tensor-core lowering; others run as
+  // they are. The compiler's choice: 0 (none).
   int split_k = 0;
   // K-loop iterations, 1 to 4, whose tiles of frozen inputs (Tensor::freeze) a kernel the NVVM
   // backend lowers element by element loads into registers before it waits for the grids it

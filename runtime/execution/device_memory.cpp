@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "tessera/errors.h"
 
 namespace tessera::detail {
@@ -32,6 +34,22 @@ CUfunction LoadedKernel::function(CudaDriver& driver, std::span<const char> cubi
 bool LoadedKernel::loaded() const {
   std::lock_guard lock(mutex_);
   return function_ != nullptr;
+}
+
+int LoadedKernel::resident_clusters(CudaDriver& driver, unsigned block, unsigned shared_bytes, unsigned cluster) {
+  std::lock_guard lock(mutex_);
+  if (resident_clusters_ > 0) return resident_clusters_;
+  if (!function_) throw Error("LoadedKernel::resident_clusters: the function is not loaded");
+  // The grid is not what is asked about, but must be whole clusters; the cluster's size is the
+  // function's own (.reqnctapercluster), so the configuration names none.
+  LaunchConfig config{cluster, 1, 1, block, 1, 1, shared_bytes, nullptr, nullptr, 0};
+  int clusters = 0;
+  driver.make_current();
+  driver.check(driver.cuOccupancyMaxActiveClusters(&clusters, function_, &config),
+               fmt::format("cuOccupancyMaxActiveClusters(clusters of {} CTAs of {} threads, {} bytes shared)", cluster,
+                           block, shared_bytes));
+  resident_clusters_ = std::max(clusters, 1);
+  return resident_clusters_;
 }
 
 void check_grid(std::string_view kernel, std::array<int64_t, 3> grid) {

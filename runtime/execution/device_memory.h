@@ -60,12 +60,17 @@ class LoadedKernel {
                       unsigned shared_bytes = 0);
   // Whether function() has loaded the module.
   bool loaded() const;
+  // How many clusters of `cluster` CTAs of `block` threads and `shared_bytes` of dynamic shared
+  // memory the GPU holds at once (cuOccupancyMaxActiveClusters; at least 1), asked once. The
+  // function must be loaded (function()) with those shared bytes.
+  int resident_clusters(CudaDriver& driver, unsigned block, unsigned shared_bytes, unsigned cluster);
 
  private:
   mutable std::mutex mutex_;
   std::unique_ptr<DeviceModule> module_;
   CUfunction function_ = nullptr;
   unsigned opted_in_bytes_ = kStaticSharedBytes;  // what a launch may pass without a new opt-in
+  int resident_clusters_ = 0;                       // 0: not asked yet
 };
 
 // Checks that a grid fits the GPU's limits (2^31-1, 65535, 65535); throws naming `kernel`.

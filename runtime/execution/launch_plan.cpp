@@ -39,6 +39,15 @@ CUfunction KernelCode::function(CudaDriver& driver, unsigned shared_bytes) const
   }
 }
 
+int KernelCode::resident_clusters(CudaDriver& driver, unsigned block, unsigned shared_bytes, unsigned cluster) const {
+  function(driver, shared_bytes);
+  try {
+    return loaded.resident_clusters(driver, block, shared_bytes, cluster);
+  } catch (const Error& e) {
+    throw Error(fmt::format("tessera: {}: {}", *label, e.what()));
+  }
+}
+
 void LaunchPlan::fill_slots(std::span<const ArgDesc> args, std::span<const int64_t> addresses,
                             std::vector<int64_t>& slots) const {
   slots.clear();

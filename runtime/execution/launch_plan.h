@@ -135,6 +135,9 @@ struct KernelCode {
   // The loaded entry point, opted into `shared_bytes` of dynamic shared memory (LoadedKernel).
   // Throws tessera::Error "tessera: <label>: ...".
   CUfunction function(CudaDriver& driver, unsigned shared_bytes) const;
+  // The clusters of `cluster` CTAs of this code that `driver`'s GPU holds at once, loading it
+  // first (LoadedKernel::resident_clusters). Throws as function() does.
+  int resident_clusters(CudaDriver& driver, unsigned block, unsigned shared_bytes, unsigned cluster) const;
 };
 
 // One launch of a kernel's code.

@@ -68,8 +68,11 @@ Grid check_args(std::string_view kernel, const Compiled& compiled, std::span<con
 
 // The CUDA grid that runs the programs of `grid` with `compiled`'s GPU code: x times its CTAs per
 // program, or x divided by the programs per CTA of the launch (programs_per_cta_of_launch,
-// pipeline.h), rounded up. Throws, naming `kernel`, when it exceeds the GPU's limits.
-std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compiled, const Grid& grid);
+// pipeline.h), rounded up; persistent code at most one CTA per SM, and split persistent code
+// (clusters of S CTAs) at most `resident_clusters` clusters (0: the SMs / S). Throws, naming
+// `kernel`, when it exceeds the GPU's limits.
+std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compiled, const Grid& grid,
+                                 int64_t resident_clusters = 0);
 
 // The CUDA block size of that launch: the compiled block size, divided by G and multiplied by the
 // programs per CTA of the launch when programs share CTAs.

@@ -162,22 +162,22 @@ unsigned cuda_block(const Compiled& compiled, const Grid& grid) {
   return static_cast<unsigned>(threads * programs_per_cta_of_launch(compiled.gpu.programs_per_cta, grid.dims[0]));
 }
 
-std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compiled, const Grid& grid) {
+std::array<int64_t, 3> cuda_grid(std::string_view kernel, const Compiled& compiled, const Grid& grid,
+                                 int64_t resident_clusters) {
   if (compiled.gpu.persistent) {
     // One CTA per SM at most; the kernel counts the programs in 32 bits.
     if (grid.count() > 0x7fffffff)
       throw Error(fmt::format("tessera: kernel '{}': {} programs exceed the limit of 2^31-1", kernel, grid.count()));
-    // A split program is a cluster of S CTAs, one cluster per program (the kernel runs one program
-    // per cluster: its partial sums overwrite the stages).
+    static const int64_t sms = CudaDriver::get_if_available() ? CudaDriver::get().multiprocessor_count() : 1;
+    // Split code runs clusters of S CTAs, as many as are resident at once at most: the kernel
+    // splits the programs of its last round over a cluster's CTAs (all of them where they are
+    // fewer than the clusters), and a cluster that started only after another ended would add a
+    // round.
     const int64_t split = compiled.gpu.ctas_per_program;
     if (split > 1) {
-      if (grid.count() > 0x7fffffff / split)
-        throw Error(fmt::format("tessera: kernel '{}': {} programs, each run as {} CTAs, exceed the GPU's limit of "
-                                "2^31-1 CTAs",
-                                kernel, grid.count(), split));
-      return {std::max<int64_t>(1, grid.count()) * split, 1, 1};
+      const int64_t clusters = resident_clusters > 0 ? resident_clusters : std::max<int64_t>(1, sms / split);
+      return {split * std::max<int64_t>(1, std::min(grid.count(), clusters)), 1, 1};
     }
-    static const int64_t sms = CudaDriver::get_if_available() ? CudaDriver::get().multiprocessor_count() : 1;
     return {std::max<int64_t>(1, std::min(grid.count(), sms)), 1, 1};
   }
   std::array<int64_t, 3> dims = grid.dims;

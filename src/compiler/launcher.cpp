@@ -64,11 +64,18 @@ LaunchPlan plan_launch(std::string_view kernel, std::shared_ptr<const Compiled> 
   plan.code = &compiled->code;
   plan.programs = grid;
   if (compiled->code.gpu()) {
-    const std::array<int64_t, 3> ctas = cuda_grid(kernel, *compiled, grid);
-    plan.grid = {static_cast<unsigned>(ctas[0]), static_cast<unsigned>(ctas[1]), static_cast<unsigned>(ctas[2])};
     plan.block = {cuda_block(*compiled, grid), 1, 1};
     // The scratch over 48 KiB, in dynamic shared memory (see Passes.td); 0 for the others.
     plan.shared_bytes = static_cast<unsigned>(compiled->gpu.dynamic_shared_bytes);
+    // Persistent clusters: as many as the GPU holds at once (loads the code on first use).
+    int64_t resident_clusters = 0;
+    const int split = compiled->gpu.ctas_per_program;
+    if (compiled->gpu.persistent && split > 1)
+      if (CudaDriver* driver = CudaDriver::get_if_available())
+        resident_clusters = compiled->code.resident_clusters(*driver, plan.block[0], plan.shared_bytes,
+                                                             static_cast<unsigned>(split));
+    const std::array<int64_t, 3> ctas = cuda_grid(kernel, *compiled, grid, resident_clusters);
+    plan.grid = {static_cast<unsigned>(ctas[0]), static_cast<unsigned>(ctas[1]), static_cast<unsigned>(ctas[2])};
   }
   plan.owner = std::move(compiled);
   return plan;

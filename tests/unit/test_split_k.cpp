@@ -146,17 +146,27 @@ void split_mma_results(Target target) {
 }
 
 // out = a b (+ GELU(. + bias)) in 128 x 128 x 64 tiles: on sm_90 the warp-specialized wgmma lowering,
-// whose programs become clusters of S CTAs sharing the k-tiles; B row-major or K-major (the
-// transposed view of N x K), bf16 (TMA-stored) and f32 outputs, an epilogue that loads the bias.
+// whose persistent CTAs run in clusters of S, each cluster sharing the k-tiles of programs of the
+// last round; B row-major or K-major (the transposed view of N x K), bf16 (TMA-stored) and f32
+// outputs, an epilogue that loads the bias.
 void split_wgmma_results(Target target) {
   using namespace matmul_reference;
   struct Shape {
     int64_t m, n, k;
   };
   // Whole tiles with a long K; M, N and K ragged; one k-tile (ranks past the first run none); K
-  // below one tile. N a multiple of 8: the output's rows 16-byte aligned.
+  // below one tile: fewer programs than clusters, all split. On GPUs also 160 and 288 programs
+  // (ragged M, N and K), more than the 132 SMs of an H100 or H200: the persistent CTAs run one or
+  // two rounds of whole programs, and the last round's (28 or 24 on 132 CTAs, 32 on 128 where
+  // fewer clusters are resident) are split, some clusters taking two of them where they outnumber
+  // the clusters (S = 8). N a multiple of 8: the output's rows 16-byte aligned.
   const std::vector<int> splits = target == Target::cpu ? std::vector<int>{0} : std::vector<int>{0, 2, 4, 8};
-  for (const Shape& s : {Shape{256, 256, 2048}, Shape{200, 136, 1000}, Shape{128, 128, 64}, Shape{130, 64, 40}}) {
+  std::vector<Shape> shapes{Shape{256, 256, 2048}, Shape{200, 136, 1000}, Shape{128, 128, 64}, Shape{130, 64, 40}};
+  if (target != Target::cpu) {
+    shapes.push_back(Shape{1000, 2536, 256});
+    shapes.push_back(Shape{1000, 4600, 200});
+  }
+  for (const Shape& s : shapes) {
     auto a = random_tensor<bfloat16, 2>({s.m, s.k}, -1, 1, 71);
     auto w = random_tensor<bfloat16, 2>({s.n, s.k}, -1, 1, 72);
     auto bias = random_tensor<bfloat16, 1>({s.n}, -1, 1, 73);
@@ -257,7 +267,7 @@ TEST_CASE("split_k: the sm_90 mma.sync GEMM runs clusters of S through distribut
 TESSERA_TARGET_TEST_CASE("split_k: wgmma GEMM kernels whose k-tiles a cluster shares equal the reference",
                          "[split-k][matmul]", split_wgmma_results)
 
-TEST_CASE("split_k: the sm_90a wgmma GEMM runs one program per cluster of S, with nothing spilled",
+TEST_CASE("split_k: the sm_90a wgmma GEMM runs persistent clusters of S, with nothing spilled",
           "[split-k][compile][matmul]") {
   if (!exec_test::toolchain_present()) return;
   const std::string ptxas = ptxas_log::toolkit_ptxas();

@@ -14,16 +14,20 @@ inline constexpr int kPrefillGemmRows = 128;  // prefill_matmul*<BM, BN, BK>: BM
 inline constexpr int kPrefillGemmCols = 128;  //   BN, output features
 inline constexpr int kPrefillGemmDepth = 64;  //   BK, input features per step of the K loop
 // o_proj and down have few output tiles (hidden / 128 columns: 20 for 4B) for short prompts; the
-// split shares each program's k-tiles among a cluster of S CTAs (CompilerHints::split_k), so that
-// more SMs work. For a chunk of `tokens` rows and `hidden` columns: 4 up to 32 output tiles, 2 up
-// to 64, none above (on the H100, 132 SMs, 4B prefill of 32 / 128 / 256 tokens: 10.1 -> 8.1,
-// 7.1 -> 6.5, 8.0 -> 7.3 ms at 4, 4, 2; 2 made 512 tokens (80 tiles) 7% slower, 1024 level;
+// split shares the k-tiles of programs among a cluster of S CTAs (CompilerHints::split_k): all of
+// them where they are fewer than the clusters, so that more SMs work, and otherwise those of the
+// last round of the persistent CTAs, which then ends in a fraction of a program's time. For a
+// chunk of `tokens` rows and `hidden` columns: 4 up to 32 output tiles, 2 up to 64, and 2 for a
+// little more than one round of the 132 SMs of an H100 or H200 (133 to 198 tiles: at most 66 left
+// for the last round), none elsewhere, where clusters only cost (the H100, 4B prefill of 32 / 128
+// / 256 tokens: 10.1 -> 8.1, 7.1 -> 6.5, 8.0 -> 7.3 ms at 4, 4, 2; 1024 tokens, 160 tiles:
+// 19.9-20.0 -> 18.8-18.9 ms at 2, 4 being slower, as only about 28 clusters of 4 are resident;
 // docs/performance.md). 0: no split (the hint's default, so that the unsplit kernel is the one
 // other launches compile). kPrefillResidualSplits lists every value the rule returns.
 constexpr int prefill_residual_split(long long tokens, long long hidden) {
   const long long tiles = (tokens + kPrefillGemmRows - 1) / kPrefillGemmRows *
                           ((hidden + kPrefillGemmCols - 1) / kPrefillGemmCols);
-  return tiles <= 32 ? 4 : tiles <= 64 ? 2 : 0;
+  return tiles <= 32 ? 4 : tiles <= 64 ? 2 : tiles > 132 && tiles <= 198 ? 2 : 0;
 }
 inline constexpr int kPrefillResidualSplits[] = {0, 2, 4};
 // prefill_rmsnorm<R, BC>: 512 columns divide every Qwen3 hidden size (1024 to 5120), so no program

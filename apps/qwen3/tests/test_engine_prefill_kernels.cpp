@@ -375,10 +375,12 @@ TEST_CASE("prefill kernels compile for sm_90", "[engine][prefill][kernels][compi
 // Kernel::prepare as Model::warm_up makes them (no GPU needed to compile).
 TEST_CASE("prefill residual GEMMs compile at every split the engine chooses", "[engine][prefill][kernels][compile]") {
   constexpr int BM = kPrefillGemmRows, BN = kPrefillGemmCols, BK = kPrefillGemmDepth;
-  // 4B (hidden 2560: 20 column tiles) at 32, 256 and 1024 tokens.
+  // 4B (hidden 2560: 20 column tiles) at 32, 256, 512, 1024 and 2048 tokens.
   CHECK(prefill_residual_split(32, 2560) == 4);
   CHECK(prefill_residual_split(256, 2560) == 2);
-  CHECK(prefill_residual_split(1024, 2560) == 0);
+  CHECK(prefill_residual_split(512, 2560) == 0);
+  CHECK(prefill_residual_split(1024, 2560) == 2);
+  CHECK(prefill_residual_split(2048, 2560) == 0);
   Tensor<bfloat16, 2> wo({256, 512}), x({1024, 256}), x2({1024, 256}), attn({1024, 512});
   for (const int64_t t : {int64_t{1024}, int64_t{1}})
     for (const int split : kPrefillResidualSplits) {

@@ -200,23 +200,31 @@ private:
   }
   /// The K loop's trip count for the current program (i32).
   Value kTiles(IRMapping &mapping);
-  /// The loop over this CTA's programs that producer and consumers share,
-  /// carrying the stage and its parity from 0, and the start of its body at
-  /// the insertion point: the program, the old body's program ids mapped to
-  /// it, and the K loop's trip count.
-  struct ProgramLoop {
-    scf::ForOp loop;
-    Value pid0, pid1, kTiles;
-    /// The first of the program's k-tiles this CTA multiplies (0 without a
-    /// split; kTiles is then this CTA's share).
-    Value kFirst;
+  /// One program of this CTA: its coordinates, the old body's program ids
+  /// mapped to them, and the k-tiles this CTA multiplies, kTiles of them from
+  /// kFirst (all of the program's from 0, but for a split program).
+  struct Program {
+    Value pid0, pid1, kFirst, kTiles;
     IRMapping mapping;
   };
-  ProgramLoop beginProgramLoop();
+  /// The program of grouped order `tile`, with its k-tiles (all of them).
+  Program programAt(Value tile);
+  /// The loop over this CTA's whole programs that producer and consumers
+  /// share, carrying the stage and its parity from 0, with the insertion
+  /// point at the start of its body, where `p` is the loop's program.
+  scf::ForOp beginProgramLoop(Program &p);
+  /// With a split: the loop over this CTA's cluster's split programs (the
+  /// tail's programs c, c + clusters, ...), carrying the ring's stage and
+  /// parity from `ring`, with the insertion point at the start of its body,
+  /// where `p` is the loop's program with this rank's share of its k-tiles.
+  scf::ForOp beginSplitLoop(Program &p, ValueRange ring);
   /// The producer's and the consumers' code: in the loop over programs, a
   /// loop over their k-tiles, carrying the stage and its parity.
   void buildProducer();
   void buildConsumer(Value warpgroup);
+  /// The producer's loads of `p`'s k-tiles from ring state (stage, parity);
+  /// returns the loop over them (results: the next stage and parity).
+  scf::ForOp produceProgram(const Program &p, Value stage, Value parity);
   /// Advances (stage, parity) by one stage.
   std::pair<Value, Value> advance(Value stage, Value parity);
 
@@ -252,9 +260,14 @@ private:
   OpBuilder b;
   Location loc;
   Value tid, cta, ctas, smem, barriers, tilesM, tilesN, programs;
-  /// With a split: this CTA's rank in its cluster (cta and ctas then count
-  /// clusters).
-  Value rank;
+  /// The programs run whole: the first `whole` in grouped order, each by one
+  /// CTA (all of them without a split).
+  Value whole;
+  /// With a split: this CTA's rank in its cluster, the cluster's index, the
+  /// clusters of the launch, and the programs split over a cluster's CTAs
+  /// (the last `tail`; cluster c runs programs whole + c, whole + c +
+  /// clusters, ...).
+  Value rank, cluster, clusters, tail;
   Value mapA, mapB, mapOut;
 };
 
@@ -333,21 +346,28 @@ Value MatmulLowering::kTiles(IRMapping &mapping) {
   return arith::MaxSIOp::create(b, loc, n, i32(0));
 }
 
-MatmulLowering::ProgramLoop MatmulLowering::beginProgramLoop() {
-  ProgramLoop p;
-  // A split cluster runs one program at most (the launch has a cluster per
-  // program): its partial sums overwrite the stages, which the producer
-  // would otherwise fill with the next program's k-tiles.
-  Value step = g.splitK > 1 ? arith::MaxUIOp::create(b, loc, programs, i32(1)).getResult() : ctas;
-  p.loop = scf::ForOp::create(b, loc, cta, programs, step, ValueRange{i32(0), i32(0)});
-  b.setInsertionPointToStart(p.loop.getBody());
-  std::tie(p.pid0, p.pid1) = programOf(p.loop.getInductionVar());
+MatmulLowering::Program MatmulLowering::programAt(Value tile) {
+  Program p;
+  std::tie(p.pid0, p.pid1) = programOf(tile);
   p.mapping = programMapping(p.pid0, p.pid1);
   p.kTiles = kTiles(p.mapping);
   p.kFirst = i32(0);
-  if (g.splitK > 1)
-    std::tie(p.kFirst, p.kTiles) = splitShare(b, loc, p.kTiles, rank, g.splitK);
   return p;
+}
+
+scf::ForOp MatmulLowering::beginProgramLoop(Program &p) {
+  auto loop = scf::ForOp::create(b, loc, cta, whole, ctas, ValueRange{i32(0), i32(0)});
+  b.setInsertionPointToStart(loop.getBody());
+  p = programAt(loop.getInductionVar());
+  return loop;
+}
+
+scf::ForOp MatmulLowering::beginSplitLoop(Program &p, ValueRange ring) {
+  auto loop = scf::ForOp::create(b, loc, cluster, tail, clusters, ring);
+  b.setInsertionPointToStart(loop.getBody());
+  p = programAt(add(whole, loop.getInductionVar()));
+  std::tie(p.kFirst, p.kTiles) = splitShare(b, loc, p.kTiles, rank, g.splitK);
+  return loop;
 }
 
 std::pair<Value, Value> MatmulLowering::advance(Value stage, Value parity) {
@@ -359,58 +379,83 @@ std::pair<Value, Value> MatmulLowering::advance(Value stage, Value parity) {
   return {stage2, parity2};
 }
 
+scf::ForOp MatmulLowering::produceProgram(const Program &p, Value stage0, Value parity0) {
+  HopperPtx ptx(b, loc);
+  OpBuilder::InsertionGuard guard(b);
+  auto ks = scf::ForOp::create(b, loc, i32(0), p.kTiles, i32(1), ValueRange{stage0, parity0});
+  b.setInsertionPointToStart(ks.getBody());
+  Value kt = ks.getInductionVar();
+  Value stage = ks.getRegionIterArgs()[0], parity = ks.getRegionIterArgs()[1];
+  ptx.mbarrierWait(emptyBarrier(stage),
+                   arith::XOrIOp::create(b, loc, parity, i32(1)));
+  Value full = fullBarrier(stage);
+  ptx.mbarrierArriveExpectTx(full, g.stageBytes());
+  Value a = add(smem, mulConst(stage, g.stageBytes()));
+  Value bb = addConst(a, g.aBytes());
+  Value kElement = mulConst(add(p.kFirst, kt), g.bk);
+  Value row = mulConst(p.pid0, g.bm);
+  for (int64_t box = 0; box < g.bk / g.boxElements(); ++box)
+    ptx.tmaLoad2d(addConst(a, box * g.aBoxBytes()), mapA, full,
+                  addConst(kElement, box * g.boxElements()), row);
+  Value column = mulConst(p.pid1, g.bn);
+  if (g.bKMajor) {
+    // B's map is over the [N, K] matrix: k is the inner coordinate.
+    for (int64_t box = 0; box < g.bk / g.boxElements(); ++box)
+      ptx.tmaLoad2d(addConst(bb, box * g.bBoxBytes()), mapB, full,
+                    addConst(kElement, box * g.boxElements()), column);
+  } else {
+    for (int64_t box = 0; box < g.bn / g.boxElements(); ++box)
+      ptx.tmaLoad2d(addConst(bb, box * g.bBoxBytes()), mapB, full,
+                    addConst(column, box * g.boxElements()), kElement);
+  }
+  auto [s2, p2] = advance(stage, parity);
+  scf::YieldOp::create(b, loc, ValueRange{s2, p2});
+  return ks;
+}
+
 void MatmulLowering::buildProducer() {
   HopperPtx ptx(b, loc);
   ptx.setMaxRegisters(kProducerRegisters, /*increase=*/false);
-  auto first = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, tid, i32(0)),
-                                 /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(first.thenBlock());
-  ProgramLoop tiles = beginProgramLoop();
+  // The first thread loads; the ring's stage and parity after the whole
+  // programs are its (0 in the others, which never use them).
+  Value loads = cmp(arith::CmpIPredicate::eq, tid, i32(0));
+  Type i32Type = b.getI32Type();
+  auto first = scf::IfOp::create(b, loc, TypeRange{i32Type, i32Type}, loads,
+                                 /*withElseRegion=*/true);
   {
-    Value pid0 = tiles.pid0, pid1 = tiles.pid1;
-    auto ks = scf::ForOp::create(b, loc, i32(0), tiles.kTiles, i32(1),
-                                 tiles.loop.getRegionIterArgs());
-    b.setInsertionPointToStart(ks.getBody());
-    Value kt = ks.getInductionVar();
-    Value stage = ks.getRegionIterArgs()[0], parity = ks.getRegionIterArgs()[1];
-    ptx.mbarrierWait(emptyBarrier(stage),
-                     arith::XOrIOp::create(b, loc, parity, i32(1)));
-    Value full = fullBarrier(stage);
-    ptx.mbarrierArriveExpectTx(full, g.stageBytes());
-    Value a = add(smem, mulConst(stage, g.stageBytes()));
-    Value bb = addConst(a, g.aBytes());
-    Value kElement = mulConst(add(tiles.kFirst, kt), g.bk);
-    Value row = mulConst(pid0, g.bm);
-    for (int64_t box = 0; box < g.bk / g.boxElements(); ++box)
-      ptx.tmaLoad2d(addConst(a, box * g.aBoxBytes()), mapA, full,
-                    addConst(kElement, box * g.boxElements()), row);
-    Value column = mulConst(pid1, g.bn);
-    if (g.bKMajor) {
-      // B's map is over the [N, K] matrix: k is the inner coordinate.
-      for (int64_t box = 0; box < g.bk / g.boxElements(); ++box)
-        ptx.tmaLoad2d(addConst(bb, box * g.bBoxBytes()), mapB, full,
-                      addConst(kElement, box * g.boxElements()), column);
-    } else {
-      for (int64_t box = 0; box < g.bn / g.boxElements(); ++box)
-        ptx.tmaLoad2d(addConst(bb, box * g.bBoxBytes()), mapB, full,
-                      addConst(column, box * g.boxElements()), kElement);
-    }
-    auto [s2, p2] = advance(stage, parity);
-    scf::YieldOp::create(b, loc, ValueRange{s2, p2});
-    b.setInsertionPointAfter(ks);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    Program p;
+    scf::ForOp loop = beginProgramLoop(p);
+    scf::ForOp ks = produceProgram(p, loop.getRegionIterArgs()[0], loop.getRegionIterArgs()[1]);
     scf::YieldOp::create(b, loc, ks.getResults());
+    b.setInsertionPointAfter(loop);
+    scf::YieldOp::create(b, loc, loop.getResults());
+    b.setInsertionPointToStart(first.elseBlock());
+    scf::YieldOp::create(b, loc, ValueRange{i32(0), i32(0)});
   }
-  if (g.splitK > 1) {
-    // The producer's threads take part in the two cluster barriers of the
-    // consumers' sum (sumSplit), once for the CTA's program if it has one.
-    b.setInsertionPointAfter(first);
-    auto some = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::ult, cta, programs),
-                                  /*withElseRegion=*/false);
-    b.setInsertionPointToStart(some.thenBlock());
-    ptx.clusterBarrier();
-    ptx.clusterBarrier();
+  if (g.splitK == 1)
+    return;
+  // The split programs: the first thread loads each one's k-tiles, the ring
+  // going on; then the producer's threads take part in the two cluster
+  // barriers of the consumers' sum (sumSplit), after which the peers'
+  // partial sums no longer occupy the stages the next program loads into.
+  OpBuilder::InsertionGuard guard(b);
+  Program q;
+  scf::ForOp splits = beginSplitLoop(q, first.getResults());
+  auto mine = scf::IfOp::create(b, loc, TypeRange{i32Type, i32Type}, loads,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard inIf(b);
+    b.setInsertionPointToStart(mine.thenBlock());
+    scf::ForOp ks = produceProgram(q, splits.getRegionIterArgs()[0], splits.getRegionIterArgs()[1]);
+    scf::YieldOp::create(b, loc, ks.getResults());
+    b.setInsertionPointToStart(mine.elseBlock());
+    scf::YieldOp::create(b, loc, splits.getRegionIterArgs());
   }
+  ptx.clusterBarrier();
+  ptx.clusterBarrier();
+  scf::YieldOp::create(b, loc, mine.getResults());
 }
 
 void MatmulLowering::buildConsumer(Value warpgroup) {
@@ -421,21 +466,20 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   Value leader = cmp(arith::CmpIPredicate::eq, lane, i32(0));
   SmallVector<Type> fields(g.accumulatorRegisters(), b.getF32Type());
   auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
-
-  OpBuilder::InsertionGuard guard(b);
-  ProgramLoop tiles = beginProgramLoop();
-  Value zero = LLVM::ZeroOp::create(b, loc, accType);
   // The A rows of this consumer within each A box (all BM rows when
   // transposed: A is then wgmma's B operand).
   Value aRows = mulConst(consumer, g.transposed ? 0 : 64 * kSwizzleBytes);
   SmallVector<Value, 4> fragment;
   if (g.transposed)
     fragment = transposedFragmentOffsets(consumer);
-  auto ks = scf::ForOp::create(
-      b, loc, i32(0), tiles.kTiles, i32(1),
-      ValueRange{tiles.loop.getRegionIterArgs()[0], tiles.loop.getRegionIterArgs()[1], zero});
-  {
+
+  // The loop over `kTiles` k-tiles from ring state (stage, parity), its
+  // results the next stage and parity and the accumulator.
+  auto multiply = [&](Value kTiles, Value stage0, Value parity0) {
     OpBuilder::InsertionGuard inner(b);
+    Value zero = LLVM::ZeroOp::create(b, loc, accType);
+    auto ks = scf::ForOp::create(b, loc, i32(0), kTiles, i32(1),
+                                 ValueRange{stage0, parity0, zero});
     b.setInsertionPointToStart(ks.getBody());
     Value kt = ks.getInductionVar();
     Value stage = ks.getRegionIterArgs()[0], parity = ks.getRegionIterArgs()[1];
@@ -497,21 +541,39 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
     }
     auto [s2, p2] = advance(stage, parity);
     scf::YieldOp::create(b, loc, ValueRange{s2, p2, acc});
-  }
+    return ks;
+  };
+
+  OpBuilder::InsertionGuard guard(b);
+  Program p;
+  scf::ForOp loop = beginProgramLoop(p);
+  scf::ForOp ks = multiply(p.kTiles, loop.getRegionIterArgs()[0], loop.getRegionIterArgs()[1]);
+  buildEpilogue(ks.getResult(2), consumer, p.pid0, p.pid1, p.mapping);
+  scf::YieldOp::create(b, loc, ValueRange{ks.getResult(0), ks.getResult(1)});
+  b.setInsertionPointAfter(loop);
   if (g.splitK > 1) {
-    Value sum = sumSplit(ks.getResult(2));
+    Program q;
+    scf::ForOp splits = beginSplitLoop(q, loop.getResults());
+    scf::ForOp split = multiply(q.kTiles, splits.getRegionIterArgs()[0], splits.getRegionIterArgs()[1]);
+    Value sum = sumSplit(split.getResult(2));
     auto lead = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, rank, i32(0)),
                                   /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard inIf(b);
-    b.setInsertionPointToStart(lead.thenBlock());
-    buildEpilogue(sum, consumer, tiles.pid0, tiles.pid1, tiles.mapping);
-  } else {
-    buildEpilogue(ks.getResult(2), consumer, tiles.pid0, tiles.pid1, tiles.mapping);
+    {
+      OpBuilder::InsertionGuard inIf(b);
+      b.setInsertionPointToStart(lead.thenBlock());
+      // The epilogue's shared-memory addresses from an opaque copy of the
+      // base: hoisted above the loop, they stayed live through rank 0's
+      // 64 (S - 1) loads of the partial sums, and at S = 4 ptxas spilled them.
+      Value base = smem;
+      smem = ptx.opaque(smem);
+      buildEpilogue(sum, consumer, q.pid0, q.pid1, q.mapping);
+      smem = base;
+    }
+    scf::YieldOp::create(b, loc, ValueRange{split.getResult(0), split.getResult(1)});
+    b.setInsertionPointAfter(splits);
   }
-  scf::YieldOp::create(b, loc, ValueRange{ks.getResult(0), ks.getResult(1)});
   if (g.tmaStore()) {
     // The CTA's shared memory must outlive the last stores' reads of it.
-    b.setInsertionPointAfter(tiles.loop);
     auto last = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
     b.setInsertionPointToStart(last.thenBlock());
     ptx.bulkWaitGroup(0, /*readOnly=*/false);
@@ -769,12 +831,11 @@ void MatmulLowering::run() {
   cta = NVVM::BlockIdXOp::create(b, loc, i32Type);
   ctas = NVVM::GridDimXOp::create(b, loc, i32Type);
   if (g.splitK > 1) {
-    // Clusters of S CTAs along x: the rank is ctaid.x mod S, and programs
-    // go to clusters.
+    // Clusters of S CTAs along x: the rank is ctaid.x mod S.
     const int64_t log2S = llvm::Log2_64(g.splitK);
     rank = arith::AndIOp::create(b, loc, cta, i32(g.splitK - 1));
-    cta = arith::ShRUIOp::create(b, loc, cta, i32(log2S));
-    ctas = arith::ShRUIOp::create(b, loc, ctas, i32(log2S));
+    cluster = arith::ShRUIOp::create(b, loc, cta, i32(log2S));
+    clusters = arith::ShRUIOp::create(b, loc, ctas, i32(log2S));
   }
   smem = sharedBase();
   barriers = addConst(smem, g.barriersOffset());
@@ -785,6 +846,21 @@ void MatmulLowering::run() {
   tilesM = ceilDiv(dimOf(out, 0), g.bm);
   tilesN = ceilDiv(dimOf(out, 1), g.bn);
   programs = mul(tilesM, tilesN);
+  whole = programs;
+  if (g.splitK > 1) {
+    // The persistent CTAs run the programs whole in rounds of `ctas`; the
+    // last round's are split over the CTAs of a cluster instead, each
+    // cluster taking them in turn, where that ends sooner: where they take
+    // fewer than S turns of 1/S of a program's time (at most clusters (S - 1)
+    // of them), so that a round that would leave SMs idle takes a fraction
+    // of a program's time. The launch starts S CTAs per program where
+    // programs are fewer than the clusters the GPU holds: then all are split.
+    Value last = arith::RemUIOp::create(b, loc, programs, ctas);
+    Value most = mulConst(clusters, g.splitK - 1);
+    tail = arith::SelectOp::create(b, loc, cmp(arith::CmpIPredicate::ule, last, most),
+                                   last, i32(0));
+    whole = arith::SubIOp::create(b, loc, programs, tail);
+  }
 
   // Thread 0 initializes the barriers: full expects the producer's arrival
   // (and the stage's bytes), empty one arrival per consumer.

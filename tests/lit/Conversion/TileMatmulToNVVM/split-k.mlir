@@ -1,29 +1,51 @@
 // RUN: tessera-opt %s -convert-tile-matmul-to-nvvm="arch=sm_90a split-k=2" | FileCheck %s
 // RUN: tessera-opt %s -convert-tile-matmul-to-nvvm="arch=sm_90a" | FileCheck %s --check-prefix=NONE
 
+// RUN: tessera-opt %s -convert-tile-matmul-to-nvvm="arch=sm_90a split-k=4" | FileCheck %s --check-prefix=FOUR
+
 // A residual GEMM (o_proj's form: an f32 residual tile loaded in the epilogue), 128 x 128 x 64
-// tiles, each program's k-tiles split over a cluster of 2 CTAs: rank = ctaid.x mod 2, one program
-// per cluster (the loop's step is the program count), rank r's k-tiles from n r / 2 to n (r + 1) / 2;
-// the consumers meet at named barrier 3 (of their 256 threads), rank 1 writes its accumulators
-// over the stages, rank 0 adds them through distributed shared memory (one mapped address, 64
-// loads at immediate offsets) between two cluster barriers, which the producer's threads join, and
-// runs the epilogue alone.
+// tiles, over persistent clusters of 2 CTAs: rank = ctaid.x mod 2, cluster = ctaid.x / 2. The
+// programs of the last round (programs mod ctas of them) are split (tail) where there are at most
+// clusters (S - 1) of them; the others (whole) run one per CTA in the loop over programs. Then
+// cluster c runs programs whole + c, whole + c + clusters, ..., the ring going on from the loop's
+// stage; rank r multiplies k-tiles n r / 2 to n (r + 1) / 2 of each; the consumers meet at named
+// barrier 3 (of their 256 threads), rank 1 writes its accumulators over the stages, rank 0 adds
+// them through distributed shared memory (one mapped address, 64 loads at immediate offsets)
+// between two cluster barriers, which the producer's threads join before the next program's
+// loads, and runs the epilogue alone.
 // CHECK-LABEL: func.func @residual
 // CHECK-SAME: tile.ctas_per_program = 2 : i32
 // CHECK-SAME: tile.persistent
 // CHECK-SAME: tile.split_k = 2 : i32
 // CHECK: %[[CTA:.*]] = nvvm.read.ptx.sreg.ctaid.x
+// CHECK: %[[CTAS:.*]] = nvvm.read.ptx.sreg.nctaid.x
 // CHECK: %[[RANK:.*]] = arith.andi %[[CTA]], %c1_i32
-// CHECK: arith.shrui %[[CTA]], %c1_i32
-// The producer: its k-tiles' coordinates start at its rank's first k-tile; then two cluster
-// barriers for the CTA's program.
+// CHECK: %[[CLUSTER:.*]] = arith.shrui %[[CTA]], %c1_i32
+// CHECK: %[[CLUSTERS:.*]] = arith.shrui %[[CTAS]], %c1_i32
+// CHECK: %[[PROGRAMS:.*]] = arith.muli
+// CHECK: %[[LAST:.*]] = arith.remui %[[PROGRAMS]], %[[CTAS]]
+// CHECK: %[[FITS:.*]] = arith.cmpi ule, %[[LAST]], %[[CLUSTERS]]
+// CHECK: %[[TAIL:.*]] = arith.select %[[FITS]], %[[LAST]], %c0_i32
+// CHECK: %[[WHOLE:.*]] = arith.subi %[[PROGRAMS]], %[[TAIL]]
+// The producer: its first thread loads the whole programs' k-tiles; then, per split program, it
+// loads its rank's share, the ring going on, and the producer's threads join two cluster barriers.
 // CHECK: setmaxnreg.dec.sync.aligned.u32 40;
+// CHECK: %[[RING:.*]]:2 = scf.if %{{.*}} -> (i32, i32)
+// CHECK: scf.for %{{.*}} = %[[CTA]] to %[[WHOLE]] step %[[CTAS]]
+// CHECK: cp.async.bulk.tensor.2d
+// CHECK: scf.for %[[J:.*]] = %[[CLUSTER]] to %[[TAIL]] step %[[CLUSTERS]] iter_args({{.*}} = %[[RING]]#0, {{.*}} = %[[RING]]#1)
+// CHECK: arith.addi %[[WHOLE]], %[[J]]
+// CHECK: scf.if %{{.*}} -> (i32, i32)
 // CHECK: cp.async.bulk.tensor.2d
 // CHECK: barrier.cluster.arrive.release;
 // CHECK-SAME: barrier.cluster.wait.acquire;
 // CHECK-NEXT: barrier.cluster.arrive.release;
-// The consumers.
+// The consumers: the whole programs with their epilogues, then the split programs.
 // CHECK: setmaxnreg.inc.sync.aligned.u32 232;
+// CHECK: scf.for %{{.*}} = %[[CTA]] to %[[WHOLE]] step %[[CTAS]]
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK: memref.load %arg3
+// CHECK: scf.for %{{.*}} = %[[CLUSTER]] to %[[TAIL]] step %[[CLUSTERS]]
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK: bar.sync 3, 256;
 // CHECK: scf.if
@@ -34,6 +56,13 @@
 // CHECK: barrier.cluster.arrive.release;
 // CHECK: arith.cmpi eq, %[[RANK]], %c0_i32
 // CHECK: memref.load %arg3
+// Clusters of 4: at most clusters x 3 programs split.
+// FOUR-LABEL: func.func @residual
+// FOUR: %[[CTAS:.*]] = nvvm.read.ptx.sreg.nctaid.x
+// FOUR: %[[CLUSTERS:.*]] = arith.shrui %[[CTAS]], %c2_i32
+// FOUR: %[[LAST:.*]] = arith.remui %{{.*}}, %[[CTAS]]
+// FOUR: %[[MOST:.*]] = arith.muli %[[CLUSTERS]], %c3_i32
+// FOUR: arith.cmpi ule, %[[LAST]], %[[MOST]]
 // NONE-LABEL: func.func @residual
 // NONE-NOT: tile.split_k
 // NONE-NOT: barrier.cluster
