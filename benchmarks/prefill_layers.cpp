@@ -192,6 +192,12 @@ int main(int argc, char** argv) {
             k::prefill_matmul_residual<BM, BN, BK>(), x_mid_f32.partition<BM, BN>(), attn, w_o.transposed(), x_f32);
   split_cases(fmt::format("o_proj {}x{}x{}", BM, BN, BK), gemm(kHidden, kQWidth), {2, 4, 8},
               k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w_o.transposed(), x);
+  // Wider and deeper tiles, whole and with the last round split (a long chunk's 160 tiles of
+  // 128 x 128 are 80 of 128 x 256).
+  split_cases("o_proj 128x256x64", gemm(kHidden, kQWidth), {0, 2, 4}, k::prefill_matmul_residual<128, 256, 64>(),
+              x_mid.partition<128, 256>(), attn, w_o.transposed(), x);
+  split_cases("o_proj 128x128x128", gemm(kHidden, kQWidth), {0, 2}, k::prefill_matmul_residual<128, 128, 128>(),
+              x_mid.partition<128, 128>(), attn, w_o.transposed(), x);
   time_case("o_proj 128x64x64", gemm(kHidden, kQWidth), none, k::prefill_matmul_residual<128, 64, 64>(),
             x_mid.partition<128, 64>(), attn, w_o.transposed(), x);
   time_case("o_proj 64x128x64", gemm(kHidden, kQWidth), none, k::prefill_matmul_residual<64, 128, 64>(),
@@ -230,6 +236,10 @@ int main(int argc, char** argv) {
             k::prefill_matmul_residual<BM, BN, BK>(), x_f32.partition<BM, BN>(), mlp, w_down.transposed(), x_mid_f32);
   split_cases(fmt::format("down {}x{}x{}", BM, BN, BK), gemm(kHidden, kInter), {2, 4, 8},
               k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp, w_down.transposed(), x_mid);
+  split_cases("down 128x256x64", gemm(kHidden, kInter), {0, 2, 4}, k::prefill_matmul_residual<128, 256, 64>(),
+              x.partition<128, 256>(), mlp, w_down.transposed(), x_mid);
+  split_cases("down 128x128x128", gemm(kHidden, kInter), {0, 2}, k::prefill_matmul_residual<128, 128, 128>(),
+              x.partition<128, 128>(), mlp, w_down.transposed(), x_mid);
   time_case("down 128x64x64", gemm(kHidden, kInter), none, k::prefill_matmul_residual<128, 64, 64>(),
             x.partition<128, 64>(), mlp, w_down.transposed(), x_mid);
   time_case("down 64x128x64", gemm(kHidden, kInter), none, k::prefill_matmul_residual<64, 128, 64>(),

@@ -146,7 +146,7 @@ void split_mma_results(Target target) {
 }
 
 // out = a b (+ GELU(. + bias)) in 128 x 128 x 64 tiles: on sm_90 the warp-specialized wgmma lowering,
-// whose persistent CTAs run in clusters of S, each cluster sharing the k-tiles of programs of the
+// whose persistent CTAs run in clusters of S, each cluster sharing the k-tiles of a program of the
 // last round; B row-major or K-major (the transposed view of N x K), bf16 (TMA-stored) and f32
 // outputs, an epilogue that loads the bias.
 void split_wgmma_results(Target target) {
@@ -157,9 +157,9 @@ void split_wgmma_results(Target target) {
   // Whole tiles with a long K; M, N and K ragged; one k-tile (ranks past the first run none); K
   // below one tile: fewer programs than clusters, all split. On GPUs also 160 and 288 programs
   // (ragged M, N and K), more than the 132 SMs of an H100 or H200: the persistent CTAs run one or
-  // two rounds of whole programs, and the last round's (28 or 24 on 132 CTAs, 32 on 128 where
-  // fewer clusters are resident) are split, some clusters taking two of them where they outnumber
-  // the clusters (S = 8). N a multiple of 8: the output's rows 16-byte aligned.
+  // two rounds of whole programs, and the last round's (28 or 24 on 132 CTAs, more where fewer
+  // clusters are resident) are split where they are no more than the clusters (at S = 8 they
+  // are not: whole programs only). N a multiple of 8: the output's rows 16-byte aligned.
   const std::vector<int> splits = target == Target::cpu ? std::vector<int>{0} : std::vector<int>{0, 2, 4, 8};
   std::vector<Shape> shapes{Shape{256, 256, 2048}, Shape{200, 136, 1000}, Shape{128, 128, 64}, Shape{130, 64, 40}};
   if (target != Target::cpu) {

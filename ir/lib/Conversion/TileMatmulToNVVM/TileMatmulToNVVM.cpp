@@ -213,11 +213,11 @@ private:
   /// share, carrying the stage and its parity from 0, with the insertion
   /// point at the start of its body, where `p` is the loop's program.
   scf::ForOp beginProgramLoop(Program &p);
-  /// With a split: the loop over this CTA's cluster's split programs (the
-  /// tail's programs c, c + clusters, ...), carrying the ring's stage and
-  /// parity from `ring`, with the insertion point at the start of its body,
-  /// where `p` is the loop's program with this rank's share of its k-tiles.
-  scf::ForOp beginSplitLoop(Program &p, ValueRange ring);
+  /// With a split: `scf.if` this CTA's cluster has a split program (cluster
+  /// c < tail runs program whole + c), with the insertion point at the start
+  /// of its then block, where `p` is that program with this rank's share of
+  /// its k-tiles.
+  scf::IfOp beginSplitProgram(Program &p);
   /// The producer's and the consumers' code: in the loop over programs, a
   /// loop over their k-tiles, carrying the stage and its parity.
   void buildProducer();
@@ -265,8 +265,7 @@ private:
   Value whole;
   /// With a split: this CTA's rank in its cluster, the cluster's index, the
   /// clusters of the launch, and the programs split over a cluster's CTAs
-  /// (the last `tail`; cluster c runs programs whole + c, whole + c +
-  /// clusters, ...).
+  /// (the last `tail`, at most one per cluster).
   Value rank, cluster, clusters, tail;
   Value mapA, mapB, mapOut;
 };
@@ -362,12 +361,13 @@ scf::ForOp MatmulLowering::beginProgramLoop(Program &p) {
   return loop;
 }
 
-scf::ForOp MatmulLowering::beginSplitLoop(Program &p, ValueRange ring) {
-  auto loop = scf::ForOp::create(b, loc, cluster, tail, clusters, ring);
-  b.setInsertionPointToStart(loop.getBody());
-  p = programAt(add(whole, loop.getInductionVar()));
+scf::IfOp MatmulLowering::beginSplitProgram(Program &p) {
+  auto some = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::ult, cluster, tail),
+                                /*withElseRegion=*/false);
+  b.setInsertionPointToStart(some.thenBlock());
+  p = programAt(add(whole, cluster));
   std::tie(p.kFirst, p.kTiles) = splitShare(b, loc, p.kTiles, rank, g.splitK);
-  return loop;
+  return some;
 }
 
 std::pair<Value, Value> MatmulLowering::advance(Value stage, Value parity) {
@@ -436,26 +436,20 @@ void MatmulLowering::buildProducer() {
   }
   if (g.splitK == 1)
     return;
-  // The split programs: the first thread loads each one's k-tiles, the ring
-  // going on; then the producer's threads take part in the two cluster
-  // barriers of the consumers' sum (sumSplit), after which the peers'
-  // partial sums no longer occupy the stages the next program loads into.
+  // The cluster's split program: the first thread loads this rank's share of
+  // its k-tiles, the ring going on; the producer's threads take part in the
+  // two cluster barriers of the consumers' sum (sumSplit).
   OpBuilder::InsertionGuard guard(b);
   Program q;
-  scf::ForOp splits = beginSplitLoop(q, first.getResults());
-  auto mine = scf::IfOp::create(b, loc, TypeRange{i32Type, i32Type}, loads,
-                                /*withElseRegion=*/true);
+  beginSplitProgram(q);
+  auto mine = scf::IfOp::create(b, loc, loads, /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard inIf(b);
     b.setInsertionPointToStart(mine.thenBlock());
-    scf::ForOp ks = produceProgram(q, splits.getRegionIterArgs()[0], splits.getRegionIterArgs()[1]);
-    scf::YieldOp::create(b, loc, ks.getResults());
-    b.setInsertionPointToStart(mine.elseBlock());
-    scf::YieldOp::create(b, loc, splits.getRegionIterArgs());
+    produceProgram(q, first.getResult(0), first.getResult(1));
   }
   ptx.clusterBarrier();
   ptx.clusterBarrier();
-  scf::YieldOp::create(b, loc, mine.getResults());
 }
 
 void MatmulLowering::buildConsumer(Value warpgroup) {
@@ -553,24 +547,17 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   b.setInsertionPointAfter(loop);
   if (g.splitK > 1) {
     Program q;
-    scf::ForOp splits = beginSplitLoop(q, loop.getResults());
-    scf::ForOp split = multiply(q.kTiles, splits.getRegionIterArgs()[0], splits.getRegionIterArgs()[1]);
+    scf::IfOp some = beginSplitProgram(q);
+    scf::ForOp split = multiply(q.kTiles, loop.getResult(0), loop.getResult(1));
     Value sum = sumSplit(split.getResult(2));
     auto lead = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, rank, i32(0)),
                                   /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard inIf(b);
       b.setInsertionPointToStart(lead.thenBlock());
-      // The epilogue's shared-memory addresses from an opaque copy of the
-      // base: hoisted above the loop, they stayed live through rank 0's
-      // 64 (S - 1) loads of the partial sums, and at S = 4 ptxas spilled them.
-      Value base = smem;
-      smem = ptx.opaque(smem);
       buildEpilogue(sum, consumer, q.pid0, q.pid1, q.mapping);
-      smem = base;
     }
-    scf::YieldOp::create(b, loc, ValueRange{split.getResult(0), split.getResult(1)});
-    b.setInsertionPointAfter(splits);
+    b.setInsertionPointAfter(some);
   }
   if (g.tmaStore()) {
     // The CTA's shared memory must outlive the last stores' reads of it.
@@ -849,15 +836,15 @@ void MatmulLowering::run() {
   whole = programs;
   if (g.splitK > 1) {
     // The persistent CTAs run the programs whole in rounds of `ctas`; the
-    // last round's are split over the CTAs of a cluster instead, each
-    // cluster taking them in turn, where that ends sooner: where they take
-    // fewer than S turns of 1/S of a program's time (at most clusters (S - 1)
-    // of them), so that a round that would leave SMs idle takes a fraction
-    // of a program's time. The launch starts S CTAs per program where
-    // programs are fewer than the clusters the GPU holds: then all are split.
+    // last round's, where the clusters can take them one each, are split
+    // over the CTAs of a cluster instead, so that a round that would leave
+    // SMs idle takes about 1/S of a program's time. (Clusters taking two or
+    // three split programs in turn measured slower than whole programs on
+    // the H100: each pays the ring's refill and the reduction.) The launch
+    // starts S CTAs per program where programs are fewer than the clusters
+    // the GPU holds: then all are split.
     Value last = arith::RemUIOp::create(b, loc, programs, ctas);
-    Value most = mulConst(clusters, g.splitK - 1);
-    tail = arith::SelectOp::create(b, loc, cmp(arith::CmpIPredicate::ule, last, most),
+    tail = arith::SelectOp::create(b, loc, cmp(arith::CmpIPredicate::ule, last, clusters),
                                    last, i32(0));
     whole = arith::SubIOp::create(b, loc, programs, tail);
   }

@@ -29,10 +29,6 @@ Value HopperPtx::asmOp(Type result, ValueRange operands, StringRef text,
   return result ? op.getResult(0) : Value();
 }
 
-Value HopperPtx::opaque(Value v) {
-  return asmOp(v.getType(), {v}, "mov.u32 $0, $1;", "=r,r");
-}
-
 void HopperPtx::mbarrierInit(Value bar, int64_t count) {
   Value n = arith::ConstantIntOp::create(b, loc, count, 32);
   asmOp({}, {bar, n}, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r");

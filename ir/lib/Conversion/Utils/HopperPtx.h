@@ -49,10 +49,6 @@ public:
   /// address `src` (i64) of global memory to shared memory at `dst`,
   /// completing on `bar`; both addresses 16-byte aligned.
   void bulkCopy(Value dst, Value src, Value bytes, Value bar);
-  /// `v` (i32) through a move with side effects: the same value, which the
-  /// compiler can neither see through nor hoist out of a loop, so that what
-  /// is computed from it is computed where it is used.
-  Value opaque(Value v);
   /// bar.warp.sync of the whole warp: its threads' memory accesses before it
   /// are ordered before those after it in every thread of the warp.
   void warpSync();

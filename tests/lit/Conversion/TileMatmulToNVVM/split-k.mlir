@@ -5,14 +5,13 @@
 
 // A residual GEMM (o_proj's form: an f32 residual tile loaded in the epilogue), 128 x 128 x 64
 // tiles, over persistent clusters of 2 CTAs: rank = ctaid.x mod 2, cluster = ctaid.x / 2. The
-// programs of the last round (programs mod ctas of them) are split (tail) where there are at most
-// clusters (S - 1) of them; the others (whole) run one per CTA in the loop over programs. Then
-// cluster c runs programs whole + c, whole + c + clusters, ..., the ring going on from the loop's
-// stage; rank r multiplies k-tiles n r / 2 to n (r + 1) / 2 of each; the consumers meet at named
-// barrier 3 (of their 256 threads), rank 1 writes its accumulators over the stages, rank 0 adds
-// them through distributed shared memory (one mapped address, 64 loads at immediate offsets)
-// between two cluster barriers, which the producer's threads join before the next program's
-// loads, and runs the epilogue alone.
+// programs of the last round (programs mod ctas of them) are split (tail) where there are no more
+// of them than clusters; the others (whole) run one per CTA in the loop over programs. Then
+// cluster c < tail runs program whole + c, the ring going on from the loop's stage; rank r
+// multiplies its k-tiles n r / 2 to n (r + 1) / 2; the consumers meet at named barrier 3 (of
+// their 256 threads), rank 1 writes its accumulators over the stages, rank 0 adds them through
+// distributed shared memory (one mapped address, 64 loads at immediate offsets) between two
+// cluster barriers, which the producer's threads join, and runs the epilogue alone.
 // CHECK-LABEL: func.func @residual
 // CHECK-SAME: tile.ctas_per_program = 2 : i32
 // CHECK-SAME: tile.persistent
@@ -27,25 +26,25 @@
 // CHECK: %[[FITS:.*]] = arith.cmpi ule, %[[LAST]], %[[CLUSTERS]]
 // CHECK: %[[TAIL:.*]] = arith.select %[[FITS]], %[[LAST]], %c0_i32
 // CHECK: %[[WHOLE:.*]] = arith.subi %[[PROGRAMS]], %[[TAIL]]
-// The producer: its first thread loads the whole programs' k-tiles; then, per split program, it
-// loads its rank's share, the ring going on, and the producer's threads join two cluster barriers.
+// The producer: its first thread loads the whole programs' k-tiles, then, for the cluster's split
+// program, its rank's share, the ring going on; the producer's threads join two cluster barriers.
 // CHECK: setmaxnreg.dec.sync.aligned.u32 40;
 // CHECK: %[[RING:.*]]:2 = scf.if %{{.*}} -> (i32, i32)
 // CHECK: scf.for %{{.*}} = %[[CTA]] to %[[WHOLE]] step %[[CTAS]]
 // CHECK: cp.async.bulk.tensor.2d
-// CHECK: scf.for %[[J:.*]] = %[[CLUSTER]] to %[[TAIL]] step %[[CLUSTERS]] iter_args({{.*}} = %[[RING]]#0, {{.*}} = %[[RING]]#1)
-// CHECK: arith.addi %[[WHOLE]], %[[J]]
-// CHECK: scf.if %{{.*}} -> (i32, i32)
+// CHECK: arith.cmpi ult, %[[CLUSTER]], %[[TAIL]]
+// CHECK: arith.addi %[[WHOLE]], %[[CLUSTER]]
+// CHECK: scf.for {{.*}} iter_args({{.*}} = %[[RING]]#0, {{.*}} = %[[RING]]#1)
 // CHECK: cp.async.bulk.tensor.2d
 // CHECK: barrier.cluster.arrive.release;
 // CHECK-SAME: barrier.cluster.wait.acquire;
 // CHECK-NEXT: barrier.cluster.arrive.release;
-// The consumers: the whole programs with their epilogues, then the split programs.
+// The consumers: the whole programs with their epilogues, then the split program.
 // CHECK: setmaxnreg.inc.sync.aligned.u32 232;
 // CHECK: scf.for %{{.*}} = %[[CTA]] to %[[WHOLE]] step %[[CTAS]]
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK: memref.load %arg3
-// CHECK: scf.for %{{.*}} = %[[CLUSTER]] to %[[TAIL]] step %[[CLUSTERS]]
+// CHECK: arith.cmpi ult, %[[CLUSTER]], %[[TAIL]]
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK: bar.sync 3, 256;
 // CHECK: scf.if
@@ -56,13 +55,12 @@
 // CHECK: barrier.cluster.arrive.release;
 // CHECK: arith.cmpi eq, %[[RANK]], %c0_i32
 // CHECK: memref.load %arg3
-// Clusters of 4: at most clusters x 3 programs split.
+// Clusters of 4: as many programs split as clusters at most.
 // FOUR-LABEL: func.func @residual
 // FOUR: %[[CTAS:.*]] = nvvm.read.ptx.sreg.nctaid.x
 // FOUR: %[[CLUSTERS:.*]] = arith.shrui %[[CTAS]], %c2_i32
 // FOUR: %[[LAST:.*]] = arith.remui %{{.*}}, %[[CTAS]]
-// FOUR: %[[MOST:.*]] = arith.muli %[[CLUSTERS]], %c3_i32
-// FOUR: arith.cmpi ule, %[[LAST]], %[[MOST]]
+// FOUR: arith.cmpi ule, %[[LAST]], %[[CLUSTERS]]
 // NONE-LABEL: func.func @residual
 // NONE-NOT: tile.split_k
 // NONE-NOT: barrier.cluster
