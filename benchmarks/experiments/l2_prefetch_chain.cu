@@ -31,11 +31,8 @@ __global__ void __launch_bounds__(T) mv(const __nv_bfloat16* __restrict__ W, con
   rows_from_registers<R>(W, x, y, N, K);
 }
 int main() {
-  const double copy_bw = copy_bandwidth();
-  const ChainWeights chain;
-  const ChainBuffers buffers;
-  const double total = chain.total;
-  printf("chain %.2f GB: weights at the copy bandwidth %.3f ms\n", total / 1e9, total / copy_bw * 1e3);
+  const ChainSetup setup;
+  const auto& [copy_bw, chain, buffers, total] = setup;
   auto run = [&](const char* nm, bool attn, auto k16, auto k8) {
     float t = chain_ms([&] {
       for (int l = 0; l < ChainWeights::L; ++l) launch_layer(chain, buffers, l, -1, attn, k16, k8, k16, 16, 1);

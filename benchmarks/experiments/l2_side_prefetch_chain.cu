@@ -51,11 +51,8 @@ __global__ void __launch_bounds__(T) small_prefetch(const __nv_bfloat16* __restr
 }
 
 int main() {
-  const double copy_bw = copy_bandwidth();
-  const ChainWeights chain;
-  const ChainBuffers buffers;
-  const double total = chain.total;
-  printf("chain %.2f GB: weights at the copy bandwidth %.3f ms\n", total / 1e9, total / copy_bw * 1e3);
+  const ChainSetup setup;
+  const auto& [copy_bw, chain, buffers, total] = setup;
   // gate_mb < 0: no prefetching CTAs at all (the chain of register_prewait_chain.cu).
   auto run = [&](const char* nm, int ctas, double gate_mb, bool evict_last) {
     const float* x = buffers.x;

@@ -2,7 +2,8 @@
 // code): the error check, the block size, a bf16 x 8 multiply-add, a step's loads and products, the
 // row reduction that ends an R x 512 product at 256 threads, that product from registers, an
 // attention stand-in, a chain timer, a copy kernel, a weight fill, the copy bandwidth, the 4B
-// chain's weights and buffers, a programmatic (cluster) launch and one layer of the chain.
+// chain's weights and buffers, what a chain experiment starts with, a programmatic (cluster)
+// launch and one layer of the chain.
 #pragma once
 #include <cuda_bf16.h>
 #include <cstdio>
@@ -199,6 +200,16 @@ struct ChainBuffers {
     CK(cudaMalloc(&y, 16384 * 4));
     CK(cudaMemset(x, 0, 16384 * 4));
   }
+};
+
+// What a chain experiment starts with: the copy bandwidth, the 4B chain's weights and buffers, and
+// a printed line with the weights' bytes and their time at that bandwidth.
+struct ChainSetup {
+  const double copy_bw = copy_bandwidth();
+  const ChainWeights chain;
+  const ChainBuffers buffers;
+  const double total = chain.total;
+  ChainSetup() { printf("chain %.2f GB: weights at the copy bandwidth %.3f ms\n", total / 1e9, total / copy_bw * 1e3); }
 };
 
 // Layer l of the chain: QKV at 16 rows (k16), the three attention stand-ins where `attn`
