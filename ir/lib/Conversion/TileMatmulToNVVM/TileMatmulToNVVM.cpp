@@ -21,7 +21,12 @@
 //     nothing, an output TMA can write) through its staging boxes and TMA
 //     stores that run on while it goes on to its next program;
 //   - both loop over the programs of the launch in the same grouped order
-//     (persistent CTAs), so that stage s and its barrier parities agree.
+//     (persistent CTAs), so that stage s and its barrier parities agree;
+//   - with a split (split-k S, CTAs in clusters of S): the programs of the
+//     last round, where there are no more of them than clusters, run after
+//     that loop, one per cluster, each rank multiplying 1/S of the program's
+//     k-tiles, the ring going on, and rank 0 adding the others' partial sums
+//     through distributed shared memory (ClusterSum.h) before its epilogue.
 //
 // Values the kernel computed from its arguments (the loop's trip count, load
 // indices of the epilogue) are cloned into the new body per program, with
