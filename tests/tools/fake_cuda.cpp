@@ -231,6 +231,13 @@ CUresult cuLaunchKernelEx(const LaunchConfig* c, CUfunction f, void** params, vo
                         c->stream, params, nullptr);
 }
 
+// The fake device's 132 SMs hold one CTA each, in clusters of any size up to 8.
+CUresult cuOccupancyMaxActiveClusters(int* clusters, CUfunction f, const LaunchConfig* c) {
+  if (!clusters || !f || !c || c->grid_x == 0 || c->grid_x > 8 || c->block_x == 0) return bad();
+  *clusters = static_cast<int>(132 / c->grid_x);
+  return kCudaSuccess;
+}
+
 // Each allocation is preceded by a header of 256 bytes holding its size (for cuMemFree).
 CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
   if (bytes == 0 || bytes > kDeviceBytes) return kCudaErrorOutOfMemory;
