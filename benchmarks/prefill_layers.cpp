@@ -183,27 +183,34 @@ int main(int argc, char** argv) {
   attention("attention 128x32", none, k::prefill_attention<128, 32>(), attn.partition<128, 128>());
   attention("attention 64x128", none, k::prefill_attention<64, 128>(), attn.partition<64, 128>());
 
+  // The residual GEMMs (o_proj, down: out = residual + a w^T) at the engine's tile and split, the
+  // forms before it (no split, an f32 stream), other splits, and other tiles: wider and deeper
+  // ones, whole and with the last round split (a long chunk's 160 tiles of 128 x 128 are 80 of
+  // 128 x 256), and 64-row and 64-column ones for short prompts.
   const CompilerHints engine_split{.split_k = k::prefill_residual_split(t, kHidden)};
-  time_case(fmt::format("o_proj {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kQWidth), engine_split,
-            k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w_o.transposed(), x);
-  time_case(fmt::format("o_proj {}x{}x{} no split (before)", BM, BN, BK), gemm(kHidden, kQWidth), none,
-            k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w_o.transposed(), x);
-  time_case(fmt::format("o_proj f32 residual {}x{}x{} (before)", BM, BN, BK), gemm(kHidden, kQWidth), none,
-            k::prefill_matmul_residual<BM, BN, BK>(), x_mid_f32.partition<BM, BN>(), attn, w_o.transposed(), x_f32);
-  split_cases(fmt::format("o_proj {}x{}x{}", BM, BN, BK), gemm(kHidden, kQWidth), {2, 4, 8},
-              k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn, w_o.transposed(), x);
-  // Wider and deeper tiles, whole and with the last round split (a long chunk's 160 tiles of
-  // 128 x 128 are 80 of 128 x 256).
-  split_cases("o_proj 128x256x64", gemm(kHidden, kQWidth), {0, 2, 4}, k::prefill_matmul_residual<128, 256, 64>(),
-              x_mid.partition<128, 256>(), attn, w_o.transposed(), x);
-  split_cases("o_proj 128x128x128", gemm(kHidden, kQWidth), {0, 2}, k::prefill_matmul_residual<128, 128, 128>(),
-              x_mid.partition<128, 128>(), attn, w_o.transposed(), x);
-  time_case("o_proj 128x64x64", gemm(kHidden, kQWidth), none, k::prefill_matmul_residual<128, 64, 64>(),
-            x_mid.partition<128, 64>(), attn, w_o.transposed(), x);
-  time_case("o_proj 64x128x64", gemm(kHidden, kQWidth), none, k::prefill_matmul_residual<64, 128, 64>(),
-            x_mid.partition<64, 128>(), attn, w_o.transposed(), x);
-  split_cases("o_proj 64x64x64", gemm(kHidden, kQWidth), {4}, k::prefill_matmul_residual<64, 64, 64>(),
-              x_mid.partition<64, 64>(), attn, w_o.transposed(), x);
+  auto residual_cases = [&](const std::string& name, double flops, auto& out, auto& out_f32, const auto& a,
+                            const auto& w, const auto& residual, const auto& residual_f32) {
+    auto tile = [&]<int M, int N, int K>() { return k::prefill_matmul_residual<M, N, K>(); };
+    time_case(fmt::format("{} {}x{}x{} (engine)", name, BM, BN, BK), flops, engine_split,
+              tile.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), a, w, residual);
+    time_case(fmt::format("{} {}x{}x{} no split (before)", name, BM, BN, BK), flops, none,
+              tile.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), a, w, residual);
+    time_case(fmt::format("{} f32 residual {}x{}x{} (before)", name, BM, BN, BK), flops, none,
+              tile.template operator()<BM, BN, BK>(), out_f32.template partition<BM, BN>(), a, w, residual_f32);
+    split_cases(fmt::format("{} {}x{}x{}", name, BM, BN, BK), flops, {2, 4, 8}, tile.template operator()<BM, BN, BK>(),
+                out.template partition<BM, BN>(), a, w, residual);
+    split_cases(name + " 128x256x64", flops, {0, 2, 4}, tile.template operator()<128, 256, 64>(),
+                out.template partition<128, 256>(), a, w, residual);
+    split_cases(name + " 128x128x128", flops, {0, 2}, tile.template operator()<128, 128, 128>(),
+                out.template partition<128, 128>(), a, w, residual);
+    time_case(name + " 128x64x64", flops, none, tile.template operator()<128, 64, 64>(),
+              out.template partition<128, 64>(), a, w, residual);
+    time_case(name + " 64x128x64", flops, none, tile.template operator()<64, 128, 64>(),
+              out.template partition<64, 128>(), a, w, residual);
+    split_cases(name + " 64x64x64", flops, {4}, tile.template operator()<64, 64, 64>(), out.template partition<64, 64>(),
+                a, w, residual);
+  };
+  residual_cases("o_proj", gemm(kHidden, kQWidth), x_mid, x_mid_f32, attn, w_o.transposed(), x, x_f32);
 
   time_case(fmt::format("gate {}x{}x{} (engine)", BM, BN, BK), gemm(kInter, kHidden), none,
             k::prefill_matmul_bf16<BM, BN, BK>(), gate.partition<BM, BN>(), normed, w_gate.transposed());
@@ -228,23 +235,6 @@ int main(int argc, char** argv) {
   time_case(fmt::format("up + swiglu bf16 gate, accurate {}x{}x{}", BM, BN, BK), gemm(kInter, kHidden), none,
             swiglu_accurate<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w_up.transposed(), gate);
 
-  time_case(fmt::format("down {}x{}x{} (engine)", BM, BN, BK), gemm(kHidden, kInter), engine_split,
-            k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp, w_down.transposed(), x_mid);
-  time_case(fmt::format("down {}x{}x{} no split (before)", BM, BN, BK), gemm(kHidden, kInter), none,
-            k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp, w_down.transposed(), x_mid);
-  time_case(fmt::format("down f32 residual {}x{}x{} (before)", BM, BN, BK), gemm(kHidden, kInter), none,
-            k::prefill_matmul_residual<BM, BN, BK>(), x_f32.partition<BM, BN>(), mlp, w_down.transposed(), x_mid_f32);
-  split_cases(fmt::format("down {}x{}x{}", BM, BN, BK), gemm(kHidden, kInter), {2, 4, 8},
-              k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp, w_down.transposed(), x_mid);
-  split_cases("down 128x256x64", gemm(kHidden, kInter), {0, 2, 4}, k::prefill_matmul_residual<128, 256, 64>(),
-              x.partition<128, 256>(), mlp, w_down.transposed(), x_mid);
-  split_cases("down 128x128x128", gemm(kHidden, kInter), {0, 2}, k::prefill_matmul_residual<128, 128, 128>(),
-              x.partition<128, 128>(), mlp, w_down.transposed(), x_mid);
-  time_case("down 128x64x64", gemm(kHidden, kInter), none, k::prefill_matmul_residual<128, 64, 64>(),
-            x.partition<128, 64>(), mlp, w_down.transposed(), x_mid);
-  time_case("down 64x128x64", gemm(kHidden, kInter), none, k::prefill_matmul_residual<64, 128, 64>(),
-            x.partition<64, 128>(), mlp, w_down.transposed(), x_mid);
-  split_cases("down 64x64x64", gemm(kHidden, kInter), {4}, k::prefill_matmul_residual<64, 64, 64>(),
-              x.partition<64, 64>(), mlp, w_down.transposed(), x_mid);
+  residual_cases("down", gemm(kHidden, kInter), x, x_f32, mlp, w_down.transposed(), x_mid, x_mid_f32);
   return 0;
 }

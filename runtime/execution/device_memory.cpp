@@ -38,7 +38,7 @@ bool LoadedKernel::loaded() const {
 
 int LoadedKernel::resident_clusters(CudaDriver& driver, unsigned block, unsigned shared_bytes, unsigned cluster) {
   std::lock_guard lock(mutex_);
-  if (resident_clusters_ > 0) return resident_clusters_;
+  if (const int known = resident_clusters_.load(std::memory_order_relaxed)) return known;
   if (!function_) throw Error("LoadedKernel::resident_clusters: the function is not loaded");
   // The grid is not what is asked about, but must be whole clusters; the cluster's size is the
   // function's own (.reqnctapercluster), so the configuration names none.
@@ -48,8 +48,9 @@ int LoadedKernel::resident_clusters(CudaDriver& driver, unsigned block, unsigned
   driver.check(driver.cuOccupancyMaxActiveClusters(&clusters, function_, &config),
                fmt::format("cuOccupancyMaxActiveClusters(clusters of {} CTAs of {} threads, {} bytes shared)", cluster,
                            block, shared_bytes));
-  resident_clusters_ = std::max(clusters, 1);
-  return resident_clusters_;
+  const int resident = std::max(clusters, 1);
+  resident_clusters_.store(resident, std::memory_order_release);
+  return resident;
 }
 
 void check_grid(std::string_view kernel, std::array<int64_t, 3> grid) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -64,13 +65,15 @@ class LoadedKernel {
   // memory the GPU holds at once (cuOccupancyMaxActiveClusters; at least 1), asked once. The
   // function must be loaded (function()) with those shared bytes.
   int resident_clusters(CudaDriver& driver, unsigned block, unsigned shared_bytes, unsigned cluster);
+  // That answer once asked (a load, no lock: it is read at every launch), else 0.
+  int known_resident_clusters() const { return resident_clusters_.load(std::memory_order_acquire); }
 
  private:
   mutable std::mutex mutex_;
   std::unique_ptr<DeviceModule> module_;
   CUfunction function_ = nullptr;
   unsigned opted_in_bytes_ = kStaticSharedBytes;  // what a launch may pass without a new opt-in
-  int resident_clusters_ = 0;                       // 0: not asked yet
+  std::atomic<int> resident_clusters_{0};           // 0: not asked yet
 };
 
 // Checks that a grid fits the GPU's limits (2^31-1, 65535, 65535); throws naming `kernel`.

@@ -40,6 +40,7 @@ CUfunction KernelCode::function(CudaDriver& driver, unsigned shared_bytes) const
 }
 
 int KernelCode::resident_clusters(CudaDriver& driver, unsigned block, unsigned shared_bytes, unsigned cluster) const {
+  if (const int known = loaded.known_resident_clusters()) return known;
   function(driver, shared_bytes);
   try {
     return loaded.resident_clusters(driver, block, shared_bytes, cluster);

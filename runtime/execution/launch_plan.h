@@ -136,7 +136,8 @@ struct KernelCode {
   // Throws tessera::Error "tessera: <label>: ...".
   CUfunction function(CudaDriver& driver, unsigned shared_bytes) const;
   // The clusters of `cluster` CTAs of this code that `driver`'s GPU holds at once, loading it
-  // first (LoadedKernel::resident_clusters). Throws as function() does.
+  // first (LoadedKernel::resident_clusters); after the first call one atomic load. Throws as
+  // function() does.
   int resident_clusters(CudaDriver& driver, unsigned block, unsigned shared_bytes, unsigned cluster) const;
 };
 
