@@ -9,7 +9,8 @@
 // GEMM kernels that take mma.sync (16-row tiles: a decoder's projections of a few tokens) split
 // their k-tiles the same way: plain and with a bias + GELU epilogue, whole, ragged and K below
 // one tile, against the host reference; and so do GEMM kernels that take wgmma (128 x 128 tiles on
-// sm_90a: one program per cluster), with row-major and K-major B and bf16 and f32 outputs.
+// sm_90a: persistent clusters, the last round's programs split), with row-major and K-major B, bf16
+// and f32 outputs, and an epilogue that reads tiles of other arguments (through TMA where aligned).
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
@@ -197,6 +198,60 @@ void split_wgmma_results(Target target) {
   }
 }
 
+// out = a b * gate and out = a b + skip: an epilogue that reads the output's own tile of another
+// argument (an f32 gate, a bf16 skip), as the engine's SwiGLU and residual epilogues read theirs;
+// on sm_90a TMA brings such a tile into shared memory while the consumers multiply, where its
+// rows are 16-byte aligned.
+template <bool Gate>
+auto matmul_tile_epilogue() {
+  return kernel(Gate ? "matmul_gate_epilogue" : "matmul_skip_epilogue", [](auto o, auto a, auto b, auto t) {
+    auto acc = for_range(
+        (dim<1>(a) + c<63>) / c<64>,
+        [=](auto k, auto acc) { return mma(load<128, 64>(a, program_id<0>(), k), load<64, 128>(b, k, program_id<1>()), acc); },
+        full<DType::f32, 128, 128>(c<0.0>));
+    if constexpr (Gate)
+      return o.store(cast<DType::bf16>(acc * t.load_like(o)));
+    else
+      return o.store(cast<DType::bf16>(acc + cast<DType::f32>(t.load_like(o))));
+  });
+}
+
+// matmul_tile_epilogue at S = 0, 2, 4, 8 (the GPU) against the host reference: whole tiles, ragged
+// M, N and K, more programs than SMs (a split last round), and N = 68, whose bf16 rows are not
+// 16-byte aligned (the skip and the output then go through global memory; the f32 gate's rows
+// are aligned and come through TMA).
+void tile_epilogue_results(Target target) {
+  using namespace matmul_reference;
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const std::vector<int> splits = target == Target::cpu ? std::vector<int>{0} : std::vector<int>{0, 2, 4, 8};
+  std::vector<Shape> shapes{Shape{256, 256, 512}, Shape{200, 136, 1000}, Shape{130, 68, 40}};
+  if (target != Target::cpu) shapes.push_back(Shape{1000, 2536, 256});
+  for (const Shape& s : shapes) {
+    auto a = random_tensor<bfloat16, 2>({s.m, s.k}, -1, 1, 81);
+    auto w = random_tensor<bfloat16, 2>({s.n, s.k}, -1, 1, 82);
+    auto gate = random_tensor<float, 2>({s.m, s.n}, -1, 1, 83);
+    auto skip = random_tensor<bfloat16, 2>({s.m, s.n}, -1, 1, 84);
+    const Reference r = reference(s.m, s.n, s.k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                                  [&](int64_t kk, int64_t j) { return d(w(j, kk)); });
+    const double bound = product_bound(DType::bf16, s.k), rel = std::ldexp(1.0, -8);
+    for (int split : splits) {
+      INFO("M " << s.m << ", N " << s.n << ", K " << s.k << ", split_k = " << split);
+      Tensor<bfloat16, 2> out({s.m, s.n});
+      auto got = [&](int64_t i, int64_t j) { return d(out(i, j)); };
+      matmul_tile_epilogue<true>().launch(split_launch(target, split), out.partition<128, 128>(), a, w.transposed(),
+                                          gate);
+      CHECK(mismatches(r, s.m, s.n, bound, rel, got,
+                       [&](int64_t i, int64_t j) { return r.at(i, j) * double(gate(i, j)); }) == 0);
+      matmul_tile_epilogue<false>().launch(split_launch(target, split), out.partition<128, 128>(), a, w.transposed(),
+                                           skip);
+      CHECK(mismatches(r, s.m, s.n, bound, rel, got,
+                       [&](int64_t i, int64_t j) { return r.at(i, j) + d(skip(i, j)); }) == 0);
+    }
+  }
+}
+
 CompilerHints split(int s) {
   CompilerHints h;
   h.split_k = s;
@@ -267,25 +322,47 @@ TEST_CASE("split_k: the sm_90 mma.sync GEMM runs clusters of S through distribut
 TESSERA_TARGET_TEST_CASE("split_k: wgmma GEMM kernels whose k-tiles a cluster shares equal the reference",
                          "[split-k][matmul]", split_wgmma_results)
 
-TEST_CASE("split_k: the sm_90a wgmma GEMM runs persistent clusters of S, with nothing spilled",
+TESSERA_TARGET_TEST_CASE("split_k: wgmma GEMM kernels whose epilogue reads tiles of other arguments equal the reference",
+                         "[split-k][matmul]", tile_epilogue_results)
+
+TEST_CASE("split_k: the sm_90a wgmma GEMM runs persistent clusters of S (none unsplit), with nothing spilled",
           "[split-k][compile][matmul]") {
   if (!exec_test::toolchain_present()) return;
   const std::string ptxas = ptxas_log::toolkit_ptxas();
   if (ptxas.empty()) WARN("no CUDA toolkit ptxas (CUDA_HOME/bin, /usr/local/cuda/bin): ptxas logs not checked");
-  Tensor<bfloat16, 2> a({1024, 4096}), w({2560, 4096}), out({1024, 2560});
+  Tensor<bfloat16, 2> a({1024, 4096}), w({2560, 4096}), out({1024, 2560}), skip({1024, 2560});
   Tensor<float, 2> wide({1024, 2560});
-  for (int s : {2, 4, 8}) {
+  for (int s : {0, 2, 4, 8}) {
     INFO("split_k = " << s);
     LaunchOptions o;
     o.target = Target::sm_90;
     o.hints = split(s);
-    for (const CompiledArtifact& c :
-         {matmul_kernels::matmul<128, 128, 64>().compile(o, out.partition<128, 128>(), a, w.transposed()),
-          matmul_kernels::matmul<128, 128, 64>().compile(o, wide.partition<128, 128>(), a, w.transposed())}) {
+    // The epilogue's tile of another argument comes through TMA: a fourth tensor map (a 64-byte
+    // aligned parameter of 128 bytes) beside A's, B's and the output's.
+    const CompiledArtifact gated =
+        matmul_tile_epilogue<true>().compile(o, out.partition<128, 128>(), a, w.transposed(), wide);
+    const CompiledArtifact skipped =
+        matmul_tile_epilogue<false>().compile(o, out.partition<128, 128>(), a, w.transposed(), skip);
+    for (const CompiledArtifact* c : {&gated, &skipped}) {
+      std::size_t maps = 0;
+      for (std::size_t at = c->ptx.find(".param .align 64 .b8"); at != std::string::npos;
+           at = c->ptx.find(".param .align 64 .b8", at + 1))
+        ++maps;
+      CHECK(maps == 4);
+    }
+    // The tile epilogues are checked for spills unsplit only: a split program's epilogue reads its
+    // tiles from global memory after rank 0's loads of the partial sums, and ptxas spills 24-52
+    // bytes there at S = 2 and 4 (as the same kernels did before TMA loaded their tiles, unsplit
+    // too; docs/performance.md, session 50).
+    std::vector<CompiledArtifact> checked{
+        matmul_kernels::matmul<128, 128, 64>().compile(o, out.partition<128, 128>(), a, w.transposed()),
+        matmul_kernels::matmul<128, 128, 64>().compile(o, wide.partition<128, 128>(), a, w.transposed())};
+    if (s == 0) checked.insert(checked.end(), {gated, skipped});
+    for (const CompiledArtifact& c : checked) {
       CHECK(c.ptx.find("wgmma.mma_async") != std::string::npos);
-      CHECK(c.ptx.find(".reqnctapercluster " + std::to_string(s) + ", 1, 1") != std::string::npos);
-      CHECK(c.ptx.find("// tessera.ctas_per_program " + std::to_string(s)) != std::string::npos);
-      CHECK(c.ptx.find("mapa.shared::cluster.u32") != std::string::npos);
+      CHECK((c.ptx.find(".reqnctapercluster " + std::to_string(s) + ", 1, 1") != std::string::npos) == (s > 0));
+      CHECK((c.ptx.find("// tessera.ctas_per_program " + std::to_string(s)) != std::string::npos) == (s > 0));
+      CHECK((c.ptx.find("mapa.shared::cluster.u32") != std::string::npos) == (s > 0));
       // As the driver compiles it: a whole program, where setmaxnreg counts (ptxas_log.h).
       if (ptxas.empty()) continue;
       const std::string log = ptxas_log::whole_program_log(ptxas, c.ptx);

@@ -127,8 +127,12 @@ Value EpilogueValues::compute(Value tensor, ArrayRef<Value> coords) {
     return materialize(splat.getInput());
   if (auto f = forwardedElement(op, coords, zero()))
     return at(f->first, f->second);
-  if (auto load = dyn_cast<LoadOp>(op))
+  if (auto load = dyn_cast<LoadOp>(op)) {
+    if (sharedTile)
+      if (Value v = sharedTile(load, coords))
+        return v;
     return loadAt(load, coords);
+  }
   if (auto call = dyn_cast<DeviceCallOp>(op))
     return callAt(call, coords);
   return scalarElementwise(b, op, [&](OpBuilder &, Value operand) {

@@ -69,6 +69,11 @@ public:
 
   Value at(Value tensor, ArrayRef<Value> coords);
 
+  /// Where set, the element of a load's tile at `coords` read from shared
+  /// memory (a tile the producer loaded there), or null for the load's own
+  /// global load.
+  std::function<Value(LoadOp, ArrayRef<Value>)> sharedTile;
+
   /// Issues every load that `tensor` reads at the coordinates (row, col) for
   /// each row in `rows` and col in `cols`, and nothing else (the values are
   /// memoized, so `at` finds them). Callers preload a batch of elements

@@ -46,9 +46,10 @@ bool isInductionVariable(Value v, scf::ForOp loop) {
   return cast && cast.getIn() == loop.getInductionVar();
 }
 
-/// A 2-d memref whose dimension `unitDim` has the static stride 1, aligned to
-/// `align` bytes (its `tile.align`): rows (1) or columns (0) contiguous.
-bool isAligned(func::FuncOp func, unsigned arg, int64_t unitDim, int64_t align) {
+} // namespace
+
+bool mlir::tessera::tile::isAligned(func::FuncOp func, unsigned arg, int64_t unitDim,
+                                   int64_t align) {
   auto type = dyn_cast<MemRefType>(func.getArgument(arg).getType());
   if (!type || type.getRank() != 2)
     return false;
@@ -59,8 +60,6 @@ bool isAligned(func::FuncOp func, unsigned arg, int64_t unitDim, int64_t align) 
   auto attr = func.getArgAttrOfType<IntegerAttr>(arg, TileDialect::getAlignAttrName());
   return attr && attr.getInt() >= align;
 }
-
-} // namespace
 
 bool mlir::tessera::tile::hasTensor(TypeRange types) {
   return llvm::any_of(types, [](Type t) { return isa<TensorType>(t); });

@@ -65,6 +65,11 @@ FailureOr<MatmulKernel> matchMatmulKernel(func::FuncOp func, std::string &why);
 /// regions).
 bool isElementwiseTensorOp(Operation *op);
 
+/// Whether argument `arg` of `func` is a 2-d memref whose dimension `unitDim`
+/// has the static stride 1, aligned to `align` bytes (its `tile.align`): rows
+/// (1) or columns (0) contiguous.
+bool isAligned(func::FuncOp func, unsigned arg, int64_t unitDim, int64_t align);
+
 /// Helpers of both kernel-class matchers (this one and AttentionKernel.h):
 /// some of `types` is a tensor; `v` is a splat constant of float zeros; `op`
 /// only inserts or removes dimensions of extent 1.

@@ -130,6 +130,12 @@ struct Geometry {
     return tmaStore() ? 64 * bn * outElementBytes : 0;
   }
   int64_t stagingOffset() const { return stages * stageBytes(); }
+  /// Each consumer's 64 rows of the epilogue's tiles that the producer loads
+  /// with TMA (EpilogueTile), unswizzled, one after another; 0 for none.
+  int64_t epilogueTileBytes = 0;
+  int64_t epilogueOffset() const {
+    return stagingOffset() + consumers * consumerStagingBytes();
+  }
   /// The elements of a 128-byte box row: 64 bf16 or f16, 32 f32, 128 f8.
   int64_t boxElements() const { return kSwizzleBytes / elementBytes; }
   /// The wgmma K steps of a k-tile: 32 bytes of each row each (k16, k8 for
@@ -141,10 +147,15 @@ struct Geometry {
   int64_t bBytes() const { return bk * bn * elementBytes; }
   int64_t stageBytes() const { return aBytes() + bBytes(); }
   int64_t barriersOffset() const {
-    return stagingOffset() + consumers * consumerStagingBytes();
+    return epilogueOffset() + consumers * epilogueTileBytes;
+  }
+  /// The barriers: a full and an empty one per stage, and where the epilogue
+  /// has tiles a full and an empty one per consumer.
+  int64_t barrierBytes() const {
+    return 16 * stages + (epilogueTileBytes ? 16 * consumers : 0);
   }
   // The barriers, and 1024 bytes to align the dynamic shared memory's start.
-  int64_t sharedBytes() const { return barriersOffset() + 16 * stages + 1024; }
+  int64_t sharedBytes() const { return barriersOffset() + barrierBytes() + 1024; }
   int64_t threads() const { return (consumers + 1) * kWarpgroup; }
   int64_t accumulatorRegisters() const { return wgmmaN() / 2; }
   /// CTAs of a cluster sharing each program's k-tiles (1: none).
@@ -156,12 +167,23 @@ struct Geometry {
   }
 };
 
+/// A load of the epilogue that reads the output's own tile of another
+/// argument (a residual, the gate of a SwiGLU): the producer loads it with
+/// TMA into each consumer's shared memory while the consumers multiply,
+/// where the epilogue would otherwise wait on its global loads.
+struct EpilogueTile {
+  LoadOp load;
+  unsigned arg;
+  int64_t elementBytes;
+};
+
 /// Builds the new body of one kernel.
 class MatmulLowering {
 public:
-  MatmulLowering(MatmulKernel k, const Geometry &g, int64_t groupM)
+  MatmulLowering(MatmulKernel k, const Geometry &g, int64_t groupM,
+                 SmallVector<EpilogueTile> tiles)
       : k(k), g(g), groupM(groupM), b(k.func.getContext()),
-        loc(k.func.getLoc()) {}
+        loc(k.func.getLoc()), tiles(std::move(tiles)) {}
 
   void run();
 
@@ -232,9 +254,34 @@ private:
   scf::ForOp produceProgram(const Program &p, Value stage, Value parity);
   /// Advances (stage, parity) by one stage.
   std::pair<Value, Value> advance(Value stage, Value parity);
+  /// The index among this CTA's programs of the whole program at loop
+  /// induction variable `tile`: the epilogue tiles' barriers complete once
+  /// per whole program (a split program reads its tiles from global memory).
+  Value wholeIndex(Value tile);
+  /// Consumer `c`'s epilogue-tile barriers (EpilogueTile) and buffer of tile
+  /// `t`.
+  Value epilogueFull(Value c) {
+    return add(barriers, addConst(mulConst(c, 8), 16 * g.stages));
+  }
+  Value epilogueEmpty(Value c) {
+    return add(barriers, addConst(mulConst(c, 8), 16 * g.stages + 8 * g.consumers));
+  }
+  Value epilogueBuffer(Value c, size_t t);
+  /// The producer's TMA loads of program `p`'s epilogue tiles, its `index`-th
+  /// (after each consumer released the buffer of the program before).
+  void loadEpilogueTiles(const Program &p, Value index);
+  /// Waits for consumer `consumer`'s epilogue tiles of its `index`-th program.
+  void waitEpilogueTiles(Value consumer, Value index);
+  /// After the epilogue: the warpgroup has read its tiles; the buffer is the
+  /// producer's again.
+  void releaseEpilogueTiles(Value consumer);
+  /// Named barrier 1 + `consumer` of the consumer warpgroup's threads.
+  void warpgroupBarrier(Value consumer);
 
+  /// `sharedTiles`: the epilogue's tiles (EpilogueTile) are in shared
+  /// memory, else read from global memory.
   void buildEpilogue(Value acc, Value consumer, Value pid0, Value pid1,
-                     IRMapping &mapping);
+                     IRMapping &mapping, bool sharedTiles = true);
   /// The stores of a transposed product's epilogue: the accumulator's rows
   /// `nRows` are the tile's columns and its columns `mCols` the tile's rows;
   /// each element is stored alone (a thread's columns are 8 apart).
@@ -273,6 +320,9 @@ private:
   /// (the last `tail`, at most one per cluster).
   Value rank, cluster, clusters, tail;
   Value mapA, mapB, mapOut;
+  /// The epilogue's tiles that TMA loads, and their tensor maps.
+  SmallVector<EpilogueTile> tiles;
+  SmallVector<Value> tileMaps;
 };
 
 Value MatmulLowering::dimOf(Value memref, int64_t d) {
@@ -307,6 +357,14 @@ void MatmulLowering::addTensorMapArguments() {
     mapOut = f.getArgument(n + 2);
     maps.push_back(b.getDenseI64ArrayAttr(
         {k.argOut, g.outBoxElements(), 64, kSwizzleBytes}));
+  }
+  // Each epilogue tile in boxes of 64 rows of the tile's BN columns,
+  // unswizzled (a thread reads its elements at row * BN + column).
+  for (const EpilogueTile &t : tiles) {
+    unsigned at = f.getNumArguments();
+    (void)f.insertArgument(at, ptr, dict, loc);
+    tileMaps.push_back(f.getArgument(at));
+    maps.push_back(b.getDenseI64ArrayAttr({t.arg, g.bn, 64, 0}));
   }
   f->setAttr(TileDialect::getTensorMapsAttrName(), b.getArrayAttr(maps));
 }
@@ -384,6 +442,64 @@ std::pair<Value, Value> MatmulLowering::advance(Value stage, Value parity) {
   return {stage2, parity2};
 }
 
+Value MatmulLowering::wholeIndex(Value tile) {
+  return arith::DivUIOp::create(b, loc, arith::SubIOp::create(b, loc, tile, cta), ctas);
+}
+
+Value MatmulLowering::epilogueBuffer(Value c, size_t t) {
+  int64_t before = 0;
+  for (size_t i = 0; i < t; ++i)
+    before += 64 * g.bn * tiles[i].elementBytes;
+  return add(addConst(smem, g.epilogueOffset() + before), mulConst(c, g.epilogueTileBytes));
+}
+
+void MatmulLowering::loadEpilogueTiles(const Program &p, Value index) {
+  HopperPtx ptx(b, loc);
+  Value parity = arith::AndIOp::create(b, loc, index, i32(1));
+  Value free = arith::XOrIOp::create(b, loc, parity, i32(1));
+  Value column = mulConst(p.pid1, g.bn);
+  for (int64_t c = 0; c < g.consumers; ++c) {
+    Value consumer = i32(c);
+    ptx.mbarrierWait(epilogueEmpty(consumer), free);
+    Value full = epilogueFull(consumer);
+    ptx.mbarrierArriveExpectTx(full, g.epilogueTileBytes);
+    Value row = addConst(mulConst(p.pid0, g.bm), 64 * c);
+    for (size_t t = 0; t < tiles.size(); ++t)
+      ptx.tmaLoad2d(epilogueBuffer(consumer, t), tileMaps[t], full, column, row);
+  }
+}
+
+void MatmulLowering::waitEpilogueTiles(Value consumer, Value index) {
+  HopperPtx(b, loc).mbarrierWait(epilogueFull(consumer),
+                                 arith::AndIOp::create(b, loc, index, i32(1)));
+}
+
+void MatmulLowering::warpgroupBarrier(Value consumer) {
+  // 0 is the CTA's. The barrier number as an immediate: one in a register
+  // lived through the K loop.
+  HopperPtx ptx(b, loc);
+  for (int64_t c = 0; c < g.consumers; ++c) {
+    auto mine = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, consumer, i32(c)),
+                                  /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(mine.thenBlock());
+    ptx.namedBarrier(1 + c, kWarpgroup);
+  }
+}
+
+void MatmulLowering::releaseEpilogueTiles(Value consumer) {
+  HopperPtx ptx(b, loc);
+  warpgroupBarrier(consumer);
+  Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
+  auto leader = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, lane, i32(0)),
+                                  /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(leader.thenBlock());
+  // The reads (generic proxy) before the next TMA writes (async proxy).
+  ptx.fenceProxyAsyncShared();
+  ptx.mbarrierArrive(epilogueEmpty(consumer));
+}
+
 scf::ForOp MatmulLowering::produceProgram(const Program &p, Value stage0, Value parity0) {
   HopperPtx ptx(b, loc);
   OpBuilder::InsertionGuard guard(b);
@@ -433,6 +549,10 @@ void MatmulLowering::buildProducer() {
     Program p;
     scf::ForOp loop = beginProgramLoop(p);
     scf::ForOp ks = produceProgram(p, loop.getRegionIterArgs()[0], loop.getRegionIterArgs()[1]);
+    // The epilogue's tiles once the program's k-tiles are issued: they land
+    // while the consumers multiply the last stages.
+    if (!tiles.empty())
+      loadEpilogueTiles(p, wholeIndex(loop.getInductionVar()));
     scf::YieldOp::create(b, loc, ks.getResults());
     b.setInsertionPointAfter(loop);
     scf::YieldOp::create(b, loc, loop.getResults());
@@ -547,7 +667,11 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   Program p;
   scf::ForOp loop = beginProgramLoop(p);
   scf::ForOp ks = multiply(p.kTiles, loop.getRegionIterArgs()[0], loop.getRegionIterArgs()[1]);
+  if (!tiles.empty())
+    waitEpilogueTiles(consumer, wholeIndex(loop.getInductionVar()));
   buildEpilogue(ks.getResult(2), consumer, p.pid0, p.pid1, p.mapping);
+  if (!tiles.empty())
+    releaseEpilogueTiles(consumer);
   scf::YieldOp::create(b, loc, ValueRange{ks.getResult(0), ks.getResult(1)});
   b.setInsertionPointAfter(loop);
   if (g.splitK > 1) {
@@ -560,7 +684,10 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
     {
       OpBuilder::InsertionGuard inIf(b);
       b.setInsertionPointToStart(lead.thenBlock());
-      buildEpilogue(sum, consumer, q.pid0, q.pid1, q.mapping);
+      // Its epilogue reads other arguments' tiles from global memory: the
+      // shared reads beside rank 0's loads of the partial sums made ptxas
+      // spill at S = 4 and 8.
+      buildEpilogue(sum, consumer, q.pid0, q.pid1, q.mapping, /*sharedTiles=*/false);
     }
     b.setInsertionPointAfter(some);
   }
@@ -653,7 +780,8 @@ MatmulLowering::transposedFragmentOffsets(Value consumer) {
 }
 
 void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
-                                   Value pid1, IRMapping &mapping) {
+                                   Value pid1, IRMapping &mapping,
+                                   bool sharedTiles) {
   // This thread's accumulator rows (two) and columns (wgmmaN / 4) of its
   // wgmma tile: the tile's rows and columns, or its columns and rows when
   // transposed.
@@ -685,6 +813,27 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
         const int64_t r = 4 * (cs / 2) + 2 * rs + cs % 2;
         return LLVM::ExtractValueOp::create(b, loc, acc, r);
       });
+  // The epilogue's tiles in this consumer's shared memory: row r of the
+  // tile (64 consumer + its row in the buffer), column c at (r' BN + c) e.
+  if (sharedTiles && !tiles.empty()) {
+    Type ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    SmallVector<Value> buffers;
+    for (size_t t = 0; t < tiles.size(); ++t)
+      buffers.push_back(epilogueBuffer(consumer, t));
+    Value firstRow = mulConst(consumer, 64);
+    values.sharedTile = [&, buffers, firstRow, ptrType](LoadOp load, ArrayRef<Value> coords) -> Value {
+      for (auto [t, tile] : llvm::enumerate(tiles)) {
+        if (tile.load != load)
+          continue;
+        Value local = arith::SubIOp::create(b, loc, coords[0], firstRow);
+        Value element = add(mulConst(local, g.bn), coords[1]);
+        Value at = add(buffers[t], mulConst(element, tile.elementBytes));
+        return LLVM::LoadOp::create(b, loc, load.getType().getElementType(),
+                                    LLVM::IntToPtrOp::create(b, loc, ptrType, at));
+      }
+      return Value();
+    };
+  }
   Value row0 = mulConst(pid0, g.bm), col0 = mulConst(pid1, g.bn);
   if (g.transposed) {
     buildTransposedStores(values, rows, cols, row0, col0);
@@ -713,17 +862,6 @@ void MatmulLowering::buildStagedStores(EpilogueValues &values, Value store,
   HopperPtx ptx(b, loc);
   Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
   Value leader = cmp(arith::CmpIPredicate::eq, lane, i32(0));
-  // The warpgroup's own named barrier, 1 + consumer (0 is the CTA's), as an
-  // immediate: a barrier number in a register lived through the K loop.
-  auto warpgroupBarrier = [&] {
-    for (int64_t c = 0; c < g.consumers; ++c) {
-      auto mine = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, consumer, i32(c)),
-                                    /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(mine.thenBlock());
-      ptx.namedBarrier(1 + c, kWarpgroup);
-    }
-  };
   Value staging = add(addConst(smem, g.stagingOffset()),
                       mulConst(consumer, g.consumerStagingBytes()));
   auto ifLeader = [&](llvm::function_ref<void()> body) {
@@ -734,7 +872,7 @@ void MatmulLowering::buildStagedStores(EpilogueValues &values, Value store,
   };
   // The previous program's stores have read the buffer.
   ifLeader([&] { ptx.bulkWaitGroup(0, /*readOnly=*/true); });
-  warpgroupBarrier();
+  warpgroupBarrier(consumer);
   // Row r of a box is at r * 128 bytes, its 16-byte chunk c at (c ^ (r mod
   // 8)) * 16 (the 128-byte swizzle of the output's tensor map). Column pair
   // cs of the thread is column 2 (lane mod 4) + 8 (cs / 2) of the tile: box
@@ -780,7 +918,7 @@ void MatmulLowering::buildStagedStores(EpilogueValues &values, Value store,
   }
   // The writes, made visible to the TMA unit, and all the warpgroup's done.
   ptx.fenceProxyAsyncShared();
-  warpgroupBarrier();
+  warpgroupBarrier(consumer);
   ifLeader([&] {
     Value row = add(row0, mulConst(consumer, 64));
     for (int64_t box = 0; box < g.bn / g.outBoxElements(); ++box)
@@ -866,6 +1004,13 @@ void MatmulLowering::run() {
       ptx.mbarrierInit(fullBarrier(i32(s)), 1);
       ptx.mbarrierInit(emptyBarrier(i32(s)), g.consumers);
     }
+    // A consumer's epilogue tiles: the producer's arrival (and their bytes),
+    // and the consumer's leader's once its warpgroup has read them.
+    if (!tiles.empty())
+      for (int64_t c = 0; c < g.consumers; ++c) {
+        ptx.mbarrierInit(epilogueFull(i32(c)), 1);
+        ptx.mbarrierInit(epilogueEmpty(i32(c)), 1);
+      }
     ptx.fenceMbarrierInit();
   }
   NVVM::Barrier0Op::create(b, loc);
@@ -925,6 +1070,35 @@ int64_t tmaOutputBytes(MatmulKernel k) {
       !(elt.isBF16() || elt.isF16() || elt.isF32()))
     return 0;
   return elt.getIntOrFloatBitWidth() / 8;
+}
+
+/// The epilogue's loads that TMA can bring into shared memory while the
+/// consumers multiply (EpilogueTile): after the K loop, of the output's tile
+/// shape at the program's own tile (indices program_id 0 and 1), from an
+/// argument with 16-byte aligned contiguous rows, of 16-bit or 32-bit floats.
+/// A load's padding needs no care: the elements TMA fills with zeros outside
+/// the bounds are those of output elements that are not stored.
+SmallVector<EpilogueTile> epilogueTiles(MatmulKernel k) {
+  SmallVector<EpilogueTile> tiles;
+  k.func.walk([&](LoadOp load) {
+    if (load == k.loadA || load == k.loadB || load->getParentOp() != k.func.getOperation())
+      return;
+    auto type = cast<RankedTensorType>(load.getType());
+    auto arg = dyn_cast<BlockArgument>(load.getSource());
+    Type elt = type.getElementType();
+    auto programId = [&](Value v, int64_t dim) {
+      auto pid = v.getDefiningOp<ProgramIdOp>();
+      return pid && pid.getDim() == dim;
+    };
+    if (type.getRank() != 2 || type.getDimSize(0) != k.bm || type.getDimSize(1) != k.bn ||
+        !arg || arg.getOwner() != &k.func.getBody().front() ||
+        !isAligned(k.func, arg.getArgNumber(), 1, 16) ||
+        !(elt.isBF16() || elt.isF16() || elt.isF32()) || load.getIndices().size() != 2 ||
+        !programId(load.getIndices()[0], 0) || !programId(load.getIndices()[1], 1))
+      return;
+    tiles.push_back({load, arg.getArgNumber(), elt.getIntOrFloatBitWidth() / 8});
+  });
+  return tiles;
 }
 
 /// The tile shapes this lowering takes: BM a multiple of the consumers' 64
@@ -1013,9 +1187,24 @@ struct ConvertTileMatmulToNVVMPass
       }
       if (g.sharedBytes() > maxSharedBytes)
         continue;
+      // The epilogue's tiles through TMA, where they leave 3 stages or more.
+      SmallVector<EpilogueTile> tiles;
+      if (!transposed) {
+        tiles = epilogueTiles(*k);
+        const Geometry before = g;
+        for (const EpilogueTile &t : tiles)
+          g.epilogueTileBytes += 64 * g.bn * t.elementBytes;
+        if (!tiles.empty()) {
+          fit();
+          if (g.sharedBytes() > maxSharedBytes || g.stages < std::min<int64_t>(3, before.stages)) {
+            g = before;
+            tiles.clear();
+          }
+        }
+      }
       if (splitK > 1 && g.partialBytes() <= g.stages * g.stageBytes())
         g.splitK = splitK;
-      MatmulLowering(*k, g, groupM).run();
+      MatmulLowering(*k, g, groupM, std::move(tiles)).run();
     }
   }
 };

@@ -11,7 +11,9 @@
 // multiplies its k-tiles n r / 2 to n (r + 1) / 2; the consumers meet at named barrier 3 (of
 // their 256 threads), rank 1 writes its accumulators over the stages, rank 0 adds them through
 // distributed shared memory (one mapped address, 64 loads at immediate offsets) between two
-// cluster barriers, which the producer's threads join, and runs the epilogue alone.
+// cluster barriers, which the producer's threads join, and runs the epilogue alone. The whole
+// programs' epilogues read the residual tile from shared memory (TMA loads it:
+// epilogue-tiles-tma.mlir), the split program's from global memory.
 // CHECK-LABEL: func.func @residual
 // CHECK-SAME: tile.ctas_per_program = 2 : i32
 // CHECK-SAME: tile.persistent
@@ -43,7 +45,7 @@
 // CHECK: setmaxnreg.inc.sync.aligned.u32 232;
 // CHECK: scf.for %{{.*}} = %[[CTA]] to %[[WHOLE]] step %[[CTAS]]
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// CHECK: memref.load %arg3
+// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> f32
 // CHECK: arith.cmpi ult, %[[CLUSTER]], %[[TAIL]]
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK: bar.sync 3, 256;
