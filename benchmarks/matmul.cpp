@@ -315,7 +315,11 @@ using BothBackendTiles =
 // Whether the "_tuned_both" cases run: the default back end is nvvm (their nvvm options are that
 // run's) and tileiras is there.
 bool tune_both_backends() { return default_backend() == Backend::nvvm && backend_available(Backend::tileir); }
-using RowTiles = std::tuple<Tile<1, 64, 64>, Tile<1, 32, 64>, Tile<1, 16, 64>, Tile<1, 32, 128>, Tile<1, 16, 128>>;
+// Row-major B, M = 1: also 64 columns with each program's K loop shared by the 4 or 8 CTAs of a
+// cluster (N = 2560 has 40 programs of 64 columns: 160 or 320 CTAs then stream B).
+using RowTiles = std::tuple<Tile<1, 64, 64>, Tile<1, 32, 64>, Tile<1, 16, 64>, Tile<1, 32, 128>, Tile<1, 16, 128>,
+                            Tile<1, 64, 64, On::launch, 0, 0, 4>, Tile<1, 64, 64, On::launch, 0, 0, 8>,
+                            Tile<1, 32, 128, On::launch, 0, 0, 4>>;
 // With B K-major the one-row accumulator is BN x BK, rows along K (the engine's matrix-vector
 // form): tiles of 8-32 weight rows by 256-512 of K, and the same with each program's K loop shared
 // by the 2 or 4 CTAs of a cluster (CompilerHints::split_k: N = 2560 at 16 columns is 160

@@ -198,17 +198,48 @@ void split_wgmma_results(Target target) {
   }
 }
 
+// A one-row product with a row-major B (tile-vector-mma: the batch-1 form bench_matmul's tuner
+// also runs split over clusters of 4 and 8), at 1 x 64 x 64 and 1 x 32 x 128: long K, ragged N
+// and K, and K below one step, against the host reference.
+void split_row_results(Target target) {
+  using namespace matmul_reference;
+  struct Shape {
+    int64_t n, k;
+  };
+  const std::vector<int> splits = target == Target::cpu ? std::vector<int>{0} : std::vector<int>{0, 4, 8};
+  for (const Shape& s : {Shape{2560, 9728}, Shape{100, 1000}, Shape{64, 40}}) {
+    auto a = random_tensor<bfloat16, 2>({1, s.k}, -1, 1, 91);
+    auto b = random_tensor<bfloat16, 2>({s.k, s.n}, -1, 1, 92);
+    const Reference r = reference(1, s.n, s.k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                                  [&](int64_t kk, int64_t j) { return d(b(kk, j)); });
+    const double bound = product_bound(DType::bf16, s.k), rel = std::ldexp(1.0, -8);
+    for (int split : splits) {
+      INFO("N " << s.n << ", K " << s.k << ", split_k = " << split);
+      const LaunchOptions options = split_launch(target, split);
+      Tensor<bfloat16, 2> out({1, s.n});
+      auto got = [&](int64_t i, int64_t j) { return d(out(i, j)); };
+      auto want = [&](int64_t i, int64_t j) { return r.at(i, j); };
+      matmul_kernels::matmul<1, 64, 64>().launch(options, out.partition<1, 64>(), a, b);
+      CHECK(mismatches(r, 1, s.n, bound, rel, got, want) == 0);
+      matmul_kernels::matmul<1, 32, 128>().launch(options, out.partition<1, 32>(), a, b);
+      CHECK(mismatches(r, 1, s.n, bound, rel, got, want) == 0);
+    }
+  }
+}
+
 // out = a b * gate and out = a b + skip: an epilogue that reads the output's own tile of another
 // argument (an f32 gate, a bf16 skip), as the engine's SwiGLU and residual epilogues read theirs;
 // on sm_90a TMA brings such a tile into shared memory while the consumers multiply, where its
-// rows are 16-byte aligned.
-template <bool Gate>
+// rows are 16-byte aligned. BM 128 has two consumer warpgroups, BM 64 one.
+template <bool Gate, int BM = 128>
 auto matmul_tile_epilogue() {
-  return kernel(Gate ? "matmul_gate_epilogue" : "matmul_skip_epilogue", [](auto o, auto a, auto b, auto t) {
+  const char* name = Gate ? (BM == 64 ? "matmul_gate_epilogue_64" : "matmul_gate_epilogue")
+                          : (BM == 64 ? "matmul_skip_epilogue_64" : "matmul_skip_epilogue");
+  return kernel(name, [](auto o, auto a, auto b, auto t) {
     auto acc = for_range(
         (dim<1>(a) + c<63>) / c<64>,
-        [=](auto k, auto acc) { return mma(load<128, 64>(a, program_id<0>(), k), load<64, 128>(b, k, program_id<1>()), acc); },
-        full<DType::f32, 128, 128>(c<0.0>));
+        [=](auto k, auto acc) { return mma(load<BM, 64>(a, program_id<0>(), k), load<64, 128>(b, k, program_id<1>()), acc); },
+        full<DType::f32, BM, 128>(c<0.0>));
     if constexpr (Gate)
       return o.store(cast<DType::bf16>(acc * t.load_like(o)));
     else
@@ -219,7 +250,7 @@ auto matmul_tile_epilogue() {
 // matmul_tile_epilogue at S = 0, 2, 4, 8 (the GPU) against the host reference: whole tiles, ragged
 // M, N and K, more programs than SMs (a split last round), and N = 68, whose bf16 rows are not
 // 16-byte aligned (the skip and the output then go through global memory; the f32 gate's rows
-// are aligned and come through TMA).
+// are aligned and come through TMA). 64 x 128 tiles (one consumer) at S = 0 and 2.
 void tile_epilogue_results(Target target) {
   using namespace matmul_reference;
   struct Shape {
@@ -246,6 +277,15 @@ void tile_epilogue_results(Target target) {
                        [&](int64_t i, int64_t j) { return r.at(i, j) * double(gate(i, j)); }) == 0);
       matmul_tile_epilogue<false>().launch(split_launch(target, split), out.partition<128, 128>(), a, w.transposed(),
                                            skip);
+      CHECK(mismatches(r, s.m, s.n, bound, rel, got,
+                       [&](int64_t i, int64_t j) { return r.at(i, j) + d(skip(i, j)); }) == 0);
+      if (split > 2) continue;
+      matmul_tile_epilogue<true, 64>().launch(split_launch(target, split), out.partition<64, 128>(), a,
+                                              w.transposed(), gate);
+      CHECK(mismatches(r, s.m, s.n, bound, rel, got,
+                       [&](int64_t i, int64_t j) { return r.at(i, j) * double(gate(i, j)); }) == 0);
+      matmul_tile_epilogue<false, 64>().launch(split_launch(target, split), out.partition<64, 128>(), a,
+                                               w.transposed(), skip);
       CHECK(mismatches(r, s.m, s.n, bound, rel, got,
                        [&](int64_t i, int64_t j) { return r.at(i, j) + d(skip(i, j)); }) == 0);
     }
@@ -322,6 +362,9 @@ TEST_CASE("split_k: the sm_90 mma.sync GEMM runs clusters of S through distribut
 TESSERA_TARGET_TEST_CASE("split_k: wgmma GEMM kernels whose k-tiles a cluster shares equal the reference",
                          "[split-k][matmul]", split_wgmma_results)
 
+TESSERA_TARGET_TEST_CASE("split_k: one-row products with a row-major B whose K loop a cluster shares equal the reference",
+                         "[split-k][matmul]", split_row_results)
+
 TESSERA_TARGET_TEST_CASE("split_k: wgmma GEMM kernels whose epilogue reads tiles of other arguments equal the reference",
                          "[split-k][matmul]", tile_epilogue_results)
 
@@ -343,12 +386,20 @@ TEST_CASE("split_k: the sm_90a wgmma GEMM runs persistent clusters of S (none un
         matmul_tile_epilogue<true>().compile(o, out.partition<128, 128>(), a, w.transposed(), wide);
     const CompiledArtifact skipped =
         matmul_tile_epilogue<false>().compile(o, out.partition<128, 128>(), a, w.transposed(), skip);
-    for (const CompiledArtifact* c : {&gated, &skipped}) {
-      std::size_t maps = 0;
-      for (std::size_t at = c->ptx.find(".param .align 64 .b8"); at != std::string::npos;
-           at = c->ptx.find(".param .align 64 .b8", at + 1))
-        ++maps;
-      CHECK(maps == 4);
+    const auto count = [](const std::string& ptx, const std::string& what) {
+      std::size_t n = 0;
+      for (std::size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
+      return n;
+    };
+    for (const CompiledArtifact* c : {&gated, &skipped}) CHECK(count(c->ptx, ".param .align 64 .b8") == 4);
+    // One consumer (64 x 128): its warpgroup's barrier before the TMA store's writes, after them,
+    // and before its leader releases the epilogue's tiles, each once. A copy of the last one in
+    // the leader's branch (LLVM threading the two tests of the leader through an asm barrier) made
+    // the warp's lanes meet the aligned barrier at two instructions, and the kernel hung.
+    if (s == 0) {
+      const CompiledArtifact one =
+          matmul_tile_epilogue<false, 64>().compile(o, out.partition<64, 128>(), a, w.transposed(), skip);
+      CHECK(count(one.ptx, "bar.sync \t1, 128;") == 3);
     }
     // The tile epilogues are checked for spills unsplit only: a split program's epilogue reads its
     // tiles from global memory after rank 0's loads of the partial sums, and ptxas spills 24-52

@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cassert>
@@ -134,9 +135,16 @@ void HopperPtx::fenceProxyAsyncShared() {
 }
 
 void HopperPtx::namedBarrier(int64_t id, int64_t threads) {
-  asmOp({}, {},
-        "bar.sync " + std::to_string(id) + ", " + std::to_string(threads) + ";",
-        "");
+  // The NVVM op, not inline asm: its intrinsic is convergent, so LLVM never
+  // copies the barrier into the arms of a branch around it. Jump threading did
+  // that to an asm `bar.sync` between two tests of the same condition (a
+  // warpgroup's leader storing, then arriving on an mbarrier), and the warp's
+  // lanes then reached the aligned barrier at two different instructions: the
+  // kernel hung.
+  NVVM::BarrierOp::create(b, loc, Type(),
+                          arith::ConstantIntOp::create(b, loc, id, 32),
+                          arith::ConstantIntOp::create(b, loc, threads, 32),
+                          /*reductionOp=*/nullptr, /*reductionPredicate=*/Value());
 }
 
 void HopperPtx::setMaxRegisters(int64_t registers, bool increase) {

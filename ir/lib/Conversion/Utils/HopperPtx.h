@@ -4,7 +4,8 @@
 // that `convert-tile-matmul-to-nvvm` (the tensor-core GEMM) and
 // `convert-tile-to-loops` (bulk rings) need as `llvm.inline_asm`: mbarrier
 // initialization, arrival and waiting, bulk copies, TMA loads and stores of 2-d boxes
-// with the bulk groups and proxy fence that order the stores, named barriers,
+// with the bulk groups and proxy fence that order the stores, named barriers
+// (the one NVVM op here: its intrinsic is convergent, see namedBarrier),
 // cluster barriers and loads of another CTA's shared memory (distributed shared memory),
 // `setmaxnreg`, and `wgmma.mma_async` with its fence, commit and wait. Inline asm rather
 // than NVVM ops because wgmma's scale-d must be a run-time predicate here (0
@@ -70,7 +71,7 @@ public:
   /// fence.proxy.async.shared::cta: the thread's shared-memory writes become
   /// visible to the async proxy (a TMA store that reads them).
   void fenceProxyAsyncShared();
-  /// bar.sync of named barrier `id` for `threads` threads.
+  /// bar.sync of named barrier `id` for `threads` threads (nvvm.barrier).
   void namedBarrier(int64_t id, int64_t threads);
   /// setmaxnreg.inc or .dec to `registers` for the warpgroup.
   void setMaxRegisters(int64_t registers, bool increase);

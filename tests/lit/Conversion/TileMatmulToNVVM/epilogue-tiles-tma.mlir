@@ -30,7 +30,7 @@
 // CHECK-NOT: memref.load %arg3
 // CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> f32
 // CHECK: arith.divf
-// CHECK: bar.sync 1, 128;
+// CHECK: nvvm.barrier id = %c1_i32{{[_0-9]*}} number_of_threads = %c128_i32
 // CHECK: fence.proxy.async.shared::cta;
 // CHECK: mbarrier.arrive.shared::cta.b64
 // READS-COUNT-64: llvm.load {{.*}} : !llvm.ptr<3> -> f32

@@ -119,13 +119,13 @@ func.func @mm_kmajor(%o: !m {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i
 // CHECK-SAME: tile.tensor_maps = [array<i64: 1, 64, 128, 128>, array<i64: 2, 64, 64, 128>, array<i64: 0, 64, 64, 128>]
 // CHECK: wgmma.wait_group.sync.aligned 0;
 // CHECK: cp.async.bulk.wait_group.read 0;
-// CHECK: bar.sync 1, 128;
-// CHECK: bar.sync 2, 128;
+// CHECK: nvvm.barrier id = %c1_i32{{[_0-9]*}} number_of_threads = %c128_i32
+// CHECK: nvvm.barrier id = %c2_i32{{[_0-9]*}} number_of_threads = %c128_i32
 // CHECK-COUNT-64: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<3>
 // CHECK-NOT: vector.store
 // CHECK: fence.proxy.async.shared::cta;
-// CHECK: bar.sync 1, 128;
-// CHECK: bar.sync 2, 128;
+// CHECK: nvvm.barrier id = %c1_i32{{[_0-9]*}} number_of_threads = %c128_i32
+// CHECK: nvvm.barrier id = %c2_i32{{[_0-9]*}} number_of_threads = %c128_i32
 // CHECK-COUNT-4: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$2, $3}], [$1];
 // CHECK: cp.async.bulk.commit_group;
 // CHECK: scf.yield

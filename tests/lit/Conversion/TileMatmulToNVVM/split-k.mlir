@@ -48,7 +48,7 @@
 // CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> f32
 // CHECK: arith.cmpi ult, %[[CLUSTER]], %[[TAIL]]
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// CHECK: bar.sync 3, 256;
+// CHECK: nvvm.barrier id = %c3_i32{{[_0-9]*}} number_of_threads = %c256_i32
 // CHECK: scf.if
 // CHECK: llvm.store
 // CHECK: barrier.cluster.arrive.release;
