@@ -102,6 +102,9 @@ namespace {
 constexpr int64_t kWarpgroup = 128;
 constexpr int64_t kProducerRegisters = 40;
 constexpr int64_t kConsumerRegisters = 232;
+/// The fewest ring stages an epilogue's TMA-loaded tiles may leave (or the
+/// stages without them, where those are fewer).
+constexpr int64_t kMinStagesWithEpilogueTiles = 5;
 constexpr int64_t kSwizzleBytes = 128;
 constexpr int64_t kMaxStages = 6;
 
@@ -1187,7 +1190,11 @@ struct ConvertTileMatmulToNVVMPass
       }
       if (g.sharedBytes() > maxSharedBytes)
         continue;
-      // The epilogue's tiles through TMA, where they leave 3 stages or more.
+      // The epilogue's tiles through TMA, where they leave 5 stages or cost
+      // none: on the H100 the prefill's GEMMs with bf16 tiles at 128 x 128
+      // (6 stages to 5) and 64 x 128 (6 to 6) gained up to 11%, and f32 tiles at
+      // 128 x 128 (6 to 4) and bf16 ones at 128 x 256 (4 to 3) lost 1-9%
+      // (docs/performance.md, session 51).
       SmallVector<EpilogueTile> tiles;
       if (!transposed) {
         tiles = epilogueTiles(*k);
@@ -1196,7 +1203,7 @@ struct ConvertTileMatmulToNVVMPass
           g.epilogueTileBytes += 64 * g.bn * t.elementBytes;
         if (!tiles.empty()) {
           fit();
-          if (g.sharedBytes() > maxSharedBytes || g.stages < std::min<int64_t>(3, before.stages)) {
+          if (g.sharedBytes() > maxSharedBytes || g.stages < std::min<int64_t>(kMinStagesWithEpilogueTiles, before.stages)) {
             g = before;
             tiles.clear();
           }

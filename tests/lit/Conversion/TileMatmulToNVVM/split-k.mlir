@@ -3,7 +3,7 @@
 
 // RUN: tessera-opt %s -convert-tile-matmul-to-nvvm="arch=sm_90a split-k=4" | FileCheck %s --check-prefix=FOUR
 
-// A residual GEMM (o_proj's form: an f32 residual tile loaded in the epilogue), 128 x 128 x 64
+// A residual GEMM (o_proj's form: a bf16 residual tile loaded in the epilogue), 128 x 128 x 64
 // tiles, over persistent clusters of 2 CTAs: rank = ctaid.x mod 2, cluster = ctaid.x / 2. The
 // programs of the last round (programs mod ctas of them) are split (tail) where there are no more
 // of them than clusters; the others (whole) run one per CTA in the loop over programs. Then
@@ -45,7 +45,7 @@
 // CHECK: setmaxnreg.inc.sync.aligned.u32 232;
 // CHECK: scf.for %{{.*}} = %[[CTA]] to %[[WHOLE]] step %[[CTAS]]
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> f32
+// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> bf16
 // CHECK: arith.cmpi ult, %[[CLUSTER]], %[[TAIL]]
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK: nvvm.barrier id = %c3_i32{{[_0-9]*}} number_of_threads = %c256_i32
@@ -67,8 +67,7 @@
 // NONE-NOT: tile.split_k
 // NONE-NOT: barrier.cluster
 !m = memref<?x?xbf16, strided<[?, 1], offset: ?>>
-!w = memref<?x?xf32, strided<[?, 1], offset: ?>>
-func.func @residual(%o: !w {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i64}, %b: !m {tile.align = 16 : i64}, %r: !w {tile.align = 16 : i64}) attributes {tile.kernel} {
+func.func @residual(%o: !m {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i64}, %b: !m {tile.align = 16 : i64}, %r: !m {tile.align = 16 : i64}) attributes {tile.kernel} {
   %zeros = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -84,8 +83,10 @@ func.func @residual(%o: !w {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i6
   }
   %q0 = tile.program_id 0
   %q1 = tile.program_id 1
-  %rt = tile.load %r[%q0, %q1] : !w -> tensor<128x128xf32>
-  %y = arith.addf %rt, %acc : tensor<128x128xf32>
-  tile.store %y, %o[%q0, %q1] : tensor<128x128xf32>, !w
+  %rt = tile.load %r[%q0, %q1] : !m -> tensor<128x128xbf16>
+  %rf = arith.extf %rt : tensor<128x128xbf16> to tensor<128x128xf32>
+  %y = arith.addf %rf, %acc : tensor<128x128xf32>
+  %yt = arith.truncf %y : tensor<128x128xf32> to tensor<128x128xbf16>
+  tile.store %yt, %o[%q0, %q1] : tensor<128x128xbf16>, !m
   return
 }
