@@ -500,6 +500,8 @@ llvm::ModulePassManager optimize_gpu(llvm::PassBuilder& pb, const GpuCode& code)
   llvm::ModulePassManager mpm;
   // The kernel's own grid dependency waits stay where they are, after the loads of frozen tiles.
   mpm.addPass(llvmir::MarkGridWaitsConvergentPass(code.symbol));
+  // Aligned PTX in inline asm (wgmma, setmaxnreg, barriers) is never copied into a branch's arms.
+  mpm.addPass(llvmir::MarkAlignedAsmConvergentPass(code.symbol));
   mpm.addPass(pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3));
   // Divisions by one value share its reciprocal (the optimizer would merge them back).
   mpm.addPass(llvmir::ShareDivisorsPass(code.symbol));

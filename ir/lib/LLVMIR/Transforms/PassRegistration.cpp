@@ -152,6 +152,11 @@ bool addPass(StringRef name, ModulePassManager &mpm) {
        [](ModulePassManager &pm, Parameters &p) {
          pm.addPass(MarkGridWaitsConvergentPass(p.kernel));
        }},
+      {"tessera-mark-aligned-asm-convergent",
+       {"kernel"},
+       [](ModulePassManager &pm, Parameters &p) {
+         pm.addPass(MarkAlignedAsmConvergentPass(p.kernel));
+       }},
       {"tessera-grid-dependency-wait",
        {"kernel", "griddepcontrol"},
        [](ModulePassManager &pm, Parameters &p) {

@@ -11,6 +11,9 @@
 //     tessera-define-bf16-truncation DefineBF16TruncationPass
 //   CPU target, before code generation (after the "ll" dump):
 //     tessera-stack-checks                              StackChecksPass
+//   GPU targets, before the optimizer:
+//     tessera-mark-grid-waits-convergent<kernel=K>      MarkGridWaitsConvergentPass
+//     tessera-mark-aligned-asm-convergent<kernel=K>     MarkAlignedAsmConvergentPass
 //   GPU targets, after the optimizer:
 //     tessera-share-divisors<kernel=K>                  ShareDivisorsPass
 //     tessera-widen-bf16-pairs<kernel=K>                WidenBF16PairsPass
@@ -145,6 +148,23 @@ inline constexpr llvm::StringLiteral kGridDependencyWaitAsm =
 struct MarkGridWaitsConvergentPass
     : llvm::PassInfoMixin<MarkGridWaitsConvergentPass> {
   explicit MarkGridWaitsConvergentPass(std::string kernel)
+      : kernel(std::move(kernel)) {}
+  llvm::PreservedAnalyses run(llvm::Module &m, llvm::ModuleAnalysisManager &);
+  static bool isRequired() { return true; }
+  std::string kernel;
+};
+
+/// Whether inline asm `text` is an aligned PTX instruction, which all threads
+/// of a warp (or warpgroup, or CTA) must execute as the same instruction:
+/// `.aligned` in it, or `bar.sync`, `bar.arrive`, `barrier.sync`.
+bool isAlignedAsm(llvm::StringRef text);
+
+/// Before the optimizer: marks kernel K's calls of aligned inline asm
+/// (isAlignedAsm) convergent, so that no pass copies one into the arms of a
+/// branch, where a warp's threads would reach it at different instructions.
+struct MarkAlignedAsmConvergentPass
+    : llvm::PassInfoMixin<MarkAlignedAsmConvergentPass> {
+  explicit MarkAlignedAsmConvergentPass(std::string kernel)
       : kernel(std::move(kernel)) {}
   llvm::PreservedAnalyses run(llvm::Module &m, llvm::ModuleAnalysisManager &);
   static bool isRequired() { return true; }
