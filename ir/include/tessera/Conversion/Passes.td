@@ -404,18 +404,25 @@ def ConvertTileMatmulToNVVM
     programs in grouped order (`group-m` rows of programs sweep the columns
     together, for L2 reuse). Ragged M, N and K: TMA fills out-of-bounds
     elements with zeros; TMA stores clip the tile at the output's edges,
-    and the register epilogue tests each element's bounds.
+    and the register epilogue tests each element's bounds. An epilogue's
+    load of the output's own tile of another aligned argument (a residual,
+    a gate) is a TMA load the producer issues after the program's k-tiles
+    into each consumer's shared memory, with a full and an empty mbarrier
+    per consumer, where its bytes leave 5 stages or cost none; the
+    epilogue then reads it from there.
 
-    With `split-k` S > 1, a program is the S CTAs of a cluster, one program
-    per cluster (the function also gets `tile.split_k = S` and
-    `tile.ctas_per_program = S`: the launch has S CTAs per program, in
-    clusters of S along x): rank r = `ctaid.x mod S` loads and multiplies
-    k-tiles [n r / S, n (r + 1) / S) of the program's n; after its k-tiles
-    the consumers meet at a named barrier, ranks 1..S-1 write their
-    accumulators over the stages, and after a cluster barrier (the
-    producer's threads take part) rank 0 adds them (`mapa`,
-    `ld.shared::cluster`), a second cluster barrier, and rank 0 alone runs
-    the epilogue. For products with fewer programs than a few per SM (an
+    With `split-k` S > 1 (the function also gets `tile.split_k = S` and
+    `tile.ctas_per_program = S`: the launch's persistent CTAs run in
+    clusters of S along x), the programs run whole, one per CTA, except
+    those of the last, partial round where they are no more than the
+    clusters: each of those runs on a cluster, rank r = `ctaid.x mod S`
+    loading and multiplying k-tiles [n r / S, n (r + 1) / S) of the
+    program's n; after its k-tiles the consumers meet at a named barrier,
+    ranks 1..S-1 write their accumulators over the stages, and after a
+    cluster barrier (the producer's threads take part) rank 0 adds them
+    (`mapa`, `ld.shared::cluster`), a second cluster barrier, and rank 0
+    alone runs the epilogue (its tiles of other arguments from global
+    memory). For products whose last round would leave most SMs idle (an
     LLM's 2560-wide projections of 1024 tokens: 160 tiles on 132 SMs). The
     pass fails only for a `split-k` other than 1, 2, 4 or 8.
   }];

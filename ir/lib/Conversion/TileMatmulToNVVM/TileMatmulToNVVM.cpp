@@ -9,14 +9,19 @@
 //     when B is K-major], each 1024-byte aligned (128-byte
 //     swizzle repeats every 8 rows of 128 B), then, where the epilogue
 //     stages the output, each consumer's boxes of 64 output rows x 128 B,
-//     then a full and an empty mbarrier per stage;
+//     then each consumer's 64 rows of the epilogue's tiles of other
+//     arguments (EpilogueTile), then a full and an empty mbarrier per stage
+//     (and per consumer, for those tiles);
 //   - warpgroup 0, the producer: its first thread waits for a stage to be
 //     empty, expects the stage's bytes on its full barrier and issues the TMA
-//     loads of A's and B's boxes for the next k-tile;
+//     loads of A's and B's boxes for the next k-tile; after a program's
+//     k-tiles, once each consumer has released its epilogue tiles, the TMA
+//     loads of the program's ones;
 //   - warpgroups 1 .. BM/64 (BN/64 transposed), the consumers: each waits
 //     for a stage to be full, issues BK/16 wgmma m64nBNk16 for its 64 rows,
 //     waits for them, releases the stage (one arrival per consumer) and,
 //     after the last k-tile, runs the epilogue on its accumulator registers
+//     (reading its epilogue tiles from shared memory, then releasing them)
 //     and stores the tile: from registers, or (an epilogue that loads
 //     nothing, an output TMA can write) through its staging boxes and TMA
 //     stores that run on while it goes on to its next program;
