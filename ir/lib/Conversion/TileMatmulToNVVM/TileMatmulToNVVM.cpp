@@ -183,6 +183,8 @@ struct EpilogueTile {
   LoadOp load;
   unsigned arg;
   int64_t elementBytes;
+  /// A consumer's 64 rows of the tile, BN columns wide.
+  int64_t consumerBytes(int64_t bn) const { return 64 * bn * elementBytes; }
 };
 
 /// Builds the new body of one kernel.
@@ -285,6 +287,8 @@ private:
   void releaseEpilogueTiles(Value consumer);
   /// Named barrier 1 + `consumer` of the consumer warpgroup's threads.
   void warpgroupBarrier(Value consumer);
+  /// `body` in the consumer warpgroup's first thread (consumerLeader) only.
+  void ifConsumerLeader(llvm::function_ref<void()> body);
 
   /// `sharedTiles`: the epilogue's tiles (EpilogueTile) are in shared
   /// memory, else read from global memory.
@@ -328,6 +332,9 @@ private:
   /// (the last `tail`, at most one per cluster).
   Value rank, cluster, clusters, tail;
   Value mapA, mapB, mapOut;
+  /// In a consumer: whether this thread is its warpgroup's first, which
+  /// issues the TMA stores and the arrivals of the epilogue tiles' release.
+  Value consumerLeader;
   /// The epilogue's tiles that TMA loads, and their tensor maps.
   SmallVector<EpilogueTile> tiles;
   SmallVector<Value> tileMaps;
@@ -457,7 +464,7 @@ Value MatmulLowering::wholeIndex(Value tile) {
 Value MatmulLowering::epilogueBuffer(Value c, size_t t) {
   int64_t before = 0;
   for (size_t i = 0; i < t; ++i)
-    before += 64 * g.bn * tiles[i].elementBytes;
+    before += tiles[i].consumerBytes(g.bn);
   return add(addConst(smem, g.epilogueOffset() + before), mulConst(c, g.epilogueTileBytes));
 }
 
@@ -495,17 +502,21 @@ void MatmulLowering::warpgroupBarrier(Value consumer) {
   }
 }
 
+void MatmulLowering::ifConsumerLeader(llvm::function_ref<void()> body) {
+  auto op = scf::IfOp::create(b, loc, consumerLeader, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(op.thenBlock());
+  body();
+}
+
 void MatmulLowering::releaseEpilogueTiles(Value consumer) {
   HopperPtx ptx(b, loc);
   warpgroupBarrier(consumer);
-  Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
-  auto leader = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, lane, i32(0)),
-                                  /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(leader.thenBlock());
-  // The reads (generic proxy) before the next TMA writes (async proxy).
-  ptx.fenceProxyAsyncShared();
-  ptx.mbarrierArrive(epilogueEmpty(consumer));
+  ifConsumerLeader([&] {
+    // The reads (generic proxy) before the next TMA writes (async proxy).
+    ptx.fenceProxyAsyncShared();
+    ptx.mbarrierArrive(epilogueEmpty(consumer));
+  });
 }
 
 scf::ForOp MatmulLowering::produceProgram(const Program &p, Value stage0, Value parity0) {
@@ -590,7 +601,7 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   ptx.setMaxRegisters(kConsumerRegisters, /*increase=*/true);
   Value consumer = addConst(warpgroup, -1);
   Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
-  Value leader = cmp(arith::CmpIPredicate::eq, lane, i32(0));
+  consumerLeader = cmp(arith::CmpIPredicate::eq, lane, i32(0));
   SmallVector<Type> fields(g.accumulatorRegisters(), b.getF32Type());
   auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
   // The A rows of this consumer within each A box (all BM rows when
@@ -660,7 +671,7 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
     ptx.wgmmaCommitGroup();
     ptx.wgmmaWaitGroup(0);
     acc = promote ? addAccumulators(acc, sum) : sum;
-    auto release = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
+    auto release = scf::IfOp::create(b, loc, consumerLeader, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard inIf(b);
       b.setInsertionPointToStart(release.thenBlock());
@@ -701,7 +712,7 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   }
   if (g.tmaStore()) {
     // The CTA's shared memory must outlive the last stores' reads of it.
-    auto last = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
+    auto last = scf::IfOp::create(b, loc, consumerLeader, /*withElseRegion=*/false);
     b.setInsertionPointToStart(last.thenBlock());
     ptx.bulkWaitGroup(0, /*readOnly=*/false);
   }
@@ -869,17 +880,10 @@ void MatmulLowering::buildStagedStores(EpilogueValues &values, Value store,
                                        Value row0, Value col0) {
   HopperPtx ptx(b, loc);
   Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
-  Value leader = cmp(arith::CmpIPredicate::eq, lane, i32(0));
   Value staging = add(addConst(smem, g.stagingOffset()),
                       mulConst(consumer, g.consumerStagingBytes()));
-  auto ifLeader = [&](llvm::function_ref<void()> body) {
-    auto op = scf::IfOp::create(b, loc, leader, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(op.thenBlock());
-    body();
-  };
   // The previous program's stores have read the buffer.
-  ifLeader([&] { ptx.bulkWaitGroup(0, /*readOnly=*/true); });
+  ifConsumerLeader([&] { ptx.bulkWaitGroup(0, /*readOnly=*/true); });
   warpgroupBarrier(consumer);
   // Row r of a box is at r * 128 bytes, its 16-byte chunk c at (c ^ (r mod
   // 8)) * 16 (the 128-byte swizzle of the output's tensor map). Column pair
@@ -927,7 +931,7 @@ void MatmulLowering::buildStagedStores(EpilogueValues &values, Value store,
   // The writes, made visible to the TMA unit, and all the warpgroup's done.
   ptx.fenceProxyAsyncShared();
   warpgroupBarrier(consumer);
-  ifLeader([&] {
+  ifConsumerLeader([&] {
     Value row = add(row0, mulConst(consumer, 64));
     for (int64_t box = 0; box < g.bn / g.outBoxElements(); ++box)
       ptx.tmaStore2d(mapOut, addConst(staging, box * g.outBoxBytes()),
@@ -1205,7 +1209,7 @@ struct ConvertTileMatmulToNVVMPass
         tiles = epilogueTiles(*k);
         const Geometry before = g;
         for (const EpilogueTile &t : tiles)
-          g.epilogueTileBytes += 64 * g.bn * t.elementBytes;
+          g.epilogueTileBytes += t.consumerBytes(g.bn);
         if (!tiles.empty()) {
           fit();
           if (g.sharedBytes() > maxSharedBytes || g.stages < std::min<int64_t>(kMinStagesWithEpilogueTiles, before.stages)) {

@@ -25,10 +25,15 @@
 
 using namespace llvm;
 
-bool mlir::tessera::llvmir::isAlignedAsm(StringRef text) {
+namespace {
+
+/// Whether inline asm `text` is an aligned PTX instruction.
+bool isAlignedAsm(StringRef text) {
   return text.contains(".aligned") || text.contains("bar.sync") ||
          text.contains("bar.arrive") || text.contains("barrier.sync");
 }
+
+} // namespace
 
 PreservedAnalyses
 mlir::tessera::llvmir::MarkAlignedAsmConvergentPass::run(Module &m,

@@ -154,13 +154,10 @@ struct MarkGridWaitsConvergentPass
   std::string kernel;
 };
 
-/// Whether inline asm `text` is an aligned PTX instruction, which all threads
-/// of a warp (or warpgroup, or CTA) must execute as the same instruction:
-/// `.aligned` in it, or `bar.sync`, `bar.arrive`, `barrier.sync`.
-bool isAlignedAsm(llvm::StringRef text);
-
-/// Before the optimizer: marks kernel K's calls of aligned inline asm
-/// (isAlignedAsm) convergent, so that no pass copies one into the arms of a
+/// Before the optimizer: marks kernel K's calls of aligned inline asm (an
+/// instruction all threads of a warp, warpgroup or CTA must execute as the
+/// same instruction: `.aligned` in its text, `bar.sync`, `bar.arrive`,
+/// `barrier.sync`) convergent, so that no pass copies one into the arms of a
 /// branch, where a warp's threads would reach it at different instructions.
 struct MarkAlignedAsmConvergentPass
     : llvm::PassInfoMixin<MarkAlignedAsmConvergentPass> {
