@@ -411,6 +411,14 @@ def ConvertTileMatmulToNVVM
     per consumer, where its bytes leave 5 stages or cost none; the
     epilogue then reads it from there.
 
+    Without a split (`halve-tail`, on by default; BN 128 or 256, not
+    computed transposed), the programs of the last round, where they are
+    no more than half the launch's CTAs, run as halves: CTA c < 2 tail runs
+    columns [BN/2 (c mod 2), BN/2 (c mod 2 + 1)) of program whole + c / 2
+    with all of its k-tiles (wgmma m64n(BN/2), half of B's boxes per stage;
+    a K-major B's through one more tensor map, the last, of BN/2-row
+    boxes), its epilogue reading other arguments' tiles from global memory.
+
     With `split-k` S > 1 (the function also gets `tile.split_k = S` and
     `tile.ctas_per_program = S`: the launch's persistent CTAs run in
     clusters of S along x), the programs run whole, one per CTA, except
@@ -445,7 +453,11 @@ def ConvertTileMatmulToNVVM
     Option<"splitK", "split-k", "int64_t", /*default=*/"1",
            "CTAs of one cluster sharing each program's k-tiles: 1 (none), 2, "
            "4 or 8; taken where every consumer thread's accumulators fit the "
-           "stages, else ignored">
+           "stages, else ignored">,
+    Option<"halveTail", "halve-tail", "bool", /*default=*/"true",
+           "Without a split, run the programs of the last round, where they "
+           "are no more than half the CTAs, as two halves of BN / 2 columns "
+           "on two CTAs (BN 128 or 256, not computed transposed)">
   ];
 }
 

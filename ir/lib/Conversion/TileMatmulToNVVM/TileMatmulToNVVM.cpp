@@ -31,7 +31,13 @@
 //     last round, where there are no more of them than clusters, run after
 //     that loop, one per cluster, each rank multiplying 1/S of the program's
 //     k-tiles, the ring going on, and rank 0 adding the others' partial sums
-//     through distributed shared memory (ClusterSum.h) before its epilogue.
+//     through distributed shared memory (ClusterSum.h) before its epilogue;
+//   - without one (halve-tail, BN 128 or 256): the programs of the last
+//     round, where they are no more than half the CTAs, run after that loop
+//     as halves, CTA c < 2 tail computing BN/2 columns of program whole +
+//     c / 2 from column BN/2 (c mod 2), all of K, the ring going on: half of
+//     B's boxes per stage, in the places of a whole program's first ones (a
+//     K-major B's through a tensor map of BN/2-row boxes), wgmma m64n(BN/2).
 //
 // Values the kernel computed from its arguments (the loop's trip count, load
 // indices of the epilogue) are cloned into the new body per program, with
@@ -168,6 +174,13 @@ struct Geometry {
   int64_t accumulatorRegisters() const { return wgmmaN() / 2; }
   /// CTAs of a cluster sharing each program's k-tiles (1: none).
   int64_t splitK = 1;
+  /// Without a split: the programs of the last round, where they are no
+  /// more than half the CTAs, run as two halves of BN / 2 columns each, on
+  /// two CTAs (all of K each, nothing to add up).
+  bool halvesTail = false;
+  /// The B bytes of a stage that a program of `columns` columns fills (its
+  /// boxes sit where the whole program's first ones do).
+  int64_t bBytes(int64_t columns) const { return bk * columns * elementBytes; }
   /// A split's partial sums: every consumer thread's accumulators, written
   /// over the stages (free once the program's k-tiles are multiplied).
   int64_t partialBytes() const {
@@ -243,6 +256,10 @@ private:
   struct Program {
     Value pid0, pid1, kFirst, kTiles;
     IRMapping mapping;
+    /// The tile's columns this CTA computes: `columns` from `colOffset` (i32),
+    /// all BN from 0 but for half a program (Geometry::halvesTail).
+    int64_t columns = 0;
+    Value colOffset;
   };
   /// The program of grouped order `tile`, with its k-tiles (all of them).
   Program programAt(Value tile);
@@ -255,6 +272,11 @@ private:
   /// of its then block, where `p` is that program with this rank's share of
   /// its k-tiles.
   scf::IfOp beginSplitProgram(Program &p);
+  /// With halves (Geometry::halvesTail): `scf.if` this CTA has half a
+  /// program (CTA c < 2 tail runs half c mod 2 of program whole + c / 2),
+  /// with the insertion point at the start of its then block, where `p` is
+  /// that half.
+  scf::IfOp beginHalfProgram(Program &p);
   /// The producer's and the consumers' code: in the loop over programs, a
   /// loop over their k-tiles, carrying the stage and its parity.
   void buildProducer();
@@ -292,7 +314,7 @@ private:
 
   /// `sharedTiles`: the epilogue's tiles (EpilogueTile) are in shared
   /// memory, else read from global memory.
-  void buildEpilogue(Value acc, Value consumer, Value pid0, Value pid1,
+  void buildEpilogue(Value acc, Value consumer, const Program &p,
                      IRMapping &mapping, bool sharedTiles = true);
   /// The stores of a transposed product's epilogue: the accumulator's rows
   /// `nRows` are the tile's columns and its columns `mCols` the tile's rows;
@@ -305,7 +327,8 @@ private:
   /// thread, which return before the boxes are read.
   void buildStagedStores(EpilogueValues &values, Value store,
                          ArrayRef<Value> rows, ArrayRef<Value> cols,
-                         Value consumer, Value row0, Value col0);
+                         Value consumer, Value row0, Value col0,
+                         int64_t columns);
   /// `acc` + `part`, register by register (structs of f32 of one type).
   Value addAccumulators(Value acc, Value part);
   /// A split program's accumulators summed over the cluster's CTAs into
@@ -332,6 +355,8 @@ private:
   /// (the last `tail`, at most one per cluster).
   Value rank, cluster, clusters, tail;
   Value mapA, mapB, mapOut;
+  /// With halves and a K-major B: B's map with boxes of BN / 2 rows.
+  Value mapBHalf;
   /// In a consumer: whether this thread is its warpgroup's first, which
   /// issues the TMA stores and the arrivals of the epilogue tiles' release.
   Value consumerLeader;
@@ -381,6 +406,15 @@ void MatmulLowering::addTensorMapArguments() {
     tileMaps.push_back(f.getArgument(at));
     maps.push_back(b.getDenseI64ArrayAttr({t.arg, g.bn, 64, 0}));
   }
+  // Half a program's B boxes: BK/64 of BN / 2 rows where B is K-major (a
+  // row-major B's boxes are 64 columns wide: half a program loads half of
+  // them through mapB).
+  if (g.halvesTail && g.bKMajor) {
+    unsigned at = f.getNumArguments();
+    (void)f.insertArgument(at, ptr, dict, loc);
+    mapBHalf = f.getArgument(at);
+    maps.push_back(b.getDenseI64ArrayAttr({k.argB, g.boxElements(), g.bn / 2, kSwizzleBytes}));
+  }
   f->setAttr(TileDialect::getTensorMapsAttrName(), b.getArrayAttr(maps));
 }
 
@@ -429,6 +463,8 @@ MatmulLowering::Program MatmulLowering::programAt(Value tile) {
   p.mapping = programMapping(p.pid0, p.pid1);
   p.kTiles = kTiles(p.mapping);
   p.kFirst = i32(0);
+  p.columns = g.bn;
+  p.colOffset = i32(0);
   return p;
 }
 
@@ -445,6 +481,16 @@ scf::IfOp MatmulLowering::beginSplitProgram(Program &p) {
   b.setInsertionPointToStart(some.thenBlock());
   p = programAt(add(whole, cluster));
   std::tie(p.kFirst, p.kTiles) = splitShare(b, loc, p.kTiles, rank, g.splitK);
+  return some;
+}
+
+scf::IfOp MatmulLowering::beginHalfProgram(Program &p) {
+  auto some = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::ult, cta, mulConst(tail, 2)),
+                                /*withElseRegion=*/false);
+  b.setInsertionPointToStart(some.thenBlock());
+  p = programAt(add(whole, arith::ShRUIOp::create(b, loc, cta, i32(1))));
+  p.columns = g.bn / 2;
+  p.colOffset = mulConst(arith::AndIOp::create(b, loc, cta, i32(1)), g.bn / 2);
   return some;
 }
 
@@ -529,7 +575,7 @@ scf::ForOp MatmulLowering::produceProgram(const Program &p, Value stage0, Value 
   ptx.mbarrierWait(emptyBarrier(stage),
                    arith::XOrIOp::create(b, loc, parity, i32(1)));
   Value full = fullBarrier(stage);
-  ptx.mbarrierArriveExpectTx(full, g.stageBytes());
+  ptx.mbarrierArriveExpectTx(full, g.aBytes() + g.bBytes(p.columns));
   Value a = add(smem, mulConst(stage, g.stageBytes()));
   Value bb = addConst(a, g.aBytes());
   Value kElement = mulConst(add(p.kFirst, kt), g.bk);
@@ -537,14 +583,15 @@ scf::ForOp MatmulLowering::produceProgram(const Program &p, Value stage0, Value 
   for (int64_t box = 0; box < g.bk / g.boxElements(); ++box)
     ptx.tmaLoad2d(addConst(a, box * g.aBoxBytes()), mapA, full,
                   addConst(kElement, box * g.boxElements()), row);
-  Value column = mulConst(p.pid1, g.bn);
+  Value column = add(mulConst(p.pid1, g.bn), p.colOffset);
   if (g.bKMajor) {
     // B's map is over the [N, K] matrix: k is the inner coordinate.
+    Value map = p.columns == g.bn ? mapB : mapBHalf;
     for (int64_t box = 0; box < g.bk / g.boxElements(); ++box)
-      ptx.tmaLoad2d(addConst(bb, box * g.bBoxBytes()), mapB, full,
+      ptx.tmaLoad2d(addConst(bb, box * g.bBoxBytes()), map, full,
                     addConst(kElement, box * g.boxElements()), column);
   } else {
-    for (int64_t box = 0; box < g.bn / g.boxElements(); ++box)
+    for (int64_t box = 0; box < p.columns / g.boxElements(); ++box)
       ptx.tmaLoad2d(addConst(bb, box * g.bBoxBytes()), mapB, full,
                     addConst(column, box * g.boxElements()), kElement);
   }
@@ -578,6 +625,16 @@ void MatmulLowering::buildProducer() {
     b.setInsertionPointToStart(first.elseBlock());
     scf::YieldOp::create(b, loc, ValueRange{i32(0), i32(0)});
   }
+  if (g.halvesTail) {
+    // This CTA's half program, the ring going on.
+    OpBuilder::InsertionGuard guard(b);
+    Program h;
+    beginHalfProgram(h);
+    auto mine = scf::IfOp::create(b, loc, loads, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(mine.thenBlock());
+    produceProgram(h, first.getResult(0), first.getResult(1));
+    return;
+  }
   if (g.splitK == 1)
     return;
   // The cluster's split program: the first thread loads this rank's share of
@@ -602,8 +659,13 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   Value consumer = addConst(warpgroup, -1);
   Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
   consumerLeader = cmp(arith::CmpIPredicate::eq, lane, i32(0));
-  SmallVector<Type> fields(g.accumulatorRegisters(), b.getF32Type());
-  auto accType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
+  // The accumulator of a program of `columns` columns (BN, or BN / 2 for
+  // half a program; BM's when transposed).
+  auto accumulatorType = [&](int64_t columns) {
+    SmallVector<Type> fields(g.transposed ? g.accumulatorRegisters() : columns / 2,
+                             b.getF32Type());
+    return LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
+  };
   // The A rows of this consumer within each A box (all BM rows when
   // transposed: A is then wgmma's B operand).
   Value aRows = mulConst(consumer, g.transposed ? 0 : 64 * kSwizzleBytes);
@@ -611,10 +673,12 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   if (g.transposed)
     fragment = transposedFragmentOffsets(consumer);
 
-  // The loop over `kTiles` k-tiles from ring state (stage, parity), its
+  // The loop over program `p`'s k-tiles from ring state (stage, parity), its
   // results the next stage and parity and the accumulator.
-  auto multiply = [&](Value kTiles, Value stage0, Value parity0) {
+  auto multiply = [&](const Program &p, Value stage0, Value parity0) {
     OpBuilder::InsertionGuard inner(b);
+    Type accType = accumulatorType(p.columns);
+    Value kTiles = p.kTiles;
     Value zero = LLVM::ZeroOp::create(b, loc, accType);
     auto ks = scf::ForOp::create(b, loc, i32(0), kTiles, i32(1),
                                  ValueRange{stage0, parity0, zero});
@@ -665,7 +729,7 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
       Value db = g.bKMajor
                      ? ptx.matrixDescriptor(addConst(bb, (kk / 4) * g.bBoxBytes() + (kk % 4) * 32), 16, 1024)
                      : ptx.matrixDescriptor(addConst(bb, kk * 2048), g.bBoxBytes(), 1024);
-      sum = ptx.wgmma(sum, da, db, scaleD, g.bn, k.inputType,
+      sum = ptx.wgmma(sum, da, db, scaleD, p.columns, k.inputType,
                       /*transposeB=*/!g.bKMajor, k.inputTypeB);
     }
     ptx.wgmmaCommitGroup();
@@ -685,18 +749,27 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   OpBuilder::InsertionGuard guard(b);
   Program p;
   scf::ForOp loop = beginProgramLoop(p);
-  scf::ForOp ks = multiply(p.kTiles, loop.getRegionIterArgs()[0], loop.getRegionIterArgs()[1]);
+  scf::ForOp ks = multiply(p, loop.getRegionIterArgs()[0], loop.getRegionIterArgs()[1]);
   if (!tiles.empty())
     waitEpilogueTiles(consumer, wholeIndex(loop.getInductionVar()));
-  buildEpilogue(ks.getResult(2), consumer, p.pid0, p.pid1, p.mapping);
+  buildEpilogue(ks.getResult(2), consumer, p, p.mapping);
   if (!tiles.empty())
     releaseEpilogueTiles(consumer);
   scf::YieldOp::create(b, loc, ValueRange{ks.getResult(0), ks.getResult(1)});
   b.setInsertionPointAfter(loop);
+  if (g.halvesTail) {
+    // Half a program, its epilogue's tiles of other arguments read from
+    // global memory (the producer loads them for whole programs only).
+    Program h;
+    scf::IfOp some = beginHalfProgram(h);
+    scf::ForOp half = multiply(h, loop.getResult(0), loop.getResult(1));
+    buildEpilogue(half.getResult(2), consumer, h, h.mapping, /*sharedTiles=*/false);
+    b.setInsertionPointAfter(some);
+  }
   if (g.splitK > 1) {
     Program q;
     scf::IfOp some = beginSplitProgram(q);
-    scf::ForOp split = multiply(q.kTiles, loop.getResult(0), loop.getResult(1));
+    scf::ForOp split = multiply(q, loop.getResult(0), loop.getResult(1));
     Value sum = sumSplit(split.getResult(2));
     auto lead = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, rank, i32(0)),
                                   /*withElseRegion=*/false);
@@ -706,7 +779,7 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
       // Its epilogue reads other arguments' tiles from global memory: the
       // shared reads beside rank 0's loads of the partial sums made ptxas
       // spill at S = 4 and 8.
-      buildEpilogue(sum, consumer, q.pid0, q.pid1, q.mapping, /*sharedTiles=*/false);
+      buildEpilogue(sum, consumer, q, q.mapping, /*sharedTiles=*/false);
     }
     b.setInsertionPointAfter(some);
   }
@@ -719,7 +792,8 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
 }
 
 Value MatmulLowering::addAccumulators(Value acc, Value part) {
-  for (int64_t r = 0; r < g.accumulatorRegisters(); ++r) {
+  const int64_t regs = cast<LLVM::LLVMStructType>(acc.getType()).getBody().size();
+  for (int64_t r = 0; r < regs; ++r) {
     Value sum = arith::AddFOp::create(
         b, loc, LLVM::ExtractValueOp::create(b, loc, acc, r),
         LLVM::ExtractValueOp::create(b, loc, part, r));
@@ -798,19 +872,18 @@ MatmulLowering::transposedFragmentOffsets(Value consumer) {
   return offsets;
 }
 
-void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
-                                   Value pid1, IRMapping &mapping,
-                                   bool sharedTiles) {
+void MatmulLowering::buildEpilogue(Value acc, Value consumer, const Program &p,
+                                   IRMapping &mapping, bool sharedTiles) {
   // This thread's accumulator rows (two) and columns (wgmmaN / 4) of its
   // wgmma tile: the tile's rows and columns, or its columns and rows when
-  // transposed.
+  // transposed; half a program's columns from its offset in the tile.
   Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
   Value warp = arith::DivUIOp::create(b, loc, lane, i32(32));
   Value l = arith::RemUIOp::create(b, loc, lane, i32(32));
   Value rowBase = add(add(mulConst(consumer, 64), mulConst(warp, 16)),
                       arith::DivUIOp::create(b, loc, l, i32(4)));
-  Value colBase = mulConst(arith::RemUIOp::create(b, loc, l, i32(4)), 2);
-  const int64_t regs = g.accumulatorRegisters();
+  Value colBase = add(mulConst(arith::RemUIOp::create(b, loc, l, i32(4)), 2), p.colOffset);
+  const int64_t regs = cast<LLVM::LLVMStructType>(acc.getType()).getBody().size();
   SmallVector<Value> rows{rowBase, addConst(rowBase, 8)};
   SmallVector<Value> cols;
   for (int64_t c = 0; c < regs / 2; ++c)
@@ -853,7 +926,7 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
       return Value();
     };
   }
-  Value row0 = mulConst(pid0, g.bm), col0 = mulConst(pid1, g.bn);
+  Value row0 = mulConst(p.pid0, g.bm), col0 = mulConst(p.pid1, g.bn);
   if (g.transposed) {
     buildTransposedStores(values, rows, cols, row0, col0);
     return;
@@ -861,7 +934,8 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
   Value out = k.func.getArgument(k.argOut);
   Value height = dimOf(out, 0), width = dimOf(out, 1);
   if (g.tmaStore()) {
-    buildStagedStores(values, k.store.getValue(), rows, cols, consumer, row0, col0);
+    buildStagedStores(values, k.store.getValue(), rows, cols, consumer, row0,
+                      add(col0, p.colOffset), p.columns);
     return;
   }
   // Pairs of columns as one store where the rows are contiguous and aligned.
@@ -877,7 +951,7 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, Value pid0,
 void MatmulLowering::buildStagedStores(EpilogueValues &values, Value store,
                                        ArrayRef<Value> rows,
                                        ArrayRef<Value> cols, Value consumer,
-                                       Value row0, Value col0) {
+                                       Value row0, Value col0, int64_t columns) {
   HopperPtx ptx(b, loc);
   Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
   Value staging = add(addConst(smem, g.stagingOffset()),
@@ -933,7 +1007,7 @@ void MatmulLowering::buildStagedStores(EpilogueValues &values, Value store,
   warpgroupBarrier(consumer);
   ifConsumerLeader([&] {
     Value row = add(row0, mulConst(consumer, 64));
-    for (int64_t box = 0; box < g.bn / g.outBoxElements(); ++box)
+    for (int64_t box = 0; box < columns / g.outBoxElements(); ++box)
       ptx.tmaStore2d(mapOut, addConst(staging, box * g.outBoxBytes()),
                      addConst(col0, box * g.outBoxElements()), row);
     ptx.bulkCommitGroup();
@@ -1000,6 +1074,16 @@ void MatmulLowering::run() {
     // the GPU holds: then all are split.
     Value last = arith::RemUIOp::create(b, loc, programs, ctas);
     tail = arith::SelectOp::create(b, loc, cmp(arith::CmpIPredicate::ule, last, clusters),
+                                   last, i32(0));
+    whole = arith::SubIOp::create(b, loc, programs, tail);
+  }
+  if (g.halvesTail) {
+    // The last round's programs, where they are no more than half the CTAs,
+    // run as two halves each on two CTAs: the round takes about half a
+    // program's time instead of a whole one's. (Fewer programs than SMs run
+    // one per CTA, a round of their own: nothing to halve.)
+    Value last = arith::RemUIOp::create(b, loc, programs, ctas);
+    tail = arith::SelectOp::create(b, loc, cmp(arith::CmpIPredicate::ule, mulConst(last, 2), ctas),
                                    last, i32(0));
     whole = arith::SubIOp::create(b, loc, programs, tail);
   }
@@ -1220,6 +1304,9 @@ struct ConvertTileMatmulToNVVMPass
       }
       if (splitK > 1 && g.partialBytes() <= g.stages * g.stageBytes())
         g.splitK = splitK;
+      // Halves of BN / 2 columns: whole 64-column boxes of a row-major B,
+      // and a wgmma of 64 columns or more.
+      g.halvesTail = halveTail && g.splitK == 1 && !transposed && g.bn >= 128;
       MatmulLowering(*k, g, groupM, std::move(tiles)).run();
     }
   }

@@ -1,4 +1,4 @@
-// RUN: tessera-opt %s -split-input-file -convert-tile-matmul-to-nvvm="arch=sm_90a" | FileCheck %s
+// RUN: tessera-opt %s -split-input-file -convert-tile-matmul-to-nvvm="arch=sm_90a halve-tail=0" | FileCheck %s
 
 // A matmul with a bias + relu + bf16 epilogue, 128 x 256 x 64 tiles: 384
 // threads (a producer and two consumer warpgroups), 4 stages of 48 KiB, two
