@@ -1,6 +1,8 @@
 // matmul_reference.h: the host reference of the matmul tests (test_matmul.cpp,
-// test_matmul_mma_sync.cpp): an M x K by K x N product accumulated in double, the error bound of
-// an f32-accumulated product by input dtype and K, and a count of the elements outside it.
+// test_matmul_mma_sync.cpp, test_split_k.cpp, test_tail_halves.cpp): an M x K by K x N product
+// accumulated in double (also a @ w^T of an N x K weight, and the row-major copy of its transposed
+// view), the error bound of an f32-accumulated product by input dtype and K, and a count of the
+// elements outside it.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -44,6 +46,23 @@ Reference reference(int64_t m, int64_t n, int64_t k, A a, B b) {
       }
     }
   return r;
+}
+
+// The reference of a @ w^T for an M x K `a` and an N x K `w` (a weight, multiplied through its
+// transposed view, a K-major B).
+template <class TA, class TW>
+Reference reference_wt(const tessera::Tensor<TA, 2>& a, const tessera::Tensor<TW, 2>& w) {
+  return reference(a.shape(0), w.shape(0), a.shape(1), [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                   [&](int64_t kk, int64_t j) { return d(w(j, kk)); });
+}
+
+// The K x N row-major copy of an N x K `w`: the same B as w.transposed(), read row-major.
+template <class T>
+tessera::Tensor<T, 2> row_major_copy_of_transposed(const tessera::Tensor<T, 2>& w) {
+  tessera::Tensor<T, 2> b({w.shape(1), w.shape(0)});
+  for (int64_t kk = 0; kk < w.shape(1); ++kk)
+    for (int64_t j = 0; j < w.shape(0); ++j) b(kk, j) = w(j, kk);
+  return b;
 }
 
 // Bound on |c - reference| for one element of an f32-accumulated product of K terms, as a factor

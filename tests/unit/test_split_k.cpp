@@ -171,11 +171,8 @@ void split_wgmma_results(Target target) {
     auto a = random_tensor<bfloat16, 2>({s.m, s.k}, -1, 1, 71);
     auto w = random_tensor<bfloat16, 2>({s.n, s.k}, -1, 1, 72);
     auto bias = random_tensor<bfloat16, 1>({s.n}, -1, 1, 73);
-    Tensor<bfloat16, 2> b({s.k, s.n});
-    for (int64_t kk = 0; kk < s.k; ++kk)
-      for (int64_t j = 0; j < s.n; ++j) b(kk, j) = w(j, kk);
-    const Reference r = reference(s.m, s.n, s.k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
-                                  [&](int64_t kk, int64_t j) { return d(w(j, kk)); });
+    const Tensor<bfloat16, 2> b = row_major_copy_of_transposed(w);
+    const Reference r = reference_wt(a, w);
     const double bound = product_bound(DType::bf16, s.k), rel = std::ldexp(1.0, -8);
     for (int split : splits) {
       INFO("M " << s.m << ", N " << s.n << ", K " << s.k << ", split_k = " << split);

@@ -41,11 +41,8 @@ void halves_results(Target target) {
   auto a = random_tensor<bfloat16, 2>({s.m, s.k}, -1, 1, 61);
   auto w = random_tensor<bfloat16, 2>({s.n, s.k}, -1, 1, 62);
   auto bias = random_tensor<bfloat16, 1>({s.n}, -1, 1, 63);
-  Tensor<bfloat16, 2> b({s.k, s.n});
-  for (int64_t kk = 0; kk < s.k; ++kk)
-    for (int64_t j = 0; j < s.n; ++j) b(kk, j) = w(j, kk);
-  const Reference r = reference(s.m, s.n, s.k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
-                                [&](int64_t kk, int64_t j) { return d(w(j, kk)); });
+  const Tensor<bfloat16, 2> b = row_major_copy_of_transposed(w);
+  const Reference r = reference_wt(a, w);
   const double bound = product_bound(DType::bf16, s.k), rel = std::ldexp(1.0, -8);
   Tensor<bfloat16, 2> out({s.m, s.n});
   Tensor<float, 2> wide({s.m, s.n});
@@ -73,8 +70,7 @@ void float8_halves_results(Target target) {
   INFO("M " << s.m << ", N " << s.n << ", K " << s.k);
   auto a = random_tensor<float8_e4m3, 2>({s.m, s.k}, -2, 2, 64);
   auto w = random_tensor<float8_e4m3, 2>({s.n, s.k}, -2, 2, 65);
-  const Reference r = reference(s.m, s.n, s.k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
-                                [&](int64_t kk, int64_t j) { return d(w(j, kk)); });
+  const Reference r = reference_wt(a, w);
   Tensor<float, 2> wide({s.m, s.n});
   matmul_kernels::matmul<128, 128, 128>().launch_on(target, wide.partition<128, 128>(), a, w.transposed());
   CHECK(mismatches(r, s.m, s.n, product_bound(DType::f8e4m3, s.k), 0, [&](int64_t i, int64_t j) { return double(wide(i, j)); },
