@@ -158,7 +158,7 @@ struct Geometry {
   int64_t aBoxBytes() const { return bm * kSwizzleBytes; }  // BM rows of 128 B
   int64_t bBoxBytes() const { return (bKMajor ? bn : bk) * kSwizzleBytes; }
   int64_t aBytes() const { return bm * bk * elementBytes; }
-  int64_t bBytes() const { return bk * bn * elementBytes; }
+  int64_t bBytes() const { return bBytes(bn); }
   int64_t stageBytes() const { return aBytes() + bBytes(); }
   int64_t barriersOffset() const {
     return epilogueOffset() + consumers * epilogueTileBytes;
@@ -1063,28 +1063,23 @@ void MatmulLowering::run() {
   tilesN = ceilDiv(dimOf(out, 1), g.bn);
   programs = mul(tilesM, tilesN);
   whole = programs;
-  if (g.splitK > 1) {
-    // The persistent CTAs run the programs whole in rounds of `ctas`; the
-    // last round's, where the clusters can take them one each, are split
-    // over the CTAs of a cluster instead, so that a round that would leave
-    // SMs idle takes about 1/S of a program's time. (Clusters taking two or
-    // three split programs in turn measured slower than whole programs on
-    // the H100: each pays the ring's refill and the reduction.) The launch
-    // starts S CTAs per program where programs are fewer than the clusters
-    // the GPU holds: then all are split.
+  // The persistent CTAs run the programs whole in rounds of `ctas`; the last
+  // round's, where it would leave SMs idle, run after that loop instead:
+  //   - with a split, where the clusters can take them one each, each over
+  //     the CTAs of a cluster, so that the round takes about 1/S of a
+  //     program's time. (Clusters taking two or three split programs in turn
+  //     measured slower than whole programs on the H100: each pays the ring's
+  //     refill and the reduction.) The launch starts S CTAs per program where
+  //     programs are fewer than the clusters the GPU holds: then all are split;
+  //   - without one, where they are no more than half the CTAs, each as two
+  //     halves on two CTAs: the round takes about half a program's time.
+  //     (Fewer programs than SMs run one per CTA, a round of their own:
+  //     nothing to halve.)
+  if (g.splitK > 1 || g.halvesTail) {
     Value last = arith::RemUIOp::create(b, loc, programs, ctas);
-    tail = arith::SelectOp::create(b, loc, cmp(arith::CmpIPredicate::ule, last, clusters),
-                                   last, i32(0));
-    whole = arith::SubIOp::create(b, loc, programs, tail);
-  }
-  if (g.halvesTail) {
-    // The last round's programs, where they are no more than half the CTAs,
-    // run as two halves each on two CTAs: the round takes about half a
-    // program's time instead of a whole one's. (Fewer programs than SMs run
-    // one per CTA, a round of their own: nothing to halve.)
-    Value last = arith::RemUIOp::create(b, loc, programs, ctas);
-    tail = arith::SelectOp::create(b, loc, cmp(arith::CmpIPredicate::ule, mulConst(last, 2), ctas),
-                                   last, i32(0));
+    Value fits = g.splitK > 1 ? cmp(arith::CmpIPredicate::ule, last, clusters)
+                              : cmp(arith::CmpIPredicate::ule, mulConst(last, 2), ctas);
+    tail = arith::SelectOp::create(b, loc, fits, last, i32(0));
     whole = arith::SubIOp::create(b, loc, programs, tail);
   }
 
