@@ -21,7 +21,9 @@
 
 #include "frontend/ast.h"
 #include "frontend/ast_nodes.h"
+#include "text_count.h"
 
+using text_count::occurrences;
 using namespace tessera;
 
 namespace {
@@ -45,12 +47,6 @@ constexpr auto k_grow = [](auto out, auto x) { return out.store(grow<Levels>(x.l
 template <int Levels>
 constexpr std::string_view grow_text =
     ast_of<OutParam<0, DType::f32, 1, 128>, InParam<1, DType::f32, 1>>(k_grow<Levels>);
-
-std::size_t count(std::string_view text, std::string_view what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string_view::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 float grow_reference(float t, int levels) {
   for (int i = 0; i < levels; ++i) t = t * t + t;
@@ -85,9 +81,9 @@ TEST_CASE("a value used several times is written once: the text grows linearly w
   CHECK(grow_text<8>.size() - grow_text<7>.size() == step);
   CHECK(grow_text<12>.size() - grow_text<11>.size() == step + 3);  // IDs 10 and up have two digits
   CHECK(grow_text<12>.size() < 1100);
-  CHECK(count(grow_text<12>, "(let ") == 11);
-  CHECK(count(grow_text<12>, "(ref ") == 22);
-  CHECK(count(grow_text<12>, "(mul ") == 12);
+  CHECK(occurrences(grow_text<12>, "(let ") == 11);
+  CHECK(occurrences(grow_text<12>, "(ref ") == 22);
+  CHECK(occurrences(grow_text<12>, "(mul ") == 12);
 }
 
 static void grows_right(Target target) {
@@ -137,14 +133,14 @@ constexpr auto k_same_body = [](auto out, auto x) {
 }  // namespace
 
 TEST_CASE("a loop read through several results is written once", "[dag][ast]") {
-  CHECK(count(two_results_text, "(for ") == 1);
+  CHECK(occurrences(two_results_text, "(for ") == 1);
   // Result 1 refers to the loop; the second read of result 0 is the same node as the first, a ref.
-  CHECK(count(two_results_text, "(result ") == 2);
+  CHECK(occurrences(two_results_text, "(result ") == 2);
   CHECK(two_results_text.find("(result f32 [16 1] 1 (ref f32 [16 1] ") != std::string_view::npos);
-  CHECK(count(two_results_text, "(let ") == 4);  // result 0, the loop, m2 and the loaded tile
+  CHECK(occurrences(two_results_text, "(let ") == 4);  // result 0, the loop, m2 and the loaded tile
   const std::string_view same_body = ast_of<OutParam<0, DType::f32, 1, 128>, InParam<1, DType::f32, 1>>(k_same_body);
-  CHECK(count(same_body, "(for ") == 2);
-  CHECK(count(same_body, "(carried ") == 1);  // the second loop's yield is a ref to the first's
+  CHECK(occurrences(same_body, "(for ") == 2);
+  CHECK(occurrences(same_body, "(carried ") == 1);  // the second loop's yield is a ref to the first's
 }
 
 static void loops_compute_right(Target target) {

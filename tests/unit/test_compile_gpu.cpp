@@ -14,7 +14,9 @@
 #include "example_kernels.h"
 #include "row_kernels.h"
 #include "scoped_env.h"
+#include "text_count.h"
 
+using text_count::occurrences;
 using namespace tessera;
 
 namespace {
@@ -133,11 +135,6 @@ TEST_CASE("TESSERA_DUMP_DIR writes every stage, also of a kernel the disk cache 
 }
 
 namespace {
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
-}
 }  // namespace
 
 TEST_CASE("gpu code: multiply-adds contract to fma, interior tiles load without checks", "[compile][ptx]") {
@@ -147,8 +144,8 @@ TEST_CASE("gpu code: multiply-adds contract to fma, interior tiles load without 
     return o.store(a.load_like(o) * b.load_like(o) + c<1.5>);
   });
   std::string ptx = fma_k.compile(Target::sm_90, z.partition<2048>(), x, y).ptx;
-  CHECK(count(ptx, "fma.rn.f32") > 0);
-  CHECK(count(ptx, "mul.rn.f32") == 0);
+  CHECK(occurrences(ptx, "fma.rn.f32") > 0);
+  CHECK(occurrences(ptx, "mul.rn.f32") == 0);
   // 2048 elements, no exchange between threads: 256 threads in 2 CTAs of 128 (8 elements each),
   // i.e. two 16-byte chunks per input. In the copy of the body for programs wholly in bounds
   // (tile-version-interior; first in the PTX), both inputs' loads are issued back to back, all
@@ -160,8 +157,8 @@ TEST_CASE("gpu code: multiply-adds contract to fma, interior tiles load without 
   REQUIRE(first != std::string::npos);
   size_t branch = ptx.find("bra", first);
   std::string block = ptx.substr(first, branch - first);
-  CHECK(count(block, "ld.global.nc") == 4);
-  CHECK(count(block, kHintedVectorLoad) == 4);
+  CHECK(occurrences(block, "ld.global.nc") == 4);
+  CHECK(occurrences(block, kHintedVectorLoad) == 4);
 }
 
 TEST_CASE("gpu code: a weight load shared by all programs is issued after the row reduction", "[compile][ptx]") {
@@ -181,8 +178,8 @@ TEST_CASE("gpu code: a weight load shared by all programs is issued after the ro
   REQUIRE(barrier != std::string::npos);
   size_t interior_end = ptx.find("bra.uni", barrier);
   REQUIRE(interior_end != std::string::npos);
-  CHECK(count(ptx.substr(0, barrier), kHintedVectorLoad) == static_cast<size_t>(1024 / threads));
-  CHECK(count(ptx.substr(barrier, interior_end - barrier), kHintedVectorLoad) == static_cast<size_t>(1024 / threads));
+  CHECK(occurrences(ptx.substr(0, barrier), kHintedVectorLoad) == static_cast<size_t>(1024 / threads));
+  CHECK(occurrences(ptx.substr(barrier, interior_end - barrier), kHintedVectorLoad) == static_cast<size_t>(1024 / threads));
 }
 
 TEST_CASE("gpu code: RMSNorm over 32768-wide bf16 rows keeps its row in bf16 across the reduction", "[compile][ptx]") {
@@ -207,7 +204,7 @@ TEST_CASE("gpu code: RMSNorm over 32768-wide bf16 rows keeps its row in bf16 acr
     size_t barrier = p.find("bar.sync");
     size_t end = p.find("bra.uni", barrier);
     return barrier == std::string::npos || end == std::string::npos ? size_t{0}
-                                                                     : count(p.substr(barrier, end - barrier), "cvt.f32.bf16");
+                                                                     : occurrences(p.substr(barrier, end - barrier), "cvt.f32.bf16");
   };
   CHECK(widened_after_barrier(ptx) == 64);
   CHECK(widened_after_barrier(narrow) == 0);
@@ -234,10 +231,10 @@ TEST_CASE("gpu code: loads from inputs carry an L2 policy (evict_first for a red
   Tensor<float, 1> a({1 << 16}), o({1 << 16});
   auto acc = kernel("gpu_accumulate_hints", [](auto out, auto x) { return out.store(out.load() + x.load_like(out)); });
   std::string ptx = acc.compile(Target::sm_90, o.partition<2048>(), a).ptx;
-  CHECK(count(ptx, "createpolicy.fractional.L2::evict_last.b64") == 1);
-  CHECK(count(ptx, kHintedVectorLoad) > 0);
-  CHECK(count(ptx, "ld.global.v4") > 0);
-  CHECK(count(ptx, "ld.global.nc.v4") == 0);
+  CHECK(occurrences(ptx, "createpolicy.fractional.L2::evict_last.b64") == 1);
+  CHECK(occurrences(ptx, kHintedVectorLoad) > 0);
+  CHECK(occurrences(ptx, "ld.global.v4") > 0);
+  CHECK(occurrences(ptx, "ld.global.nc.v4") == 0);
   // A row sum writes a 32nd of a byte per byte it reads (a reduction): its loads of the rows, whose
   // addresses depend on the program, get the policy evict_first instead (each byte is read once).
   // Its partial sums go to a shared scratch array through an aligned pointer computed with ptrtoint
@@ -249,10 +246,10 @@ TEST_CASE("gpu code: loads from inputs carry an L2 policy (evict_first for a red
   auto check_streamed = [&](const auto& k, auto& in) {
     std::string ptx = k.compile(Target::sm_90, s.partition<1, 1>(), in).ptx;
     INFO(k.name());
-    CHECK(count(ptx, "createpolicy.fractional.L2::evict_first.b64") == 1);
-    CHECK(count(ptx, "createpolicy.fractional.L2::evict_last") == 0);
-    CHECK(count(ptx, kHintedVectorLoad) > 0);
-    CHECK(count(ptx, "ld.global.nc.v4") == 0);
+    CHECK(occurrences(ptx, "createpolicy.fractional.L2::evict_first.b64") == 1);
+    CHECK(occurrences(ptx, "createpolicy.fractional.L2::evict_last") == 0);
+    CHECK(occurrences(ptx, kHintedVectorLoad) > 0);
+    CHECK(occurrences(ptx, "ld.global.nc.v4") == 0);
   };
   check_streamed(row_kernels::row_sum(), x);
   check_streamed(row_kernels::row_sum_of<512>(), shortx);
@@ -265,9 +262,9 @@ TEST_CASE("gpu code: loads from inputs carry an L2 policy (evict_first for a red
                           cast<DType::f32>(load<8192>(wt, c<0>))));
   });
   std::string wptx = weighted.compile(Target::sm_90, s.partition<1, 1>(), x, w).ptx;
-  CHECK(count(wptx, "createpolicy.fractional.L2::evict_first.b64") == 1);
-  CHECK(count(wptx, kHintedVectorLoad) > 0);
-  CHECK(count(wptx, "ld.global.nc.v4.b32") > 0);
+  CHECK(occurrences(wptx, "createpolicy.fractional.L2::evict_first.b64") == 1);
+  CHECK(occurrences(wptx, kHintedVectorLoad) > 0);
+  CHECK(occurrences(wptx, "ld.global.nc.v4.b32") > 0);
   // A matrix product of 16 x 16 f32 tiles stores an eighth of what it loads (a reduction: otherwise
   // its loads would take evict_last), but a row of programs reads each left tile and a column each
   // right tile: neither is a stream, so no policy.
@@ -281,7 +278,7 @@ TEST_CASE("gpu code: loads from inputs carry an L2 policy (evict_first for a red
     return o.store(acc);
   });
   std::string gptx = gemm.compile(Target::sm_90, cm.partition<16, 16>(), ga, gb).ptx;
-  CHECK(count(gptx, "createpolicy") == 0);
+  CHECK(occurrences(gptx, "createpolicy") == 0);
 }
 
 TEST_CASE("gpu code: small programs that exchange no data share a CTA", "[compile][ptx]") {
@@ -313,8 +310,8 @@ TEST_CASE("gpu code: a row divided by one value shares one correctly rounded rec
     return o.store(load<1, 1024>(a, program_id<0>(), c<0>) / load<1, 1>(div, program_id<0>(), c<0>));
   });
   std::string ptx = k.compile(Target::sm_90, y.partition<1, 1024>(), x, d).ptx;
-  CHECK(count(ptx, "rcp.rn.f32") >= 1);
-  CHECK(count(ptx, "fma.rn.f32") >= 64);
+  CHECK(occurrences(ptx, "rcp.rn.f32") >= 1);
+  CHECK(occurrences(ptx, "fma.rn.f32") >= 64);
 }
 
 TEST_CASE("gpu code: bf16 pairs widen to f32 from their 32-bit words", "[compile][ptx]") {
@@ -328,7 +325,7 @@ TEST_CASE("gpu code: bf16 pairs widen to f32 from their 32-bit words", "[compile
     return o.store(cast<DType::f32>(a.load_like(o)) * c<2.0>);
   });
   std::string ptx = k.compile(Target::sm_90, y.partition<1, 2048>(), x).ptx;
-  CHECK(count(ptx, "-65536;") >= 4);
-  CHECK(count(ptx, "16;") >= 4);
-  CHECK(count(ptx, "cvt.f32.bf16") < count(ptx, "-65536;"));
+  CHECK(occurrences(ptx, "-65536;") >= 4);
+  CHECK(occurrences(ptx, "16;") >= 4);
+  CHECK(occurrences(ptx, "cvt.f32.bf16") < occurrences(ptx, "-65536;"));
 }

@@ -13,12 +13,13 @@
 // every GPU target. The tolerances (product_bound below) hold for any summation order and for
 // the tensor-core lowering, so these tests stay as they are when mma moves onto tensor cores.
 #include "driver/cuda_driver.h"
-#include "execution_helpers.h"
 #include "example_kernels.h"
+#include "execution_helpers.h"
 #include "matmul_kernels.h"
 #include "matmul_reference.h"
 #include "ptxas_log.h"
 #include "scoped_env.h"
+#include "text_count.h"
 
 #include <cmath>
 #include <cstdint>
@@ -26,6 +27,7 @@
 #include <string>
 #include <vector>
 
+using text_count::occurrences;
 using namespace tessera;
 
 namespace {
@@ -535,11 +537,6 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
 TEST_CASE("compiler hints fix a GEMM's pipeline stages and grouped order; bad hints are refused",
           "[mma][matmul][compile]") {
   Tensor<bfloat16, 2> a({512, 256}), b({256, 1024}), out({512, 1024});
-  auto count = [](const std::string& ptx, const std::string& what) {
-    std::size_t n = 0;
-    for (std::size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
-    return n;
-  };
   auto mm = matmul_kernels::matmul<128, 256, 64>();
   auto with = [](Target t, CompilerHints h) {
     LaunchOptions o;
@@ -556,13 +553,13 @@ TEST_CASE("compiler hints fix a GEMM's pipeline stages and grouped order; bad hi
   const std::string plain = mm.compile(Target::sm_90, out.partition<128, 256>(), a, b).ptx;
   const std::string two = mm.compile(with(Target::sm_90, {.pipeline_stages = 2}), out.partition<128, 256>(), a, b).ptx;
   const std::string grouped = mm.compile(with(Target::sm_90, {.group_rows = 16}), out.partition<128, 256>(), a, b).ptx;
-  CHECK(count(two, "mbarrier.init") < count(plain, "mbarrier.init"));
-  CHECK(count(two, "wgmma.mma_async") > 0);
+  CHECK(occurrences(two, "mbarrier.init") < occurrences(plain, "mbarrier.init"));
+  CHECK(occurrences(two, "wgmma.mma_async") > 0);
   CHECK(grouped != plain);
-  CHECK(count(grouped, "mbarrier.init") == count(plain, "mbarrier.init"));
+  CHECK(occurrences(grouped, "mbarrier.init") == occurrences(plain, "mbarrier.init"));
   const std::string warp = mm.compile(Target::sm_80, out.partition<128, 256>(), a, b).ptx;
   const std::string warp2 = mm.compile(with(Target::sm_80, {.pipeline_stages = 2}), out.partition<128, 256>(), a, b).ptx;
-  CHECK(count(warp, "mma.sync") > 0);
+  CHECK(occurrences(warp, "mma.sync") > 0);
   CHECK(warp2 != warp);
 }
 

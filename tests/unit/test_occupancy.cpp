@@ -15,8 +15,10 @@
 #include "compiler/register_cap.h"
 #include "driver/nvjitlink.h"
 #include "row_kernels.h"
+#include "text_count.h"
 #include "two_rows_kernel.h"
 
+using text_count::occurrences;
 using namespace tessera;
 using tessera::detail::KernelResources;
 
@@ -329,11 +331,6 @@ TEST_CASE("exp range tests are kept only when they cost no occupancy", "[compile
   check_stage_ran(art, "plain-exp");
   // tanh takes ex2.approx.ftz, exp's plain form ex2.approx: one each per element. With the tests
   // exp would add an ex2.approx.ftz per element.
-  auto count = [&](std::string_view what) {
-    int n = 0;
-    for (auto at = art.ptx.find(what); at != std::string::npos; at = art.ptx.find(what, at + 1)) ++n;
-    return n;
-  };
-  CHECK(count("ex2.approx.f32") > 0);
-  CHECK(count("ex2.approx.ftz.f32") == count("ex2.approx.f32"));
+  CHECK(occurrences(art.ptx, "ex2.approx.f32") > 0);
+  CHECK(occurrences(art.ptx, "ex2.approx.ftz.f32") == occurrences(art.ptx, "ex2.approx.f32"));
 }

@@ -24,7 +24,9 @@
 #include "matmul_reference.h"
 #include "matvec_reference.h"
 #include "ptxas_log.h"
+#include "text_count.h"
 
+using text_count::occurrences;
 using namespace tessera;
 using exec_test::random_tensor;
 
@@ -387,17 +389,12 @@ TEST_CASE("split_k: the sm_90a wgmma GEMM runs persistent clusters of S (none un
         matmul_tile_epilogue<true>().compile(o, out.partition<128, 128>(), a, w.transposed(), wide);
     const CompiledArtifact skipped =
         matmul_tile_epilogue<false>().compile(o, out.partition<128, 128>(), a, w.transposed(), skip);
-    const auto count = [](const std::string& ptx, const std::string& what) {
-      std::size_t n = 0;
-      for (std::size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
-      return n;
-    };
     const CompiledArtifact gated_one =
         matmul_tile_epilogue<true, 64>().compile(o, out.partition<64, 128>(), a, w.transposed(), wide);
     const std::size_t halves = s == 0 ? 1 : 0;
-    CHECK(count(gated.ptx, ".param .align 64 .b8") == 3 + halves);
-    CHECK(count(skipped.ptx, ".param .align 64 .b8") == 4 + halves);
-    CHECK(count(gated_one.ptx, ".param .align 64 .b8") == 4 + halves);
+    CHECK(occurrences(gated.ptx, ".param .align 64 .b8") == 3 + halves);
+    CHECK(occurrences(skipped.ptx, ".param .align 64 .b8") == 4 + halves);
+    CHECK(occurrences(gated_one.ptx, ".param .align 64 .b8") == 4 + halves);
     // One consumer (64 x 128): its warpgroup's barrier before the TMA store's writes, after them,
     // and before its leader releases the epilogue's tiles, each once; and the half program's two
     // around its TMA store's writes. A copy of the release's in the leader's branch (LLVM
@@ -406,7 +403,7 @@ TEST_CASE("split_k: the sm_90a wgmma GEMM runs persistent clusters of S (none un
     if (s == 0) {
       const CompiledArtifact one =
           matmul_tile_epilogue<false, 64>().compile(o, out.partition<64, 128>(), a, w.transposed(), skip);
-      CHECK(count(one.ptx, "bar.sync \t1, 128;") == 5);
+      CHECK(occurrences(one.ptx, "bar.sync \t1, 128;") == 5);
     }
     // The tile epilogues are checked for spills unsplit and where TMA loads their tiles only: an
     // epilogue that reads its tiles from global memory spills (ptxas: 12 bytes for the f32 gate at

@@ -16,7 +16,9 @@
 
 #include "execution_helpers.h"
 #include "matvec_reference.h"
+#include "text_count.h"
 
+using text_count::occurrences;
 using namespace tessera;
 using exec_test::random_tensor;
 using matvec_reference::mismatches;
@@ -70,12 +72,6 @@ void streamed_products(Target target) {
     }
 }
 
-int64_t count(const std::string& text, const std::string& what) {
-  int64_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // The pending counts of the PTX's `cp.async.wait_group N` instructions.
 std::vector<int> waits(const std::string& ptx) {
   std::vector<int> n;
@@ -114,18 +110,18 @@ TEST_CASE("streamed loads: the sm_90 PTX copies the weight tiles ahead as the hi
   // threads): each iteration (the loop is unrolled for the vector's loads) waits for all but the
   // three newest groups. The ring is dynamic shared memory.
   const std::string ring = ptx(4, stream_matvec(), w, v);
-  CHECK(count(ring, "cp.async.cg.shared.global") > 0);
-  CHECK(count(ring, "cp.async.bulk") == 0);
+  CHECK(occurrences(ring, "cp.async.cg.shared.global") > 0);
+  CHECK(occurrences(ring, "cp.async.bulk") == 0);
   CHECK(waits_for(ring, 3));
-  CHECK(count(ring, "// tessera.dynamic_shared_bytes") == 1);
+  CHECK(occurrences(ring, "// tessera.dynamic_shared_bytes") == 1);
   CHECK(waits_for(ptx(2, stream_matvec(), w, v), 1));
   // Two streams of 16 KiB: two slots each within the 64 KiB the rings of a loop may take.
   CHECK(waits_for(ptx(4, stream_pair(), w, w, v), 1));
   // No ring, by default or asked for: the tiles are loaded into registers.
-  CHECK(count(ptx(0, stream_matvec(), w, v), "cp.async") == 0);
-  CHECK(count(ptx(1, stream_matvec(), w, v), "cp.async") == 0);
+  CHECK(occurrences(ptx(0, stream_matvec(), w, v), "cp.async") == 0);
+  CHECK(occurrences(ptx(1, stream_matvec(), w, v), "cp.async") == 0);
   // Rows of 600 bytes are not 16-byte aligned: loaded into registers.
-  CHECK(count(ptx(4, stream_matvec(), odd, v_odd), "cp.async") == 0);
+  CHECK(occurrences(ptx(4, stream_matvec(), odd, v_odd), "cp.async") == 0);
 }
 
 TEST_CASE("streamed loads: the sm_90 PTX fills bulk rings, the vector chunks included", "[stream][compile]") {
@@ -137,25 +133,25 @@ TEST_CASE("streamed loads: the sm_90 PTX fills bulk rings, the vector chunks inc
   // per-thread cp.async, and no vector load from global memory in the K loop: the vector chunk
   // comes through its own ring.
   const std::string ring = ptx(4, stream_matvec(), w, v);
-  CHECK(count(ring, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes") >= 2);
-  CHECK(count(ring, "mbarrier.try_wait.parity") > 0);
-  CHECK(count(ring, "mbarrier.arrive.expect_tx") > 0);
-  CHECK(count(ring, "bar.warp.sync") > 0);
-  CHECK(count(ring, "cp.async.cg") == 0);
-  CHECK(count(ring, "cp.async.wait_group") == 0);
-  CHECK(count(ring, "// tessera.dynamic_shared_bytes") == 1);
-  CHECK(count(ptx(4, stream_pair(), w, w, v), "cp.async.bulk.shared::cluster") >= 3);
+  CHECK(occurrences(ring, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes") >= 2);
+  CHECK(occurrences(ring, "mbarrier.try_wait.parity") > 0);
+  CHECK(occurrences(ring, "mbarrier.arrive.expect_tx") > 0);
+  CHECK(occurrences(ring, "bar.warp.sync") > 0);
+  CHECK(occurrences(ring, "cp.async.cg") == 0);
+  CHECK(occurrences(ring, "cp.async.wait_group") == 0);
+  CHECK(occurrences(ring, "// tessera.dynamic_shared_bytes") == 1);
+  CHECK(occurrences(ptx(4, stream_pair(), w, w, v), "cp.async.bulk.shared::cluster") >= 3);
   // No ring by default, nor for rows that are not 16-byte aligned.
-  CHECK(count(ptx(0, stream_matvec(), w, v), "cp.async") == 0);
-  CHECK(count(ptx(4, stream_matvec(), odd, v_odd), "cp.async") == 0);
+  CHECK(occurrences(ptx(0, stream_matvec(), w, v), "cp.async") == 0);
+  CHECK(occurrences(ptx(4, stream_matvec(), odd, v_odd), "cp.async") == 0);
   // Before sm_90 the hint is ignored: per-thread cp.async rings.
   LaunchOptions o80;
   o80.target = Target::sm_80;
   o80.hints.stream_stages = 4;
   o80.hints.bulk_streams = true;
   const std::string ampere = stream_matvec().compile(o80, y.partition<16>(), w, v).ptx;
-  CHECK(count(ampere, "cp.async.cg.shared.global") > 0);
-  CHECK(count(ampere, "cp.async.bulk") == 0);
+  CHECK(occurrences(ampere, "cp.async.cg.shared.global") > 0);
+  CHECK(occurrences(ampere, "cp.async.bulk") == 0);
 }
 
 TEST_CASE("streamed loads: stream_stages outside 0 to 8 is an error naming the kernel", "[stream]") {

@@ -21,7 +21,9 @@
 #include "matmul_kernels.h"
 #include "matmul_reference.h"
 #include "ptxas_log.h"
+#include "text_count.h"
 
+using text_count::occurrences;
 using namespace tessera;
 using exec_test::random_tensor;
 
@@ -77,12 +79,6 @@ void float8_halves_results(Target target) {
                    [&](int64_t i, int64_t j) { return r.at(i, j); }) == 0);
 }
 
-std::size_t count(const std::string& ptx, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TESSERA_TARGET_TEST_CASE("tail halves: wgmma GEMMs whose last round runs in halves equal the reference",
@@ -105,8 +101,8 @@ TEST_CASE("tail halves: the sm_90a GEMM of 256 columns has a half of 128, nothin
   const CompiledArtifact gelu =
       matmul_kernels::matmul_bias_gelu<128, 256, 64>().compile(o, out.partition<128, 256>(), a, b, Tensor<bfloat16, 1>({2560}));
   for (const CompiledArtifact* c : {&row, &kmajor, &gelu}) {
-    CHECK(count(c->ptx, "wgmma.mma_async.sync.aligned.m64n256k16") == 4);
-    CHECK(count(c->ptx, "wgmma.mma_async.sync.aligned.m64n128k16") == 4);
+    CHECK(occurrences(c->ptx, "wgmma.mma_async.sync.aligned.m64n256k16") == 4);
+    CHECK(occurrences(c->ptx, "wgmma.mma_async.sync.aligned.m64n128k16") == 4);
     if (ptxas.empty()) continue;
     const std::string log = ptxas_log::whole_program_log(ptxas, c->ptx);
     INFO(log);
@@ -115,13 +111,13 @@ TEST_CASE("tail halves: the sm_90a GEMM of 256 columns has a half of 128, nothin
     CHECK(log.find("setmaxnreg") == std::string::npos);
   }
   // A K-major B's halves load through a map of their own: A's, B's, the output's and B's halves'.
-  CHECK(count(row.ptx, ".param .align 64 .b8") == 3);
-  CHECK(count(kmajor.ptx, ".param .align 64 .b8") == 4);
+  CHECK(occurrences(row.ptx, ".param .align 64 .b8") == 3);
+  CHECK(occurrences(kmajor.ptx, ".param .align 64 .b8") == 4);
   const CompiledArtifact narrow = matmul_kernels::matmul<128, 64, 64>().compile(o, out.partition<128, 64>(), a, b);
-  CHECK(count(narrow.ptx, "wgmma.mma_async.sync.aligned.m64n64k16") == 4);
-  CHECK(count(narrow.ptx, "wgmma.mma_async.sync.aligned.m64n32k16") == 0);
+  CHECK(occurrences(narrow.ptx, "wgmma.mma_async.sync.aligned.m64n64k16") == 4);
+  CHECK(occurrences(narrow.ptx, "wgmma.mma_async.sync.aligned.m64n32k16") == 0);
   o.hints.split_k = 2;
   const CompiledArtifact split = matmul_kernels::matmul<128, 256, 64>().compile(o, out.partition<128, 256>(), a, b);
-  CHECK(count(split.ptx, "wgmma.mma_async.sync.aligned.m64n256k16") == 8);
-  CHECK(count(split.ptx, "wgmma.mma_async.sync.aligned.m64n128k16") == 0);
+  CHECK(occurrences(split.ptx, "wgmma.mma_async.sync.aligned.m64n256k16") == 8);
+  CHECK(occurrences(split.ptx, "wgmma.mma_async.sync.aligned.m64n128k16") == 0);
 }
