@@ -187,9 +187,9 @@ int main(int argc, char** argv) {
   // forms before it (no split, an f32 stream), other splits, and other tiles: wider and deeper
   // ones, whole and with the last round split (a long chunk's 160 tiles of 128 x 128 are 80 of
   // 128 x 256), and 64-row and 64-column ones for short prompts.
-  const CompilerHints engine_split{.split_k = k::prefill_residual_split(t, kHidden)};
   auto residual_cases = [&](const std::string& name, double flops, auto& out, auto& out_f32, const auto& a,
                             const auto& w, const auto& residual, const auto& residual_f32) {
+    const CompilerHints engine_split{.split_k = k::prefill_residual_split(t, kHidden, a.shape(1))};
     auto tile = [&]<int M, int N, int K>() { return k::prefill_matmul_residual<M, N, K>(); };
     time_case(fmt::format("{} {}x{}x{} (engine)", name, BM, BN, BK), flops, engine_split,
               tile.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), a, w, residual);

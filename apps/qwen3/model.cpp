@@ -491,8 +491,10 @@ void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int6
   const auto v_column = static_cast<std::int32_t>((c.q_width() + c.kv_width()) / kHeadDim);
   // o_proj and down: few output tiles for the SMs with a short chunk, their k-tiles shared by the
   // CTAs of a cluster.
-  const tessera::CompilerHints residual_split{
-      .split_k = prefill_split_k_.value_or(k::prefill_residual_split(t, c.hidden_size))};
+  const tessera::CompilerHints o_proj_split{
+      .split_k = prefill_split_k_.value_or(k::prefill_residual_split(t, c.hidden_size, c.q_width()))};
+  const tessera::CompilerHints down_split{
+      .split_k = prefill_split_k_.value_or(k::prefill_residual_split(t, c.hidden_size, c.intermediate_size))};
 
   // The embedding rows, GT token ids per launch (ids past the chunk's end are not read).
   for (std::int64_t first = 0; first < t; first += GT) {
@@ -523,12 +525,12 @@ void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int6
     s.run(k::prefill_attention<k::kPrefillQueryTile, k::kPrefillKeyTile>(), attn.partition<k::kPrefillQueryTile, 128>(),
           q, s.k_cache[l], s.v_cache[l], static_cast<std::int32_t>(start), static_cast<std::int32_t>(c.gqa_group()),
           scale);
-    s.run_hinted(residual_split, k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn,
+    s.run_hinted(o_proj_split, k::prefill_matmul_residual<BM, BN, BK>(), x_mid.partition<BM, BN>(), attn,
                  w.o.transposed(), x);
     s.run(k::prefill_rmsnorm<NR, NC>(), normed.partition<NR, NC>(), x_mid, w.post_norm, eps);
     s.run(k::prefill_matmul_bf16<BM, BN, BK>(), gate.partition<BM, BN>(), normed, w.gate.transposed());
     s.run(k::prefill_matmul_swiglu<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w.up.transposed(), gate);
-    s.run_hinted(residual_split, k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp,
+    s.run_hinted(down_split, k::prefill_matmul_residual<BM, BN, BK>(), x.partition<BM, BN>(), mlp,
                  w.down.transposed(), x_mid);
   }
   if (logits) {
