@@ -491,10 +491,11 @@ void Model::launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int6
   const auto v_column = static_cast<std::int32_t>((c.q_width() + c.kv_width()) / kHeadDim);
   // o_proj and down: few output tiles for the SMs with a short chunk, their k-tiles shared by the
   // CTAs of a cluster.
+  const int sms = tessera::gpu_multiprocessor_count();
   const tessera::CompilerHints o_proj_split{
-      .split_k = prefill_split_k_.value_or(k::prefill_residual_split(t, c.hidden_size, c.q_width()))};
+      .split_k = prefill_split_k_.value_or(k::prefill_residual_split(t, c.hidden_size, c.q_width(), sms))};
   const tessera::CompilerHints down_split{
-      .split_k = prefill_split_k_.value_or(k::prefill_residual_split(t, c.hidden_size, c.intermediate_size))};
+      .split_k = prefill_split_k_.value_or(k::prefill_residual_split(t, c.hidden_size, c.intermediate_size, sms))};
 
   // The embedding rows, GT token ids per launch (ids past the chunk's end are not read).
   for (std::int64_t first = 0; first < t; first += GT) {

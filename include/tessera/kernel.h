@@ -62,6 +62,9 @@ CacheStats cache_stats();
 void clear_memory_cache();
 // Whether a usable CUDA GPU (driver and device) is present. Never throws.
 bool gpu_available();
+// The streaming multiprocessors of the GPU launches use (132 on an H100 SXM or H200), 0 without a
+// GPU: what a caller needs to size work in rounds of the GPU's CTAs. Never throws.
+int gpu_multiprocessor_count();
 // The target launches use: TESSERA_TARGET if set (cpu, sm_80, sm_86, sm_89, sm_90, sm_100a,
 // sm_120), else the GPU's own if one is present, else cpu. The GPU's own is the newest target whose
 // cubin it runs (sm_86 on an sm_87 GPU); on a GPU newer than every target, the newest target,

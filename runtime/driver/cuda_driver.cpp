@@ -269,6 +269,11 @@ void launch_function(CUfunction function, std::array<unsigned, 3> grid, std::arr
 
 bool tessera::gpu_available() { return detail::CudaDriver::get_if_available() != nullptr; }
 
+int tessera::gpu_multiprocessor_count() {
+  const detail::CudaDriver* driver = detail::CudaDriver::get_if_available();
+  return driver ? driver->multiprocessor_count() : 0;
+}
+
 #ifdef TESSERA_HAVE_CUDA_H
 // Check the hand-written table and constants against the toolkit's cuda.h.
 #include <cuda.h>

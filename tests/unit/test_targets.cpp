@@ -3,10 +3,12 @@
 // the driver, or an error); TESSERA_TARGET takes every target's name; kernels compile to a cubin
 // for every target, with the wait for prerequisite grids only where the target has griddepcontrol.
 // On a GPU ([gpu]), kernels compiled for an older architecture run through their PTX, synchronous,
-// asynchronous, in a graph and unsafe, with the right results.
+// asynchronous, in a graph and unsafe, with the right results. gpu_multiprocessor_count answers the
+// device's SMs, or 0 without one.
 #include "execution_helpers.h"
 
 #include "example_kernels.h"
+#include "driver/cuda_driver.h"
 #include "driver/gpu_arch.h"
 #include "scoped_env.h"
 
@@ -27,6 +29,17 @@ TEST_CASE("each compute capability gets the newest target it runs", "[targets]")
   CHECK(detail::default_gpu_target(121) == Target::sm_120);
   CHECK(detail::default_gpu_target(130) == Target::sm_120);  // newer than the table: PTX
   CHECK(detail::default_gpu_target(75) == std::nullopt);     // Turing: too old
+}
+
+// The SM count users size work by: the device's, or 0 without a GPU (never an exception).
+TEST_CASE("gpu_multiprocessor_count is the device's SMs, 0 without a GPU", "[targets]") {
+  const int sms = gpu_multiprocessor_count();
+  if (!gpu_available()) {
+    CHECK(sms == 0);
+    return;
+  }
+  CHECK(sms == detail::CudaDriver::get().multiprocessor_count());
+  CHECK(sms > 0);
 }
 
 TEST_CASE("a device runs a target's cubin, its PTX, or neither", "[targets]") {

@@ -17,24 +17,25 @@ inline constexpr int kPrefillGemmDepth = 64;  //   BK, input features per step o
 // split shares the k-tiles of programs among a cluster of S CTAs (CompilerHints::split_k): all of
 // them where they are fewer than the clusters, so that more SMs work, and otherwise those of the
 // last round of the persistent CTAs, which then ends in a fraction of a program's time. For a
-// chunk of `tokens` rows, `hidden` columns and a product over `depth` inputs: 4 up to 32 output
-// tiles, 2 up to 64, none elsewhere, where clusters only cost (the H100, 4B prefill of 32 / 128 /
-// 256 tokens: 10.1 -> 8.1, 7.1 -> 6.5, 8.0 -> 7.3 ms at 4, 4, 2; docs/performance.md). For a
-// little more than one round of the 132 SMs of an H100 or H200 (133 to 198 tiles: at most 66 left
-// for the last round) the lowering runs the last round unsplit as halves of 64 columns on two CTAs
-// each (docs/compiler.md, "The last round in halves"); a half reads all of A for half of B, so its
-// time grows with the depth faster than a split program's, whose fixed cost is the sum of its
-// partial tiles. At 1024 tokens of 4B (160 tiles, H100): o_proj (depth 4096) 48.2 us in halves
-// against 53.2 at S = 2, down (depth 9728) 114.1 against 107.8; so 2 from kPrefillSplitTailDepth
-// on, between the two. 0: no split (the hint's default, so that the unsplit kernel is the one other
-// launches compile). kPrefillResidualSplits lists every value the rule returns.
+// chunk of `tokens` rows, `hidden` columns and a product over `depth` inputs on a GPU of `sms`
+// SMs: 4 where the output tiles are no more than a quarter of the SMs, 2 up to half, none
+// elsewhere, where clusters only cost (the H100, 132 SMs, 4B prefill of 32 / 128 / 256 tokens:
+// 10.1 -> 8.1, 7.1 -> 6.5, 8.0 -> 7.3 ms at 4, 4, 2; docs/performance.md). For a little more than
+// one round (at most half the SMs left for the last round) the lowering runs the last round
+// unsplit as halves of 64 columns on two CTAs each (docs/compiler.md, "The last round in
+// halves"); a half reads all of A for half of B, so its time grows with the depth faster than a
+// split program's, whose fixed cost is the sum of its partial tiles. At 1024 tokens of 4B (160
+// tiles, H100): o_proj (depth 4096) 48.2 us in halves against 53.2 at S = 2, down (depth 9728)
+// 114.1 against 107.8; so 2 there from kPrefillSplitTailDepth on, between the two. 0: no split
+// (the hint's default, so that the unsplit kernel is the one other launches compile);
+// kPrefillResidualSplits lists every value the rule returns.
 inline constexpr long long kPrefillSplitTailDepth = 6144;
-constexpr int prefill_residual_split(long long tokens, long long hidden, long long depth) {
+constexpr int prefill_residual_split(long long tokens, long long hidden, long long depth, long long sms) {
   const long long tiles = (tokens + kPrefillGemmRows - 1) / kPrefillGemmRows *
                           ((hidden + kPrefillGemmCols - 1) / kPrefillGemmCols);
-  if (tiles <= 32) return 4;
-  if (tiles <= 64) return 2;
-  return tiles > 132 && tiles <= 198 && depth >= kPrefillSplitTailDepth ? 2 : 0;
+  if (4 * tiles <= sms) return 4;
+  if (2 * tiles <= sms) return 2;
+  return tiles > sms && 2 * (tiles - sms) <= sms && depth >= kPrefillSplitTailDepth ? 2 : 0;
 }
 inline constexpr int kPrefillResidualSplits[] = {0, 2, 4};
 // prefill_rmsnorm<R, BC>: 512 columns divide every Qwen3 hidden size (1024 to 5120), so no program

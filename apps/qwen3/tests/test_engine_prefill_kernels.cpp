@@ -376,17 +376,25 @@ TEST_CASE("prefill kernels compile for sm_90", "[engine][prefill][kernels][compi
 TEST_CASE("prefill residual GEMMs compile at every split the engine chooses", "[engine][prefill][kernels][compile]") {
   constexpr int BM = kPrefillGemmRows, BN = kPrefillGemmCols, BK = kPrefillGemmDepth;
   // 4B (hidden 2560: 20 column tiles; o_proj over 4096 inputs, down over 9728) at 32, 256, 512,
-  // 1024 and 2048 tokens: at 1024 (160 tiles) down splits its last round and o_proj runs it in
-  // halves.
+  // 1024 and 2048 tokens on 132 SMs: at 1024 (160 tiles) down splits its last round and o_proj
+  // runs it in halves.
   for (const long long depth : {4096, 9728}) {
     INFO("depth " << depth);
-    CHECK(prefill_residual_split(32, 2560, depth) == 4);
-    CHECK(prefill_residual_split(256, 2560, depth) == 2);
-    CHECK(prefill_residual_split(512, 2560, depth) == 0);
-    CHECK(prefill_residual_split(2048, 2560, depth) == 0);
+    CHECK(prefill_residual_split(32, 2560, depth, 132) == 4);
+    CHECK(prefill_residual_split(256, 2560, depth, 132) == 2);
+    CHECK(prefill_residual_split(512, 2560, depth, 132) == 0);
+    CHECK(prefill_residual_split(2048, 2560, depth, 132) == 0);
   }
-  CHECK(prefill_residual_split(1024, 2560, 4096) == 0);
-  CHECK(prefill_residual_split(1024, 2560, 9728) == 2);
+  CHECK(prefill_residual_split(1024, 2560, 4096, 132) == 0);
+  CHECK(prefill_residual_split(1024, 2560, 9728, 132) == 2);
+  // The bands follow the SMs: on 114 (an H100 PCIe) 1024 tokens leave 46 of 160 tiles for the last
+  // round; on 78 the 40 tiles of 256 tokens are more than half the SMs, and 20 (128 tokens) more
+  // than a quarter; without a GPU, no split.
+  CHECK(prefill_residual_split(1024, 2560, 9728, 114) == 2);
+  CHECK(prefill_residual_split(1024, 2560, 4096, 114) == 0);
+  CHECK(prefill_residual_split(256, 2560, 9728, 78) == 0);
+  CHECK(prefill_residual_split(128, 2560, 9728, 78) == 2);
+  CHECK(prefill_residual_split(256, 2560, 9728, 0) == 0);
   Tensor<bfloat16, 2> wo({256, 512}), x({1024, 256}), x2({1024, 256}), attn({1024, 512});
   for (const int64_t t : {int64_t{1024}, int64_t{1}})
     for (const int split : kPrefillResidualSplits) {
