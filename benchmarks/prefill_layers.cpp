@@ -189,7 +189,8 @@ int main(int argc, char** argv) {
   // 128 x 256), and 64-row and 64-column ones for short prompts.
   auto residual_cases = [&](const std::string& name, double flops, auto& out, auto& out_f32, const auto& a,
                             const auto& w, const auto& residual, const auto& residual_f32) {
-    const CompilerHints engine_split{.split_k = k::prefill_residual_split(t, kHidden, a.shape(1), tessera::gpu_multiprocessor_count())};
+    const CompilerHints engine_split{
+        .split_k = k::prefill_residual_split(t, kHidden, a.shape(1), tessera::gpu_multiprocessor_count())};
     auto tile = [&]<int M, int N, int K>() { return k::prefill_matmul_residual<M, N, K>(); };
     time_case(fmt::format("{} {}x{}x{} (engine)", name, BM, BN, BK), flops, engine_split,
               tile.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), a, w, residual);

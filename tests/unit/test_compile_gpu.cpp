@@ -179,7 +179,8 @@ TEST_CASE("gpu code: a weight load shared by all programs is issued after the ro
   size_t interior_end = ptx.find("bra.uni", barrier);
   REQUIRE(interior_end != std::string::npos);
   CHECK(occurrences(ptx.substr(0, barrier), kHintedVectorLoad) == static_cast<size_t>(1024 / threads));
-  CHECK(occurrences(ptx.substr(barrier, interior_end - barrier), kHintedVectorLoad) == static_cast<size_t>(1024 / threads));
+  CHECK(occurrences(ptx.substr(barrier, interior_end - barrier), kHintedVectorLoad) ==
+        static_cast<size_t>(1024 / threads));
 }
 
 TEST_CASE("gpu code: RMSNorm over 32768-wide bf16 rows keeps its row in bf16 across the reduction", "[compile][ptx]") {
@@ -203,8 +204,8 @@ TEST_CASE("gpu code: RMSNorm over 32768-wide bf16 rows keeps its row in bf16 acr
   auto widened_after_barrier = [](const std::string& p) {
     size_t barrier = p.find("bar.sync");
     size_t end = p.find("bra.uni", barrier);
-    return barrier == std::string::npos || end == std::string::npos ? size_t{0}
-                                                                     : occurrences(p.substr(barrier, end - barrier), "cvt.f32.bf16");
+    if (barrier == std::string::npos || end == std::string::npos) return size_t{0};
+    return occurrences(p.substr(barrier, end - barrier), "cvt.f32.bf16");
   };
   CHECK(widened_after_barrier(ptx) == 64);
   CHECK(widened_after_barrier(narrow) == 0);

@@ -1072,7 +1072,8 @@ void MatmulLowering::run() {
   //     refill and the reduction.) The launch starts S CTAs per program where
   //     programs are fewer than the clusters the GPU holds: then all are split;
   //   - without one, where they are no more than half the CTAs, each as two
-  //     halves on two CTAs: the round takes about half a program's time.
+  //     halves on two CTAs: the round takes a half to three quarters of a
+  //     program's time (a half loads all of A's k-tiles for half of B's).
   //     (Fewer programs than SMs run one per CTA, a round of their own:
   //     nothing to halve.)
   if (g.splitK > 1 || g.halvesTail) {
