@@ -210,23 +210,29 @@ constexpr std::optional<Backend> backend_of(On on) {
 
 // A tile shape, the back end of a tuner's option and its programs per cluster (a tileiras hint;
 // 0: the compiler's choice), as a value (for the lists of tiles below).
-// Stages: CompilerHints::pipeline_stages (0: the compiler's choice).
-template <int BM, int BN, int BK, On B = On::launch, int Cluster = 0, int Stages = 0, int SplitK = 0>
+// Stages: CompilerHints::pipeline_stages (0: the compiler's choice); PingPong:
+// CompilerHints::ping_pong.
+template <int BM, int BN, int BK, On B = On::launch, int Cluster = 0, int Stages = 0, int SplitK = 0,
+          bool PingPong = false>
 struct Tile {};
 
 // The tuner's option for tile BM x BN of kernel `k`, compiled with back end `on`, `cluster`
-// programs per cluster, `stages` pipeline stages and its K loop shared by `split` CTAs.
+// programs per cluster, `stages` pipeline stages, its K loop shared by `split` CTAs and its
+// consumers taking programs in turn (`ping_pong`).
 template <int BM, int BN, class Fn>
-TileOption<Fn, BM, BN> option_on(Kernel<Fn> k, On on, int cluster, int stages, int split) {
-  return {std::move(k), {.pipeline_stages = stages, .cluster_programs = cluster, .split_k = split}, backend_of(on)};
+TileOption<Fn, BM, BN> option_on(Kernel<Fn> k, On on, int cluster, int stages, int split, bool ping_pong) {
+  return {std::move(k),
+          {.pipeline_stages = stages, .cluster_programs = cluster, .split_k = split, .ping_pong = ping_pong},
+          backend_of(on)};
 }
 
 // An option's name in the lines: "128x256x64", "128x256x64/tileir", "128x256x64/tileir/cluster2",
-// "16x64x128/stages8", "1x16x512/splitk4".
-std::string option_name(int bm, int bn, int bk, On on, int cluster, int stages, int split) {
+// "16x64x128/stages8", "1x16x512/splitk4", "128x128x64/pingpong".
+std::string option_name(int bm, int bn, int bk, On on, int cluster, int stages, int split, bool ping_pong) {
   std::string s = matmul_kernels::tile_name(bm, bn, bk) + (on == On::tileir ? "/tileir" : on == On::nvvm ? "/nvvm" : "");
   if (cluster) s += "/cluster" + std::to_string(cluster);
   if (split) s += "/splitk" + std::to_string(split);
+  if (ping_pong) s += "/pingpong";
   return stages ? s + "/stages" + std::to_string(stages) : s;
 }
 
@@ -235,13 +241,13 @@ std::string option_name(int bm, int bn, int bk, On on, int cluster, int stages, 
 // "<case>_tuned" with that option's tile; a second line gives each option's time as the tuner
 // measured it.
 template <class T, class O, class Make, class B, int... BM, int... BN, int... BK, On... On_, int... Cl, int... St,
-          int... Sk, class... Extra>
-void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl, St, Sk>...>, const std::string& base,
+          int... Sk, bool... Pp, class... Extra>
+void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl, St, Sk, Pp>...>, const std::string& base,
                 const char* dtype,
                 const Problem& s, const Tensor<T, 2>& a, const B& b, Tensor<O, 2>& out, const Samples& ref,
                 const Extra&... extra) try {
   auto tuned =
-      autotune(base + "_" + dtype, option_on<BM, BN>(make.template operator()<BM, BN, BK>(), On_, Cl, St, Sk)...);
+      autotune(base + "_" + dtype, option_on<BM, BN>(make.template operator()<BM, BN, BK>(), On_, Cl, St, Sk, Pp)...);
   cold_caches();
   clear_tuning();
   auto t0 = Clock::now();
@@ -249,23 +255,25 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl, St, Sk>..
   const double first_ms = ms_since(t0);
   auto [err, ok] = check(s, ref, std::as_const(out));
   if (!ok) std::printf("{\"error\": \"%s_tuned %s: wrong result, max error %g\"}\n", base.c_str(), dtype, err);
-  const std::vector<std::string> tiles = {option_name(BM, BN, BK, On_, Cl, St, Sk)...};
+  const std::vector<std::string> tiles = {option_name(BM, BN, BK, On_, Cl, St, Sk, Pp)...};
   // The chosen option as the tuner launches it (its back end), and the back end that compiled it.
   auto launch = [&] {
     double ms = 0;
     int i = 0;
-    auto one = [&](const auto& k, auto partition, std::optional<Backend> on, int cluster, int stages, int split) {
+    auto one = [&](const auto& k, auto partition, std::optional<Backend> on, int cluster, int stages, int split,
+                   bool ping_pong) {
       LaunchOptions o = bench::behind_a_spin();
       if (on) o.backend = on;
       o.hints.cluster_programs = cluster;
       o.hints.pipeline_stages = stages;
       o.hints.split_k = split;
+      o.hints.ping_pong = ping_pong;
       ms = k.launch_timed(o, partition, a, b, extra...);
       bench::last_backend() = k.compile(o, partition, a, b, extra...).backend;
       return 0.0;
     };
     ((i++ == r.index
-          ? one(make.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), backend_of(On_), Cl, St, Sk)
+          ? one(make.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), backend_of(On_), Cl, St, Sk, Pp)
           : 0.0),
      ...);
     return ms;
@@ -297,14 +305,16 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl, St, Sk>..
 // 128 x 128 x 64 (2 or 4) and 128 x 256 x 64 (2) with the k-tiles of the last round's programs
 // shared by the CTAs of a cluster (CompilerHints::split_k), for products of fewer output tiles
 // than SMs (128 x 2560 has 20) or a little more than a round of them (4096 x 2560 at 128 x 256:
-// 320 tiles, 2 rounds of 132 and 56 left); for
+// 320 tiles, 2 rounds of 132 and 56 left); 128 x 128 x 64 with the consumers taking programs in
+// turn (CompilerHints::ping_pong), where an epilogue's arithmetic would leave the tensor cores idle; for
 // M = 1 (one row: multiply-adds, tile-vector-mma) tiles of 2-8 KiB of B per step, with 16 to 64 columns per
 // program (fewer columns, more programs: N = 2560 has 40 programs of 64 columns). Larger steps
 // were slower on the H200 at all three batch-1 shapes (1 x 16 x 1024, 1 x 32 x 512, 1 x 64 x 256,
 // 1 x 128 x 128: 0.09-0.78 of the copy, docs/performance.md).
 using TensorCoreTiles =
     std::tuple<Tile<128, 256, 64>, Tile<128, 128, 64>, Tile<128, 128, 128>, Tile<128, 128, 64, On::launch, 0, 0, 2>,
-               Tile<128, 128, 64, On::launch, 0, 0, 4>, Tile<128, 256, 64, On::launch, 0, 0, 2>>;
+               Tile<128, 128, 64, On::launch, 0, 0, 4>, Tile<128, 256, 64, On::launch, 0, 0, 2>,
+               Tile<128, 128, 64, On::launch, 0, 0, 0, true>>;
 // "<case>_tuned_both": the tensor-core tiles of both back ends in one search (tileiras beats the
 // NVVM lowering on some products, docs/performance.md); only where tileiras is installed.
 // tileiras may share tiles among the programs of a cluster (cluster_programs): its options also

@@ -120,6 +120,7 @@ inline LaunchOptions with_choices(LaunchOptions options, const CompilerHints& hi
   if (hints.split_k) options.hints.split_k = hints.split_k;
   if (hints.early_frozen_steps) options.hints.early_frozen_steps = hints.early_frozen_steps;
   if (hints.bulk_streams) options.hints.bulk_streams = true;
+  if (hints.ping_pong) options.hints.ping_pong = true;
   if (backend) options.backend = backend;
   return options;
 }

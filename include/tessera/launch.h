@@ -166,6 +166,15 @@ struct CompilerHints {
   // gains 2-11%, the Qwen3 engine's decode step, with its attention kernels, did not
   // (docs/performance.md, session 42). The compiler's choice: 0 (none).
   int early_frozen_steps = 0;
+  // The wgmma GEMMs (sm_90a, NVVM backend) with their two consumer warpgroups taking the CTA's
+  // programs in turn, each multiplying all rows of its own, so that one's epilogue (a bias and an
+  // activation, the stores) runs beside the other's products; otherwise both multiply every
+  // program, 64 rows each, and the tensor cores wait while they run its epilogue. Only tiles of at
+  // most 128 x 128 with bf16 or f16 inputs take it, without split_k (each warpgroup then holds a
+  // whole tile's accumulators); the epilogue's tiles of other arguments (a residual) are then read
+  // from global memory rather than through TMA, and a last round is not run in halves. Other
+  // kernels, targets and backends ignore it. The compiler's choice: false.
+  bool ping_pong = false;
   bool operator==(const CompilerHints&) const = default;
 };
 

@@ -119,6 +119,7 @@ std::string record_json(const TuningProblem& p, const TuningResult& r) {
     if (p.options[i].hints.split_k) option["split_k"] = p.options[i].hints.split_k;
     if (p.options[i].hints.early_frozen_steps) option["early_frozen_steps"] = p.options[i].hints.early_frozen_steps;
     if (p.options[i].hints.bulk_streams) option["bulk_streams"] = true;
+    if (p.options[i].hints.ping_pong) option["ping_pong"] = true;
     if (p.options[i].backend) option["backend"] = std::string(backend_text(p.options[i]));
     options.push_back(std::move(option));
   }

@@ -419,6 +419,8 @@ void to_tensor_cores(mlir::OpPassManager& pm, std::string_view arch, std::string
   if (hints.group_rows) matmul.groupM = hints.group_rows;
   // Each program's k-tiles shared by the CTAs of a cluster, one program per cluster.
   matmul.splitK = hints.split_k > 1 ? hints.split_k : 1;
+  // The consumers take programs in turn, one's epilogue beside the other's products.
+  matmul.pingPong = hints.ping_pong;
   pm.addPass(mlir::tessera::createConvertTileMatmulToNVVM(matmul));
   mlir::tessera::ConvertTileMatmulToMmaSyncOptions warp;
   warp.arch = std::string(arch);

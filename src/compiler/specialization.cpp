@@ -128,6 +128,7 @@ std::string hints_text(const CompilerHints& hints) {
   if (hints.threads) s += fmt::format("/threads{}", hints.threads);
   if (hints.split_k) s += fmt::format("/splitk{}", hints.split_k);
   if (hints.early_frozen_steps) s += fmt::format("/early{}", hints.early_frozen_steps);
+  if (hints.ping_pong) s += "/pingpong";
   return s;
 }
 
@@ -148,6 +149,7 @@ std::size_t Specialization::hash() const {
   if (hints.threads) mix(0x7400u + static_cast<uint64_t>(hints.threads));
   if (hints.split_k) mix(0x5b00u + static_cast<uint64_t>(hints.split_k));
   if (hints.early_frozen_steps) mix(0xea00u + static_cast<uint64_t>(hints.early_frozen_steps));
+  if (hints.ping_pong) mix(0x9090u);
   if (frozen) mix(0xf0000000ull + frozen);
   if (shapes) {
     for (const StaticTensor& t : shapes->tensors) {

@@ -433,6 +433,22 @@ def ConvertTileMatmulToNVVM
     memory). For products whose last round would leave most SMs idle (an
     LLM's 2560-wide projections of 1024 tokens: 160 tiles on 132 SMs). The
     pass fails only for a `split-k` other than 1, 2, 4 or 8.
+
+    With `ping-pong` (without a split; BM x BN at most 128 x 128, bf16 or
+    f16 inputs, not computed transposed), the CTA's two consumer
+    warpgroups take its programs in turn: program j of the CTA (its j-th
+    of the loop) is consumer j mod 2's, which multiplies all BM rows
+    (BM / 64 wgmma per K step, BM / 64 accumulators) and runs the
+    epilogue, while the other steps its ring state over the program's
+    k-tiles. Each stage is released by one consumer (empty barriers
+    count one arrival). Named barriers 4 and 5 order the products: the
+    consumer of program j > 0 waits (`bar.sync`) until the consumer of
+    program j - 1 has multiplied its k-tiles (`bar.arrive`), so that a
+    consumer never waits on a stage whose earlier phase is still to come,
+    and one consumer's epilogue runs beside the other's products. Each
+    consumer stages and stores BM rows; the epilogue's tiles of other
+    arguments are read from global memory, and the last round is not
+    halved.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
@@ -457,7 +473,13 @@ def ConvertTileMatmulToNVVM
     Option<"halveTail", "halve-tail", "bool", /*default=*/"true",
            "Without a split, run the programs of the last round, where they "
            "are no more than half the CTAs, as two halves of BN / 2 columns "
-           "on two CTAs (BN 128 or 256, not computed transposed)">
+           "on two CTAs (BN 128 or 256, not computed transposed)">,
+    Option<"pingPong", "ping-pong", "bool", /*default=*/"false",
+           "Two consumer warpgroups that take the CTA's programs in turn, "
+           "each multiplying all BM rows of its own, so that one's epilogue "
+           "runs beside the other's products; taken without a split, for "
+           "BM x BN of at most 128 x 128 (128 accumulators a thread), "
+           "16-bit inputs, not computed transposed; else ignored">
   ];
 }
 

@@ -37,7 +37,13 @@
 //     as halves, CTA c < 2 tail computing BN/2 columns of program whole +
 //     c / 2 from column BN/2 (c mod 2), all of K, the ring going on: half of
 //     B's boxes per stage, in the places of a whole program's first ones (a
-//     K-major B's through a tensor map of BN/2-row boxes), wgmma m64n(BN/2).
+//     K-major B's through a tensor map of BN/2-row boxes), wgmma m64n(BN/2);
+//   - ping-pong (tiles of at most 128 x 128, without a split): two consumers
+//     take the CTA's programs in turn, program j of the CTA consumer j mod
+//     2's, all BM rows of it (BM/64 wgmma per K step), while the other steps
+//     its ring state over the program's k-tiles; named barriers hand the
+//     products from one consumer to the next, so that one's epilogue runs
+//     beside the other's products.
 //
 // Values the kernel computed from its arguments (the loop's trip count, load
 // indices of the epilogue) are cloned into the new body per program, with
@@ -118,6 +124,10 @@ constexpr int64_t kConsumerRegisters = 232;
 constexpr int64_t kMinStagesWithEpilogueTiles = 5;
 constexpr int64_t kSwizzleBytes = 128;
 constexpr int64_t kMaxStages = 6;
+/// Ping-pong's two named barriers (MatmulLowering::orderBarrier): 0 is the
+/// CTA's, 1 + c consumer c's (warpgroupBarrier), 3 the consumers' before a
+/// split's sum (sumSplit).
+constexpr int64_t kOrderBarrier = 4;
 
 /// Sizes of one kernel's CTA, in bytes where not said otherwise.
 struct Geometry {
@@ -136,12 +146,21 @@ struct Geometry {
   /// stores from registers.
   int64_t outElementBytes;
   bool tmaStore() const { return outElementBytes != 0; }
+  /// Ping-pong: two consumers take the CTA's programs in turn, each
+  /// multiplying all BM rows of its own; else (cooperative) every program is
+  /// all consumers', each multiplying 64 rows of it.
+  bool pingPong = false;
+  /// The blocks of 64 rows a consumer multiplies of its programs: one
+  /// accumulator, and one wgmma per K step, each.
+  int64_t rowBlocks() const { return pingPong ? bm / 64 : 1; }
   /// The output's boxes: 64 rows of 128 bytes, 128-byte swizzled.
   int64_t outBoxElements() const { return kSwizzleBytes / outElementBytes; }
   int64_t outBoxBytes() const { return 64 * kSwizzleBytes; }
-  /// Each consumer's staging buffer: BN / outBoxElements boxes.
+  /// Each consumer's staging buffer: BN / outBoxElements boxes per block of
+  /// 64 rows it multiplies.
+  int64_t blockStagingBytes() const { return 64 * bn * outElementBytes; }
   int64_t consumerStagingBytes() const {
-    return tmaStore() ? 64 * bn * outElementBytes : 0;
+    return tmaStore() ? rowBlocks() * blockStagingBytes() : 0;
   }
   int64_t stagingOffset() const { return stages * stageBytes(); }
   /// Each consumer's 64 rows of the epilogue's tiles that the producer loads
@@ -286,6 +305,14 @@ private:
   scf::ForOp produceProgram(const Program &p, Value stage, Value parity);
   /// Advances (stage, parity) by one stage.
   std::pair<Value, Value> advance(Value stage, Value parity);
+  /// Advances (stage, parity) by `n` stages (i32, n >= 0): past the k-tiles
+  /// of a program the other consumer multiplies (ping-pong).
+  std::pair<Value, Value> advanceBy(Value stage, Value parity, Value n);
+  /// Ping-pong's hand-over of the products: named barrier kOrderBarrier + c
+  /// is where consumer c waits for the other's products of the program
+  /// before its own (`wait`, bar.sync), and where the other arrives once it
+  /// has multiplied them (bar.arrive), 256 threads each time.
+  void orderBarrier(Value consumer, bool wait);
   /// The index among this CTA's programs of the whole program at loop
   /// induction variable `tile`: the epilogue tiles' barriers complete once
   /// per whole program (a split program reads its tiles from global memory).
@@ -312,10 +339,16 @@ private:
   /// `body` in the consumer warpgroup's first thread (consumerLeader) only.
   void ifConsumerLeader(llvm::function_ref<void()> body);
 
-  /// `sharedTiles`: the epilogue's tiles (EpilogueTile) are in shared
-  /// memory, else read from global memory.
-  void buildEpilogue(Value acc, Value consumer, const Program &p,
+  /// The epilogue of `accs`, the consumer's accumulator of each of its
+  /// blocks of 64 rows (Geometry::rowBlocks). `sharedTiles`: the epilogue's
+  /// tiles (EpilogueTile) are in shared memory, else read from global memory.
+  void buildEpilogue(ArrayRef<Value> accs, Value consumer, const Program &p,
                      IRMapping &mapping, bool sharedTiles = true);
+  /// The consumer's first row of the tile (of its columns when transposed):
+  /// 64 consumer, or 0 where it multiplies all of them (ping-pong).
+  Value firstRowOf(Value consumer) {
+    return g.pingPong ? i32(0) : mulConst(consumer, 64);
+  }
   /// The stores of a transposed product's epilogue: the accumulator's rows
   /// `nRows` are the tile's columns and its columns `mCols` the tile's rows;
   /// each element is stored alone (a thread's columns are 8 apart).
@@ -323,12 +356,13 @@ private:
                              ArrayRef<Value> mCols, Value row0, Value col0);
   /// The epilogue's stores through shared memory: each pair of adjacent
   /// values of `store` at (rows[rs], cols[cs]) written to this consumer's
-  /// staging boxes, then TMA stores of the boxes by the warpgroup's first
-  /// thread, which return before the boxes are read.
+  /// staging boxes (a block of them per 64 rows from `firstRow`), then TMA
+  /// stores of the boxes by the warpgroup's first thread, which return
+  /// before the boxes are read.
   void buildStagedStores(EpilogueValues &values, Value store,
                          ArrayRef<Value> rows, ArrayRef<Value> cols,
-                         Value consumer, Value row0, Value col0,
-                         int64_t columns);
+                         Value consumer, Value firstRow, Value row0,
+                         Value col0, int64_t columns);
   /// `acc` + `part`, register by register (structs of f32 of one type).
   Value addAccumulators(Value acc, Value part);
   /// A split program's accumulators summed over the cluster's CTAs into
@@ -503,6 +537,33 @@ std::pair<Value, Value> MatmulLowering::advance(Value stage, Value parity) {
   return {stage2, parity2};
 }
 
+std::pair<Value, Value> MatmulLowering::advanceBy(Value stage, Value parity, Value n) {
+  // Position stage + n of the ring: (stage + n) mod stages, the parity
+  // flipped once per wrap.
+  Value at = add(stage, n);
+  Value wraps = arith::DivUIOp::create(b, loc, at, i32(g.stages));
+  Value stage2 = arith::SubIOp::create(b, loc, at, mulConst(wraps, g.stages));
+  Value parity2 = arith::XOrIOp::create(b, loc, parity,
+                                        arith::AndIOp::create(b, loc, wraps, i32(1)));
+  return {stage2, parity2};
+}
+
+void MatmulLowering::orderBarrier(Value consumer, bool wait) {
+  // The barrier's number as an immediate, as in warpgroupBarrier: consumer c
+  // waits at kOrderBarrier + c, and arrives where the other waits.
+  HopperPtx ptx(b, loc);
+  for (int64_t c = 0; c < 2; ++c) {
+    auto mine = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, consumer, i32(c)),
+                                  /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(mine.thenBlock());
+    if (wait)
+      ptx.namedBarrier(kOrderBarrier + c, 2 * kWarpgroup);
+    else
+      ptx.namedBarrierArrive(kOrderBarrier + 1 - c, 2 * kWarpgroup);
+  }
+}
+
 Value MatmulLowering::wholeIndex(Value tile) {
   return arith::DivUIOp::create(b, loc, arith::SubIOp::create(b, loc, tile, cta), ctas);
 }
@@ -660,32 +721,35 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
   consumerLeader = cmp(arith::CmpIPredicate::eq, lane, i32(0));
   // The accumulator of a program of `columns` columns (BN, or BN / 2 for
-  // half a program; BM's when transposed).
+  // half a program; BM's when transposed), one per block of 64 rows.
   auto accumulatorType = [&](int64_t columns) {
     SmallVector<Type> fields(g.transposed ? g.accumulatorRegisters() : columns / 2,
                              b.getF32Type());
     return LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
   };
+  const int64_t blocks = g.rowBlocks();
   // The A rows of this consumer within each A box (all BM rows when
-  // transposed: A is then wgmma's B operand).
-  Value aRows = mulConst(consumer, g.transposed ? 0 : 64 * kSwizzleBytes);
+  // transposed: A is then wgmma's B operand; block m's 64 rows from 64 m
+  // in ping-pong).
+  Value aRows = mulConst(consumer, g.transposed || g.pingPong ? 0 : 64 * kSwizzleBytes);
   SmallVector<Value, 4> fragment;
   if (g.transposed)
     fragment = transposedFragmentOffsets(consumer);
 
   // The loop over program `p`'s k-tiles from ring state (stage, parity), its
-  // results the next stage and parity and the accumulator.
+  // results the next stage and parity and the accumulator of each block.
   auto multiply = [&](const Program &p, Value stage0, Value parity0) {
     OpBuilder::InsertionGuard inner(b);
     Type accType = accumulatorType(p.columns);
     Value kTiles = p.kTiles;
     Value zero = LLVM::ZeroOp::create(b, loc, accType);
-    auto ks = scf::ForOp::create(b, loc, i32(0), kTiles, i32(1),
-                                 ValueRange{stage0, parity0, zero});
+    SmallVector<Value> inits{stage0, parity0};
+    inits.append(blocks, zero);
+    auto ks = scf::ForOp::create(b, loc, i32(0), kTiles, i32(1), inits);
     b.setInsertionPointToStart(ks.getBody());
     Value kt = ks.getInductionVar();
     Value stage = ks.getRegionIterArgs()[0], parity = ks.getRegionIterArgs()[1];
-    Value acc = ks.getRegionIterArgs()[2];
+    SmallVector<Value> accs(ks.getRegionIterArgs().drop_front(2));
     ptx.mbarrierWait(fullBarrier(stage), parity);
     Value a = add(smem, mulConst(stage, g.stageBytes()));
     Value bb = addConst(a, g.aBytes());
@@ -712,29 +776,36 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
     // k-tile's products instead of growing with K. The partial needs
     // registers of its own (isHopperTile: BN <= 128).
     const bool promote = k.float8();
-    Value sum = promote ? LLVM::UndefOp::create(b, loc, accType).getResult() : acc;
+    SmallVector<Value> sums;
+    for (Value acc : accs)
+      sums.push_back(promote ? LLVM::UndefOp::create(b, loc, accType).getResult() : acc);
     ptx.wgmmaFence();
     for (int64_t kk = 0; kk < g.kSteps(); ++kk) {
-      int64_t aOffset = (kk / 4) * g.aBoxBytes() + (kk % 4) * 32;
-      Value da = ptx.matrixDescriptor(addConst(aMine, aOffset), 16, 1024);
       // scale-d 0 on the first product of the program (of the k-tile when
       // promoting): the sum starts at 0.
       Value scaleD = kk == 0 ? (promote ? i32(0) : notFirst) : i32(1);
-      if (g.transposed) {
-        // C^T += B^T A^T: A's K-major tile is wgmma's B operand.
-        sum = ptx.wgmmaTf32RegisterA(sum, bT[kk], da, scaleD, g.wgmmaN());
-        continue;
-      }
       // K-major B is addressed as A is; MN-major B steps 16 rows of 128 B.
-      Value db = g.bKMajor
-                     ? ptx.matrixDescriptor(addConst(bb, (kk / 4) * g.bBoxBytes() + (kk % 4) * 32), 16, 1024)
-                     : ptx.matrixDescriptor(addConst(bb, kk * 2048), g.bBoxBytes(), 1024);
-      sum = ptx.wgmma(sum, da, db, scaleD, p.columns, k.inputType,
-                      /*transposeB=*/!g.bKMajor, k.inputTypeB);
+      Value db;
+      if (!g.transposed)
+        db = g.bKMajor
+                 ? ptx.matrixDescriptor(addConst(bb, (kk / 4) * g.bBoxBytes() + (kk % 4) * 32), 16, 1024)
+                 : ptx.matrixDescriptor(addConst(bb, kk * 2048), g.bBoxBytes(), 1024);
+      for (int64_t m = 0; m < blocks; ++m) {
+        int64_t aOffset = (kk / 4) * g.aBoxBytes() + (kk % 4) * 32 + m * 64 * kSwizzleBytes;
+        Value da = ptx.matrixDescriptor(addConst(aMine, aOffset), 16, 1024);
+        if (g.transposed) {
+          // C^T += B^T A^T: A's K-major tile is wgmma's B operand.
+          sums[m] = ptx.wgmmaTf32RegisterA(sums[m], bT[kk], da, scaleD, g.wgmmaN());
+          continue;
+        }
+        sums[m] = ptx.wgmma(sums[m], da, db, scaleD, p.columns, k.inputType,
+                            /*transposeB=*/!g.bKMajor, k.inputTypeB);
+      }
     }
     ptx.wgmmaCommitGroup();
     ptx.wgmmaWaitGroup(0);
-    acc = promote ? addAccumulators(acc, sum) : sum;
+    for (int64_t m = 0; m < blocks; ++m)
+      accs[m] = promote ? addAccumulators(accs[m], sums[m]) : sums[m];
     auto release = scf::IfOp::create(b, loc, consumerLeader, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard inIf(b);
@@ -742,20 +813,64 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
       ptx.mbarrierArrive(emptyBarrier(stage));
     }
     auto [s2, p2] = advance(stage, parity);
-    scf::YieldOp::create(b, loc, ValueRange{s2, p2, acc});
+    SmallVector<Value> yields{s2, p2};
+    yields.append(accs);
+    scf::YieldOp::create(b, loc, yields);
     return ks;
+  };
+  auto accumulators = [](scf::ForOp ks) {
+    return SmallVector<Value>(ks.getResults().drop_front(2));
   };
 
   OpBuilder::InsertionGuard guard(b);
   Program p;
   scf::ForOp loop = beginProgramLoop(p);
-  scf::ForOp ks = multiply(p, loop.getRegionIterArgs()[0], loop.getRegionIterArgs()[1]);
-  if (!tiles.empty())
-    waitEpilogueTiles(consumer, wholeIndex(loop.getInductionVar()));
-  buildEpilogue(ks.getResult(2), consumer, p, p.mapping);
-  if (!tiles.empty())
-    releaseEpilogueTiles(consumer);
-  scf::YieldOp::create(b, loc, ValueRange{ks.getResult(0), ks.getResult(1)});
+  Value stage = loop.getRegionIterArgs()[0], parity = loop.getRegionIterArgs()[1];
+  if (g.pingPong) {
+    // Program j of this CTA is consumer j mod 2's; the other steps over its
+    // k-tiles. The products go in program order: the consumer of program
+    // j > 0 waits until program j - 1's are done, so every stage it waits
+    // for has had its earlier phases, and hands over once its own are.
+    Value tile = loop.getInductionVar();
+    Value j = wholeIndex(tile);
+    Value mine = cmp(arith::CmpIPredicate::eq, arith::AndIOp::create(b, loc, j, i32(1)), consumer);
+    Type i32Type = b.getI32Type();
+    auto turn = scf::IfOp::create(b, loc, TypeRange{i32Type, i32Type}, mine,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard inIf(b);
+      b.setInsertionPointToStart(turn.thenBlock());
+      auto after = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::ne, j, i32(0)),
+                                     /*withElseRegion=*/false);
+      {
+        OpBuilder::InsertionGuard inAfter(b);
+        b.setInsertionPointToStart(after.thenBlock());
+        orderBarrier(consumer, /*wait=*/true);
+      }
+      scf::ForOp ks = multiply(p, stage, parity);
+      auto next = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::ult, add(tile, ctas), whole),
+                                    /*withElseRegion=*/false);
+      {
+        OpBuilder::InsertionGuard inNext(b);
+        b.setInsertionPointToStart(next.thenBlock());
+        orderBarrier(consumer, /*wait=*/false);
+      }
+      buildEpilogue(accumulators(ks), consumer, p, p.mapping, /*sharedTiles=*/false);
+      scf::YieldOp::create(b, loc, ValueRange{ks.getResult(0), ks.getResult(1)});
+      b.setInsertionPointToStart(turn.elseBlock());
+      auto [s2, p2] = advanceBy(stage, parity, p.kTiles);
+      scf::YieldOp::create(b, loc, ValueRange{s2, p2});
+    }
+    scf::YieldOp::create(b, loc, turn.getResults());
+  } else {
+    scf::ForOp ks = multiply(p, stage, parity);
+    if (!tiles.empty())
+      waitEpilogueTiles(consumer, wholeIndex(loop.getInductionVar()));
+    buildEpilogue(accumulators(ks), consumer, p, p.mapping);
+    if (!tiles.empty())
+      releaseEpilogueTiles(consumer);
+    scf::YieldOp::create(b, loc, ValueRange{ks.getResult(0), ks.getResult(1)});
+  }
   b.setInsertionPointAfter(loop);
   if (g.halvesTail) {
     // Half a program, its epilogue's tiles of other arguments read from
@@ -763,7 +878,7 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
     Program h;
     scf::IfOp some = beginHalfProgram(h);
     scf::ForOp half = multiply(h, loop.getResult(0), loop.getResult(1));
-    buildEpilogue(half.getResult(2), consumer, h, h.mapping, /*sharedTiles=*/false);
+    buildEpilogue(accumulators(half), consumer, h, h.mapping, /*sharedTiles=*/false);
     b.setInsertionPointAfter(some);
   }
   if (g.splitK > 1) {
@@ -779,7 +894,7 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
       // Its epilogue reads other arguments' tiles from global memory: the
       // shared reads beside rank 0's loads of the partial sums made ptxas
       // spill at S = 4 and 8.
-      buildEpilogue(sum, consumer, q, q.mapping, /*sharedTiles=*/false);
+      buildEpilogue({sum}, consumer, q, q.mapping, /*sharedTiles=*/false);
     }
     b.setInsertionPointAfter(some);
   }
@@ -872,19 +987,25 @@ MatmulLowering::transposedFragmentOffsets(Value consumer) {
   return offsets;
 }
 
-void MatmulLowering::buildEpilogue(Value acc, Value consumer, const Program &p,
+void MatmulLowering::buildEpilogue(ArrayRef<Value> accs, Value consumer, const Program &p,
                                    IRMapping &mapping, bool sharedTiles) {
-  // This thread's accumulator rows (two) and columns (wgmmaN / 4) of its
-  // wgmma tile: the tile's rows and columns, or its columns and rows when
-  // transposed; half a program's columns from its offset in the tile.
+  // This thread's accumulator rows (two per block of 64) and columns
+  // (wgmmaN / 4) of its wgmma tiles: the tile's rows and columns, or its
+  // columns and rows when transposed; half a program's columns from its
+  // offset in the tile.
   Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
   Value warp = arith::DivUIOp::create(b, loc, lane, i32(32));
   Value l = arith::RemUIOp::create(b, loc, lane, i32(32));
-  Value rowBase = add(add(mulConst(consumer, 64), mulConst(warp, 16)),
+  Value firstRow = firstRowOf(consumer);
+  Value rowBase = add(add(firstRow, mulConst(warp, 16)),
                       arith::DivUIOp::create(b, loc, l, i32(4)));
   Value colBase = add(mulConst(arith::RemUIOp::create(b, loc, l, i32(4)), 2), p.colOffset);
-  const int64_t regs = cast<LLVM::LLVMStructType>(acc.getType()).getBody().size();
-  SmallVector<Value> rows{rowBase, addConst(rowBase, 8)};
+  const int64_t regs = cast<LLVM::LLVMStructType>(accs.front().getType()).getBody().size();
+  SmallVector<Value> rows;
+  for (int64_t m = 0; m < static_cast<int64_t>(accs.size()); ++m) {
+    rows.push_back(addConst(rowBase, 64 * m));
+    rows.push_back(addConst(rowBase, 64 * m + 8));
+  }
   SmallVector<Value> cols;
   for (int64_t c = 0; c < regs / 2; ++c)
     cols.push_back(addConst(colBase, 8 * (c / 2) + c % 2));
@@ -894,25 +1015,25 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, const Program &p,
   for (auto [i, v] : llvm::enumerate(cols))
     colOf[v] = static_cast<int64_t>(i);
   // The accumulator's element at tile coordinates (row, col): its register
-  // of accumulator row rs and column cs, which are the tile's column and row
-  // in a transposed product.
+  // of accumulator row rs and column cs (of block rs / 2's accumulator),
+  // which are the tile's column and row in a transposed product.
   EpilogueValues values(
       b, loc, k, [&](Value v) { return materialize(v, mapping); },
       [&](Value row, Value col) -> Value {
         if (g.transposed)
           std::swap(row, col);
         const int64_t rs = rowOf.lookup(row), cs = colOf.lookup(col);
-        const int64_t r = 4 * (cs / 2) + 2 * rs + cs % 2;
-        return LLVM::ExtractValueOp::create(b, loc, acc, r);
+        const int64_t r = 4 * (cs / 2) + 2 * (rs % 2) + cs % 2;
+        return LLVM::ExtractValueOp::create(b, loc, accs[rs / 2], r);
       });
-  // The epilogue's tiles in this consumer's shared memory: row r of the
-  // tile (64 consumer + its row in the buffer), column c at (r' BN + c) e.
+  // The epilogue's tiles in this consumer's shared memory (cooperative
+  // only): row r of the tile (64 consumer + its row in the buffer), column c
+  // at (r' BN + c) e.
   if (sharedTiles && !tiles.empty()) {
     Type ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
     SmallVector<Value> buffers;
     for (size_t t = 0; t < tiles.size(); ++t)
       buffers.push_back(epilogueBuffer(consumer, t));
-    Value firstRow = mulConst(consumer, 64);
     values.sharedTile = [&, buffers, firstRow, ptrType](LoadOp load, ArrayRef<Value> coords) -> Value {
       for (auto [t, tile] : llvm::enumerate(tiles)) {
         if (tile.load != load)
@@ -934,7 +1055,7 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, const Program &p,
   Value out = k.func.getArgument(k.argOut);
   Value height = dimOf(out, 0), width = dimOf(out, 1);
   if (g.tmaStore()) {
-    buildStagedStores(values, k.store.getValue(), rows, cols, consumer, row0,
+    buildStagedStores(values, k.store.getValue(), rows, cols, consumer, firstRow, row0,
                       add(col0, p.colOffset), p.columns);
     return;
   }
@@ -951,7 +1072,8 @@ void MatmulLowering::buildEpilogue(Value acc, Value consumer, const Program &p,
 void MatmulLowering::buildStagedStores(EpilogueValues &values, Value store,
                                        ArrayRef<Value> rows,
                                        ArrayRef<Value> cols, Value consumer,
-                                       Value row0, Value col0, int64_t columns) {
+                                       Value firstRow, Value row0, Value col0,
+                                       int64_t columns) {
   HopperPtx ptx(b, loc);
   Value lane = arith::RemUIOp::create(b, loc, tid, i32(kWarpgroup));
   Value staging = add(addConst(smem, g.stagingOffset()),
@@ -959,7 +1081,8 @@ void MatmulLowering::buildStagedStores(EpilogueValues &values, Value store,
   // The previous program's stores have read the buffer.
   ifConsumerLeader([&] { ptx.bulkWaitGroup(0, /*readOnly=*/true); });
   warpgroupBarrier(consumer);
-  // Row r of a box is at r * 128 bytes, its 16-byte chunk c at (c ^ (r mod
+  // Row r of the consumer's rows is row r mod 64 of a box of block r / 64;
+  // row r of a box is at r * 128 bytes, its 16-byte chunk c at (c ^ (r mod
   // 8)) * 16 (the 128-byte swizzle of the output's tensor map). Column pair
   // cs of the thread is column 2 (lane mod 4) + 8 (cs / 2) of the tile: box
   // 8 (cs / 2) / outBoxElements, byte (8 (cs / 2) mod outBoxElements) e +
@@ -974,13 +1097,18 @@ void MatmulLowering::buildStagedStores(EpilogueValues &values, Value store,
   Value laneByte = mulConst(arith::RemUIOp::create(b, loc, lane, i32(4)), 2 * e);
   Value within = arith::AndIOp::create(b, loc, laneByte, i32(15));
   Value laneChunk = arith::ShRUIOp::create(b, loc, laneByte, i32(4));
-  SmallVector<Value, 2> rowBases, laneXs;
-  for (Value row : rows) {
-    Value local = arith::SubIOp::create(b, loc, row, mulConst(consumer, 64));
-    rowBases.push_back(add(add(staging, mulConst(local, kSwizzleBytes)), within));
-    laneXs.push_back(arith::XOrIOp::create(
-        b, loc, laneChunk, arith::AndIOp::create(b, loc, local, i32(7))));
-  }
+  // The rows are two per block of 64 (buildEpilogue), rows[2 m + h] =
+  // rows[0] + 64 m + 8 h with rows[0] - firstRow below 64: each row's place is
+  // the first's and a constant, which ptxas folds into the stores'
+  // addresses, and all share the first's swizzle (a row's mod 8).
+  Value local = arith::SubIOp::create(b, loc, rows.front(), firstRow);
+  Value rowBase = add(add(staging, mulConst(local, kSwizzleBytes)), within);
+  Value laneX = arith::XOrIOp::create(b, loc, laneChunk,
+                                      arith::AndIOp::create(b, loc, local, i32(7)));
+  SmallVector<Value, 4> rowBases;
+  for (size_t rs = 0; rs < rows.size(); ++rs)
+    rowBases.push_back(addConst(rowBase, static_cast<int64_t>(rs / 2) * g.blockStagingBytes() +
+                                             static_cast<int64_t>(rs % 2) * 8 * kSwizzleBytes));
   // Columns outer, rows inner: a value both rows use (a bias element) is
   // live for one column pair only.
   const size_t batch = EpilogueValues::preloadColumns(cols.size());
@@ -994,7 +1122,7 @@ void MatmulLowering::buildStagedStores(EpilogueValues &values, Value store,
     for (auto [rs, row] : llvm::enumerate(rows)) {
       Value v0 = values.at(store, {row, cols[cs]});
       Value v1 = values.at(store, {row, cols[cs + 1]});
-      Value swizzled = arith::XOrIOp::create(b, loc, laneXs[rs], i32(chunk));
+      Value swizzled = arith::XOrIOp::create(b, loc, laneX, i32(chunk));
       Value at = add(addConst(rowBases[rs], box * g.outBoxBytes()),
                      arith::ShLIOp::create(b, loc, swizzled, i32(4)));
       Value pair = vector::FromElementsOp::create(b, loc, pairType, ValueRange{v0, v1});
@@ -1006,10 +1134,13 @@ void MatmulLowering::buildStagedStores(EpilogueValues &values, Value store,
   ptx.fenceProxyAsyncShared();
   warpgroupBarrier(consumer);
   ifConsumerLeader([&] {
-    Value row = add(row0, mulConst(consumer, 64));
-    for (int64_t box = 0; box < columns / g.outBoxElements(); ++box)
-      ptx.tmaStore2d(mapOut, addConst(staging, box * g.outBoxBytes()),
-                     addConst(col0, box * g.outBoxElements()), row);
+    for (int64_t m = 0; m < g.rowBlocks(); ++m) {
+      Value row = addConst(add(row0, firstRow), 64 * m);
+      for (int64_t box = 0; box < columns / g.outBoxElements(); ++box)
+        ptx.tmaStore2d(mapOut,
+                       addConst(staging, m * g.blockStagingBytes() + box * g.outBoxBytes()),
+                       addConst(col0, box * g.outBoxElements()), row);
+    }
     ptx.bulkCommitGroup();
   });
 }
@@ -1085,7 +1216,8 @@ void MatmulLowering::run() {
   }
 
   // Thread 0 initializes the barriers: full expects the producer's arrival
-  // (and the stage's bytes), empty one arrival per consumer.
+  // (and the stage's bytes), empty one arrival per consumer that multiplies
+  // the stage (one in ping-pong).
   HopperPtx ptx(b, loc);
   auto init = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, tid, i32(0)),
                                 /*withElseRegion=*/false);
@@ -1094,7 +1226,7 @@ void MatmulLowering::run() {
     b.setInsertionPointToStart(init.thenBlock());
     for (int64_t s = 0; s < g.stages; ++s) {
       ptx.mbarrierInit(fullBarrier(i32(s)), 1);
-      ptx.mbarrierInit(emptyBarrier(i32(s)), g.consumers);
+      ptx.mbarrierInit(emptyBarrier(i32(s)), g.pingPong ? 1 : g.consumers);
     }
     // A consumer's epilogue tiles: the producer's arrival (and their bytes),
     // and the consumer's leader's once its warpgroup has read them.
@@ -1140,16 +1272,16 @@ bool transposedProduct(const MatmulKernel &k) {
 /// The bytes of an element of the kernel's output where the epilogue stages
 /// the tile in shared memory and TMA stores it: an output of unit inner
 /// stride, 16-byte aligned rows and start, and an epilogue that loads nothing
-/// or a tile of at most 128 columns (ptxas moves an epilogue's loads above
-/// shared-memory stores, which cannot alias them, and the bias + GELU
-/// epilogue of a 128 x 256 tile, 128 accumulators a thread, then spilled); 0
-/// otherwise.
-int64_t tmaOutputBytes(MatmulKernel k) {
+/// or `accumulators` of at most 64 a thread (ptxas moves an epilogue's loads
+/// above shared-memory stores, which cannot alias them, and the bias + GELU
+/// epilogues of 128 accumulators a thread, a 128 x 256 tile's or a ping-pong
+/// consumer's 128 x 128, then spilled); 0 otherwise.
+int64_t tmaOutputBytes(MatmulKernel k, int64_t accumulators) {
   bool loads = false;
   k.func.walk([&](LoadOp load) {
     loads |= load != k.loadA && load != k.loadB;
   });
-  if (loads && k.bn > 128)
+  if (loads && accumulators > 64)
     return 0;
   auto type = cast<MemRefType>(k.func.getArgument(k.argOut).getType());
   SmallVector<int64_t> strides;
@@ -1258,11 +1390,22 @@ struct ConvertTileMatmulToNVVMPass
         continue;
       }
       const bool transposed = transposedProduct(*k);
+      // Ping-pong: each consumer holds a whole program's accumulators, at
+      // most 128 registers a thread (BM x BN <= 128 x 128); not with 8-bit
+      // floats (each k-tile's partial needs as many again), a split or a
+      // transposed product.
+      const bool pingPongTile = pingPong && splitK == 1 && !transposed && !k->float8() &&
+                                k->bm * k->bn <= 128 * 128;
+      const int64_t accumulators = pingPongTile ? k->bm * k->bn / kWarpgroup : k->bn / 2;
       Geometry g{k->bm,         k->bn,
                  k->bk,         0,
                  (transposed ? k->bn : k->bm) / 64,
                  k->bKMajor,    k->elementBytes(),
-                 transposed,    transposed ? 0 : tmaOutputBytes(*k)};
+                 transposed,    transposed ? 0 : tmaOutputBytes(*k, accumulators)};
+      if (pingPongTile) {
+        g.pingPong = true;
+        g.consumers = 2;
+      }
       const int64_t requested = stages > 0 ? stages : kMaxStages;
       auto fit = [&] {
         g.stages = requested;
@@ -1285,7 +1428,7 @@ struct ConvertTileMatmulToNVVMPass
       // 128 x 128 (6 to 4) and bf16 ones at 128 x 256 (4 to 3) lost 1-9%
       // (docs/performance.md, session 51).
       SmallVector<EpilogueTile> tiles;
-      if (!transposed) {
+      if (!transposed && !g.pingPong) {
         tiles = epilogueTiles(*k);
         const Geometry before = g;
         for (const EpilogueTile &t : tiles)
@@ -1302,7 +1445,7 @@ struct ConvertTileMatmulToNVVMPass
         g.splitK = splitK;
       // Halves of BN / 2 columns: whole 64-column boxes of a row-major B,
       // and a wgmma of 64 columns or more.
-      g.halvesTail = halveTail && g.splitK == 1 && !transposed && g.bn >= 128;
+      g.halvesTail = halveTail && g.splitK == 1 && !transposed && !g.pingPong && g.bn >= 128;
       MatmulLowering(*k, g, groupM, std::move(tiles)).run();
     }
   }

@@ -147,6 +147,12 @@ void HopperPtx::namedBarrier(int64_t id, int64_t threads) {
                           /*reductionOp=*/nullptr, /*reductionPredicate=*/Value());
 }
 
+void HopperPtx::namedBarrierArrive(int64_t id, int64_t threads) {
+  asmOp({}, {},
+        "bar.arrive " + std::to_string(id) + ", " + std::to_string(threads) + ";",
+        "");
+}
+
 void HopperPtx::setMaxRegisters(int64_t registers, bool increase) {
   std::string text = (increase ? "setmaxnreg.inc.sync.aligned.u32 "
                                : "setmaxnreg.dec.sync.aligned.u32 ") +

@@ -5,7 +5,7 @@
 // `convert-tile-to-loops` (bulk rings) need as `llvm.inline_asm`: mbarrier
 // initialization, arrival and waiting, bulk copies, TMA loads and stores of 2-d boxes
 // with the bulk groups and proxy fence that order the stores, named barriers
-// (the one NVVM op here: its intrinsic is convergent, see namedBarrier),
+// (bar.sync is the one NVVM op here: its intrinsic is convergent, see namedBarrier),
 // cluster barriers and loads of another CTA's shared memory (distributed shared memory),
 // `setmaxnreg`, and `wgmma.mma_async` with its fence, commit and wait. Inline asm rather
 // than NVVM ops because wgmma's scale-d must be a run-time predicate here (0
@@ -73,6 +73,11 @@ public:
   void fenceProxyAsyncShared();
   /// bar.sync of named barrier `id` for `threads` threads (nvvm.barrier).
   void namedBarrier(int64_t id, int64_t threads);
+  /// bar.arrive of named barrier `id` for `threads` threads: the warp counts
+  /// towards the barrier and goes on (the threads that wait there use
+  /// namedBarrier). Inline asm, made convergent before the optimizer
+  /// (tessera-mark-aligned-asm-convergent).
+  void namedBarrierArrive(int64_t id, int64_t threads);
   /// setmaxnreg.inc or .dec to `registers` for the warpgroup.
   void setMaxRegisters(int64_t registers, bool increase);
   /// barrier.cluster.arrive.release then barrier.cluster.wait.acquire: every
