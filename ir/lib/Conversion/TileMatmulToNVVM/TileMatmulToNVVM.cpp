@@ -736,20 +736,34 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
   if (g.transposed)
     fragment = transposedFragmentOffsets(consumer);
 
+  // Ping-pong keeps one k-tile's products in flight while it issues the
+  // next (wgmma.wait_group 1, then the stage before is released): its
+  // products run on one warpgroup at a time, where draining the tensor
+  // cores at every k-tile would leave them idle between k-tiles. The loop
+  // then also carries the stage to release.
+  const bool inFlight = g.pingPong;
   // The loop over program `p`'s k-tiles from ring state (stage, parity), its
   // results the next stage and parity and the accumulator of each block.
   auto multiply = [&](const Program &p, Value stage0, Value parity0) {
     OpBuilder::InsertionGuard inner(b);
     Type accType = accumulatorType(p.columns);
     Value kTiles = p.kTiles;
+    // The accumulators start as zeros, or with one k-tile in flight
+    // undefined (the first products' scale-d 0 ignores them): ptxas
+    // serializes wgmma when other instructions write their registers, such
+    // as the zeros' moves, inside a pipeline that spans the loop's
+    // iterations.
     Value zero = LLVM::ZeroOp::create(b, loc, accType);
+    Value init = inFlight ? LLVM::UndefOp::create(b, loc, accType).getResult() : zero;
     SmallVector<Value> inits{stage0, parity0};
-    inits.append(blocks, zero);
+    inits.append(blocks, init);
+    if (inFlight)
+      inits.push_back(stage0);
     auto ks = scf::ForOp::create(b, loc, i32(0), kTiles, i32(1), inits);
     b.setInsertionPointToStart(ks.getBody());
     Value kt = ks.getInductionVar();
     Value stage = ks.getRegionIterArgs()[0], parity = ks.getRegionIterArgs()[1];
-    SmallVector<Value> accs(ks.getRegionIterArgs().drop_front(2));
+    SmallVector<Value> accs(ks.getRegionIterArgs().slice(2, blocks));
     ptx.mbarrierWait(fullBarrier(stage), parity);
     Value a = add(smem, mulConst(stage, g.stageBytes()));
     Value bb = addConst(a, g.aBytes());
@@ -803,23 +817,52 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
       }
     }
     ptx.wgmmaCommitGroup();
-    ptx.wgmmaWaitGroup(0);
+    ptx.wgmmaWaitGroup(inFlight ? 1 : 0);
     for (int64_t m = 0; m < blocks; ++m)
       accs[m] = promote ? addAccumulators(accs[m], sums[m]) : sums[m];
-    auto release = scf::IfOp::create(b, loc, consumerLeader, /*withElseRegion=*/false);
+    // The stage whose products are done: this one, or with one k-tile in
+    // flight the one before (none before the first).
+    Value done = inFlight ? ks.getRegionIterArgs().back() : stage;
+    Value releases = inFlight ? arith::AndIOp::create(b, loc, consumerLeader,
+                                                      cmp(arith::CmpIPredicate::ne, kt, i32(0)))
+                              : consumerLeader;
+    auto release = scf::IfOp::create(b, loc, releases, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard inIf(b);
       b.setInsertionPointToStart(release.thenBlock());
-      ptx.mbarrierArrive(emptyBarrier(stage));
+      ptx.mbarrierArrive(emptyBarrier(done));
     }
     auto [s2, p2] = advance(stage, parity);
     SmallVector<Value> yields{s2, p2};
     yields.append(accs);
+    if (inFlight)
+      yields.push_back(stage);
     scf::YieldOp::create(b, loc, yields);
+    if (inFlight) {
+      // The last k-tile's products, and its stage released.
+      // (The wait on every path: ptxas serializes wgmma where it must
+      // insert a wait of its own on a path that may diverge.)
+      b.setInsertionPointAfter(ks);
+      ptx.wgmmaWaitGroup(0);
+      Value any = cmp(arith::CmpIPredicate::sgt, kTiles, i32(0));
+      auto last = scf::IfOp::create(b, loc, arith::AndIOp::create(b, loc, consumerLeader, any),
+                                    /*withElseRegion=*/false);
+      b.setInsertionPointToStart(last.thenBlock());
+      ptx.mbarrierArrive(emptyBarrier(ks.getResults().back()));
+    }
     return ks;
   };
-  auto accumulators = [](scf::ForOp ks) {
-    return SmallVector<Value>(ks.getResults().drop_front(2));
+  // The accumulators after the loop; with one k-tile in flight, zeros where
+  // there was no k-tile (K = 0), selected after the wait.
+  auto accumulators = [&](scf::ForOp ks) {
+    SmallVector<Value> accs(ks.getResults().slice(2, blocks));
+    if (inFlight) {
+      Value any = cmp(arith::CmpIPredicate::sgt, ks.getUpperBound(), i32(0));
+      Value zero = LLVM::ZeroOp::create(b, loc, accs.front().getType());
+      for (Value &acc : accs)
+        acc = arith::SelectOp::create(b, loc, any, acc, zero);
+    }
+    return accs;
   };
 
   OpBuilder::InsertionGuard guard(b);

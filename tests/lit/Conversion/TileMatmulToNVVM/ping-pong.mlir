@@ -8,7 +8,9 @@
 // k-tiles. The consumer of program j > 0 waits at its named barrier (4 + c)
 // for the other's products, and hands its own over (bar.arrive at the
 // other's) where another program follows. Each stage is released by one
-// consumer: its empty barrier counts one arrival. The epilogue stages 128
+// consumer: its empty barrier counts one arrival. The k-loop keeps one
+// k-tile's products in flight (wait_group 1), releases the stage before,
+// and after the loop waits for all and releases the last stage. The epilogue stages 128
 // rows per consumer and TMA-stores four boxes; the two consumers' staging
 // (64 KiB) leaves 5 stages. With a split the cooperative schedule is kept,
 // as without the option.
@@ -35,8 +37,14 @@
 // CHECK: arith.cmpi ne, %[[J]], %c0_i32
 // CHECK: nvvm.barrier id = %c4_i32{{.*}} number_of_threads = %c256_i32
 // CHECK: nvvm.barrier id = %c5_i32{{.*}} number_of_threads = %c256_i32
-// CHECK: scf.for {{.*}} -> (i32, i32, !llvm.struct<({{.*}})>, !llvm.struct<({{.*}})>)
+// CHECK: %[[LOOP:.*]]:5 = scf.for %[[KT:.*]] = %{{.*}} to %[[KTILES:.*]] step {{.*}} -> (i32, i32, !llvm.struct<({{.*}})>, !llvm.struct<({{.*}})>, i32)
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// CHECK: "wgmma.wait_group.sync.aligned 1;"
+// CHECK: arith.cmpi ne, %[[KT]], %c0_i32
+// CHECK: "mbarrier.arrive.shared::cta.b64 _, [$0];"
+// CHECK: "wgmma.wait_group.sync.aligned 0;"
+// CHECK: arith.cmpi sgt, %[[KTILES]], %c0_i32
+// CHECK: "mbarrier.arrive.shared::cta.b64 _, [$0];"
 // CHECK: %[[NEXT:.*]] = arith.addi %[[TILE]], %[[CTAS]]
 // CHECK: arith.cmpi ult, %[[NEXT]], %[[PROGRAMS]]
 // CHECK: "bar.arrive 5, 256;"
