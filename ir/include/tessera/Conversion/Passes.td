@@ -445,7 +445,11 @@ def ConvertTileMatmulToNVVM
     consumer of program j > 0 waits (`bar.sync`) until the consumer of
     program j - 1 has multiplied its k-tiles (`bar.arrive`), so that a
     consumer never waits on a stage whose earlier phase is still to come,
-    and one consumer's epilogue runs beside the other's products. Each
+    and one consumer's epilogue runs beside the other's products. A
+    consumer's k-loop keeps one k-tile's products in flight
+    (`wgmma.wait_group 1`, then the stage before is released; after the
+    loop `wait_group 0` and the last stage), its accumulators starting
+    undefined (scale-d 0) and zeros selected after the wait for K = 0. Each
     consumer stages and stores BM rows; the epilogue's tiles of other
     arguments are read from global memory, and the last round is not
     halved.
