@@ -144,6 +144,10 @@ int main(int argc, char** argv) {
               qkv.partition<BM, BN>(), normed, w_qkv.transposed());
   time_case("qkv 64x64x64", gemm(kQkv, kHidden), none, k::prefill_matmul_bf16<64, 64, 64>(), qkv.partition<64, 64>(),
             normed, w_qkv.transposed());
+  // The consumers taking programs in turn (CompilerHints::ping_pong).
+  const CompilerHints ping_pong{.ping_pong = true};
+  time_case(fmt::format("qkv {}x{}x{} ping-pong", BM, BN, BK), gemm(kQkv, kHidden), ping_pong,
+            k::prefill_matmul_bf16<BM, BN, BK>(), qkv.partition<BM, BN>(), normed, w_qkv.transposed());
   time_case(fmt::format("qkv f32 {}x{}x{} (before)", BM, BN, BK), gemm(kQkv, kHidden), none,
             k::prefill_matmul<BM, BN, BK>(), qkv_f32.partition<BM, BN>(), normed, w_qkv.transposed());
 
@@ -196,6 +200,8 @@ int main(int argc, char** argv) {
               tile.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), a, w, residual);
     time_case(fmt::format("{} {}x{}x{} no split (before)", name, BM, BN, BK), flops, none,
               tile.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), a, w, residual);
+    time_case(fmt::format("{} {}x{}x{} ping-pong", name, BM, BN, BK), flops, ping_pong,
+              tile.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), a, w, residual);
     time_case(fmt::format("{} f32 residual {}x{}x{} (before)", name, BM, BN, BK), flops, none,
               tile.template operator()<BM, BN, BK>(), out_f32.template partition<BM, BN>(), a, w, residual_f32);
     split_cases(fmt::format("{} {}x{}x{}", name, BM, BN, BK), flops, {2, 4, 8}, tile.template operator()<BM, BN, BK>(),
@@ -225,6 +231,8 @@ int main(int argc, char** argv) {
             k::prefill_matmul_swiglu<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w_up.transposed(), gate);
   time_case("up + swiglu 128x256x64", gemm(kInter, kHidden), none, k::prefill_matmul_swiglu<128, 256, 64>(),
             mlp.partition<128, 256>(), normed, w_up.transposed(), gate);
+  time_case(fmt::format("up + swiglu {}x{}x{} ping-pong", BM, BN, BK), gemm(kInter, kHidden), ping_pong,
+            k::prefill_matmul_swiglu<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w_up.transposed(), gate);
   split_cases(fmt::format("up + swiglu {}x{}x{}", BM, BN, BK), gemm(kInter, kHidden), {2, 4},
               k::prefill_matmul_swiglu<BM, BN, BK>(), mlp.partition<BM, BN>(), normed, w_up.transposed(), gate);
   // The earlier form beside it: an f32 gate and the accurate exp and division in the epilogue;
