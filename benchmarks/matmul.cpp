@@ -305,13 +305,17 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl, St, Sk, P
 // 128 x 128 x 64 (2 or 4) and 128 x 256 x 64 (2) with the k-tiles of the last round's programs
 // shared by the CTAs of a cluster (CompilerHints::split_k), for products of fewer output tiles
 // than SMs (128 x 2560 has 20) or a little more than a round of them (4096 x 2560 at 128 x 256:
-// 320 tiles, 2 rounds of 132 and 56 left); 128 x 128 x 64 with the consumers taking programs in
-// turn (CompilerHints::ping_pong), where an epilogue's arithmetic would leave the tensor cores idle; for
+// 320 tiles, 2 rounds of 132 and 56 left); for
 // M = 1 (one row: multiply-adds, tile-vector-mma) tiles of 2-8 KiB of B per step, with 16 to 64 columns per
 // program (fewer columns, more programs: N = 2560 has 40 programs of 64 columns). Larger steps
 // were slower on the H200 at all three batch-1 shapes (1 x 16 x 1024, 1 x 32 x 512, 1 x 64 x 256,
 // 1 x 128 x 128: 0.09-0.78 of the copy, docs/performance.md).
 using TensorCoreTiles =
+    std::tuple<Tile<128, 256, 64>, Tile<128, 128, 64>, Tile<128, 128, 128>, Tile<128, 128, 64, On::launch, 0, 0, 2>,
+               Tile<128, 128, 64, On::launch, 0, 0, 4>, Tile<128, 256, 64, On::launch, 0, 0, 2>>;
+// A fused epilogue's GEMM: also 128 x 128 x 64 with the consumers taking programs in turn
+// (CompilerHints::ping_pong), one's epilogue beside the other's products.
+using EpilogueTiles =
     std::tuple<Tile<128, 256, 64>, Tile<128, 128, 64>, Tile<128, 128, 128>, Tile<128, 128, 64, On::launch, 0, 0, 2>,
                Tile<128, 128, 64, On::launch, 0, 0, 4>, Tile<128, 256, 64, On::launch, 0, 0, 2>,
                Tile<128, 128, 64, On::launch, 0, 0, 0, true>>;
@@ -461,7 +465,7 @@ void epilogue_case(const Problem& s) {
   const std::string base = "mm_bias_gelu_" + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
   time_tile<128, 256, 64>(matmul_kernels::matmul_bias_gelu<128, 256, 64>(), base, "bf16", s, a, b, out, ref, bias);
   time_tile<128, 128, 64>(matmul_kernels::matmul_bias_gelu<128, 128, 64>(), base, "bf16", s, a, b, out, ref, bias);
-  time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul_bias_gelu<BM, BN, BK>(); }, TensorCoreTiles{},
+  time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul_bias_gelu<BM, BN, BK>(); }, EpilogueTiles{},
              base, "bf16", s, a, b, out, ref, bias);
   if (tune_both_backends())
     time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul_bias_gelu<BM, BN, BK>(); }, BothBackendTiles{},
