@@ -1,8 +1,11 @@
 // ptxas_log.h: what the CUDA toolkit's ptxas reports of a tensor-core kernel compiled as the
 // driver compiles it (a whole program, where setmaxnreg counts), for the tests that check GEMM
-// cubins for spills, serialized wgmma and ignored setmaxnreg (test_matmul.cpp, test_float8.cpp).
+// cubins for spills, serialized wgmma and ignored setmaxnreg (test_matmul.cpp, test_float8.cpp,
+// test_split_k.cpp, test_tail_halves.cpp, test_ping_pong.cpp).
 // Assumes the toolkit's layout: ptxas in CUDA_HOME/bin or /usr/local/cuda/bin.
 #pragma once
+
+#include <catch2/catch.hpp>
 
 #include "compiler/tool_run.h"
 
@@ -23,6 +26,13 @@ inline std::string toolkit_ptxas() {
   return "";
 }
 
+// toolkit_ptxas(), with a warning where there is none (the ptxas logs are then not checked).
+inline std::string toolkit_ptxas_or_warn() {
+  const std::string ptxas = toolkit_ptxas();
+  if (ptxas.empty()) WARN("no CUDA toolkit ptxas (CUDA_HOME/bin, /usr/local/cuda/bin): ptxas logs not checked");
+  return ptxas;
+}
+
 // What `ptxas -arch=sm_90a -v` prints compiling `ptx` as a whole program (as the driver does).
 inline std::string whole_program_log(const std::string& ptxas, const std::string& ptx) {
   tessera::detail::TempFile in(".ptx"), out(".cubin");
@@ -30,6 +40,17 @@ inline std::string whole_program_log(const std::string& ptxas, const std::string
   const tessera::detail::ToolRun r =
       tessera::detail::run_tool(ptxas, {"-arch=sm_90a", "-v", in.path(), "-o", out.path()}, 120);
   return r.message + r.out + r.err;
+}
+
+// Checks the whole-program ptxas log of a GEMM kernel's `ptx`: nothing spilled, no wgmma
+// serialized, no setmaxnreg ignored (each such report fails the test). Nothing where `ptxas` is "".
+inline void check_gemm_log(const std::string& ptxas, const std::string& ptx) {
+  if (ptxas.empty()) return;
+  const std::string log = whole_program_log(ptxas, ptx);
+  INFO(log);
+  CHECK(log.find(" 0 bytes spill stores") != std::string::npos);
+  CHECK(log.find("serialized") == std::string::npos);
+  CHECK(log.find("setmaxnreg") == std::string::npos);
 }
 
 }  // namespace ptxas_log

@@ -34,7 +34,6 @@ namespace {
 
 using exec_test::random_tensor;
 using namespace matmul_reference;
-using ptxas_log::toolkit_ptxas;
 using ptxas_log::whole_program_log;
 
 template <int BM, int BN, int BK>
@@ -465,8 +464,7 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
   // registers of the entry, which is why the launcher loads these kernels' PTX; its log says
   // nothing of the code that runs. Checked with the CUDA toolkit's ptxas where there is one (and
   // by the driver's own compile on an sm_90 GPU, below).
-  const std::string ptxas = toolkit_ptxas();
-  if (ptxas.empty()) WARN("no CUDA toolkit ptxas (CUDA_HOME/bin, /usr/local/cuda/bin): ptxas logs not checked");
+  const std::string ptxas = ptxas_log::toolkit_ptxas_or_warn();
   // The Qwen3 prefill's up projection: an epilogue that loads a whole f32 tile and divides.
   auto gated = kernel("gemm_swiglu_128x128x64", [](auto o, auto a, auto b, auto gate) {
     auto acc = for_range(
@@ -498,12 +496,7 @@ TEST_CASE("on sm_90 a matmul of the tensor-core class compiles to TMA and wgmma 
   for (const auto& [name, artifact] : kernels) {
     INFO(name);
     REQUIRE(artifact.ptx.find("wgmma.mma_async") != std::string::npos);
-    if (ptxas.empty()) continue;
-    const std::string log = whole_program_log(ptxas, artifact.ptx);
-    INFO(log);
-    CHECK(log.find(" 0 bytes spill stores") != std::string::npos);
-    CHECK(log.find("serialized") == std::string::npos);
-    CHECK(log.find("setmaxnreg") == std::string::npos);
+    ptxas_log::check_gemm_log(ptxas, artifact.ptx);
   }
   // 16-row tiles (bench_matmul's M = 16 cases, also with the 8-stage pipelines its tuner tries):
   // mma.sync, not wgmma, with nothing spilled.

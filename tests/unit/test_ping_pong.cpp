@@ -13,26 +13,18 @@
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
-#include <cmath>
 #include <string>
 
 #include "execution_helpers.h"
+#include "gemm_products.h"
 #include "matmul_kernels.h"
-#include "matmul_reference.h"
 #include "ptxas_log.h"
 #include "text_count.h"
 
 using text_count::occurrences;
 using namespace tessera;
-using exec_test::random_tensor;
 
 namespace {
-
-using namespace matmul_reference;
-
-struct Shape {
-  int64_t m, n, k;
-};
 
 LaunchOptions ping_pong_launch(Target target) {
   LaunchOptions o;
@@ -41,48 +33,22 @@ LaunchOptions ping_pong_launch(Target target) {
   return o;
 }
 
-// out = a b (bf16 and f32 outputs, row-major and K-major B) and bf16(gelu(a b + bias)) at tile
-// BM x BN x 64 under the hint, for each of `shapes`.
-template <int BM, int BN>
-void products_equal_the_reference(Target target, std::initializer_list<Shape> shapes) {
-  const LaunchOptions o = ping_pong_launch(target);
-  for (const Shape s : shapes) {
-    INFO("tile " << BM << " x " << BN << ", M " << s.m << ", N " << s.n << ", K " << s.k);
-    auto a = random_tensor<bfloat16, 2>({s.m, s.k}, -1, 1, 71);
-    auto w = random_tensor<bfloat16, 2>({s.n, s.k}, -1, 1, 72);
-    auto bias = random_tensor<bfloat16, 1>({s.n}, -1, 1, 73);
-    const Tensor<bfloat16, 2> b = row_major_copy_of_transposed(w);
-    const Reference r = reference_wt(a, w);
-    const double bound = product_bound(DType::bf16, s.k), rel = std::ldexp(1.0, -8);
-    Tensor<bfloat16, 2> out({s.m, s.n});
-    Tensor<float, 2> wide({s.m, s.n});
-    auto got = [&](int64_t i, int64_t j) { return d(out(i, j)); };
-    auto got_wide = [&](int64_t i, int64_t j) { return double(wide(i, j)); };
-    auto want = [&](int64_t i, int64_t j) { return r.at(i, j); };
-    auto mm = matmul_kernels::matmul<BM, BN, 64>();
-    mm.launch(o, out.template partition<BM, BN>(), a, b);
-    CHECK(mismatches(r, s.m, s.n, bound, rel, got, want) == 0);
-    mm.launch(o, out.template partition<BM, BN>(), a, w.transposed());
-    CHECK(mismatches(r, s.m, s.n, bound, rel, got, want) == 0);
-    mm.launch(o, wide.template partition<BM, BN>(), a, b);
-    CHECK(mismatches(r, s.m, s.n, bound, 0, got_wide, want) == 0);
-    matmul_kernels::matmul_bias_gelu<BM, BN, 64>().launch(o, out.template partition<BM, BN>(), a, b, bias);
-    CHECK(mismatches(r, s.m, s.n, 1.13 * bound, rel, got,
-                     [&](int64_t i, int64_t j) { return gelu_tanh(r.at(i, j) + d(bias(j))); }) == 0);
-  }
-}
-
 void ping_pong_results(Target target) {
   // N and K multiples of 8: rows 16-byte aligned, as TMA needs. On the GPU: 288 programs of
   // 128 x 128 (two or three per CTA on 132 SMs), 6 (one per CTA), and K of one tile (40).
+  const LaunchOptions o = ping_pong_launch(target);
+  using gemm_products::equal_the_reference;
   if (target == Target::cpu) {
-    products_equal_the_reference<128, 128>(target, {{200, 264, 72}, {130, 136, 40}});
-    products_equal_the_reference<64, 256>(target, {{100, 264, 72}});
+    equal_the_reference<128, 128>(o, 200, 264, 72, 71);
+    equal_the_reference<128, 128>(o, 130, 136, 40, 71);
+    equal_the_reference<64, 256>(o, 100, 264, 72, 71);
     return;
   }
-  products_equal_the_reference<128, 128>(target, {{1000, 4600, 200}, {200, 300, 72}, {1000, 2000, 40}});
-  products_equal_the_reference<64, 128>(target, {{1000, 2000, 136}});
-  products_equal_the_reference<64, 256>(target, {{1000, 2000, 136}});
+  equal_the_reference<128, 128>(o, 1000, 4600, 200, 71);
+  equal_the_reference<128, 128>(o, 200, 300, 72, 71);
+  equal_the_reference<128, 128>(o, 1000, 2000, 40, 71);
+  equal_the_reference<64, 128>(o, 1000, 2000, 136, 71);
+  equal_the_reference<64, 256>(o, 1000, 2000, 136, 71);
 }
 
 }  // namespace
@@ -93,8 +59,7 @@ TESSERA_TARGET_TEST_CASE("ping-pong: wgmma GEMMs whose consumers take programs i
 TEST_CASE("ping-pong: the sm_90a GEMM hands its products over at named barriers, nothing spilled",
           "[matmul][ping-pong][compile]") {
   if (!exec_test::toolchain_present()) return;
-  const std::string ptxas = ptxas_log::toolkit_ptxas();
-  if (ptxas.empty()) WARN("no CUDA toolkit ptxas (CUDA_HOME/bin, /usr/local/cuda/bin): ptxas logs not checked");
+  const std::string ptxas = ptxas_log::toolkit_ptxas_or_warn();
   Tensor<bfloat16, 2> a({1024, 4096}), b({4096, 2560}), out({1024, 2560});
   LaunchOptions o = ping_pong_launch(Target::sm_90);
   const CompiledArtifact plain = matmul_kernels::matmul<128, 128, 64>().compile(o, out.partition<128, 128>(), a, b);
@@ -106,12 +71,7 @@ TEST_CASE("ping-pong: the sm_90a GEMM hands its products over at named barriers,
     // Each consumer waits for the other's products and hands its own over.
     CHECK(occurrences(c->ptx, "bar.arrive 4, 256;") == 1);
     CHECK(occurrences(c->ptx, "bar.arrive 5, 256;") == 1);
-    if (ptxas.empty()) continue;
-    const std::string log = ptxas_log::whole_program_log(ptxas, c->ptx);
-    INFO(log);
-    CHECK(log.find(" 0 bytes spill stores") != std::string::npos);
-    CHECK(log.find("serialized") == std::string::npos);
-    CHECK(log.find("setmaxnreg") == std::string::npos);
+    ptxas_log::check_gemm_log(ptxas, c->ptx);
   }
   // 128 rows: two wgmma per K step, four K steps; no halves.
   CHECK(occurrences(plain.ptx, "wgmma.mma_async.sync.aligned.m64n128k16") == 8);

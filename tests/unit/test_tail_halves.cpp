@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "execution_helpers.h"
+#include "gemm_products.h"
 #include "matmul_kernels.h"
 #include "matmul_reference.h"
 #include "ptxas_log.h"
@@ -37,32 +38,13 @@ struct Shape {
 
 void halves_results(Target target) {
   // 8 x 18 programs of 128 x 256: N = 4600 leaves 248 columns in the last tile column, 120 in its
-  // second half; M and K ragged. N and K multiples of 8: rows 16-byte aligned, as TMA needs.
-  const Shape s = target == Target::cpu ? Shape{200, 600, 72} : Shape{1000, 4600, 200};
-  INFO("M " << s.m << ", N " << s.n << ", K " << s.k);
-  auto a = random_tensor<bfloat16, 2>({s.m, s.k}, -1, 1, 61);
-  auto w = random_tensor<bfloat16, 2>({s.n, s.k}, -1, 1, 62);
-  auto bias = random_tensor<bfloat16, 1>({s.n}, -1, 1, 63);
-  const Tensor<bfloat16, 2> b = row_major_copy_of_transposed(w);
-  const Reference r = reference_wt(a, w);
-  const double bound = product_bound(DType::bf16, s.k), rel = std::ldexp(1.0, -8);
-  Tensor<bfloat16, 2> out({s.m, s.n});
-  Tensor<float, 2> wide({s.m, s.n});
-  auto got = [&](int64_t i, int64_t j) { return d(out(i, j)); };
-  auto got_wide = [&](int64_t i, int64_t j) { return double(wide(i, j)); };
-  auto want = [&](int64_t i, int64_t j) { return r.at(i, j); };
-  auto mm = matmul_kernels::matmul<128, 256, 64>();
-  mm.launch_on(target, out.partition<128, 256>(), a, b);
-  CHECK(mismatches(r, s.m, s.n, bound, rel, got, want) == 0);
-  mm.launch_on(target, out.partition<128, 256>(), a, w.transposed());
-  CHECK(mismatches(r, s.m, s.n, bound, rel, got, want) == 0);
-  mm.launch_on(target, wide.partition<128, 256>(), a, w.transposed());
-  CHECK(mismatches(r, s.m, s.n, bound, 0, got_wide, want) == 0);
-  mm.launch_on(target, wide.partition<128, 256>(), a, b);
-  CHECK(mismatches(r, s.m, s.n, bound, 0, got_wide, want) == 0);
-  matmul_kernels::matmul_bias_gelu<128, 256, 64>().launch_on(target, out.partition<128, 256>(), a, b, bias);
-  CHECK(mismatches(r, s.m, s.n, 1.13 * bound, rel, got,
-                   [&](int64_t i, int64_t j) { return gelu_tanh(r.at(i, j) + d(bias(j))); }) == 0);
+  // second half; M and K ragged.
+  LaunchOptions o;
+  o.target = target;
+  if (target == Target::cpu)
+    gemm_products::equal_the_reference<128, 256>(o, 200, 600, 72, 61);
+  else
+    gemm_products::equal_the_reference<128, 256>(o, 1000, 4600, 200, 61);
 }
 
 void float8_halves_results(Target target) {
@@ -90,8 +72,7 @@ TESSERA_TARGET_TEST_CASE("tail halves: 8-bit float GEMMs whose last round runs i
 TEST_CASE("tail halves: the sm_90a GEMM of 256 columns has a half of 128, nothing spilled; splits and 64 columns none",
           "[matmul][tail-halves][compile]") {
   if (!exec_test::toolchain_present()) return;
-  const std::string ptxas = ptxas_log::toolkit_ptxas();
-  if (ptxas.empty()) WARN("no CUDA toolkit ptxas (CUDA_HOME/bin, /usr/local/cuda/bin): ptxas logs not checked");
+  const std::string ptxas = ptxas_log::toolkit_ptxas_or_warn();
   Tensor<bfloat16, 2> a({1024, 4096}), b({4096, 2560}), w({2560, 4096}), out({1024, 2560});
   LaunchOptions o;
   o.target = Target::sm_90;
@@ -103,12 +84,7 @@ TEST_CASE("tail halves: the sm_90a GEMM of 256 columns has a half of 128, nothin
   for (const CompiledArtifact* c : {&row, &kmajor, &gelu}) {
     CHECK(occurrences(c->ptx, "wgmma.mma_async.sync.aligned.m64n256k16") == 4);
     CHECK(occurrences(c->ptx, "wgmma.mma_async.sync.aligned.m64n128k16") == 4);
-    if (ptxas.empty()) continue;
-    const std::string log = ptxas_log::whole_program_log(ptxas, c->ptx);
-    INFO(log);
-    CHECK(log.find(" 0 bytes spill stores") != std::string::npos);
-    CHECK(log.find("serialized") == std::string::npos);
-    CHECK(log.find("setmaxnreg") == std::string::npos);
+    ptxas_log::check_gemm_log(ptxas, c->ptx);
   }
   // A K-major B's halves load through a map of their own: A's, B's, the output's and B's halves'.
   CHECK(occurrences(row.ptx, ".param .align 64 .b8") == 3);
