@@ -191,6 +191,8 @@ struct Geometry {
   int64_t sharedBytes() const { return barriersOffset() + barrierBytes() + 1024; }
   int64_t threads() const { return (consumers + 1) * kWarpgroup; }
   int64_t accumulatorRegisters() const { return wgmmaN() / 2; }
+  /// A consumer thread's accumulators: one wgmma's per block of 64 rows.
+  int64_t consumerAccumulators() const { return rowBlocks() * accumulatorRegisters(); }
   /// CTAs of a cluster sharing each program's k-tiles (1: none).
   int64_t splitK = 1;
   /// Without a split: the programs of the last round, where they are no
@@ -334,6 +336,10 @@ private:
   /// After the epilogue: the warpgroup has read its tiles; the buffer is the
   /// producer's again.
   void releaseEpilogueTiles(Value consumer);
+  /// `body(c)` where `consumer` (i32) is c, for each consumer c: a named
+  /// barrier's number must be an immediate (one in a register lived through
+  /// the K loop).
+  void forConsumer(Value consumer, llvm::function_ref<void(int64_t)> body);
   /// Named barrier 1 + `consumer` of the consumer warpgroup's threads.
   void warpgroupBarrier(Value consumer);
   /// `body` in the consumer warpgroup's first thread (consumerLeader) only.
@@ -549,19 +555,14 @@ std::pair<Value, Value> MatmulLowering::advanceBy(Value stage, Value parity, Val
 }
 
 void MatmulLowering::orderBarrier(Value consumer, bool wait) {
-  // The barrier's number as an immediate, as in warpgroupBarrier: consumer c
-  // waits at kOrderBarrier + c, and arrives where the other waits.
+  // Consumer c waits at kOrderBarrier + c, and arrives where the other waits.
   HopperPtx ptx(b, loc);
-  for (int64_t c = 0; c < 2; ++c) {
-    auto mine = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, consumer, i32(c)),
-                                  /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(mine.thenBlock());
+  forConsumer(consumer, [&](int64_t c) {
     if (wait)
       ptx.namedBarrier(kOrderBarrier + c, 2 * kWarpgroup);
     else
       ptx.namedBarrierArrive(kOrderBarrier + 1 - c, 2 * kWarpgroup);
-  }
+  });
 }
 
 Value MatmulLowering::wholeIndex(Value tile) {
@@ -596,17 +597,20 @@ void MatmulLowering::waitEpilogueTiles(Value consumer, Value index) {
                                  arith::AndIOp::create(b, loc, index, i32(1)));
 }
 
-void MatmulLowering::warpgroupBarrier(Value consumer) {
-  // 0 is the CTA's. The barrier number as an immediate: one in a register
-  // lived through the K loop.
-  HopperPtx ptx(b, loc);
+void MatmulLowering::forConsumer(Value consumer, llvm::function_ref<void(int64_t)> body) {
   for (int64_t c = 0; c < g.consumers; ++c) {
     auto mine = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, consumer, i32(c)),
                                   /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(mine.thenBlock());
-    ptx.namedBarrier(1 + c, kWarpgroup);
+    body(c);
   }
+}
+
+void MatmulLowering::warpgroupBarrier(Value consumer) {
+  // 0 is the CTA's.
+  HopperPtx ptx(b, loc);
+  forConsumer(consumer, [&](int64_t c) { ptx.namedBarrier(1 + c, kWarpgroup); });
 }
 
 void MatmulLowering::ifConsumerLeader(llvm::function_ref<void()> body) {
@@ -753,8 +757,8 @@ void MatmulLowering::buildConsumer(Value warpgroup) {
     // serializes wgmma when other instructions write their registers, such
     // as the zeros' moves, inside a pipeline that spans the loop's
     // iterations.
-    Value zero = LLVM::ZeroOp::create(b, loc, accType);
-    Value init = inFlight ? LLVM::UndefOp::create(b, loc, accType).getResult() : zero;
+    Value init = inFlight ? LLVM::UndefOp::create(b, loc, accType).getResult()
+                          : LLVM::ZeroOp::create(b, loc, accType).getResult();
     SmallVector<Value> inits{stage0, parity0};
     inits.append(blocks, init);
     if (inFlight)
@@ -1437,18 +1441,16 @@ struct ConvertTileMatmulToNVVMPass
       // most 128 registers a thread (BM x BN <= 128 x 128); not with 8-bit
       // floats (each k-tile's partial needs as many again), a split or a
       // transposed product.
-      const bool pingPongTile = pingPong && splitK == 1 && !transposed && !k->float8() &&
-                                k->bm * k->bn <= 128 * 128;
-      const int64_t accumulators = pingPongTile ? k->bm * k->bn / kWarpgroup : k->bn / 2;
       Geometry g{k->bm,         k->bn,
                  k->bk,         0,
                  (transposed ? k->bn : k->bm) / 64,
                  k->bKMajor,    k->elementBytes(),
-                 transposed,    transposed ? 0 : tmaOutputBytes(*k, accumulators)};
-      if (pingPongTile) {
+                 transposed,    0};
+      if (pingPong && splitK == 1 && !transposed && !k->float8() && k->bm * k->bn <= 128 * 128) {
         g.pingPong = true;
         g.consumers = 2;
       }
+      g.outElementBytes = transposed ? 0 : tmaOutputBytes(*k, g.consumerAccumulators());
       const int64_t requested = stages > 0 ? stages : kMaxStages;
       auto fit = [&] {
         g.stages = requested;
