@@ -14,6 +14,7 @@
 //   exp exp2 log sqrt rsqrt tanh abs cast, unary - !                   expr/unary_expr.h
 //   fast_exp fast_sqrt fast_tanh (approximate on the GPU)              expr/unary_expr.h
 //   + - * / && || == != < <= > >=, maximum minimum select fast_div     expr/binary_expr.h
+//   sigmoid silu gelu_tanh (activations built from exp and fast_div)    expr/activation.h
 //   sum max min (keepdim reductions)                                   expr/reduce_expr.h
 //   reshape broadcast_to transpose                                     expr/shape_expr.h
 //   mma                                                                expr/mma_expr.h
@@ -31,6 +32,7 @@
 #include "tessera/expr/load_store_expr.h"
 #include "tessera/expr/unary_expr.h"
 #include "tessera/expr/binary_expr.h"
+#include "tessera/expr/activation.h"
 #include "tessera/expr/reduce_expr.h"
 #include "tessera/expr/mma_expr.h"
 #include "tessera/expr/loop_expr.h"
@@ -51,6 +53,7 @@ using tessera::fast_sqrt;
 using tessera::fast_tanh;
 using tessera::for_range;
 using tessera::full;
+using tessera::gelu_tanh;
 using tessera::get;
 using tessera::load;
 using tessera::log;
@@ -63,6 +66,8 @@ using tessera::reshape;
 using tessera::rsqrt;
 using tessera::select;
 using tessera::seq;
+using tessera::sigmoid;
+using tessera::silu;
 using tessera::sqrt;
 using tessera::sum;
 using tessera::tanh;
