@@ -313,11 +313,10 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl, St, Sk, P
 using TensorCoreTiles =
     std::tuple<Tile<128, 256, 64>, Tile<128, 128, 64>, Tile<128, 128, 128>, Tile<128, 128, 64, On::launch, 0, 0, 2>,
                Tile<128, 128, 64, On::launch, 0, 0, 4>, Tile<128, 256, 64, On::launch, 0, 0, 2>>;
-// A fused epilogue's GEMM: also 128 x 128 x 64 and 64 x 256 x 64 with the consumers taking
-// programs in turn (CompilerHints::ping_pong), one's epilogue beside the other's products.
-using EpilogueTiles = decltype(std::tuple_cat(
-    TensorCoreTiles{},
-    std::tuple<Tile<128, 128, 64, On::launch, 0, 0, 0, true>, Tile<64, 256, 64, On::launch, 0, 0, 0, true>>{}));
+// A fused epilogue's GEMM: also 128 x 128 x 64 with the consumers taking programs in turn
+// (CompilerHints::ping_pong), one's epilogue beside the other's products.
+using EpilogueTiles =
+    decltype(std::tuple_cat(TensorCoreTiles{}, std::tuple<Tile<128, 128, 64, On::launch, 0, 0, 0, true>>{}));
 // "<case>_tuned_both": the tensor-core tiles of both back ends in one search (tileiras beats the
 // NVVM lowering on some products, docs/performance.md); only where tileiras is installed.
 // tileiras may share tiles among the programs of a cluster (cluster_programs): its options also
