@@ -6,10 +6,11 @@
 // step), 64 x 128 and 64 x 256 (one), ragged M, N and K, K of one tile and less, programs fewer
 // than the SMs (each CTA's only program is consumer 0's) and two to three rounds of them (both
 // consumers, the ring stepped over the other's programs), a row-major and a K-major B, bf16 and
-// f32 outputs (staged in each consumer's BM rows of shared memory and TMA-stored), and a bias +
-// GELU epilogue (stored from registers: 128 accumulators a thread beside its loads). The sm_90a
-// PTX has the hand-over barriers and nothing spilled; tiles over 128 x 128 and split products
-// keep the cooperative schedule.
+// f32 outputs, and a bias + GELU epilogue, all staged in each consumer's BM rows of shared memory
+// and TMA-stored (the epilogue's loads beside 128 accumulators a thread included, where the
+// cooperative schedule stores from registers). The sm_90a PTX has the hand-over barriers, TMA
+// stores and no stores from registers, and nothing spilled; tiles over 128 x 128 and split
+// products keep the cooperative schedule.
 #include <catch2/catch.hpp>
 #include <tessera/tessera.h>
 
@@ -71,6 +72,10 @@ TEST_CASE("ping-pong: the sm_90a GEMM hands its products over at named barriers,
     // Each consumer waits for the other's products and hands its own over.
     CHECK(occurrences(c->ptx, "bar.arrive 4, 256;") == 1);
     CHECK(occurrences(c->ptx, "bar.arrive 5, 256;") == 1);
+    // The output staged and TMA-stored (TMA clips the ragged edges): no element stored from
+    // registers, each behind its bounds test.
+    CHECK(occurrences(c->ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") > 0);
+    CHECK(occurrences(c->ptx, "st.global") == 0);
     ptxas_log::check_gemm_log(ptxas, c->ptx);
   }
   // 128 rows: two wgmma per K step, four K steps; no halves.

@@ -4,8 +4,7 @@
 // so they add no AST node and run on every target. Each is written in the form that has no
 // cancellation: gelu_tanh(x) = 0.5 x (1 + tanh(z)) is computed as x / (1 + e^(-2z)), which is
 // the same function (0.5 (1 + tanh z) = sigmoid(2z)) but loses nothing where tanh(z) is near -1,
-// and costs one exponential and one reciprocal where the tanh form costs a tanh and four more
-// products. On the GPU, `exp` is the accurate exponential (relative error <= 4e-7) and the
+// and needs neither tanh's polynomial for small arguments nor its sign fix-up. On the GPU, `exp` is the accurate exponential (relative error <= 4e-7) and the
 // division div.full.f32 (2 ulp), so each result is within 2e-6 relative of the exact function of
 // the f32 input, plus |u| 2^-21 for the f32 rounding of the exponent's argument u (on any target;
 // it matters only where e^u is far from 1, so the result is tiny or saturated); on the CPU
