@@ -126,3 +126,51 @@ func.func @mm_wide(%o: !m {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i64
   return
 }
 
+
+// -----
+
+// An epilogue that loads (a bias row) beside 128 accumulators a thread: each
+// ping-pong consumer still stages its 128 rows and TMA-stores them (TMA clips
+// the ragged edges), with no stores from registers.
+// CHECK-LABEL: func.func @mm_bias_ping_pong
+// CHECK: nvvm.barrier id = %c4_i32
+// CHECK: memref.load %arg3
+// CHECK: arith.maximumf
+// CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<3>
+// CHECK-NOT: vector.store
+// CHECK: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
+// CHECK: return
+// SPLIT-LABEL: func.func @mm_bias_ping_pong
+// OFF-LABEL: func.func @mm_bias_ping_pong
+!m = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+func.func @mm_bias_ping_pong(%o: !m {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i64}, %b: !m {tile.align = 16 : i64}, %bias: memref<?xbf16, strided<[1], offset: ?>>) attributes {tile.kernel} {
+  %zeros = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
+  %pid1 = tile.program_id 1
+  %bv = tile.load %bias[%pid1] : memref<?xbf16, strided<[1], offset: ?>> -> tensor<128xbf16>
+  %bf = arith.extf %bv : tensor<128xbf16> to tensor<128xf32>
+  %br = tile.reshape %bf : tensor<128xf32> -> tensor<1x128xf32>
+  %bb = tile.broadcast %br : tensor<1x128xf32> -> tensor<128x128xf32>
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %kdim = memref.dim %a, %c1 : !m
+  %c63 = arith.constant 63 : index
+  %c64 = arith.constant 64 : index
+  %s = arith.addi %kdim, %c63 : index
+  %n = arith.divui %s, %c64 : index
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%c = %zeros) -> (tensor<128x128xf32>) {
+    %ki = arith.index_cast %k : index to i32
+    %pid0 = tile.program_id 0
+    %ta = tile.load %a[%pid0, %ki] : !m -> tensor<128x64xbf16>
+    %pid1b = tile.program_id 1
+    %tb = tile.load %b[%ki, %pid1b] : !m -> tensor<64x128xbf16>
+    %d = tile.mma %ta, %tb, %c : tensor<128x64xbf16>, tensor<64x128xbf16>, tensor<128x128xf32> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %y = arith.addf %acc, %bb : tensor<128x128xf32>
+  %r = arith.maximumf %y, %zeros : tensor<128x128xf32>
+  %t = arith.truncf %r : tensor<128x128xf32> to tensor<128x128xbf16>
+  %p0 = tile.program_id 0
+  %p1 = tile.program_id 1
+  tile.store %t, %o[%p0, %p1] : tensor<128x128xbf16>, !m
+  return
+}
