@@ -17,16 +17,24 @@
 
 namespace tessera {
 
+namespace detail {
+// The form every activation here takes: numerator / (1 + e^u).
+template <class N, Expr U>
+constexpr auto over_one_plus_exp(N numerator, U u) {
+  return fast_div(numerator, c<1.0> + exp(u));
+}
+}  // namespace detail
+
 // sigmoid(x) = 1 / (1 + e^-x).
 template <detail::Expr X>
 constexpr auto sigmoid(X x) {
-  return fast_div(c<1.0>, c<1.0> + exp(-x));
+  return detail::over_one_plus_exp(c<1.0>, -x);
 }
 
 // silu(x) = x sigmoid(x) = x / (1 + e^-x) (also called swish).
 template <detail::Expr X>
 constexpr auto silu(X x) {
-  return fast_div(x, c<1.0> + exp(-x));
+  return detail::over_one_plus_exp(x, -x);
 }
 
 // gelu_tanh(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), GELU's tanh approximation
@@ -36,7 +44,7 @@ template <detail::Expr X>
 constexpr auto gelu_tanh(X x) {
   constexpr double k1 = -2.0 * 0.7978845608028654;
   constexpr double k2 = 0.044715 * k1;
-  return fast_div(x, c<1.0> + exp(x * (c<k1> + c<k2> * (x * x))));
+  return detail::over_one_plus_exp(x, x * (c<k1> + c<k2> * (x * x)));
 }
 
 }  // namespace tessera

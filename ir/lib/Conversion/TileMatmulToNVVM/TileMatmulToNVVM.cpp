@@ -1318,20 +1318,21 @@ bool transposedProduct(const MatmulKernel &k) {
 
 /// The bytes of an element of the kernel's output where the epilogue stages
 /// the tile in shared memory and TMA stores it: an output of unit inner
-/// stride, 16-byte aligned rows and start, and an epilogue that loads nothing,
-/// or `accumulators` of at most 64 a thread, or runs beside the other
-/// consumer's products (ping-pong); 0 otherwise. ptxas moves an epilogue's
-/// loads above shared-memory stores, which cannot alias them: the
+/// stride, 16-byte aligned rows and start, and an epilogue that loads
+/// nothing, or runs beside the other consumer's products (ping-pong), or
+/// holds at most 64 accumulators a thread; 0 otherwise. ptxas moves an
+/// epilogue's loads above shared-memory stores, which cannot alias them: the
 /// cooperative bias + GELU epilogue of a 128 x 256 tile (128 accumulators a
-/// thread) then spilled. Stores from registers test every element's bounds
-/// (TMA clips the staged tile instead), which cost ping-pong's bias + GELU
-/// 128 x 128 7% on the H100 (docs/performance.md, session 55).
-int64_t tmaOutputBytes(MatmulKernel k, int64_t accumulators, bool pingPong) {
+/// thread) then spilled. Staging is preferred wherever it fits because
+/// stores from registers test every element's bounds (TMA clips the staged
+/// tile instead), branches that keep ptxas from interleaving the elements'
+/// arithmetic (docs/performance.md, session 55).
+int64_t tmaOutputBytes(MatmulKernel k, const Geometry &g) {
   bool loads = false;
   k.func.walk([&](LoadOp load) {
     loads |= load != k.loadA && load != k.loadB;
   });
-  if (loads && accumulators > 64 && !pingPong)
+  if (loads && !g.pingPong && g.consumerAccumulators() > 64)
     return 0;
   auto type = cast<MemRefType>(k.func.getArgument(k.argOut).getType());
   SmallVector<int64_t> strides;
@@ -1453,7 +1454,7 @@ struct ConvertTileMatmulToNVVMPass
         g.pingPong = true;
         g.consumers = 2;
       }
-      g.outElementBytes = transposed ? 0 : tmaOutputBytes(*k, g.consumerAccumulators(), g.pingPong);
+      g.outElementBytes = transposed ? 0 : tmaOutputBytes(*k, g);
       const int64_t requested = stages > 0 ? stages : kMaxStages;
       auto fit = [&] {
         g.stages = requested;
