@@ -9,7 +9,8 @@ printed beside it.
 
 Matmul cases (bench_matmul) print TFLOP/s instead, beside cuBLAS's, Triton's and (for the
 fused-epilogue case) torch.compile's, with the ratio to each, and the first launch's time; the
-batch-1 and M = 16 cases also their TB/s and the ratio to a copy of the same bytes. Their chart is
+batch-1 and M = 16 cases also their TB/s and the ratios to a copy of the same bytes and to one read
+of them (a sum: the ceiling of a kernel that reads its weight once). Their chart is
 drawn beside the other, named CHART with "_matmul" before the extension.
 
 Lines of both GPU back ends (their "backend" field: run_on_gpu.sh's BACKENDS="nvvm tileir") give
@@ -57,7 +58,7 @@ def add_ratio_to_nvvm(rows, field):
 
 def matmul_row(case, dtype, ours, base):
     """One matmul case: TFLOP/s of each side, the ratios to cuBLAS, Triton and torch.compile, the
-    first launch (compile included); for M <= 16 also TB/s and the ratio to a copy."""
+    first launch (compile included); for M <= 16 also TB/s and the ratios to a copy and to a read."""
     tflops, tbps, first = ours
     peers = {impl: statistics.median(v) for impl, v in base["tflops"].items()}
     mine = statistics.median(tflops)
@@ -69,6 +70,9 @@ def matmul_row(case, dtype, ours, base):
         copy = statistics.median(base["tbps"]["copy"])
         row.update({"tessera_tbps": round(statistics.median(tbps), 3), "copy_tbps": round(copy, 3),
                     "ratio_to_copy": round(statistics.median(tbps) / copy, 3)})
+    if "read" in base["tbps"]:
+        read = statistics.median(base["tbps"]["read"])
+        row.update({"read_tbps": round(read, 3), "ratio_to_read": round(statistics.median(tbps) / read, 3)})
     row["first_launch_ms"] = round(statistics.median(first), 1)
     if len(tflops) > 1:
         row["rounds"] = {"tessera": tflops, **base["tflops"]}

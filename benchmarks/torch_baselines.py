@@ -6,7 +6,7 @@ Runs the same cases as bench_elementwise, bench_rows, bench_row_widths and bench
 PyTorch eager and torch.compile, and those of bench_matmul through torch.matmul (cuBLAS; for the
 f8e4m3 cases torch._scaled_mm, also cuBLAS), a Triton
 matmul (triton_matmul.py, when Triton imports), torch.compile of the fused-epilogue function and,
-for the batch-1 and M = 16 shapes, a copy of the weight's bytes. Everything is timed the same way (CUDA events
+for the batch-1 and M = 16 shapes, a copy of the weight's bytes and a Triton sum of them (one read, triton_read.py). Everything is timed the same way (CUDA events
 around each call, median of 30 after 5 warm-ups, each call behind an L2 reset (a read of 128 MiB
 of other data, as ours) and a GPU spin of about half a millisecond so that the host's work to
 submit it, e.g. torch.compile's guards, is not counted), and prints one JSON line per case and
@@ -123,6 +123,7 @@ def main(which):
 def matmul(dev):
     """bench_matmul's cases (matmul.cpp): a is M x K and b is K x N, row-major, uniform in [-1, 1)."""
     import triton_matmul  # beside this file
+    import triton_read
 
     triton = triton_matmul.available()
     if not triton:
@@ -173,6 +174,17 @@ def matmul(dev):
             print(json.dumps({"bench": "matmul", "case": f"mm_{m}x{n}x{k}", "dtype": "bf16", "impl": "copy",
                               "bytes": nb, "ms": round(ms, 4), "tbps": round(nb / (ms * 1e-3) / 1e12, 3)}), flush=True)
             del y
+            # The ceiling of a kernel that reads b once, timed the same way: triton_read's sum of
+            # b's elements (its bytes read once), the fastest of its block sizes. At 50 MB it is
+            # below the copy, whose writes partly stay in L2 when it ends.
+            if triton:
+                nb = b.numel() * b.element_size()
+                best = min((median_ms(lambda: triton_read.read(b, blk, w, partial)), f"{blk}/{w}warps")
+                           for blk, w in triton_read.configs()
+                           for partial in [torch.empty(-(-b.numel() // blk), dtype=torch.float32, device="cuda")])
+                print(json.dumps({"bench": "matmul", "case": f"mm_{m}x{n}x{k}", "dtype": "bf16", "impl": "read",
+                                  "config": best[1], "bytes": nb, "ms": round(best[0], 4),
+                                  "tbps": round(nb / (best[0] * 1e-3) / 1e12, 3)}), flush=True)
         del a, b
 
     # f8e4m3 at the square sizes as bench_matmul runs them: torch._scaled_mm (cuBLAS) with f32
