@@ -7,7 +7,12 @@
 //    the variants the launcher tries after ptxas (register-cap, fewer-threads, plain-exp stages);
 //  - a warm start from the disk cache (in-process cache dropped, cubin read and verified);
 //  - host overhead of a synchronous launch over a raw cuLaunchKernel + synchronize of the same
-//    cubin (median per launch over 2000 launches of a one-program kernel).
+//    cubin (median per launch over 2000 launches of a one-program kernel);
+//  - on an sm_90 GPU, the compiles of a tuner's first launch: the five 128-column options of the
+//    fused bias + GELU GEMM (bench_matmul's tuned list), tile IR -> PTX and the driver's compile of
+//    the PTX, one after another (f16 inputs) and on threads of their own at once as
+//    tessera::autotune runs them (bf16 inputs: other kernels, so nothing is cached); and the
+//    driver's compile of the same PTX texts alone, one after another and from threads at once.
 // Prints JSON lines. Compiles need no GPU; the launch part is skipped without one.
 #include <tessera/tessera.h>
 
@@ -16,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,6 +29,7 @@
 #include <unistd.h>
 
 #include "driver/cuda_driver.h"
+#include "matmul_kernels.h"
 #include "raw_launch.h"
 #include "row_kernels.h"
 
@@ -166,6 +173,76 @@ void launch_overhead() {
   std::fflush(stdout);
 }
 
+// The fused bias + GELU GEMM's tuned options (bench_matmul's EpilogueTiles): the kernel, its
+// name in the lines and the hints it compiles with.
+template <class T>
+void each_epilogue_option(auto&& f) {
+  f(matmul_kernels::matmul_bias_gelu<128, 128, 64>(), "128x128x64", CompilerHints{});
+  f(matmul_kernels::matmul_bias_gelu<128, 128, 128>(), "128x128x128", CompilerHints{});
+  f(matmul_kernels::matmul_bias_gelu<128, 128, 64>(), "128x128x64/splitk2", CompilerHints{.split_k = 2});
+  f(matmul_kernels::matmul_bias_gelu<128, 128, 64>(), "128x128x64/splitk4", CompilerHints{.split_k = 4});
+  f(matmul_kernels::matmul_bias_gelu<128, 128, 64>(), "128x128x64/pingpong", CompilerHints{.ping_pong = true});
+}
+
+void tuner_compiles() {
+  if (!gpu_available() || CudaDriver::get().compute_capability() != 90) {
+    std::printf("{\"bench\": \"jit\", \"case\": \"tuner_compiles\", \"skipped\": \"no sm_90 GPU\"}\n");
+    return;
+  }
+  const int64_t n = 1024;
+  Tensor<bfloat16, 2> out({n, n});
+  Tensor<half, 2> a16({n, n}), b16({n, n});
+  Tensor<half, 1> bias16({n});
+  Tensor<bfloat16, 2> a({n, n}), b({n, n});
+  Tensor<bfloat16, 1> bias({n});
+  auto options = [](CompilerHints h) {
+    LaunchOptions o;
+    o.target = Target::sm_90;
+    o.hints = h;
+    return o;
+  };
+  // One after another: compile() (tile IR -> PTX; its artifact also gets nvJitLink's cubin, the
+  // "cubin" stage), then prepare(), which only loads the PTX: the driver's compile.
+  std::vector<std::string> ptx;
+  double serial = 0;
+  each_epilogue_option<half>([&](auto k, const char* name, CompilerHints h) {
+    auto t0 = Clock::now();
+    CompiledArtifact art = k.compile(options(h), out.partition<128, 128>(), a16, b16, bias16);
+    const double compile_ms = ms_since(t0);
+    t0 = Clock::now();
+    k.prepare(options(h), out.partition<128, 128>(), a16, b16, bias16);
+    const double load_ms = ms_since(t0);
+    serial += compile_ms + load_ms;
+    ptx.push_back(art.ptx);
+    print_compile(std::string("gemm_option_") + name, compile_ms, art);
+    std::printf("{\"bench\": \"jit\", \"case\": \"driver_load_%s\", \"ms\": %.2f}\n", name, load_ms);
+  });
+  // At once, as the tuner prepares its options.
+  auto t0 = Clock::now();
+  std::vector<std::future<void>> at_once;
+  each_epilogue_option<bfloat16>([&](auto k, const char*, CompilerHints h) {
+    at_once.push_back(std::async(std::launch::async, [&, k, h] { k.prepare(options(h), out.partition<128, 128>(), a, b, bias); }));
+  });
+  for (auto& f : at_once) f.get();
+  const double parallel = ms_since(t0);
+  // The driver's compile of the same PTX, alone: one after another, then from threads at once.
+  CudaDriver& d = CudaDriver::get();
+  auto load = [&](const std::string& text) { DeviceModule m(d, std::span<const char>(text.c_str(), text.size() + 1)); };
+  t0 = Clock::now();
+  for (const std::string& text : ptx) load(text);
+  const double driver_serial = ms_since(t0);
+  t0 = Clock::now();
+  std::vector<std::future<void>> loads;
+  for (const std::string& text : ptx) loads.push_back(std::async(std::launch::async, [&] { load(text); }));
+  for (auto& f : loads) f.get();
+  const double driver_parallel = ms_since(t0);
+  std::printf("{\"bench\": \"jit\", \"case\": \"tuner_compiles\", \"options\": %zu, \"one_after_another_ms\": %.1f, "
+              "\"at_once_ms\": %.1f, \"driver_ptx_one_after_another_ms\": %.1f, \"driver_ptx_at_once_ms\": %.1f, "
+              "\"threads\": %u}\n",
+              ptx.size(), serial, parallel, driver_serial, driver_parallel, std::thread::hardware_concurrency());
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main() {
@@ -179,6 +256,7 @@ int main() {
   cold_compiles(std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12>{});
   row_kernel_compiles();
   launch_overhead();
+  tuner_compiles();
   std::filesystem::remove_all(dir);
   return 0;
 }

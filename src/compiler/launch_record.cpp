@@ -10,7 +10,7 @@ namespace tessera::detail {
 
 LaunchRecord launch_record_of(const GpuCode& code) {
   return {code.arch,     code.block_size, code.ctas_per_program, code.programs_per_cta, code.dynamic_shared_bytes,
-          code.isa,      code.persistent, code.tensor_maps};
+          code.isa,      code.persistent, code.tensor_maps,      code.whole_program_cubin};
 }
 
 void apply_launch_record(const LaunchRecord& record, GpuCode& code) {
@@ -22,6 +22,7 @@ void apply_launch_record(const LaunchRecord& record, GpuCode& code) {
   code.isa = record.isa;
   code.persistent = record.persistent;
   code.tensor_maps = record.tensor_maps;
+  code.whole_program_cubin = record.whole_program_cubin;
 }
 
 std::string to_json(const LaunchRecord& record) {
@@ -32,6 +33,7 @@ std::string to_json(const LaunchRecord& record) {
                        {"dynamic_shared_bytes", record.dynamic_shared_bytes}};
   if (!record.isa.empty()) o["isa"] = record.isa;
   if (record.persistent) o["persistent"] = true;
+  if (record.whole_program_cubin) o["whole_program_cubin"] = true;
   if (!record.tensor_maps.empty()) {
     llvm::json::Array maps;
     for (const TensorMapSpec& m : record.tensor_maps)
@@ -67,6 +69,7 @@ std::optional<LaunchRecord> parse_launch_record(std::string_view json) {
   LaunchRecord record{arch->str(), *block, *ctas, *programs, *shared};
   if (std::optional<llvm::StringRef> isa = o->getString("isa")) record.isa = isa->str();
   record.persistent = o->getBoolean("persistent").value_or(false);
+  record.whole_program_cubin = o->getBoolean("whole_program_cubin").value_or(false);
   if (const llvm::json::Value* maps = o->get("tensor_maps")) {
     const llvm::json::Array* list = maps->getAsArray();
     if (!list) return std::nullopt;

@@ -22,6 +22,7 @@ struct LaunchRecord {
   std::string isa;               // "sm_90a" for code of the architecture-specific target, else ""
   bool persistent = false;       // persistent CTAs
   std::vector<TensorMapSpec> tensor_maps;
+  bool whole_program_cubin = false;  // the cubin is ptxas' whole-program compile (GpuCode)
 };
 
 // The record of compiled code.
@@ -33,8 +34,8 @@ void apply_launch_record(const LaunchRecord& record, GpuCode& code);
 std::string to_json(const LaunchRecord& record);
 // The record of that text; std::nullopt when it is not such an object or a value is out of range
 // (a block size neither a power of two nor whole warpgroups up to 1024, a count below 1, negative
-// shared memory, a malformed tensor map). Records written before isa, persistent and tensor_maps
-// existed read as without them.
+// shared memory, a malformed tensor map). Records written before isa, persistent, tensor_maps and
+// whole_program_cubin existed read as without them.
 std::optional<LaunchRecord> parse_launch_record(std::string_view json);
 
 }  // namespace tessera::detail

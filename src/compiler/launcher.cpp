@@ -49,8 +49,9 @@ void set_launch_code(Compiled& c) {
   code.symbol = c.gpu.symbol;
   code.programmatic = code.target->grid_dependency_control && c.backend == Backend::nvvm;
   code.programs_slot = c.gpu.programs_per_cta > 1;
-  // Linked device code is only in nvJitLink's cubin: such a kernel loads the cubin, never its PTX.
-  code.loads_ptx = !c.gpu.isa.empty() && !code.linked;
+  // Linked device code is only in nvJitLink's cubin: such a kernel loads the cubin, never its PTX;
+  // nor does one whose cubin is ptxas' whole-program compile (ptxas.h).
+  code.loads_ptx = !c.gpu.isa.empty() && !code.linked && !c.gpu.whole_program_cubin;
   code.tensor_maps = c.gpu.tensor_maps;
   // A tileir kernel has no PTX: a GPU that runs only the PTX of its target cannot load it.
   if (c.backend == Backend::tileir) code.linked = true;

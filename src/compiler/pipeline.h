@@ -73,6 +73,10 @@ struct GpuCode {
   std::string isa;
   std::string ptx;
   std::vector<char> cubin;   // empty if only PTX was requested
+  // The cubin is ptxas' whole-program compile of the PTX for isa (ptxas.h), which the GPU loads
+  // instead of the PTX; otherwise code with an isa loads its PTX (nvJitLink's cubin, if any, is
+  // for artifacts and dumps).
+  bool whole_program_cubin = false;
   int block_size = 128;      // threads per CTA
   int ctas_per_program = 1;  // CTAs that run one program together (grid x is multiplied by it)
   int programs_per_cta = 1;  // programs that share one CTA (grid x is divided by it, rounded up)

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "compiler/occupancy.h"
+#include "compiler/ptxas.h"
 #include "compiler/register_cap.h"
 #include "driver/device_link.h"
 #include "driver/gpu_arch.h"
@@ -464,11 +465,23 @@ GpuCode compile_gpu_code(std::string_view kernel, const KernelAst& ast, const Sp
   GpuCode code = compile_ptx(kernel, ast, spec, arch, spec.hints.threads);
   if (code.persistent || code.mma_sync) {
     // The tensor-core lowerings: their CTA layouts and register budgets are their own; no variants.
-    // Code for an architecture-specific target is loaded as PTX, which the driver compiles whole
-    // (KernelCode::loads_ptx): nvJitLink's relocatable cubin would not run as well and is made only
-    // for a CompiledArtifact (detail::compile) or the dump directory, not on a launch's first
-    // compile.
-    if (!code.isa.empty() && calls.empty() && dump_dir().empty()) return code;
+    // Code for an architecture-specific target needs a whole-program compile: the toolkit's ptxas
+    // makes it here where it can stand in for the driver (ptxas.h: compiles on the caller's
+    // thread, so a tuner's options compile at once), else the code is loaded as PTX, which the
+    // driver compiles (KernelCode::loads_ptx). nvJitLink's relocatable cubin would not run as
+    // well and is made only for a CompiledArtifact (detail::compile) or the dump directory, not on
+    // a launch's first compile.
+    if (!code.isa.empty() && calls.empty()) {
+      auto t0 = std::chrono::steady_clock::now();
+      if (std::optional<std::vector<char>> cubin = cubin_for_this_gpu(code.ptx, code.isa)) {
+        code.cubin = std::move(*cubin);
+        code.whole_program_cubin = true;
+        code.stage_ms.emplace_back("ptxas", ms_since(t0));
+        dump_cubin(code);
+        return code;
+      }
+      if (dump_dir().empty()) return code;
+    }
     auto t0 = std::chrono::steady_clock::now();
     code.cubin = link_kernel(kernel, code.ptx, calls, code.link_arch());
     code.stage_ms.emplace_back("cubin", ms_since(t0));
