@@ -114,7 +114,7 @@ auto rmsnorm_swiglu() {
                            auto inv = matvec_detail::inverse_rms(get<2>(r), x, eps);
                            auto gate = reshape<R>(sum<1>(get<0>(r))) * inv;
                            auto up = reshape<R>(sum<1>(get<1>(r))) * inv;
-                           return out.store(gate / (c<1.0> + exp(-gate)) * up);
+                           return out.store(silu(gate) * up);
                          });
 }
 

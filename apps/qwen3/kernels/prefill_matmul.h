@@ -24,7 +24,8 @@
 // bf16 (as a bf16 nn.Linear does, and as the QKV GEMM does: an f32 output's stores and the
 // epilogue that reads it back are on the critical path of the consumers, so its bytes count), and
 // the up GEMM applies silu(gate) * up in its
-// epilogue, reading the gate tile, with the approximate exp and division: their error (a few f32
+// epilogue, reading the gate tile, with the approximate exp and division (not tessera::silu,
+// whose exp is the accurate one, as the decode's product uses it): their error (a few f32
 // ulps) is far below the bf16 rounding of the result, and the accurate forms made the epilogue
 // a third of the up GEMM's time on the H100 (docs/performance.md).
 // On other targets, and for B operands the tensor-core lowering does not take, the same kernels
