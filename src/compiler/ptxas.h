@@ -7,9 +7,9 @@
 // options, prepared on threads of their own, waited for each other there (five fused-epilogue
 // GEMMs: 1.9 s one after another, 2.0 s from five threads, on the H100). ptxas in a child process
 // compiles them at once. Used only where it can stand in for the driver: a toolkit ptxas exists
-// (toolkit_ptxas below) and is no newer than the driver (its cubins then load
-// under the driver's compatibility rules); otherwise the driver compiles the PTX, as before. A
-// failure of ptxas is not an error here: the driver's compile of the same PTX reports it.
+// (toolkit_ptxas below) and is no newer than the driver, so that its cubins load under the
+// driver's compatibility rules; elsewhere the driver compiles the PTX when it loads it. A failure
+// of ptxas is not an error here: the driver's compile of the same PTX reports it.
 #pragma once
 
 #include <optional>
