@@ -9,10 +9,11 @@
 //  - host overhead of a synchronous launch over a raw cuLaunchKernel + synchronize of the same
 //    cubin (median per launch over 2000 launches of a one-program kernel);
 //  - on an sm_90 GPU, the compiles of a tuner's first launch: the five 128-column options of the
-//    fused bias + GELU GEMM (bench_matmul's tuned list), tile IR -> PTX and the driver's compile of
-//    the PTX, one after another (f16 inputs) and on threads of their own at once as
-//    tessera::autotune runs them (bf16 inputs: other kernels, so nothing is cached); and the
-//    driver's compile of the same PTX texts alone, one after another and from threads at once.
+//    fused bias + GELU GEMM (bench_matmul's tuned list), tile IR -> PTX -> a loaded kernel (the
+//    toolkit's ptxas or the driver compiling the PTX, src/compiler/ptxas.h), one after another
+//    (f16 inputs) and on threads of their own at once as tessera::autotune runs them (bf16 inputs:
+//    other kernels, so nothing is cached); and the driver's compile of the same PTX texts alone,
+//    one after another and from threads at once.
 // Prints JSON lines. Compiles need no GPU; the launch part is skipped without one.
 #include <tessera/tessera.h>
 
@@ -24,6 +25,7 @@
 #include <future>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <unistd.h>
@@ -175,7 +177,6 @@ void launch_overhead() {
 
 // The fused bias + GELU GEMM's tuned options (bench_matmul's EpilogueTiles): the kernel, its
 // name in the lines and the hints it compiles with.
-template <class T>
 void each_epilogue_option(auto&& f) {
   f(matmul_kernels::matmul_bias_gelu<128, 128, 64>(), "128x128x64", CompilerHints{});
   f(matmul_kernels::matmul_bias_gelu<128, 128, 128>(), "128x128x128", CompilerHints{});
@@ -201,11 +202,12 @@ void tuner_compiles() {
     o.hints = h;
     return o;
   };
-  // One after another: compile() (tile IR -> PTX; its artifact also gets nvJitLink's cubin, the
-  // "cubin" stage), then prepare(), which only loads the PTX: the driver's compile.
+  // One after another: compile() (tile IR -> PTX, and ptxas' cubin where it stands in for the
+  // driver, stage "ptxas"; else the artifact gets nvJitLink's cubin, stage "cubin"), then
+  // prepare(), which loads the kernel: the driver's compile of the PTX, or only ptxas' cubin.
   std::vector<std::string> ptx;
   double serial = 0;
-  each_epilogue_option<half>([&](auto k, const char* name, CompilerHints h) {
+  each_epilogue_option([&](auto k, const char* name, CompilerHints h) {
     auto t0 = Clock::now();
     CompiledArtifact art = k.compile(options(h), out.partition<128, 128>(), a16, b16, bias16);
     const double compile_ms = ms_since(t0);
@@ -220,7 +222,7 @@ void tuner_compiles() {
   // At once, as the tuner prepares its options.
   auto t0 = Clock::now();
   std::vector<std::future<void>> at_once;
-  each_epilogue_option<bfloat16>([&](auto k, const char*, CompilerHints h) {
+  each_epilogue_option([&](auto k, const char*, CompilerHints h) {
     at_once.push_back(std::async(std::launch::async, [&, k, h] { k.prepare(options(h), out.partition<128, 128>(), a, b, bias); }));
   });
   for (auto& f : at_once) f.get();
