@@ -1,7 +1,8 @@
 // ptxas_log.h: what the CUDA toolkit's ptxas reports of a tensor-core kernel compiled as the
 // driver compiles it (a whole program, where setmaxnreg counts), for the tests that check GEMM
 // cubins for spills, serialized wgmma and ignored setmaxnreg (test_matmul.cpp, test_float8.cpp,
-// test_split_k.cpp, test_tail_halves.cpp, test_ping_pong.cpp).
+// test_split_k.cpp, test_tail_halves.cpp, test_ping_pong.cpp), and the ptxas test_ptxas.cpp gives
+// the library's whole-program compile.
 // Assumes the toolkit's layout: ptxas in CUDA_HOME/bin or /usr/local/cuda/bin.
 #pragma once
 
