@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+#include "matvec_chain_common.cuh"  // CK, copyk
 
 __global__ void spin(long long cycles) {
   long long t0 = clock64();
@@ -59,10 +59,6 @@ float timed_ms(F f) {
   return ts[15];
 }
 
-__global__ void copy_kernel(const uint4* __restrict__ a, uint4* __restrict__ o, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) o[i] = a[i];
-}
-
 // Each thread sums U chunks of 16 bytes per iteration, all loads issued before the adds.
 template <int U>
 __global__ void read_sum(const uint4* __restrict__ a, size_t n, float* out) {
@@ -98,7 +94,7 @@ int main() {
   const size_t mb = 1 << 20;
   for (size_t bytes : {12 * mb, 25 * mb, size_t(9728) * 2560 * 2, 100 * mb, 200 * mb, 400 * mb, 1024 * mb}) {
     size_t n = bytes / 16;
-    float cm = timed_ms([&] { copy_kernel<<<g_sms * 8, 512>>>(src, dst, n); });
+    float cm = timed_ms([&] { copyk<<<g_sms * 8, 512>>>(src, dst, n); });
     float dm = timed_ms([&] { cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice); });
     float rm = timed_ms([&] { read_sum<4><<<g_sms * 4, 512>>>(src, n, g_sink); });
     printf("{\"bytes\":%zu,\"copy_kernel_us\":%.2f,\"copy_kernel_tbps\":%.3f,\"memcpy_us\":%.2f,\"memcpy_tbps\":%.3f,"

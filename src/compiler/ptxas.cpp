@@ -21,23 +21,27 @@ int ptxas_release(std::string_view version_text) {
   return major * 1000 + minor * 10;
 }
 
+std::vector<std::string> toolkit_ptxas_paths() {
+  std::vector<std::string> paths;
+  if (const char* home = std::getenv("CUDA_HOME"); home && *home)
+    paths.push_back((std::filesystem::path(home) / "bin" / "ptxas").string());
+  paths.emplace_back("/usr/local/cuda/bin/ptxas");
+  return paths;
+}
+
 const std::optional<Ptxas>& toolkit_ptxas() {
   static const std::optional<Ptxas> found = []() -> std::optional<Ptxas> {
-    std::vector<std::filesystem::path> candidates;
+    std::vector<std::string> candidates = toolkit_ptxas_paths();
     if (const char* given = std::getenv("TESSERA_PTXAS"); given && *given) {
       if (std::string_view(given) == "0") return std::nullopt;
-      candidates.emplace_back(given);
-    } else {
-      const char* home = std::getenv("CUDA_HOME");
-      if (home && *home) candidates.push_back(std::filesystem::path(home) / "bin" / "ptxas");
-      candidates.push_back("/usr/local/cuda/bin/ptxas");
+      candidates = {given};
     }
-    for (const std::filesystem::path& p : candidates) {
+    for (const std::string& p : candidates) {
       std::error_code ec;
       if (!std::filesystem::is_regular_file(p, ec)) continue;
-      const ToolRun r = run_tool(p.string(), {"--version"}, 30);
+      const ToolRun r = run_tool(p, {"--version"}, 30);
       const int version = r.status == 0 ? ptxas_release(r.out) : 0;
-      if (version > 0) return Ptxas{p.string(), version};
+      if (version > 0) return Ptxas{p, version};
     }
     return std::nullopt;
   }();

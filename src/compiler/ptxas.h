@@ -19,9 +19,13 @@
 
 namespace tessera::detail {
 
+// Where the CUDA toolkit's ptxas is looked for, in order: CUDA_HOME/bin/ptxas (CUDA_HOME set),
+// /usr/local/cuda/bin/ptxas.
+std::vector<std::string> toolkit_ptxas_paths();
+
 // The toolkit's ptxas and its version (13000 for release 13.0), found once per process:
-// TESSERA_PTXAS if set (a path; "0": none, the driver compiles), else CUDA_HOME/bin/ptxas, else
-// /usr/local/cuda/bin/ptxas; nullopt where there is none or it does not say its version.
+// TESSERA_PTXAS if set (a path; "0": none, the driver compiles), else the first of
+// toolkit_ptxas_paths() that says its version; nullopt where there is none.
 struct Ptxas {
   std::string path;
   int version = 0;

@@ -8,22 +8,19 @@
 
 #include <catch2/catch.hpp>
 
+#include "compiler/ptxas.h"
 #include "compiler/tool_run.h"
 
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 
 namespace ptxas_log {
 
-// The CUDA toolkit's ptxas (CUDA_HOME/bin, else /usr/local/cuda/bin), or "" where there is none.
+// The CUDA toolkit's ptxas (the first of the library's toolkit_ptxas_paths() that exists; not
+// TESSERA_PTXAS, which the tests must not depend on), or "" where there is none.
 inline std::string toolkit_ptxas() {
-  const char* home = std::getenv("CUDA_HOME");
-  for (const std::string dir : {std::string(home ? home : ""), std::string("/usr/local/cuda")}) {
-    if (dir.empty()) continue;
-    const std::filesystem::path p = std::filesystem::path(dir) / "bin" / "ptxas";
-    if (std::filesystem::exists(p)) return p.string();
-  }
+  for (const std::string& p : tessera::detail::toolkit_ptxas_paths())
+    if (std::filesystem::exists(p)) return p;
   return "";
 }
 
