@@ -61,8 +61,10 @@ inline void reset_l2(const tessera::LaunchOptions& options) {
 
 // The options every benchmark launch uses: the benchmarks' own stream on sm_90, the GPU back end
 // of TESSERA_BACKEND (default nvvm; kernels Tile IR cannot express take nvvm, see last_backend).
-inline const tessera::LaunchOptions& bench_options() {
-  static const tessera::LaunchOptions options = [] {
+// A benchmark may change the target for a group of cases (bench_matmul runs sm_80 code, which the
+// GPU compiles from its PTX) and must set it back after them.
+inline tessera::LaunchOptions& bench_options() {
+  static tessera::LaunchOptions options = [] {
     tessera::LaunchOptions o;
     o.target = tessera::Target::sm_90;
     o.stream = tessera::Stream::create();

@@ -27,6 +27,10 @@
 // fewer for slow kernels so that a case's timing takes about 2 s of GPU time (at least 3).
 // Each line has "tflops" (2 M N K per second) and "tbps" (A, B and the output each read or
 // written once, per second; for M = 1 the bound that matters, compared with a copy).
+// With BENCH_MATMUL_SM80=1 (or "only") the bf16 and f16 squares and the two 4096-row LLM shapes
+// also run as sm_80 code ("<case>_sm80": cp.async + ldmatrix + mma.sync, what Ampere and Ada run,
+// compiled by this GPU's driver from the PTX), beside Triton's Ampere lowering
+// (torch_baselines.py matmul_sm80).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -164,8 +168,10 @@ void print_error(std::string what) {
 }
 
 // The case whose baselines a case is compared with: a K-major case ("<case>_kmajor") and a search
-// over both back ends ("<case>_both") have the same product's.
+// over both back ends ("<case>_both") have the same product's; sm_80 code ("<case>_sm80",
+// "<case>_kmajor_sm80") has "<case>_sm80"'s.
 std::string baseline_of(const std::string& base) {
+  if (base.ends_with("_kmajor_sm80")) return base.substr(0, base.size() - 12) + "_sm80";
   for (const std::string_view suffix : {"_kmajor", "_both"})
     if (base.ends_with(suffix)) return base.substr(0, base.size() - suffix.size());
   return base;
@@ -177,13 +183,24 @@ double operand_bytes(const Problem& s) {
   return double(sizeof(T)) * (double(s.m) * s.k + double(s.k) * s.n) + double(sizeof(O)) * double(s.m) * s.n;
 }
 
+// Compiler hints for the next time_tile calls and what their tile's name gets for them
+// ("/group8"); none by default.
+struct TileHints {
+  CompilerHints hints;
+  std::string suffix;
+};
+TileHints& tile_hints() {
+  static TileHints h;
+  return h;
+}
+
 // One tile shape on one problem: a cold first launch (checked), then the timing. A tessera::Error
 // (a tile that needs more shared memory than the GPU has, say) is printed and the next case runs.
 template <int BM, int BN, int BK, class T, class K, class B, class O, class... Extra>
 void time_tile(const K& k, const std::string& base, const char* dtype, const Problem& s, const Tensor<T, 2>& a,
                const B& b, Tensor<O, 2>& out, const Samples& ref, const Extra&... extra) try {
-  const std::string tile = matmul_kernels::tile_name(BM, BN, BK);
-  auto launch = [&] { return bench::timed(k, out.template partition<BM, BN>(), a, b, extra...); };
+  const std::string tile = matmul_kernels::tile_name(BM, BN, BK) + tile_hints().suffix;
+  auto launch = [&] { return bench::timed_hinted(tile_hints().hints, k, out.template partition<BM, BN>(), a, b, extra...); };
   cold_caches();
   auto t0 = Clock::now();
   const double first_kernel_ms = launch();
@@ -356,6 +373,14 @@ using SkinnyTiles =
                Tile<16, 64, 128, On::launch, 0, 4, 4>, Tile<16, 32, 128, On::launch, 0, 4, 4>,
                Tile<16, 64, 128, On::launch, 0, 8, 2>>;
 
+// sm_80 code (cp.async + ldmatrix + mma.sync: what Ampere, Ada and the tiles wgmma does not take
+// run) on this GPU, which compiles it from its PTX: tiles of at most 128 accumulators a thread (8
+// warps), 32 or 64 of K per stage, and the pipeline's depth.
+using MmaSyncTiles =
+    std::tuple<Tile<128, 256, 32>, Tile<256, 128, 32>, Tile<128, 256, 64>, Tile<128, 128, 32>, Tile<128, 128, 64>,
+               Tile<64, 128, 64>, Tile<128, 128, 32, On::launch, 0, 4>, Tile<128, 128, 64, On::launch, 0, 4>,
+               Tile<128, 256, 32, On::launch, 0, 4>, Tile<256, 128, 32, On::launch, 0, 4>>;
+
 // b's values stored transposed: an N x K row-major matrix (a linear layer's weight).
 template <class T>
 Tensor<T, 2> transposed_copy(const Tensor<T, 2>& b) {
@@ -457,6 +482,31 @@ void float8_case(const Problem& s) {
              s.name(), "f8e4m3", s, a, w.transposed(), out, ref, scale_a, scale_b);
 }
 
+// The product as sm_80 code ("<case>_sm80", "<case>_kmajor_sm80"): the target of every launch in
+// here is sm_80, whose baseline is Triton's matmul with its Ampere lowering (torch_baselines.py's
+// matmul_sm80 family, run with DISABLE_MMA_V3=1).
+template <class T>
+void mma_sync_case(const Problem& s, const char* dtype) {
+  Tensor<T, 2> a({s.m, s.k}), b({s.k, s.n}), out({s.m, s.n});
+  fill_random(a, 1);
+  fill_random(b, 2);
+  const Samples ref = reference(s, std::as_const(a), std::as_const(b), static_cast<const Tensor<T, 1>*>(nullptr));
+  const Tensor<T, 2> w = transposed_copy(b);
+  bench::bench_options().target = Target::sm_80;
+  auto make = []<int BM, int BN, int BK>() { return matmul_kernels::matmul<BM, BN, BK>(); };
+  time_tile<128, 128, 32>(matmul_kernels::matmul<128, 128, 32>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
+  time_tuned(make, MmaSyncTiles{}, s.name() + "_sm80", dtype, s, a, b, out, ref);
+  // The programs in groups of 8 rows (CompilerHints::group_rows) against the launch's order (the
+  // compiler's choice on mma.sync).
+  tile_hints() = {{.group_rows = 8}, "/group8"};
+  time_tile<128, 256, 32>(matmul_kernels::matmul<128, 256, 32>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
+  time_tile<128, 128, 32>(matmul_kernels::matmul<128, 128, 32>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
+  tile_hints() = {};
+  time_tile<128, 256, 32>(matmul_kernels::matmul<128, 256, 32>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
+  time_tuned(make, MmaSyncTiles{}, s.name() + "_kmajor_sm80", dtype, s, a, w.transposed(), out, ref);
+  bench::bench_options().target = Target::sm_90;
+}
+
 void epilogue_case(const Problem& s) {
   Tensor<bfloat16, 2> a({s.m, s.k}), b({s.k, s.n}), out({s.m, s.n}), row({1, s.n});
   fill_random(a, 3);
@@ -486,10 +536,14 @@ int main() {
   auto wanted = [&](const std::string& name) { return !only || std::string_view(only).find(name) != std::string_view::npos; };
   const char* dtypes = std::getenv("BENCH_MATMUL_DTYPES");  // e.g. "f32": run the square sizes in these dtypes only
   auto dtype_wanted = [&](std::string_view d) { return !dtypes || std::string_view(dtypes).find(d) != std::string_view::npos; };
+  // BENCH_MATMUL_SM80=1: also the tensor-core products as sm_80 code (mma.sync), after the others;
+  // "only": those alone.
+  const char* sm80_env = std::getenv("BENCH_MATMUL_SM80");
+  const std::string_view sm80 = sm80_env ? sm80_env : "";
   try {
     for (int64_t n : {4096, 8192}) {
       const Problem s{n, n, n};
-      if (!wanted(s.name())) continue;
+      if (!wanted(s.name()) || sm80 == "only") continue;
       if (dtype_wanted("bf16")) plain_case<bfloat16>(s, "bf16");
       if (dtype_wanted("f16")) plain_case<half>(s, "f16");
       if (dtype_wanted("f32")) f32_case(s);
@@ -499,8 +553,18 @@ int main() {
                       Problem{128, 2560, 9728}, Problem{1, 9728, 2560},
                     Problem{1, 2560, 9728}, Problem{1, 151936, 2560}, Problem{16, 9728, 2560}, Problem{16, 2560, 9728},
                     Problem{16, 151936, 2560}})
-      if (wanted(s.name())) plain_case<bfloat16>(s, "bf16");
-    if (wanted("mm_bias_gelu_4096x4096x4096")) epilogue_case({4096, 4096, 4096});
+      if (wanted(s.name()) && sm80 != "only") plain_case<bfloat16>(s, "bf16");
+    if (wanted("mm_bias_gelu_4096x4096x4096") && sm80 != "only") epilogue_case({4096, 4096, 4096});
+    if (sm80 == "1" || sm80 == "only") {
+      for (int64_t n : {4096, 8192}) {
+        const Problem s{n, n, n};
+        if (!wanted(s.name())) continue;
+        if (dtype_wanted("bf16")) mma_sync_case<bfloat16>(s, "bf16");
+        if (dtype_wanted("f16")) mma_sync_case<half>(s, "f16");
+      }
+      for (Problem s : {Problem{4096, 9728, 2560}, Problem{4096, 2560, 9728}})
+        if (wanted(s.name())) mma_sync_case<bfloat16>(s, "bf16");
+    }
   } catch (const Error& e) {
     print_error(e.what());
     std::filesystem::remove_all(cache_root());

@@ -63,6 +63,12 @@ theirs() {
   step "PyTorch baselines, round $1 (same run)"
   timeout 900 python3 "$here/benchmarks/torch_baselines.py" ${BASELINE_FAMILIES:-} 2>>"$OUT/torch.err" |
     sed "s/^{/{\"round\": $1, /" | tee -a "$OUT/torch.jsonl"
+  # bench_matmul's sm_80 cases (BENCH_MATMUL_SM80=1 or only): Triton's Ampere lowering, which a
+  # process gets only when it starts with DISABLE_MMA_V3=1.
+  if [ -n "${BENCH_MATMUL_SM80:-}" ]; then
+    DISABLE_MMA_V3=1 timeout 600 python3 "$here/benchmarks/torch_baselines.py" matmul_sm80 2>>"$OUT/torch.err" |
+      sed "s/^{/{\"round\": $1, /" | tee -a "$OUT/torch.jsonl"
+  fi
 }
 if [ "${BASELINES:-1}" != 1 ]; then
   ours 1

@@ -1,6 +1,7 @@
 """PyTorch baselines for the benchmarks (run on the GPU machine, in the same run).
 
-usage: torch_baselines.py [FAMILY ...]   (elementwise rows row_widths transpose matmul; default all)
+usage: torch_baselines.py [FAMILY ...]   (elementwise rows row_widths transpose matmul matmul_sm80;
+                                          default all but matmul_sm80, which needs DISABLE_MMA_V3=1)
 
 Runs the same cases as bench_elementwise, bench_rows, bench_row_widths and bench_transpose through
 PyTorch eager and torch.compile, and those of bench_matmul through torch.matmul (cuBLAS; for the
@@ -118,6 +119,8 @@ def main(which):
         both("transpose", "transpose", "bf16", 2 * n * n * 2, lambda t: t.t().contiguous(), x)
     if "matmul" in which:
         matmul(dev)
+    if "matmul_sm80" in which:
+        matmul_sm80(dev)
 
 
 def matmul(dev):
@@ -221,6 +224,43 @@ def matmul(dev):
     if triton:
         impls.append(("triton", lambda: triton_matmul.matmul(a, b, bias, gelu=True)))
     one(f"mm_bias_gelu_{m}x{n}x{k}", torch.bfloat16, m, n, k, impls)
+
+
+def matmul_sm80(dev):
+    """bench_matmul's sm_80 cases (BENCH_MATMUL_SM80=1: "<case>_sm80"): Triton's matmul with its
+    Ampere lowering (cp.async + mma.sync), which this process gets only when started with
+    DISABLE_MMA_V3=1 (Triton reads it when it compiles); cuBLAS beside it for scale (on an sm_90
+    GPU its kernels use wgmma)."""
+    import triton_matmul  # beside this file
+
+    if os.environ.get("DISABLE_MMA_V3") != "1" or not triton_matmul.available():
+        print(json.dumps({"bench": "matmul", "skipped": "matmul_sm80 needs Triton and DISABLE_MMA_V3=1"}), flush=True)
+        return
+    only = os.environ.get("BENCH_MATMUL_CASES")
+    dtypes = os.environ.get("BENCH_MATMUL_DTYPES")
+    names = {torch.bfloat16: "bf16", torch.float16: "f16"}
+    shapes = [(n, n, n, dt) for n in (4096, 8192) for dt in (torch.bfloat16, torch.float16)]
+    shapes += [(4096, 9728, 2560, torch.bfloat16), (4096, 2560, 9728, torch.bfloat16)]
+    for m, n, k, dtype in shapes:
+        case = f"mm_{m}x{n}x{k}"
+        if (only and case not in only) or (dtypes and m == n == k and names[dtype] not in dtypes):
+            continue
+        a = torch.rand(m, k, dtype=dtype, device=dev) * 2 - 1
+        b = torch.rand(k, n, dtype=dtype, device=dev) * 2 - 1
+        for impl, fn in (("triton", lambda: triton_matmul.matmul(a, b)), ("cublas", lambda: torch.matmul(a, b))):
+            fn()  # autotunes outside the timing
+            ptx = triton_matmul.last_ptx() if impl == "triton" else None
+            if ptx is not None and "wgmma" in ptx:
+                print(json.dumps({"bench": "matmul", "skipped": f"{case}: Triton used wgmma despite DISABLE_MMA_V3"}),
+                      flush=True)
+                continue
+            ms = median_ms(fn)
+            nbytes = 2 * (m * k + k * n + m * n)
+            print(json.dumps({"bench": "matmul", "case": case + "_sm80", "dtype": names[dtype], "impl": impl,
+                              "m": m, "n": n, "k": k, "bytes": nbytes, "ms": round(ms, 4),
+                              "tbps": round(nbytes / (ms * 1e-3) / 1e12, 3),
+                              "tflops": round(2 * m * n * k / (ms * 1e-3) / 1e12, 2)}), flush=True)
+        del a, b
 
 
 if __name__ == "__main__":

@@ -11,9 +11,12 @@ programs running at the same time share rows of a and columns of b in L2. Tiles 
 masked (read as zero, not stored), so any M, N and K work. The tile shape, pipeline depth and warp
 count are autotuned per (M, N, K) over a few configurations, including narrow ones for the
 batch-1 shapes (M = 1). Triton is imported on first use, so that this file loads without it.
+With DISABLE_MMA_V3=1 in the environment (read by Triton when it compiles) an sm_90 GPU runs
+Triton's Ampere lowering (mma.sync) instead of wgmma: the baseline of tessera's sm_80 code.
 """
 
 _kernel = None
+_last = None  # what the last launch returned: its compiled kernel, where Triton returns it
 
 
 def _configs(triton):
@@ -86,10 +89,11 @@ def _build():
         assert k == k2 and a.dtype == b.dtype, "matmul: a is M x K and b is K x N, of one dtype"
         c = torch.empty((m, n), device=a.device, dtype=out_dtype or a.dtype)
         grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)
-        matmul_kernel[grid](a, b, c, bias if bias is not None else c, m, n, k,
-                            a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                            1.0 if scale is None else float(scale),
-                            HAS_BIAS=bias is not None, GELU=gelu, HAS_SCALE=scale is not None)
+        global _last
+        _last = matmul_kernel[grid](a, b, c, bias if bias is not None else c, m, n, k,
+                                    a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                                    1.0 if scale is None else float(scale),
+                                    HAS_BIAS=bias is not None, GELU=gelu, HAS_SCALE=scale is not None)
         return c
 
     return launch
@@ -102,6 +106,12 @@ def matmul(a, b, bias=None, gelu=False, scale=None, out_dtype=None):
     if _kernel is None:
         _kernel = _build()
     return _kernel(a, b, bias, gelu, scale, out_dtype)
+
+
+def last_ptx():
+    """The PTX of the kernel the last matmul() ran, or None where Triton does not return it."""
+    asm = getattr(_last, "asm", None)
+    return asm.get("ptx") if asm else None
 
 
 def available():

@@ -104,8 +104,11 @@ struct CompilerHints {
   // the GPU's shared memory). The compiler's choice: on sm_90 as many as fit, at most 6; with
   // mma.sync 3, or 2 where 3 do not fit.
   int pipeline_stages = 0;
-  // Rows of programs a persistent sm_90 GEMM walks together before moving along the columns, so that
-  // their tiles of A and B meet in L2: 1 to 64. The compiler's choice: 8.
+  // Rows of programs a tensor-core GEMM walks together before moving along the columns, so that
+  // their tiles of A and B meet in L2: 1 to 64. A persistent sm_90 GEMM's CTAs take programs in
+  // that order; an mma.sync GEMM's CTAs, launched in order, map to programs in it. Which program
+  // owns which tile does not change. The compiler's choice: 8 on sm_90's wgmma; the launch's
+  // order on mma.sync (program ids are the CTA's ids).
   int group_rows = 0;
   // Programs (CTAs) to keep resident per SM, 1 to 32: each thread's registers are capped to fit
   // them. The tileir backend passes it to tileiras (CUDA Tile IR's occupancy hint); the NVVM

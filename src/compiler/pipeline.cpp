@@ -428,6 +428,7 @@ void to_tensor_cores(mlir::OpPassManager& pm, std::string_view arch, std::string
   warp.stages = hints.pipeline_stages;
   // Each program's k-tiles shared by the CTAs of a cluster (sm_90 and newer; the pass checks).
   warp.splitK = hints.split_k > 1 ? hints.split_k : 1;
+  if (hints.group_rows) warp.groupRows = hints.group_rows;
   pm.addPass(mlir::tessera::createConvertTileMatmulToMmaSync(warp));
   // Attention kernels (a loop of two products around a softmax) with both products and the softmax
   // on registers.

@@ -165,6 +165,32 @@ void products_f32(Target gpu) {
   }
 }
 
+// The CTAs walk the programs in groups of rows (CompilerHints::group_rows; by default, 0, in the
+// launch's order): on a grid of 22 x 5 programs (ragged M and N) every program runs once whatever
+// the group, the last one ragged (22 = 2 x 8 + 6, 3 x 7 + 1) or holding every row (64), and the
+// hint reaches the PTX (the grid's size is read for the grouped order only).
+void grouped_order(Target gpu) {
+  const Target t = mma_sync_target(gpu);
+  const int64_t m = 21 * 32 + 5, n = 5 * 32 - 3 - 5, k = 104;
+  auto a = random_tensor<bfloat16, 2>({m, k}, -1, 1, 11);
+  auto b = random_tensor<bfloat16, 2>({k, n}, -1, 1, 12);
+  const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                           [&](int64_t kk, int64_t j) { return d(b(kk, j)); });
+  auto mm = matmul_kernels::matmul<32, 32, 32>();
+  for (const int group : {0, 1, 7, 8, 64}) {
+    INFO("group_rows " << group);
+    LaunchOptions o;
+    o.target = t;
+    o.hints.group_rows = group;
+    Tensor<bfloat16, 2> out({m, n});
+    mm.launch(o, out.partition<32, 32>(), a, b);
+    CHECK(mismatches(r, m, n, product_bound(DType::bf16, k), std::ldexp(1.0, -8),
+                     [&](int64_t i, int64_t j) { return d(out(i, j)); },
+                     [&](int64_t i, int64_t j) { return r.at(i, j); }) == 0);
+    if (t != Target::cpu) CHECK(has(mm.compile(o, out.partition<32, 32>(), a, b).ptx, "%nctaid.y") == (group != 0));
+  }
+}
+
 #define MMA_SYNC_TEST_CASE(name, fn)                                                    \
   TEST_CASE(name " (cpu)", "[cpu][mma][matmul][mma_sync]") { fn(Target::cpu); }         \
   TEST_CASE(name " (gpu, sm_80 code)", "[gpu][mma][matmul][mma_sync]") {                \
@@ -183,6 +209,7 @@ void products_f32(Target gpu) {
 MMA_SYNC_TEST_CASE("mma.sync matmul, bf16: whole and ragged, both B layouts, fused epilogue", products_bf16)
 MMA_SYNC_TEST_CASE("mma.sync matmul, f16: whole and ragged, both B layouts", products_f16)
 MMA_SYNC_TEST_CASE("mma.sync matmul, f32 as tf32: whole and ragged, both B layouts", products_f32)
+MMA_SYNC_TEST_CASE("mma.sync matmul: programs in grouped order, each once", grouped_order)
 
 TEST_CASE("mma.sync kernels compile for sm_80, sm_86, sm_89, sm_100a and sm_120 with no spills",
           "[mma][matmul][compile][mma_sync]") {

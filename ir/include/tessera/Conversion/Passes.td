@@ -500,10 +500,14 @@ def ConvertTileMatmulToMmaSync
     no tensor values (func, scf, arith, math, memref, vector, llvm and nvvm
     ops only), marked `tile.mma_sync`, `tile.block_size` (its warps) and
     `tile.dynamic_shared_bytes` (its stages). One CTA runs one program, as
-    for any kernel: program ids 0, 1, 2 are `ctaid.x`, `.y`, `.z`. Every
+    for any kernel: program ids 0, 1, 2 are `ctaid.x`, `.y`, `.z`, unless
+    `group-rows` G > 0: the CTAs, in launch order (`ctaid.x` fastest), then
+    walk the programs of ids 0 and 1 in groups of G rows, column by column
+    inside a group. Every
     other function, and every function for another `arch` (or none), is
     left unchanged, so `convert-tile-to-loops` lowers it as before. The
-    pass fails only for a `split-k` other than 1, 2, 4 or 8.
+    pass fails only for a `split-k` other than 1, 2, 4 or 8, or a
+    `group-rows` outside 0 to 64.
 
     f32 inputs (which the matcher accepts; convert-tile-matmul-to-nvvm takes
     only those with a K-major B in its tiles) run on the tf32 tensor cores: mma.sync m16n8k8 per k-step
@@ -589,7 +593,11 @@ def ConvertTileMatmulToMmaSync
     Option<"splitK", "split-k", "int64_t", /*default=*/"1",
            "CTAs of one cluster sharing each program's k-tiles: 1 (none), 2, "
            "4 or 8; taken on compute capability 9.0 and newer where every "
-           "thread's accumulators fit max-shared-bytes, else ignored">
+           "thread's accumulators fit max-shared-bytes, else ignored">,
+    Option<"groupRows", "group-rows", "int64_t", /*default=*/"0",
+           "Rows of programs the CTAs walk together, 1 to 64, so that the "
+           "CTAs resident at once share their A and B tiles in L2; 0: the "
+           "launch's order (program ids are the CTA's ids)">
   ];
 }
 

@@ -4,7 +4,9 @@
 // kernel that matchMatmulKernel accepts, in a tile shape planned below, gets
 // a new body, built in front of the old one, which is then erased. One CTA
 // runs one program (ctaid.x, .y, .z are program ids 0, 1, 2, as for every
-// kernel convert-tile-to-loops lowers):
+// kernel convert-tile-to-loops lowers; with `group-rows` the CTAs walk the
+// programs in groups of rows so that those resident at once share tiles in
+// L2):
 //
 //   - shared memory: `stages` stages of [A: BM rows x BK][B: BK rows x BN,
 //     or BN rows x BK when B is K-major], each a grid of 16-byte chunks laid
@@ -99,6 +101,9 @@ struct Geometry {
   int64_t elementBytes;
   /// The CTAs (of one cluster) that share each program's k-tiles; 1: none.
   int64_t splitK = 1;
+  /// Rows of programs the CTAs walk together (launch order to program ids);
+  /// 0: the launch's order.
+  int64_t groupRows = 0;
   int64_t threads() const { return warpsM * warpsN * kWarp; }
   int64_t warpRows() const { return bm / warpsM; }
   int64_t warpCols() const { return bn / warpsN; }
@@ -124,10 +129,11 @@ struct Geometry {
 /// `maxShared`, at least 2. 8-bit floats need compute capability 8.9
 /// (`cc`) and a K-major B. `splitK` CTAs share a program's k-tiles from
 /// compute capability 9.0 (clusters) where their partials fit `maxShared`;
-/// elsewhere the hint is ignored.
+/// elsewhere the hint is ignored. `groupRows`: the programs' grouped order.
 FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t cc,
                                  int64_t stages, int64_t splitK,
-                                 int64_t maxShared, std::string &why) {
+                                 int64_t groupRows, int64_t maxShared,
+                                 std::string &why) {
   auto pow2In = [](int64_t v, int64_t lo, int64_t hi) {
     return v >= lo && v <= hi && llvm::isPowerOf2_64(static_cast<uint64_t>(v));
   };
@@ -171,6 +177,7 @@ FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t cc,
   }
   if (cc >= 90 && splitK > 1 && g.partialBytes() <= maxShared)
     g.splitK = splitK;
+  g.groupRows = groupRows;
   return g;
 }
 
@@ -235,6 +242,9 @@ private:
   /// A split's sum: ranks 1..S-1 give their accumulators `acc` to rank 0,
   /// which gets the sum (the others get `acc` back).
   SmallVector<Value> sumSplit(ArrayRef<Value> acc);
+  /// The program ids of the CTA whose launch-order ids are (x, y), the grid
+  /// walked in groups of g.groupRows rows of programs.
+  std::pair<Value, Value> groupedIds(Value x, Value y);
 
   MatmulKernel k;
   Geometry g;
@@ -476,6 +486,31 @@ SmallVector<Value> MmaSyncLowering::sumSplit(ArrayRef<Value> acc) {
       });
 }
 
+std::pair<Value, Value> MmaSyncLowering::groupedIds(Value x, Value y) {
+  // The hardware starts CTAs in launch order, x fastest: programs (x, y) in
+  // that order walk all rows of a column of tiles, then the next column, so
+  // the CTAs resident at once read every row of A. In groups of G rows, a
+  // group's programs walk its G rows column by column: the CTAs resident at
+  // once read G rows of A and some columns of B, which then meet in L2. The
+  // map is a bijection of the grid (the last group has rows % G rows, or G);
+  // a grid of one column is left as it is. The linear id is unsigned i32: a
+  // grid of 2^32 CTAs or more is not a GEMM this lowering sees.
+  Type i32Type = b.getI32Type();
+  Value rowsTotal = NVVM::GridDimXOp::create(b, loc, i32Type);
+  if (g.splitK > 1)
+    rowsTotal = arith::ShRUIOp::create(b, loc, rowsTotal, i32(llvm::Log2_64(g.splitK)));
+  Value cols = NVVM::GridDimYOp::create(b, loc, i32Type);
+  Value linear = add(x, mul(y, rowsTotal));
+  Value perGroup = mulConst(cols, g.groupRows);
+  Value group = arith::DivUIOp::create(b, loc, linear, perGroup);
+  Value first = mulConst(group, g.groupRows);
+  Value rows = arith::MinUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, rowsTotal, first), i32(g.groupRows));
+  Value within = arith::SubIOp::create(b, loc, linear, mul(group, perGroup));
+  return {add(first, arith::RemUIOp::create(b, loc, within, rows)),
+          arith::DivUIOp::create(b, loc, within, rows)};
+}
+
 void MmaSyncLowering::run() {
   func::FuncOp f = k.func;
   Block &body = f.getBody().front();
@@ -501,6 +536,8 @@ void MmaSyncLowering::run() {
     rank = arith::AndIOp::create(b, loc, ids[0], i32(g.splitK - 1));
     ids[0] = arith::ShRUIOp::create(b, loc, ids[0], i32(llvm::Log2_64(g.splitK)));
   }
+  if (g.groupRows > 0)
+    std::tie(ids[0], ids[1]) = groupedIds(ids[0], ids[1]);
   f.walk([&](ProgramIdOp op) { mapping.map(op.getResult(), ids[op.getDim()]); });
   pid0 = ids[0];
   pid1 = ids[1];
@@ -595,6 +632,11 @@ struct ConvertTileMatmulToMmaSyncPass
                                  << static_cast<int64_t>(splitK) << ": expected 1, 2, 4 or 8";
       return signalPassFailure();
     }
+    if (groupRows < 0 || groupRows > 64) {
+      getOperation().emitError() << "convert-tile-matmul-to-mma-sync: group-rows is "
+                                 << static_cast<int64_t>(groupRows) << ": expected 0 to 64";
+      return signalPassFailure();
+    }
     if (WarpMma::computeCapability(arch) < 80)
       return;
     SmallVector<func::FuncOp> kernels;
@@ -604,7 +646,8 @@ struct ConvertTileMatmulToMmaSyncPass
       FailureOr<MatmulKernel> k = matchMatmulKernel(f, why);
       FailureOr<Geometry> g = failure();
       if (succeeded(k))
-        g = planGeometry(*k, WarpMma::computeCapability(arch), stages, splitK, maxSharedBytes, why);
+        g = planGeometry(*k, WarpMma::computeCapability(arch), stages, splitK, groupRows, maxSharedBytes,
+                         why);
       if (failed(g)) {
         LLVM_DEBUG(llvm::dbgs() << f.getSymName() << ": not lowered: " << why << "\n");
         continue;

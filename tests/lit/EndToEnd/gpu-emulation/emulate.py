@@ -17,7 +17,7 @@ Any other nvvm op or inline asm is rejected.
 The test file names the launch in one line:
   // EMU: T=<threads, 0 = chosen by the pass> [S=<CTAs per program>]
   //      [K=<split-K CTAs>] [E=<early steps>] grid=<g0>,<g1> args=<arg>;<arg>...
-  // EMU: MMA=<arch> [K=<split-K CTAs>] grid=<g0>,<g1> args=<arg>;<arg>...
+  // EMU: MMA=<arch> [K=<split-K CTAs>] [G=<group rows>] grid=<g0>,<g1> args=<arg>;<arg>...
   // EMU: ATTN=<arch> [STAGES=<K/V stages>] grid=<g0>,<g1> args=<arg>;<arg>...
 where <arg> is <dtype>[<d0>x<d1>...] or <dtype>[<n>], optionally /<row stride>,
 one per kernel argument (memrefs only, row-major, unit inner stride); a
@@ -40,7 +40,8 @@ E (default 0) runs tile-load-settled-before-wait steps=E before the gpu
 lowering only, which must take the kernel (it then has a grid dependency
 wait, which on the host, where every earlier launch has ended, is nothing).
 MMA=<arch> lowers the gpu side with convert-tile-matmul-to-mma-sync
-arch=<arch> split-k=K instead (no tile-split-k-loop), which must take the
+arch=<arch> split-k=K group-rows=G (G default 0, the pass's) instead (no
+tile-split-k-loop), which must take the
 kernel (tile.mma_sync); T, S and the split are the ones it reports, as above,
 and its dynamic shared memory is defined the same way. ATTN=<arch> does the
 same with convert-tile-attention-to-mma-sync arch=<arch> stages=<STAGES, default 0>.
@@ -243,7 +244,9 @@ def main():
         if not re.search(rf"func\.func @{fn}\(.*attributes \{{[^}}]*tile\.mma_sync", gpu):
             sys.exit(f"emulate.py: convert-tile-attention-to-mma-sync (arch={attention}) did not take @{fn}")
     elif mma:
-        gpu = run([opt, a.kernel, f"-convert-tile-matmul-to-mma-sync=arch={mma} split-k={split_k}",
+        group = spec.get("G", "0")
+        gpu = run([opt, a.kernel,
+                   f"-convert-tile-matmul-to-mma-sync=arch={mma} split-k={split_k} group-rows={group}",
                    "-canonicalize", "-cse"])
         if not re.search(rf"func\.func @{fn}\(.*attributes \{{[^}}]*tile\.mma_sync", gpu):
             sys.exit(f"emulate.py: convert-tile-matmul-to-mma-sync (arch={mma}) did not take @{fn}")
