@@ -268,7 +268,8 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl, St, Sk, P
   cold_caches();
   clear_tuning();
   auto t0 = Clock::now();
-  const TuningResult r = tuned.launch(out, a, b, extra...);
+  // The benchmarks' options: their target (sm_80 for the "_sm80" cases) is the one tuned for.
+  const TuningResult r = tuned.launch(bench::bench_options(), out, a, b, extra...);
   const double first_ms = ms_since(t0);
   auto [err, ok] = check(s, ref, std::as_const(out));
   if (!ok) std::printf("{\"error\": \"%s_tuned %s: wrong result, max error %g\"}\n", base.c_str(), dtype, err);

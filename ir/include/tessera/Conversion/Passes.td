@@ -520,7 +520,7 @@ def ConvertTileMatmulToMmaSync
 
     Tiles: BM and BN powers of two from 16 to 256, BK a power of two from
     16 to 128 (8 to 64 for f32, 32 to 256 for 8-bit floats), with at most 128 accumulators per thread (BM x BN up to
-    16384 elements over 8 warps) and two stages fitting `max-shared-bytes`.
+    32768 elements over 8 warps) and two stages fitting `max-shared-bytes`.
     Warps: BM x BN / 2048, at least 4 and at most 8 (fewer where the tile
     has fewer 16 x 16 blocks), in the grid whose warp tile is squarest.
 

@@ -165,7 +165,7 @@ FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t cc,
   }
   if (g.accumulators() > kMaxAccumulators) {
     why = "the tile needs more than 128 accumulator registers per thread "
-          "(BM x BN above 16384)";
+          "(BM x BN above 32768)";
     return failure();
   }
   g.stages = stages > 0 ? stages : kDefaultStages;
