@@ -394,12 +394,23 @@ Tensor<T, 2> transposed_copy(const Tensor<T, 2>& b) {
   return w;
 }
 
+// A problem's operands: A (M x K) and B (K x N) random (fill_random), the output, and the
+// reference samples of A B.
+template <class T>
+struct Operands {
+  Tensor<T, 2> a, b, out;
+  Samples ref;
+  explicit Operands(const Problem& s) : a({s.m, s.k}), b({s.k, s.n}), out({s.m, s.n}) {
+    fill_random(a, 1);
+    fill_random(b, 2);
+    ref = reference(s, std::as_const(a), std::as_const(b), static_cast<const Tensor<T, 1>*>(nullptr));
+  }
+};
+
 template <class T>
 void plain_case(const Problem& s, const char* dtype) {
-  Tensor<T, 2> a({s.m, s.k}), b({s.k, s.n}), out({s.m, s.n});
-  fill_random(a, 1);
-  fill_random(b, 2);
-  const Samples ref = reference(s, std::as_const(a), std::as_const(b), static_cast<const Tensor<T, 1>*>(nullptr));
+  Operands<T> operands(s);
+  auto& [a, b, out, ref] = operands;
   if (s.m == 1) {
     time_tile<1, 64, 64>(matmul_kernels::matmul<1, 64, 64>(), s.name(), dtype, s, a, b, out, ref);
     time_tile<1, 16, 128>(matmul_kernels::matmul<1, 16, 128>(), s.name(), dtype, s, a, b, out, ref);
@@ -447,10 +458,8 @@ using Tf32Tiles = std::tuple<Tile<256, 128, 32>, Tile<128, 128, 32>, Tile<128, 1
 using Tf32KMajorTiles = std::tuple<Tile<128, 256, 32>, Tile<128, 128, 32>, Tile<128, 128, 64>, Tile<128, 256, 64>>;
 
 void f32_case(const Problem& s) {
-  Tensor<float, 2> a({s.m, s.k}), b({s.k, s.n}), out({s.m, s.n});
-  fill_random(a, 1);
-  fill_random(b, 2);
-  const Samples ref = reference(s, std::as_const(a), std::as_const(b), static_cast<const Tensor<float, 1>*>(nullptr));
+  Operands<float> operands(s);
+  auto& [a, b, out, ref] = operands;
   time_tile<256, 128, 32>(matmul_kernels::matmul<256, 128, 32>(), s.name(), "f32", s, a, b, out, ref);
   time_tuned([]<int BM, int BN, int BK>() { return matmul_kernels::matmul<BM, BN, BK>(); }, Tf32Tiles{}, s.name(), "f32", s,
              a, b, out, ref);
@@ -488,10 +497,8 @@ void float8_case(const Problem& s) {
 // matmul_sm80 family, run with DISABLE_MMA_V3=1).
 template <class T>
 void mma_sync_case(const Problem& s, const char* dtype) {
-  Tensor<T, 2> a({s.m, s.k}), b({s.k, s.n}), out({s.m, s.n});
-  fill_random(a, 1);
-  fill_random(b, 2);
-  const Samples ref = reference(s, std::as_const(a), std::as_const(b), static_cast<const Tensor<T, 1>*>(nullptr));
+  Operands<T> operands(s);
+  auto& [a, b, out, ref] = operands;
   const Tensor<T, 2> w = transposed_copy(b);
   bench::bench_options().target = Target::sm_80;
   auto make = []<int BM, int BN, int BK>() { return matmul_kernels::matmul<BM, BN, BK>(); };
@@ -535,8 +542,13 @@ int main() {
   bench::behind_a_spin();  // builds the L2 reset and spin kernels now, not inside a first launch
   const char* only = std::getenv("BENCH_MATMUL_CASES");  // e.g. "mm_4096x4096x4096": run the cases named
   auto wanted = [&](const std::string& name) { return !only || std::string_view(only).find(name) != std::string_view::npos; };
-  const char* dtypes = std::getenv("BENCH_MATMUL_DTYPES");  // e.g. "f32": run the square sizes in these dtypes only
-  auto dtype_wanted = [&](std::string_view d) { return !dtypes || std::string_view(dtypes).find(d) != std::string_view::npos; };
+  // e.g. "f32" or "bf16,f16": run the square sizes in these dtypes only (whole names: "bf16" is not "f16").
+  const char* dtypes = std::getenv("BENCH_MATMUL_DTYPES");
+  auto dtype_wanted = [&](std::string_view d) {
+    if (!dtypes) return true;
+    const std::string list = std::string(",") + dtypes + ",";
+    return list.find(std::string(",") + std::string(d) + ",") != std::string::npos;
+  };
   // BENCH_MATMUL_SM80=1: also the tensor-core products as sm_80 code (mma.sync), after the others;
   // "only": those alone.
   const char* sm80_env = std::getenv("BENCH_MATMUL_SM80");

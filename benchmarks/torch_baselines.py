@@ -123,6 +123,32 @@ def main(which):
         matmul_sm80(dev)
 
 
+def matmul_dtype_names():
+    """The matmul lines' dtype names (bench_matmul's)."""
+    return {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32", torch.float8_e4m3fn: "f8e4m3"}
+
+
+def matmul_dtypes():
+    """BENCH_MATMUL_DTYPES as a list of dtype names (None: every dtype)."""
+    names = os.environ.get("BENCH_MATMUL_DTYPES")
+    return names.split(",") if names else None
+
+
+def matmul_lines(case, dtype, m, n, k, impls, out_dtype=None):
+    """One JSON line per (impl, fn) of `impls`: fn's median time (its first call, which autotunes
+    or compiles, untimed), its TB/s (A, B and the output each once) and TFLOP/s."""
+    size = torch.tensor([], dtype=dtype).element_size()
+    out_size = torch.tensor([], dtype=out_dtype or dtype).element_size()
+    nbytes = size * (m * k + k * n) + out_size * m * n
+    for impl, fn in impls:
+        fn()  # autotunes (Triton) or compiles (torch.compile) outside the timing
+        ms = median_ms(fn)
+        print(json.dumps({"bench": "matmul", "case": case, "dtype": matmul_dtype_names()[dtype], "impl": impl,
+                          "m": m, "n": n, "k": k, "bytes": nbytes, "ms": round(ms, 4),
+                          "tbps": round(nbytes / (ms * 1e-3) / 1e12, 3),
+                          "tflops": round(2 * m * n * k / (ms * 1e-3) / 1e12, 2)}), flush=True)
+
+
 def matmul(dev):
     """bench_matmul's cases (matmul.cpp): a is M x K and b is K x N, row-major, uniform in [-1, 1)."""
     import triton_matmul  # beside this file
@@ -131,18 +157,6 @@ def matmul(dev):
     triton = triton_matmul.available()
     if not triton:
         print(json.dumps({"bench": "matmul", "skipped": "triton does not import: no Triton baseline"}), flush=True)
-
-    def one(case, dtype, m, n, k, impls, out_dtype=None):
-        size = torch.tensor([], dtype=dtype).element_size()
-        out_size = torch.tensor([], dtype=out_dtype or dtype).element_size()
-        nbytes = size * (m * k + k * n) + out_size * m * n
-        name = dtype_names[dtype]
-        for impl, fn in impls:
-            fn()  # autotunes (Triton) or compiles (torch.compile) outside the timing
-            ms = median_ms(fn)
-            print(json.dumps({"bench": "matmul", "case": case, "dtype": name, "impl": impl, "m": m, "n": n, "k": k,
-                              "bytes": nbytes, "ms": round(ms, 4), "tbps": round(nbytes / (ms * 1e-3) / 1e12, 3),
-                              "tflops": round(2 * m * n * k / (ms * 1e-3) / 1e12, 2)}), flush=True)
 
     def rand(*shape, dtype):
         return torch.rand(*shape, dtype=dtype, device=dev) * 2 - 1
@@ -156,9 +170,10 @@ def matmul(dev):
     # BENCH_MATMUL_CASES (as bench_matmul reads it): only the cases whose names it contains.
     only = os.environ.get("BENCH_MATMUL_CASES")
     wanted = lambda case: not only or case in only
-    # BENCH_MATMUL_DTYPES: the square sizes in these dtypes only (as bench_matmul reads it).
-    dtypes = os.environ.get("BENCH_MATMUL_DTYPES")
-    dtype_names = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32", torch.float8_e4m3fn: "f8e4m3"}
+    # BENCH_MATMUL_DTYPES: the square sizes in these dtypes only, a comma-separated list (as
+    # bench_matmul reads it).
+    dtypes = matmul_dtypes()
+    dtype_names = matmul_dtype_names()
     for m, n, k, dtype in shapes:
         if not wanted(f"mm_{m}x{n}x{k}") or (dtypes and m == n == k and dtype_names[dtype] not in dtypes):
             continue
@@ -168,7 +183,7 @@ def matmul(dev):
         impls = [("cublas", lambda: torch.matmul(a, b))]
         if triton and dtype != torch.float32:
             impls.append(("triton", lambda: triton_matmul.matmul(a, b)))
-        one(f"mm_{m}x{n}x{k}", dtype, m, n, k, impls)
+        matmul_lines(f"mm_{m}x{n}x{k}", dtype, m, n, k, impls)
         if m <= 16:
             # The ceiling of a product that reads b once: a copy of b (its bytes read and written).
             y = torch.empty_like(b)
@@ -205,7 +220,7 @@ def matmul(dev):
         impls = [("cublas", lambda: torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16))]
         if triton:
             impls.append(("triton", lambda: triton_matmul.matmul(a, b, scale=0.125, out_dtype=torch.bfloat16)))
-        one(f"mm_{n}x{n}x{n}", torch.float8_e4m3fn, n, n, n, impls, out_dtype=torch.bfloat16)
+        matmul_lines(f"mm_{n}x{n}x{n}", torch.float8_e4m3fn, n, n, n, impls, out_dtype=torch.bfloat16)
         del a, b
 
     # The fused epilogue: bf16(gelu_tanh(a @ b + bias)), eager and torch.compile of that function,
@@ -223,7 +238,7 @@ def matmul(dev):
     impls = [("eager", lambda: epilogue(a, b, bias)), ("compile", lambda: compiled(a, b, bias))]
     if triton:
         impls.append(("triton", lambda: triton_matmul.matmul(a, b, bias, gelu=True)))
-    one(f"mm_bias_gelu_{m}x{n}x{k}", torch.bfloat16, m, n, k, impls)
+    matmul_lines(f"mm_bias_gelu_{m}x{n}x{k}", torch.bfloat16, m, n, k, impls)
 
 
 def matmul_sm80(dev):
@@ -237,29 +252,24 @@ def matmul_sm80(dev):
         print(json.dumps({"bench": "matmul", "skipped": "matmul_sm80 needs Triton and DISABLE_MMA_V3=1"}), flush=True)
         return
     only = os.environ.get("BENCH_MATMUL_CASES")
-    dtypes = os.environ.get("BENCH_MATMUL_DTYPES")
-    names = {torch.bfloat16: "bf16", torch.float16: "f16"}
+    dtypes = matmul_dtypes()
     shapes = [(n, n, n, dt) for n in (4096, 8192) for dt in (torch.bfloat16, torch.float16)]
     shapes += [(4096, 9728, 2560, torch.bfloat16), (4096, 2560, 9728, torch.bfloat16)]
     for m, n, k, dtype in shapes:
         case = f"mm_{m}x{n}x{k}"
-        if (only and case not in only) or (dtypes and m == n == k and names[dtype] not in dtypes):
+        if (only and case not in only) or (dtypes and m == n == k and matmul_dtype_names()[dtype] not in dtypes):
             continue
         a = torch.rand(m, k, dtype=dtype, device=dev) * 2 - 1
         b = torch.rand(k, n, dtype=dtype, device=dev) * 2 - 1
-        for impl, fn in (("triton", lambda: triton_matmul.matmul(a, b)), ("cublas", lambda: torch.matmul(a, b))):
-            fn()  # autotunes outside the timing
-            ptx = triton_matmul.last_ptx() if impl == "triton" else None
-            if ptx is not None and "wgmma" in ptx:
-                print(json.dumps({"bench": "matmul", "skipped": f"{case}: Triton used wgmma despite DISABLE_MMA_V3"}),
-                      flush=True)
-                continue
-            ms = median_ms(fn)
-            nbytes = 2 * (m * k + k * n + m * n)
-            print(json.dumps({"bench": "matmul", "case": case + "_sm80", "dtype": names[dtype], "impl": impl,
-                              "m": m, "n": n, "k": k, "bytes": nbytes, "ms": round(ms, 4),
-                              "tbps": round(nbytes / (ms * 1e-3) / 1e12, 3),
-                              "tflops": round(2 * m * n * k / (ms * 1e-3) / 1e12, 2)}), flush=True)
+        impls = [("cublas", lambda: torch.matmul(a, b))]
+        triton_matmul.matmul(a, b)  # autotunes; then its PTX says which lowering ran
+        ptx = triton_matmul.last_ptx()
+        if ptx is not None and "wgmma" in ptx:
+            print(json.dumps({"bench": "matmul", "skipped": f"{case}: Triton used wgmma despite DISABLE_MMA_V3"}),
+                  flush=True)
+        else:
+            impls.insert(0, ("triton", lambda: triton_matmul.matmul(a, b)))
+        matmul_lines(case + "_sm80", dtype, m, n, k, impls)
         del a, b
 
 

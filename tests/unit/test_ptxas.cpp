@@ -31,7 +31,10 @@ TEST_CASE("ptxas: a wgmma GEMM's PTX compiles as a whole program; PTX it rejects
   // The toolkit's ptxas as the tests find it (whatever TESSERA_PTXAS says to the library).
   const std::string path = ptxas_log::toolkit_ptxas_or_warn();
   if (path.empty()) return;
-  const detail::Ptxas ptxas{path, 0};
+  const detail::ToolRun version = detail::run_tool(path, {"--version"}, 30);
+  REQUIRE(version.status == 0);
+  const detail::Ptxas ptxas{path, detail::ptxas_release(version.out)};
+  CHECK(ptxas.version >= 12000);
   Tensor<bfloat16, 2> a({256, 128}), b({128, 256}), out({256, 256});
   const CompiledArtifact art = matmul_kernels::matmul<128, 128, 64>().compile(Target::sm_90, out.partition<128, 128>(), a, b);
   REQUIRE(art.ptx.find(".target sm_90a") != std::string::npos);
