@@ -509,8 +509,15 @@ void mma_sync_case(const Problem& s, const char* dtype) {
   tile_hints() = {{.group_rows = 8}, "/group8"};
   time_tile<128, 256, 32>(matmul_kernels::matmul<128, 256, 32>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
   time_tile<128, 128, 32>(matmul_kernels::matmul<128, 128, 32>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
+  // 128 x 128 tiles on 4 warps of 64 x 64 (CompilerHints::threads) against the compiler's 8 of 64 x 32.
+  tile_hints() = {{.threads = 128}, "/threads128"};
+  time_tile<128, 128, 32>(matmul_kernels::matmul<128, 128, 32>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
+  time_tile<128, 128, 64>(matmul_kernels::matmul<128, 128, 64>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
+  tile_hints() = {{.pipeline_stages = 4, .threads = 128}, "/threads128/stages4"};
+  time_tile<128, 128, 64>(matmul_kernels::matmul<128, 128, 64>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
   tile_hints() = {};
   time_tile<128, 256, 32>(matmul_kernels::matmul<128, 256, 32>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
+  time_tile<128, 256, 64>(matmul_kernels::matmul<128, 256, 64>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
   time_tuned(make, MmaSyncTiles{}, s.name() + "_kmajor_sm80", dtype, s, a, w.transposed(), out, ref);
   bench::bench_options().target = Target::sm_90;
 }

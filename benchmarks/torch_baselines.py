@@ -264,6 +264,8 @@ def matmul_sm80(dev):
         impls = [("cublas", lambda: torch.matmul(a, b))]
         triton_matmul.matmul(a, b)  # autotunes; then its PTX says which lowering ran
         ptx = triton_matmul.last_ptx()
+        print(json.dumps({"bench": "matmul", "case": case + "_sm80", "triton_config": triton_matmul.last_config()}),
+              flush=True)
         if ptx is not None and "wgmma" in ptx:
             print(json.dumps({"bench": "matmul", "skipped": f"{case}: Triton used wgmma despite DISABLE_MMA_V3"}),
                   flush=True)

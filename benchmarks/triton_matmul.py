@@ -16,6 +16,7 @@ Triton's Ampere lowering (mma.sync) instead of wgmma: the baseline of tessera's 
 """
 
 _kernel = None
+_tuner = None  # the autotuned kernel, whose best_config is the last shape's choice
 _last = None  # what the last launch returned: its compiled kernel, where Triton returns it
 
 
@@ -81,6 +82,9 @@ def _build():
         c_tile = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
         tl.store(c_tile, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
+    global _tuner
+    _tuner = matmul_kernel
+
     def launch(a, b, bias=None, gelu=False, scale=None, out_dtype=None):
         import torch
 
@@ -112,6 +116,13 @@ def last_ptx():
     """The PTX of the kernel the last matmul() ran, or None where Triton does not return it."""
     asm = getattr(_last, "asm", None)
     return asm.get("ptx") if asm else None
+
+
+def last_config():
+    """The configuration the autotuner chose for the last matmul() shape, as Triton prints it
+    (tile, GROUP_M, warps, stages), or None."""
+    config = getattr(_tuner, "best_config", None)
+    return str(config) if config is not None else None
 
 
 def available():

@@ -141,12 +141,15 @@ struct CompilerHints {
   // Other targets ignore it. The compiler's choice: false.
   bool bulk_streams = false;
   // Threads of one program for kernels the NVVM backend lowers element by element (not the
-  // tensor-core GEMMs, whose warpgroups are their own; the CPU target and the tileir backend do
+  // wgmma GEMMs, whose warpgroups are their own; the CPU target and the tileir backend do
   // not read it), a power of two from 32 to 1024: each thread then keeps the tile's
   // elements / threads of every tile, so fewer threads give each more rows of a tile that a loop
   // broadcasts a vector over (a matrix-vector product reads the vector once per row group of a
   // thread). The compiler's choice: 0 (about 32 elements of the largest tile per thread, tiles in
-  // loops counted four times, 32 to 512 threads; and the variants of docs/compiler.md).
+  // loops counted four times, 32 to 512 threads; and the variants of docs/compiler.md). An
+  // mma.sync GEMM takes 128 or 256 (4 or 8 warps) where its tile allows them (at most 128
+  // accumulators per thread: BM x BN up to 16384 on 4 warps) and otherwise, like other values,
+  // keeps the compiler's choice (BM x BN / 2048 warps, 4 to 8).
   int threads = 0;
   // CTAs of one cluster that share a program's K loop, 2, 4 or 8, on sm_90 and newer with the NVVM
   // backend (other targets and backends ignore it): each runs 1/S of the loop's iterations and

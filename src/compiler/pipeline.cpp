@@ -408,7 +408,8 @@ void to_llvm_dialect(mlir::OpPassManager& pm, const Lowering& l) {
 // `isa` where the target has one (sm_90a, GpuArch) and the kernel is of that lowering's shapes,
 // else warp-level mma.sync code for `arch` (sm_80 and newer), and kernels of the attention class
 // mma.sync code with the softmax on registers; the others are left as they are,
-// for to_loops. A launch's CompilerHints fix the pipeline's stages and the programs' grouped order.
+// for to_loops. A launch's CompilerHints fix the pipeline's stages and the programs' grouped order,
+// and the mma.sync GEMMs' warps.
 // ---------------------------------------------------------------------------------------------
 void to_tensor_cores(mlir::OpPassManager& pm, std::string_view arch, std::string_view isa, int max_shared_bytes,
                      const CompilerHints& hints) {
@@ -429,6 +430,8 @@ void to_tensor_cores(mlir::OpPassManager& pm, std::string_view arch, std::string
   // Each program's k-tiles shared by the CTAs of a cluster (sm_90 and newer; the pass checks).
   warp.splitK = hints.split_k > 1 ? hints.split_k : 1;
   if (hints.group_rows) warp.groupRows = hints.group_rows;
+  // 128 or 256 threads: 4 or 8 warps, where the tile takes them.
+  if (hints.threads == 128 || hints.threads == 256) warp.warps = hints.threads / 32;
   pm.addPass(mlir::tessera::createConvertTileMatmulToMmaSync(warp));
   // Attention kernels (a loop of two products around a softmax) with both products and the softmax
   // on registers.

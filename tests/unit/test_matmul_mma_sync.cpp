@@ -6,14 +6,15 @@
 // sm_90 where the wgmma lowering rejects the tile, holds cp.async, ldmatrix and mma.sync, and
 // nvJitLink's ptxas reports no spills.
 //
-// Results: random bf16, f16 and f32 (tf32) products against the host reference (matmul_reference.h), whole and
-// ragged M, N and K, K below one tile, B row-major and B as the transposed view of an N x K
-// matrix (K-major), plain and with a fused bias + GELU + bf16 epilogue, in several tile shapes
-// (4 and 8 warps, BK 16 to 128). On the GPU they launch for Target::sm_80, whatever the GPU: its
-// PTX runs on every GPU from sm_80 (an sm_90 GPU through the driver's compile of the PTX), and on
-// sm_80 the matmul class has no other tensor-core lowering, so the mma.sync code is what runs;
-// each case also checks that the sm_80 PTX it launches holds mma.sync. On the CPU target the same
-// kernels take the loop lowering, as before.
+// Results: random bf16, f16 and f32 (tf32) products against the host reference
+// (matmul_reference.h), whole and ragged M, N and K, K below one tile, B row-major and B as the
+// transposed view of an N x K matrix (K-major), plain and with a fused bias + GELU + bf16
+// epilogue, in several tile shapes (4 and 8 warps, BK 16 to 128; 4 or 8 warps by
+// CompilerHints::threads). On the GPU they launch for Target::sm_80, whatever the GPU: its PTX runs
+// on every GPU from sm_80 (an sm_90 GPU through the driver's compile of the PTX), and on sm_80 the
+// matmul class has no other tensor-core lowering, so the mma.sync code is what runs; each case
+// also checks that the sm_80 PTX it launches holds mma.sync. On the CPU target the same kernels
+// take the loop lowering, as before.
 #include "driver/nvjitlink.h"
 #include "execution_helpers.h"
 #include "matmul_kernels.h"
@@ -191,6 +192,40 @@ void grouped_order(Target gpu) {
   }
 }
 
+// Warps by CompilerHints::threads: 128 x 128 tiles take 4 warps of 64 x 64 (128 and 256 threads
+// both run, whole and ragged); 128 x 256 tiles cannot take 4 (256 accumulators a thread) and keep 8.
+void warps_by_threads(Target gpu) {
+  const Target t = mma_sync_target(gpu);
+  const int64_t m = 2 * 128 + 37, n = 128 + 24, k = 3 * 32 + 40;
+  auto a = random_tensor<bfloat16, 2>({m, k}, -1, 1, 21);
+  auto b = random_tensor<bfloat16, 2>({k, n}, -1, 1, 22);
+  const auto r = reference(m, n, k, [&](int64_t i, int64_t kk) { return d(a(i, kk)); },
+                           [&](int64_t kk, int64_t j) { return d(b(kk, j)); });
+  auto check = [&](Tensor<bfloat16, 2>& out) {
+    CHECK(mismatches(r, m, n, product_bound(DType::bf16, k), std::ldexp(1.0, -8),
+                     [&](int64_t i, int64_t j) { return d(out(i, j)); },
+                     [&](int64_t i, int64_t j) { return r.at(i, j); }) == 0);
+  };
+  for (const int threads : {0, 128, 256}) {
+    INFO("threads " << threads);
+    LaunchOptions o;
+    o.target = t;
+    o.hints.threads = threads;
+    Tensor<bfloat16, 2> out({m, n});
+    auto mm = matmul_kernels::matmul<128, 128, 32>();
+    mm.launch(o, out.partition<128, 128>(), a, b);
+    check(out);
+    if (t != Target::cpu)
+      CHECK(has(mm.compile(o, out.partition<128, 128>(), a, b).ptx,
+                threads == 128 ? ".maxntid 128," : ".maxntid 256,"));
+    auto wide = matmul_kernels::matmul<128, 256, 32>();
+    Tensor<bfloat16, 2> out2({m, n});
+    wide.launch(o, out2.partition<128, 256>(), a, b);
+    check(out2);
+    if (t != Target::cpu) CHECK(has(wide.compile(o, out2.partition<128, 256>(), a, b).ptx, ".maxntid 256,"));
+  }
+}
+
 #define MMA_SYNC_TEST_CASE(name, fn)                                                    \
   TEST_CASE(name " (cpu)", "[cpu][mma][matmul][mma_sync]") { fn(Target::cpu); }         \
   TEST_CASE(name " (gpu, sm_80 code)", "[gpu][mma][matmul][mma_sync]") {                \
@@ -210,6 +245,7 @@ MMA_SYNC_TEST_CASE("mma.sync matmul, bf16: whole and ragged, both B layouts, fus
 MMA_SYNC_TEST_CASE("mma.sync matmul, f16: whole and ragged, both B layouts", products_f16)
 MMA_SYNC_TEST_CASE("mma.sync matmul, f32 as tf32: whole and ragged, both B layouts", products_f32)
 MMA_SYNC_TEST_CASE("mma.sync matmul: programs in grouped order, each once", grouped_order)
+MMA_SYNC_TEST_CASE("mma.sync matmul: 4 or 8 warps by CompilerHints::threads", warps_by_threads)
 
 TEST_CASE("mma.sync kernels compile for sm_80, sm_86, sm_89, sm_100a and sm_120 with no spills",
           "[mma][matmul][compile][mma_sync]") {

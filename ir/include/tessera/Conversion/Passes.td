@@ -506,8 +506,8 @@ def ConvertTileMatmulToMmaSync
     inside a group. Every
     other function, and every function for another `arch` (or none), is
     left unchanged, so `convert-tile-to-loops` lowers it as before. The
-    pass fails only for a `split-k` other than 1, 2, 4 or 8, or a
-    `group-rows` outside 0 to 64.
+    pass fails only for a `split-k` other than 1, 2, 4 or 8, a
+    `group-rows` outside 0 to 64, or `warps` other than 0, 4 or 8.
 
     f32 inputs (which the matcher accepts; convert-tile-matmul-to-nvvm takes
     only those with a K-major B in its tiles) run on the tf32 tensor cores: mma.sync m16n8k8 per k-step
@@ -521,8 +521,10 @@ def ConvertTileMatmulToMmaSync
     Tiles: BM and BN powers of two from 16 to 256, BK a power of two from
     16 to 128 (8 to 64 for f32, 32 to 256 for 8-bit floats), with at most 128 accumulators per thread (BM x BN up to
     32768 elements over 8 warps) and two stages fitting `max-shared-bytes`.
-    Warps: BM x BN / 2048, at least 4 and at most 8 (fewer where the tile
-    has fewer 16 x 16 blocks), in the grid whose warp tile is squarest.
+    Warps: `warps` where the tile takes them (at most 128 accumulators per
+    thread, a warp tile of at least 16 x 16), else BM x BN / 2048, at least
+    4 and at most 8 (fewer where the tile has fewer 16 x 16 blocks); in the
+    grid whose warp tile is squarest.
 
     ```mlir
     // before: the kernel of convert-tile-matmul-to-nvvm's example, in
@@ -537,10 +539,11 @@ def ConvertTileMatmulToMmaSync
     %acc:33 = scf.for %kt = %c0 to %n step %c1 iter_args(%s = %c0, ...) {
       nvvm.cp.async.wait.group 1
       nvvm.barrier0
-      scf.if %next_in_range { nvvm.cp.async.shared.global ... }
-      nvvm.cp.async.commit.group
       %a = nvvm.ldmatrix %pa {layout = #nvvm.mma_layout<row>, num = 4 ...}
       %b = nvvm.ldmatrix %pb {layout = #nvvm.mma_layout<col>, num = 4 ...}
+      // k-tile kt + 2, no branch: empty copies past the last k-tile
+      nvvm.cp.async.shared.global %dst2, %src2, 16, cache = cg, %bytes2 ...
+      nvvm.cp.async.commit.group
       %d = nvvm.mma.sync A[...] B[...] C[...] {shape = #nvvm.shape<m = 16,
           n = 8, k = 16>, ...} -> !llvm.struct<(f32, f32, f32, f32)>
       scf.yield ...
@@ -552,7 +555,9 @@ def ConvertTileMatmulToMmaSync
     Structure (docs/compiler.md, "Tensor cores on sm_80 and newer"): a ring
     of `stages` shared-memory stages filled by 16-byte `cp.async` copies
     (one commit group per k-tile, `wait_group stages-2`, one CTA barrier
-    per k-tile); the A and B tiles stored as rows of 16-byte chunks with an
+    per k-tile; a k-tile's copies issued after the first k-step's fragment
+    loads of the k-tile before it, in the same basic block, each thread's
+    global addresses computed once and advanced per k-tile); the A and B tiles stored as rows of 16-byte chunks with an
     XOR swizzle (chunk L of the tile at L xor ((L / max(chunks per row, 8))
     mod 8)), so that `ldmatrix` reads eight rows from eight different bank
     groups; per k-step of 16, `ldmatrix.x4` of A's fragments and of B's
@@ -597,7 +602,11 @@ def ConvertTileMatmulToMmaSync
     Option<"groupRows", "group-rows", "int64_t", /*default=*/"0",
            "Rows of programs the CTAs walk together, 1 to 64, so that the "
            "CTAs resident at once share their A and B tiles in L2; 0: the "
-           "launch's order (program ids are the CTA's ids)">
+           "launch's order (program ids are the CTA's ids)">,
+    Option<"warps", "warps", "int64_t", /*default=*/"0",
+           "Warps of a CTA, 4 or 8, where the tile takes them (at most 128 "
+           "accumulators a thread, warp tiles of 16 x 16 or more), else the "
+           "pass's choice; 0: the pass's choice">
   ];
 }
 

@@ -72,6 +72,8 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cstdlib>
+#include <map>
+#include <tuple>
 #include <functional>
 #include <string>
 
@@ -121,19 +123,19 @@ struct Geometry {
   }
 };
 
-/// The CTA for `k`'s tile, or failure with the reason in `why`. Warps: one
-/// per 2048 elements of the tile (a 64 x 32 warp tile, 64 accumulators per
-/// thread), at least 4 and at most 8, fewer where the tile has fewer 16 x 16
-/// blocks; the warp grid is the one whose warp tile is squarest (fewest
-/// ldmatrix per mma). Stages: `stages`, else 3, less while they exceed
+/// The CTA for `k`'s tile, or failure with the reason in `why`. Warps:
+/// `warps` (4 or 8) where the tile takes them, else one per 2048 elements of
+/// the tile (a 64 x 32 warp tile, 64 accumulators per thread), at least 4 and
+/// at most 8, fewer where the tile has fewer 16 x 16 blocks; the warp grid is
+/// the one whose warp tile is squarest (fewest ldmatrix per mma). Stages: `stages`, else 3, less while they exceed
 /// `maxShared`, at least 2. 8-bit floats need compute capability 8.9
 /// (`cc`) and a K-major B. `splitK` CTAs share a program's k-tiles from
 /// compute capability 9.0 (clusters) where their partials fit `maxShared`;
 /// elsewhere the hint is ignored. `groupRows`: the programs' grouped order.
 FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t cc,
                                  int64_t stages, int64_t splitK,
-                                 int64_t groupRows, int64_t maxShared,
-                                 std::string &why) {
+                                 int64_t groupRows, int64_t warps,
+                                 int64_t maxShared, std::string &why) {
   auto pow2In = [](int64_t v, int64_t lo, int64_t hi) {
     return v >= lo && v <= hi && llvm::isPowerOf2_64(static_cast<uint64_t>(v));
   };
@@ -149,19 +151,29 @@ FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t cc,
           "32..256 for 8-bit floats), powers of two";
     return failure();
   }
-  int64_t warps = std::clamp<int64_t>(k.bm * k.bn / 2048, 4, kMaxWarps);
-  while (warps > (k.bm / 16) * (k.bn / 16))
-    warps /= 2;
-  Geometry g{k.bm, k.bn, k.bk, 0, 0, 0, k.bKMajor, elementBytes};
-  for (int64_t wm = 1; wm <= warps; wm *= 2) {
-    const int64_t wn = warps / wm;
-    if (k.bm / wm < 16 || k.bn / wn < 16)
-      continue;
-    if (g.warpsM == 0 || std::abs(k.bm / wm - k.bn / wn) <=
-                             std::abs(g.warpRows() - g.warpCols())) {
-      g.warpsM = wm;
-      g.warpsN = wn;
+  // The squarest warp grid of `count` warps, or none (warpsM 0).
+  auto grid = [&](int64_t count) {
+    Geometry g{k.bm, k.bn, k.bk, 0, 0, 0, k.bKMajor, elementBytes};
+    for (int64_t wm = 1; wm <= count; wm *= 2) {
+      const int64_t wn = count / wm;
+      if (k.bm / wm < 16 || k.bn / wn < 16)
+        continue;
+      if (g.warpsM == 0 || std::abs(k.bm / wm - k.bn / wn) <=
+                               std::abs(g.warpRows() - g.warpCols())) {
+        g.warpsM = wm;
+        g.warpsN = wn;
+      }
     }
+    return g;
+  };
+  Geometry g;
+  if (warps > 0)
+    g = grid(warps);
+  if (warps == 0 || g.warpsM == 0 || g.accumulators() > kMaxAccumulators) {
+    int64_t chosen = std::clamp<int64_t>(k.bm * k.bn / 2048, 4, kMaxWarps);
+    while (chosen > (k.bm / 16) * (k.bn / 16))
+      chosen /= 2;
+    g = grid(chosen);
   }
   if (g.accumulators() > kMaxAccumulators) {
     why = "the tile needs more than 128 accumulator registers per thread "
@@ -181,13 +193,28 @@ FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t cc,
   return g;
 }
 
+/// One of a thread's 16-byte copies of an operand's tile, in k-tile 0: its
+/// shared-memory offset in a stage (i32 bytes, the operand's offset
+/// included), the global address of its first element (ptr<1>, which may lie
+/// past the matrix) and that element's row and column (i32). With `id`, the
+/// chunk exists only where id < the tile's chunks (the last round of a tile
+/// of fewer chunks than a multiple of the threads).
+struct ChunkCopy {
+  Value shared, global, row, col, id;
+};
+
 /// A and B as their copies see them: a matrix of `rows` x `cols` elements
 /// (i32 bounds), rows `ld` elements apart (i64), contiguous columns, starting
 /// at `base`; its tile in shared memory is `tileRows` rows of `chunksPerRow`
-/// 16-byte chunks at `sharedOffset` bytes into each stage.
+/// 16-byte chunks at `sharedOffset` bytes into each stage. K runs along its
+/// rows (a row-major B) or its columns (A, a K-major B); a k-tile moves its
+/// tile `kStepBytes` (i64) in global memory. `copies`: this thread's chunks.
 struct Operand {
   Value base, ld, rows, cols;
   int64_t tileRows, chunksPerRow, sharedOffset;
+  bool kAlongRows = false;
+  Value kStepBytes;
+  SmallVector<ChunkCopy> copies;
 };
 
 /// Builds the new body of one kernel.
@@ -226,13 +253,30 @@ private:
   /// dimension `rowDim` (1 for the K-major B: its columns are contiguous).
   Operand operand(unsigned arg, int64_t rowDim, int64_t tileRows,
                   int64_t tileCols, int64_t sharedOffset);
-  /// Issues this thread's copies of the operand's tile whose first element
-  /// is (row0, col0) into the stage at `stage` (ptr<3>).
-  void copyTile(const Operand &op, Value stage, Value row0, Value col0);
-  /// The copies of k-tile `kt` into stage `stage` (i32 index).
-  void copyKTile(Value kt, Value stage);
-  /// The products of one stage, added to `acc` (returned).
-  SmallVector<Value> multiplyStage(Value stage, SmallVector<Value> acc);
+  /// Plans this thread's copies of the operand's tile whose first element
+  /// in k-tile 0 is (row0, col0): op.copies.
+  void planCopies(Operand &op, Value row0, Value col0);
+  /// Issues this thread's copies of k-tile `kt` of the operand into the stage
+  /// at `stage` (ptr<3>); with `valid` (i1), empty ones where it is false.
+  void copyTile(const Operand &op, Value stage, Value kt, Value valid);
+  /// The copies of k-tile `kt` into stage `stage` (i32 index), empty where
+  /// `valid` (i1, optional) is false.
+  void copyKTile(Value kt, Value stage, Value valid = {});
+  /// The byte offset (i32) in the operand's tile of the chunk at row
+  /// laneRow + rowConst and chunk column laneChunk + chunkConst, laid out by
+  /// swizzledChunk: a lane base shared by every (rowConst, chunkConst) of one
+  /// residue (rows modulo the swizzle's period, chunks modulo 8), plus a
+  /// constant, so that a stage's fragments take a few base registers (lane
+  /// values, which LLVM hoists out of the loop) and immediate offsets. A base
+  /// is built at the first use of its residue.
+  Value swizzledOffset(const Operand &op, Value laneRow, int64_t rowConst,
+                       Value laneChunk, int64_t chunkConst);
+  /// The products of one stage, added to `acc` (returned); `afterFirstLoads`
+  /// is called after the fragment loads of the first k-step, before its
+  /// products (the next k-tile's copies go there, beside the tensor-core work
+  /// in one basic block).
+  SmallVector<Value> multiplyStage(Value stage, SmallVector<Value> acc,
+                                   function_ref<void()> afterFirstLoads = {});
   /// For f32 inputs and a row-major B in shared memory at `bTile`: a function
   /// (k0, j) that loads this lane's element (k0 + t, n g) of the warp's
   /// 8-column fragment j, k0 a multiple of 4.
@@ -252,6 +296,8 @@ private:
   Location loc;
   WarpMma ops;
   Value tid, lane, warpRow, warpCol, smem, pid0, pid1;
+  /// swizzledOffset's bases by (operand, lane row, lane chunk, residues).
+  std::map<std::tuple<const Operand *, void *, void *, int64_t, int64_t>, Value> bases;
   /// With a split: this CTA's rank in its cluster and its first k-tile.
   Value rank, kFirst;
   Operand a, bOp;
@@ -272,45 +318,93 @@ Operand MmaSyncLowering::operand(unsigned arg, int64_t rowDim, int64_t tileRows,
   return op;
 }
 
-void MmaSyncLowering::copyTile(const Operand &op, Value stage, Value row0,
-                               Value col0) {
+void MmaSyncLowering::planCopies(Operand &op, Value row0, Value col0) {
   const int64_t chunks = op.tileRows * op.chunksPerRow;
   const int64_t perRow = llvm::Log2_64(op.chunksPerRow);
-  Value tileBase = ops.offset(stage, i32(op.sharedOffset));
-  for (int64_t first = 0; first < chunks; first += g.threads()) {
-    // Chunk `id` of the tile: consecutive threads read consecutive 16 bytes.
-    Value id = addConst(tid, first);
+  // Chunk id = tid + first: consecutive threads read consecutive 16 bytes.
+  // Threads (128 or more) are a multiple of the chunks of a row (64 at
+  // most), so a thread's chunks share their column and are threads / cpr
+  // rows apart.
+  Value r = arith::ShRUIOp::create(b, loc, tid, i32(perRow));
+  Value c = arith::AndIOp::create(b, loc, tid, i32(op.chunksPerRow - 1));
+  Value col = add(col0, mulConst(c, g.chunkElements()));
+  Value rowBytes = arith::MulIOp::create(
+      b, loc, op.ld, arith::ConstantIntOp::create(b, loc, g.elementBytes, 64));
+  Value first = ops.offset(
+      op.base, arith::MulIOp::create(
+                   b, loc,
+                   arith::AddIOp::create(b, loc,
+                                         arith::MulIOp::create(b, loc, toI64(add(row0, r)), op.ld),
+                                         toI64(col)),
+                   arith::ConstantIntOp::create(b, loc, g.elementBytes, 64)));
+  const int64_t rowsPerRound = g.threads() / op.chunksPerRow;
+  for (int64_t n = 0; n * g.threads() < chunks; ++n) {
+    ChunkCopy copy;
+    copy.row = addConst(add(row0, r), n * rowsPerRound);
+    copy.col = col;
+    copy.shared = add(i32(op.sharedOffset), swizzledOffset(op, r, n * rowsPerRound, c, 0));
+    copy.global = ops.offset(
+        first, arith::MulIOp::create(
+                   b, loc, rowBytes, arith::ConstantIntOp::create(b, loc, n * rowsPerRound, 64)));
+    if ((n + 1) * g.threads() > chunks)
+      copy.id = addConst(tid, n * g.threads());
+    op.copies.push_back(copy);
+  }
+}
+
+void MmaSyncLowering::copyTile(const Operand &op, Value stage, Value kt,
+                               Value valid) {
+  Value k = mulConst(kt, g.bk);
+  Value step = arith::MulIOp::create(b, loc, toI64(kt), op.kStepBytes);
+  for (const ChunkCopy &copy : op.copies) {
     std::optional<scf::IfOp> some;
-    if (first + g.threads() > chunks) {
-      some = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::ult, id, i32(chunks)),
-                               /*withElseRegion=*/false);
+    if (copy.id) {
+      some = scf::IfOp::create(
+          b, loc, cmp(arith::CmpIPredicate::ult, copy.id, i32(op.tileRows * op.chunksPerRow)),
+          /*withElseRegion=*/false);
       b.setInsertionPointToStart(some->thenBlock());
     }
-    Value r = arith::ShRUIOp::create(b, loc, id, i32(perRow));
-    Value c = arith::AndIOp::create(b, loc, id, i32(op.chunksPerRow - 1));
-    Value row = add(row0, r);
-    Value col = add(col0, mulConst(c, g.chunkElements()));
+    Value row = op.kAlongRows ? add(copy.row, k) : copy.row;
+    Value col = op.kAlongRows ? copy.col : add(copy.col, k);
     // Elements of the chunk within the matrix: none past its rows or
-    // columns, fewer in a ragged last column chunk.
-    Value at = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, toI64(row), op.ld), toI64(col));
-    Value dst = ops.offset(tileBase, ops.swizzledChunk(r, c, op.chunksPerRow));
-    ops.copyChunk(dst, op.base, at, arith::SubIOp::create(b, loc, op.cols, col),
-                  cmp(arith::CmpIPredicate::ult, row, op.rows), g.chunkElements(),
-                  g.elementBytes);
+    // columns (or for an invalid k-tile), fewer in a ragged last chunk.
+    Value inside = cmp(arith::CmpIPredicate::ult, row, op.rows);
+    if (valid)
+      inside = arith::AndIOp::create(b, loc, inside, valid);
+    ops.copyChunkFrom(ops.offset(stage, copy.shared), op.base, ops.offset(copy.global, step),
+                      arith::SubIOp::create(b, loc, op.cols, col), inside, g.chunkElements(),
+                      g.elementBytes);
     if (some)
       b.setInsertionPointAfter(*some);
   }
 }
 
-void MmaSyncLowering::copyKTile(Value kt, Value stage) {
+void MmaSyncLowering::copyKTile(Value kt, Value stage, Value valid) {
   Value stageBase = ops.offset(smem, mulConst(stage, g.stageBytes()));
-  Value k0 = mulConst(kFirst ? add(kFirst, kt) : kt, g.bk);
-  copyTile(a, stageBase, mulConst(pid0, g.bm), k0);
-  if (g.bKMajor)
-    copyTile(bOp, stageBase, mulConst(pid1, g.bn), k0);
-  else
-    copyTile(bOp, stageBase, k0, mulConst(pid1, g.bn));
+  copyTile(a, stageBase, kt, valid);
+  copyTile(bOp, stageBase, kt, valid);
+}
+
+Value MmaSyncLowering::swizzledOffset(const Operand &op, Value laneRow,
+                                      int64_t rowConst, Value laneChunk,
+                                      int64_t chunkConst) {
+  // swizzledChunk XORs the linear chunk index L = row * cpr + chunk with a
+  // key of three bits taken from row (cpr >= 8: row mod 8) or from L / 8
+  // (cpr < 8: row / (8 / cpr) mod 8). Adding a multiple of the key's period
+  // in rows (8, or 64 / cpr) adds to L a multiple of 8 and leaves the key:
+  // the offset moves by that constant. Adding 8 q chunks (cpr >= 8) does the
+  // same. So only the residues need their own base; the callers' positions
+  // lie in the tile, so a residue's position does too.
+  const int64_t cpr = op.chunksPerRow;
+  const int64_t period = cpr >= 8 ? 8 : 64 / cpr;
+  const int64_t rowResidue = rowConst % period, chunkResidue = chunkConst % 8;
+  const int64_t rest =
+      ((rowConst - rowResidue) * cpr + (chunkConst - chunkResidue)) * kChunkBytes;
+  Value &base = bases[{&op, laneRow.getAsOpaquePointer(), laneChunk.getAsOpaquePointer(),
+                       rowResidue, chunkResidue}];
+  if (!base)
+    base = ops.swizzledChunk(addConst(laneRow, rowResidue), addConst(laneChunk, chunkResidue), cpr);
+  return addConst(base, rest);
 }
 
 std::function<Value(int64_t, int64_t)>
@@ -359,7 +453,8 @@ MmaSyncLowering::rowMajorBLoads(Value bTile) {
 }
 
 SmallVector<Value> MmaSyncLowering::multiplyStage(Value stage,
-                                                  SmallVector<Value> acc) {
+                                                  SmallVector<Value> acc,
+                                                  function_ref<void()> afterFirstLoads) {
   Value stageBase = ops.offset(smem, mulConst(stage, g.stageBytes()));
   Value aTile = ops.offset(stageBase, i32(a.sharedOffset));
   Value bTile = ops.offset(stageBase, i32(bOp.sharedOffset));
@@ -387,15 +482,15 @@ SmallVector<Value> MmaSyncLowering::multiplyStage(Value stage,
   if (tf32 && !g.bKMajor)
     rowMajorB = rowMajorBLoads(bTile);
   const int64_t step = WarpMma::kStep(k.inputType);
+  Value aRow = add(warpRow, row16);
+  Value bRow = add(warpCol, row8);  // K-major B
+  Value bChunk = add(arith::ShRUIOp::create(b, loc, warpCol, i32(3)), half);  // row-major B
   for (int64_t kk = 0; kk < g.bk / step; ++kk) {
     SmallVector<std::array<Value, 4>> aFrag;
-    for (int64_t i = 0; i < fm; ++i) {
-      Value row = add(warpRow, addConst(row16, 16 * i));
-      Value chunk = addConst(half, 2 * kk);
+    for (int64_t i = 0; i < fm; ++i)
       aFrag.push_back(rounded(ops.loadMatrices(
-          ops.offset(aTile, ops.swizzledChunk(row, chunk, a.chunksPerRow)),
+          ops.offset(aTile, swizzledOffset(a, aRow, 16 * i, half, 2 * kk)),
           /*transpose=*/false)));
-    }
     SmallVector<std::array<Value, 2>> bFrag;
     if (tf32 && !g.bKMajor) {
       for (int64_t j = 0; j < fn; ++j)
@@ -403,23 +498,16 @@ SmallVector<Value> MmaSyncLowering::multiplyStage(Value stage,
             rowMajorB(8 * kk, j), rowMajorB(8 * kk + 4, j)}));
     } else {
       for (int64_t j = 0; j < fn; j += 2) {
-        Value address;
-        if (g.bKMajor) {
-          Value row = add(warpCol, addConst(row8, 8 * j));
-          Value chunk = addConst(quarter, 2 * kk);
-          address = ops.swizzledChunk(row, chunk, bOp.chunksPerRow);
-        } else {
-          Value row = addConst(row16, 16 * kk);
-          Value chunk = add(arith::ShRUIOp::create(b, loc, warpCol, i32(3)),
-                            addConst(half, j));
-          address = ops.swizzledChunk(row, chunk, bOp.chunksPerRow);
-        }
+        Value address = g.bKMajor ? swizzledOffset(bOp, bRow, 8 * j, quarter, 2 * kk)
+                                  : swizzledOffset(bOp, row16, 16 * kk, bChunk, j);
         std::array<Value, 4> m = rounded(
             ops.loadMatrices(ops.offset(bTile, address), /*transpose=*/!g.bKMajor));
         bFrag.push_back({m[0], m[1]});
         bFrag.push_back({m[2], m[3]});
       }
     }
+    if (kk == 0 && afterFirstLoads)
+      afterFirstLoads();
     for (int64_t i = 0; i < fm; ++i)
       for (int64_t j = 0; j < fn; ++j) {
         const int64_t at = (i * fn + j) * 4;
@@ -550,6 +638,20 @@ void MmaSyncLowering::run() {
   Value kTiles = arith::MaxSIOp::create(b, loc, toI32(ub), i32(0));
   if (g.splitK > 1)
     std::tie(kFirst, kTiles) = splitShare(b, loc, kTiles, rank, g.splitK);
+  // K along A's columns, along a K-major B's columns, a row-major B's rows.
+  Value k0 = kFirst ? mulConst(kFirst, g.bk) : i32(0);
+  Value tileBytes = arith::ConstantIntOp::create(b, loc, g.bk * g.elementBytes, 64);
+  a.kStepBytes = tileBytes;
+  planCopies(a, mulConst(pid0, g.bm), k0);
+  if (g.bKMajor) {
+    bOp.kStepBytes = tileBytes;
+    planCopies(bOp, mulConst(pid1, g.bn), k0);
+  } else {
+    bOp.kAlongRows = true;
+    bOp.kStepBytes = arith::MulIOp::create(
+        b, loc, bOp.ld, arith::ConstantIntOp::create(b, loc, g.bk * g.elementBytes, 64));
+    planCopies(bOp, k0, mulConst(pid1, g.bn));
+  }
 
   // Prologue: k-tiles 0 .. S-2 in flight, one group each (empty past the end,
   // so that the groups count k-tiles).
@@ -575,20 +677,18 @@ void MmaSyncLowering::run() {
     ops.waitGroup(g.stages - 2);
     NVVM::Barrier0Op::create(b, loc);
     // Stage (kt + S - 1) mod S = (kt - 1) mod S: the one every warp finished
-    // multiplying before the barrier.
+    // multiplying before the barrier. Its copies are issued after the first
+    // k-step's fragment loads, in the products' basic block (no branch: past
+    // the last k-tile they read nothing and fill a stage no one reads), so
+    // that ptxas interleaves their address math with the mma.sync.
     Value next = addConst(kt, g.stages - 1);
     Value nextStage = select(cmp(arith::CmpIPredicate::eq, stage, i32(0)),
                              i32(g.stages - 1), addConst(stage, -1));
-    auto some = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::slt, next, kTiles),
-                                  /*withElseRegion=*/false);
-    {
-      OpBuilder::InsertionGuard inIf(b);
-      b.setInsertionPointToStart(some.thenBlock());
-      copyKTile(next, nextStage);
-    }
-    ops.commitGroup();
     SmallVector<Value> acc(loop.getRegionIterArgs().drop_front());
-    acc = multiplyStage(stage, std::move(acc));
+    acc = multiplyStage(stage, std::move(acc), [&] {
+      copyKTile(next, nextStage, cmp(arith::CmpIPredicate::slt, next, kTiles));
+      ops.commitGroup();
+    });
     Value following = addConst(stage, 1);
     SmallVector<Value> yields{select(cmp(arith::CmpIPredicate::eq, following, i32(g.stages)),
                                      i32(0), following)};
@@ -637,6 +737,11 @@ struct ConvertTileMatmulToMmaSyncPass
                                  << static_cast<int64_t>(groupRows) << ": expected 0 to 64";
       return signalPassFailure();
     }
+    if (warps != 0 && warps != 4 && warps != 8) {
+      getOperation().emitError() << "convert-tile-matmul-to-mma-sync: warps is "
+                                 << static_cast<int64_t>(warps) << ": expected 0, 4 or 8";
+      return signalPassFailure();
+    }
     if (WarpMma::computeCapability(arch) < 80)
       return;
     SmallVector<func::FuncOp> kernels;
@@ -646,8 +751,8 @@ struct ConvertTileMatmulToMmaSyncPass
       FailureOr<MatmulKernel> k = matchMatmulKernel(f, why);
       FailureOr<Geometry> g = failure();
       if (succeeded(k))
-        g = planGeometry(*k, WarpMma::computeCapability(arch), stages, splitK, groupRows, maxSharedBytes,
-                         why);
+        g = planGeometry(*k, WarpMma::computeCapability(arch), stages, splitK, groupRows, warps,
+                         maxSharedBytes, why);
       if (failed(g)) {
         LLVM_DEBUG(llvm::dbgs() << f.getSymName() << ": not lowered: " << why << "\n");
         continue;

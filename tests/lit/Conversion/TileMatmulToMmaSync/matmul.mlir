@@ -26,11 +26,14 @@
 // CHECK: scf.for {{.*}} -> (i32, f32, f32
 // CHECK: nvvm.cp.async.wait.group 1
 // CHECK-NEXT: nvvm.barrier0
-// CHECK: scf.if
-// CHECK-COUNT-4: nvvm.cp.async.shared.global
-// CHECK: nvvm.cp.async.commit.group
+// CHECK-NOT: scf.if
 // CHECK-COUNT-2: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32
 // CHECK-COUNT-2: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32
+// The next k-tile's copies, without a branch (empty past the last k-tile),
+// after the first k-step's fragment loads.
+// CHECK-NOT: scf.if
+// CHECK-COUNT-4: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.commit.group
 // CHECK-COUNT-8: nvvm.mma.sync A[{{.*}}]  B[{{.*}}]  C[{{.*}}]  {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK-COUNT-2: nvvm.ldmatrix
 // CHECK-COUNT-2: nvvm.ldmatrix
