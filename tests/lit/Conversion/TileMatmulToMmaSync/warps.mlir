@@ -2,7 +2,7 @@
 // RUN: tessera-opt %s -split-input-file -convert-tile-matmul-to-mma-sync="arch=sm_80 warps=8" | FileCheck %s --check-prefix=EIGHT
 // RUN: tessera-opt %s -split-input-file -convert-tile-matmul-to-mma-sync="arch=sm_80" | FileCheck %s --check-prefix=CHOSEN
 
-// 128 x 128 x 32 tiles: the pass's choice is 8 warps of 64 x 32 (16 mma.sync
+// 128 x 128 x 32 tiles: the pass's choice is 8 warps of 32 x 64 (16 mma.sync
 // per k-step of 16, 32 per k-tile); warps=4 gives 4 warps of 64 x 64 (64 per
 // k-tile, 128 accumulators a thread).
 // FOUR-LABEL: func.func @mm128(
