@@ -230,26 +230,33 @@ constexpr std::optional<Backend> backend_of(On on) {
 // Stages: CompilerHints::pipeline_stages (0: the compiler's choice); PingPong:
 // CompilerHints::ping_pong.
 template <int BM, int BN, int BK, On B = On::launch, int Cluster = 0, int Stages = 0, int SplitK = 0,
-          bool PingPong = false>
+          bool PingPong = false, int Threads = 0>
 struct Tile {};
 
 // The tuner's option for tile BM x BN of kernel `k`, compiled with back end `on`, `cluster`
-// programs per cluster, `stages` pipeline stages, its K loop shared by `split` CTAs and its
-// consumers taking programs in turn (`ping_pong`).
+// programs per cluster, `stages` pipeline stages, its K loop shared by `split` CTAs, its
+// consumers taking programs in turn (`ping_pong`) and `threads` (an mma.sync GEMM's warps).
 template <int BM, int BN, class Fn>
-TileOption<Fn, BM, BN> option_on(Kernel<Fn> k, On on, int cluster, int stages, int split, bool ping_pong) {
+TileOption<Fn, BM, BN> option_on(Kernel<Fn> k, On on, int cluster, int stages, int split, bool ping_pong,
+                                 int threads) {
   return {std::move(k),
-          {.pipeline_stages = stages, .cluster_programs = cluster, .split_k = split, .ping_pong = ping_pong},
+          {.pipeline_stages = stages,
+           .cluster_programs = cluster,
+           .threads = threads,
+           .split_k = split,
+           .ping_pong = ping_pong},
           backend_of(on)};
 }
 
 // An option's name in the lines: "128x256x64", "128x256x64/tileir", "128x256x64/tileir/cluster2",
-// "16x64x128/stages8", "1x16x512/splitk4", "128x128x64/pingpong".
-std::string option_name(int bm, int bn, int bk, On on, int cluster, int stages, int split, bool ping_pong) {
+// "16x64x128/stages8", "1x16x512/splitk4", "128x128x64/pingpong", "128x128x64/threads128".
+std::string option_name(int bm, int bn, int bk, On on, int cluster, int stages, int split, bool ping_pong,
+                        int threads) {
   std::string s = matmul_kernels::tile_name(bm, bn, bk) + (on == On::tileir ? "/tileir" : on == On::nvvm ? "/nvvm" : "");
   if (cluster) s += "/cluster" + std::to_string(cluster);
   if (split) s += "/splitk" + std::to_string(split);
   if (ping_pong) s += "/pingpong";
+  if (threads) s += "/threads" + std::to_string(threads);
   return stages ? s + "/stages" + std::to_string(stages) : s;
 }
 
@@ -258,13 +265,13 @@ std::string option_name(int bm, int bn, int bk, On on, int cluster, int stages, 
 // "<case>_tuned" with that option's tile; a second line gives each option's time as the tuner
 // measured it.
 template <class T, class O, class Make, class B, int... BM, int... BN, int... BK, On... On_, int... Cl, int... St,
-          int... Sk, bool... Pp, class... Extra>
-void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl, St, Sk, Pp>...>, const std::string& base,
+          int... Sk, bool... Pp, int... Th, class... Extra>
+void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl, St, Sk, Pp, Th>...>, const std::string& base,
                 const char* dtype,
                 const Problem& s, const Tensor<T, 2>& a, const B& b, Tensor<O, 2>& out, const Samples& ref,
                 const Extra&... extra) try {
   auto tuned =
-      autotune(base + "_" + dtype, option_on<BM, BN>(make.template operator()<BM, BN, BK>(), On_, Cl, St, Sk, Pp)...);
+      autotune(base + "_" + dtype, option_on<BM, BN>(make.template operator()<BM, BN, BK>(), On_, Cl, St, Sk, Pp, Th)...);
   cold_caches();
   clear_tuning();
   auto t0 = Clock::now();
@@ -273,25 +280,27 @@ void time_tuned(const Make& make, std::tuple<Tile<BM, BN, BK, On_, Cl, St, Sk, P
   const double first_ms = ms_since(t0);
   auto [err, ok] = check(s, ref, std::as_const(out));
   if (!ok) std::printf("{\"error\": \"%s_tuned %s: wrong result, max error %g\"}\n", base.c_str(), dtype, err);
-  const std::vector<std::string> tiles = {option_name(BM, BN, BK, On_, Cl, St, Sk, Pp)...};
+  const std::vector<std::string> tiles = {option_name(BM, BN, BK, On_, Cl, St, Sk, Pp, Th)...};
   // The chosen option as the tuner launches it (its back end), and the back end that compiled it.
   auto launch = [&] {
     double ms = 0;
     int i = 0;
     auto one = [&](const auto& k, auto partition, std::optional<Backend> on, int cluster, int stages, int split,
-                   bool ping_pong) {
+                   bool ping_pong, int threads) {
       LaunchOptions o = bench::behind_a_spin();
       if (on) o.backend = on;
       o.hints.cluster_programs = cluster;
       o.hints.pipeline_stages = stages;
       o.hints.split_k = split;
       o.hints.ping_pong = ping_pong;
+      o.hints.threads = threads;
       ms = k.launch_timed(o, partition, a, b, extra...);
       bench::last_backend() = k.compile(o, partition, a, b, extra...).backend;
       return 0.0;
     };
     ((i++ == r.index
-          ? one(make.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), backend_of(On_), Cl, St, Sk, Pp)
+          ? one(make.template operator()<BM, BN, BK>(), out.template partition<BM, BN>(), backend_of(On_), Cl, St, Sk, Pp,
+                Th)
           : 0.0),
      ...);
     return ms;
@@ -375,12 +384,15 @@ using SkinnyTiles =
                Tile<16, 64, 128, On::launch, 0, 8, 2>>;
 
 // sm_80 code (cp.async + ldmatrix + mma.sync: what Ampere, Ada and the tiles wgmma does not take
-// run) on this GPU, which compiles it from its PTX: tiles of at most 128 accumulators a thread (8
-// warps), 32 or 64 of K per stage, and the pipeline's depth.
+// run) on this GPU, which compiles it from its PTX: tiles of at most 128 accumulators a thread,
+// 32 or 64 of K per stage, the pipeline's depth, and 128 x 128 on 4 warps of 64 x 64
+// (CompilerHints::threads) as well as on the compiler's 8 (128 x 128 x 64 on 8 warps, 1.13-1.40
+// times the best option's time in every case of an H100 run, is not among them).
 using MmaSyncTiles =
-    std::tuple<Tile<128, 256, 32>, Tile<256, 128, 32>, Tile<128, 256, 64>, Tile<128, 128, 32>, Tile<128, 128, 64>,
-               Tile<64, 128, 64>, Tile<128, 128, 32, On::launch, 0, 4>, Tile<128, 128, 64, On::launch, 0, 4>,
-               Tile<128, 256, 32, On::launch, 0, 4>, Tile<256, 128, 32, On::launch, 0, 4>>;
+    std::tuple<Tile<128, 256, 32>, Tile<256, 128, 32>, Tile<128, 256, 64>, Tile<128, 128, 32>, Tile<64, 128, 64>,
+               Tile<128, 128, 32, On::launch, 0, 4>, Tile<128, 256, 32, On::launch, 0, 4>,
+               Tile<256, 128, 32, On::launch, 0, 4>, Tile<128, 128, 32, On::launch, 0, 0, 0, false, 128>,
+               Tile<128, 128, 64, On::launch, 0, 0, 0, false, 128>>;
 
 // b's values stored transposed: an N x K row-major matrix (a linear layer's weight).
 template <class T>
@@ -512,8 +524,6 @@ void mma_sync_case(const Problem& s, const char* dtype) {
   // 128 x 128 tiles on 4 warps of 64 x 64 (CompilerHints::threads) against the compiler's 8 of 64 x 32.
   tile_hints() = {{.threads = 128}, "/threads128"};
   time_tile<128, 128, 32>(matmul_kernels::matmul<128, 128, 32>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
-  time_tile<128, 128, 64>(matmul_kernels::matmul<128, 128, 64>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
-  tile_hints() = {{.pipeline_stages = 4, .threads = 128}, "/threads128/stages4"};
   time_tile<128, 128, 64>(matmul_kernels::matmul<128, 128, 64>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
   tile_hints() = {};
   time_tile<128, 256, 32>(matmul_kernels::matmul<128, 256, 32>(), s.name() + "_sm80", dtype, s, a, b, out, ref);

@@ -195,12 +195,14 @@ FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t cc,
 
 /// One of a thread's 16-byte copies of an operand's tile, in k-tile 0: its
 /// shared-memory offset in a stage (i32 bytes, the operand's offset
-/// included), the global address of its first element (ptr<1>, which may lie
-/// past the matrix) and that element's row and column (i32). With `id`, the
-/// chunk exists only where id < the tile's chunks (the last round of a tile
-/// of fewer chunks than a multiple of the threads).
+/// included) and the global address of its first element (ptr<1>, which may
+/// lie past the matrix). Its bounds: with K along the operand's rows, the
+/// rows left from its row to the matrix's end (`rowsLeft`, i32, negative
+/// past it); with K along the columns, whether its row is inside (`rowIn`,
+/// i1). With `id`, the chunk exists only where id < the tile's chunks (the
+/// last round of a tile of fewer chunks than a multiple of the threads).
 struct ChunkCopy {
-  Value shared, global, row, col, id;
+  Value shared, global, rowsLeft, rowIn, id;
 };
 
 /// A and B as their copies see them: a matrix of `rows` x `cols` elements
@@ -208,12 +210,15 @@ struct ChunkCopy {
 /// at `base`; its tile in shared memory is `tileRows` rows of `chunksPerRow`
 /// 16-byte chunks at `sharedOffset` bytes into each stage. K runs along its
 /// rows (a row-major B) or its columns (A, a K-major B); a k-tile moves its
-/// tile `kStepBytes` (i64) in global memory. `copies`: this thread's chunks.
+/// tile `kStepBytes` (i64) in global memory. `copies`: this thread's chunks,
+/// which share their column: `colsLeft` (i32) columns from it to the
+/// matrix's end, negative past it, and with K along the rows the bytes of a
+/// chunk there (`colBytes`, i32, 0 to 16).
 struct Operand {
   Value base, ld, rows, cols;
   int64_t tileRows, chunksPerRow, sharedOffset;
   bool kAlongRows = false;
-  Value kStepBytes;
+  Value kStepBytes, colsLeft, colBytes;
   SmallVector<ChunkCopy> copies;
 };
 
@@ -259,6 +264,8 @@ private:
   /// Issues this thread's copies of k-tile `kt` of the operand into the stage
   /// at `stage` (ptr<3>); with `valid` (i1), empty ones where it is false.
   void copyTile(const Operand &op, Value stage, Value kt, Value valid);
+  /// `left` (i32) elements clamped to 0 .. a chunk's elements.
+  Value clampedElements(Value left);
   /// The copies of k-tile `kt` into stage `stage` (i32 index), empty where
   /// `valid` (i1, optional) is false.
   void copyKTile(Value kt, Value stage, Value valid = {});
@@ -327,21 +334,27 @@ void MmaSyncLowering::planCopies(Operand &op, Value row0, Value col0) {
   // rows apart.
   Value r = arith::ShRUIOp::create(b, loc, tid, i32(perRow));
   Value c = arith::AndIOp::create(b, loc, tid, i32(op.chunksPerRow - 1));
+  Value row = add(row0, r);
   Value col = add(col0, mulConst(c, g.chunkElements()));
+  op.colsLeft = arith::SubIOp::create(b, loc, op.cols, col);
+  if (op.kAlongRows)
+    op.colBytes = mulConst(clampedElements(op.colsLeft), g.elementBytes);
   Value rowBytes = arith::MulIOp::create(
       b, loc, op.ld, arith::ConstantIntOp::create(b, loc, g.elementBytes, 64));
   Value first = ops.offset(
       op.base, arith::MulIOp::create(
                    b, loc,
-                   arith::AddIOp::create(b, loc,
-                                         arith::MulIOp::create(b, loc, toI64(add(row0, r)), op.ld),
+                   arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, toI64(row), op.ld),
                                          toI64(col)),
                    arith::ConstantIntOp::create(b, loc, g.elementBytes, 64)));
   const int64_t rowsPerRound = g.threads() / op.chunksPerRow;
   for (int64_t n = 0; n * g.threads() < chunks; ++n) {
     ChunkCopy copy;
-    copy.row = addConst(add(row0, r), n * rowsPerRound);
-    copy.col = col;
+    Value rowN = addConst(row, n * rowsPerRound);
+    if (op.kAlongRows)
+      copy.rowsLeft = arith::SubIOp::create(b, loc, op.rows, rowN);
+    else
+      copy.rowIn = cmp(arith::CmpIPredicate::ult, rowN, op.rows);
     copy.shared = add(i32(op.sharedOffset), swizzledOffset(op, r, n * rowsPerRound, c, 0));
     copy.global = ops.offset(
         first, arith::MulIOp::create(
@@ -352,10 +365,28 @@ void MmaSyncLowering::planCopies(Operand &op, Value row0, Value col0) {
   }
 }
 
+Value MmaSyncLowering::clampedElements(Value left) {
+  return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, left, i32(0)),
+                                i32(g.chunkElements()));
+}
+
 void MmaSyncLowering::copyTile(const Operand &op, Value stage, Value kt,
                                Value valid) {
+  // A chunk's source bytes: those inside the matrix (none past its rows or
+  // columns, fewer in a ragged last column chunk), none for an invalid
+  // k-tile. The bounds along K are per k-tile and shared by the thread's
+  // chunks where K runs along the columns; the rest is per chunk and
+  // loop-invariant. An empty chunk's address is not read (cp.async's source
+  // size 0), wherever it points.
   Value k = mulConst(kt, g.bk);
   Value step = arith::MulIOp::create(b, loc, toI64(kt), op.kStepBytes);
+  Value zero = i32(0);
+  Value kBytes = op.kAlongRows
+                     ? op.colBytes
+                     : mulConst(clampedElements(arith::SubIOp::create(b, loc, op.colsLeft, k)),
+                                g.elementBytes);
+  if (valid)
+    kBytes = select(valid, kBytes, zero);
   for (const ChunkCopy &copy : op.copies) {
     std::optional<scf::IfOp> some;
     if (copy.id) {
@@ -364,16 +395,9 @@ void MmaSyncLowering::copyTile(const Operand &op, Value stage, Value kt,
           /*withElseRegion=*/false);
       b.setInsertionPointToStart(some->thenBlock());
     }
-    Value row = op.kAlongRows ? add(copy.row, k) : copy.row;
-    Value col = op.kAlongRows ? copy.col : add(copy.col, k);
-    // Elements of the chunk within the matrix: none past its rows or
-    // columns (or for an invalid k-tile), fewer in a ragged last chunk.
-    Value inside = cmp(arith::CmpIPredicate::ult, row, op.rows);
-    if (valid)
-      inside = arith::AndIOp::create(b, loc, inside, valid);
-    ops.copyChunkFrom(ops.offset(stage, copy.shared), op.base, ops.offset(copy.global, step),
-                      arith::SubIOp::create(b, loc, op.cols, col), inside, g.chunkElements(),
-                      g.elementBytes);
+    Value inside = op.kAlongRows ? cmp(arith::CmpIPredicate::slt, k, copy.rowsLeft) : copy.rowIn;
+    ops.copy16(ops.offset(stage, copy.shared), ops.offset(copy.global, step),
+               select(inside, kBytes, zero));
     if (some)
       b.setInsertionPointAfter(*some);
   }

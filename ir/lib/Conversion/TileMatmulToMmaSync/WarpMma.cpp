@@ -38,21 +38,15 @@ void WarpMma::copy16(Value dst, Value src, Value srcBytes) {
 void WarpMma::copyChunk(Value dst, Value base, Value at, Value left,
                         Value inside, int64_t chunkElements,
                         int64_t elementBytes) {
-  Value bytes = arith::MulIOp::create(
-      b, loc, at, arith::ConstantIntOp::create(b, loc, elementBytes, 64));
-  copyChunkFrom(dst, base, offset(base, bytes), left, inside, chunkElements,
-                elementBytes);
-}
-
-void WarpMma::copyChunkFrom(Value dst, Value base, Value src, Value left,
-                            Value inside, int64_t chunkElements,
-                            int64_t elementBytes) {
   auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); };
+  auto i64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); };
   Value clamped = arith::MinSIOp::create(
       b, loc, arith::MaxSIOp::create(b, loc, left, i32(0)), i32(chunkElements));
   Value elements = arith::SelectOp::create(b, loc, inside, clamped, i32(0));
   Value some = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, elements, i32(0));
-  copy16(dst, arith::SelectOp::create(b, loc, some, src, base),
+  Value bytes = arith::SelectOp::create(
+      b, loc, some, arith::MulIOp::create(b, loc, at, i64(elementBytes)), i64(0));
+  copy16(dst, offset(base, bytes),
          arith::MulIOp::create(b, loc, elements, i32(elementBytes)));
 }
 

@@ -48,10 +48,6 @@ public:
   /// the 16 bytes zero-filled. An empty chunk reads from `base`, which exists.
   void copyChunk(Value dst, Value base, Value at, Value left, Value inside,
                  int64_t chunkElements, int64_t elementBytes);
-  /// copyChunk of the chunk whose first element is at `src` (ptr<1>, inside
-  /// the tensor at `base` or not): an empty chunk reads from `base` instead.
-  void copyChunkFrom(Value dst, Value base, Value src, Value left,
-                     Value inside, int64_t chunkElements, int64_t elementBytes);
   void commitGroup();
   /// Waits until at most `pending` of this thread's committed groups are
   /// outstanding.
