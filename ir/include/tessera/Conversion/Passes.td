@@ -557,8 +557,8 @@ def ConvertTileMatmulToMmaSync
     (one commit group per k-tile, `wait_group stages-2`, one CTA barrier
     per k-tile; a k-tile's copies issued after the first k-step's fragment
     loads of the k-tile before it, in the same basic block, each thread's
-    global addresses computed once and advanced per k-tile); the A and B tiles stored as rows of 16-byte chunks with an
-    XOR swizzle (chunk L of the tile at L xor ((L / max(chunks per row, 8))
+    global addresses computed once and advanced per k-tile); the A and B
+    tiles stored as rows of 16-byte chunks with an XOR swizzle (chunk L of the tile at L xor ((L / max(chunks per row, 8))
     mod 8)), so that `ldmatrix` reads eight rows from eight different bank
     groups; per k-step of 16, `ldmatrix.x4` of A's fragments and of B's
     (`.trans` for a row-major B, plain for a K-major one, the transposed

@@ -19,9 +19,14 @@
 //     k-tile; S - 1 k-tiles are in flight before the loop, and iteration kt
 //     waits for k-tile kt (`wait_group S-2`), synchronizes the CTA (its
 //     copies visible to all warps, and every warp done with the stage the
-//     next copies overwrite), issues the copies of k-tile kt + S - 1, then
-//     multiplies stage kt mod S;
-//   - warps in a warpsM x warpsN grid, each owning a (BM / warpsM) x
+//     next copies overwrite), loads the first k-step's fragments, issues the
+//     copies of k-tile kt + S - 1 (empty ones past the last k-tile: no
+//     branch, so that ptxas interleaves their arithmetic with the mma.sync),
+//     then multiplies stage kt mod S. A thread's global addresses are
+//     computed once and advanced per k-tile; fragment addresses are a few
+//     lane bases plus immediates (swizzledOffset);
+//   - 4 or 8 warps (`warps`, else one per 2048 elements of the tile) in a
+//     warpsM x warpsN grid, each owning a (BM / warpsM) x
 //     (BN / warpsN) warp tile of f32 accumulators in registers (loop-carried
 //     scalars); per k-step of 16 it loads A fragments with `ldmatrix.x4` and
 //     B fragments with `ldmatrix.x4.trans` (row-major B) or `ldmatrix.x4`
@@ -72,10 +77,10 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cstdlib>
-#include <map>
-#include <tuple>
 #include <functional>
+#include <map>
 #include <string>
+#include <tuple>
 
 #define DEBUG_TYPE "convert-tile-matmul-to-mma-sync"
 
@@ -127,11 +132,12 @@ struct Geometry {
 /// `warps` (4 or 8) where the tile takes them, else one per 2048 elements of
 /// the tile (a 64 x 32 warp tile, 64 accumulators per thread), at least 4 and
 /// at most 8, fewer where the tile has fewer 16 x 16 blocks; the warp grid is
-/// the one whose warp tile is squarest (fewest ldmatrix per mma). Stages: `stages`, else 3, less while they exceed
-/// `maxShared`, at least 2. 8-bit floats need compute capability 8.9
-/// (`cc`) and a K-major B. `splitK` CTAs share a program's k-tiles from
-/// compute capability 9.0 (clusters) where their partials fit `maxShared`;
-/// elsewhere the hint is ignored. `groupRows`: the programs' grouped order.
+/// the one whose warp tile is squarest (fewest ldmatrix per mma). Stages:
+/// `stages`, else 3, less while they exceed `maxShared`, at least 2. 8-bit
+/// floats need compute capability 8.9 (`cc`) and a K-major B. `splitK` CTAs
+/// share a program's k-tiles from compute capability 9.0 (clusters) where
+/// their partials fit `maxShared`; elsewhere the hint is ignored.
+/// `groupRows`: the programs' grouped order.
 FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t cc,
                                  int64_t stages, int64_t splitK,
                                  int64_t groupRows, int64_t warps,
