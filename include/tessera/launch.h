@@ -149,7 +149,8 @@ struct CompilerHints {
   // loops counted four times, 32 to 512 threads; and the variants of docs/compiler.md). An
   // mma.sync GEMM takes 128 or 256 (4 or 8 warps) where its tile allows them (at most 128
   // accumulators per thread: BM x BN up to 16384 on 4 warps) and otherwise, like other values,
-  // keeps the compiler's choice (BM x BN / 2048 warps, 4 to 8).
+  // keeps the compiler's choice (4 to 8 warps: BM x BN / 4096 for bf16 and f16 with BK up to 64,
+  // BM x BN / 2048 for the others).
   int threads = 0;
   // CTAs of one cluster that share a program's K loop, 2, 4 or 8, on sm_90 and newer with the NVVM
   // backend (other targets and backends ignore it): each runs 1/S of the loop's iterations and

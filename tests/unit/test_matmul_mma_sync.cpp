@@ -192,8 +192,9 @@ void grouped_order(Target gpu) {
   }
 }
 
-// Warps by CompilerHints::threads: 128 x 128 tiles take 4 warps of 64 x 64 (128 and 256 threads
-// both run, whole and ragged); 128 x 256 tiles cannot take 4 (256 accumulators a thread) and keep 8.
+// Warps by CompilerHints::threads: 128 x 128 bf16 tiles take 4 warps of 64 x 64 (the compiler's
+// choice, and 128 threads) or 8 (256 threads), both run whole and ragged; 128 x 256 tiles cannot
+// take 4 (256 accumulators a thread) and keep 8.
 void warps_by_threads(Target gpu) {
   const Target t = mma_sync_target(gpu);
   const int64_t m = 2 * 128 + 37, n = 128 + 24, k = 3 * 32 + 40;
@@ -217,7 +218,7 @@ void warps_by_threads(Target gpu) {
     check(out);
     if (t != Target::cpu)
       CHECK(has(mm.compile(o, out.partition<128, 128>(), a, b).ptx,
-                threads == 128 ? ".maxntid 128," : ".maxntid 256,"));
+                threads == 256 ? ".maxntid 256," : ".maxntid 128,"));
     auto wide = matmul_kernels::matmul<128, 256, 32>();
     Tensor<bfloat16, 2> out2({m, n});
     wide.launch(o, out2.partition<128, 256>(), a, b);

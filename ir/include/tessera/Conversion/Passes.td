@@ -522,9 +522,10 @@ def ConvertTileMatmulToMmaSync
     16 to 128 (8 to 64 for f32, 32 to 256 for 8-bit floats), with at most 128 accumulators per thread (BM x BN up to
     32768 elements over 8 warps) and two stages fitting `max-shared-bytes`.
     Warps: `warps` where the tile takes them (at most 128 accumulators per
-    thread, a warp tile of at least 16 x 16), else BM x BN / 2048, at least
-    4 and at most 8 (fewer where the tile has fewer 16 x 16 blocks); in the
-    grid whose warp tile is squarest.
+    thread, a warp tile of at least 16 x 16), else BM x BN / 4096 for bf16
+    and f16 with BK up to 64 (128 x 128: 4 warps of 64 x 64) and BM x BN /
+    2048 for the others, at least 4 and at most 8 (fewer where the tile has
+    fewer 16 x 16 blocks); in the grid whose warp tile is squarest.
 
     ```mlir
     // before: the kernel of convert-tile-matmul-to-nvvm's example, in

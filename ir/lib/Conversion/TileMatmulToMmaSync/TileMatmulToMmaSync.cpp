@@ -25,7 +25,8 @@
 //     then multiplies stage kt mod S. A thread's global addresses are
 //     computed once and advanced per k-tile; fragment addresses are a few
 //     lane bases plus immediates (swizzledOffset);
-//   - 4 or 8 warps (`warps`, else one per 2048 elements of the tile) in a
+//   - 4 or 8 warps (`warps`, else one per 4096 or 2048 elements of the tile,
+//     planGeometry) in a
 //     warpsM x warpsN grid, each owning a (BM / warpsM) x
 //     (BN / warpsN) warp tile of f32 accumulators in registers (loop-carried
 //     scalars); per k-step of 16 it loads A fragments with `ldmatrix.x4` and
@@ -129,10 +130,15 @@ struct Geometry {
 };
 
 /// The CTA for `k`'s tile, or failure with the reason in `why`. Warps:
-/// `warps` (4 or 8) where the tile takes them, else one per 2048 elements of
-/// the tile (a 64 x 32 warp tile, 64 accumulators per thread), at least 4 and
-/// at most 8, fewer where the tile has fewer 16 x 16 blocks; the warp grid is
-/// the one whose warp tile is squarest (fewest ldmatrix per mma). Stages:
+/// `warps` (4 or 8) where the tile takes them, else one per 4096 elements of
+/// the tile (a 64 x 64 warp tile, 128 accumulators per thread) for 16-bit
+/// inputs with BK up to 64, one per 2048 (64 x 32) for the others (f32 and
+/// 8-bit inputs, BK 128: unmeasured, or near ptxas' 255 registers), at least
+/// 4 and at most 8, fewer where the tile has fewer 16 x 16 blocks; the warp
+/// grid is the one whose warp tile is squarest (fewest ldmatrix per mma).
+/// On an H100, 128 x 128 bf16 and f16 products on 4 warps ran 2-3% faster
+/// than on 8 at BK 32 in 7 of 8, and 9-48% faster at BK 64
+/// (docs/performance.md, session 58). Stages:
 /// `stages`, else 3, less while they exceed `maxShared`, at least 2. 8-bit
 /// floats need compute capability 8.9 (`cc`) and a K-major B. `splitK` CTAs
 /// share a program's k-tiles from compute capability 9.0 (clusters) where
@@ -176,7 +182,8 @@ FailureOr<Geometry> planGeometry(const MatmulKernel &k, int64_t cc,
   if (warps > 0)
     g = grid(warps);
   if (warps == 0 || g.warpsM == 0 || g.accumulators() > kMaxAccumulators) {
-    int64_t chosen = std::clamp<int64_t>(k.bm * k.bn / 2048, 4, kMaxWarps);
+    const bool wide = elementBytes == 2 && k.bk <= 64;
+    int64_t chosen = std::clamp<int64_t>(k.bm * k.bn / (wide ? 4096 : 2048), 4, kMaxWarps);
     while (chosen > (k.bm / 16) * (k.bn / 16))
       chosen /= 2;
     g = grid(chosen);
@@ -577,8 +584,12 @@ void MmaSyncLowering::buildEpilogue(ArrayRef<Value> acc, IRMapping &mapping) {
         return acc[((r / 2) * fn + c / 2) * 4 + 2 * (r % 2) + c % 2];
       });
   Value row0 = mulConst(pid0, g.bm), col0 = mulConst(pid1, g.bn);
+  // Beside more than 64 accumulators a thread (warp tiles of 64 x 64), a
+  // batch of 64 loaded elements made ptxas spill (a tile loaded and divided
+  // by, 128 x 128 on 4 warps): 32 there.
   storeFromRegisters(b, loc, values, k.store.getValue(), out, rows, cols, row0,
-                     col0, height, width, storesColumnPairs(k));
+                     col0, height, width, storesColumnPairs(k),
+                     g.accumulators() > 64 ? 32 : 0);
 }
 
 SmallVector<Value> MmaSyncLowering::sumSplit(ArrayRef<Value> acc) {

@@ -237,7 +237,7 @@ void mlir::tessera::tile::storeColumnPair(OpBuilder &b, Location loc, Value out,
 void mlir::tessera::tile::storeFromRegisters(
     OpBuilder &b, Location loc, EpilogueValues &values, Value store, Value out,
     ArrayRef<Value> rows, ArrayRef<Value> cols, Value row0, Value col0,
-    Value height, Value width, bool pairs) {
+    Value height, Value width, bool pairs, int64_t maxPreload) {
   SmallVector<Value> rowIns, rowIndices;
   for (Value r : rows) {
     Value row = arith::AddIOp::create(b, loc, row0, r);
@@ -247,7 +247,7 @@ void mlir::tessera::tile::storeFromRegisters(
         arith::IndexCastOp::create(b, loc, b.getIndexType(), row));
   }
   const size_t perRow = cols.size();
-  const size_t batch = EpilogueValues::preloadColumns(perRow);
+  const size_t batch = EpilogueValues::preloadColumns(perRow, rows.size(), maxPreload);
   for (size_t first = 0; first < perRow; first += batch) {
     const size_t end = std::min(perRow, first + batch);
     values.preload(store, rows, cols.slice(first, end - first));

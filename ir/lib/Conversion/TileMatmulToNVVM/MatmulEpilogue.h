@@ -22,6 +22,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
@@ -83,12 +84,18 @@ public:
   /// bounds test before a store), and the loads wait on memory one at a time.
   void preload(Value tensor, ArrayRef<Value> rows, ArrayRef<Value> cols);
 
-  /// The columns of one preload batch: 16, or `perRow` where a thread has
-  /// fewer (32 elements over a wgmma consumer thread's two rows, 64 over an
-  /// mma.sync thread's four at 128 x 128). 32 columns beside a wgmma
-  /// thread's 64 accumulators made ptxas spill.
-  static int64_t preloadColumns(int64_t perRow) {
-    return std::min<int64_t>(perRow, 16);
+  /// The columns of one preload batch over a thread's `rows` rows: 16, or
+  /// `perRow` where a thread has fewer (32 elements over a wgmma consumer
+  /// thread's two rows, 64 over an mma.sync thread's four at 128 x 128), and
+  /// with `maxElements` at most that many elements (at least 2 columns). 32
+  /// columns beside a wgmma thread's 64 accumulators made ptxas spill, as did
+  /// 64 loaded f32 beside an mma.sync thread's 128 accumulators.
+  static int64_t preloadColumns(int64_t perRow, int64_t rows = 1,
+                                int64_t maxElements = 0) {
+    int64_t columns = std::min<int64_t>(perRow, 16);
+    if (maxElements > 0)
+      columns = std::min(columns, std::max<int64_t>(2, maxElements / rows));
+    return columns;
   }
 
 private:
@@ -126,13 +133,14 @@ void storeColumnPair(OpBuilder &b, Location loc, Value out, Value rowIn,
 /// tile coordinates `rows` x `cols`, the columns in adjacent pairs), stored
 /// from registers into `out` at the tile origin (`row0`, `col0`), masked by
 /// the output's i32 `height` and `width`: per batch of
-/// EpilogueValues::preloadColumns columns, their loads first, then each
-/// row's column pairs computed and stored (storeColumnPair), so that few
-/// results are live at a time.
+/// EpilogueValues::preloadColumns columns (at most `maxPreload` elements
+/// where given), their loads first, then each row's column pairs computed
+/// and stored (storeColumnPair), so that few results are live at a time.
 void storeFromRegisters(OpBuilder &b, Location loc, EpilogueValues &values,
                         Value store, Value out, ArrayRef<Value> rows,
                         ArrayRef<Value> cols, Value row0, Value col0,
-                        Value height, Value width, bool pairs);
+                        Value height, Value width, bool pairs,
+                        int64_t maxPreload = 0);
 
 /// Stores `v` at (`rowIndex`, `col`) of the 2-d memref `out` when `rowIn`
 /// and `col` < `width` (i32 `col` and `width`, index `rowIndex`).

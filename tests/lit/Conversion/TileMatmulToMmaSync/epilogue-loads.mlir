@@ -1,14 +1,20 @@
-// RUN: tessera-opt %s -convert-tile-matmul-to-mma-sync="arch=sm_80" | grep -oE "memref.load %arg3|arith.divf" | uniq -c | FileCheck %s
+// RUN: tessera-opt %s -convert-tile-matmul-to-mma-sync="arch=sm_80 warps=8" | grep -oE "memref.load %arg3|arith.divf" | uniq -c | FileCheck %s
+// RUN: tessera-opt %s -convert-tile-matmul-to-mma-sync="arch=sm_80" | grep -oE "memref.load %arg3|arith.divf" | uniq -c | FileCheck %s --check-prefix=FOUR
 
 // An epilogue that loads a whole f32 tile (the gate of a SwiGLU) and divides
-// by it, 128 x 128 tiles: 8 warps of 32 x 64, each thread holding 4 rows x
-// 16 columns of accumulators; its epilogue issues all 64 loads before it
+// by it, 128 x 128 tiles. On 8 warps of 32 x 64 each thread holds 4 rows x 16
+// columns of accumulators; its epilogue issues all 64 loads before it
 // computes any element. Interleaved, each load would wait behind the
 // division before it (ptxas expands an accurate division with a branch to
 // its slow path).
 // CHECK:      64 memref.load %arg3
 // CHECK-NEXT: 64 arith.divf
 // CHECK-NOT: memref.load
+// On 4 warps of 64 x 64 (the pass's choice for bf16) a thread holds 8 rows x
+// 16 columns beside 128 accumulators, where 64 loads at once spilled: four
+// batches of 32 (4 columns of the 8 rows).
+// FOUR-COUNT-4: 32 memref.load %arg3
+// FOUR-NOT: memref.load
 !m = memref<?x?xbf16, strided<[?, 1], offset: ?>>
 !w = memref<?x?xf32, strided<[?, 1], offset: ?>>
 func.func @mm_gate(%o: !m {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i64}, %b: !m {tile.align = 16 : i64}, %g: !w {tile.align = 16 : i64}) attributes {tile.kernel} {

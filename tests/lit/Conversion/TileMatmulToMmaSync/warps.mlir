@@ -2,9 +2,10 @@
 // RUN: tessera-opt %s -split-input-file -convert-tile-matmul-to-mma-sync="arch=sm_80 warps=8" | FileCheck %s --check-prefix=EIGHT
 // RUN: tessera-opt %s -split-input-file -convert-tile-matmul-to-mma-sync="arch=sm_80" | FileCheck %s --check-prefix=CHOSEN
 
-// 128 x 128 x 32 tiles: the pass's choice is 8 warps of 32 x 64 (16 mma.sync
-// per k-step of 16, 32 per k-tile); warps=4 gives 4 warps of 64 x 64 (64 per
-// k-tile, 128 accumulators a thread).
+// 128 x 128 x 32 bf16 tiles: the pass's choice (one warp per 4096 elements
+// for 16-bit inputs and BK up to 64) and warps=4 are 4 warps of 64 x 64 (64
+// mma.sync per k-tile, 128 accumulators a thread); warps=8 gives 8 warps of
+// 32 x 64 (16 mma.sync per k-step of 16, 32 per k-tile).
 // FOUR-LABEL: func.func @mm128(
 // FOUR-SAME: tile.block_size = 128 : i32
 // FOUR: scf.for
@@ -18,7 +19,7 @@
 // EIGHT-NOT: nvvm.mma.sync
 // EIGHT: scf.yield
 // CHOSEN-LABEL: func.func @mm128(
-// CHOSEN-SAME: tile.block_size = 256 : i32
+// CHOSEN-SAME: tile.block_size = 128 : i32
 !m = memref<?x?xbf16, strided<[?, 1], offset: ?>>
 func.func @mm128(%o: !m {tile.align = 16 : i64}, %a: !m {tile.align = 16 : i64}, %b: !m {tile.align = 16 : i64}) attributes {tile.kernel} {
   %zeros = arith.constant dense<0.000000e+00> : tensor<128x128xf32>
