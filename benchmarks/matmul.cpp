@@ -385,14 +385,14 @@ using SkinnyTiles =
 
 // sm_80 code (cp.async + ldmatrix + mma.sync: what Ampere, Ada and the tiles wgmma does not take
 // run) on this GPU, which compiles it from its PTX: tiles of at most 128 accumulators a thread,
-// 32 or 64 of K per stage, the pipeline's depth, and 128 x 128 on 4 warps of 64 x 64
-// (CompilerHints::threads) as well as on the compiler's 8 (128 x 128 x 64 on 8 warps, 1.13-1.40
-// times the best option's time in every case of an H100 run, is not among them).
+// 32 or 64 of K per stage, the pipeline's depth, and 128 x 128 x 32 on 8 warps of 32 x 64
+// (CompilerHints::threads 256) as well as on the compiler's 4 of 64 x 64 (128 x 128 x 64 on 8
+// warps, 1.13-1.40 times the best option's time in every case of an H100 run, is not among them).
 using MmaSyncTiles =
     std::tuple<Tile<128, 256, 32>, Tile<256, 128, 32>, Tile<128, 256, 64>, Tile<128, 128, 32>, Tile<64, 128, 64>,
                Tile<128, 128, 32, On::launch, 0, 4>, Tile<128, 256, 32, On::launch, 0, 4>,
-               Tile<256, 128, 32, On::launch, 0, 4>, Tile<128, 128, 32, On::launch, 0, 0, 0, false, 128>,
-               Tile<128, 128, 64, On::launch, 0, 0, 0, false, 128>>;
+               Tile<256, 128, 32, On::launch, 0, 4>, Tile<128, 128, 32, On::launch, 0, 0, 0, false, 256>,
+               Tile<128, 128, 64>>;
 
 // b's values stored transposed: an N x K row-major matrix (a linear layer's weight).
 template <class T>
@@ -521,11 +521,12 @@ void mma_sync_case(const Problem& s, const char* dtype) {
   tile_hints() = {{.group_rows = 8}, "/group8"};
   time_tile<128, 256, 32>(matmul_kernels::matmul<128, 256, 32>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
   time_tile<128, 128, 32>(matmul_kernels::matmul<128, 128, 32>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
-  // 128 x 128 tiles on 4 warps of 64 x 64 (CompilerHints::threads) against the compiler's 8 of 64 x 32.
-  tile_hints() = {{.threads = 128}, "/threads128"};
+  // 128 x 128 tiles on 8 warps of 32 x 64 (CompilerHints::threads) against the compiler's 4 of 64 x 64.
+  tile_hints() = {{.threads = 256}, "/threads256"};
   time_tile<128, 128, 32>(matmul_kernels::matmul<128, 128, 32>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
   time_tile<128, 128, 64>(matmul_kernels::matmul<128, 128, 64>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
   tile_hints() = {};
+  time_tile<128, 128, 64>(matmul_kernels::matmul<128, 128, 64>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
   time_tile<128, 256, 32>(matmul_kernels::matmul<128, 256, 32>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
   time_tile<128, 256, 64>(matmul_kernels::matmul<128, 256, 64>(), s.name() + "_sm80", dtype, s, a, b, out, ref);
   time_tuned(make, MmaSyncTiles{}, s.name() + "_kmajor_sm80", dtype, s, a, w.transposed(), out, ref);
