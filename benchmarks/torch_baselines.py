@@ -134,6 +134,25 @@ def matmul_dtypes():
     return names.split(",") if names else None
 
 
+def matmul_case_wanted(case):
+    """Whether BENCH_MATMUL_CASES (as bench_matmul reads it) names `case`: unset, every case."""
+    only = os.environ.get("BENCH_MATMUL_CASES")
+    return not only or case in only
+
+
+def matmul_wanted(m, n, k, dtype):
+    """Whether bench_matmul runs the product mm_MxNxK in `dtype`: its case is wanted, and
+    BENCH_MATMUL_DTYPES (a comma-separated list) names the dtype of a square size."""
+    dtypes = matmul_dtypes()
+    return matmul_case_wanted(f"mm_{m}x{n}x{k}") and not (
+        dtypes and m == n == k and matmul_dtype_names()[dtype] not in dtypes)
+
+
+def uniform(dev, *shape, dtype):
+    """A tensor of `shape` uniform in [-1, 1) on `dev` (as bench_matmul's fill_random)."""
+    return torch.rand(*shape, dtype=dtype, device=dev) * 2 - 1
+
+
 def matmul_lines(case, dtype, m, n, k, impls, out_dtype=None):
     """One JSON line per (impl, fn) of `impls`: fn's median time (its first call, which autotunes
     or compiles, untimed), its TB/s (A, B and the output each once) and TFLOP/s."""
@@ -159,7 +178,7 @@ def matmul(dev):
         print(json.dumps({"bench": "matmul", "skipped": "triton does not import: no Triton baseline"}), flush=True)
 
     def rand(*shape, dtype):
-        return torch.rand(*shape, dtype=dtype, device=dev) * 2 - 1
+        return uniform(dev, *shape, dtype=dtype)
 
     # f32: cuBLAS with tf32 allowed (bench_matmul's f32 products run on tf32 tensor cores).
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -167,15 +186,9 @@ def matmul(dev):
     shapes += [(m, n, k, torch.bfloat16) for m, n, k in ((4096, 9728, 2560), (4096, 2560, 9728), (128, 151936, 2560),
                                                           (128, 2560, 9728), (1, 9728, 2560), (1, 2560, 9728), (1, 151936, 2560),
                                                           (16, 9728, 2560), (16, 2560, 9728), (16, 151936, 2560))]
-    # BENCH_MATMUL_CASES (as bench_matmul reads it): only the cases whose names it contains.
-    only = os.environ.get("BENCH_MATMUL_CASES")
-    wanted = lambda case: not only or case in only
-    # BENCH_MATMUL_DTYPES: the square sizes in these dtypes only, a comma-separated list (as
-    # bench_matmul reads it).
     dtypes = matmul_dtypes()
-    dtype_names = matmul_dtype_names()
     for m, n, k, dtype in shapes:
-        if not wanted(f"mm_{m}x{n}x{k}") or (dtypes and m == n == k and dtype_names[dtype] not in dtypes):
+        if not matmul_wanted(m, n, k, dtype):
             continue
         a = rand(m, k, dtype=dtype)
         # As bench_matmul runs M = 16: b the transpose of an N x K weight (K-major); else row-major.
@@ -211,7 +224,7 @@ def matmul(dev):
     # per-tensor scales and a bf16 output; b column-major (the transpose of an N x K row-major
     # matrix), as _scaled_mm requires.
     for n in (4096, 8192):
-        if not wanted(f"mm_{n}x{n}x{n}") or (dtypes and "f8e4m3" not in dtypes):
+        if not matmul_case_wanted(f"mm_{n}x{n}x{n}") or (dtypes and "f8e4m3" not in dtypes):
             continue
         a = rand(n, n, dtype=torch.bfloat16).to(torch.float8_e4m3fn)
         b = rand(n, n, dtype=torch.bfloat16).to(torch.float8_e4m3fn).t()
@@ -226,7 +239,7 @@ def matmul(dev):
     # The fused epilogue: bf16(gelu_tanh(a @ b + bias)), eager and torch.compile of that function,
     # and the Triton kernel with the same epilogue fused.
     m = n = k = 4096
-    if not wanted(f"mm_bias_gelu_{m}x{n}x{k}"):
+    if not matmul_case_wanted(f"mm_bias_gelu_{m}x{n}x{k}"):
         return
     a, b = rand(m, k, dtype=torch.bfloat16), rand(k, n, dtype=torch.bfloat16)
     bias = rand(n, dtype=torch.bfloat16)
@@ -251,16 +264,14 @@ def matmul_sm80(dev):
     if os.environ.get("DISABLE_MMA_V3") != "1" or not triton_matmul.available():
         print(json.dumps({"bench": "matmul", "skipped": "matmul_sm80 needs Triton and DISABLE_MMA_V3=1"}), flush=True)
         return
-    only = os.environ.get("BENCH_MATMUL_CASES")
-    dtypes = matmul_dtypes()
     shapes = [(n, n, n, dt) for n in (4096, 8192) for dt in (torch.bfloat16, torch.float16)]
     shapes += [(4096, 9728, 2560, torch.bfloat16), (4096, 2560, 9728, torch.bfloat16)]
     for m, n, k, dtype in shapes:
-        case = f"mm_{m}x{n}x{k}"
-        if (only and case not in only) or (dtypes and m == n == k and matmul_dtype_names()[dtype] not in dtypes):
+        if not matmul_wanted(m, n, k, dtype):
             continue
-        a = torch.rand(m, k, dtype=dtype, device=dev) * 2 - 1
-        b = torch.rand(k, n, dtype=dtype, device=dev) * 2 - 1
+        case = f"mm_{m}x{n}x{k}"
+        a = uniform(dev, m, k, dtype=dtype)
+        b = uniform(dev, k, n, dtype=dtype)
         impls = [("cublas", lambda: torch.matmul(a, b))]
         triton_matmul.matmul(a, b)  # autotunes; then its PTX says which lowering ran
         ptx = triton_matmul.last_ptx()
