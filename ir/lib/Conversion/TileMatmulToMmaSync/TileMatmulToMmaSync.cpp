@@ -275,13 +275,14 @@ private:
   /// in k-tile 0 is (row0, col0): op.copies.
   void planCopies(Operand &op, Value row0, Value col0);
   /// Issues this thread's copies of k-tile `kt` of the operand into the stage
-  /// at `stage` (ptr<3>); with `valid` (i1), empty ones where it is false.
+  /// at `stage` (ptr<3>), empty ones where `valid` (i1) is false.
   void copyTile(const Operand &op, Value stage, Value kt, Value valid);
   /// `left` (i32) elements clamped to 0 .. a chunk's elements.
   Value clampedElements(Value left);
   /// The copies of k-tile `kt` into stage `stage` (i32 index), empty where
-  /// `valid` (i1, optional) is false.
-  void copyKTile(Value kt, Value stage, Value valid = {});
+  /// `valid` (i1) is false: k-tiles past the last one (in the prologue and
+  /// the loop) are copies that read nothing, not branches around copies.
+  void copyKTile(Value kt, Value stage, Value valid);
   /// The byte offset (i32) in the operand's tile of the chunk at row
   /// laneRow + rowConst and chunk column laneChunk + chunkConst, laid out by
   /// swizzledChunk: a lane base shared by every (rowConst, chunkConst) of one
@@ -398,8 +399,7 @@ void MmaSyncLowering::copyTile(const Operand &op, Value stage, Value kt,
                      ? op.colBytes
                      : mulConst(clampedElements(arith::SubIOp::create(b, loc, op.colsLeft, k)),
                                 g.elementBytes);
-  if (valid)
-    kBytes = select(valid, kBytes, zero);
+  kBytes = select(valid, kBytes, zero);
   for (const ChunkCopy &copy : op.copies) {
     std::optional<scf::IfOp> some;
     if (copy.id) {
@@ -695,15 +695,9 @@ void MmaSyncLowering::run() {
   }
 
   // Prologue: k-tiles 0 .. S-2 in flight, one group each (empty past the end,
-  // so that the groups count k-tiles).
+  // as the loop's, so that the groups count k-tiles).
   for (int64_t s = 0; s + 1 < g.stages; ++s) {
-    auto some = scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::slt, i32(s), kTiles),
-                                  /*withElseRegion=*/false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(some.thenBlock());
-      copyKTile(i32(s), i32(s));
-    }
+    copyKTile(i32(s), i32(s), cmp(arith::CmpIPredicate::slt, i32(s), kTiles));
     ops.commitGroup();
   }
   SmallVector<Value> init{i32(0)};

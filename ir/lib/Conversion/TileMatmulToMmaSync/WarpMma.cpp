@@ -43,10 +43,7 @@ void WarpMma::copyChunk(Value dst, Value base, Value at, Value left,
   Value clamped = arith::MinSIOp::create(
       b, loc, arith::MaxSIOp::create(b, loc, left, i32(0)), i32(chunkElements));
   Value elements = arith::SelectOp::create(b, loc, inside, clamped, i32(0));
-  Value some = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, elements, i32(0));
-  Value bytes = arith::SelectOp::create(
-      b, loc, some, arith::MulIOp::create(b, loc, at, i64(elementBytes)), i64(0));
-  copy16(dst, offset(base, bytes),
+  copy16(dst, offset(base, arith::MulIOp::create(b, loc, at, i64(elementBytes))),
          arith::MulIOp::create(b, loc, elements, i32(elementBytes)));
 }
 

@@ -45,7 +45,9 @@ public:
   /// `elementBytes`) of a tensor at `base` (ptr<1>) to `dst`: the elements at
   /// element offset `at` (i64) onwards that lie inside the tensor, `left`
   /// (i32) of them left in its row and none unless `inside` (i1); the rest of
-  /// the 16 bytes zero-filled. An empty chunk reads from `base`, which exists.
+  /// the 16 bytes zero-filled. An empty chunk's address is not read
+  /// (cp.async's source size 0), wherever it points: the copies of the
+  /// matmul and attention lowerings follow this one rule.
   void copyChunk(Value dst, Value base, Value at, Value left, Value inside,
                  int64_t chunkElements, int64_t elementBytes);
   void commitGroup();

@@ -17,12 +17,13 @@
 // CHECK: nvvm.read.ptx.sreg.tid.x range <i32, 0, 128>
 // CHECK: nvvm.read.ptx.sreg.ctaid.x
 // CHECK: nvvm.read.ptx.sreg.ctaid.y
-// CHECK: scf.if
+// CHECK-NOT: scf.if
 // CHECK-COUNT-4: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK: nvvm.cp.async.commit.group
-// CHECK: scf.if
+// CHECK-NOT: scf.if
 // CHECK-COUNT-4: nvvm.cp.async.shared.global
 // CHECK: nvvm.cp.async.commit.group
+// CHECK-NOT: scf.if
 // CHECK: scf.for {{.*}} -> (i32, f32, f32
 // CHECK: nvvm.cp.async.wait.group 1
 // CHECK-NEXT: nvvm.barrier0

@@ -16,7 +16,7 @@
 // CHECK-SAME: tile.dynamic_shared_bytes = 49152 : i32
 // CHECK-SAME: tile.kernel, tile.mma_sync
 // CHECK-NOT: tile.
-// CHECK: scf.if
+// CHECK-NOT: scf.if
 // CHECK-COUNT-8: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: scf.for {{.*}} -> (i32, f32, f32
