@@ -87,10 +87,11 @@ struct Model::Scratch {
   Scratch(const ModelConfig& c, std::int64_t context, std::int64_t positions, std::int64_t max_splits,
           tessera::Target target);
 
+  // Launches (or, while `compiles` is set, only describes the compile of) each kernel the
+  // engine runs.
   template <class Kernel, class... Args>
   void run(const Kernel& kernel, Args&&... args) {
-    std::move(kernel.launch_async(options, std::forward<Args>(args)...)).detach();
-    ++launches;
+    run_with(options, kernel, std::forward<Args>(args)...);
   }
   // A decode product with `hints` (threads, bulk rings of weight tiles, split, occupancy; 0: the
   // compiler's choice) and the launch's own early frozen steps.
@@ -106,10 +107,19 @@ struct Model::Scratch {
   void run_hinted(const tessera::CompilerHints& hints, const Kernel& kernel, Args&&... args) {
     tessera::LaunchOptions o = options;
     o.hints = hints;
-    std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
+    run_with(o, kernel, std::forward<Args>(args)...);
+  }
+  template <class Kernel, class... Args>
+  void run_with(const tessera::LaunchOptions& o, const Kernel& kernel, Args&&... args) {
+    if (compiles)
+      compiles->push_back(kernel.pending_compile(o, std::forward<Args>(args)...));
+    else
+      std::move(kernel.launch_async(o, std::forward<Args>(args)...)).detach();
     ++launches;
   }
   std::size_t launches = 0;  // launches so far (a graph numbers its launches in capture order)
+  // Where run() puts the compiles of its kernels instead of launching them (Model::warm_up).
+  std::vector<tessera::PendingCompile>* compiles = nullptr;
 
   Tensor<bfloat16, 3> k_all, v_all;  // [layers * n_kv, positions, 128]: attention_cache_positions(context)
   std::vector<Tensor<bfloat16, 3>> k_cache, v_cache;  // per layer: views [n_kv, positions, 128]
@@ -230,6 +240,7 @@ Model::Model(const ModelConfig& config, const WeightSource& source, const Engine
       attention_programs_(std::max<std::int64_t>(1, options.attention_programs)),
       fused_attention_positions_(std::max<std::int64_t>(0, options.fused_attention_positions)),
       product_threads_(options.product_threads),
+      compile_jobs_(options.compile_jobs),
       stream_stages_(options.stream_stages),
       split_k_(options.split_k),
       norm_occupancy_(options.norm_product_occupancy.value_or(
@@ -297,7 +308,8 @@ const Tensor<float, 1>& Model::prefill(std::span<const std::int32_t> tokens, std
   return scratch_->logits;
 }
 
-void Model::prepare_prefill_variants() {
+std::vector<tessera::PendingCompile> Model::prefill_variants() {
+  std::vector<tessera::PendingCompile> compiles;
   constexpr int BM = k::kPrefillGemmRows, BN = k::kPrefillGemmCols, BK = k::kPrefillGemmDepth;
   PrefillScratch& ps = *prefill_scratch_;
   Scratch& s = *scratch_;
@@ -313,17 +325,18 @@ void Model::prepare_prefill_variants() {
     Tensor<bfloat16, 3> q = ps.q.slice(1, 0, t), k_rows = s.k_cache.front().slice(1, 0, t),
                         v_rows = s.v_cache.front().slice(1, 0, t);
     const Tensor<float, 2> cos_rows = s.rope_cos.slice(0, 0, t), sin_rows = s.rope_sin.slice(0, 0, t);
-    k::prefill_q_norm_rope<BT>().prepare(s.options, q.partition<1, BT, 128>(), qkv, w.q_norm, cos_rows, sin_rows, eps);
-    k::prefill_kv_norm_rope_append<BT>().prepare(s.options, k_rows.partition<1, BT, 128>(),
-                                                 v_rows.partition<1, BT, 128>(), qkv, w.k_norm, cos_rows, sin_rows,
-                                                 k_column, v_column, eps);
+    compiles.push_back(k::prefill_q_norm_rope<BT>().pending_compile(s.options, q.partition<1, BT, 128>(), qkv,
+                                                                      w.q_norm, cos_rows, sin_rows, eps));
+    compiles.push_back(k::prefill_kv_norm_rope_append<BT>().pending_compile(
+        s.options, k_rows.partition<1, BT, 128>(), v_rows.partition<1, BT, 128>(), qkv, w.k_norm, cos_rows, sin_rows,
+        k_column, v_column, eps));
   };
   norm_rope.template operator()<k::kPrefillRopeRowsShort>(k::kPrefillRopeRowsShort);
   norm_rope.template operator()<k::kPrefillRopeRowsShort>(1);
   norm_rope.template operator()<k::kPrefillRopeRows>(k::kPrefillRopeRows);
   norm_rope.template operator()<k::kPrefillRopeRows>(k::kPrefillRopeRows + 1);
   // The CPU target ignores the split: its GEMMs are the ones the prefills above compiled.
-  if (target_ == tessera::Target::cpu || prefill_split_k_) return;
+  if (target_ == tessera::Target::cpu || prefill_split_k_) return compiles;
   // A whole chunk and a ragged one, at every split the rule chooses.
   for (const std::int64_t t : {prefill_chunk_, std::int64_t{1}}) {
     Tensor<bfloat16, 2> x = ps.x.slice(0, 0, t), x_mid = ps.x_mid.slice(0, 0, t), attn = ps.attn.slice(0, 0, t),
@@ -331,19 +344,39 @@ void Model::prepare_prefill_variants() {
     for (const int split : k::kPrefillResidualSplits) {
       tessera::LaunchOptions o = scratch_->options;
       o.hints = tessera::CompilerHints{.split_k = split};
-      k::prefill_matmul_residual<BM, BN, BK>().prepare(o, x_mid.partition<BM, BN>(), attn, w.o.transposed(), x);
-      k::prefill_matmul_residual<BM, BN, BK>().prepare(o, x.partition<BM, BN>(), mlp, w.down.transposed(), x_mid);
+      compiles.push_back(
+          k::prefill_matmul_residual<BM, BN, BK>().pending_compile(o, x_mid.partition<BM, BN>(), attn, w.o.transposed(), x));
+      compiles.push_back(k::prefill_matmul_residual<BM, BN, BK>().pending_compile(o, x.partition<BM, BN>(), mlp,
+                                                                                  w.down.transposed(), x_mid));
     }
   }
+  return compiles;
 }
 
 const Tensor<float, 1>& Model::warm_up() {
   // A prefill of 128 tokens (whole tiles, where the model's sizes allow) and one of one token
   // (ragged tiles): a kernel is compiled once for each (LaunchOptions::whole_tiles).
   const std::vector<std::int32_t> zeros(static_cast<std::size_t>(std::min<std::int64_t>(prefill_chunk_, 128)), 0);
+  const std::span<const std::int32_t> one = std::span(zeros).first(1);
+  if (!prefill_scratch_) prefill_scratch_ = std::make_unique<PrefillScratch>(config_, prefill_chunk_);
+  // Their kernels and the step's, compiled first on threads: the same launches, described
+  // instead of run (Scratch::compiles), with the attention step(0, 0) chooses.
+  std::vector<tessera::PendingCompile> compiles = prefill_variants();
+  {
+    scratch_->compiles = &compiles;
+    struct Describing {
+      Scratch& s;
+      ~Describing() { s.compiles = nullptr; }
+    } describing{*scratch_};
+    launch_prefill_chunk(zeros, 0, true);
+    launch_prefill_chunk(one, 0, true);
+    const bool fused = 1 <= fused_attention_positions_;
+    launch_step(fused, fused ? 1 : k::attention_splits(1, k::kAttentionChunk, scratch_->part_m.shape(1)).splits, 0,
+                true);
+  }
+  tessera::compile_all(compiles, compile_jobs_);
   prefill(zeros, 0);
-  prefill(std::span(zeros).first(1), 0);
-  prepare_prefill_variants();
+  prefill(one, 0);
   step(0, 0, true);
   static_cast<const Tensor<float, 1>&>(scratch_->logits).data();  // waits for both
   forget_from(0);

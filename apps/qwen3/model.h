@@ -118,6 +118,9 @@ struct EngineOptions {
   // none, 2, 4 or 8; nullopt: the engine's, by the chunk's output tiles
   // (kernels::prefill_residual_split).
   std::optional<int> prefill_split_k;
+  // Host threads that compile the kernels in warm_up (tessera::compile_all): 0 one per hardware
+  // thread, 1 one after another.
+  unsigned compile_jobs = 0;
 };
 
 // Throws ModelError kUnsupported for a config the engine cannot run (see the file comment).
@@ -148,10 +151,11 @@ class Model {
   // Runs tokens at positions start, start + 1, ... (start <= cached_positions()) and returns the
   // logits of the last one; the LM head runs only for it. Throws for an empty prompt.
   const tessera::Tensor<float, 1>& prefill(std::span<const std::int32_t> tokens, std::int64_t start = 0);
-  // Runs prefills of token 0 (of up to 128 tokens and of one, which the next prefill overwrites)
-  // and one step, and prepares the prefill kernels of other chunk lengths (prepare_prefill_variants), and
-  // waits, so that every kernel is compiled before anything is timed; leaves
-  // the cache empty. Returns the step's logits (for Sampler::warm_up).
+  // Compiles every kernel the engine launches, on EngineOptions::compile_jobs threads: those of
+  // prefills of token 0 (of up to 128 tokens and of one), of one step, and the prefill kernels of
+  // other chunk lengths (prefill_variants). Then runs those prefills and the step and waits, so
+  // that nothing is compiled or loaded when anything is timed; leaves the cache empty. Returns the
+  // step's logits (for Sampler::warm_up).
   const tessera::Tensor<float, 1>& warm_up();
 
  private:
@@ -170,12 +174,12 @@ class Model {
   // The launches of one prefill chunk: tokens at positions start, start + 1, ... (at most
   // prefill_chunk_ of them), with the LM head on the last one if `logits`.
   void launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int64_t start, bool logits);
-  // Compiles and loads the prefill kernels that vary with a chunk's length and that the warm-up's
+  // The compiles of the prefill kernels that vary with a chunk's length and that the warm-up's
   // prefills do not run: the q/k norm + RoPE at both position tiles (kPrefillRopeRows and
   // kPrefillRopeRowsShort), whole and ragged, and on GPUs the o_proj and down GEMMs at each split
   // the engine's rule chooses (kernels::prefill_residual_split: by the chunk's tiles), whole and
   // ragged, so that no prompt's chunk compiles anything (warm_up).
-  void prepare_prefill_variants();
+  std::vector<tessera::PendingCompile> prefill_variants();
 
   ModelConfig config_;
   tessera::Target target_;
@@ -183,6 +187,7 @@ class Model {
   std::int64_t attention_programs_ = 0;
   std::int64_t fused_attention_positions_ = 0;
   bool product_threads_ = true;
+  unsigned compile_jobs_ = 0;
   int stream_stages_ = 0;
   int split_k_ = 0;
   int norm_occupancy_ = 0;

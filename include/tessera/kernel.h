@@ -235,6 +235,36 @@ ArgDesc to_arg(const T& v) {
 
 }  // namespace detail
 
+// The compile that Kernel::prepare does for one launch, with the launch's arguments described at
+// once (dtypes, shapes, strides, tiles; a compile reads no tensor's data) and the compile itself
+// left to compile() or tessera::compile_all. A warm-up gathers those of many launches, whose
+// views may be gone by then, and compiles them on threads: Kernel::pending_compile.
+class PendingCompile {
+ public:
+  PendingCompile(std::string kernel, std::string_view ast, std::vector<detail::ArgDesc> args,
+                 const LaunchOptions& options)
+      : kernel_(std::move(kernel)), ast_(ast), args_(std::move(args)), options_(options) {}
+  const std::string& kernel() const { return kernel_; }
+  // Compiles (and on the GPU, loads) what the launch would run, as Kernel::prepare.
+  void compile() const {
+    detail::LaunchRequest r{kernel_, ast_, args_};
+    r.options = &options_;
+    detail::prepare(r, options_.target.value_or(default_target()));
+  }
+
+ private:
+  std::string kernel_;
+  std::string_view ast_;  // a compile-time constant (Kernel::ast)
+  std::vector<detail::ArgDesc> args_;
+  LaunchOptions options_;
+};
+
+// Runs every compile on up to `threads` threads (0: one per hardware thread; 1: in order on the
+// caller's thread) and returns when all have ended. Compiles of the same kernel and
+// specialization run once (the others wait for it and share it). If any throws, the exception of
+// the first in `compiles`' order to throw is rethrown after all have ended.
+void compile_all(std::span<const PendingCompile> compiles, unsigned threads = 0);
+
 template <class Fn>
 class Kernel {
   static_assert(std::is_empty_v<Fn>, "tessera: a kernel lambda must not capture anything");
@@ -316,6 +346,13 @@ class Kernel {
     detail::LaunchRequest r{name_, ast<Args...>(), descs};
     r.options = &options;
     detail::prepare(r, options.target.value_or(default_target()));
+  }
+  // prepare() of a launch with `options` and these arguments, described now and compiled later
+  // (PendingCompile::compile, tessera::compile_all): the arguments need not outlive it.
+  template <class... Args>
+  PendingCompile pending_compile(const LaunchOptions& options, Args&&... args) const {
+    auto descs = make_args(args...);
+    return PendingCompile(name_, ast<Args...>(), std::vector<detail::ArgDesc>(descs.begin(), descs.end()), options);
   }
   // The kernel's serialized AST for these argument types: a compile-time constant.
   template <class... Args>

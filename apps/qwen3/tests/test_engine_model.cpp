@@ -232,6 +232,32 @@ void checkpoint_equals_synthetic(Target target) {
           in_place.decode_step(static_cast<std::int32_t>(p * 300), p).to_vector());
 }
 
+// The warm-up compiles every kernel that a prompt's prefill and the decode steps launch, on
+// threads (EngineOptions::compile_jobs 0) or one after another (1): afterwards they compile and
+// load nothing, and give the logits of a model that compiled its kernels as it launched them.
+void warm_up_compiles_all(Target target) {
+  const ModelConfig config = config_named("gqa5");
+  const WeightSource source = WeightSource::synthetic(3);
+  const std::vector<std::int32_t> tokens = tokens_below(config.vocab_size, 5);
+  Model plain(config, source, engine_options(target, 32));
+  plain.prefill(tokens);
+  const std::vector<float> want = plain.decode_step(7, 5).to_vector();
+  for (const unsigned jobs : {0u, 1u}) {
+    INFO(jobs << " compile jobs");
+    EngineOptions o = engine_options(target, 32);
+    o.compile_jobs = jobs;
+    tessera::clear_memory_cache();
+    Model model(config, source, o);
+    model.warm_up();
+    const tessera::CacheStats warm = tessera::cache_stats();
+    model.prefill(tokens);
+    const std::vector<float> got = model.decode_step(7, 5).to_vector();
+    CHECK(tessera::cache_stats().compiles == warm.compiles);
+    CHECK(tessera::cache_stats().disk_hits == warm.disk_hits);
+    CHECK(got == want);
+  }
+}
+
 template <class E>
 std::string message_of(auto&& f) {
   try {
@@ -254,6 +280,8 @@ QWEN3_TARGET_TEST_CASE("model: mha-long split-kv teacher-forced logits", "[engin
 QWEN3_TARGET_TEST_CASE("model: the tolerance separates a wrong model", "[engine][model]", tolerance_separates)
 QWEN3_TARGET_TEST_CASE("model: greedy tokens equal the reference's for 20 steps", "[engine][model]", greedy_identical)
 QWEN3_TARGET_TEST_CASE("model: prefill and rewind", "[engine][model]", prefill_and_rewind)
+QWEN3_TARGET_TEST_CASE("model: the warm-up compiles every kernel, on threads or not", "[engine][model]",
+                       warm_up_compiles_all)
 QWEN3_TARGET_TEST_CASE("model: checkpoint folder equals in-place synthetic", "[engine][model]",
                        checkpoint_equals_synthetic)
 

@@ -372,7 +372,7 @@ TEST_CASE("prefill kernels compile for sm_90", "[engine][prefill][kernels][compi
 
 // The residual GEMMs at each split the engine's rule chooses (prefill_residual_split: by a chunk's
 // output tiles) compile for sm_90 as clusters of that many CTAs, whole and ragged, through
-// Kernel::prepare as Model::warm_up makes them (no GPU needed to compile).
+// Kernel::prepare, the compile that Model::warm_up describes for them (no GPU needed to compile).
 TEST_CASE("prefill residual GEMMs compile at every split the engine chooses", "[engine][prefill][kernels][compile]") {
   constexpr int BM = kPrefillGemmRows, BN = kPrefillGemmCols, BK = kPrefillGemmDepth;
   // 4B (hidden 2560: 20 column tiles; o_proj over 4096 inputs, down over 9728) at 32, 256, 512,

@@ -7,7 +7,7 @@
 //                 [--prompt-tokens N] [--stats-json FILE] [--attention-programs N] [--fused-attention-positions N]
 //                 [--compiler-threads]
 //                 [--stream-weights S] [--split-k S] [--early-weight-steps N] [--norm-occupancy N]
-//                 [--residual-occupancy N] [--residual-threads T]
+//                 [--residual-occupancy N] [--residual-threads T] [--prefill-split-k S] [--compile-jobs N]
 // --model DIR is a Hugging Face folder (config.json, model.safetensors or the sharded index,
 // tokenizer.json). With --synthetic SHAPE (0.6B .. 32B, tiny) the weights are made in place by
 // the synthetic generator (seed --weights-seed, default 0; --layers keeps the widths with fewer
@@ -37,7 +37,9 @@
 // from 4B up), --residual-threads T runs the residual products at T threads per program
 // (EngineOptions::norm_product_occupancy, residual_product_occupancy, residual_product_threads);
 // --prefill-split-k S (0, 1, 2, 4 or 8) shares the k-tiles of the prefill's o_proj and down GEMMs
-// among the S CTAs of a cluster (EngineOptions::prefill_split_k; default the engine's).
+// among the S CTAs of a cluster (EngineOptions::prefill_split_k; default the engine's);
+// --compile-jobs N compiles the kernels before the run on N host threads (EngineOptions::
+// compile_jobs; default one per hardware thread, 1 one after another).
 // Exit status: 0 done, 1 an error (the message names it), 2 bad command line.
 #include <fmt/format.h>
 
@@ -80,6 +82,7 @@ struct Options {
   std::optional<int> norm_occupancy;  // nullopt: the engine's choice
   int residual_occupancy = 0, residual_threads = 0;
   std::optional<int> prefill_split_k;  // nullopt: the engine's choice
+  unsigned compile_jobs = 0;           // 0: one per hardware thread
   std::optional<tessera::Target> target;
 };
 
@@ -92,7 +95,7 @@ int usage(const std::string& problem) {
                "                     [--fused-attention-positions N]\n"
                "                     [--compiler-threads] [--stream-weights S] [--split-k S]\n"
                "                     [--early-weight-steps N] [--norm-occupancy N] [--residual-occupancy N]\n"
-               "                     [--residual-threads T] [--prefill-split-k S]\n";
+               "                     [--residual-threads T] [--prefill-split-k S] [--compile-jobs N]\n";
   return 2;
 }
 
@@ -177,6 +180,8 @@ std::string parse(int argc, char** argv, Options& o) {
       o.residual_threads = static_cast<int>(n);
     else if (arg == "--prefill-split-k" && integer(v, n) && (n == 0 || n == 1 || n == 2 || n == 4 || n == 8))
       o.prefill_split_k = static_cast<int>(n);
+    else if (arg == "--compile-jobs" && integer(v, n) && n >= 1 && n <= 1024)
+      o.compile_jobs = static_cast<unsigned>(n);
     else if (arg == "--stats-json")
       o.stats_json = v;
     else if (arg == "--target") {
@@ -292,6 +297,7 @@ int run(const Options& o) {
   engine.residual_product_occupancy = o.residual_occupancy;
   engine.residual_product_threads = o.residual_threads;
   engine.prefill_split_k = o.prefill_split_k;
+  engine.compile_jobs = o.compile_jobs;
   engine.context_limit = o.context > 0 ? o.context : static_cast<std::int64_t>(prompt.size()) + o.max_new_tokens;
   qwen3::check_fits_context(static_cast<std::int64_t>(prompt.size()), o.max_new_tokens, engine.context_limit);
   if (engine.context_limit > config.max_position_embeddings)
