@@ -1,7 +1,7 @@
 // scoped_env.h: test helpers that undo themselves: a fresh directory under the system temp
-// directory, removed at the end of the scope, and environment variables set or unset for one
-// scope, restored afterwards. Assumes tests that change the environment do not run concurrently
-// with code reading it (Catch2 runs test cases one at a time).
+// directory, removed at the end of the scope, environment variables set or unset for one scope,
+// restored afterwards, and a disk cache of the scope's own. Assumes tests that change the
+// environment do not run concurrently with code reading it (Catch2 runs test cases one at a time).
 #pragma once
 
 #include <cstdlib>
@@ -52,6 +52,14 @@ struct EnvGuard {
         ::unsetenv(it->first.c_str());
     }
   }
+};
+
+// A disk cache of the scope's own: TESSERA_CACHE_DIR names a fresh directory until the scope ends
+// (more variables may be set through `env` for the same scope).
+struct FreshDiskCache {
+  TempDir cache;
+  EnvGuard env;
+  FreshDiskCache() { env.set("TESSERA_CACHE_DIR", cache.path.c_str()); }
 };
 
 }  // namespace test_env

@@ -71,13 +71,8 @@ std::vector<std::string> tuning_entries(const std::filesystem::path& dir) {
 }
 
 // A disk cache of the test's own and no choices in the process's memory: what a test starts from.
-struct FreshTuning {
-  test_env::TempDir cache;
-  test_env::EnvGuard env;
-  FreshTuning() {
-    env.set("TESSERA_CACHE_DIR", cache.path.c_str());
-    clear_tuning();
-  }
+struct FreshTuning : test_env::FreshDiskCache {
+  FreshTuning() { clear_tuning(); }
 };
 
 }  // namespace

@@ -26,13 +26,8 @@ auto row_sums() {
 }
 
 // A disk cache of the test's own, and nothing compiled in the process's memory.
-struct FreshCaches {
-  test_env::TempDir cache;
-  test_env::EnvGuard env;
-  FreshCaches() {
-    env.set("TESSERA_CACHE_DIR", cache.path.c_str());
-    clear_memory_cache();
-  }
+struct FreshCaches : test_env::FreshDiskCache {
+  FreshCaches() { clear_memory_cache(); }
 };
 
 }  // namespace
