@@ -241,9 +241,6 @@ ArgDesc to_arg(const T& v) {
 // views may be gone by then, and compiles them on threads: Kernel::pending_compile.
 class PendingCompile {
  public:
-  PendingCompile(std::string kernel, std::string_view ast, std::vector<detail::ArgDesc> args,
-                 const LaunchOptions& options)
-      : kernel_(std::move(kernel)), ast_(ast), args_(std::move(args)), options_(options) {}
   const std::string& kernel() const { return kernel_; }
   // Compiles (and on the GPU, loads) what the launch would run, as Kernel::prepare.
   void compile() const {
@@ -253,6 +250,12 @@ class PendingCompile {
   }
 
  private:
+  template <class Fn>
+  friend class Kernel;
+  PendingCompile(std::string kernel, std::string_view ast, std::vector<detail::ArgDesc> args,
+                 const LaunchOptions& options)
+      : kernel_(std::move(kernel)), ast_(ast), args_(std::move(args)), options_(options) {}
+
   std::string kernel_;
   std::string_view ast_;  // a compile-time constant (Kernel::ast)
   std::vector<detail::ArgDesc> args_;
