@@ -73,7 +73,7 @@ static void compiles_on_threads(Target target) {
   }
 }
 TESSERA_TARGET_TEST_CASE("compile_all compiles pending launches on threads; the launches then compile nothing",
-                         "[compile_all]", compiles_on_threads)
+                         "[compile_all][counts-compiles]", compiles_on_threads)
 
 static void rethrows_after_all(Target target) {
   FreshCaches fresh;
@@ -98,4 +98,4 @@ static void rethrows_after_all(Target target) {
   compile_all({}, 0);  // nothing to compile: returns
 }
 TESSERA_TARGET_TEST_CASE("compile_all rethrows the first failed compile once every compile has ended",
-                         "[compile_all]", rethrows_after_all)
+                         "[compile_all][counts-compiles]", rethrows_after_all)

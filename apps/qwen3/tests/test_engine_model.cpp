@@ -280,7 +280,7 @@ QWEN3_TARGET_TEST_CASE("model: mha-long split-kv teacher-forced logits", "[engin
 QWEN3_TARGET_TEST_CASE("model: the tolerance separates a wrong model", "[engine][model]", tolerance_separates)
 QWEN3_TARGET_TEST_CASE("model: greedy tokens equal the reference's for 20 steps", "[engine][model]", greedy_identical)
 QWEN3_TARGET_TEST_CASE("model: prefill and rewind", "[engine][model]", prefill_and_rewind)
-QWEN3_TARGET_TEST_CASE("model: the warm-up compiles every kernel, on threads or not", "[engine][model]",
+QWEN3_TARGET_TEST_CASE("model: the warm-up compiles every kernel, on threads or not", "[engine][model][counts-compiles]",
                        warm_up_compiles_all)
 QWEN3_TARGET_TEST_CASE("model: checkpoint folder equals in-place synthetic", "[engine][model]",
                        checkpoint_equals_synthetic)
