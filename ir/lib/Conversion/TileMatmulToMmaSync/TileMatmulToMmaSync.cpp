@@ -277,8 +277,6 @@ private:
   /// Issues this thread's copies of k-tile `kt` of the operand into the stage
   /// at `stage` (ptr<3>), empty ones where `valid` (i1) is false.
   void copyTile(const Operand &op, Value stage, Value kt, Value valid);
-  /// `left` (i32) elements clamped to 0 .. a chunk's elements.
-  Value clampedElements(Value left);
   /// The copies of k-tile `kt` into stage `stage` (i32 index), empty where
   /// `valid` (i1) is false: k-tiles past the last one (in the prologue and
   /// the loop) are copies that read nothing, not branches around copies.
@@ -352,7 +350,7 @@ void MmaSyncLowering::planCopies(Operand &op, Value row0, Value col0) {
   Value col = add(col0, mulConst(c, g.chunkElements()));
   op.colsLeft = arith::SubIOp::create(b, loc, op.cols, col);
   if (op.kAlongRows)
-    op.colBytes = mulConst(clampedElements(op.colsLeft), g.elementBytes);
+    op.colBytes = mulConst(ops.chunkElementsLeft(op.colsLeft, g.chunkElements()), g.elementBytes);
   Value rowBytes = arith::MulIOp::create(
       b, loc, op.ld, arith::ConstantIntOp::create(b, loc, g.elementBytes, 64));
   Value first = ops.offset(
@@ -379,11 +377,6 @@ void MmaSyncLowering::planCopies(Operand &op, Value row0, Value col0) {
   }
 }
 
-Value MmaSyncLowering::clampedElements(Value left) {
-  return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, left, i32(0)),
-                                i32(g.chunkElements()));
-}
-
 void MmaSyncLowering::copyTile(const Operand &op, Value stage, Value kt,
                                Value valid) {
   // A chunk's source bytes: those inside the matrix (none past its rows or
@@ -395,10 +388,11 @@ void MmaSyncLowering::copyTile(const Operand &op, Value stage, Value kt,
   Value k = mulConst(kt, g.bk);
   Value step = arith::MulIOp::create(b, loc, toI64(kt), op.kStepBytes);
   Value zero = i32(0);
-  Value kBytes = op.kAlongRows
-                     ? op.colBytes
-                     : mulConst(clampedElements(arith::SubIOp::create(b, loc, op.colsLeft, k)),
-                                g.elementBytes);
+  Value kBytes = op.colBytes;
+  if (!op.kAlongRows) {
+    Value left = arith::SubIOp::create(b, loc, op.colsLeft, k);
+    kBytes = mulConst(ops.chunkElementsLeft(left, g.chunkElements()), g.elementBytes);
+  }
   kBytes = select(valid, kBytes, zero);
   for (const ChunkCopy &copy : op.copies) {
     std::optional<scf::IfOp> some;

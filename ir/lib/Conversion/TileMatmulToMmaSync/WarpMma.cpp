@@ -40,11 +40,16 @@ void WarpMma::copyChunk(Value dst, Value base, Value at, Value left,
                         int64_t elementBytes) {
   auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); };
   auto i64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); };
-  Value clamped = arith::MinSIOp::create(
-      b, loc, arith::MaxSIOp::create(b, loc, left, i32(0)), i32(chunkElements));
-  Value elements = arith::SelectOp::create(b, loc, inside, clamped, i32(0));
+  Value elements = arith::SelectOp::create(
+      b, loc, inside, chunkElementsLeft(left, chunkElements), i32(0));
   copy16(dst, offset(base, arith::MulIOp::create(b, loc, at, i64(elementBytes))),
          arith::MulIOp::create(b, loc, elements, i32(elementBytes)));
+}
+
+Value WarpMma::chunkElementsLeft(Value left, int64_t chunkElements) {
+  auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); };
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, left, i32(0)), i32(chunkElements));
 }
 
 std::pair<Value, memref::ExtractStridedMetadataOp>

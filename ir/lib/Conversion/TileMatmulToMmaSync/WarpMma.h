@@ -50,6 +50,10 @@ public:
   /// matmul and attention lowerings follow this one rule.
   void copyChunk(Value dst, Value base, Value at, Value left, Value inside,
                  int64_t chunkElements, int64_t elementBytes);
+  /// The elements of a chunk of `chunkElements` that lie inside the tensor
+  /// when `left` (i32, negative past the end) are left in its row: `left`
+  /// clamped to 0 .. chunkElements.
+  Value chunkElementsLeft(Value left, int64_t chunkElements);
   void commitGroup();
   /// Waits until at most `pending` of this thread's committed groups are
   /// outstanding.
