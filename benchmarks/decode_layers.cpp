@@ -39,6 +39,7 @@
 #include "common.h"
 #include "kernels/attention.h"
 #include "kernels/attention_fused.h"
+#include "kernels/attention_short.h"
 #include "kernels/decode_step.h"
 #include "kernels/matvec.h"
 #include "kernels/qk_norm_rope.h"
@@ -80,7 +81,8 @@ struct Variant {
   const char* name;
   bool qkv, qk_norm, split, combine, o_proj, gate_up, down;
   bool updates = false;  // before each replay, what the engine changes per token (update() below)
-  bool fused = false;    // decode_attention_fused in place of qk_norm, split and combine
+  int fused = 0;         // decode_attention_fused<GP, fused> in place of qk_norm, split and combine
+  int short_chunk = 0;   // decode_attention_short<GP, short_chunk> in their place
 };
 
 struct Step {
@@ -89,6 +91,7 @@ struct Step {
   // step's new K and V rows, [layers * kv heads, 128]; as the engine's.
   Tensor<bfloat16, 3> k_all, v_all;
   std::vector<Tensor<bfloat16, 3>> k_cache, v_cache;
+  std::vector<Tensor<bfloat16, 4>> k_halves, v_halves;  // the same, [kv heads, positions, 2, 64]
   Tensor<bfloat16, 2> k_new, v_new;
   Tensor<float, 2> rope_cos{{kContext, 64}}, rope_sin{{kContext, 64}}, cos_now{{1, 64}}, sin_now{{1, 64}};
   Tensor<std::int32_t, 2> length{{1, 1}};
@@ -100,7 +103,7 @@ struct Step {
   Tensor<float, 3> part_o{{kKv, kMaxSplits, kGroup*kHead}}, part_m{{kKv, kMaxSplits, kGroup}},
       part_l{{kKv, kMaxSplits, kGroup}};
   Tensor<float, 2> attn_by_kv_head = attn.slice(0, 0, kQWidth).reshape<2>({kKv, kGroup* kHead});
-  Scalar<std::int32_t> position, chunks_per_split, chunks;
+  Scalar<std::int32_t> position, chunks_per_split, chunks, chunks_fused;
   LaunchOptions options;
 
   explicit Step(std::int64_t layers)
@@ -112,6 +115,8 @@ struct Step {
     for (std::int64_t l = 0; l < layers; ++l) {
       k_cache.push_back(k_all.slice(0, l * kKv, (l + 1) * kKv));
       v_cache.push_back(v_all.slice(0, l * kKv, (l + 1) * kKv));
+      k_halves.push_back(k_all.slice(0, l * kKv, (l + 1) * kKv).reshape<4>({kKv, kCachePositions, 2, 64}));
+      v_halves.push_back(v_all.slice(0, l * kKv, (l + 1) * kKv).reshape<4>({kKv, kCachePositions, 2, 64}));
     }
     options.stream = Stream::create();
   }
@@ -164,10 +169,22 @@ struct Step {
       if (v.qk_norm)
         run(0, k::qk_norm_rope_append<GP>(), q.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
             v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, cos_now, sin_now, eps);
-      if (v.fused)
-        run(0, k::decode_attention_fused<GP, CH>(), attn_by_kv_head.partition<1, GP * 128>(),
+      auto fused = [&]<int FCH>(std::integral_constant<int, FCH>) {
+        chunks_fused.set(static_cast<std::int32_t>((seq + FCH - 1) / FCH));
+        run(0, k::decode_attention_fused<GP, FCH>(), attn_by_kv_head.partition<1, GP * 128>(),
             k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, cos_now,
-            sin_now, k_cache[l], v_cache[l], length, chunks, eps, scale);
+            sin_now, k_cache[l], v_cache[l], length, chunks_fused, eps, scale);
+      };
+      if (v.fused == 64) fused(std::integral_constant<int, 64>{});
+      if (v.fused == 128) fused(std::integral_constant<int, 128>{});
+      if (v.fused == 256) fused(std::integral_constant<int, 256>{});
+      auto short_attention = [&]<int SCH>(std::integral_constant<int, SCH>) {
+        run(0, k::decode_attention_short<GP, SCH>(), attn_by_kv_head.partition<1, GP * 128>(),
+            k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, cos_now,
+            sin_now, k_halves[l], v_halves[l], length, eps, scale);
+      };
+      if (v.short_chunk == 128) short_attention(std::integral_constant<int, 128>{});
+      if (v.short_chunk == 256) short_attention(std::integral_constant<int, 256>{});
       if (v.split)
         run(0, k::decode_attention_split<GP, CH>(), po.partition<1, 1, GP * 128>(), pm.partition<1, 1, GP>(),
             pl.partition<1, 1, GP>(), q, k_cache[l], v_cache[l], k_row, v_row, length, chunks_per_split, scale);
@@ -239,8 +256,13 @@ int main(int argc, char** argv) {
       {"without qk_norm, split, combine", true, false, false, false, true, true, true},
       {"products only: without QKV too", false, false, false, false, true, true, true},
       {"qk_norm, split, combine only", false, true, true, true, false, false, false},
-      {"all, attention fused", true, false, false, false, true, true, true, false, true},
-      {"fused attention only", false, false, false, false, false, false, false, false, true},
+      {"all, attention fused", true, false, false, false, true, true, true, false, 64},
+      {"fused attention only", false, false, false, false, false, false, false, false, 64},
+      {"all, attention fused, chunks of 128", true, false, false, false, true, true, true, false, 128},
+      {"all, attention fused, chunks of 256", true, false, false, false, true, true, true, false, 256},
+      {"all, attention short 128", true, false, false, false, true, true, true, false, 0, 128},
+      {"all, attention short 256", true, false, false, false, true, true, true, false, 0, 256},
+      {"attention short 256 only", false, false, false, false, false, false, false, false, 0, 256},
       {"QKV only", true, false, false, false, false, false, false},
       {"o_proj only", false, false, false, false, true, false, false},
       {"gate/up only", false, false, false, false, false, true, false},

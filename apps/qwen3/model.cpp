@@ -15,6 +15,7 @@
 #include "errors.h"
 #include "kernels/attention.h"
 #include "kernels/attention_fused.h"
+#include "kernels/attention_short.h"
 #include "kernels/decode_step.h"
 #include "kernels/embedding.h"
 #include "kernels/matvec.h"
@@ -123,6 +124,7 @@ struct Model::Scratch {
 
   Tensor<bfloat16, 3> k_all, v_all;  // [layers * n_kv, positions, 128]: attention_cache_positions(context)
   std::vector<Tensor<bfloat16, 3>> k_cache, v_cache;  // per layer: views [n_kv, positions, 128]
+  std::vector<Tensor<bfloat16, 4>> k_halves, v_halves;  // the same, [n_kv, positions, 2, 64]
   // Per layer: views [n_kv, context, 128], what Model::k_cache() and v_cache() return.
   std::vector<Tensor<bfloat16, 3>> k_context, v_context;
   Tensor<bfloat16, 2> k_new, v_new;                   // the step's new K and V rows [layers * n_kv, 128]
@@ -206,6 +208,8 @@ Model::Scratch::Scratch(const ModelConfig& c, std::int64_t context, std::int64_t
   for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) {
     k_cache.push_back(k_all.slice(0, l * n_kv, (l + 1) * n_kv));
     v_cache.push_back(v_all.slice(0, l * n_kv, (l + 1) * n_kv));
+    k_halves.push_back(k_all.slice(0, l * n_kv, (l + 1) * n_kv).reshape<4>({n_kv, positions, 2, kHeadDim / 2}));
+    v_halves.push_back(v_all.slice(0, l * n_kv, (l + 1) * n_kv).reshape<4>({n_kv, positions, 2, kHeadDim / 2}));
     k_context.push_back(k_cache.back().slice(1, 0, context));
     v_context.push_back(v_cache.back().slice(1, 0, context));
   }
@@ -225,6 +229,13 @@ std::int64_t context_limit_of(const ModelConfig& config, const EngineOptions& op
   return context;
 }
 
+// EngineOptions::short_attention_positions: 0 or a chunk decode_attention_short is built for.
+std::int64_t checked_short_attention(std::int64_t positions) {
+  if (positions != 0 && positions != 128 && positions != 256)
+    throw Error(fmt::format("short_attention_positions must be 0, 128 or 256, not {}", positions));
+  return positions;
+}
+
 DeviceWeights checked_weights(const ModelConfig& config, const WeightSource& source, tessera::Target target,
                               unsigned threads) {
   check_engine_config(config);
@@ -239,6 +250,7 @@ Model::Model(const ModelConfig& config, const WeightSource& source, const Engine
       context_(context_limit_of(config, options)),
       attention_programs_(std::max<std::int64_t>(1, options.attention_programs)),
       fused_attention_positions_(std::max<std::int64_t>(0, options.fused_attention_positions)),
+      short_attention_positions_(checked_short_attention(options.short_attention_positions)),
       product_threads_(options.product_threads),
       compile_jobs_(options.compile_jobs),
       stream_stages_(options.stream_stages),
@@ -370,9 +382,12 @@ const Tensor<float, 1>& Model::warm_up() {
     } describing{*scratch_};
     launch_prefill_chunk(zeros, 0, true);
     launch_prefill_chunk(one, 0, true);
-    const bool fused = 1 <= fused_attention_positions_;
-    launch_step(fused, fused ? 1 : k::attention_splits(1, k::kAttentionChunk, scratch_->part_m.shape(1)).splits, 0,
-                true);
+    const StepAttention form = step_attention(1);
+    launch_step(form,
+                form != StepAttention::split
+                    ? 1
+                    : k::attention_splits(1, k::kAttentionChunk, scratch_->part_m.shape(1)).splits,
+                0, true);
   }
   tessera::compile_all(compiles, compile_jobs_);
   prefill(zeros, 0);
@@ -391,24 +406,26 @@ void Model::forget_from(std::int64_t position) {
 void Model::step(std::int32_t token, std::int64_t position, bool logits, bool graph) {
   Scratch& s = *scratch_;
   forget_from(position);
-  // While the context is short, the fused attention over all its chunks; then at most as many
-  // splits as the part tensors hold, each of whole chunks, fewer while the context is short.
-  const bool fused = position + 1 <= fused_attention_positions_;
+  // While the context is short, the attention in one kernel; then at most as many splits as the
+  // part tensors hold, each of whole chunks, fewer while the context is short.
+  const StepAttention form = step_attention(position + 1);
   const auto [chunks_per_split, splits] =
-      fused ? k::AttentionSplits{(position + k::kAttentionChunk) / k::kAttentionChunk, 1}
-            : k::attention_splits(position + 1, k::kAttentionChunk, s.part_m.shape(1));
+      form != StepAttention::split ? k::AttentionSplits{(position + k::kAttentionChunk) / k::kAttentionChunk, 1}
+                                   : k::attention_splits(position + 1, k::kAttentionChunk, s.part_m.shape(1));
   s.token.set(token);
   s.position.set(static_cast<std::int32_t>(position));
   s.chunks_per_split.set(static_cast<std::int32_t>(chunks_per_split));
   if (!graph) {
-    launch_step(fused, splits, position, logits);
+    launch_step(form, splits, position, logits);
   } else {
     if (graphs_.size() < static_cast<std::size_t>(splits)) graphs_.resize(static_cast<std::size_t>(splits));
-    std::unique_ptr<DecodeGraph>& g = fused ? fused_graph_ : graphs_[static_cast<std::size_t>(splits - 1)];
+    std::unique_ptr<DecodeGraph>& g = form == StepAttention::short_context ? short_graph_
+                                      : form == StepAttention::fused       ? fused_graph_
+                                                                           : graphs_[static_cast<std::size_t>(splits - 1)];
     if (!g) {
       g = std::make_unique<DecodeGraph>(target_);
       auto recording = g->graph.capture();
-      g->append = launch_step(fused, splits, position, logits);
+      g->append = launch_step(form, splits, position, logits);
     }
     auto k_slot = s.k_all.slice(1, position, position + 1);
     auto v_slot = s.v_all.slice(1, position, position + 1);
@@ -420,7 +437,13 @@ void Model::step(std::int32_t token, std::int64_t position, bool logits, bool gr
   cached_tokens_.push_back(token);
 }
 
-std::size_t Model::launch_step(bool fused, std::int64_t splits, std::int64_t position, bool logits) {
+Model::StepAttention Model::step_attention(std::int64_t positions) const {
+  if (positions <= short_attention_positions_) return StepAttention::short_context;
+  if (positions <= fused_attention_positions_) return StepAttention::fused;
+  return StepAttention::split;
+}
+
+std::size_t Model::launch_step(StepAttention form, std::int64_t splits, std::int64_t position, bool logits) {
   constexpr int R = k::kMatvecRows, BK = k::kMatvecCols;
   const ModelConfig& c = config_;
   Scratch& s = *scratch_;
@@ -451,7 +474,17 @@ std::size_t Model::launch_step(bool fused, std::int64_t splits, std::int64_t pos
       auto v_row = s.v_new.slice(0, layer * n_kv, (layer + 1) * n_kv);
       auto k_slot = s.k_new.slice(0, layer * n_kv, (layer + 1) * n_kv).reshape<3>({n_kv, 1, kHeadDim});
       auto v_slot = s.v_new.slice(0, layer * n_kv, (layer + 1) * n_kv).reshape<3>({n_kv, 1, kHeadDim});
-      if (fused) {
+      if (form == StepAttention::short_context) {
+        auto short_attention = [&]<int CH>(std::integral_constant<int, CH>) {
+          s.run(k::decode_attention_short<GP, CH>(), s.attn_by_kv_head.partition<1, GP * 128>(),
+                k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), s.q_in, s.k_in, s.v_in, w.q_norm,
+                w.k_norm, s.cos_now, s.sin_now, s.k_halves[l], s.v_halves[l], s.seq, eps, scale);
+        };
+        if (short_attention_positions_ == 128)
+          short_attention(std::integral_constant<int, 128>{});
+        else
+          short_attention(std::integral_constant<int, 256>{});
+      } else if (form == StepAttention::fused) {
         s.run(k::decode_attention_fused<GP, k::kAttentionChunk>(), s.attn_by_kv_head.partition<1, GP * 128>(),
               k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), s.q_in, s.k_in, s.v_in, w.q_norm,
               w.k_norm, s.cos_now, s.sin_now, s.k_cache[l], s.v_cache[l], s.seq, s.chunks_per_split, eps, scale);

@@ -12,7 +12,8 @@
 //   7. x += W_down m                               matvec_residual
 // (with EngineOptions::fused_attention_positions, steps at up to that many positions run 2-4 as
 // one kernel, decode_attention_fused: one program per KV head over the whole context, five
-// kernels per layer),
+// kernels per layer; with EngineOptions::short_attention_positions, steps at up to 128 or 256
+// positions run them as decode_attention_short, one pass over the cache's first positions),
 // plus the embedding gather and step_rows (the position's RoPE rows and the attended length, as
 // tensors) before the layers, kv_append (every layer's new K and V into the caches) and
 // logits = W_head rmsnorm(x) after them (rmsnorm_matvec; W_head is the embedding table when tied).
@@ -30,7 +31,7 @@
 // Launches are asynchronous on the model's own stream, ordered by tessera's tensor tracking;
 // reading the logits on the host waits for them. decode_step() replays a tessera::Graph of the
 // step (one CUDA graph on a GPU): captured once per number of attention splits (which sets the
-// partial-attention tensors' shapes) and once for the fused attention, with the token, position and chunks per split as
+// partial-attention tensors' shapes) and once for each one-kernel attention, with the token, position and chunks per split as
 // tessera::Scalars and kv_append's K and V slots moved to the position (Graph::move_view). Only
 // three nodes change from one token to the next (the embedding, step_rows, kv_append): each
 // changed node costs a driver call on the host before the replay, while the GPU waits. The
@@ -88,6 +89,10 @@ struct EngineOptions {
   // (q/k norm and RoPE, split-KV, combine); 0: always three. Opt-in: on the H200 level with the
   // three at 160 positions, slower from 512 on (one program per KV head; docs/performance.md).
   std::int64_t fused_attention_positions = 0;
+  // Steps at up to this many positions (0, 128 or 256) run the attention as one kernel per layer
+  // without a loop (decode_attention_short: one program per KV head loads the first 128 or 256
+  // positions of the cache at once); they take precedence over fused_attention_positions.
+  std::int64_t short_attention_positions = 0;
   unsigned threads = 0;                   // host threads that produce weights while loading (0: all)
   std::int64_t prefill_chunk = 1024;      // prompt tokens per prefill pass (its scratch is sized for it)
   // Decode products with the engine's thread counts (CompilerHints::threads, chosen from
@@ -170,7 +175,11 @@ class Model {
   // The launches of a step with the fused attention or `splits` attention splits, whose K and V go
   // to `position`'s slot (the Scalars hold the rest); returns the launch index of the K/V append
   // (kv_append).
-  std::size_t launch_step(bool fused, std::int64_t splits, std::int64_t position, bool logits);
+  // How a step's attention runs: three kernels (q/k norm + RoPE, split-KV, combine), or one
+  // (decode_attention_fused, decode_attention_short).
+  enum class StepAttention { split, fused, short_context };
+  StepAttention step_attention(std::int64_t positions) const;
+  std::size_t launch_step(StepAttention form, std::int64_t splits, std::int64_t position, bool logits);
   // The launches of one prefill chunk: tokens at positions start, start + 1, ... (at most
   // prefill_chunk_ of them), with the LM head on the last one if `logits`.
   void launch_prefill_chunk(std::span<const std::int32_t> tokens, std::int64_t start, bool logits);
@@ -186,6 +195,7 @@ class Model {
   std::int64_t context_ = 0;
   std::int64_t attention_programs_ = 0;
   std::int64_t fused_attention_positions_ = 0;
+  std::int64_t short_attention_positions_ = 0;
   bool product_threads_ = true;
   unsigned compile_jobs_ = 0;
   int stream_stages_ = 0;
@@ -202,6 +212,7 @@ class Model {
   std::unique_ptr<PrefillScratch> prefill_scratch_;   // a chunk's activations, made at the first prefill
   std::vector<std::unique_ptr<DecodeGraph>> graphs_;  // per number of splits, captured on first use
   std::unique_ptr<DecodeGraph> fused_graph_;          // the step with the fused attention
+  std::unique_ptr<DecodeGraph> short_graph_;          // the step with the short attention
 };
 
 }  // namespace qwen3

@@ -24,6 +24,7 @@
 #include "engine_test_support.h"
 #include "kernels/attention.h"
 #include "kernels/attention_fused.h"
+#include "kernels/attention_short.h"
 #include "kernels/decode_step.h"
 #include "kernels/embedding.h"
 #include "kernels/matvec.h"
@@ -286,63 +287,147 @@ void split_kv_attention(Target target) {
   }
 }
 
-// The fused attention against the three kernels it replaces (q/k norm + RoPE, the split with one
-// split, the combine), which the tests above hold to the references: the same staging rows, bit
-// for bit, and the same output within a few f32 roundings (the same operations; a compiler may
-// contract them differently). G = 3 (GP = 4), 2 KV heads, lengths that are and are not multiples
-// of the chunk, the cache from the new position on holding large stale values.
-void fused_attention_equals_three_kernels(Target target) {
-  constexpr int GP = 4, CH = kAttentionChunk;
-  const int64_t n_kv = 2, group = 3, d = 128, context = 256, qw = n_kv * group * d, kvw = n_kv * d;
-  const float eps = 1e-6f, scale = 1 / std::sqrt(128.0f);
-  auto qkv = random_f32<1>({qw + 2 * kvw}, -3, 3, 21);
-  auto q_norm = random_bf16<1>({d}, 0.9f, 1.1f, 22);
-  auto k_norm = random_bf16<1>({d}, 0.9f, 1.1f, 23);
-  auto cos_row = random_f32<2>({1, 64}, -1, 1, 24), sin_row = random_f32<2>({1, 64}, -1, 1, 25);
-  auto k_cache = random_bf16<3>({n_kv, context, d}, -2, 2, 26);
-  auto v_cache = random_bf16<3>({n_kv, context, d}, -1, 1, 27);
-  auto q_in = qkv.slice(0, 0, qw).reshape<4>({n_kv, group, 2, 64});
-  auto k_in = qkv.slice(0, qw, qw + kvw).reshape<3>({n_kv, 2, 64});
-  auto v_in = qkv.slice(0, qw + kvw, qw + 2 * kvw).reshape<2>({n_kv, d});
-  for (int32_t seq_len : {1, 63, 64, 65, 200}) {
-    auto [kc, vc] = stale_from(k_cache, v_cache, seq_len - 1);
-    Tensor<int32_t, 2> seq({1, 1});
-    seq(0, 0) = seq_len;
-    const int32_t chunks = (seq_len + CH - 1) / CH;
-    // The three kernels.
-    Tensor<bfloat16, 3> q({n_kv, group, d}), k_three({n_kv, 1, d}), v_three({n_kv, 1, d});
+// What the three kernels (q/k norm + RoPE, the split with one split, the combine) compute for the
+// one-kernel attention forms' tests below: the attention output [n_kv, G * 128] and the staging
+// rows [n_kv, 1, 128]. The tests above hold the three to the references.
+struct ThreeKernelAttention {
+  Tensor<float, 2> out;
+  Tensor<bfloat16, 3> k_row, v_row;
+  Tensor<bfloat16, 3> q;  // the normed and rotated query heads [n_kv, G, 128]
+};
+
+// Random inputs of the one-kernel attention forms' tests: G = 3 (GP = 4), 2 KV heads, a 256-position
+// cache, the QKV projection's views as the engine makes them.
+struct OneKernelAttentionInputs {
+  static constexpr int GP = 4;
+  static constexpr int64_t n_kv = 2, group = 3, d = 128, context = 256, qw = n_kv * group * d, kvw = n_kv * d;
+  static constexpr float eps = 1e-6f;
+  const float scale = 1 / std::sqrt(128.0f);
+  Tensor<float, 1> qkv = random_f32<1>({qw + 2 * kvw}, -3, 3, 21);
+  Tensor<bfloat16, 1> q_norm = random_bf16<1>({d}, 0.9f, 1.1f, 22);
+  Tensor<bfloat16, 1> k_norm = random_bf16<1>({d}, 0.9f, 1.1f, 23);
+  Tensor<float, 2> cos_row = random_f32<2>({1, 64}, -1, 1, 24), sin_row = random_f32<2>({1, 64}, -1, 1, 25);
+  Tensor<bfloat16, 3> k_cache = random_bf16<3>({n_kv, context, d}, -2, 2, 26);
+  Tensor<bfloat16, 3> v_cache = random_bf16<3>({n_kv, context, d}, -1, 1, 27);
+  Tensor<float, 4> q_in = qkv.slice(0, 0, qw).reshape<4>({n_kv, group, 2, 64});
+  Tensor<float, 3> k_in = qkv.slice(0, qw, qw + kvw).reshape<3>({n_kv, 2, 64});
+  Tensor<float, 2> v_in = qkv.slice(0, qw + kvw, qw + 2 * kvw).reshape<2>({n_kv, d});
+
+  ThreeKernelAttention three_kernels(Target target, const Tensor<bfloat16, 3>& kc, const Tensor<bfloat16, 3>& vc,
+                                     const Tensor<int32_t, 2>& seq) const {
+    constexpr int CH = kAttentionChunk;
+    const int32_t chunks = (seq(0, 0) + CH - 1) / CH;
+    ThreeKernelAttention r{Tensor<float, 2>({n_kv, group * d}), Tensor<bfloat16, 3>({n_kv, 1, d}),
+                           Tensor<bfloat16, 3>({n_kv, 1, d}), Tensor<bfloat16, 3>({n_kv, group, d})};
+    Tensor<bfloat16, 3>& q = r.q;
     Tensor<float, 3> part_o({n_kv, 1, group * d}), part_m({n_kv, 1, group}), part_l({n_kv, 1, group});
-    Tensor<float, 2> want_out({n_kv, group * d});
-    qk_norm_rope_append<GP>().launch(on(target), q.partition<1, GP, 128>(), k_three.partition<1, 1, 128>(),
-                                     v_three.partition<1, 1, 128>(), q_in, k_in, v_in, q_norm, k_norm, cos_row,
+    qk_norm_rope_append<GP>().launch(on(target), q.partition<1, GP, 128>(), r.k_row.partition<1, 1, 128>(),
+                                     r.v_row.partition<1, 1, 128>(), q_in, k_in, v_in, q_norm, k_norm, cos_row,
                                      sin_row, eps);
     {
-      auto k_row = k_three.slice(0, 0, n_kv).reshape<2>({n_kv, d});
-      auto v_row = v_three.slice(0, 0, n_kv).reshape<2>({n_kv, d});
+      auto k_row = r.k_row.slice(0, 0, n_kv).reshape<2>({n_kv, d});
+      auto v_row = r.v_row.slice(0, 0, n_kv).reshape<2>({n_kv, d});
       decode_attention_split<GP, CH>().launch(on(target), part_o.partition<1, 1, GP * 128>(),
                                               part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), q, kc, vc,
                                               k_row, v_row, seq, chunks, scale);
     }
-    decode_attention_combine<GP>().launch(on(target), want_out.partition<1, GP * 128>(), part_o, part_m, part_l);
-    // The fused kernel.
+    decode_attention_combine<GP>().launch(on(target), r.out.partition<1, GP * 128>(), part_o, part_m, part_l);
+    return r;
+  }
+};
+
+// A one-kernel form's staging rows against the three kernels': the same, bit for bit.
+void check_rows_equal(const ThreeKernelAttention& want, const Tensor<bfloat16, 3>& k_row,
+                      const Tensor<bfloat16, 3>& v_row) {
+  int64_t rows_differ = 0;
+  for (int64_t h = 0; h < k_row.shape(0); ++h)
+    for (int64_t i = 0; i < k_row.shape(2); ++i)
+      rows_differ += k_row(h, 0, i).bits != want.k_row(h, 0, i).bits || v_row(h, 0, i).bits != want.v_row(h, 0, i).bits;
+  CHECK(rows_differ == 0);
+}
+
+// The fused attention against the three kernels it replaces, at lengths that are and are not
+// multiples of the chunk, the cache from the new position on holding large stale values.
+void fused_attention_equals_three_kernels(Target target) {
+  constexpr int CH = kAttentionChunk;
+  const OneKernelAttentionInputs in;
+  constexpr int GP = OneKernelAttentionInputs::GP;
+  const int64_t n_kv = in.n_kv, group = in.group, d = in.d;
+  for (int32_t seq_len : {1, 63, 64, 65, 200}) {
+    auto [kc, vc] = stale_from(in.k_cache, in.v_cache, seq_len - 1);
+    Tensor<int32_t, 2> seq({1, 1});
+    seq(0, 0) = seq_len;
+    const int32_t chunks = (seq_len + CH - 1) / CH;
+    const ThreeKernelAttention want = in.three_kernels(target, kc, vc, seq);
     Tensor<bfloat16, 3> k_fused({n_kv, 1, d}), v_fused({n_kv, 1, d});
     Tensor<float, 2> out({n_kv, group * d});
     decode_attention_fused<GP, CH>().launch(on(target), out.partition<1, GP * 128>(), k_fused.partition<1, 1, 128>(),
-                                            v_fused.partition<1, 1, 128>(), q_in, k_in, v_in, q_norm, k_norm, cos_row,
-                                            sin_row, kc, vc, seq, chunks, eps, scale);
+                                            v_fused.partition<1, 1, 128>(), in.q_in, in.k_in, in.v_in, in.q_norm,
+                                            in.k_norm, in.cos_row, in.sin_row, kc, vc, seq, chunks, in.eps, in.scale);
     INFO("seq_len " << seq_len);
-    int64_t rows_differ = 0;
-    for (int64_t h = 0; h < n_kv; ++h)
-      for (int64_t i = 0; i < d; ++i)
-        rows_differ += k_fused(h, 0, i).bits != k_three(h, 0, i).bits || v_fused(h, 0, i).bits != v_three(h, 0, i).bits;
-    CHECK(rows_differ == 0);
-    const std::vector<double> got = as_double(out), want = as_double(want_out);
+    check_rows_equal(want, k_fused, v_fused);
+    // The same operations in the same order: the same output within a few f32 roundings (a
+    // compiler may contract them differently).
+    const std::vector<double> got = as_double(out), expected = as_double(want.out);
     double largest = 0;
-    for (double w : want) largest = std::max(largest, std::abs(w));
+    for (double w : expected) largest = std::max(largest, std::abs(w));
     CHECK(largest > 0);
-    const std::vector<double> bound(want.size(), 64 * kU * largest);
-    CHECK(mismatches(got, want, bound) == 0);
+    const std::vector<double> bound(expected.size(), 64 * kU * largest);
+    CHECK(mismatches(got, expected, bound) == 0);
   }
+}
+
+// The short attention (one pass over the cache's first CH positions) at CH = 128 and 256, at
+// lengths up to CH, the cache from the new position on holding large stale values, and over a
+// cache shorter than CH (100 positions: the tile's rows past it read as zero). Its staging rows
+// equal the three kernels', bit for bit; its output is held to a softmax in double over the three
+// kernels' q and the same keys and values, as the split's is: its probabilities are rounded to
+// bf16 against the softmax's one max, the split's against each chunk's running max, so the two
+// differ by those roundings.
+template <int CH>
+void short_attention_equals_three_kernels_at(Target target) {
+  const OneKernelAttentionInputs in;
+  constexpr int GP = OneKernelAttentionInputs::GP;
+  const int64_t n_kv = in.n_kv, group = in.group, d = in.d;
+  for (int64_t cache_positions : {in.context, int64_t{100}})
+    for (int32_t seq_len : {1, 2, 63, 64, 65, 100, 127, 128, 200, 256}) {
+      if (seq_len > CH || seq_len > cache_positions) continue;
+      auto [kc, vc] = stale_from(in.k_cache.slice(1, 0, cache_positions), in.v_cache.slice(1, 0, cache_positions),
+                                 seq_len - 1);
+      Tensor<int32_t, 2> seq({1, 1});
+      seq(0, 0) = seq_len;
+      const ThreeKernelAttention want = in.three_kernels(target, kc, vc, seq);
+      Tensor<bfloat16, 3> k_short({n_kv, 1, d}), v_short({n_kv, 1, d});
+      Tensor<float, 2> out({n_kv, group * d});
+      auto k_halves = kc.slice(0, 0, kc.shape(0)).reshape<4>({n_kv, cache_positions, 2, 64});
+      auto v_halves = vc.slice(0, 0, vc.shape(0)).reshape<4>({n_kv, cache_positions, 2, 64});
+      decode_attention_short<GP, CH>().launch(on(target), out.partition<1, GP * 128>(), k_short.partition<1, 1, 128>(),
+                                              v_short.partition<1, 1, 128>(), in.q_in, in.k_in, in.v_in, in.q_norm,
+                                              in.k_norm, in.cos_row, in.sin_row, k_halves, v_halves, seq, in.eps,
+                                              in.scale);
+      INFO("CH " << CH << ", cache positions " << cache_positions << ", seq_len " << seq_len);
+      check_rows_equal(want, k_short, v_short);
+      auto key = [&](int64_t h, int64_t t, int64_t i) { return f(t == seq_len - 1 ? want.k_row(h, 0, i) : kc(h, t, i)); };
+      auto value = [&](int64_t h, int64_t t, int64_t i) {
+        return f(t == seq_len - 1 ? want.v_row(h, 0, i) : vc(h, t, i));
+      };
+      std::vector<double> expected, bound;
+      for (int64_t h = 0; h < n_kv; ++h)
+        for (int64_t g = 0; g < group; ++g) {
+          AttentionReference r = attention_reference(
+              [&](int64_t i) { return f(want.q(h, g, i)); }, [&](int64_t t, int64_t i) { return key(h, t, i); },
+              [&](int64_t t, int64_t i) { return value(h, t, i); }, seq_len, d, in.scale);
+          for (int64_t i = 0; i < d; ++i) {
+            expected.push_back(r.out[i]);
+            bound.push_back((r.score_error + 0x1p-8 + (2.0 * seq_len + 16) * kU) * r.magnitude[i] + 1e-30);
+          }
+        }
+      CHECK(mismatches(as_double(out), expected, bound) == 0);
+    }
+}
+void short_attention_equals_three_kernels(Target target) {
+  short_attention_equals_three_kernels_at<128>(target);
+  short_attention_equals_three_kernels_at<256>(target);
 }
 
 // step_rows: the tables' rows at the position and the attended length, exactly.
@@ -497,6 +582,8 @@ QWEN3_TARGET_TEST_CASE("kernel: q/k norm + rope + kv append, G=1", "[engine][ker
 QWEN3_TARGET_TEST_CASE("kernel: split-kv attention and combine", "[engine][kernels]", split_kv_attention)
 QWEN3_TARGET_TEST_CASE("kernel: fused attention equals q/k norm + rope, split and combine", "[engine][kernels]",
                        fused_attention_equals_three_kernels)
+QWEN3_TARGET_TEST_CASE("kernel: short attention equals q/k norm + rope, split and combine", "[engine][kernels]",
+                       short_attention_equals_three_kernels)
 QWEN3_TARGET_TEST_CASE("kernel: step rows", "[engine][kernels]", step_rows_exact)
 QWEN3_TARGET_TEST_CASE("kernel: kv append", "[engine][kernels]", kv_append_exact)
 QWEN3_TARGET_TEST_CASE("kernel: argmax", "[engine][kernels]", argmax_first_index)
@@ -603,6 +690,11 @@ TEST_CASE("kernels compile for sm_90", "[engine][kernels][compile]") {
     CHECK(ok(decode_attention_fused<4, kAttentionChunk>().compile(
         sm90, attn.partition<1, 512>(), ks.partition<1, 1, 128>(), vs.partition<1, 1, 128>(), q_in, k_in, v_in, qn, kn,
         row, row2, kc, vc, seq, int32_t{1}, 1e-6f, 0.1f)));
+    auto k_halves = kc.slice(0, 0, kc.shape(0)).reshape<4>({kc.shape(0), kc.shape(1), 2, 64});
+    auto v_halves = vc.slice(0, 0, vc.shape(0)).reshape<4>({vc.shape(0), vc.shape(1), 2, 64});
+    CHECK(ok(decode_attention_short<4, 256>().compile(sm90, attn.partition<1, 512>(), ks.partition<1, 1, 128>(),
+                                                      vs.partition<1, 1, 128>(), q_in, k_in, v_in, qn, kn, row, row2,
+                                                      k_halves, v_halves, seq, 1e-6f, 0.1f)));
   }
   Tensor<float, 1> logits({5000}), bv({3});
   Tensor<int32_t, 1> bi({3}), token({1});

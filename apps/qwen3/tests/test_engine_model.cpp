@@ -138,6 +138,7 @@ void mha_long_logits(Target target) {
   EngineOptions o = engine_options(target, 200);
   o.attention_programs = 4;  // 2 KV heads x 2 splits: 150 positions are 3 chunks, 2 per split
   o.fused_attention_positions = 0;  // split-KV at every step
+  o.short_attention_positions = 0;
   teacher_forced(target, "mha-long", 150, o, {0, 1, 62, 63, 64, 65, 100, 127, 128, 129, 149});
 }
 // The fused attention up to 100 positions, then split-KV: both decode graphs in one sequence.
@@ -146,6 +147,13 @@ void mha_long_fused_logits(Target target) {
   o.attention_programs = 4;
   o.fused_attention_positions = 100;
   teacher_forced(target, "mha-long", 150, o, {0, 1, 62, 63, 64, 65, 99, 100, 101, 127, 128, 149});
+}
+// The short attention up to 128 positions, then split-KV: both decode graphs in one sequence.
+void mha_long_short_logits(Target target) {
+  EngineOptions o = engine_options(target, 200);
+  o.attention_programs = 4;
+  o.short_attention_positions = 128;
+  teacher_forced(target, "mha-long", 150, o, {0, 1, 62, 63, 64, 65, 100, 127, 128, 129, 149});
 }
 
 // The tolerance is tight enough to tell a model with another rope_theta from this one.
@@ -276,6 +284,8 @@ QWEN3_TARGET_TEST_CASE("model: capped registers and early weight loads keep the 
                        capped_products_logits)
 QWEN3_TARGET_TEST_CASE("model: mha-long, fused attention then split-kv, teacher-forced logits", "[engine][model]",
                        mha_long_fused_logits)
+QWEN3_TARGET_TEST_CASE("model: mha-long, short attention then split-kv, teacher-forced logits", "[engine][model]",
+                       mha_long_short_logits)
 QWEN3_TARGET_TEST_CASE("model: mha-long split-kv teacher-forced logits", "[engine][model]", mha_long_logits)
 QWEN3_TARGET_TEST_CASE("model: the tolerance separates a wrong model", "[engine][model]", tolerance_separates)
 QWEN3_TARGET_TEST_CASE("model: greedy tokens equal the reference's for 20 steps", "[engine][model]", greedy_identical)

@@ -25,6 +25,8 @@
 // --attention-programs N sizes the split-KV attention (EngineOptions::attention_programs);
 // --fused-attention-positions N runs steps at up to N positions with the attention as one kernel
 // per layer (EngineOptions::fused_attention_positions; 0: always split-KV);
+// --short-attention-positions N (0, 128 or 256) runs steps at up to N positions with the attention
+// as one kernel without a loop (EngineOptions::short_attention_positions);
 // --compiler-threads runs every decode product at the compiler's thread count instead of the
 // engine's (EngineOptions::product_threads), for comparisons; --stream-weights S streams the
 // decode products' weight tiles through bulk rings of S slots (EngineOptions::stream_stages);
@@ -73,6 +75,7 @@ struct Options {
   std::int64_t max_new_tokens = 128, layers = 0, context = 0, prompt_tokens = 0;
   std::int64_t attention_programs = qwen3::EngineOptions{}.attention_programs;
   std::int64_t fused_attention_positions = qwen3::EngineOptions{}.fused_attention_positions;
+  std::int64_t short_attention_positions = qwen3::EngineOptions{}.short_attention_positions;
   qwen3::SamplingParams sampling;
   std::uint64_t weights_seed = 0;
   bool chat = false, think = true, product_threads = true;
@@ -92,7 +95,7 @@ int usage(const std::string& problem) {
                "                     [--top-p P] [--seed S] [--chat] [--no-think] [--synthetic SHAPE]\n"
                "                     [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]\n"
                "                     [--prompt-tokens N] [--stats-json FILE] [--attention-programs N]\n"
-               "                     [--fused-attention-positions N]\n"
+               "                     [--fused-attention-positions N] [--short-attention-positions 0|128|256]\n"
                "                     [--compiler-threads] [--stream-weights S] [--split-k S]\n"
                "                     [--early-weight-steps N] [--norm-occupancy N] [--residual-occupancy N]\n"
                "                     [--residual-threads T] [--prefill-split-k S] [--compile-jobs N]\n";
@@ -166,6 +169,8 @@ std::string parse(int argc, char** argv, Options& o) {
       o.attention_programs = n;
     else if (arg == "--fused-attention-positions" && integer(v, n) && n >= 0)
       o.fused_attention_positions = n;
+    else if (arg == "--short-attention-positions" && integer(v, n) && (n == 0 || n == 128 || n == 256))
+      o.short_attention_positions = n;
     else if (arg == "--stream-weights" && integer(v, n) && n >= 2 && n <= 8)
       o.stream_stages = static_cast<int>(n);
     else if (arg == "--split-k" && integer(v, n) && (n == 2 || n == 4 || n == 8))
@@ -289,6 +294,7 @@ int run(const Options& o) {
   engine.target = o.target;
   engine.attention_programs = o.attention_programs;
   engine.fused_attention_positions = o.fused_attention_positions;
+  engine.short_attention_positions = o.short_attention_positions;
   engine.product_threads = o.product_threads;
   engine.stream_stages = o.stream_stages;
   engine.split_k = o.split_k;
