@@ -17,7 +17,7 @@
 //
 //   bench_decode_layers [--seq N] [--layers L] [--replays R] [--split-k S] [--early-steps N]
 //                       [--residual-threads T] [--early-o-proj N] [--norm-occupancy N]
-//                       [--residual-occupancy N]
+//                       [--residual-occupancy N] [--attention-threads T] [--only TEXT]
 //
 // --split-k S runs o_proj and down with each program's K loop shared by the S CTAs of a cluster
 // (CompilerHints::split_k, the engine's --split-k); --early-steps N has every kernel load its
@@ -27,7 +27,9 @@
 // --early-o-proj N gives o_proj (which follows the attention kernels) its own early steps;
 // --norm-occupancy N and --residual-occupancy N cap the registers of the products with a folded
 // RMSNorm (QKV, gate/up) and of o_proj and down so that N programs fit per SM
-// (CompilerHints::occupancy; the norm products' default is the engine's 4B choice, 0 the compiler's).
+// (CompilerHints::occupancy; the norm products' default is the engine's 4B choice, 0 the compiler's);
+// --attention-threads T runs the one-kernel attention forms at T threads per program; --only TEXT
+// runs only the variants whose names contain TEXT.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -63,6 +65,7 @@ struct Choices {
   int early_o_proj = -1;       // o_proj's early_frozen_steps (-1: `early`)
   int norm_occupancy = k::kNormProductOccupancy;  // QKV's and gate/up's CompilerHints::occupancy, the engine's
   int residual_occupancy = 0;  // o_proj's and down's
+  int attention_threads = 0;   // the one-kernel attention forms' CompilerHints::threads
 };
 
 struct LayerWeights {
@@ -171,7 +174,7 @@ struct Step {
             v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, cos_now, sin_now, eps);
       auto fused = [&]<int FCH>(std::integral_constant<int, FCH>) {
         chunks_fused.set(static_cast<std::int32_t>((seq + FCH - 1) / FCH));
-        run(0, k::decode_attention_fused<GP, FCH>(), attn_by_kv_head.partition<1, GP * 128>(),
+        run(choices.attention_threads, k::decode_attention_fused<GP, FCH>(), attn_by_kv_head.partition<1, GP * 128>(),
             k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, cos_now,
             sin_now, k_cache[l], v_cache[l], length, chunks_fused, eps, scale);
       };
@@ -179,7 +182,7 @@ struct Step {
       if (v.fused == 128) fused(std::integral_constant<int, 128>{});
       if (v.fused == 256) fused(std::integral_constant<int, 256>{});
       auto short_attention = [&]<int SCH>(std::integral_constant<int, SCH>) {
-        run(0, k::decode_attention_short<GP, SCH>(), attn_by_kv_head.partition<1, GP * 128>(),
+        run(choices.attention_threads, k::decode_attention_short<GP, SCH>(), attn_by_kv_head.partition<1, GP * 128>(),
             k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, cos_now,
             sin_now, k_halves[l], v_halves[l], length, eps, scale);
       };
@@ -219,6 +222,7 @@ struct Step {
 
 int main(int argc, char** argv) {
   std::int64_t seq = 160, layers = 36, replays = 50;
+  std::string only;  // run only the variants whose names contain this
   Choices ch;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
@@ -240,6 +244,10 @@ int main(int argc, char** argv) {
       ch.norm_occupancy = std::stoi(argv[i + 1]);
     else if (a == "--residual-occupancy")
       ch.residual_occupancy = std::stoi(argv[i + 1]);
+    else if (a == "--attention-threads")
+      ch.attention_threads = std::stoi(argv[i + 1]);
+    else if (a == "--only")
+      only = argv[i + 1];
   }
   if (seq < 2 || seq > kContext) {
     fmt::print(stderr, "bench_decode_layers: --seq must be in [2, {}], got {}\n", kContext, seq);
@@ -262,6 +270,7 @@ int main(int argc, char** argv) {
       {"all, attention fused, chunks of 256", true, false, false, false, true, true, true, false, 256},
       {"all, attention short 128", true, false, false, false, true, true, true, false, 0, 128},
       {"all, attention short 256", true, false, false, false, true, true, true, false, 0, 256},
+      {"attention short 128 only", false, false, false, false, false, false, false, false, 0, 128},
       {"attention short 256 only", false, false, false, false, false, false, false, false, 0, 256},
       {"QKV only", true, false, false, false, false, false, false},
       {"o_proj only", false, false, false, false, true, false, false},
@@ -269,6 +278,7 @@ int main(int argc, char** argv) {
       {"down only", false, false, false, false, false, false, true},
   };
   for (const Variant& v : variants) {
+    if (std::string(v.name).find(only) == std::string::npos) continue;
     Graph g;
     {
       auto recording = g.capture();

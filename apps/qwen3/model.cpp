@@ -382,12 +382,18 @@ const Tensor<float, 1>& Model::warm_up() {
     } describing{*scratch_};
     launch_prefill_chunk(zeros, 0, true);
     launch_prefill_chunk(one, 0, true);
-    const StepAttention form = step_attention(1);
-    launch_step(form,
-                form != StepAttention::split
-                    ? 1
-                    : k::attention_splits(1, k::kAttentionChunk, scratch_->part_m.shape(1)).splits,
-                0, true);
+    // The step at position 0, and steps of every other attention form that longer contexts run
+    // (their kernels are compiled here and loaded at their first step).
+    const std::int64_t first_positions[] = {1, short_attention_positions_ + 1, fused_attention_positions_ + 1};
+    for (const std::int64_t positions : first_positions) {
+      if (positions > context_ || (positions > 1 && step_attention(positions) == step_attention(1))) continue;
+      const StepAttention form = step_attention(positions);
+      launch_step(form,
+                  form != StepAttention::split
+                      ? 1
+                      : k::attention_splits(positions, k::kAttentionChunk, scratch_->part_m.shape(1)).splits,
+                  0, true);
+    }
   }
   tessera::compile_all(compiles, compile_jobs_);
   prefill(zeros, 0);

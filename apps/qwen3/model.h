@@ -31,10 +31,11 @@
 // Launches are asynchronous on the model's own stream, ordered by tessera's tensor tracking;
 // reading the logits on the host waits for them. decode_step() replays a tessera::Graph of the
 // step (one CUDA graph on a GPU): captured once per number of attention splits (which sets the
-// partial-attention tensors' shapes) and once for each one-kernel attention, with the token, position and chunks per split as
-// tessera::Scalars and kv_append's K and V slots moved to the position (Graph::move_view). Only
-// three nodes change from one token to the next (the embedding, step_rows, kv_append): each
-// changed node costs a driver call on the host before the replay, while the GPU waits. The
+// partial-attention tensors' shapes) and once for each one-kernel attention, with the token,
+// position and chunks per split as tessera::Scalars and kv_append's K and V slots moved to the
+// position (Graph::move_view). Only three nodes change from one token to the next (the
+// embedding, step_rows, kv_append): each changed node costs a driver call on the host before
+// the replay, while the GPU waits. The
 // chunks per split (every attention program's iterations) change once per 64 * max splits
 // positions at most, and a graph patches its attention nodes only when they differ from its
 // previous replay's.
@@ -91,8 +92,10 @@ struct EngineOptions {
   std::int64_t fused_attention_positions = 0;
   // Steps at up to this many positions (0, 128 or 256) run the attention as one kernel per layer
   // without a loop (decode_attention_short: one program per KV head loads the first 128 or 256
-  // positions of the cache at once); they take precedence over fused_attention_positions.
-  std::int64_t short_attention_positions = 0;
+  // positions of the cache at once); they take precedence over fused_attention_positions. 0:
+  // never. On an H100, 128 made 4B's decode 5-7% faster than the three kernels and 256 8% slower
+  // (docs/performance.md, session 60).
+  std::int64_t short_attention_positions = 128;
   unsigned threads = 0;                   // host threads that produce weights while loading (0: all)
   std::int64_t prefill_chunk = 1024;      // prompt tokens per prefill pass (its scratch is sized for it)
   // Decode products with the engine's thread counts (CompilerHints::threads, chosen from
@@ -157,9 +160,11 @@ class Model {
   // logits of the last one; the LM head runs only for it. Throws for an empty prompt.
   const tessera::Tensor<float, 1>& prefill(std::span<const std::int32_t> tokens, std::int64_t start = 0);
   // Compiles every kernel the engine launches, on EngineOptions::compile_jobs threads: those of
-  // prefills of token 0 (of up to 128 tokens and of one), of one step, and the prefill kernels of
-  // other chunk lengths (prefill_variants). Then runs those prefills and the step and waits, so
-  // that nothing is compiled or loaded when anything is timed; leaves the cache empty. Returns the
+  // prefills of token 0 (of up to 128 tokens and of one), of one step, of a step of each other
+  // attention form that longer contexts run (short, fused, split-KV), and the prefill kernels of
+  // other chunk lengths (prefill_variants). Then runs those prefills and the first step and waits,
+  // so that nothing is compiled or loaded when anything is timed (the other forms' kernels are
+  // loaded at their first step); leaves the cache empty. Returns the
   // step's logits (for Sampler::warm_up).
   const tessera::Tensor<float, 1>& warm_up();
 

@@ -21,30 +21,13 @@
 // split does, the output o / l.
 //
 // The kernel covers contexts of at most CH positions (n <= CH); the engine runs it only there
-// (EngineOptions::short_attention) and the three kernels beyond.
+// (EngineOptions::short_attention_positions) and the three kernels beyond.
 #pragma once
 
-#include <utility>
-
+#include "kernels/qk_norm_rope.h"
 #include "kernels/tile_common.h"
 
 namespace qwen3::kernels {
-namespace short_attention_detail {
-
-using namespace tessera;
-
-// rope(rmsnorm(y) * weight) of heads given as halves a, b (f32 [M, 64] each), as the two rotated
-// halves {first, second} (f32 [M, 64] each); weight is the bf16 [128] norm weight, cs/sn the f32
-// [1, 64] table rows.
-template <class A, class B, class Wt, class Cos, class Sin, class Eps>
-constexpr auto norm_rope_halves(A a, B b, Wt weight, Cos cs, Sin sn, Eps eps) {
-  auto inv = rsqrt((sum<1>(a * a) + sum<1>(b * b)) * c<1.0 / 128> + eps);  // [M, 1]
-  auto ya = a * inv * reshape<1, 64>(cast<kF32>(load<64>(weight, c<0>)));
-  auto yb = b * inv * reshape<1, 64>(cast<kF32>(load<64>(weight, c<1>)));
-  return std::pair(ya * cs - yb * sn, yb * cs + ya * sn);
-}
-
-}  // namespace short_attention_detail
 
 template <int GP, int CH>
 auto decode_attention_short() {
@@ -54,16 +37,16 @@ auto decode_attention_short() {
       [](auto out, auto k_slot, auto v_slot, auto q_in, auto k_in, auto v_in, auto q_norm, auto k_norm, auto cos_row,
          auto sin_row, auto k_cache, auto v_cache, auto length, auto eps, auto scale) {
         using namespace tessera;
-        using short_attention_detail::norm_rope_halves;
+        using rope_detail::norm_rope_halves;
         auto h = program_id<0>();
         auto k1 = reshape<CH, 64>(load<1, CH, 1, 64>(k_cache, h, c<0>, c<0>, c<0>));
         auto k2 = reshape<CH, 64>(load<1, CH, 1, 64>(k_cache, h, c<0>, c<1>, c<0>));
         auto vt = reshape<CH, 128>(load<1, CH, 2, 64>(v_cache, h, c<0>, c<0>, c<0>));
         auto cs = load<1, 64>(cos_row, c<0>, c<0>);
         auto sn = load<1, 64>(sin_row, c<0>, c<0>);
-        auto [q1, q2] = norm_rope_halves(reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<0>, c<0>)),
-                                         reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<1>, c<0>)), q_norm, cs,
-                                         sn, eps);
+        auto [q1, q2] =
+            norm_rope_halves(reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<0>, c<0>)),
+                             reshape<GP, 64>(load<1, GP, 1, 64>(q_in, h, c<0>, c<1>, c<0>)), q_norm, cs, sn, eps);
         auto [n1, n2] = norm_rope_halves(reshape<1, 64>(load<1, 1, 64>(k_in, h, c<0>, c<0>)),
                                          reshape<1, 64>(load<1, 1, 64>(k_in, h, c<1>, c<0>)), k_norm, cs, sn, eps);
         auto q1b = cast<kBF16>(q1), q2b = cast<kBF16>(q2);  // [GP, 64]
@@ -73,8 +56,8 @@ auto decode_attention_short() {
         auto positions = reshape<1, CH>(iota<CH>());
         auto s = select(positions < last, mma(q2b, transpose(k2), mma(q1b, transpose(k1), c<0.0>)) * scale,
                         c<-inf>);  // [GP, CH]
-        auto s_last = (sum<1>(cast<kF32>(q1b) * cast<kF32>(n1b)) + sum<1>(cast<kF32>(q2b) * cast<kF32>(n2b))) *
-                      scale;  // [GP, 1]
+        auto s_last =
+            (sum<1>(cast<kF32>(q1b) * cast<kF32>(n1b)) + sum<1>(cast<kF32>(q2b) * cast<kF32>(n2b))) * scale;  // [GP, 1]
         auto m = maximum(max<1>(s), s_last);
         auto p = exp(s - m);
         auto p_last = exp(s_last - m);

@@ -33,15 +33,21 @@ namespace rope_detail {
 
 using namespace tessera;
 
-// rope(rmsnorm(y) * weight) of heads given as halves a, b (f32 [M, 64] each), joined into an
-// f32 [M, 2, 64] tile; weight is the bf16 [128] norm weight, cs/sn the f32 [1, 64] table rows.
-template <int M, class A, class B, class Wt, class Cos, class Sin, class Eps>
-constexpr auto norm_rope(A a, B b, Wt weight, Cos cs, Sin sn, Eps eps) {
+// rope(rmsnorm(y) * weight) of heads given as halves a, b (f32 [M, 64] each), as the two rotated
+// halves {first, second} (f32 [M, 64] each); weight is the bf16 [128] norm weight, cs/sn the f32
+// [1, 64] table rows.
+template <class A, class B, class Wt, class Cos, class Sin, class Eps>
+constexpr auto norm_rope_halves(A a, B b, Wt weight, Cos cs, Sin sn, Eps eps) {
   auto inv = rsqrt((sum<1>(a * a) + sum<1>(b * b)) * c<1.0 / 128> + eps);  // [M, 1]
   auto ya = a * inv * reshape<1, 64>(cast<kF32>(load<64>(weight, c<0>)));
   auto yb = b * inv * reshape<1, 64>(cast<kF32>(load<64>(weight, c<1>)));
-  auto first = ya * cs - yb * sn;
-  auto second = yb * cs + ya * sn;
+  return std::pair(ya * cs - yb * sn, yb * cs + ya * sn);
+}
+
+// The same, joined into an f32 [M, 2, 64] tile.
+template <int M, class A, class B, class Wt, class Cos, class Sin, class Eps>
+constexpr auto norm_rope(A a, B b, Wt weight, Cos cs, Sin sn, Eps eps) {
+  auto [first, second] = norm_rope_halves(a, b, weight, cs, sn, eps);
   auto half = reshape<1, 2, 1>(iota<2>());
   return select(half == c<0>, reshape<M, 1, 64>(first), reshape<M, 1, 64>(second));
 }

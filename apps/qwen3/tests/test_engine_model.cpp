@@ -146,6 +146,7 @@ void mha_long_fused_logits(Target target) {
   EngineOptions o = engine_options(target, 200);
   o.attention_programs = 4;
   o.fused_attention_positions = 100;
+  o.short_attention_positions = 0;
   teacher_forced(target, "mha-long", 150, o, {0, 1, 62, 63, 64, 65, 99, 100, 101, 127, 128, 149});
 }
 // The short attention up to 128 positions, then split-KV: both decode graphs in one sequence.
@@ -242,27 +243,31 @@ void checkpoint_equals_synthetic(Target target) {
 
 // The warm-up compiles every kernel that a prompt's prefill and the decode steps launch, on
 // threads (EngineOptions::compile_jobs 0) or one after another (1): afterwards they compile and
-// load nothing, and give the logits of a model that compiled its kernels as it launched them.
+// load nothing, and give the logits of a model that compiled its kernels as it launched them. A
+// context of 160 positions also runs a step past the short attention's 128 (split-KV), whose
+// kernels the warm-up compiles too (they are loaded at that step).
 void warm_up_compiles_all(Target target) {
   const ModelConfig config = config_named("gqa5");
   const WeightSource source = WeightSource::synthetic(3);
-  const std::vector<std::int32_t> tokens = tokens_below(config.vocab_size, 5);
-  Model plain(config, source, engine_options(target, 32));
-  plain.prefill(tokens);
-  const std::vector<float> want = plain.decode_step(7, 5).to_vector();
-  for (const unsigned jobs : {0u, 1u}) {
-    INFO(jobs << " compile jobs");
-    EngineOptions o = engine_options(target, 32);
-    o.compile_jobs = jobs;
-    tessera::clear_memory_cache();
-    Model model(config, source, o);
-    model.warm_up();
-    const tessera::CacheStats warm = tessera::cache_stats();
-    model.prefill(tokens);
-    const std::vector<float> got = model.decode_step(7, 5).to_vector();
-    CHECK(tessera::cache_stats().compiles == warm.compiles);
-    CHECK(tessera::cache_stats().disk_hits == warm.disk_hits);
-    CHECK(got == want);
+  for (const auto [context, prompt] : {std::pair<std::int64_t, std::int64_t>{32, 5}, {160, 130}}) {
+    const std::vector<std::int32_t> tokens = tokens_below(config.vocab_size, static_cast<std::size_t>(prompt));
+    Model plain(config, source, engine_options(target, context));
+    plain.prefill(tokens);
+    const std::vector<float> want = plain.decode_step(7, prompt).to_vector();
+    for (const unsigned jobs : {0u, 1u}) {
+      INFO(jobs << " compile jobs, context " << context);
+      EngineOptions o = engine_options(target, context);
+      o.compile_jobs = jobs;
+      tessera::clear_memory_cache();
+      Model model(config, source, o);
+      model.warm_up();
+      const tessera::CacheStats warm = tessera::cache_stats();
+      model.prefill(tokens);
+      const std::vector<float> got = model.decode_step(7, prompt).to_vector();
+      CHECK(tessera::cache_stats().compiles == warm.compiles);
+      CHECK(tessera::cache_stats().disk_hits == warm.disk_hits);
+      CHECK(got == want);
+    }
   }
 }
 

@@ -25,7 +25,7 @@
 // --attention-programs N sizes the split-KV attention (EngineOptions::attention_programs);
 // --fused-attention-positions N runs steps at up to N positions with the attention as one kernel
 // per layer (EngineOptions::fused_attention_positions; 0: always split-KV);
-// --short-attention-positions N (0, 128 or 256) runs steps at up to N positions with the attention
+// --short-attention-positions N (0, 128 or 256; default 128) runs steps at up to N positions with the attention
 // as one kernel without a loop (EngineOptions::short_attention_positions);
 // --compiler-threads runs every decode product at the compiler's thread count instead of the
 // engine's (EngineOptions::product_threads), for comparisons; --stream-weights S streams the
