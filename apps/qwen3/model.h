@@ -93,8 +93,8 @@ struct EngineOptions {
   // Steps at up to this many positions (0, 128 or 256) run the attention as one kernel per layer
   // without a loop (decode_attention_short: one program per KV head loads the first 128 or 256
   // positions of the cache at once); they take precedence over fused_attention_positions. 0:
-  // never. On an H100, 128 made 4B's decode 5-7% faster than the three kernels and 256 8% slower
-  // (docs/performance.md, session 60).
+  // never. 128 made 4B's decode 5-7% faster than the three kernels on the H200 (2-7% on an
+  // H100, where 256 was 8-10% slower; docs/performance.md, session 60).
   std::int64_t short_attention_positions = 128;
   unsigned threads = 0;                   // host threads that produce weights while loading (0: all)
   std::int64_t prefill_chunk = 1024;      // prompt tokens per prefill pass (its scratch is sized for it)
