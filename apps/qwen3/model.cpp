@@ -171,7 +171,7 @@ struct Model::PrefillScratch {
   Tensor<bfloat16, 2> mlp;     // silu(gate) * up [chunk, intermediate]
 };
 
-// The decode step of one number of attention splits (or of the fused attention), and where each
+// The decode step of one number of attention splits (or of a one-kernel attention), and where each
 // layer's K/V append is.
 struct Model::DecodeGraph {
   explicit DecodeGraph(tessera::Target target) : graph(target) {}
