@@ -7,8 +7,10 @@
 // launch_step) as one graph, and again with groups of kernels left out, and prints each graph's
 // time per replay: the difference is what the left-out kernels cost in the graph (where two
 // kernels share no tensor the graph has no edge between them, so a kernel whose output nothing
-// reads any more runs beside the others). Two variants run the attention as one kernel
-// (decode_attention_fused, the engine's opt-in form for short contexts). One variant also
+// reads any more runs beside the others). Some variants run the attention as one kernel:
+// decode_attention_fused at chunks of 64, 128 or 256 positions (the engine's opt-in form), and
+// decode_attention_short over the cache's first 128 or 256 positions (the engine's default up to
+// 128; at a --seq past its positions only its time means anything). One variant also
 // changes, before each replay, what the engine changes per token (the position, kv_append's K/V
 // slots), so that the host's patching of the graph's nodes shows. The results are not a forward
 // pass (weights hold no values that matter, left-out kernels leave their outputs stale); only the
@@ -106,7 +108,7 @@ struct Step {
   Tensor<float, 3> part_o{{kKv, kMaxSplits, kGroup*kHead}}, part_m{{kKv, kMaxSplits, kGroup}},
       part_l{{kKv, kMaxSplits, kGroup}};
   Tensor<float, 2> attn_by_kv_head = attn.slice(0, 0, kQWidth).reshape<2>({kKv, kGroup* kHead});
-  Scalar<std::int32_t> position, chunks_per_split, chunks, chunks_fused;
+  Scalar<std::int32_t> position, chunks_per_split, chunks;
   LaunchOptions options;
 
   explicit Step(std::int64_t layers)
@@ -152,7 +154,6 @@ struct Step {
     const auto [per_split, splits] = k::attention_splits(seq, CH, kMaxSplits);
     position.set(static_cast<std::int32_t>(seq - 1));
     chunks_per_split.set(static_cast<std::int32_t>(per_split));
-    chunks.set(static_cast<std::int32_t>((seq + CH - 1) / CH));
     launches = 0;
     auto po = part_o.slice(1, 0, splits), pm = part_m.slice(1, 0, splits), pl = part_l.slice(1, 0, splits);
     const float eps = 1e-6f, scale = 1.0f / std::sqrt(float(kHead));
@@ -173,10 +174,10 @@ struct Step {
         run(0, k::qk_norm_rope_append<GP>(), q.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
             v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, cos_now, sin_now, eps);
       auto fused = [&]<int FCH>(std::integral_constant<int, FCH>) {
-        chunks_fused.set(static_cast<std::int32_t>((seq + FCH - 1) / FCH));
+        chunks.set(static_cast<std::int32_t>((seq + FCH - 1) / FCH));
         run(choices.attention_threads, k::decode_attention_fused<GP, FCH>(), attn_by_kv_head.partition<1, GP * 128>(),
             k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), q_in, k_in, v_in, w.q_norm, w.k_norm, cos_now,
-            sin_now, k_cache[l], v_cache[l], length, chunks_fused, eps, scale);
+            sin_now, k_cache[l], v_cache[l], length, chunks, eps, scale);
       };
       if (v.fused == 64) fused(std::integral_constant<int, 64>{});
       if (v.fused == 128) fused(std::integral_constant<int, 128>{});

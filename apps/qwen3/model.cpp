@@ -385,9 +385,11 @@ const Tensor<float, 1>& Model::warm_up() {
     // The step at position 0, and steps of every other attention form that longer contexts run
     // (their kernels are compiled here and loaded at their first step).
     const std::int64_t first_positions[] = {1, short_attention_positions_ + 1, fused_attention_positions_ + 1};
+    std::vector<StepAttention> described;
     for (const std::int64_t positions : first_positions) {
-      if (positions > context_ || (positions > 1 && step_attention(positions) == step_attention(1))) continue;
       const StepAttention form = step_attention(positions);
+      if (positions > context_ || std::find(described.begin(), described.end(), form) != described.end()) continue;
+      described.push_back(form);
       launch_step(form,
                   form != StepAttention::split
                       ? 1
