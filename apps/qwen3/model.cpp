@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <tuple>
 #include <type_traits>
@@ -365,7 +366,9 @@ std::vector<tessera::PendingCompile> Model::prefill_variants() {
   return compiles;
 }
 
-const Tensor<float, 1>& Model::warm_up() {
+const Tensor<float, 1>& Model::logits() const { return scratch_->logits; }
+
+const Tensor<float, 1>& Model::warm_up(std::vector<tessera::PendingCompile> extra) {
   // A prefill of 128 tokens (whole tiles, where the model's sizes allow) and one of one token
   // (ragged tiles): a kernel is compiled once for each (LaunchOptions::whole_tiles).
   const std::vector<std::int32_t> zeros(static_cast<std::size_t>(std::min<std::int64_t>(prefill_chunk_, 128)), 0);
@@ -397,6 +400,7 @@ const Tensor<float, 1>& Model::warm_up() {
                   0, true);
     }
   }
+  std::move(extra.begin(), extra.end(), std::back_inserter(compiles));
   tessera::compile_all(compiles, compile_jobs_);
   prefill(zeros, 0);
   prefill(one, 0);

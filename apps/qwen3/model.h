@@ -164,9 +164,12 @@ class Model {
   // attention form that longer contexts run (short, fused, split-KV), and the prefill kernels of
   // other chunk lengths (prefill_variants). Then runs those prefills and the first step and waits,
   // so that nothing is compiled or loaded when anything is timed (the other forms' kernels are
-  // loaded at their first step); leaves the cache empty. Returns the
-  // step's logits (for Sampler::warm_up).
-  const tessera::Tensor<float, 1>& warm_up();
+  // loaded at their first step); leaves the cache empty. `extra` are compiled with them (a
+  // Sampler's pending_compiles). Returns the step's logits (for Sampler::warm_up).
+  const tessera::Tensor<float, 1>& warm_up(std::vector<tessera::PendingCompile> extra = {});
+  // The tensor decode_step and prefill return, [vocab] (what a Sampler's pending_compiles
+  // describes its launches on before the warm-up).
+  const tessera::Tensor<float, 1>& logits() const;
 
  private:
   struct Scratch;

@@ -58,12 +58,13 @@ std::int32_t Sampler::sample(const Tensor<float, 1>& logits) {
 
 void Sampler::warm_up(const Tensor<float, 1>& logits) { choose(logits, 0.0f); }
 
-std::int32_t Sampler::choose(const Tensor<float, 1>& logits, float u) {
+void Sampler::check_logits(const Tensor<float, 1>& logits) const {
   if (logits.shape(0) != vocab_)
     throw Error(fmt::format("sampler for {} tokens given {} logits", vocab_, logits.shape(0)));
-  auto run = [&](const auto& kernel, auto&&... args) {
-    std::move(kernel.launch_async(options_, std::forward<decltype(args)>(args)...)).detach();
-  };
+}
+
+template <class Run>
+void Sampler::for_each_launch(const Tensor<float, 1>& logits, float u, Run&& run) {
   if (params_.temperature < kGreedyBelow) {
     run(k::argmax_blocks<k::kArgmaxBlock>(), block_value_.partition<1>(), block_index_.partition<1>(), logits);
     run(k::argmax_final<k::kArgmaxFinal>(), token_.partition<1>(), block_value_, block_index_);
@@ -77,6 +78,22 @@ std::int32_t Sampler::choose(const Tensor<float, 1>& logits, float u) {
     run(k::sample_topk<k::kTopK>(), token_.partition<1>(), cand_value_.back(), cand_index_.back(),
         static_cast<float>(1 / params_.temperature), top_k, static_cast<float>(params_.top_p), u);
   }
+}
+
+std::vector<tessera::PendingCompile> Sampler::pending_compiles(const Tensor<float, 1>& logits) {
+  check_logits(logits);
+  std::vector<tessera::PendingCompile> compiles;
+  for_each_launch(logits, 0.0f, [&](const auto& kernel, auto&&... args) {
+    compiles.push_back(kernel.pending_compile(options_, std::forward<decltype(args)>(args)...));
+  });
+  return compiles;
+}
+
+std::int32_t Sampler::choose(const Tensor<float, 1>& logits, float u) {
+  check_logits(logits);
+  for_each_launch(logits, u, [&](const auto& kernel, auto&&... args) {
+    std::move(kernel.launch_async(options_, std::forward<decltype(args)>(args)...)).detach();
+  });
   const std::int32_t token = token_(0);
   if (token < 0 || token >= vocab_)
     throw Error("the logits have no largest value (are they NaN?): no token could be chosen");

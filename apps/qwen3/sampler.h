@@ -52,8 +52,12 @@ class Sampler {
   // The next token for the f32 logits [vocab] (waits for them). Throws qwen3::Error when the
   // logits hold no largest value (NaN everywhere).
   std::int32_t sample(const tessera::Tensor<float, 1>& logits);
+  // The compiles of the kernels that sample() launches on logits of this shape (for
+  // Model::warm_up, which compiles them with its own on threads).
+  std::vector<tessera::PendingCompile> pending_compiles(const tessera::Tensor<float, 1>& logits);
   // Runs the sampling kernels once on `logits` without using a draw of the generator (so that
-  // they are compiled before anything is timed); the result is dropped.
+  // they are compiled, where pending_compiles' were not, and loaded before anything is timed);
+  // the result is dropped.
   void warm_up(const tessera::Tensor<float, 1>& logits);
   const SamplingParams& params() const { return params_; }
   std::uint64_t draws() const { return draws_; }
@@ -64,6 +68,11 @@ class Sampler {
   tessera::LaunchOptions options_;
   std::uint64_t draws_ = 0;
   std::int32_t choose(const tessera::Tensor<float, 1>& logits, float u);
+  void check_logits(const tessera::Tensor<float, 1>& logits) const;
+  // Calls run(kernel, arguments...) for each launch of a choice on `logits` with the uniform
+  // number u, in order.
+  template <class Run>
+  void for_each_launch(const tessera::Tensor<float, 1>& logits, float u, Run&& run);
   // Greedy: per block the largest value and its index.
   tessera::Tensor<float, 1> block_value_;
   tessera::Tensor<std::int32_t, 1> block_index_;

@@ -23,6 +23,7 @@
 // definition to bf16 precision. "the tolerance separates a wrong model" checks that it is tight
 // enough to see a real difference (a reference with another rope_theta fails it).
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <vector>
@@ -241,7 +242,8 @@ void checkpoint_equals_synthetic(Target target) {
           in_place.decode_step(static_cast<std::int32_t>(p * 300), p).to_vector());
 }
 
-// The warm-up compiles every kernel that a prompt's prefill and the decode steps launch, on
+// The warm-up compiles every kernel that a prompt's prefill, the decode steps and the samplers
+// given to it (greedy and random) launch, on
 // threads (EngineOptions::compile_jobs 0) or one after another (1): afterwards they compile and
 // load nothing, and give the logits of a model that compiled its kernels as it launched them. A
 // context of 160 positions also runs a step past the short attention's 128 (split-KV), whose
@@ -260,13 +262,21 @@ void warm_up_compiles_all(Target target) {
       o.compile_jobs = jobs;
       tessera::clear_memory_cache();
       Model model(config, source, o);
-      model.warm_up();
+      Sampler greedy(config.vocab_size, SamplingParams{}, target);
+      Sampler random(config.vocab_size, SamplingParams{.temperature = 1.0, .seed = 5}, target);
+      std::vector<tessera::PendingCompile> sampling = greedy.pending_compiles(model.logits());
+      for (tessera::PendingCompile& c : random.pending_compiles(model.logits())) sampling.push_back(std::move(c));
+      model.warm_up(std::move(sampling));
       const tessera::CacheStats warm = tessera::cache_stats();
       model.prefill(tokens);
-      const std::vector<float> got = model.decode_step(7, prompt).to_vector();
+      const tessera::Tensor<float, 1>& logits = model.decode_step(7, prompt);
+      const std::vector<float> got = logits.to_vector();
+      const std::int32_t token = greedy.sample(logits);
+      random.sample(logits);
       CHECK(tessera::cache_stats().compiles == warm.compiles);
       CHECK(tessera::cache_stats().disk_hits == warm.disk_hits);
       CHECK(got == want);
+      CHECK(token == static_cast<std::int32_t>(std::max_element(got.begin(), got.end()) - got.begin()));
     }
   }
 }

@@ -315,7 +315,7 @@ int run(const Options& o) {
   qwen3::Model model(config, *source, engine);
   const auto loaded = std::chrono::steady_clock::now();
   qwen3::Sampler sampler(config.vocab_size, o.sampling, model.target());
-  sampler.warm_up(model.warm_up());
+  sampler.warm_up(model.warm_up(sampler.pending_compiles(model.logits())));
   const auto warm = std::chrono::steady_clock::now();
   std::cerr << fmt::format("tessera-qwen3: weights loaded in {:.2f} s ({:.2f} GB), kernels compiled in {:.2f} s\n",
                            std::chrono::duration<double>(loaded - start).count(), model.weights().bytes() / 1e9,
@@ -451,9 +451,13 @@ int serve(ServeOptions o) {
   qwen3::Model model(config, *source, engine);
   const auto loaded = std::chrono::steady_clock::now();
   // Compile every kernel before the first request: the step, and greedy and random sampling.
-  const tessera::Tensor<float, 1>& logits = model.warm_up();
-  qwen3::Sampler(config.vocab_size, qwen3::SamplingParams{}, model.target()).warm_up(logits);
-  qwen3::Sampler(config.vocab_size, qwen3::SamplingParams{1.0, 0, 1.0, 0}, model.target()).warm_up(logits);
+  qwen3::Sampler greedy(config.vocab_size, qwen3::SamplingParams{}, model.target());
+  qwen3::Sampler random(config.vocab_size, qwen3::SamplingParams{1.0, 0, 1.0, 0}, model.target());
+  std::vector<tessera::PendingCompile> sampling = greedy.pending_compiles(model.logits());
+  for (tessera::PendingCompile& c : random.pending_compiles(model.logits())) sampling.push_back(std::move(c));
+  const tessera::Tensor<float, 1>& logits = model.warm_up(std::move(sampling));
+  greedy.warm_up(logits);
+  random.warm_up(logits);
   const auto warm = std::chrono::steady_clock::now();
 
   qwen3::Server server(model, tokenizer, o.server);
