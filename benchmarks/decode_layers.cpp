@@ -19,7 +19,8 @@
 //
 //   bench_decode_layers [--seq N] [--layers L] [--replays R] [--split-k S] [--early-steps N]
 //                       [--residual-threads T] [--early-o-proj N] [--norm-occupancy N]
-//                       [--residual-occupancy N] [--attention-threads T] [--only TEXT]
+//                       [--residual-occupancy N] [--attention-threads T] [--o-proj-stages S]
+//                       [--only TEXT]
 //
 // --split-k S runs o_proj and down with each program's K loop shared by the S CTAs of a cluster
 // (CompilerHints::split_k, the engine's --split-k); --early-steps N has every kernel load its
@@ -30,7 +31,9 @@
 // --norm-occupancy N and --residual-occupancy N cap the registers of the products with a folded
 // RMSNorm (QKV, gate/up) and of o_proj and down so that N programs fit per SM
 // (CompilerHints::occupancy; the norm products' default is the engine's 4B choice, 0 the compiler's);
-// --attention-threads T runs the one-kernel attention forms at T threads per program; --only TEXT
+// --attention-threads T runs the one-kernel attention forms at T threads per program;
+// --o-proj-stages S runs o_proj at 8 x 512 and 256 threads with its weight tiles through bulk rings
+// of S slots (the first S - 1 copied before it waits for the attention); --only TEXT
 // runs only the variants whose names contain TEXT.
 #include <fmt/format.h>
 
@@ -68,6 +71,7 @@ struct Choices {
   int norm_occupancy = k::kNormProductOccupancy;  // QKV's and gate/up's CompilerHints::occupancy, the engine's
   int residual_occupancy = 0;  // o_proj's and down's
   int attention_threads = 0;   // the one-kernel attention forms' CompilerHints::threads
+  int o_proj_stages = 0;       // o_proj's bulk ring slots (8 x 512 tiles, 256 threads); 0: registers
 };
 
 struct LayerWeights {
@@ -195,8 +199,13 @@ struct Step {
       if (v.combine) run(0, k::decode_attention_combine<GP>(), attn_by_kv_head.partition<1, GP * 128>(), po, pm, pl);
       const CompilerHints residual{
           .occupancy = choices.residual_occupancy, .threads = choices.residual_threads, .split_k = choices.split_k};
-      if (v.o_proj) run_early(choices.early_o_proj >= 0 ? choices.early_o_proj : choices.early, residual,
-                           k::matvec_residual<R, BK>(), x.partition<R>(), w.o, attn);
+      const int early_o_proj = choices.early_o_proj >= 0 ? choices.early_o_proj : choices.early;
+      if (v.o_proj && choices.o_proj_stages)
+        run_early(early_o_proj,
+                  {.stream_stages = choices.o_proj_stages, .bulk_streams = true, .threads = k::kStreamThreads},
+                  k::matvec_residual<k::kStreamResidualRows, BK>(), x.partition<k::kStreamResidualRows>(), w.o, attn);
+      else if (v.o_proj)
+        run_early(early_o_proj, residual, k::matvec_residual<R, BK>(), x.partition<R>(), w.o, attn);
       if (v.gate_up)
         run_hinted({.occupancy = choices.norm_occupancy, .threads = k::kSwigluThreads},
                    k::rmsnorm_swiglu<k::kSwigluTileRows, k::kSwigluTileCols>(),
@@ -247,6 +256,8 @@ int main(int argc, char** argv) {
       ch.residual_occupancy = std::stoi(argv[i + 1]);
     else if (a == "--attention-threads")
       ch.attention_threads = std::stoi(argv[i + 1]);
+    else if (a == "--o-proj-stages")
+      ch.o_proj_stages = std::stoi(argv[i + 1]);
     else if (a == "--only")
       only = argv[i + 1];
   }
@@ -305,11 +316,11 @@ int main(int argc, char** argv) {
     const double med = ms[ms.size() / 2];
     fmt::print(
         "{{\"variant\": \"{}\", \"seq\": {}, \"layers\": {}, \"split_k\": {}, \"early_steps\": {}, "
-        "\"early_o_proj\": {}, \"residual_threads\": {}, \"norm_occupancy\": {}, \"residual_occupancy\": {}, "
+        "\"early_o_proj\": {}, \"residual_threads\": {}, \"norm_occupancy\": {}, \"residual_occupancy\": {}, \"o_proj_stages\": {}, "
         "\"kernels\": {}, \"ms\": {:.4f}, \"us_per_layer\": {:.2f}, \"host_submit_ms\": {:.4f}, "
         "\"host_update_ms\": {:.4f}}}\n",
         v.name, seq, layers, ch.split_k, ch.early, ch.early_o_proj, ch.residual_threads, ch.norm_occupancy,
-        ch.residual_occupancy, g.size(), med, med * 1000 / double(layers), host_ms[host_ms.size() / 2],
+        ch.residual_occupancy, ch.o_proj_stages, g.size(), med, med * 1000 / double(layers), host_ms[host_ms.size() / 2],
         update_ms[update_ms.size() / 2]);
   }
   return 0;

@@ -230,6 +230,10 @@ std::int64_t context_limit_of(const ModelConfig& config, const EngineOptions& op
   return context;
 }
 
+// The shorter of decode_attention_short's two chunks: steps at up to this many positions run it,
+// longer ones up to EngineOptions::short_attention_positions the other (256).
+constexpr int kShortPositions = 128;
+
 // EngineOptions::short_attention_positions: 0 or a chunk decode_attention_short is built for.
 std::int64_t checked_short_attention(std::int64_t positions) {
   if (positions != 0 && positions != 128 && positions != 256)
@@ -252,6 +256,7 @@ Model::Model(const ModelConfig& config, const WeightSource& source, const Engine
       attention_programs_(std::max<std::int64_t>(1, options.attention_programs)),
       fused_attention_positions_(std::max<std::int64_t>(0, options.fused_attention_positions)),
       short_attention_positions_(checked_short_attention(options.short_attention_positions)),
+      split_prefetch_(options.split_prefetch),
       product_threads_(options.product_threads),
       compile_jobs_(options.compile_jobs),
       stream_stages_(options.stream_stages),
@@ -265,8 +270,10 @@ Model::Model(const ModelConfig& config, const WeightSource& source, const Engine
       weights_(checked_weights(config, source, target_, options.threads)) {
   const std::int64_t max_splits =
       k::max_attention_splits(attention_programs_, config.num_key_value_heads, context_, k::kAttentionChunk);
-  scratch_ = std::make_unique<Scratch>(
-      config_, context_, k::attention_cache_positions(context_, k::kAttentionChunk, max_splits), max_splits, target_);
+  // The short attention loads the cache's first 128 or 256 positions as whole tiles.
+  const std::int64_t positions =
+      std::max(k::attention_cache_positions(context_, k::kAttentionChunk, max_splits), short_attention_positions_);
+  scratch_ = std::make_unique<Scratch>(config_, context_, positions, max_splits, target_);
   scratch_->options.hints.early_frozen_steps = options.early_weight_steps;
 }
 
@@ -387,7 +394,8 @@ const Tensor<float, 1>& Model::warm_up(std::vector<tessera::PendingCompile> extr
     launch_prefill_chunk(one, 0, true);
     // The step at position 0, and steps of every other attention form that longer contexts run
     // (their kernels are compiled here and loaded at their first step).
-    const std::int64_t first_positions[] = {1, short_attention_positions_ + 1, fused_attention_positions_ + 1};
+    const std::int64_t first_positions[] = {1, kShortPositions + 1, short_attention_positions_ + 1,
+                                            fused_attention_positions_ + 1};
     std::vector<StepAttention> described;
     for (const std::int64_t positions : first_positions) {
       const StepAttention form = step_attention(positions);
@@ -431,9 +439,10 @@ void Model::step(std::int32_t token, std::int64_t position, bool logits, bool gr
     launch_step(form, splits, position, logits);
   } else {
     if (graphs_.size() < static_cast<std::size_t>(splits)) graphs_.resize(static_cast<std::size_t>(splits));
-    std::unique_ptr<DecodeGraph>& g = form == StepAttention::short_context ? short_graph_
-                                      : form == StepAttention::fused       ? fused_graph_
-                                                                           : graphs_[static_cast<std::size_t>(splits - 1)];
+    std::unique_ptr<DecodeGraph>& g = form == StepAttention::short_128   ? short_graphs_[0]
+                                      : form == StepAttention::short_256 ? short_graphs_[1]
+                                      : form == StepAttention::fused     ? fused_graph_
+                                                                         : graphs_[static_cast<std::size_t>(splits - 1)];
     if (!g) {
       g = std::make_unique<DecodeGraph>(target_);
       auto recording = g->graph.capture();
@@ -450,7 +459,8 @@ void Model::step(std::int32_t token, std::int64_t position, bool logits, bool gr
 }
 
 Model::StepAttention Model::step_attention(std::int64_t positions) const {
-  if (positions <= short_attention_positions_) return StepAttention::short_context;
+  if (positions <= std::min<std::int64_t>(kShortPositions, short_attention_positions_)) return StepAttention::short_128;
+  if (positions <= short_attention_positions_) return StepAttention::short_256;
   if (positions <= fused_attention_positions_) return StepAttention::fused;
   return StepAttention::split;
 }
@@ -486,14 +496,14 @@ std::size_t Model::launch_step(StepAttention form, std::int64_t splits, std::int
       auto v_row = s.v_new.slice(0, layer * n_kv, (layer + 1) * n_kv);
       auto k_slot = s.k_new.slice(0, layer * n_kv, (layer + 1) * n_kv).reshape<3>({n_kv, 1, kHeadDim});
       auto v_slot = s.v_new.slice(0, layer * n_kv, (layer + 1) * n_kv).reshape<3>({n_kv, 1, kHeadDim});
-      if (form == StepAttention::short_context) {
+      if (form == StepAttention::short_128 || form == StepAttention::short_256) {
         auto short_attention = [&]<int CH>(std::integral_constant<int, CH>) {
           s.run(k::decode_attention_short<GP, CH>(), s.attn_by_kv_head.partition<1, GP * 128>(),
                 k_slot.partition<1, 1, 128>(), v_slot.partition<1, 1, 128>(), s.q_in, s.k_in, s.v_in, w.q_norm,
                 w.k_norm, s.cos_now, s.sin_now, s.k_halves[l], s.v_halves[l], s.seq, eps, scale);
         };
-        if (short_attention_positions_ == 128)
-          short_attention(std::integral_constant<int, 128>{});
+        if (form == StepAttention::short_128)
+          short_attention(std::integral_constant<int, kShortPositions>{});
         else
           short_attention(std::integral_constant<int, 256>{});
       } else if (form == StepAttention::fused) {
@@ -504,9 +514,15 @@ std::size_t Model::launch_step(StepAttention form, std::int64_t splits, std::int
         s.run(k::qk_norm_rope_append<GP>(), s.q.partition<1, GP, 128>(), k_slot.partition<1, 1, 128>(),
               v_slot.partition<1, 1, 128>(), s.q_in, s.k_in, s.v_in, w.q_norm, w.k_norm, s.cos_now, s.sin_now,
               eps);
-        s.run(k::decode_attention_split<GP, k::kAttentionChunk>(), part_o.partition<1, 1, GP * 128>(),
-              part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), s.q, s.k_cache[l], s.v_cache[l], k_row,
-              v_row, s.seq, s.chunks_per_split, scale);
+        auto split = [&]<bool P>(std::bool_constant<P>) {
+          s.run(k::decode_attention_split<GP, k::kAttentionChunk, P>(), part_o.partition<1, 1, GP * 128>(),
+                part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), s.q, s.k_cache[l], s.v_cache[l], k_row,
+                v_row, s.seq, s.chunks_per_split, scale);
+        };
+        if (split_prefetch_)
+          split(std::true_type{});
+        else
+          split(std::false_type{});
         s.run(k::decode_attention_combine<GP>(), s.attn_by_kv_head.partition<1, GP * 128>(), part_o, part_m,
               part_l);
       }

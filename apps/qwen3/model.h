@@ -91,11 +91,15 @@ struct EngineOptions {
   // three at 160 positions, slower from 512 on (one program per KV head; docs/performance.md).
   std::int64_t fused_attention_positions = 0;
   // Steps at up to this many positions (0, 128 or 256) run the attention as one kernel per layer
-  // without a loop (decode_attention_short: one program per KV head loads the first 128 or 256
-  // positions of the cache at once); they take precedence over fused_attention_positions. 0:
-  // never. 128 made 4B's decode 5-7% faster than the three kernels on the H200 (2-7% on an
-  // H100, where 256 was 8-10% slower; docs/performance.md, session 60).
+  // without a loop (decode_attention_short: one program per KV head loads the cache's first 128
+  // positions at once, or its first 256 for steps past 128); they take precedence over
+  // fused_attention_positions. 0: never. The KV cache then has at least this many positions,
+  // so that the kernel's loads are whole tiles. 128 made 4B's decode 5-7% faster than the three
+  // kernels on the H200 (docs/performance.md, session 60).
   std::int64_t short_attention_positions = 128;
+  // The split-KV attention loads each chunk of K and V during the chunk before
+  // (decode_attention_split<GP, CH, true>), so that its loads overlap the math.
+  bool split_prefetch = false;
   unsigned threads = 0;                   // host threads that produce weights while loading (0: all)
   std::int64_t prefill_chunk = 1024;      // prompt tokens per prefill pass (its scratch is sized for it)
   // Decode products with the engine's thread counts (CompilerHints::threads, chosen from
@@ -185,7 +189,8 @@ class Model {
   // (kv_append).
   // How a step's attention runs: three kernels (q/k norm + RoPE, split-KV, combine), or one
   // (decode_attention_fused, decode_attention_short).
-  enum class StepAttention { split, fused, short_context };
+  // short_128 and short_256: decode_attention_short over the cache's first 128 or 256 positions.
+  enum class StepAttention { split, fused, short_128, short_256 };
   StepAttention step_attention(std::int64_t positions) const;
   std::size_t launch_step(StepAttention form, std::int64_t splits, std::int64_t position, bool logits);
   // The launches of one prefill chunk: tokens at positions start, start + 1, ... (at most
@@ -204,6 +209,7 @@ class Model {
   std::int64_t attention_programs_ = 0;
   std::int64_t fused_attention_positions_ = 0;
   std::int64_t short_attention_positions_ = 0;
+  bool split_prefetch_ = false;
   bool product_threads_ = true;
   unsigned compile_jobs_ = 0;
   int stream_stages_ = 0;
@@ -220,7 +226,7 @@ class Model {
   std::unique_ptr<PrefillScratch> prefill_scratch_;   // a chunk's activations, made at the first prefill
   std::vector<std::unique_ptr<DecodeGraph>> graphs_;  // per number of splits, captured on first use
   std::unique_ptr<DecodeGraph> fused_graph_;          // the step with the fused attention
-  std::unique_ptr<DecodeGraph> short_graph_;          // the step with the short attention
+  std::unique_ptr<DecodeGraph> short_graphs_[2];      // the steps with the short attention of 128, 256
 };
 
 }  // namespace qwen3

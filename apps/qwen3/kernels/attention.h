@@ -29,6 +29,11 @@
 // transformers' bf16 attention do, a relative error of at most 2^-9 per probability; the
 // running sums l and m stay in f32.
 //
+// decode_attention_split<GP, CH, true> computes the same, but loads each chunk's K and V in the
+// iteration before (the first before the loop; the last iteration loads its own chunk again), so
+// that a chunk's loads are in flight while the chunk before is computed: the loop otherwise waits
+// a memory latency per chunk, with few programs per SM to hide it.
+//
 // decode_attention_combine: one program per KV head, grid [n_kv]; loops over the S splits
 // carrying (M, L, O) and rescaling, then stores O / L into out [n_kv, G*128] (tile [1, GP*128]),
 // which is the f32 attention output of all query heads in head order (a view of the [n_heads *
@@ -37,6 +42,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <tuple>
 
 #include "kernels/tile_common.h"
 
@@ -86,27 +92,50 @@ using namespace tessera;
 // One online-softmax step over chunk `chunk` of KV head h's cache ([CH, 128] bf16 K and V): the
 // G query heads qt (bf16 [GP, 128]) against its positions below `last`, carrying the running max
 // m and sum l ([GP, 1]) and the unnormalized output o ([GP, 128]).
-template <int GP, int CH, class Q, class KC, class VC, class H, class Chunk, class Last, class Scale, class M, class L,
-          class O>
-constexpr auto chunk_step(Q qt, KC k_cache, VC v_cache, H h, Chunk chunk, Last last, Scale scale, M m, L l, O o) {
-  auto kt = reshape<CH, 128>(load<1, CH, 128>(k_cache, h, chunk, c<0>));
-  auto vt = reshape<CH, 128>(load<1, CH, 128>(v_cache, h, chunk, c<0>));
+template <int GP, int CH, class Q, class KT, class VT, class Chunk, class Last, class Scale, class M, class L, class O>
+constexpr auto chunk_update(Q qt, KT kt, VT vt, Chunk chunk, Last last, Scale scale, M m, L l, O o) {
   auto positions = reshape<1, CH>(iota<CH>() + chunk * c<CH>);
   auto s = select(positions < last, mma(qt, transpose(kt), c<0.0>) * scale, c<-inf>);  // [GP, CH]
   auto m_new = maximum(m, max<1>(s));
   auto m_use = select(m_new == c<-inf>, c<0.0>, m_new);
   auto alpha = exp(m - m_use);
   auto p = exp(s - m_use);
-  return carry(m_new, l * alpha + sum<1>(p), mma(cast<kBF16>(p), vt, o * alpha));
+  return std::tuple{m_new, l * alpha + sum<1>(p), mma(cast<kBF16>(p), vt, o * alpha)};
+}
+
+// Chunk `chunk`'s K or V rows of KV head h, [CH, 128] bf16.
+template <int CH, class C, class H, class Chunk>
+constexpr auto chunk_rows(C cache, H h, Chunk chunk) {
+  return reshape<CH, 128>(load<1, CH, 128>(cache, h, chunk, c<0>));
+}
+
+template <int GP, int CH, class Q, class KC, class VC, class H, class Chunk, class Last, class Scale, class M, class L,
+          class O>
+constexpr auto chunk_step(Q qt, KC k_cache, VC v_cache, H h, Chunk chunk, Last last, Scale scale, M m, L l, O o) {
+  auto [m_new, l_new, o_new] = chunk_update<GP, CH>(qt, chunk_rows<CH>(k_cache, h, chunk),
+                                                    chunk_rows<CH>(v_cache, h, chunk), chunk, last, scale, m, l, o);
+  return carry(m_new, l_new, o_new);
+}
+
+// The same step on the chunk's rows kt, vt loaded by the iteration before, loading the next
+// chunk's (`next`) for the iteration after: its loads are in flight during this chunk's math.
+template <int GP, int CH, class Q, class KC, class VC, class H, class Chunk, class Next, class Last, class Scale,
+          class M, class L, class O, class KT, class VT>
+constexpr auto chunk_step_prefetched(Q qt, KC k_cache, VC v_cache, H h, Chunk chunk, Next next, Last last, Scale scale,
+                                     M m, L l, O o, KT kt, VT vt) {
+  auto k_next = chunk_rows<CH>(k_cache, h, next);
+  auto v_next = chunk_rows<CH>(v_cache, h, next);
+  auto [m_new, l_new, o_new] = chunk_update<GP, CH>(qt, kt, vt, chunk, last, scale, m, l, o);
+  return carry(m_new, l_new, o_new, k_next, v_next);
 }
 
 }  // namespace attention_detail
 
-template <int GP, int CH>
+template <int GP, int CH, bool Prefetch = false>
 auto decode_attention_split() {
   static_assert(power_of_two(GP) && power_of_two(CH), "tile sizes are powers of two");
   return tessera::kernel(
-      tiled_name("qwen3_attention_split", GP, CH),
+      tiled_name(Prefetch ? "qwen3_attention_split_prefetch" : "qwen3_attention_split", GP, CH),
       [](auto part_o, auto part_m, auto part_l, auto q, auto k_cache, auto v_cache, auto k_new, auto v_new, auto length,
          auto chunks_per_split, auto scale) {
         using namespace tessera;
@@ -115,13 +144,29 @@ auto decode_attention_split() {
         auto qt = reshape<GP, 128>(load<1, GP, 128>(q, h, c<0>, c<0>));
         auto n = load<1, 1>(length, c<0>, c<0>);  // [1, 1]: positions < n are attended
         auto last = n - c<1>;                     // the new position, whose K and V are k_new, v_new
-        auto r = for_range(
-            chunks_per_split,
-            [=](auto i, auto m, auto l, auto o) {
-              return attention_detail::chunk_step<GP, CH>(qt, k_cache, v_cache, h, split * chunks_per_split + i, last,
-                                                          scale, m, l, o);
-            },
-            full<kF32, GP, 1>(c<-inf>), full<kF32, GP, 1>(c<0.0>), full<kF32, GP, 128>(c<0.0>));
+        auto base = split * chunks_per_split;
+        auto r = [=] {
+          if constexpr (Prefetch) {
+            // The last iteration loads its own chunk again (from L2) as the next: no load leaves
+            // the split's chunks.
+            return for_range(
+                chunks_per_split,
+                [=](auto i, auto m, auto l, auto o, auto kt, auto vt) {
+                  return attention_detail::chunk_step_prefetched<GP, CH>(
+                      qt, k_cache, v_cache, h, base + i, base + minimum(i + c<1>, chunks_per_split - c<1>), last,
+                      scale, m, l, o, kt, vt);
+                },
+                full<kF32, GP, 1>(c<-inf>), full<kF32, GP, 1>(c<0.0>), full<kF32, GP, 128>(c<0.0>),
+                attention_detail::chunk_rows<CH>(k_cache, h, base), attention_detail::chunk_rows<CH>(v_cache, h, base));
+          } else {
+            return for_range(
+                chunks_per_split,
+                [=](auto i, auto m, auto l, auto o) {
+                  return attention_detail::chunk_step<GP, CH>(qt, k_cache, v_cache, h, base + i, last, scale, m, l, o);
+                },
+                full<kF32, GP, 1>(c<-inf>), full<kF32, GP, 1>(c<0.0>), full<kF32, GP, 128>(c<0.0>));
+          }
+        }();
         // The new position, one more online-softmax step of the split whose chunks hold it.
         auto first = split * chunks_per_split * c<CH>;
         auto holds = (last >= first) && (last < first + chunks_per_split * c<CH>);                // [1, 1]

@@ -245,8 +245,10 @@ std::pair<Tensor<bfloat16, 3>, Tensor<bfloat16, 3>> stale_from(const Tensor<bflo
 // the chunk, with one and with three chunks per split, and with two splits past the end (empty:
 // they must weigh nothing). The newest position's K and V come from k_new, v_new; the cache from
 // that position on holds large finite values (what an earlier sequence left there), which must
-// not reach the result.
-void split_kv_attention(Target target) {
+// not reach the result. With Prefetch, the split loads each chunk during the one before
+// (decode_attention_split<GP, CH, true>), with the same bound.
+template <bool Prefetch>
+void split_kv_attention_with(Target target) {
   constexpr int GP = 4, CH = kAttentionChunk;
   const int64_t n_kv = 2, group = 3, d = 128, context = 300;
   const float scale = 1 / std::sqrt(128.0f);
@@ -266,9 +268,9 @@ void split_kv_attention(Target target) {
       const int64_t splits = (chunks + chunks_per_split - 1) / chunks_per_split + extra_splits;
       Tensor<float, 3> part_o({n_kv, splits, group * d}), part_m({n_kv, splits, group}), part_l({n_kv, splits, group});
       Tensor<float, 2> out({n_kv, group * d});
-      decode_attention_split<GP, CH>().launch(on(target), part_o.partition<1, 1, GP * 128>(),
-                                              part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), q, kc, vc,
-                                              k_new, v_new, seq, chunks_per_split, scale);
+      decode_attention_split<GP, CH, Prefetch>().launch(on(target), part_o.partition<1, 1, GP * 128>(),
+                                                        part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), q,
+                                                        kc, vc, k_new, v_new, seq, chunks_per_split, scale);
       decode_attention_combine<GP>().launch(on(target), out.partition<1, GP * 128>(), part_o, part_m, part_l);
       std::vector<double> got = as_double(out), want, bound;
       for (int64_t h = 0; h < n_kv; ++h)
@@ -281,10 +283,16 @@ void split_kv_attention(Target target) {
             bound.push_back((r.score_error + 0x1p-8 + (2.0 * seq_len + 16) * kU) * r.magnitude[i] + 1e-30);
           }
         }
-      INFO("seq_len " << seq_len << ", chunks per split " << chunks_per_split << ", empty splits " << extra_splits);
+      INFO("seq_len " << seq_len << ", chunks per split " << chunks_per_split << ", empty splits " << extra_splits
+                      << ", prefetch " << Prefetch);
       CHECK(mismatches(got, want, bound) == 0);
     }
   }
+}
+
+void split_kv_attention(Target target) {
+  split_kv_attention_with<false>(target);
+  split_kv_attention_with<true>(target);
 }
 
 // What the three kernels (q/k norm + RoPE, the split with one split, the combine) compute for the
@@ -674,6 +682,9 @@ TEST_CASE("kernels compile for sm_90", "[engine][kernels][compile]") {
   CHECK(ok(decode_attention_split<2, kAttentionChunk>().compile(sm90, po.partition<1, 1, 256>(),
                                                                 pm.partition<1, 1, 2>(), pl.partition<1, 1, 2>(), q, kc,
                                                                 vc, k_row, v_row, seq, int32_t{1}, 0.1f)));
+  CHECK(ok(decode_attention_split<2, kAttentionChunk, true>().compile(
+      sm90, po.partition<1, 1, 256>(), pm.partition<1, 1, 2>(), pl.partition<1, 1, 2>(), q, kc, vc, k_row, v_row, seq,
+      int32_t{1}, 0.1f)));
   CHECK(ok(step_rows().compile(sm90, row.partition<1, 64>(), row2.partition<1, 64>(), seq.partition<1, 1>(), rope,
                                rope2, int32_t{3})));
   {

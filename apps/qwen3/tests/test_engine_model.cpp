@@ -142,6 +142,15 @@ void mha_long_logits(Target target) {
   o.short_attention_positions = 0;
   teacher_forced(target, "mha-long", 150, o, {0, 1, 62, 63, 64, 65, 100, 127, 128, 129, 149});
 }
+// The same with the split loading each chunk during the one before (EngineOptions::split_prefetch).
+void mha_long_prefetch_logits(Target target) {
+  EngineOptions o = engine_options(target, 200);
+  o.attention_programs = 4;
+  o.fused_attention_positions = 0;
+  o.short_attention_positions = 0;
+  o.split_prefetch = true;
+  teacher_forced(target, "mha-long", 150, o, {0, 1, 63, 64, 65, 127, 128, 129, 149});
+}
 // The fused attention up to 100 positions, then split-KV: both decode graphs in one sequence.
 void mha_long_fused_logits(Target target) {
   EngineOptions o = engine_options(target, 200);
@@ -156,6 +165,14 @@ void mha_long_short_logits(Target target) {
   o.attention_programs = 4;
   o.short_attention_positions = 128;
   teacher_forced(target, "mha-long", 150, o, {0, 1, 62, 63, 64, 65, 100, 127, 128, 129, 149});
+}
+// The short attention over 128 positions, then over 256: both graphs in one sequence, with a
+// context of 200 positions whose cache holds 256 (the short attention's whole tiles).
+void mha_long_short_256_logits(Target target) {
+  EngineOptions o = engine_options(target, 200);
+  o.attention_programs = 4;
+  o.short_attention_positions = 256;
+  teacher_forced(target, "mha-long", 150, o, {0, 1, 64, 127, 128, 129, 130, 149});
 }
 
 // The tolerance is tight enough to tell a model with another rope_theta from this one.
@@ -246,19 +263,24 @@ void checkpoint_equals_synthetic(Target target) {
 // given to it (greedy and random) launch, on
 // threads (EngineOptions::compile_jobs 0) or one after another (1): afterwards they compile and
 // load nothing, and give the logits of a model that compiled its kernels as it launched them. A
-// context of 160 positions also runs a step past the short attention's 128 (split-KV), whose
-// kernels the warm-up compiles too (they are loaded at that step).
+// context of 160 positions also runs a step past 128 positions (split-KV, or the short attention
+// over 256), whose kernels the warm-up compiles too (they are loaded at that step).
 void warm_up_compiles_all(Target target) {
   const ModelConfig config = config_named("gqa5");
   const WeightSource source = WeightSource::synthetic(3);
-  for (const auto [context, prompt] : {std::pair<std::int64_t, std::int64_t>{32, 5}, {160, 130}}) {
+  struct Case {
+    std::int64_t context, prompt, short_positions;
+  };
+  for (const auto [context, prompt, short_positions] : {Case{32, 5, 128}, Case{160, 130, 128}, Case{160, 130, 256}}) {
     const std::vector<std::int32_t> tokens = tokens_below(config.vocab_size, static_cast<std::size_t>(prompt));
-    Model plain(config, source, engine_options(target, context));
+    EngineOptions plain_options = engine_options(target, context);
+    plain_options.short_attention_positions = short_positions;
+    Model plain(config, source, plain_options);
     plain.prefill(tokens);
     const std::vector<float> want = plain.decode_step(7, prompt).to_vector();
     for (const unsigned jobs : {0u, 1u}) {
-      INFO(jobs << " compile jobs, context " << context);
-      EngineOptions o = engine_options(target, context);
+      INFO(jobs << " compile jobs, context " << context << ", short attention up to " << short_positions);
+      EngineOptions o = plain_options;
       o.compile_jobs = jobs;
       tessera::clear_memory_cache();
       Model model(config, source, o);
@@ -278,6 +300,26 @@ void warm_up_compiles_all(Target target) {
       CHECK(got == want);
       CHECK(token == static_cast<std::int32_t>(std::max_element(got.begin(), got.end()) - got.begin()));
     }
+  }
+}
+
+// After the warm-up, steps at every number of attention splits a context of 1024 positions
+// reaches (1 to 16: the part tensors' shape changes with it) compile and load nothing from disk.
+void warm_up_covers_splits(Target target) {
+  const ModelConfig config = config_named("gqa5");
+  const WeightSource source = WeightSource::synthetic(3);
+  const std::int64_t context = 1024;
+  const std::vector<std::int32_t> tokens = tokens_below(config.vocab_size, static_cast<std::size_t>(context - 1));
+  tessera::clear_memory_cache();
+  Model model(config, source, engine_options(target, context));
+  model.warm_up();
+  model.prefill(tokens);
+  const tessera::CacheStats warm = tessera::cache_stats();
+  for (std::int64_t position = context - 1; position >= 128; position -= 64) {
+    INFO("position " << position);
+    model.decode_step(7, position);
+    CHECK(tessera::cache_stats().compiles == warm.compiles);
+    CHECK(tessera::cache_stats().disk_hits == warm.disk_hits);
   }
 }
 
@@ -301,12 +343,18 @@ QWEN3_TARGET_TEST_CASE("model: mha-long, fused attention then split-kv, teacher-
                        mha_long_fused_logits)
 QWEN3_TARGET_TEST_CASE("model: mha-long, short attention then split-kv, teacher-forced logits", "[engine][model]",
                        mha_long_short_logits)
+QWEN3_TARGET_TEST_CASE("model: mha-long, short attention of 128 then 256, teacher-forced logits", "[engine][model]",
+                       mha_long_short_256_logits)
 QWEN3_TARGET_TEST_CASE("model: mha-long split-kv teacher-forced logits", "[engine][model]", mha_long_logits)
+QWEN3_TARGET_TEST_CASE("model: mha-long split-kv with prefetch, teacher-forced logits", "[engine][model]",
+                       mha_long_prefetch_logits)
 QWEN3_TARGET_TEST_CASE("model: the tolerance separates a wrong model", "[engine][model]", tolerance_separates)
 QWEN3_TARGET_TEST_CASE("model: greedy tokens equal the reference's for 20 steps", "[engine][model]", greedy_identical)
 QWEN3_TARGET_TEST_CASE("model: prefill and rewind", "[engine][model]", prefill_and_rewind)
 QWEN3_TARGET_TEST_CASE("model: the warm-up compiles every kernel, on threads or not", "[engine][model][counts-compiles]",
                        warm_up_compiles_all)
+QWEN3_TARGET_TEST_CASE("model: after the warm-up, steps at every split count compile nothing",
+                       "[engine][model][counts-compiles]", warm_up_covers_splits)
 QWEN3_TARGET_TEST_CASE("model: checkpoint folder equals in-place synthetic", "[engine][model]",
                        checkpoint_equals_synthetic)
 

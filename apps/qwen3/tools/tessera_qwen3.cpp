@@ -5,7 +5,7 @@
 //                 [--top-p P] [--seed S] [--chat] [--no-think] [--synthetic SHAPE]
 //                 [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]
 //                 [--prompt-tokens N] [--stats-json FILE] [--attention-programs N] [--fused-attention-positions N]
-//                 [--compiler-threads]
+//                 [--short-attention-positions 0|128|256] [--split-prefetch 0|1] [--compiler-threads]
 //                 [--stream-weights S] [--split-k S] [--early-weight-steps N] [--norm-occupancy N]
 //                 [--residual-occupancy N] [--residual-threads T] [--prefill-split-k S] [--compile-jobs N]
 // --model DIR is a Hugging Face folder (config.json, model.safetensors or the sharded index,
@@ -26,7 +26,8 @@
 // --fused-attention-positions N runs steps at up to N positions with the attention as one kernel
 // per layer (EngineOptions::fused_attention_positions; 0: always split-KV);
 // --short-attention-positions N (0, 128 or 256; default 128) runs steps at up to N positions with the attention
-// as one kernel without a loop (EngineOptions::short_attention_positions);
+// as one kernel without a loop (EngineOptions::short_attention_positions); --split-prefetch 0|1
+// has the split-KV attention load each chunk during the chunk before (EngineOptions::split_prefetch);
 // --compiler-threads runs every decode product at the compiler's thread count instead of the
 // engine's (EngineOptions::product_threads), for comparisons; --stream-weights S streams the
 // decode products' weight tiles through bulk rings of S slots (EngineOptions::stream_stages);
@@ -76,6 +77,7 @@ struct Options {
   std::int64_t attention_programs = qwen3::EngineOptions{}.attention_programs;
   std::int64_t fused_attention_positions = qwen3::EngineOptions{}.fused_attention_positions;
   std::int64_t short_attention_positions = qwen3::EngineOptions{}.short_attention_positions;
+  bool split_prefetch = qwen3::EngineOptions{}.split_prefetch;
   qwen3::SamplingParams sampling;
   std::uint64_t weights_seed = 0;
   bool chat = false, think = true, product_threads = true;
@@ -96,6 +98,7 @@ int usage(const std::string& problem) {
                "                     [--weights-seed S] [--layers N] [--context N] [--target cpu|sm_90|...]\n"
                "                     [--prompt-tokens N] [--stats-json FILE] [--attention-programs N]\n"
                "                     [--fused-attention-positions N] [--short-attention-positions 0|128|256]\n"
+               "                     [--split-prefetch 0|1]\n"
                "                     [--compiler-threads] [--stream-weights S] [--split-k S]\n"
                "                     [--early-weight-steps N] [--norm-occupancy N] [--residual-occupancy N]\n"
                "                     [--residual-threads T] [--prefill-split-k S] [--compile-jobs N]\n";
@@ -169,6 +172,8 @@ std::string parse(int argc, char** argv, Options& o) {
       o.attention_programs = n;
     else if (arg == "--fused-attention-positions" && integer(v, n) && n >= 0)
       o.fused_attention_positions = n;
+    else if (arg == "--split-prefetch" && (v == "0" || v == "1"))
+      o.split_prefetch = v == "1";
     else if (arg == "--short-attention-positions" && integer(v, n) && (n == 0 || n == 128 || n == 256))
       o.short_attention_positions = n;
     else if (arg == "--stream-weights" && integer(v, n) && n >= 2 && n <= 8)
@@ -295,6 +300,7 @@ int run(const Options& o) {
   engine.attention_programs = o.attention_programs;
   engine.fused_attention_positions = o.fused_attention_positions;
   engine.short_attention_positions = o.short_attention_positions;
+  engine.split_prefetch = o.split_prefetch;
   engine.product_threads = o.product_threads;
   engine.stream_stages = o.stream_stages;
   engine.split_k = o.split_k;
