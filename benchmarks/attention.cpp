@@ -6,7 +6,8 @@
 // them (about 256 (KV head, split) programs, whole chunks per split). Bytes are the K and V of the
 // positions read; "ratio" is that over the copy bandwidth. Each variant's split kernel is timed
 // alone (the combine is the same for all), and its combined output is compared with a host
-// reference in double on sampled heads.
+// reference in double on sampled heads. "prefetch" cases run decode_attention_split<GP, CH, true>,
+// which loads each chunk during the chunk before.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -54,9 +55,9 @@ double check(const Tensor<float, 2>& out, const Inputs& in, std::int64_t seq_len
   return worst;
 }
 
-// decode_attention_split<kGroup, CH> at `seq_len` positions: timed alone, its combined output
-// checked.
-template <int CH>
+// decode_attention_split<kGroup, CH, Prefetch> at `seq_len` positions: timed alone, its combined
+// output checked.
+template <int CH, bool Prefetch = false>
 void chunked(Inputs& in, std::int64_t seq_len, double copy_bw) {
   const auto [per_split, splits] =
       k::attention_splits(seq_len, CH, k::max_attention_splits(kPrograms, kKv, kContext, CH));
@@ -74,7 +75,7 @@ void chunked(Inputs& in, std::int64_t seq_len, double copy_bw) {
   Scalar<std::int32_t> cps;
   cps.set(static_cast<std::int32_t>(per_split));
   const float scale = 1.0f / std::sqrt(float(kHead));
-  auto kern = k::decode_attention_split<kGroup, CH>();
+  auto kern = k::decode_attention_split<kGroup, CH, Prefetch>();
   // Each launch takes fresh partitions of the part tensors (the only mutable handles).
   auto launch = [&](auto&& run) {
     return run(kern, part_o.partition<1, 1, kGroup * kHead>(), part_m.partition<1, 1, kGroup>(),
@@ -85,7 +86,7 @@ void chunked(Inputs& in, std::int64_t seq_len, double copy_bw) {
   const double err = check(out, in, seq_len, scale);
   const double ms = bench::median_ms([&] { return launch([](auto& kern, auto&&... a) { return bench::timed(kern, a...); }); });
   const double bytes = 2.0 * kKv * seq_len * kHead * 2;
-  const std::string name = fmt::format("chunk {} seq {} splits {}", CH, seq_len, splits);
+  const std::string name = fmt::format("chunk {} seq {} splits {}{}", CH, seq_len, splits, Prefetch ? " prefetch" : "");
   bench::report("attention", name, "bf16", bytes, ms, err);
   std::printf("{\"bench\": \"attention\", \"case\": \"%s\", \"ratio_to_copy\": %.3f, \"us\": %.2f}\n", name.c_str(),
               bytes / (ms * 1e-3) / copy_bw, ms * 1e3);
@@ -99,6 +100,7 @@ int main() {
   Inputs in;
   for (std::int64_t seq_len : {33, 1024, 4096, 16384}) {
     chunked<64>(in, seq_len, copy_bw);
+    chunked<64, true>(in, seq_len, copy_bw);
     chunked<32>(in, seq_len, copy_bw);
     chunked<128>(in, seq_len, copy_bw);
   }

@@ -20,7 +20,7 @@
 //   bench_decode_layers [--seq N] [--layers L] [--replays R] [--split-k S] [--early-steps N]
 //                       [--residual-threads T] [--early-o-proj N] [--norm-occupancy N]
 //                       [--residual-occupancy N] [--attention-threads T] [--o-proj-stages S]
-//                       [--only TEXT]
+//                       [--split-prefetch 0|1] [--only TEXT]
 //
 // --split-k S runs o_proj and down with each program's K loop shared by the S CTAs of a cluster
 // (CompilerHints::split_k, the engine's --split-k); --early-steps N has every kernel load its
@@ -33,7 +33,9 @@
 // (CompilerHints::occupancy; the norm products' default is the engine's 4B choice, 0 the compiler's);
 // --attention-threads T runs the one-kernel attention forms at T threads per program;
 // --o-proj-stages S runs o_proj at 8 x 512 and 256 threads with its weight tiles through bulk rings
-// of S slots (the first S - 1 copied before it waits for the attention); --only TEXT
+// of S slots (the first S - 1 copied before it waits for the attention); --split-prefetch 1 runs
+// the split-KV attention loading each chunk during the one before (the engine's
+// --split-prefetch); --only TEXT
 // runs only the variants whose names contain TEXT.
 #include <fmt/format.h>
 
@@ -72,6 +74,7 @@ struct Choices {
   int residual_occupancy = 0;  // o_proj's and down's
   int attention_threads = 0;   // the one-kernel attention forms' CompilerHints::threads
   int o_proj_stages = 0;       // o_proj's bulk ring slots (8 x 512 tiles, 256 threads); 0: registers
+  bool split_prefetch = false;  // decode_attention_split<GP, CH, true>
 };
 
 struct LayerWeights {
@@ -193,9 +196,14 @@ struct Step {
       };
       if (v.short_chunk == 128) short_attention(std::integral_constant<int, 128>{});
       if (v.short_chunk == 256) short_attention(std::integral_constant<int, 256>{});
-      if (v.split)
-        run(0, k::decode_attention_split<GP, CH>(), po.partition<1, 1, GP * 128>(), pm.partition<1, 1, GP>(),
+      auto split = [&]<bool P>(std::bool_constant<P>) {
+        run(0, k::decode_attention_split<GP, CH, P>(), po.partition<1, 1, GP * 128>(), pm.partition<1, 1, GP>(),
             pl.partition<1, 1, GP>(), q, k_cache[l], v_cache[l], k_row, v_row, length, chunks_per_split, scale);
+      };
+      if (v.split && choices.split_prefetch)
+        split(std::true_type{});
+      else if (v.split)
+        split(std::false_type{});
       if (v.combine) run(0, k::decode_attention_combine<GP>(), attn_by_kv_head.partition<1, GP * 128>(), po, pm, pl);
       const CompilerHints residual{
           .occupancy = choices.residual_occupancy, .threads = choices.residual_threads, .split_k = choices.split_k};
@@ -256,6 +264,8 @@ int main(int argc, char** argv) {
       ch.residual_occupancy = std::stoi(argv[i + 1]);
     else if (a == "--attention-threads")
       ch.attention_threads = std::stoi(argv[i + 1]);
+    else if (a == "--split-prefetch")
+      ch.split_prefetch = std::stoi(argv[i + 1]) != 0;
     else if (a == "--o-proj-stages")
       ch.o_proj_stages = std::stoi(argv[i + 1]);
     else if (a == "--only")
@@ -316,12 +326,13 @@ int main(int argc, char** argv) {
     const double med = ms[ms.size() / 2];
     fmt::print(
         "{{\"variant\": \"{}\", \"seq\": {}, \"layers\": {}, \"split_k\": {}, \"early_steps\": {}, "
-        "\"early_o_proj\": {}, \"residual_threads\": {}, \"norm_occupancy\": {}, \"residual_occupancy\": {}, \"o_proj_stages\": {}, "
+        "\"early_o_proj\": {}, \"residual_threads\": {}, \"norm_occupancy\": {}, \"residual_occupancy\": {}, "
+        "\"o_proj_stages\": {}, \"split_prefetch\": {}, "
         "\"kernels\": {}, \"ms\": {:.4f}, \"us_per_layer\": {:.2f}, \"host_submit_ms\": {:.4f}, "
         "\"host_update_ms\": {:.4f}}}\n",
         v.name, seq, layers, ch.split_k, ch.early, ch.early_o_proj, ch.residual_threads, ch.norm_occupancy,
-        ch.residual_occupancy, ch.o_proj_stages, g.size(), med, med * 1000 / double(layers), host_ms[host_ms.size() / 2],
-        update_ms[update_ms.size() / 2]);
+        ch.residual_occupancy, ch.o_proj_stages, ch.split_prefetch, g.size(), med, med * 1000 / double(layers),
+        host_ms[host_ms.size() / 2], update_ms[update_ms.size() / 2]);
   }
   return 0;
 }

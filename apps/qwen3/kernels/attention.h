@@ -153,8 +153,8 @@ auto decode_attention_split() {
                 chunks_per_split,
                 [=](auto i, auto m, auto l, auto o, auto kt, auto vt) {
                   return attention_detail::chunk_step_prefetched<GP, CH>(
-                      qt, k_cache, v_cache, h, base + i, base + minimum(i + c<1>, chunks_per_split - c<1>), last,
-                      scale, m, l, o, kt, vt);
+                      qt, k_cache, v_cache, h, base + i, base + minimum(i + c<1>, chunks_per_split - c<1>), last, scale,
+                      m, l, o, kt, vt);
                 },
                 full<kF32, GP, 1>(c<-inf>), full<kF32, GP, 1>(c<0.0>), full<kF32, GP, 128>(c<0.0>),
                 attention_detail::chunk_rows<CH>(k_cache, h, base), attention_detail::chunk_rows<CH>(v_cache, h, base));

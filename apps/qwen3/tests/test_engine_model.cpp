@@ -22,8 +22,8 @@
 // So one bf16 rounding of the largest logit bounds both with room: the engine agrees with its
 // definition to bf16 precision. "the tolerance separates a wrong model" checks that it is tight
 // enough to see a real difference (a reference with another rope_theta fails it).
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <vector>
