@@ -119,14 +119,17 @@ constexpr auto chunk_step(Q qt, KC k_cache, VC v_cache, H h, Chunk chunk, Last l
 
 // The same step on the chunk's rows kt, vt loaded by the iteration before, loading the next
 // chunk's (`next`) for the iteration after: its loads are in flight during this chunk's math.
+// The rows come first among the carried values: the body's ops are emitted in the order of the
+// values it yields, so the next chunk's index and loads then come before this chunk's math
+// (tile-hoist-loads moves a load up only to the op that computes its index).
 template <int GP, int CH, class Q, class KC, class VC, class H, class Chunk, class Next, class Last, class Scale,
-          class M, class L, class O, class KT, class VT>
+          class KT, class VT, class M, class L, class O>
 constexpr auto chunk_step_prefetched(Q qt, KC k_cache, VC v_cache, H h, Chunk chunk, Next next, Last last, Scale scale,
-                                     M m, L l, O o, KT kt, VT vt) {
+                                     KT kt, VT vt, M m, L l, O o) {
   auto k_next = chunk_rows<CH>(k_cache, h, next);
   auto v_next = chunk_rows<CH>(v_cache, h, next);
   auto [m_new, l_new, o_new] = chunk_update<GP, CH>(qt, kt, vt, chunk, last, scale, m, l, o);
-  return carry(m_new, l_new, o_new, k_next, v_next);
+  return carry(k_next, v_next, m_new, l_new, o_new);
 }
 
 }  // namespace attention_detail
@@ -149,34 +152,37 @@ auto decode_attention_split() {
           if constexpr (Prefetch) {
             // The last iteration loads its own chunk again (from L2) as the next: no load leaves
             // the split's chunks.
-            return for_range(
+            auto loop = for_range(
                 chunks_per_split,
-                [=](auto i, auto m, auto l, auto o, auto kt, auto vt) {
+                [=](auto i, auto kt, auto vt, auto m, auto l, auto o) {
                   return attention_detail::chunk_step_prefetched<GP, CH>(
                       qt, k_cache, v_cache, h, base + i, base + minimum(i + c<1>, chunks_per_split - c<1>), last, scale,
-                      m, l, o, kt, vt);
+                      kt, vt, m, l, o);
                 },
-                full<kF32, GP, 1>(c<-inf>), full<kF32, GP, 1>(c<0.0>), full<kF32, GP, 128>(c<0.0>),
-                attention_detail::chunk_rows<CH>(k_cache, h, base), attention_detail::chunk_rows<CH>(v_cache, h, base));
+                attention_detail::chunk_rows<CH>(k_cache, h, base), attention_detail::chunk_rows<CH>(v_cache, h, base),
+                full<kF32, GP, 1>(c<-inf>), full<kF32, GP, 1>(c<0.0>), full<kF32, GP, 128>(c<0.0>));
+            return std::tuple{get<2>(loop), get<3>(loop), get<4>(loop)};
           } else {
-            return for_range(
+            auto loop = for_range(
                 chunks_per_split,
                 [=](auto i, auto m, auto l, auto o) {
                   return attention_detail::chunk_step<GP, CH>(qt, k_cache, v_cache, h, base + i, last, scale, m, l, o);
                 },
                 full<kF32, GP, 1>(c<-inf>), full<kF32, GP, 1>(c<0.0>), full<kF32, GP, 128>(c<0.0>));
+            return std::tuple{get<0>(loop), get<1>(loop), get<2>(loop)};
           }
         }();
+        auto [m_loop, l_loop, o_loop] = r;
         // The new position, one more online-softmax step of the split whose chunks hold it.
         auto first = split * chunks_per_split * c<CH>;
         auto holds = (last >= first) && (last < first + chunks_per_split * c<CH>);                // [1, 1]
         auto s_last = sum<1>(cast<kF32>(qt) * cast<kF32>(load<1, 128>(k_new, h, c<0>))) * scale;  // [GP, 1]
-        auto m_end = select(holds, maximum(get<0>(r), s_last), get<0>(r));
+        auto m_end = select(holds, maximum(m_loop, s_last), m_loop);
         auto m_use = select(m_end == c<-inf>, c<0.0>, m_end);
-        auto alpha = exp(get<0>(r) - m_use);
+        auto alpha = exp(m_loop - m_use);
         auto p_last = select(holds, exp(s_last - m_use), c<0.0>);
-        auto l_end = get<1>(r) * alpha + p_last;
-        auto o_end = get<2>(r) * alpha + p_last * cast<kF32>(load<1, 128>(v_new, h, c<0>));
+        auto l_end = l_loop * alpha + p_last;
+        auto o_end = o_loop * alpha + p_last * cast<kF32>(load<1, 128>(v_new, h, c<0>));
         return seq(part_o.store(reshape<1, 1, GP * 128>(o_end)), part_m.store(reshape<1, 1, GP>(m_end)),
                    part_l.store(reshape<1, 1, GP>(l_end)));
       });
