@@ -401,11 +401,13 @@ const Tensor<float, 1>& Model::warm_up(std::vector<tessera::PendingCompile> extr
       const StepAttention form = step_attention(positions);
       if (positions > context_ || std::find(described.begin(), described.end(), form) != described.end()) continue;
       described.push_back(form);
-      launch_step(form,
-                  form != StepAttention::split
-                      ? 1
-                      : k::attention_splits(positions, k::kAttentionChunk, scratch_->part_m.shape(1)).splits,
-                  0, true);
+      const std::int64_t max_splits = scratch_->part_m.shape(1);
+      const std::int64_t splits =
+          form != StepAttention::split ? 1 : k::attention_splits(positions, k::kAttentionChunk, max_splits).splits;
+      launch_step(form, splits, 0, true);
+      // The prefetching split runs in the steps with the most splits only.
+      if (form == StepAttention::split && split_prefetch_ && splits != max_splits)
+        launch_step(form, max_splits, 0, true);
     }
   }
   std::move(extra.begin(), extra.end(), std::back_inserter(compiles));
@@ -519,7 +521,9 @@ std::size_t Model::launch_step(StepAttention form, std::int64_t splits, std::int
                 part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), s.q, s.k_cache[l], s.v_cache[l], k_row,
                 v_row, s.seq, s.chunks_per_split, scale);
         };
-        if (split_prefetch_)
+        // Only with every split the part tensors hold: below that each split has one chunk
+        // (attention_splits), which the prefetching loop would load twice.
+        if (split_prefetch_ && splits == s.part_m.shape(1))
           split(std::true_type{});
         else
           split(std::false_type{});

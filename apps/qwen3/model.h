@@ -98,7 +98,8 @@ struct EngineOptions {
   // kernels on the H200 (docs/performance.md, session 60).
   std::int64_t short_attention_positions = 128;
   // The split-KV attention loads each chunk of K and V during the chunk before
-  // (decode_attention_split<GP, CH, true>), so that its loads overlap the math.
+  // (decode_attention_split<GP, CH, true>), so that its loads overlap the math; only in steps
+  // with the most splits (attention_programs), where a split may have several chunks.
   bool split_prefetch = false;
   unsigned threads = 0;                   // host threads that produce weights while loading (0: all)
   std::int64_t prefill_chunk = 1024;      // prompt tokens per prefill pass (its scratch is sized for it)

@@ -304,22 +304,27 @@ void warm_up_compiles_all(Target target) {
 }
 
 // After the warm-up, steps at every number of attention splits a context of 1024 positions
-// reaches (1 to 16: the part tensors' shape changes with it) compile and load nothing from disk.
+// reaches (1 to 16: the part tensors' shape changes with it) compile and load nothing from disk,
+// with the plain split and with the prefetching one (which the steps with 16 splits run).
 void warm_up_covers_splits(Target target) {
   const ModelConfig config = config_named("gqa5");
   const WeightSource source = WeightSource::synthetic(3);
   const std::int64_t context = 1024;
   const std::vector<std::int32_t> tokens = tokens_below(config.vocab_size, static_cast<std::size_t>(context - 1));
-  tessera::clear_memory_cache();
-  Model model(config, source, engine_options(target, context));
-  model.warm_up();
-  model.prefill(tokens);
-  const tessera::CacheStats warm = tessera::cache_stats();
-  for (std::int64_t position = context - 1; position >= 128; position -= 64) {
-    INFO("position " << position);
-    model.decode_step(7, position);
-    CHECK(tessera::cache_stats().compiles == warm.compiles);
-    CHECK(tessera::cache_stats().disk_hits == warm.disk_hits);
+  for (const bool prefetch : {false, true}) {
+    tessera::clear_memory_cache();
+    EngineOptions o = engine_options(target, context);
+    o.split_prefetch = prefetch;
+    Model model(config, source, o);
+    model.warm_up();
+    model.prefill(tokens);
+    const tessera::CacheStats warm = tessera::cache_stats();
+    for (std::int64_t position = context - 1; position >= 128; position -= 64) {
+      INFO("position " << position << ", prefetch " << prefetch);
+      model.decode_step(7, position);
+      CHECK(tessera::cache_stats().compiles == warm.compiles);
+      CHECK(tessera::cache_stats().disk_hits == warm.disk_hits);
+    }
   }
 }
 
