@@ -61,7 +61,7 @@ namespace {
 // Qwen3-4B.
 constexpr std::int64_t kHidden = 2560, kHeads = 32, kKv = 8, kGroup = 4, kHead = 128, kInter = 9728;
 constexpr std::int64_t kQWidth = kHeads * kHead, kKvWidth = kKv * kHead, kQkv = kQWidth + 2 * kKvWidth;
-constexpr std::int64_t kContext = 4096, kMaxSplits = 32, kWeightSets = 4;
+constexpr std::int64_t kContext = 16640, kMaxSplits = 32, kWeightSets = 4;  // the engine's 16k runs' context
 constexpr std::int64_t kCachePositions = k::attention_cache_positions(kContext, k::kAttentionChunk, kMaxSplits);
 
 // The launch choices the command line sets (see the file comment); 0: the compiler's.
