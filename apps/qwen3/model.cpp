@@ -396,17 +396,17 @@ const Tensor<float, 1>& Model::warm_up(std::vector<tessera::PendingCompile> extr
     // (their kernels are compiled here and loaded at their first step).
     const std::int64_t first_positions[] = {1, kShortPositions + 1, short_attention_positions_ + 1,
                                             fused_attention_positions_ + 1};
+    const std::int64_t max_splits = scratch_->part_m.shape(1);
     std::vector<StepAttention> described;
     for (const std::int64_t positions : first_positions) {
       const StepAttention form = step_attention(positions);
       if (positions > context_ || std::find(described.begin(), described.end(), form) != described.end()) continue;
       described.push_back(form);
-      const std::int64_t max_splits = scratch_->part_m.shape(1);
       const std::int64_t splits =
           form != StepAttention::split ? 1 : k::attention_splits(positions, k::kAttentionChunk, max_splits).splits;
       launch_step(form, splits, 0, true);
-      // The prefetching split runs in the steps with the most splits only.
-      if (form == StepAttention::split && split_prefetch_ && splits != max_splits)
+      // Steps with more splits may run the other split kernel.
+      if (form == StepAttention::split && prefetched_split(max_splits) != prefetched_split(splits))
         launch_step(form, max_splits, 0, true);
     }
   }
@@ -458,6 +458,10 @@ void Model::step(std::int32_t token, std::int64_t position, bool logits, bool gr
   }
   cached_ = position + 1;
   cached_tokens_.push_back(token);
+}
+
+bool Model::prefetched_split(std::int64_t splits) const {
+  return split_prefetch_ && splits == scratch_->part_m.shape(1);
 }
 
 Model::StepAttention Model::step_attention(std::int64_t positions) const {
@@ -521,9 +525,7 @@ std::size_t Model::launch_step(StepAttention form, std::int64_t splits, std::int
                 part_m.partition<1, 1, GP>(), part_l.partition<1, 1, GP>(), s.q, s.k_cache[l], s.v_cache[l], k_row,
                 v_row, s.seq, s.chunks_per_split, scale);
         };
-        // Only with every split the part tensors hold: below that each split has one chunk
-        // (attention_splits), which the prefetching loop would load twice.
-        if (split_prefetch_ && splits == s.part_m.shape(1))
+        if (prefetched_split(splits))
           split(std::true_type{});
         else
           split(std::false_type{});

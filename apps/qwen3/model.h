@@ -193,6 +193,10 @@ class Model {
   // short_128 and short_256: decode_attention_short over the cache's first 128 or 256 positions.
   enum class StepAttention { split, fused, short_128, short_256 };
   StepAttention step_attention(std::int64_t positions) const;
+  // Whether a split-KV step of `splits` splits runs the prefetching split: with
+  // EngineOptions::split_prefetch, in the steps with every split the part tensors hold (below
+  // that each split has one chunk, which the prefetching loop would load twice).
+  bool prefetched_split(std::int64_t splits) const;
   std::size_t launch_step(StepAttention form, std::int64_t splits, std::int64_t position, bool logits);
   // The launches of one prefill chunk: tokens at positions start, start + 1, ... (at most
   // prefill_chunk_ of them), with the LM head on the last one if `logits`.

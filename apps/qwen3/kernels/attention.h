@@ -148,6 +148,9 @@ auto decode_attention_split() {
         auto n = load<1, 1>(length, c<0>, c<0>);  // [1, 1]: positions < n are attended
         auto last = n - c<1>;                     // the new position, whose K and V are k_new, v_new
         auto base = split * chunks_per_split;
+        auto m0 = full<kF32, GP, 1>(c<-inf>);
+        auto l0 = full<kF32, GP, 1>(c<0.0>);
+        auto o0 = full<kF32, GP, 128>(c<0.0>);
         auto r = [=] {
           if constexpr (Prefetch) {
             // The last iteration loads its own chunk again (from L2) as the next: no load leaves
@@ -159,8 +162,8 @@ auto decode_attention_split() {
                       qt, k_cache, v_cache, h, base + i, base + minimum(i + c<1>, chunks_per_split - c<1>), last, scale,
                       kt, vt, m, l, o);
                 },
-                attention_detail::chunk_rows<CH>(k_cache, h, base), attention_detail::chunk_rows<CH>(v_cache, h, base),
-                full<kF32, GP, 1>(c<-inf>), full<kF32, GP, 1>(c<0.0>), full<kF32, GP, 128>(c<0.0>));
+                attention_detail::chunk_rows<CH>(k_cache, h, base), attention_detail::chunk_rows<CH>(v_cache, h, base), m0,
+                l0, o0);
             return std::tuple{get<2>(loop), get<3>(loop), get<4>(loop)};
           } else {
             auto loop = for_range(
@@ -168,7 +171,7 @@ auto decode_attention_split() {
                 [=](auto i, auto m, auto l, auto o) {
                   return attention_detail::chunk_step<GP, CH>(qt, k_cache, v_cache, h, base + i, last, scale, m, l, o);
                 },
-                full<kF32, GP, 1>(c<-inf>), full<kF32, GP, 1>(c<0.0>), full<kF32, GP, 128>(c<0.0>));
+                m0, l0, o0);
             return std::tuple{get<0>(loop), get<1>(loop), get<2>(loop)};
           }
         }();
